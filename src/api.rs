@@ -1,0 +1,77 @@
+//! The C ABI's operations as plain Rust: JSON strings in, envelope JSON out. `ffi` only converts
+//! pointers and catches panics around these.
+
+use crate::config::Config;
+use crate::dispatch::{self, CallOptions};
+use crate::envelope;
+use crate::error::{ErrorCode, WsfsError};
+use crate::registry;
+use crate::workspace::Workspace;
+use serde_json::json;
+
+/// Bumped when a function's signature or the envelope changes incompatibly.
+pub const ABI_VERSION: u32 = 1;
+
+pub fn version() -> String {
+    json!({"version": env!("CARGO_PKG_VERSION"), "abi": ABI_VERSION}).to_string()
+}
+
+pub fn tool_specs() -> String {
+    crate::specs::tool_specs().to_string()
+}
+
+pub fn workspace_open(config_json: &str) -> String {
+    crate::logging::init();
+    let opened = Config::from_json(config_json).and_then(|config| Workspace::open(&config));
+    let (ws, warnings) = match opened {
+        Ok(opened) => opened,
+        Err(e) => return envelope::failure(&e),
+    };
+    let root = ws.root().display().to_string();
+    let data = json!({
+        "root": root,
+        "restrict_to_workspace": ws.restricts_to_workspace(),
+        "limits": ws.limits(),
+    });
+    let id = registry::insert(ws);
+    let mut data = data;
+    data["workspace"] = json!(id);
+    tracing::info!(target: "wsfs", workspace = id, root = %root, "workspace opened");
+    envelope::success_value(&data, format!("workspace {id} opened at {root}"), &warnings)
+}
+
+pub fn workspace_close(id: u64) -> String {
+    match registry::remove(id) {
+        Ok(_) => envelope::success_value(
+            &json!({"workspace": id}),
+            format!("workspace {id} closed"),
+            &[],
+        ),
+        Err(e) => envelope::failure(&e),
+    }
+}
+
+/// Runs a tool by name. `options_json` is `wsfs_call_with_options`' options (None for none).
+pub fn call(id: u64, tool: &str, args_json: &str, options_json: Option<&str>) -> String {
+    crate::logging::init();
+    match CallOptions::from_json(options_json) {
+        Ok(options) => dispatch::call(id, tool, args_json, &options),
+        Err(e) => envelope::failure(&e),
+    }
+}
+
+/// The envelope for a bad pointer or non-UTF-8 input, named by the parameter.
+pub fn bad_input(param: &str, problem: &str) -> String {
+    envelope::failure(&WsfsError::new(
+        ErrorCode::InvalidArguments,
+        format!("{param} {problem}"),
+    ))
+}
+
+/// The envelope for a panic caught at the boundary.
+pub fn internal_error() -> String {
+    envelope::failure(&WsfsError::new(
+        ErrorCode::IoError,
+        "internal error in wsfs (a bug; please report it); nothing is known to have changed",
+    ))
+}

@@ -1,0 +1,186 @@
+//! Workspace configuration: parsing, defaults and root resolution.
+
+use crate::error::{ErrorCode, Result, WsfsError};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Per-workspace bounds applied to every call.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    pub max_read_bytes: u64,
+    pub max_write_bytes: u64,
+    pub max_list_entries: u64,
+    pub operation_timeout_ms: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_read_bytes: 256 * 1024,
+            max_write_bytes: 1024 * 1024,
+            max_list_entries: 500,
+            operation_timeout_ms: 10_000,
+        }
+    }
+}
+
+/// Hard ceilings on the limits themselves, so one config cannot ask for unbounded memory.
+const CEILING_BYTES: u64 = 1 << 30;
+const CEILING_ENTRIES: u64 = 1_000_000;
+const CEILING_TIMEOUT_MS: u64 = 24 * 3600 * 1000;
+
+impl Limits {
+    fn validate(&self) -> Result<()> {
+        let checks = [
+            ("max_read_bytes", self.max_read_bytes, CEILING_BYTES),
+            ("max_write_bytes", self.max_write_bytes, CEILING_BYTES),
+            ("max_list_entries", self.max_list_entries, CEILING_ENTRIES),
+            (
+                "operation_timeout_ms",
+                self.operation_timeout_ms,
+                CEILING_TIMEOUT_MS,
+            ),
+        ];
+        for (name, value, ceiling) in checks {
+            if value == 0 || value > ceiling {
+                return Err(WsfsError::new(
+                    ErrorCode::InvalidArguments,
+                    format!("limits.{name} must be between 1 and {ceiling}, got {value}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The JSON accepted by `wsfs_workspace_open`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub root: String,
+    #[serde(default = "default_true")]
+    pub restrict_to_workspace: bool,
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+impl Config {
+    pub fn from_json(json: &str) -> Result<Config> {
+        let config: Config = serde_json::from_str(json).map_err(|e| {
+            WsfsError::new(
+                ErrorCode::InvalidArguments,
+                format!("invalid workspace config: {e}"),
+            )
+        })?;
+        config.limits.validate()?;
+        Ok(config)
+    }
+}
+
+/// Turns the configured root into an absolute path: trimmed, `~` expanded, joined to the
+/// current directory when relative. Symlinks are resolved later, once the directory exists.
+pub fn absolute_root(raw: &str) -> Result<PathBuf> {
+    let trimmed = raw.trim();
+    if trimmed.is_empty() {
+        return Err(WsfsError::new(
+            ErrorCode::InvalidPath,
+            "workspace root is empty; give a directory path",
+        ));
+    }
+    if trimmed.contains('\0') {
+        return Err(WsfsError::new(
+            ErrorCode::InvalidPath,
+            "workspace root contains a NUL byte",
+        ));
+    }
+    let expanded = expand_tilde(trimmed)?;
+    if expanded.is_absolute() {
+        return Ok(expanded);
+    }
+    let cwd = std::env::current_dir().map_err(|e| WsfsError::from_io(&e, "current directory"))?;
+    Ok(cwd.join(expanded))
+}
+
+fn expand_tilde(path: &str) -> Result<PathBuf> {
+    let rest = if path == "~" {
+        ""
+    } else if let Some(rest) = path.strip_prefix("~/") {
+        rest
+    } else {
+        return Ok(PathBuf::from(path));
+    };
+    let home = home_dir().ok_or_else(|| {
+        WsfsError::new(
+            ErrorCode::InvalidPath,
+            "workspace root starts with '~' but $HOME is not set",
+        )
+    })?;
+    Ok(home.join(rest))
+}
+
+pub fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Warnings for roots that give an agent far more than a project directory.
+pub fn broad_root_warning(root: &Path) -> Option<String> {
+    if root == Path::new("/") {
+        return Some("workspace root is '/': the agent can reach the whole filesystem".into());
+    }
+    let home = home_dir().and_then(|h| h.canonicalize().ok());
+    if home.as_deref() == Some(root) {
+        return Some("workspace root is your home directory: the agent can reach all of it".into());
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_apply() {
+        let c = Config::from_json(r#"{"root":"/tmp/x"}"#).unwrap();
+        assert!(c.restrict_to_workspace);
+        assert_eq!(c.limits, Limits::default());
+        assert_eq!(c.limits.max_read_bytes, 262144);
+    }
+
+    #[test]
+    fn partial_limits_keep_other_defaults() {
+        let c = Config::from_json(r#"{"root":"/x","limits":{"max_list_entries":7}}"#).unwrap();
+        assert_eq!(c.limits.max_list_entries, 7);
+        assert_eq!(c.limits.max_write_bytes, 1048576);
+    }
+
+    #[test]
+    fn rejects_unknown_fields_and_zero_limits() {
+        let e = Config::from_json(r#"{"root":"/x","rot":1}"#).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArguments);
+        assert!(e.message.contains("rot"), "{}", e.message);
+        let e = Config::from_json(r#"{"root":"/x","limits":{"max_read_bytes":0}}"#).unwrap_err();
+        assert!(e.message.contains("max_read_bytes"));
+    }
+
+    #[test]
+    fn tilde_and_relative_roots() {
+        let home = home_dir().unwrap();
+        assert_eq!(absolute_root(" ~/ws ").unwrap(), home.join("ws"));
+        assert_eq!(absolute_root("~").unwrap(), home);
+        let rel = absolute_root("rel/ws").unwrap();
+        assert!(rel.is_absolute() && rel.ends_with("rel/ws"));
+        assert_eq!(
+            absolute_root("  ").unwrap_err().code,
+            ErrorCode::InvalidPath
+        );
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(absolute_root("~user/x").unwrap(), cwd.join("~user/x"));
+    }
+}

@@ -1,0 +1,232 @@
+//! One tool call: arguments, deadline, the tool itself, the envelope and its trace event.
+
+use crate::control::{token_flag, CallControl};
+use crate::envelope::{self, Output};
+use crate::error::{ErrorCode, Result, WsfsError};
+use crate::registry;
+use crate::tools::{edit, list, read, write};
+use crate::workspace::Workspace;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Options of `wsfs_call_with_options`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallOptions {
+    pub timeout_ms: Option<u64>,
+    pub cancel_token: Option<u64>,
+    #[serde(default)]
+    pub output: Output,
+}
+
+impl CallOptions {
+    pub fn from_json(json: Option<&str>) -> Result<CallOptions> {
+        match json.map(str::trim) {
+            None | Some("") | Some("null") => Ok(CallOptions::default()),
+            Some(json) => serde_json::from_str(json).map_err(|e| {
+                WsfsError::new(
+                    ErrorCode::InvalidArguments,
+                    format!("invalid call options: {e}"),
+                )
+            }),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PathArgs {
+    path: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListArgs {
+    path: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContentArgs {
+    path: String,
+    content: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EditArgs {
+    path: String,
+    old_text: String,
+    new_text: String,
+    replace_all: Option<bool>,
+}
+
+/// A tool's typed result, serialized as the envelope's `data`.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum ToolData {
+    Read(read::ReadOutput),
+    Write(write::WriteOutput),
+    Append(write::AppendOutput),
+    List(list::ListOutput),
+    Edit(edit::EditOutput),
+}
+
+impl ToolData {
+    pub fn text(&self) -> String {
+        use crate::render;
+        match self {
+            ToolData::Read(o) => render::read(o),
+            ToolData::Write(o) => render::write(o),
+            ToolData::Append(o) => render::append(o),
+            ToolData::List(o) => render::list(o),
+            ToolData::Edit(o) => render::edit(o),
+        }
+    }
+}
+
+/// Runs `tool` on workspace `id` and returns the envelope JSON. Never panics on bad input.
+pub fn call(id: u64, tool: &str, args_json: &str, options: &CallOptions) -> String {
+    let mut path_for_log = String::new();
+    let outcome = registry::get(id).and_then(|ws| {
+        let ctl = control(&ws, options)?;
+        let result = run(&ws, tool, args_json, &ctl, &mut path_for_log);
+        trace(tool, &path_for_log, &result, &ctl);
+        result
+    });
+    match outcome {
+        Ok((data, warnings)) => envelope::success(&data, &warnings, options.output),
+        Err(e) => envelope::failure(&e),
+    }
+}
+
+fn control(ws: &Workspace, options: &CallOptions) -> Result<CallControl> {
+    let configured = ws.limits.operation_timeout_ms;
+    let timeout_ms = options.timeout_ms.map_or(configured, |t| t.min(configured));
+    let cancel = match options.cancel_token {
+        None | Some(0) => None,
+        Some(token) => Some(token_flag(token).ok_or_else(|| {
+            WsfsError::new(
+                ErrorCode::InvalidArguments,
+                format!("cancel_token {token} is unknown or freed"),
+            )
+        })?),
+    };
+    Ok(CallControl::new(Duration::from_millis(timeout_ms), cancel))
+}
+
+fn run(
+    ws: &Workspace,
+    tool: &str,
+    args_json: &str,
+    ctl: &CallControl,
+    path_for_log: &mut String,
+) -> Result<(ToolData, Vec<String>)> {
+    check_args_size(ws, tool, args_json.len())?;
+    ctl.check()?;
+    let mut parse_path = |raw: &str| {
+        let parsed = ws.parse_path(raw);
+        *path_for_log = match &parsed {
+            Ok(p) => p.display.clone(),
+            Err(_) => String::from("<invalid>"),
+        };
+        parsed
+    };
+    match tool {
+        "read_file" => {
+            let args: PathArgs = parse_args(tool, args_json)?;
+            let path = parse_path(&args.path)?;
+            Ok((ToolData::Read(read::read_file(ws, &path, ctl)?), Vec::new()))
+        }
+        "write_file" => {
+            let args: ContentArgs = parse_args(tool, args_json)?;
+            let path = parse_path(&args.path)?;
+            let (out, warnings) = write::write_file(ws, &path, &args.content, ctl)?;
+            Ok((ToolData::Write(out), warnings))
+        }
+        "append_file" => {
+            let args: ContentArgs = parse_args(tool, args_json)?;
+            let path = parse_path(&args.path)?;
+            let (out, warnings) = write::append_file(ws, &path, &args.content, ctl)?;
+            Ok((ToolData::Append(out), warnings))
+        }
+        "list_dir" => {
+            let args: ListArgs = parse_args(tool, args_json)?;
+            let path = parse_path(args.path.as_deref().unwrap_or("."))?;
+            Ok((ToolData::List(list::list_dir(ws, &path, ctl)?), Vec::new()))
+        }
+        "edit_file" => {
+            let args: EditArgs = parse_args(tool, args_json)?;
+            let path = parse_path(&args.path)?;
+            let req = edit::EditRequest {
+                old_text: &args.old_text,
+                new_text: &args.new_text,
+                replace_all: args.replace_all.unwrap_or(false),
+            };
+            let (out, warnings) = edit::edit_file(ws, &path, &req, ctl)?;
+            Ok((ToolData::Edit(out), warnings))
+        }
+        _ => Err(unknown_tool(tool)),
+    }
+}
+
+pub fn unknown_tool(tool: &str) -> WsfsError {
+    let shown: String = tool.chars().take(64).collect();
+    WsfsError::new(
+        ErrorCode::UnknownTool,
+        format!(
+            "there is no tool named '{shown}'; the tools are {}",
+            crate::specs::TOOL_NAMES.join(", ")
+        ),
+    )
+}
+
+/// Refuses argument JSON too large to hold any valid call before parsing it: content may be
+/// escaped to 6 bytes per byte, plus room for a maximal path.
+fn check_args_size(ws: &Workspace, tool: &str, len: usize) -> Result<()> {
+    let max = (ws.limits.max_write_bytes as usize)
+        .saturating_mul(6)
+        .saturating_add(1 << 20)
+        .max(16 << 20);
+    if len > max {
+        return Err(WsfsError::new(
+            ErrorCode::TooLarge,
+            format!(
+                "the {tool} arguments are {len} bytes of JSON; the limit is {max} (content is limited to max_write_bytes = {})",
+                ws.limits.max_write_bytes
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn parse_args<T: DeserializeOwned>(tool: &str, json: &str) -> Result<T> {
+    serde_json::from_str(json).map_err(|e| {
+        let expected = match tool {
+            "read_file" => "{\"path\": string}",
+            "write_file" | "append_file" => "{\"path\": string, \"content\": string}",
+            "list_dir" => "{\"path\"?: string}",
+            _ => "{\"path\": string, \"old_text\": string, \"new_text\": string, \"replace_all\"?: bool}",
+        };
+        WsfsError::new(
+            ErrorCode::InvalidArguments,
+            format!("invalid arguments for {tool}: {e}; expected {expected}"),
+        )
+    })
+}
+
+fn trace(tool: &str, path: &str, result: &Result<(ToolData, Vec<String>)>, ctl: &CallControl) {
+    let outcome = match result {
+        Ok(_) => "ok",
+        Err(e) => e.code.as_str(),
+    };
+    tracing::info!(
+        target: "wsfs",
+        tool,
+        path,
+        outcome,
+        duration_us = ctl.elapsed().as_micros() as u64,
+        "tool call"
+    );
+}

@@ -1,0 +1,157 @@
+//! Error categories shared by every tool and their stable wire codes.
+
+use std::io;
+
+/// The stable error categories of the C ABI. Their `code()` strings never change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    InvalidPath,
+    OutsideWorkspace,
+    PathNotFound,
+    PermissionDenied,
+    IoError,
+    AmbiguousEdit,
+    EditNotFound,
+    NotAFile,
+    NotADirectory,
+    TooLarge,
+    InvalidArguments,
+    UnknownTool,
+    InvalidWorkspace,
+    Cancelled,
+    Timeout,
+}
+
+impl ErrorCode {
+    /// The wire string for this code, as documented in `include/wsfs.h`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidPath => "invalid_path",
+            ErrorCode::OutsideWorkspace => "outside_workspace",
+            ErrorCode::PathNotFound => "path_not_found",
+            ErrorCode::PermissionDenied => "permission_denied",
+            ErrorCode::IoError => "io_error",
+            ErrorCode::AmbiguousEdit => "ambiguous_edit",
+            ErrorCode::EditNotFound => "edit_not_found",
+            ErrorCode::NotAFile => "not_a_file",
+            ErrorCode::NotADirectory => "not_a_directory",
+            ErrorCode::TooLarge => "too_large",
+            ErrorCode::InvalidArguments => "invalid_arguments",
+            ErrorCode::UnknownTool => "unknown_tool",
+            ErrorCode::InvalidWorkspace => "invalid_workspace",
+            ErrorCode::Cancelled => "cancelled",
+            ErrorCode::Timeout => "timeout",
+        }
+    }
+}
+
+/// A failed call: a stable category plus a message written for the model.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{}: {message}", code.as_str())]
+pub struct WsfsError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+pub type Result<T> = std::result::Result<T, WsfsError>;
+
+impl WsfsError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        WsfsError {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// Classifies an OS error met while working on `path` (workspace-relative, for the message).
+    pub fn from_io(err: &io::Error, path: &str) -> Self {
+        let (code, what) = classify_io(err);
+        let message = match code {
+            ErrorCode::OutsideWorkspace => format!(
+                "{path} leads outside the workspace (through '..', an absolute path or a symlink); \
+                 use a path inside the workspace"
+            ),
+            ErrorCode::PathNotFound => {
+                format!("{path} does not exist (or a parent directory is missing); use list_dir to see what exists")
+            }
+            ErrorCode::NotADirectory => {
+                format!("a component of {path} is not a directory")
+            }
+            ErrorCode::NotAFile => format!("{path} is a directory, not a file; use list_dir"),
+            ErrorCode::InvalidPath => format!("{path}: {what}"),
+            _ => format!("{path}: {what}"),
+        };
+        WsfsError::new(code, message)
+    }
+}
+
+/// Maps an `io::Error` to its category. cap-std reports an escape attempt as a
+/// `PermissionDenied` error that carries no OS error number; real EACCES/EPERM carry one.
+fn classify_io(err: &io::Error) -> (ErrorCode, String) {
+    let text = err.to_string();
+    if let Some(errno) = err.raw_os_error() {
+        let code = match errno {
+            libc::ENOENT => ErrorCode::PathNotFound,
+            libc::EACCES | libc::EPERM | libc::EROFS => ErrorCode::PermissionDenied,
+            libc::ENOTDIR => ErrorCode::NotADirectory,
+            libc::EISDIR => ErrorCode::NotAFile,
+            libc::EXDEV => ErrorCode::OutsideWorkspace,
+            libc::ELOOP => ErrorCode::InvalidPath,
+            libc::ENAMETOOLONG => ErrorCode::InvalidPath,
+            libc::EFBIG | libc::ENOSPC | libc::EDQUOT => ErrorCode::TooLarge,
+            _ => ErrorCode::IoError,
+        };
+        let what = match errno {
+            libc::ELOOP => "too many levels of symbolic links (a symlink loop?)".to_string(),
+            libc::ENAMETOOLONG => "a path component is too long".to_string(),
+            _ => text,
+        };
+        return (code, what);
+    }
+    match err.kind() {
+        io::ErrorKind::PermissionDenied => (ErrorCode::OutsideWorkspace, text),
+        io::ErrorKind::NotFound => (ErrorCode::PathNotFound, text),
+        io::ErrorKind::InvalidInput => (ErrorCode::InvalidPath, text),
+        _ => (ErrorCode::IoError, text),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_attempts_without_errno_are_outside_workspace() {
+        let escape = io::Error::new(io::ErrorKind::PermissionDenied, "a path led outside");
+        assert_eq!(
+            WsfsError::from_io(&escape, "x").code,
+            ErrorCode::OutsideWorkspace
+        );
+        let eacces = io::Error::from_raw_os_error(libc::EACCES);
+        assert_eq!(
+            WsfsError::from_io(&eacces, "x").code,
+            ErrorCode::PermissionDenied
+        );
+    }
+
+    #[test]
+    fn errno_mapping() {
+        let cases = [
+            (libc::ENOENT, ErrorCode::PathNotFound),
+            (libc::ENOTDIR, ErrorCode::NotADirectory),
+            (libc::EISDIR, ErrorCode::NotAFile),
+            (libc::ELOOP, ErrorCode::InvalidPath),
+            (libc::EIO, ErrorCode::IoError),
+        ];
+        for (errno, code) in cases {
+            let err = io::Error::from_raw_os_error(errno);
+            assert_eq!(WsfsError::from_io(&err, "p").code, code, "errno {errno}");
+        }
+    }
+
+    #[test]
+    fn display_is_code_colon_message() {
+        let e = WsfsError::new(ErrorCode::EditNotFound, "no match");
+        assert_eq!(e.to_string(), "edit_not_found: no match");
+    }
+}

@@ -1,0 +1,264 @@
+//! The C ABI. This module only converts pointers and strings and catches panics; the work is
+//! done in [`crate::api`]. It is the only module with `unsafe` code.
+//!
+//! Every function returning `char *` returns a NUL-terminated UTF-8 JSON string that the
+//! caller owns and must free exactly once with `wsfs_string_free`; none returns NULL. Every
+//! function is thread-safe.
+
+use crate::api;
+use crate::control;
+use std::ffi::{c_char, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Runs `body`, turning a panic into an `io_error` envelope, and hands the string to C.
+fn guard(body: impl FnOnce() -> String) -> *mut c_char {
+    let json = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| api::internal_error());
+    into_c_string(json)
+}
+
+fn into_c_string(json: String) -> *mut c_char {
+    // serde_json escapes NUL as \u0000, so this only fails on a bug; never return NULL.
+    CString::new(json)
+        .unwrap_or_else(|_| c"{\"ok\":false,\"error\":{\"code\":\"io_error\",\"message\":\"result contained a NUL byte\"},\"text\":\"io_error: result contained a NUL byte\"}".to_owned())
+        .into_raw()
+}
+
+/// Borrows a C string argument as UTF-8, or returns the error envelope naming `param`.
+///
+/// # Safety
+/// `ptr` must be NULL or point to a NUL-terminated string that stays valid for the call.
+unsafe fn borrow_str<'a>(ptr: *const c_char, param: &str) -> Result<&'a str, String> {
+    if ptr.is_null() {
+        return Err(api::bad_input(param, "is NULL"));
+    }
+    // SAFETY: non-NULL, and the caller guarantees a NUL-terminated string valid for the call.
+    let bytes = unsafe { CStr::from_ptr(ptr) }.to_bytes();
+    std::str::from_utf8(bytes).map_err(|_| api::bad_input(param, "is not valid UTF-8"))
+}
+
+/// Returns `{"version":"x.y.z","abi":N}`. The caller frees the result with `wsfs_string_free`.
+#[no_mangle]
+pub extern "C" fn wsfs_version() -> *mut c_char {
+    guard(api::version)
+}
+
+/// Returns the tool specs: a JSON array of `{"name","description","parameters"}`, where
+/// `parameters` is a JSON Schema object. The caller frees the result with `wsfs_string_free`.
+#[no_mangle]
+pub extern "C" fn wsfs_tool_specs() -> *mut c_char {
+    guard(api::tool_specs)
+}
+
+/// Opens a workspace. `config_json` is `{"root": str, "restrict_to_workspace": bool = true,
+/// "limits": {"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"}}`.
+/// On success `data.workspace` is the handle (never 0) and `data.root` the absolute root with
+/// symlinks resolved. The caller frees the result with `wsfs_string_free`.
+///
+/// # Safety
+/// `config_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_workspace_open(config_json: *const c_char) -> *mut c_char {
+    guard(|| {
+        // SAFETY: forwarded from this function's contract.
+        match unsafe { borrow_str(config_json, "config_json") } {
+            Ok(config) => api::workspace_open(config),
+            Err(envelope) => envelope,
+        }
+    })
+}
+
+/// Closes a workspace handle. Calls in flight on it finish normally; later calls get
+/// `invalid_workspace`. Closing an unknown or closed handle returns `invalid_workspace`.
+/// The caller frees the result with `wsfs_string_free`.
+#[no_mangle]
+pub extern "C" fn wsfs_workspace_close(workspace: u64) -> *mut c_char {
+    guard(|| api::workspace_close(workspace))
+}
+
+/// Shared body of the tool functions.
+///
+/// # Safety
+/// Each pointer must be NULL or a NUL-terminated string valid for the duration of the call.
+unsafe fn call_tool(
+    workspace: u64,
+    tool: *const c_char,
+    args_json: *const c_char,
+    options_json: *const c_char,
+) -> *mut c_char {
+    guard(|| {
+        // SAFETY: forwarded from this function's contract.
+        let tool = match unsafe { borrow_str(tool, "tool_name") } {
+            Ok(tool) => tool,
+            Err(envelope) => return envelope,
+        };
+        // SAFETY: forwarded from this function's contract.
+        let args = match unsafe { borrow_str(args_json, "args_json") } {
+            Ok(args) => args,
+            Err(envelope) => return envelope,
+        };
+        let options = if options_json.is_null() {
+            None
+        } else {
+            // SAFETY: non-NULL, forwarded from this function's contract.
+            match unsafe { borrow_str(options_json, "options_json") } {
+                Ok(options) => Some(options),
+                Err(envelope) => return envelope,
+            }
+        };
+        api::call(workspace, tool, args, options)
+    })
+}
+
+/// `read_file {path}` -> `data: {path, content, bytes, total_bytes, truncated}`.
+/// The caller frees the result with `wsfs_string_free`.
+///
+/// # Safety
+/// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_read_file(workspace: u64, args_json: *const c_char) -> *mut c_char {
+    // SAFETY: a static C string literal, and `args_json` is forwarded from this contract.
+    unsafe {
+        call_tool(
+            workspace,
+            c"read_file".as_ptr(),
+            args_json,
+            std::ptr::null(),
+        )
+    }
+}
+
+/// `write_file {path, content}` -> `data: {path, bytes_written, created}`.
+/// The caller frees the result with `wsfs_string_free`.
+///
+/// # Safety
+/// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_write_file(workspace: u64, args_json: *const c_char) -> *mut c_char {
+    // SAFETY: a static C string literal, and `args_json` is forwarded from this contract.
+    unsafe {
+        call_tool(
+            workspace,
+            c"write_file".as_ptr(),
+            args_json,
+            std::ptr::null(),
+        )
+    }
+}
+
+/// `append_file {path, content}` -> `data: {path, bytes_appended, size}`.
+/// The caller frees the result with `wsfs_string_free`.
+///
+/// # Safety
+/// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_append_file(workspace: u64, args_json: *const c_char) -> *mut c_char {
+    // SAFETY: a static C string literal, and `args_json` is forwarded from this contract.
+    unsafe {
+        call_tool(
+            workspace,
+            c"append_file".as_ptr(),
+            args_json,
+            std::ptr::null(),
+        )
+    }
+}
+
+/// `list_dir {path = "."}` -> `data: {path, entries: [{name, type, size}], total, truncated}`.
+/// The caller frees the result with `wsfs_string_free`.
+///
+/// # Safety
+/// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_list_dir(workspace: u64, args_json: *const c_char) -> *mut c_char {
+    // SAFETY: a static C string literal, and `args_json` is forwarded from this contract.
+    unsafe { call_tool(workspace, c"list_dir".as_ptr(), args_json, std::ptr::null()) }
+}
+
+/// `edit_file {path, old_text, new_text, replace_all = false}` -> `data: {path, matches,
+/// replaced}`. The caller frees the result with `wsfs_string_free`.
+///
+/// # Safety
+/// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_edit_file(workspace: u64, args_json: *const c_char) -> *mut c_char {
+    // SAFETY: a static C string literal, and `args_json` is forwarded from this contract.
+    unsafe {
+        call_tool(
+            workspace,
+            c"edit_file".as_ptr(),
+            args_json,
+            std::ptr::null(),
+        )
+    }
+}
+
+/// Runs the tool named `tool_name` (`unknown_tool` if there is none).
+/// The caller frees the result with `wsfs_string_free`.
+///
+/// # Safety
+/// `tool_name` and `args_json` must be NULL or NUL-terminated strings valid for the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_call(
+    workspace: u64,
+    tool_name: *const c_char,
+    args_json: *const c_char,
+) -> *mut c_char {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { call_tool(workspace, tool_name, args_json, std::ptr::null()) }
+}
+
+/// Like `wsfs_call`, with `options_json` (NULL for none): `{"timeout_ms": N, "cancel_token": T,
+/// "output": "full"|"text"|"data"}`. `timeout_ms` can only shorten the workspace's
+/// `operation_timeout_ms`; `cancel_token` comes from `wsfs_cancel_token_new`; `output` omits
+/// `data` ("text") or `text` ("data") from a success envelope. A call stopped by its deadline
+/// or token returns `timeout` or `cancelled` and has changed nothing; a call that passed its
+/// commit point completes and returns success. The caller frees the result with
+/// `wsfs_string_free`.
+///
+/// # Safety
+/// Each pointer must be NULL or a NUL-terminated string valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_call_with_options(
+    workspace: u64,
+    tool_name: *const c_char,
+    args_json: *const c_char,
+    options_json: *const c_char,
+) -> *mut c_char {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { call_tool(workspace, tool_name, args_json, options_json) }
+}
+
+/// Creates a cancel token (never 0) for `wsfs_call_with_options`. Free it with
+/// `wsfs_cancel_token_free` once no call uses it.
+#[no_mangle]
+pub extern "C" fn wsfs_cancel_token_new() -> u64 {
+    catch_unwind(control::token_new).unwrap_or(0)
+}
+
+/// Cancels every call using `token`, now and later: each stops at its next check with
+/// `cancelled`. Callable from any thread; unknown tokens are ignored.
+#[no_mangle]
+pub extern "C" fn wsfs_cancel_token_cancel(token: u64) {
+    let _ = catch_unwind(|| control::token_cancel(token));
+}
+
+/// Releases `token`. Calls already running with it keep their view of it; unknown tokens
+/// are ignored.
+#[no_mangle]
+pub extern "C" fn wsfs_cancel_token_free(token: u64) {
+    let _ = catch_unwind(|| control::token_free(token));
+}
+
+/// Frees a string returned by any wsfs function. NULL is a no-op. Freeing a string twice, or
+/// one not returned by wsfs, is undefined behaviour.
+///
+/// # Safety
+/// `s` must be NULL or a pointer returned by a wsfs function and not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_string_free(s: *mut c_char) {
+    if s.is_null() {
+        return;
+    }
+    // SAFETY: `s` came from `CString::into_raw` in `into_c_string` and is freed only once.
+    drop(unsafe { CString::from_raw(s) });
+}

@@ -1,0 +1,270 @@
+//! Building blocks shared by the tools: opening a leaf without following links, per-file
+//! locking, the atomic replace and text decoding.
+
+use crate::control::CallControl;
+use crate::error::{ErrorCode, Result, WsfsError};
+use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
+use cap_std::fs::{
+    Dir, File, Metadata, MetadataExt, OpenOptions, OpenOptionsExt, Permissions, PermissionsExt,
+};
+use std::collections::hash_map::RandomState;
+use std::ffi::OsStr;
+use std::hash::{BuildHasher, Hasher};
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Mode for files wsfs creates; the process umask still applies.
+pub const NEW_FILE_MODE: u32 = 0o644;
+
+/// Flags for every open of a leaf: never block on a FIFO or device, never acquire a
+/// controlling terminal.
+const LEAF_FLAGS: i32 = libc::O_NONBLOCK | libc::O_NOCTTY;
+
+/// Opens an existing leaf for reading without following a symlink (the resolver already did).
+pub fn open_leaf_read(dir: &Dir, leaf: &OsStr) -> io::Result<File> {
+    let mut opts = OpenOptions::new();
+    opts.read(true)
+        .follow(FollowSymlinks::No)
+        .custom_flags(LEAF_FLAGS);
+    dir.open_with(leaf, &opts)
+}
+
+/// Opens (creating if missing) a leaf for appending.
+pub fn open_leaf_append(dir: &Dir, leaf: &OsStr) -> io::Result<File> {
+    let mut opts = OpenOptions::new();
+    opts.append(true)
+        .create(true)
+        .follow(FollowSymlinks::No)
+        .mode(NEW_FILE_MODE)
+        .custom_flags(LEAF_FLAGS);
+    dir.open_with(leaf, &opts)
+}
+
+/// Refuses anything but a regular file, naming what it is.
+pub fn require_regular(meta: &Metadata, display: &str) -> Result<()> {
+    let ft = meta.file_type();
+    if ft.is_file() {
+        return Ok(());
+    }
+    let what = if ft.is_dir() {
+        "a directory; use list_dir"
+    } else {
+        "not a regular file (a FIFO, socket or device)"
+    };
+    Err(WsfsError::new(
+        ErrorCode::NotAFile,
+        format!("{display} is {what}"),
+    ))
+}
+
+/// An exclusive `flock` on the file a name currently refers to. Writers, appenders and editors
+/// (in this process or another using wsfs) take it, so a read-modify-write never loses an
+/// update. Dropping the file releases it.
+pub struct LockedFile {
+    pub file: std::fs::File,
+    pub meta: Metadata,
+}
+
+/// Locks the file `leaf` names, retrying when the name was replaced while we waited (a writer
+/// renames a new inode over it), until the lock is held on the file the name still refers to.
+/// `reopen` opens the name again the same way `opened` was opened.
+pub fn lock_current(
+    dir: &Dir,
+    leaf: &OsStr,
+    opened: File,
+    reopen: impl Fn() -> io::Result<File>,
+    display: &str,
+    ctl: &CallControl,
+) -> Result<LockedFile> {
+    let io_err = |e: io::Error| WsfsError::from_io(&e, display);
+    let mut file = opened.into_std();
+    loop {
+        wait_for_lock(&file, ctl)?;
+        let meta = Metadata::from_just_metadata(file.metadata().map_err(io_err)?);
+        match dir.symlink_metadata(leaf) {
+            Ok(now) if now.dev() == meta.dev() && now.ino() == meta.ino() => {
+                return Ok(LockedFile { file, meta })
+            }
+            Ok(_) | Err(_) => {
+                // Replaced or removed while we waited: lock whatever the name holds now.
+                ctl.check()?;
+                file = reopen().map_err(io_err)?.into_std();
+            }
+        }
+    }
+}
+
+fn wait_for_lock(file: &std::fs::File, ctl: &CallControl) -> Result<()> {
+    let mut pause = Duration::from_micros(50);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                ctl.check()?;
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(5));
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(WsfsError::from_io(&e, "lock"));
+            }
+        }
+    }
+}
+
+/// Replaces `leaf` in `dir` with `content` atomically and durably: a new temp file (random
+/// name, `O_EXCL`, no follow) is written, given `mode` on the open file, fsynced, renamed over
+/// the leaf (the commit point), then the directory is fsynced. Before the rename nothing is
+/// visible and the temp file is removed on every error path.
+/// Returns warnings (an fsync of the directory failing after the commit is only a warning).
+pub fn atomic_replace(
+    dir: &Dir,
+    leaf: &OsStr,
+    content: &[u8],
+    mode: Option<u32>,
+    display: &str,
+    ctl: &CallControl,
+) -> Result<Vec<String>> {
+    let io_err = |e: io::Error| WsfsError::from_io(&e, display);
+    let (temp_name, temp) = create_temp(dir).map_err(io_err)?;
+    let written = write_temp(temp, content, mode, ctl).map_err(|e| match e {
+        TempError::Io(e) => io_err(e),
+        TempError::Stopped(e) => e,
+    });
+    if let Err(e) = written.and_then(|()| ctl.check()) {
+        let _ = dir.remove_file(&temp_name);
+        return Err(e);
+    }
+    if let Err(e) = dir.rename(&temp_name, dir, leaf) {
+        let _ = dir.remove_file(&temp_name);
+        return Err(io_err(e));
+    }
+    // Committed. From here on the call reports success whatever happens.
+    Ok(sync_dir(dir)
+        .err()
+        .map(|e| format!("written, but syncing the directory failed: {e}"))
+        .into_iter()
+        .collect())
+}
+
+enum TempError {
+    Io(io::Error),
+    Stopped(WsfsError),
+}
+
+fn write_temp(
+    mut temp: File,
+    content: &[u8],
+    mode: Option<u32>,
+    ctl: &CallControl,
+) -> std::result::Result<(), TempError> {
+    const CHUNK: usize = 1 << 20;
+    for chunk in content.chunks(CHUNK) {
+        ctl.check().map_err(TempError::Stopped)?;
+        temp.write_all(chunk).map_err(TempError::Io)?;
+    }
+    if let Some(mode) = mode {
+        temp.set_permissions(Permissions::from_mode(mode & 0o7777))
+            .map_err(TempError::Io)?;
+    }
+    temp.sync_all().map_err(TempError::Io)
+}
+
+fn create_temp(dir: &Dir) -> io::Result<(String, File)> {
+    let mut opts = OpenOptions::new();
+    opts.write(true)
+        .create_new(true)
+        .follow(FollowSymlinks::No)
+        .mode(NEW_FILE_MODE)
+        .custom_flags(LEAF_FLAGS);
+    loop {
+        let name = format!(".wsfs-{:016x}.tmp", random_u64());
+        match dir.open_with(&name, &opts) {
+            Ok(file) => return Ok((name, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// An unpredictable number: std's per-process random SipHash keys over a counter and the time.
+fn random_u64() -> u64 {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    hasher.write_u128(now);
+    hasher.finish()
+}
+
+/// fsync of a directory, so a rename or a new name in it survives a crash.
+/// cap-std may hold directories as `O_PATH` handles, which cannot be fsynced, so this opens
+/// `.` for reading first.
+pub fn sync_dir(dir: &Dir) -> io::Result<()> {
+    dir.open(".")?.sync_all()
+}
+
+/// Checks that bytes are text a model can read: UTF-8 without NUL bytes.
+pub fn decode_text(bytes: Vec<u8>, display: &str) -> Result<String> {
+    let binary = || {
+        WsfsError::new(
+            ErrorCode::IoError,
+            format!("{display} is binary or not UTF-8; only text files can be read or edited"),
+        )
+    };
+    if bytes.contains(&0) {
+        return Err(binary());
+    }
+    String::from_utf8(bytes).map_err(|_| binary())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cap_std::ambient_authority;
+
+    #[test]
+    fn decode_text_refuses_binary() {
+        assert_eq!(decode_text(b"hi\n".to_vec(), "a").unwrap(), "hi\n");
+        assert_eq!(
+            decode_text(vec![b'a', 0], "a").unwrap_err().code,
+            ErrorCode::IoError
+        );
+        assert_eq!(
+            decode_text(vec![0xff, 0xfe], "a").unwrap_err().code,
+            ErrorCode::IoError
+        );
+    }
+
+    #[test]
+    fn atomic_replace_keeps_mode_and_leaves_no_temp() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = Dir::open_ambient_dir(tmp.path(), ambient_authority()).unwrap();
+        dir.write("f", b"old").unwrap();
+        let ctl = CallControl::new(Duration::from_secs(10), None);
+        atomic_replace(&dir, OsStr::new("f"), b"new", Some(0o600), "f", &ctl).unwrap();
+        assert_eq!(dir.read("f").unwrap(), b"new");
+        assert_eq!(dir.metadata("f").unwrap().mode() & 0o7777, 0o600);
+        let names: Vec<_> = dir
+            .entries()
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("f")]);
+    }
+
+    #[test]
+    fn stopped_replace_changes_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = Dir::open_ambient_dir(tmp.path(), ambient_authority()).unwrap();
+        dir.write("f", b"old").unwrap();
+        let ctl = CallControl::new(Duration::ZERO, None);
+        let err = atomic_replace(&dir, OsStr::new("f"), b"new", None, "f", &ctl).unwrap_err();
+        assert_eq!(err.code, ErrorCode::Timeout);
+        assert_eq!(dir.read("f").unwrap(), b"old");
+        assert_eq!(dir.entries().unwrap().count(), 1);
+    }
+}

@@ -1,0 +1,45 @@
+//! Workspace handles: opaque non-zero ids, never reused, mapped to shared workspaces.
+
+use crate::error::{ErrorCode, Result, WsfsError};
+use crate::workspace::Workspace;
+use once_cell::sync::Lazy;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+static WORKSPACES: Lazy<RwLock<HashMap<u64, Arc<Workspace>>>> = Lazy::new(Default::default);
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+pub fn insert(ws: Workspace) -> u64 {
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    WORKSPACES
+        .write()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(id, Arc::new(ws));
+    id
+}
+
+/// The workspace for a handle. Calls hold the `Arc`, so closing a handle lets them finish.
+pub fn get(id: u64) -> Result<Arc<Workspace>> {
+    WORKSPACES
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&id)
+        .cloned()
+        .ok_or_else(|| invalid(id))
+}
+
+pub fn remove(id: u64) -> Result<Arc<Workspace>> {
+    WORKSPACES
+        .write()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(&id)
+        .ok_or_else(|| invalid(id))
+}
+
+fn invalid(id: u64) -> WsfsError {
+    WsfsError::new(
+        ErrorCode::InvalidWorkspace,
+        format!("workspace handle {id} is not open (never opened, or already closed)"),
+    )
+}

@@ -1,0 +1,66 @@
+//! The `text` a model sees for each successful tool result.
+
+use crate::tools::edit::EditOutput;
+use crate::tools::list::ListOutput;
+use crate::tools::read::ReadOutput;
+use crate::tools::write::{AppendOutput, WriteOutput};
+use std::fmt::Write;
+
+pub fn read(out: &ReadOutput) -> String {
+    if !out.truncated {
+        return out.content.clone();
+    }
+    let mut text = String::with_capacity(out.content.len() + 120);
+    text.push_str(&out.content);
+    if !out.content.ends_with('\n') {
+        text.push('\n');
+    }
+    let _ = write!(
+        text,
+        "[truncated: showing the first {} of {} bytes; max_read_bytes is {}]",
+        out.bytes, out.total_bytes, out.limit
+    );
+    text
+}
+
+pub fn write(out: &WriteOutput) -> String {
+    let how = if out.created { "created" } else { "overwrote" };
+    format!("{how} {} ({} bytes)", out.path, out.bytes_written)
+}
+
+pub fn append(out: &AppendOutput) -> String {
+    format!(
+        "appended {} bytes to {} (now {} bytes)",
+        out.bytes_appended, out.path, out.size
+    )
+}
+
+pub fn list(out: &ListOutput) -> String {
+    let mut text = format!("{} ({} entries)\n", out.path, out.total);
+    for e in &out.entries {
+        let _ = match e.kind {
+            "dir" => writeln!(text, "{}/", e.name),
+            "symlink" => writeln!(text, "{}@", e.name),
+            "file" => writeln!(text, "{}  {} bytes", e.name, e.size),
+            _ => writeln!(text, "{}  (special file)", e.name),
+        };
+    }
+    if out.truncated {
+        let _ = write!(
+            text,
+            "[truncated: showing the first {} of {} entries]",
+            out.entries.len(),
+            out.total
+        );
+    }
+    text.trim_end().to_string()
+}
+
+pub fn edit(out: &EditOutput) -> String {
+    let noun = if out.replaced == 1 {
+        "occurrence"
+    } else {
+        "occurrences"
+    };
+    format!("replaced {} {noun} in {}", out.replaced, out.path)
+}

@@ -1,0 +1,97 @@
+//! `edit_file`: exact text replacement, written back atomically under the file's lock.
+
+use crate::control::CallControl;
+use crate::error::{ErrorCode, Result, WsfsError};
+use crate::fileops::{atomic_replace, decode_text, lock_current, open_leaf_read, require_regular};
+use crate::tools::write::check_write_size;
+use crate::workspace::{ToolPath, Workspace};
+use cap_std::fs::MetadataExt;
+use serde::Serialize;
+use std::io::Read;
+
+#[derive(Debug, Serialize)]
+pub struct EditOutput {
+    pub path: String,
+    pub matches: u64,
+    pub replaced: u64,
+}
+
+pub struct EditRequest<'a> {
+    pub old_text: &'a str,
+    pub new_text: &'a str,
+    pub replace_all: bool,
+}
+
+const TOO_BIG_TO_EDIT: &str =
+    "edit_file rewrites the whole file, so it only edits files within that limit";
+
+pub fn edit_file(
+    ws: &Workspace,
+    path: &ToolPath,
+    req: &EditRequest<'_>,
+    ctl: &CallControl,
+) -> Result<(EditOutput, Vec<String>)> {
+    if req.old_text.is_empty() {
+        return Err(WsfsError::new(
+            ErrorCode::InvalidArguments,
+            "old_text is empty; give the exact text to replace (use write_file or append_file to add text)",
+        ));
+    }
+    let display = &path.display;
+    let io_err = |e: std::io::Error| WsfsError::from_io(&e, display);
+    let located = ws.resolve(path, false, ctl)?;
+    let leaf = located.leaf_name(display)?;
+    let file = open_leaf_read(&located.dir, leaf).map_err(io_err)?;
+    require_regular(&file.metadata().map_err(io_err)?, display)?;
+    let reopen = || open_leaf_read(&located.dir, leaf);
+    let mut locked = lock_current(&located.dir, leaf, file, reopen, display, ctl)?;
+    let size = locked.meta.len();
+    check_write_size(ws, size, display, TOO_BIG_TO_EDIT)?;
+    ctl.check()?;
+    let mut bytes = Vec::with_capacity(size as usize);
+    (&mut locked.file)
+        .take(ws.limits.max_write_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io_err)?;
+    check_write_size(ws, bytes.len() as u64, display, TOO_BIG_TO_EDIT)?;
+    let text = decode_text(bytes, display)?;
+    let matches = text.matches(req.old_text).count() as u64;
+    let updated = match (matches, req.replace_all) {
+        (0, _) => {
+            return Err(WsfsError::new(
+                ErrorCode::EditNotFound,
+                format!("old_text was not found in {display}; read the file and copy the exact text, including whitespace and line endings"),
+            ))
+        }
+        (1, _) | (_, true) => text.replace(req.old_text, req.new_text),
+        (n, false) => {
+            return Err(WsfsError::new(
+                ErrorCode::AmbiguousEdit,
+                format!("old_text occurs {n} times in {display}; add surrounding lines to make it unique, or set replace_all to true"),
+            ))
+        }
+    };
+    check_write_size(
+        ws,
+        updated.len() as u64,
+        "the edited file",
+        "Replace less text",
+    )?;
+    let warnings = atomic_replace(
+        &located.dir,
+        leaf,
+        updated.as_bytes(),
+        Some(locked.meta.mode()),
+        display,
+        ctl,
+    )?;
+    drop(locked);
+    Ok((
+        EditOutput {
+            path: display.clone(),
+            matches,
+            replaced: matches,
+        },
+        warnings,
+    ))
+}

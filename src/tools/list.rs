@@ -1,0 +1,125 @@
+//! `list_dir`: one directory level, sorted by name, links reported and never followed.
+
+use crate::control::CallControl;
+use crate::error::{ErrorCode, Result, WsfsError};
+use crate::workspace::{ToolPath, Workspace};
+use cap_fs_ext::DirExt;
+use cap_std::fs::Dir;
+use serde::Serialize;
+use std::collections::BinaryHeap;
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
+
+#[derive(Debug, Serialize)]
+pub struct Entry {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub size: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ListOutput {
+    pub path: String,
+    pub entries: Vec<Entry>,
+    pub total: u64,
+    pub truncated: bool,
+}
+
+/// Directory entries read between cancellation checks.
+const CHECK_EVERY: u64 = 1024;
+
+pub fn list_dir(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<ListOutput> {
+    let display = &path.display;
+    let io_err = |e: std::io::Error| WsfsError::from_io(&e, display);
+    let located = ws.resolve(path, false, ctl)?;
+    let dir = match &located.leaf {
+        None => located.dir,
+        Some(leaf) => match located.dir.open_dir_nofollow(leaf) {
+            Ok(dir) => dir,
+            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
+                return Err(WsfsError::new(
+                    ErrorCode::NotADirectory,
+                    format!("{display} is not a directory; use read_file for files"),
+                ))
+            }
+            Err(e) => return Err(io_err(e)),
+        },
+    };
+    let max = ws.limits.max_list_entries;
+    let (names, total) = smallest_names(&dir, max, ctl).map_err(|e| match e {
+        Stop::Io(e) => io_err(e),
+        Stop::Call(e) => e,
+    })?;
+    let entries = names
+        .into_iter()
+        .filter_map(|name| describe(&dir, name))
+        .collect();
+    Ok(ListOutput {
+        path: display.clone(),
+        entries,
+        total,
+        truncated: total > max,
+    })
+}
+
+enum Stop {
+    Io(std::io::Error),
+    Call(WsfsError),
+}
+
+/// The `max` smallest names in byte order, and the number of entries. A max-heap of `max`
+/// names keeps memory bounded by the limit however large the directory is.
+fn smallest_names(
+    dir: &Dir,
+    max: u64,
+    ctl: &CallControl,
+) -> std::result::Result<(Vec<OsString>, u64), Stop> {
+    let keep = usize::try_from(max).unwrap_or(usize::MAX);
+    let mut heap: BinaryHeap<Vec<u8>> = BinaryHeap::with_capacity(keep.min(4096) + 1);
+    let mut total = 0u64;
+    for entry in dir.entries().map_err(Stop::Io)? {
+        if total.is_multiple_of(CHECK_EVERY) {
+            ctl.check().map_err(Stop::Call)?;
+        }
+        let entry = entry.map_err(Stop::Io)?;
+        total += 1;
+        let name = entry.file_name();
+        let bytes = name.as_bytes();
+        if heap.len() < keep {
+            heap.push(bytes.to_vec());
+        } else if heap
+            .peek()
+            .is_some_and(|largest| bytes < largest.as_slice())
+        {
+            heap.pop();
+            heap.push(bytes.to_vec());
+        }
+    }
+    let names = heap
+        .into_sorted_vec()
+        .into_iter()
+        .map(|b| OsString::from(std::ffi::OsStr::from_bytes(&b)))
+        .collect();
+    Ok((names, total))
+}
+
+/// The entry's own type and size (`lstat`); `None` if it vanished since it was listed.
+fn describe(dir: &Dir, name: OsString) -> Option<Entry> {
+    let meta = dir.symlink_metadata(&name).ok()?;
+    let ft = meta.file_type();
+    let kind = if ft.is_symlink() {
+        "symlink"
+    } else if ft.is_dir() {
+        "dir"
+    } else if ft.is_file() {
+        "file"
+    } else {
+        "other"
+    };
+    Some(Entry {
+        name: name.to_string_lossy().into_owned(),
+        kind,
+        size: meta.len(),
+    })
+}

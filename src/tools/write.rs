@@ -1,0 +1,172 @@
+//! `write_file` and `append_file`.
+
+use crate::control::CallControl;
+use crate::error::{ErrorCode, Result, WsfsError};
+use crate::fileops::{
+    atomic_replace, lock_current, open_leaf_append, open_leaf_read, require_regular, sync_dir,
+};
+use crate::workspace::{ToolPath, Workspace};
+use cap_std::fs::{Metadata, MetadataExt};
+use serde::Serialize;
+use std::io::{self, Write};
+
+#[derive(Debug, Serialize)]
+pub struct WriteOutput {
+    pub path: String,
+    pub bytes_written: u64,
+    pub created: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct AppendOutput {
+    pub path: String,
+    pub bytes_appended: u64,
+    pub size: u64,
+}
+
+pub const OVERWRITE_WARNING: &str = "file exists, overwriting";
+
+/// Refuses `len` bytes over `max_write_bytes`; `hint` tells the model what to do instead.
+pub fn check_write_size(ws: &Workspace, len: u64, what: &str, hint: &str) -> Result<()> {
+    let max = ws.limits.max_write_bytes;
+    if len > max {
+        return Err(WsfsError::new(
+            ErrorCode::TooLarge,
+            format!("{what} is {len} bytes; the limit is max_write_bytes = {max}. {hint}"),
+        ));
+    }
+    Ok(())
+}
+
+const SPLIT_HINT: &str = "Write less, or split it across write_file and append_file calls";
+
+fn refuse_trailing_slash(path: &ToolPath) -> Result<()> {
+    if path.trailing_slash {
+        return Err(WsfsError::new(
+            ErrorCode::InvalidPath,
+            format!(
+                "{} ends with '/', which names a directory; drop the trailing '/' to name a file",
+                path.display
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Writes `content` atomically (see `fileops::atomic_replace`). An existing file is locked
+/// while it is replaced, so an edit in progress cannot write back stale content over it.
+pub fn write_file(
+    ws: &Workspace,
+    path: &ToolPath,
+    content: &str,
+    ctl: &CallControl,
+) -> Result<(WriteOutput, Vec<String>)> {
+    check_write_size(ws, content.len() as u64, "content", SPLIT_HINT)?;
+    refuse_trailing_slash(path)?;
+    let display = &path.display;
+    let located = ws.resolve(path, true, ctl)?;
+    let leaf = located.leaf_name(display)?;
+    let existing = match open_leaf_read(&located.dir, leaf) {
+        Ok(file) => {
+            require_regular(
+                &file
+                    .metadata()
+                    .map_err(|e| WsfsError::from_io(&e, display))?,
+                display,
+            )?;
+            let reopen = || open_leaf_read(&located.dir, leaf);
+            Some(lock_current(
+                &located.dir,
+                leaf,
+                file,
+                reopen,
+                display,
+                ctl,
+            )?)
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(not_a_file_or(e, display)),
+    };
+    let mode = existing.as_ref().map(|locked| locked.meta.mode());
+    let mut warnings = atomic_replace(&located.dir, leaf, content.as_bytes(), mode, display, ctl)?;
+    let created = existing.is_none();
+    if !created {
+        warnings.insert(0, OVERWRITE_WARNING.to_string());
+    }
+    Ok((
+        WriteOutput {
+            path: display.clone(),
+            bytes_written: content.len() as u64,
+            created,
+        },
+        warnings,
+    ))
+}
+
+/// Appends with one `O_APPEND` write under the file's lock, then fsyncs. Refuses files with
+/// more than one hard link: appending in place would change the other names too.
+pub fn append_file(
+    ws: &Workspace,
+    path: &ToolPath,
+    content: &str,
+    ctl: &CallControl,
+) -> Result<(AppendOutput, Vec<String>)> {
+    check_write_size(ws, content.len() as u64, "content", SPLIT_HINT)?;
+    refuse_trailing_slash(path)?;
+    let display = &path.display;
+    let io_err = |e: io::Error| WsfsError::from_io(&e, display);
+    let located = ws.resolve(path, true, ctl)?;
+    let leaf = located.leaf_name(display)?;
+    let existed = located.dir.symlink_metadata(leaf).is_ok();
+    let file = open_leaf_append(&located.dir, leaf).map_err(|e| not_a_file_or(e, display))?;
+    require_regular(&file.metadata().map_err(io_err)?, display)?;
+    let reopen = || open_leaf_append(&located.dir, leaf);
+    let mut locked = lock_current(&located.dir, leaf, file, reopen, display, ctl)?;
+    refuse_hard_links(&locked.meta, display)?;
+    ctl.check()?;
+    // The commit point: one write(2) with O_APPEND.
+    locked.file.write_all(content.as_bytes()).map_err(io_err)?;
+    let mut warnings = Vec::new();
+    if let Err(e) = locked.file.sync_data() {
+        warnings.push(format!("appended, but fsync failed: {e}"));
+    }
+    if !existed {
+        if let Err(e) = sync_dir(&located.dir) {
+            warnings.push(format!("appended, but syncing the directory failed: {e}"));
+        }
+    }
+    let size = locked
+        .file
+        .metadata()
+        .map(|m| m.len())
+        .unwrap_or(locked.meta.len() + content.len() as u64);
+    Ok((
+        AppendOutput {
+            path: display.clone(),
+            bytes_appended: content.len() as u64,
+            size,
+        },
+        warnings,
+    ))
+}
+
+fn refuse_hard_links(meta: &Metadata, display: &str) -> Result<()> {
+    if meta.nlink() > 1 {
+        return Err(WsfsError::new(
+            ErrorCode::PermissionDenied,
+            format!("{display} has {} hard links; appending in place would change the other names too. Use write_file or edit_file, which replace the file", meta.nlink()),
+        ));
+    }
+    Ok(())
+}
+
+/// Opening a FIFO without a reader for writing fails with ENXIO; that is "not a file".
+fn not_a_file_or(e: io::Error, display: &str) -> WsfsError {
+    if e.raw_os_error() == Some(libc::ENXIO) {
+        return WsfsError::new(
+            ErrorCode::NotAFile,
+            format!("{display} is not a regular file (a FIFO, socket or device)"),
+        );
+    }
+    WsfsError::from_io(&e, display)
+}

@@ -1,0 +1,263 @@
+//! An open workspace: the root's directory handle, its limits, and how tool paths are parsed.
+
+use crate::config::{absolute_root, broad_root_warning, Config, Limits};
+use crate::error::{ErrorCode, Result, WsfsError};
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+use std::path::{Component, Path, PathBuf};
+
+/// Longest tool path accepted, in bytes (Linux `PATH_MAX`).
+pub const MAX_PATH_BYTES: usize = 4096;
+
+/// An open workspace. Every filesystem access of a confined workspace goes through `root_dir`.
+#[derive(Debug)]
+pub struct Workspace {
+    pub(crate) root_dir: Dir,
+    /// The root with its symlinks resolved at open.
+    pub(crate) root: PathBuf,
+    /// The root as configured (absolute, `~` expanded), accepted as a prefix of absolute paths.
+    pub(crate) configured_root: PathBuf,
+    pub(crate) restrict: bool,
+    pub(crate) limits: Limits,
+}
+
+/// Where a tool path is resolved from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Anchor {
+    /// Beneath the workspace's directory handle: the kernel refuses every escape.
+    Root,
+    /// From `/`, for `restrict_to_workspace=false`; system locations are refused.
+    Host,
+}
+
+/// A validated tool path, not yet resolved.
+#[derive(Debug, Clone)]
+pub(crate) struct ToolPath {
+    pub anchor: Anchor,
+    /// Relative to the anchor: the workspace root, or `/`.
+    pub rel: PathBuf,
+    /// Shown to the model: workspace-relative wherever representable.
+    pub display: String,
+    pub trailing_slash: bool,
+}
+
+impl Workspace {
+    /// Opens (creating if needed) the configured root. Returns the workspace and its warnings.
+    pub fn open(config: &Config) -> Result<(Workspace, Vec<String>)> {
+        let configured_root = absolute_root(&config.root)?;
+        let shown = configured_root.display().to_string();
+        match std::fs::metadata(&configured_root) {
+            Ok(meta) if !meta.is_dir() => {
+                return Err(WsfsError::new(
+                    ErrorCode::NotADirectory,
+                    format!("workspace root {shown} exists and is not a directory"),
+                ))
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(&configured_root)
+                    .map_err(|e| WsfsError::from_io(&e, &shown))?;
+            }
+            Err(e) => return Err(WsfsError::from_io(&e, &shown)),
+        }
+        let root = configured_root
+            .canonicalize()
+            .map_err(|e| WsfsError::from_io(&e, &shown))?;
+        let root_dir = Dir::open_ambient_dir(&root, ambient_authority())
+            .map_err(|e| WsfsError::from_io(&e, &shown))?;
+        let warnings = broad_root_warning(&root).into_iter().collect();
+        Ok((
+            Workspace {
+                root_dir,
+                root,
+                configured_root,
+                restrict: config.restrict_to_workspace,
+                limits: config.limits,
+            },
+            warnings,
+        ))
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    pub fn restricts_to_workspace(&self) -> bool {
+        self.restrict
+    }
+
+    /// Validates a tool path and decides where it resolves from. Confinement is not decided
+    /// here: this only strips the root prefix from absolute paths; the kernel does the rest.
+    pub(crate) fn parse_path(&self, raw: &str) -> Result<ToolPath> {
+        if raw.is_empty() {
+            return Err(WsfsError::new(
+                ErrorCode::InvalidPath,
+                "path is empty; use '.' for the workspace root or a relative path like 'src/main.go'",
+            ));
+        }
+        if raw.len() > MAX_PATH_BYTES {
+            return Err(WsfsError::new(
+                ErrorCode::InvalidPath,
+                format!(
+                    "path is {} bytes long; the limit is {MAX_PATH_BYTES} bytes",
+                    raw.len()
+                ),
+            ));
+        }
+        if raw.contains('\0') {
+            return Err(WsfsError::new(
+                ErrorCode::InvalidPath,
+                "path contains a NUL byte",
+            ));
+        }
+        let trailing_slash = raw.len() > 1 && raw.ends_with('/');
+        let path = Path::new(raw);
+        let inside_root = if path.is_absolute() {
+            self.strip_root(path)
+        } else {
+            Some(clean_relative(path))
+        };
+        match (self.restrict, inside_root) {
+            (true, Some(rel)) => Ok(ToolPath {
+                anchor: Anchor::Root,
+                display: display_rel(&rel),
+                rel,
+                trailing_slash,
+            }),
+            (true, None) => Err(WsfsError::new(
+                ErrorCode::OutsideWorkspace,
+                format!(
+                    "{raw} is outside the workspace; use a path relative to the workspace root"
+                ),
+            )),
+            (false, inside) => {
+                let absolute = match &inside {
+                    Some(rel) => self.root.join(rel),
+                    None => path.to_path_buf(),
+                };
+                let display = match inside {
+                    Some(rel) if !starts_with_parent(&rel) => display_rel(&rel),
+                    _ => absolute.display().to_string(),
+                };
+                Ok(ToolPath {
+                    anchor: Anchor::Host,
+                    rel: absolute
+                        .strip_prefix("/")
+                        .unwrap_or(&absolute)
+                        .to_path_buf(),
+                    display,
+                    trailing_slash,
+                })
+            }
+        }
+    }
+
+    /// The part of an absolute path below the root, compared component by component, so
+    /// `/x/ws-evil` is not inside `/x/ws`.
+    fn strip_root(&self, path: &Path) -> Option<PathBuf> {
+        [&self.root, &self.configured_root]
+            .iter()
+            .find_map(|root| path.strip_prefix(root).ok())
+            .map(clean_relative)
+    }
+}
+
+/// Drops `.` components; keeps `..` for the kernel to resolve against real directories.
+fn clean_relative(path: &Path) -> PathBuf {
+    path.components()
+        .filter(|c| !matches!(c, Component::CurDir | Component::RootDir))
+        .collect()
+}
+
+fn starts_with_parent(rel: &Path) -> bool {
+    rel.components().any(|c| c == Component::ParentDir)
+}
+
+pub(crate) fn display_rel(rel: &Path) -> String {
+    if rel.as_os_str().is_empty() {
+        ".".to_string()
+    } else {
+        rel.to_string_lossy().into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ws(dir: &Path, restrict: bool) -> Workspace {
+        let config = Config {
+            root: dir.to_string_lossy().into_owned(),
+            restrict_to_workspace: restrict,
+            limits: Limits::default(),
+        };
+        Workspace::open(&config).unwrap().0
+    }
+
+    #[test]
+    fn absolute_paths_must_be_inside_component_wise() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("ws");
+        let w = ws(&root, true);
+        let inside = w
+            .parse_path(&format!("{}/a/b.txt", root.display()))
+            .unwrap();
+        assert_eq!(inside.rel, PathBuf::from("a/b.txt"));
+        assert_eq!(inside.display, "a/b.txt");
+        let evil = w
+            .parse_path(&format!("{}-evil/x", root.display()))
+            .unwrap_err();
+        assert_eq!(evil.code, ErrorCode::OutsideWorkspace);
+        assert_eq!(
+            w.parse_path("/etc/passwd").unwrap_err().code,
+            ErrorCode::OutsideWorkspace
+        );
+    }
+
+    #[test]
+    fn rejects_bad_strings() {
+        let tmp = tempfile::tempdir().unwrap();
+        let w = ws(tmp.path(), true);
+        assert_eq!(w.parse_path("").unwrap_err().code, ErrorCode::InvalidPath);
+        assert_eq!(
+            w.parse_path("a\0b").unwrap_err().code,
+            ErrorCode::InvalidPath
+        );
+        let long = "a/".repeat(3000);
+        assert_eq!(
+            w.parse_path(&long).unwrap_err().code,
+            ErrorCode::InvalidPath
+        );
+    }
+
+    #[test]
+    fn relative_forms() {
+        let tmp = tempfile::tempdir().unwrap();
+        let w = ws(tmp.path(), true);
+        let p = w.parse_path("./a/./b/").unwrap();
+        assert_eq!(p.rel, PathBuf::from("a/b"));
+        assert!(p.trailing_slash);
+        assert_eq!(w.parse_path(".").unwrap().display, ".");
+        // `~` and `$HOME` are literal names.
+        assert_eq!(w.parse_path("~/x").unwrap().rel, PathBuf::from("~/x"));
+        assert_eq!(w.parse_path("$HOME").unwrap().rel, PathBuf::from("$HOME"));
+        // `..` is kept for the kernel, which refuses it at the root.
+        assert_eq!(w.parse_path("../x").unwrap().rel, PathBuf::from("../x"));
+    }
+
+    #[test]
+    fn host_mode_keeps_relative_display_inside_root() {
+        let tmp = tempfile::tempdir().unwrap();
+        let w = ws(tmp.path(), false);
+        let p = w.parse_path("a.txt").unwrap();
+        assert_eq!(p.anchor, Anchor::Host);
+        assert_eq!(p.display, "a.txt");
+        assert_eq!(Path::new("/").join(&p.rel), w.root.join("a.txt"));
+        let out = w.parse_path("/var/tmp/x").unwrap();
+        assert_eq!(out.display, "/var/tmp/x");
+    }
+}
