@@ -113,21 +113,22 @@ fn wait_for_lock(file: &std::fs::File, ctl: &CallControl) -> Result<()> {
 }
 
 /// Replaces `leaf` in `dir` with `content` atomically and durably: a new temp file (random
-/// name, `O_EXCL`, no follow) is written, given `mode` on the open file, fsynced, renamed over
-/// the leaf (the commit point), then the directory is fsynced. Before the rename nothing is
+/// name, `O_EXCL`, no follow) is written, given the replaced file's owner (best effort) and
+/// mode on the open file, fsynced, renamed over the leaf (the commit point), then the
+/// directory is fsynced. Before the rename nothing is
 /// visible and the temp file is removed on every error path.
 /// Returns warnings (an fsync of the directory failing after the commit is only a warning).
 pub fn atomic_replace(
     dir: &Dir,
     leaf: &OsStr,
     content: &[u8],
-    mode: Option<u32>,
+    keep: Option<&Metadata>,
     display: &str,
     ctl: &CallControl,
 ) -> Result<Vec<String>> {
     let io_err = |e: io::Error| WsfsError::from_io(&e, display);
     let (temp_name, temp) = create_temp(dir).map_err(io_err)?;
-    let written = write_temp(temp, content, mode, ctl).map_err(|e| match e {
+    let written = write_temp(temp, content, keep, ctl).map_err(|e| match e {
         TempError::Io(e) => io_err(e),
         TempError::Stopped(e) => e,
     });
@@ -155,7 +156,7 @@ enum TempError {
 fn write_temp(
     mut temp: File,
     content: &[u8],
-    mode: Option<u32>,
+    keep: Option<&Metadata>,
     ctl: &CallControl,
 ) -> std::result::Result<(), TempError> {
     const CHUNK: usize = 1 << 20;
@@ -163,8 +164,13 @@ fn write_temp(
         ctl.check().map_err(TempError::Stopped)?;
         temp.write_all(chunk).map_err(TempError::Io)?;
     }
-    if let Some(mode) = mode {
-        temp.set_permissions(Permissions::from_mode(mode & 0o7777))
+    if let Some(old) = keep {
+        // Owner first (only root may change it; others keep their own), then the mode,
+        // because chown clears set-id bits.
+        let std_file = temp.into_std();
+        let _ = std::os::unix::fs::fchown(&std_file, Some(old.uid()), Some(old.gid()));
+        temp = File::from_std(std_file);
+        temp.set_permissions(Permissions::from_mode(old.mode() & 0o7777))
             .map_err(TempError::Io)?;
     }
     temp.sync_all().map_err(TempError::Io)
@@ -245,7 +251,10 @@ mod tests {
         let dir = Dir::open_ambient_dir(tmp.path(), ambient_authority()).unwrap();
         dir.write("f", b"old").unwrap();
         let ctl = CallControl::new(Duration::from_secs(10), None);
-        atomic_replace(&dir, OsStr::new("f"), b"new", Some(0o600), "f", &ctl).unwrap();
+        dir.set_permissions("f", Permissions::from_mode(0o600))
+            .unwrap();
+        let old = dir.metadata("f").unwrap();
+        atomic_replace(&dir, OsStr::new("f"), b"new", Some(&old), "f", &ctl).unwrap();
         assert_eq!(dir.read("f").unwrap(), b"new");
         assert_eq!(dir.metadata("f").unwrap().mode() & 0o7777, 0o600);
         let names: Vec<_> = dir

@@ -23,25 +23,36 @@ pub fn read(out: &ReadOutput) -> String {
     text
 }
 
+fn bytes(n: u64) -> String {
+    if n == 1 {
+        "1 byte".to_string()
+    } else {
+        format!("{n} bytes")
+    }
+}
+
 pub fn write(out: &WriteOutput) -> String {
     let how = if out.created { "created" } else { "overwrote" };
-    format!("{how} {} ({} bytes)", out.path, out.bytes_written)
+    format!("{how} {} ({})", out.path, bytes(out.bytes_written))
 }
 
 pub fn append(out: &AppendOutput) -> String {
     format!(
-        "appended {} bytes to {} (now {} bytes)",
-        out.bytes_appended, out.path, out.size
+        "appended {} to {} (now {})",
+        bytes(out.bytes_appended),
+        out.path,
+        bytes(out.size)
     )
 }
 
 pub fn list(out: &ListOutput) -> String {
-    let mut text = format!("{} ({} entries)\n", out.path, out.total);
+    let noun = if out.total == 1 { "entry" } else { "entries" };
+    let mut text = format!("{} ({} {noun})\n", out.path, out.total);
     for e in &out.entries {
         let _ = match e.kind {
             "dir" => writeln!(text, "{}/", e.name),
             "symlink" => writeln!(text, "{}@", e.name),
-            "file" => writeln!(text, "{}  {} bytes", e.name, e.size),
+            "file" => writeln!(text, "{}  {}", e.name, bytes(e.size)),
             _ => writeln!(text, "{}  (special file)", e.name),
         };
     }

@@ -5,7 +5,6 @@ use crate::error::{ErrorCode, Result, WsfsError};
 use crate::fileops::{atomic_replace, decode_text, lock_current, open_leaf_read, require_regular};
 use crate::tools::write::check_write_size;
 use crate::workspace::{ToolPath, Workspace};
-use cap_std::fs::MetadataExt;
 use serde::Serialize;
 use std::io::Read;
 
@@ -81,7 +80,7 @@ pub fn edit_file(
         &located.dir,
         leaf,
         updated.as_bytes(),
-        Some(locked.meta.mode()),
+        Some(&locked.meta),
         display,
         ctl,
     )?;

@@ -66,7 +66,7 @@ pub fn write_file(
     let display = &path.display;
     let located = ws.resolve(path, true, ctl)?;
     let leaf = located.leaf_name(display)?;
-    let existing = match open_leaf_read(&located.dir, leaf) {
+    let locked = match open_leaf_read(&located.dir, leaf) {
         Ok(file) => {
             require_regular(
                 &file
@@ -85,10 +85,23 @@ pub fn write_file(
             )?)
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        // Unreadable but replaceable (a write-only file): replace it without the lock.
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied && e.raw_os_error().is_some() => None,
         Err(e) => return Err(not_a_file_or(e, display)),
     };
-    let mode = existing.as_ref().map(|locked| locked.meta.mode());
-    let mut warnings = atomic_replace(&located.dir, leaf, content.as_bytes(), mode, display, ctl)?;
+    let existing = match &locked {
+        Some(locked) => Some(locked.meta.clone()),
+        None => located.dir.symlink_metadata(leaf).ok(),
+    };
+    let mut warnings = atomic_replace(
+        &located.dir,
+        leaf,
+        content.as_bytes(),
+        existing.as_ref(),
+        display,
+        ctl,
+    )?;
+    drop(locked);
     let created = existing.is_none();
     if !created {
         warnings.insert(0, OVERWRITE_WARNING.to_string());
