@@ -6,7 +6,7 @@ GO ?= go
 PYTHON ?= python3
 LIB_DIR := $(CURDIR)/target/release
 
-.PHONY: all build run test test-rust test-header test-python test-go bench bench-short lint clean
+.PHONY: all build run test test-rust test-c test-header test-python test-go bench bench-short lint clean
 
 all: build
 
@@ -19,7 +19,7 @@ run: build
 	cd go && $(GO) run ./cmd/wsfs demo
 
 ## test: everything CI checks
-test: lint build test-header test-rust test-python test-go bench-short
+test: lint build test-header test-rust test-c test-python test-go bench-short
 	@echo "make test: all checks passed"
 
 lint:
@@ -33,6 +33,11 @@ test-header: build
 
 test-rust:
 	$(CARGO) test --release --locked
+
+# The README's C example, linked against the static library.
+test-c: build
+	cc -Wall -Werror -Iinclude examples/c/example.c $(LIB_DIR)/libwsfs.a -lpthread -ldl -lm -o target/c-example
+	./target/c-example | grep -q '"code":"outside_workspace"'
 
 test-python: build
 	WSFS_LIB=$(LIB_DIR)/libwsfs.so $(PYTHON) tests/python/smoke_test.py
