@@ -116,6 +116,17 @@ fn control(ws: &Workspace, options: &CallOptions) -> Result<CallControl> {
     Ok(CallControl::new(Duration::from_millis(timeout_ms), cancel))
 }
 
+/// Runs a tool on an open workspace without the handle registry or the envelope: the core
+/// that the C ABI wraps (used directly by Rust callers and the core benchmarks).
+pub fn run_tool(
+    ws: &Workspace,
+    tool: &str,
+    args_json: &str,
+    ctl: &CallControl,
+) -> Result<(ToolData, Vec<String>)> {
+    run(ws, tool, args_json, ctl, &mut String::new())
+}
+
 fn run(
     ws: &Workspace,
     tool: &str,

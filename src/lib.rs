@@ -22,5 +22,10 @@ mod workspace;
 
 pub use config::{Config, Limits};
 pub use control::{token_cancel, token_free, token_new, CallControl};
+pub use dispatch::{run_tool, ToolData};
 pub use error::{ErrorCode, WsfsError};
+pub use tools::edit::EditOutput;
+pub use tools::list::{Entry, ListOutput};
+pub use tools::read::ReadOutput;
+pub use tools::write::{AppendOutput, WriteOutput};
 pub use workspace::Workspace;
