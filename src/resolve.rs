@@ -33,6 +33,8 @@ pub(crate) struct Located {
     /// The directory, relative to the anchor (kept to resolve relative symlink targets).
     parent_rel: PathBuf,
     anchor: Anchor,
+    /// Directories this resolution created, anchor-relative, outermost first.
+    pub created: Vec<PathBuf>,
 }
 
 impl Located {
@@ -57,25 +59,48 @@ impl Workspace {
         ctl: &CallControl,
     ) -> Result<Located> {
         let mut rel = path.rel.clone();
+        let mut created = Vec::new();
         for _ in 0..MAX_SYMLINK_HOPS {
-            ctl.check()?;
-            let located = self.locate(path.anchor, &rel, create_parents, &path.display)?;
+            if let Err(e) = ctl.check() {
+                self.remove_created(path.anchor, &created);
+                return Err(e);
+            }
+            let mut located = match self.locate(path.anchor, &rel, create_parents, &path.display) {
+                Ok(located) => located,
+                Err(e) => {
+                    self.remove_created(path.anchor, &created);
+                    return Err(e);
+                }
+            };
+            created.append(&mut located.created);
+            located.created = created.clone();
             let Some(leaf) = &located.leaf else {
                 return Ok(located);
             };
             match located.dir.symlink_metadata(leaf) {
                 Ok(meta) if meta.file_type().is_symlink() => {
-                    let target = located
+                    let next = located
                         .dir
                         .read_link_contents(leaf)
-                        .map_err(|e| WsfsError::from_io(&e, &path.display))?;
-                    rel = self.symlink_target(&located, &target, &path.display)?;
+                        .map_err(|e| WsfsError::from_io(&e, &path.display))
+                        .and_then(|target| self.symlink_target(&located, &target, &path.display));
+                    match next {
+                        Ok(next) => rel = next,
+                        Err(e) => {
+                            self.remove_created(path.anchor, &created);
+                            return Err(e);
+                        }
+                    }
                 }
                 Ok(_) => return Ok(located),
                 Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(located),
-                Err(e) => return Err(WsfsError::from_io(&e, &path.display)),
+                Err(e) => {
+                    self.remove_created(path.anchor, &created);
+                    return Err(WsfsError::from_io(&e, &path.display));
+                }
             }
         }
+        self.remove_created(path.anchor, &created);
         Err(WsfsError::new(
             ErrorCode::InvalidPath,
             format!("{}: too many levels of symbolic links", path.display),
@@ -91,28 +116,38 @@ impl Workspace {
         display: &str,
     ) -> Result<Located> {
         let (parent_rel, leaf) = split_leaf(rel);
-        let opened = self.open_anchored_dir(anchor, &parent_rel);
-        let dir = match opened {
+        let mut created = Vec::new();
+        let opened = match self.open_anchored_dir(anchor, &parent_rel) {
             Err(e) if create_parents && e.kind() == io::ErrorKind::NotFound => {
-                self.create_dirs(anchor, &parent_rel, display)?;
+                created = self.create_dirs(anchor, &parent_rel, display)?;
                 self.open_anchored_dir(anchor, &parent_rel)
             }
             other => other,
-        }
-        .map_err(|e| WsfsError::from_io(&e, display))?;
+        };
+        let dir = match opened {
+            Ok(dir) => dir,
+            Err(e) => {
+                self.remove_created(anchor, &created);
+                return Err(WsfsError::from_io(&e, display));
+            }
+        };
         if anchor == Anchor::Host {
             let real = real_path(&dir).map_err(|e| WsfsError::from_io(&e, display))?;
             let full = match &leaf {
                 Some(name) => real.join(name),
                 None => real,
             };
-            self.check_host_path(&full, display)?;
+            if let Err(e) = self.check_host_path(&full, display) {
+                self.remove_created(anchor, &created);
+                return Err(e);
+            }
         }
         Ok(Located {
             dir,
             leaf,
             parent_rel,
             anchor,
+            created,
         })
     }
 
@@ -124,30 +159,66 @@ impl Workspace {
         }
     }
 
-    fn create_dirs(&self, anchor: Anchor, rel: &Path, display: &str) -> Result<()> {
-        match anchor {
-            Anchor::Root => self
-                .root_dir
-                .create_dir_all(rel)
-                .map_err(|e| WsfsError::from_io(&e, display)),
-            Anchor::Host => self.create_host_dirs(rel, display),
+    /// Creates the missing directories of `rel` and returns them, outermost first, so a call
+    /// that stops before its commit point can remove them again.
+    fn create_dirs(&self, anchor: Anchor, rel: &Path, display: &str) -> Result<Vec<PathBuf>> {
+        let mut created = Vec::new();
+        let outcome = match anchor {
+            Anchor::Root => self.create_root_dirs(rel, &mut created),
+            Anchor::Host => self.create_host_dirs(rel, display, &mut created),
+        };
+        match outcome {
+            Ok(()) => Ok(created),
+            Err(e) => {
+                self.remove_created(anchor, &created);
+                Err(match e {
+                    CreateError::Io(e) => WsfsError::from_io(&e, display),
+                    CreateError::Refused(e) => e,
+                })
+            }
         }
+    }
+
+    /// One `mkdirat` per component, each resolved beneath the root by cap-std.
+    fn create_root_dirs(
+        &self,
+        rel: &Path,
+        created: &mut Vec<PathBuf>,
+    ) -> std::result::Result<(), CreateError> {
+        let mut prefix = PathBuf::new();
+        for component in rel.components() {
+            prefix.push(component);
+            if !matches!(component, Component::Normal(_)) {
+                continue;
+            }
+            match self.root_dir.create_dir(&prefix) {
+                Ok(()) => created.push(prefix.clone()),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(CreateError::Io(e)),
+            }
+        }
+        Ok(())
     }
 
     /// Creates missing directories one at a time, each inside a handle whose real path was
     /// checked first, so a symlink cannot steer creation into a protected location.
-    fn create_host_dirs(&self, rel: &Path, display: &str) -> Result<()> {
-        let io_err = |e: io::Error| WsfsError::from_io(&e, display);
-        let mut dir = Dir::open_ambient_dir("/", ambient_authority()).map_err(io_err)?;
+    fn create_host_dirs(
+        &self,
+        rel: &Path,
+        display: &str,
+        created: &mut Vec<PathBuf>,
+    ) -> std::result::Result<(), CreateError> {
+        let mut dir = Dir::open_ambient_dir("/", ambient_authority()).map_err(CreateError::Io)?;
         for component in rel.components() {
             let name = match component {
                 Component::Normal(name) => name,
                 Component::ParentDir => {
                     // Not confinement (this is the unrestricted mode): step up through the
                     // handle's real path, as the kernel would.
-                    let real = real_path(&dir).map_err(io_err)?;
+                    let real = real_path(&dir).map_err(CreateError::Io)?;
                     let up = real.parent().unwrap_or(Path::new("/"));
-                    dir = Dir::open_ambient_dir(up, ambient_authority()).map_err(io_err)?;
+                    dir =
+                        Dir::open_ambient_dir(up, ambient_authority()).map_err(CreateError::Io)?;
                     continue;
                 }
                 _ => continue,
@@ -155,19 +226,40 @@ impl Workspace {
             match dir.open_dir(name) {
                 Ok(next) => dir = next,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    let real = real_path(&dir).map_err(io_err)?;
-                    self.check_host_path(&real.join(name), display)?;
+                    let target = real_path(&dir).map_err(CreateError::Io)?.join(name);
+                    self.check_host_path(&target, display)
+                        .map_err(CreateError::Refused)?;
                     match dir.create_dir(name) {
-                        Ok(()) => {}
+                        Ok(()) => created.push(target.strip_prefix("/").unwrap_or(&target).into()),
                         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                        Err(e) => return Err(io_err(e)),
+                        Err(e) => return Err(CreateError::Io(e)),
                     }
-                    dir = dir.open_dir(name).map_err(io_err)?;
+                    dir = dir.open_dir(name).map_err(CreateError::Io)?;
                 }
-                Err(e) => return Err(io_err(e)),
+                Err(e) => return Err(CreateError::Io(e)),
             }
         }
         Ok(())
+    }
+
+    /// Removes the directories `located`'s resolution created, for a call that failed or was
+    /// stopped before its commit point.
+    pub(crate) fn undo_created(&self, located: &Located) {
+        self.remove_created(located.anchor, &located.created);
+    }
+
+    /// Best-effort removal of directories a stopped call created (innermost first); a
+    /// directory something else has meanwhile put a file in stays.
+    pub(crate) fn remove_created(&self, anchor: Anchor, created: &[PathBuf]) {
+        for dir in created.iter().rev() {
+            let removed = match anchor {
+                Anchor::Root => self.root_dir.remove_dir(dir),
+                Anchor::Host => std::fs::remove_dir(Path::new("/").join(dir)),
+            };
+            if removed.is_err() {
+                return;
+            }
+        }
     }
 
     /// The anchor-relative path a symlink in the leaf position points to.
@@ -208,6 +300,11 @@ impl Workspace {
     }
 }
 
+enum CreateError {
+    Io(io::Error),
+    Refused(WsfsError),
+}
+
 /// Splits `rel` into its directory part and last name; `.`/`..` endings name directories.
 fn split_leaf(rel: &Path) -> (PathBuf, Option<OsString>) {
     match rel.components().next_back() {
@@ -228,6 +325,59 @@ pub(crate) fn real_path(handle: &impl AsRawFd) -> io::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{Config, Limits};
+    use std::time::Duration;
+
+    fn workspace(root: &Path) -> Workspace {
+        let config = Config {
+            root: root.to_string_lossy().into_owned(),
+            restrict_to_workspace: true,
+            limits: Limits::default(),
+        };
+        Workspace::open(&config).unwrap().0
+    }
+
+    #[test]
+    fn failed_resolution_removes_the_directories_it_created() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = workspace(tmp.path());
+        let ctl = CallControl::new(Duration::from_secs(10), None);
+        // Creates new/deeper, then finds the parent escapes the root.
+        let path = ws.parse_path("new/deeper/../../../x").unwrap();
+        let err = ws.resolve(&path, true, &ctl).unwrap_err();
+        assert_eq!(err.code, ErrorCode::OutsideWorkspace);
+        assert!(
+            !tmp.path().join("new").exists(),
+            "created directories were left behind"
+        );
+    }
+
+    #[test]
+    fn symlinked_leaf_resolves_to_its_target_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("real")).unwrap();
+        std::os::unix::fs::symlink("real/f.txt", tmp.path().join("link")).unwrap();
+        let ws = workspace(tmp.path());
+        let ctl = CallControl::new(Duration::from_secs(10), None);
+        let located = ws
+            .resolve(&ws.parse_path("link").unwrap(), false, &ctl)
+            .unwrap();
+        assert_eq!(located.leaf, Some(OsString::from("f.txt")));
+        assert_eq!(located.parent_rel, PathBuf::from("real"));
+    }
+
+    #[test]
+    fn symlink_loops_are_invalid_paths() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("b", tmp.path().join("a")).unwrap();
+        std::os::unix::fs::symlink("a", tmp.path().join("b")).unwrap();
+        let ws = workspace(tmp.path());
+        let ctl = CallControl::new(Duration::from_secs(10), None);
+        let err = ws
+            .resolve(&ws.parse_path("a").unwrap(), false, &ctl)
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidPath);
+    }
 
     #[test]
     fn split_leaf_forms() {

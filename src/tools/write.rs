@@ -5,6 +5,7 @@ use crate::error::{ErrorCode, Result, WsfsError};
 use crate::fileops::{
     atomic_replace, lock_current, open_leaf_append, open_leaf_read, require_regular, sync_dir,
 };
+use crate::resolve::Located;
 use crate::workspace::{ToolPath, Workspace};
 use cap_std::fs::{Metadata, MetadataExt};
 use serde::Serialize;
@@ -63,17 +64,36 @@ pub fn write_file(
 ) -> Result<(WriteOutput, Vec<String>)> {
     check_write_size(ws, content.len() as u64, "content", SPLIT_HINT)?;
     refuse_trailing_slash(path)?;
-    let display = &path.display;
     let located = ws.resolve(path, true, ctl)?;
+    let written = replace_leaf(&located, content, &path.display, ctl);
+    if written.is_err() {
+        ws.undo_created(&located);
+    }
+    let (created, warnings) = written?;
+    Ok((
+        WriteOutput {
+            path: path.display.clone(),
+            bytes_written: content.len() as u64,
+            created,
+        },
+        warnings,
+    ))
+}
+
+/// The write itself; returns whether the file was created, and the warnings.
+fn replace_leaf(
+    located: &Located,
+    content: &str,
+    display: &str,
+    ctl: &CallControl,
+) -> Result<(bool, Vec<String>)> {
     let leaf = located.leaf_name(display)?;
     let locked = match open_leaf_read(&located.dir, leaf) {
         Ok(file) => {
-            require_regular(
-                &file
-                    .metadata()
-                    .map_err(|e| WsfsError::from_io(&e, display))?,
-                display,
-            )?;
+            let meta = file
+                .metadata()
+                .map_err(|e| WsfsError::from_io(&e, display))?;
+            require_regular(&meta, display)?;
             let reopen = || open_leaf_read(&located.dir, leaf);
             Some(lock_current(
                 &located.dir,
@@ -101,19 +121,10 @@ pub fn write_file(
         display,
         ctl,
     )?;
-    drop(locked);
-    let created = existing.is_none();
-    if !created {
+    if existing.is_some() {
         warnings.insert(0, OVERWRITE_WARNING.to_string());
     }
-    Ok((
-        WriteOutput {
-            path: display.clone(),
-            bytes_written: content.len() as u64,
-            created,
-        },
-        warnings,
-    ))
+    Ok((existing.is_none(), warnings))
 }
 
 /// Appends with one `O_APPEND` write under the file's lock, then fsyncs. Refuses files with
@@ -126,17 +137,44 @@ pub fn append_file(
 ) -> Result<(AppendOutput, Vec<String>)> {
     check_write_size(ws, content.len() as u64, "content", SPLIT_HINT)?;
     refuse_trailing_slash(path)?;
-    let display = &path.display;
-    let io_err = |e: io::Error| WsfsError::from_io(&e, display);
     let located = ws.resolve(path, true, ctl)?;
+    let appended = append_leaf(&located, content, &path.display, ctl);
+    if appended.is_err() {
+        ws.undo_created(&located);
+    }
+    let (size, warnings) = appended?;
+    Ok((
+        AppendOutput {
+            path: path.display.clone(),
+            bytes_appended: content.len() as u64,
+            size,
+        },
+        warnings,
+    ))
+}
+
+/// The append itself; returns the new size and the warnings. A file it created is removed
+/// again if the call stops before the write.
+fn append_leaf(
+    located: &Located,
+    content: &str,
+    display: &str,
+    ctl: &CallControl,
+) -> Result<(u64, Vec<String>)> {
+    let io_err = |e: io::Error| WsfsError::from_io(&e, display);
     let leaf = located.leaf_name(display)?;
     let existed = located.dir.symlink_metadata(leaf).is_ok();
     let file = open_leaf_append(&located.dir, leaf).map_err(|e| not_a_file_or(e, display))?;
-    require_regular(&file.metadata().map_err(io_err)?, display)?;
     let reopen = || open_leaf_append(&located.dir, leaf);
-    let mut locked = lock_current(&located.dir, leaf, file, reopen, display, ctl)?;
-    refuse_hard_links(&locked.meta, display)?;
-    ctl.check()?;
+    let mut locked = require_regular(&file.metadata().map_err(io_err)?, display)
+        .and_then(|()| lock_current(&located.dir, leaf, file, reopen, display, ctl))?;
+    let ready = refuse_hard_links(&locked.meta, display).and_then(|()| ctl.check());
+    if let Err(e) = ready {
+        if !existed && locked.meta.len() == 0 {
+            let _ = located.dir.remove_file(leaf);
+        }
+        return Err(e);
+    }
     // The commit point: one write(2) with O_APPEND.
     locked.file.write_all(content.as_bytes()).map_err(io_err)?;
     let mut warnings = Vec::new();
@@ -153,14 +191,7 @@ pub fn append_file(
         .metadata()
         .map(|m| m.len())
         .unwrap_or(locked.meta.len() + content.len() as u64);
-    Ok((
-        AppendOutput {
-            path: display.clone(),
-            bytes_appended: content.len() as u64,
-            size,
-        },
-        warnings,
-    ))
+    Ok((size, warnings))
 }
 
 fn refuse_hard_links(meta: &Metadata, display: &str) -> Result<()> {
