@@ -37,7 +37,7 @@ pub fn workspace_open(config_json: &str) -> String {
     let mut data = data;
     data["workspace"] = json!(id);
     tracing::info!(target: "wsfs", workspace = id, root = %root, "workspace opened");
-    envelope::success_value(&data, format!("workspace {id} opened at {root}"), &warnings)
+    envelope::success_value(&data, format!("workspace {id} opened"), &warnings)
 }
 
 pub fn workspace_close(id: u64) -> String {

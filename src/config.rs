@@ -61,7 +61,7 @@ pub struct Config {
     pub root: String,
     #[serde(default = "default_true")]
     pub restrict_to_workspace: bool,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "limits_object")]
     pub limits: Limits,
 }
 
@@ -71,7 +71,7 @@ fn default_true() -> bool {
 
 impl Config {
     pub fn from_json(json: &str) -> Result<Config> {
-        let config: Config = serde_json::from_str(json).map_err(|e| {
+        let config: Config = crate::json::parse_object(json).map_err(|e| {
             WsfsError::new(
                 ErrorCode::InvalidArguments,
                 format!("invalid workspace config: {e}"),
@@ -79,6 +79,22 @@ impl Config {
         })?;
         config.limits.validate()?;
         Ok(config)
+    }
+}
+
+/// `limits` must be an object too (serde would take an array positionally).
+fn limits_object<'de, D: serde::Deserializer<'de>>(de: D) -> std::result::Result<Limits, D::Error> {
+    let value = serde_json::Value::deserialize(de)?;
+    if !value.is_object() {
+        return Err(serde::de::Error::custom("limits must be a JSON object"));
+    }
+    serde_json::from_value(value).map_err(serde::de::Error::custom)
+}
+
+impl Config {
+    #[cfg(test)]
+    fn rejects(json: &str) -> bool {
+        Config::from_json(json).is_err()
     }
 }
 
@@ -167,6 +183,13 @@ mod tests {
         assert!(e.message.contains("rot"), "{}", e.message);
         let e = Config::from_json(r#"{"root":"/x","limits":{"max_read_bytes":0}}"#).unwrap_err();
         assert!(e.message.contains("max_read_bytes"));
+    }
+
+    #[test]
+    fn rejects_non_objects() {
+        assert!(Config::rejects(r#"["/tmp/x"]"#));
+        assert!(Config::rejects(r#"{"root":"/x","limits":[1,2,3,4]}"#));
+        assert!(!Config::rejects(r#"{"root":"/x","limits":{}}"#));
     }
 
     #[test]

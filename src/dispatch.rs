@@ -24,7 +24,7 @@ impl CallOptions {
     pub fn from_json(json: Option<&str>) -> Result<CallOptions> {
         match json.map(str::trim) {
             None | Some("") | Some("null") => Ok(CallOptions::default()),
-            Some(json) => serde_json::from_str(json).map_err(|e| {
+            Some(json) => crate::json::parse_object(json).map_err(|e| {
                 WsfsError::new(
                     ErrorCode::InvalidArguments,
                     format!("invalid call options: {e}"),
@@ -213,7 +213,7 @@ fn check_args_size(ws: &Workspace, tool: &str, len: usize) -> Result<()> {
 }
 
 fn parse_args<T: DeserializeOwned>(tool: &str, json: &str) -> Result<T> {
-    serde_json::from_str(json).map_err(|e| {
+    crate::json::parse_object(json).map_err(|e| {
         let expected = match tool {
             "read_file" => "{\"path\": string}",
             "write_file" | "append_file" => "{\"path\": string, \"content\": string}",

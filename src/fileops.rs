@@ -41,6 +41,18 @@ pub fn open_leaf_append(dir: &Dir, leaf: &OsStr) -> io::Result<File> {
     dir.open_with(leaf, &opts)
 }
 
+/// Maps an error from opening a leaf. Opening a socket, or a FIFO without a reader for writing,
+/// fails with ENXIO: that is "not a file".
+pub fn open_error(e: io::Error, display: &str) -> WsfsError {
+    if e.raw_os_error() == Some(libc::ENXIO) {
+        return WsfsError::new(
+            ErrorCode::NotAFile,
+            format!("{display} is not a regular file (a FIFO, socket or device)"),
+        );
+    }
+    WsfsError::from_io(&e, display)
+}
+
 /// Refuses anything but a regular file, naming what it is.
 pub fn require_regular(meta: &Metadata, display: &str) -> Result<()> {
     let ft = meta.file_type();

@@ -12,6 +12,7 @@ mod envelope;
 pub mod error;
 pub mod ffi;
 mod fileops;
+mod json;
 mod logging;
 mod registry;
 mod render;

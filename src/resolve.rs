@@ -9,9 +9,10 @@
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::fileops::require_regular;
 use crate::workspace::{Anchor, ToolPath, Workspace};
 use cap_std::ambient_authority;
-use cap_std::fs::Dir;
+use cap_std::fs::{Dir, Metadata};
 use std::ffi::OsString;
 use std::io;
 use std::os::fd::AsRawFd;
@@ -35,6 +36,9 @@ pub(crate) struct Located {
     anchor: Anchor,
     /// Directories this resolution created, anchor-relative, outermost first.
     pub created: Vec<PathBuf>,
+    /// The leaf's own metadata (`lstat`) when it existed at resolution time, so special files
+    /// are refused without ever being opened.
+    pub leaf_meta: Option<Metadata>,
 }
 
 impl Located {
@@ -46,6 +50,23 @@ impl Located {
                 format!("{display} is a directory, not a file; use list_dir"),
             )
         })
+    }
+
+    /// The leaf name of an existing regular file (or a missing leaf, when `allow_missing`):
+    /// directories and special files are refused here, before anything opens them.
+    pub fn file_leaf(&self, display: &str, allow_missing: bool) -> Result<&OsString> {
+        let leaf = self.leaf_name(display)?;
+        match &self.leaf_meta {
+            Some(meta) => require_regular(meta, display)?,
+            None if allow_missing => {}
+            None => {
+                return Err(WsfsError::new(
+                    ErrorCode::PathNotFound,
+                    format!("{display} does not exist; use list_dir to see what exists"),
+                ))
+            }
+        }
+        Ok(leaf)
     }
 }
 
@@ -92,7 +113,10 @@ impl Workspace {
                         }
                     }
                 }
-                Ok(_) => return Ok(located),
+                Ok(meta) => {
+                    located.leaf_meta = Some(meta);
+                    return Ok(located);
+                }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(located),
                 Err(e) => {
                     self.remove_created(path.anchor, &created);
@@ -148,6 +172,7 @@ impl Workspace {
             parent_rel,
             anchor,
             created,
+            leaf_meta: None,
         })
     }
 

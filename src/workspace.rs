@@ -41,6 +41,22 @@ pub(crate) struct ToolPath {
     pub trailing_slash: bool,
 }
 
+impl ToolPath {
+    /// File tools refuse a trailing `/`: it names a directory.
+    pub fn refuse_trailing_slash(&self) -> Result<()> {
+        if self.trailing_slash {
+            return Err(WsfsError::new(
+                ErrorCode::NotAFile,
+                format!(
+                    "{}/ ends with '/', which names a directory; drop the trailing '/' to name a file",
+                    self.display
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Workspace {
     /// Opens (creating if needed) the configured root. Returns the workspace and its warnings.
     pub fn open(config: &Config) -> Result<(Workspace, Vec<String>)> {

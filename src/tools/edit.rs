@@ -2,7 +2,9 @@
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::{atomic_replace, decode_text, lock_current, open_leaf_read, require_regular};
+use crate::fileops::{
+    atomic_replace, decode_text, lock_current, open_error, open_leaf_read, require_regular,
+};
 use crate::tools::write::check_write_size;
 use crate::workspace::{ToolPath, Workspace};
 use serde::Serialize;
@@ -37,10 +39,11 @@ pub fn edit_file(
         ));
     }
     let display = &path.display;
+    path.refuse_trailing_slash()?;
     let io_err = |e: std::io::Error| WsfsError::from_io(&e, display);
     let located = ws.resolve(path, false, ctl)?;
-    let leaf = located.leaf_name(display)?;
-    let file = open_leaf_read(&located.dir, leaf).map_err(io_err)?;
+    let leaf = located.file_leaf(display, false)?;
+    let file = open_leaf_read(&located.dir, leaf).map_err(|e| open_error(e, display))?;
     require_regular(&file.metadata().map_err(io_err)?, display)?;
     let reopen = || open_leaf_read(&located.dir, leaf);
     let mut locked = lock_current(&located.dir, leaf, file, reopen, display, ctl)?;

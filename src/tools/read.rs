@@ -1,8 +1,8 @@
 //! `read_file`: a bounded read of a regular text file.
 
 use crate::control::CallControl;
-use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::{decode_text, open_leaf_read, require_regular};
+use crate::error::{Result, WsfsError};
+use crate::fileops::{decode_text, open_error, open_leaf_read, require_regular};
 use crate::workspace::{ToolPath, Workspace};
 use serde::Serialize;
 use std::io::Read;
@@ -24,18 +24,14 @@ const CHUNK: usize = 64 * 1024;
 
 pub fn read_file(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<ReadOutput> {
     let display = &path.display;
+    path.refuse_trailing_slash()?;
     let located = ws.resolve(path, false, ctl)?;
-    let leaf = located.leaf_name(display)?;
+    let leaf = located.file_leaf(display, false)?;
     let io_err = |e: std::io::Error| WsfsError::from_io(&e, display);
-    let file = open_leaf_read(&located.dir, leaf).map_err(io_err)?;
+    let file = open_leaf_read(&located.dir, leaf).map_err(|e| open_error(e, display))?;
+    // Checked again on the open file: the name may have been swapped since resolution.
     let meta = file.metadata().map_err(io_err)?;
     require_regular(&meta, display)?;
-    if path.trailing_slash {
-        return Err(WsfsError::new(
-            ErrorCode::NotADirectory,
-            format!("{display} is a file; drop the trailing '/'"),
-        ));
-    }
     let limit = ws.limits.max_read_bytes;
     let (bytes, more) = read_bounded(file, limit, ctl).map_err(|e| match e {
         Stop::Io(e) => io_err(e),

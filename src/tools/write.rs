@@ -3,7 +3,8 @@
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::fileops::{
-    atomic_replace, lock_current, open_leaf_append, open_leaf_read, require_regular, sync_dir,
+    atomic_replace, lock_current, open_error, open_leaf_append, open_leaf_read, require_regular,
+    sync_dir,
 };
 use crate::resolve::Located;
 use crate::workspace::{ToolPath, Workspace};
@@ -41,19 +42,6 @@ pub fn check_write_size(ws: &Workspace, len: u64, what: &str, hint: &str) -> Res
 
 const SPLIT_HINT: &str = "Write less, or split it across write_file and append_file calls";
 
-fn refuse_trailing_slash(path: &ToolPath) -> Result<()> {
-    if path.trailing_slash {
-        return Err(WsfsError::new(
-            ErrorCode::InvalidPath,
-            format!(
-                "{} ends with '/', which names a directory; drop the trailing '/' to name a file",
-                path.display
-            ),
-        ));
-    }
-    Ok(())
-}
-
 /// Writes `content` atomically (see `fileops::atomic_replace`). An existing file is locked
 /// while it is replaced, so an edit in progress cannot write back stale content over it.
 pub fn write_file(
@@ -63,7 +51,7 @@ pub fn write_file(
     ctl: &CallControl,
 ) -> Result<(WriteOutput, Vec<String>)> {
     check_write_size(ws, content.len() as u64, "content", SPLIT_HINT)?;
-    refuse_trailing_slash(path)?;
+    path.refuse_trailing_slash()?;
     let located = ws.resolve(path, true, ctl)?;
     let written = replace_leaf(&located, content, &path.display, ctl);
     if written.is_err() {
@@ -87,7 +75,7 @@ fn replace_leaf(
     display: &str,
     ctl: &CallControl,
 ) -> Result<(bool, Vec<String>)> {
-    let leaf = located.leaf_name(display)?;
+    let leaf = located.file_leaf(display, true)?;
     let locked = match open_leaf_read(&located.dir, leaf) {
         Ok(file) => {
             let meta = file
@@ -107,7 +95,7 @@ fn replace_leaf(
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         // Unreadable but replaceable (a write-only file): replace it without the lock.
         Err(e) if e.kind() == io::ErrorKind::PermissionDenied && e.raw_os_error().is_some() => None,
-        Err(e) => return Err(not_a_file_or(e, display)),
+        Err(e) => return Err(open_error(e, display)),
     };
     let existing = match &locked {
         Some(locked) => Some(locked.meta.clone()),
@@ -136,7 +124,7 @@ pub fn append_file(
     ctl: &CallControl,
 ) -> Result<(AppendOutput, Vec<String>)> {
     check_write_size(ws, content.len() as u64, "content", SPLIT_HINT)?;
-    refuse_trailing_slash(path)?;
+    path.refuse_trailing_slash()?;
     let located = ws.resolve(path, true, ctl)?;
     let appended = append_leaf(&located, content, &path.display, ctl);
     if appended.is_err() {
@@ -162,9 +150,9 @@ fn append_leaf(
     ctl: &CallControl,
 ) -> Result<(u64, Vec<String>)> {
     let io_err = |e: io::Error| WsfsError::from_io(&e, display);
-    let leaf = located.leaf_name(display)?;
-    let existed = located.dir.symlink_metadata(leaf).is_ok();
-    let file = open_leaf_append(&located.dir, leaf).map_err(|e| not_a_file_or(e, display))?;
+    let leaf = located.file_leaf(display, true)?;
+    let existed = located.leaf_meta.is_some();
+    let file = open_leaf_append(&located.dir, leaf).map_err(|e| open_error(e, display))?;
     let reopen = || open_leaf_append(&located.dir, leaf);
     let mut locked = require_regular(&file.metadata().map_err(io_err)?, display)
         .and_then(|()| lock_current(&located.dir, leaf, file, reopen, display, ctl))?;
@@ -202,15 +190,4 @@ fn refuse_hard_links(meta: &Metadata, display: &str) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// Opening a FIFO without a reader for writing fails with ENXIO; that is "not a file".
-fn not_a_file_or(e: io::Error, display: &str) -> WsfsError {
-    if e.raw_os_error() == Some(libc::ENXIO) {
-        return WsfsError::new(
-            ErrorCode::NotAFile,
-            format!("{display} is not a regular file (a FIFO, socket or device)"),
-        );
-    }
-    WsfsError::from_io(&e, display)
 }

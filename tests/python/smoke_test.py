@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""ctypes smoke test of libwsfs.so: the C ABI as any dlopen-ing language sees it.
+
+Library path: $WSFS_LIB, else target/release/libwsfs.so relative to the repository root.
+Exits non-zero if any check fails; the last line is "python smoke: N passed, M failed".
+"""
+import ctypes
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import traceback
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LIB_PATH = os.environ.get("WSFS_LIB") or os.path.join(REPO, "target", "release", "libwsfs.so")
+
+lib = ctypes.CDLL(LIB_PATH)
+# Returned strings are owned by the caller: keep them as raw pointers so they can be freed.
+for name in ("wsfs_version", "wsfs_tool_specs"):
+    getattr(lib, name).argtypes = []
+    getattr(lib, name).restype = ctypes.c_void_p
+lib.wsfs_workspace_open.argtypes = [ctypes.c_char_p]
+lib.wsfs_workspace_open.restype = ctypes.c_void_p
+lib.wsfs_workspace_close.argtypes = [ctypes.c_uint64]
+lib.wsfs_workspace_close.restype = ctypes.c_void_p
+TOOLS = ("read_file", "write_file", "append_file", "list_dir", "edit_file")
+for tool in TOOLS:
+    fn = getattr(lib, "wsfs_" + tool)
+    fn.argtypes = [ctypes.c_uint64, ctypes.c_char_p]
+    fn.restype = ctypes.c_void_p
+lib.wsfs_call.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p]
+lib.wsfs_call.restype = ctypes.c_void_p
+lib.wsfs_call_with_options.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p]
+lib.wsfs_call_with_options.restype = ctypes.c_void_p
+lib.wsfs_cancel_token_new.argtypes = []
+lib.wsfs_cancel_token_new.restype = ctypes.c_uint64
+lib.wsfs_cancel_token_cancel.argtypes = [ctypes.c_uint64]
+lib.wsfs_cancel_token_cancel.restype = None
+lib.wsfs_cancel_token_free.argtypes = [ctypes.c_uint64]
+lib.wsfs_cancel_token_free.restype = None
+lib.wsfs_string_free.argtypes = [ctypes.c_void_p]
+lib.wsfs_string_free.restype = None
+
+
+def take(ptr):
+    """Decode, free exactly once, parse."""
+    assert ptr, "wsfs returned NULL"
+    try:
+        raw = ctypes.string_at(ptr)
+    finally:
+        lib.wsfs_string_free(ptr)
+    return json.loads(raw.decode("utf-8"))
+
+
+def enc(v):
+    return json.dumps(v).encode("utf-8")
+
+
+def tool(ws, name, args):
+    return take(getattr(lib, "wsfs_" + name)(ws, enc(args)))
+
+
+def ok(env):
+    assert env.get("ok") is True, env
+    assert isinstance(env["text"], str) and isinstance(env["warnings"], list), env
+    return env["data"]
+
+
+def err(env, code):
+    assert env.get("ok") is False, env
+    assert env["error"]["code"] == code, env
+    assert env["text"].startswith(code + ": "), env
+    return env["error"]["message"]
+
+
+STATE = {}
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+@test
+def version():
+    v = take(lib.wsfs_version())
+    assert v["abi"] == 1 and isinstance(v["version"], str), v
+
+
+@test
+def tool_specs():
+    specs = take(lib.wsfs_tool_specs())
+    assert sorted(s["name"] for s in specs) == sorted(TOOLS), specs
+    for s in specs:
+        p = s["parameters"]
+        assert p["type"] == "object" and "path" in p["properties"] and isinstance(p["required"], list), s
+
+
+@test
+def open_workspace():
+    tmp = os.path.join(tempfile.mkdtemp(prefix="wsfs-py-"), "base")
+    os.mkdir(tmp)
+    root = os.path.join(os.path.realpath(tmp), "ws")
+    os.mkdir(root)
+    data = ok(take(lib.wsfs_workspace_open(enc({"root": root, "limits": {"max_read_bytes": 1000}}))))
+    assert data["root"] == root, data
+    assert isinstance(data["workspace"], int) and data["workspace"] > 0, data
+    assert data["limits"]["max_read_bytes"] == 1000, data
+    STATE.update(ws=data["workspace"], root=root, base=os.path.dirname(root))
+
+
+@test
+def every_tool():
+    ws, root = STATE["ws"], STATE["root"]
+    d = ok(tool(ws, "write_file", {"path": "dir/a.txt", "content": "hello\r\nworld"}))
+    assert d == {"path": "dir/a.txt", "bytes_written": 12, "created": True}, d
+    d = ok(tool(ws, "append_file", {"path": "dir/a.txt", "content": "\n"}))
+    assert d["bytes_appended"] == 1 and d["size"] == 13, d
+    d = ok(tool(ws, "edit_file", {"path": "dir/a.txt", "old_text": "world", "new_text": "wsfs"}))
+    assert d["matches"] == 1 and d["replaced"] == 1, d
+    d = ok(tool(ws, "read_file", {"path": "dir/a.txt"}))
+    assert d["content"] == "hello\r\nwsfs\n" and d["truncated"] is False and d["total_bytes"] == 12, d
+    with open(os.path.join(root, "dir", "a.txt"), "rb") as fh:
+        assert fh.read() == b"hello\r\nwsfs\n"
+    d = ok(tool(ws, "list_dir", {"path": "dir"}))
+    assert d["entries"] == [{"name": "a.txt", "type": "file", "size": 12}], d
+    assert d["total"] == 1 and d["truncated"] is False, d
+    with open(os.path.join(root, "big.txt"), "w") as fh:
+        fh.write("é" * 1000)
+    env = tool(ws, "read_file", {"path": "big.txt"})
+    d = ok(env)
+    assert d["truncated"] is True and d["bytes"] == 1000 and d["total_bytes"] == 2000, d
+    assert "[truncated: showing the first 1000 of 2000 bytes; max_read_bytes is 1000]" in env["text"], env
+    err(tool(ws, "edit_file", {"path": "dir/a.txt", "old-text": "x", "new_text": "y"}), "invalid_arguments")
+    err(tool(ws, "read_file", {"path": "nope.txt"}), "path_not_found")
+
+
+@test
+def call_by_name():
+    ws = STATE["ws"]
+    d = ok(take(lib.wsfs_call(ws, b"read_file", enc({"path": "dir/a.txt"}))))
+    assert d["content"] == "hello\r\nwsfs\n", d
+    err(take(lib.wsfs_call(ws, b"rm_rf", b"{}")), "unknown_tool")
+    err(take(lib.wsfs_call(ws, b"read_file", None)), "invalid_arguments")
+
+
+@test
+def call_with_options():
+    ws = STATE["ws"]
+    env = take(lib.wsfs_call_with_options(ws, b"read_file", enc({"path": "dir/a.txt"}), b'{"output":"text"}'))
+    assert env["ok"] is True and "data" not in env and "wsfs" in env["text"], env
+    env = take(lib.wsfs_call_with_options(ws, b"read_file", enc({"path": "dir/a.txt"}), b'{"output":"data"}'))
+    assert "text" not in env and env["data"]["content"] == "hello\r\nwsfs\n", env
+    ok(take(lib.wsfs_call_with_options(ws, b"list_dir", b"{}", None)))
+    err(take(lib.wsfs_call_with_options(ws, b"list_dir", b"{}", b'{"output":"xml"}')), "invalid_arguments")
+    tok = lib.wsfs_cancel_token_new()
+    lib.wsfs_cancel_token_cancel(tok)
+    opts = enc({"cancel_token": tok})
+    err(take(lib.wsfs_call_with_options(ws, b"write_file", enc({"path": "c.txt", "content": "x"}), opts)), "cancelled")
+    lib.wsfs_cancel_token_free(tok)
+    assert not os.path.exists(os.path.join(STATE["root"], "c.txt"))
+
+
+@test
+def escape_is_refused():
+    ws, base = STATE["ws"], STATE["base"]
+    outside = os.path.join(base, "outside")
+    os.mkdir(outside)
+    with open(os.path.join(outside, "secret.txt"), "w") as fh:
+        fh.write("TOPSECRET")
+    os.symlink(outside, os.path.join(STATE["root"], "out"))
+    for path in ("../outside/secret.txt", outside + "/secret.txt", "out/secret.txt"):
+        env = tool(ws, "read_file", {"path": path})
+        err(env, "outside_workspace")
+        assert "TOPSECRET" not in json.dumps(env), env
+        err(tool(ws, "write_file", {"path": path, "content": "pwned"}), "outside_workspace")
+    err(tool(ws, "list_dir", {"path": "out"}), "outside_workspace")
+    with open(os.path.join(outside, "secret.txt")) as fh:
+        assert fh.read() == "TOPSECRET"
+    assert os.listdir(outside) == ["secret.txt"]
+
+
+@test
+def threads_share_a_handle():
+    ws, errors = STATE["ws"], []
+
+    def work(i):
+        try:
+            for j in range(20):
+                ok(tool(ws, "append_file", {"path": "t.log", "content": "%d-%d\n" % (i, j)}))
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors
+    with open(os.path.join(STATE["root"], "t.log")) as fh:
+        assert sorted(fh.read().splitlines()) == sorted("%d-%d" % (i, j) for i in range(4) for j in range(20))
+
+
+@test
+def close_and_use_after_close():
+    ws = STATE["ws"]
+    ok(take(lib.wsfs_workspace_close(ws)))
+    args = {
+        "read_file": {"path": "dir/a.txt"},
+        "write_file": {"path": "dir/a.txt", "content": "x"},
+        "append_file": {"path": "dir/a.txt", "content": "x"},
+        "list_dir": {"path": "dir"},
+        "edit_file": {"path": "dir/a.txt", "old_text": "hello", "new_text": "y"},
+    }
+    for name in TOOLS:
+        err(tool(ws, name, args[name]), "invalid_workspace")
+    with open(os.path.join(STATE["root"], "dir", "a.txt"), "rb") as fh:
+        assert fh.read() == b"hello\r\nwsfs\n"
+    err(take(lib.wsfs_call(ws, b"read_file", b'{"path":"dir/a.txt"}')), "invalid_workspace")
+    err(take(lib.wsfs_workspace_close(ws)), "invalid_workspace")
+    err(take(lib.wsfs_workspace_close(0)), "invalid_workspace")
+
+
+@test
+def free_null_and_bad_input():
+    lib.wsfs_string_free(None)
+    err(take(lib.wsfs_workspace_open(None)), "invalid_arguments")
+    err(take(lib.wsfs_workspace_open(b"{not json")), "invalid_arguments")
+
+
+def main():
+    passed = failed = 0
+    for fn in TESTS:
+        try:
+            fn()
+            passed += 1
+            print("ok   " + fn.__name__)
+        except Exception:  # noqa: BLE001
+            failed += 1
+            print("FAIL " + fn.__name__)
+            traceback.print_exc()
+    if "base" in STATE:
+        shutil.rmtree(os.path.dirname(STATE["base"]), ignore_errors=True)
+    print("python smoke: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
