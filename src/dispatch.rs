@@ -241,3 +241,35 @@ fn trace(tool: &str, path: &str, result: &Result<(ToolData, Vec<String>)>, ctl: 
         "tool call"
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_parse_and_refuse_unknown_fields() {
+        let o = CallOptions::from_json(Some(r#"{"timeout_ms":5,"output":"text"}"#)).unwrap();
+        assert_eq!(o.timeout_ms, Some(5));
+        assert_eq!(o.output, Output::Text);
+        assert!(CallOptions::from_json(None).unwrap().timeout_ms.is_none());
+        assert!(CallOptions::from_json(Some("null")).is_ok());
+        let e = CallOptions::from_json(Some(r#"{"timeout":5}"#)).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArguments);
+        assert!(CallOptions::from_json(Some(r#"{"output":"xml"}"#)).is_err());
+    }
+
+    #[test]
+    fn argument_errors_name_the_tool_and_the_expected_shape() {
+        let e =
+            parse_args::<EditArgs>("edit_file", r#"{"path":"a","old-text":"x","new_text":"y"}"#)
+                .err()
+                .unwrap();
+        assert_eq!(e.code, ErrorCode::InvalidArguments);
+        assert!(
+            e.message.contains("old-text") && e.message.contains("old_text"),
+            "{}",
+            e.message
+        );
+        assert!(unknown_tool("rm").message.contains("read_file"));
+    }
+}

@@ -77,3 +77,41 @@ fn encode<T: Serialize>(value: &T) -> String {
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+    use crate::tools::write::WriteOutput;
+
+    fn data() -> ToolData {
+        ToolData::Write(WriteOutput {
+            path: "a.txt".into(),
+            bytes_written: 2,
+            created: true,
+        })
+    }
+
+    #[test]
+    fn output_modes_trim_the_success_envelope() {
+        let full: Value = serde_json::from_str(&success(&data(), &[], Output::Full)).unwrap();
+        assert_eq!(full["ok"], true);
+        assert_eq!(full["data"]["bytes_written"], 2);
+        assert_eq!(full["text"], "created a.txt (2 bytes)");
+        let text: Value = serde_json::from_str(&success(&data(), &[], Output::Text)).unwrap();
+        assert!(text.get("data").is_none());
+        assert_eq!(text["text"], "created a.txt (2 bytes)");
+        let only: Value = serde_json::from_str(&success(&data(), &[], Output::Data)).unwrap();
+        assert!(only.get("text").is_none());
+        assert_eq!(only["data"]["path"], "a.txt");
+    }
+
+    #[test]
+    fn failure_text_is_code_colon_message() {
+        let err = WsfsError::new(ErrorCode::AmbiguousEdit, "3 matches");
+        let v: Value = serde_json::from_str(&failure(&err)).unwrap();
+        assert_eq!(v["ok"], false);
+        assert_eq!(v["error"]["code"], "ambiguous_edit");
+        assert_eq!(v["text"], "ambiguous_edit: 3 matches");
+    }
+}

@@ -123,3 +123,26 @@ fn describe(dir: &Dir, name: OsString) -> Option<Entry> {
         size: meta.len(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cap_std::ambient_authority;
+    use std::time::Duration;
+
+    #[test]
+    fn keeps_the_smallest_names_in_byte_order() {
+        let tmp = tempfile::tempdir().unwrap();
+        for name in ["b", "a", "C", "é", "aa", "z"] {
+            std::fs::write(tmp.path().join(name), b"").unwrap();
+        }
+        let dir = Dir::open_ambient_dir(tmp.path(), ambient_authority()).unwrap();
+        let ctl = CallControl::new(Duration::from_secs(10), None);
+        let (names, total) = match smallest_names(&dir, 3, &ctl) {
+            Ok(found) => found,
+            Err(_) => panic!("listing failed"),
+        };
+        assert_eq!(total, 6);
+        assert_eq!(names, vec![OsString::from("C"), "a".into(), "aa".into()]);
+    }
+}
