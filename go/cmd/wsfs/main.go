@@ -1,0 +1,177 @@
+// Command wsfs runs the wsfs workspace tools from the command line.
+//
+//	wsfs tools                                print the tool specs (JSON)
+//	wsfs version                              print the library version (JSON)
+//	wsfs [flags] -workspace DIR TOOL ['JSON'] run one tool, print its envelope
+//	wsfs [flags] demo                         run the agent demo
+//
+// TOOL is read_file, write_file, append_file, list_dir or edit_file; JSON is
+// its arguments (default "{}"; "-" reads them from standard input). The
+// envelope is printed exactly as the library returns it.
+//
+// Exit status: 0 when the tool succeeded, 1 when it returned an error
+// envelope, 2 for usage errors (unknown tool or command, missing
+// -workspace, bad flags, a workspace that cannot be opened).
+//
+// The demo uses a scripted model unless WSFS_MODEL_URL and WSFS_MODEL name
+// an OpenAI-compatible endpoint and model (see go/README.md).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+
+	wsfs "github.com/wsfs/wsfs/go"
+	"github.com/wsfs/wsfs/go/internal/demo"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `usage:
+  wsfs tools                                 print the tool specs (JSON)
+  wsfs version                               print the library version (JSON)
+  wsfs [flags] -workspace DIR TOOL ['JSON']  run one tool and print its envelope
+  wsfs [flags] demo                          run the agent demo
+
+TOOL: read_file, write_file, append_file, list_dir, edit_file.
+JSON: the tool's arguments (default {}; - reads them from stdin).
+Exit status: 0 ok, 1 tool error, 2 usage error.
+
+flags:
+`
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("wsfs", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	workspace := fs.String("workspace", "", "workspace root directory (required to run a tool)")
+	unrestricted := fs.Bool("unrestricted", false, "do not confine paths to the workspace (restrict_to_workspace=false)")
+	timeout := fs.Duration("timeout", 0, "operation timeout (default: the library's 10s)")
+	maxIter := fs.Int("max-tool-iterations", 0, "demo: tool-iteration limit (default 10)")
+	verbose := fs.Bool("v", false, "log one line per tool call to stderr")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		fs.Usage()
+		return 2
+	}
+	var logger *slog.Logger
+	if *verbose {
+		logger = slog.New(slog.NewTextHandler(stderr, nil))
+	}
+
+	switch cmd := rest[0]; cmd {
+	case "tools":
+		if len(rest) != 1 {
+			return usageError(stderr, "tools takes no arguments")
+		}
+		var buf strings.Builder
+		raw := wsfs.ToolSpecsJSON()
+		var v any
+		if err := json.Unmarshal([]byte(raw), &v); err != nil {
+			fmt.Fprintln(stdout, raw)
+			return 0
+		}
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(v)
+		fmt.Fprint(stdout, buf.String())
+		return 0
+
+	case "version":
+		v, err := wsfs.Version()
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		b, _ := json.Marshal(v)
+		fmt.Fprintln(stdout, string(b))
+		return 0
+
+	case "demo":
+		if len(rest) != 1 {
+			return usageError(stderr, "demo takes no arguments")
+		}
+		model, err := demo.ModelFromEnv(ctx)
+		if err != nil {
+			fmt.Fprintln(stderr, "wsfs demo:", err)
+			return 2
+		}
+		if _, err := demo.Run(ctx, demo.Options{Out: stdout, Model: model, MaxToolIterations: *maxIter, Logger: logger}); err != nil {
+			fmt.Fprintln(stderr, "wsfs demo:", err)
+			return 1
+		}
+		return 0
+
+	default:
+		if !slices.Contains(wsfs.ToolNames, cmd) {
+			return usageError(stderr, fmt.Sprintf("unknown command or tool %q", cmd))
+		}
+		if *workspace == "" {
+			return usageError(stderr, "-workspace DIR is required to run a tool")
+		}
+		if len(rest) > 2 {
+			return usageError(stderr, "too many arguments: quote the JSON arguments as one word")
+		}
+		argsJSON := "{}"
+		if len(rest) == 2 {
+			argsJSON = rest[1]
+		}
+		if argsJSON == "-" {
+			b, err := io.ReadAll(stdin)
+			if err != nil {
+				fmt.Fprintln(stderr, "wsfs: reading stdin:", err)
+				return 2
+			}
+			argsJSON = string(b)
+		}
+		ws, err := wsfs.Open(wsfs.Config{
+			Root:                *workspace,
+			RestrictToWorkspace: wsfs.Bool(!*unrestricted),
+			Limits:              wsfs.Limits{OperationTimeout: *timeout},
+			Logger:              logger,
+		})
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		defer ws.Close()
+		for _, w := range ws.Warnings() {
+			fmt.Fprintln(stderr, "wsfs: warning:", w)
+		}
+		env, err := ws.CallRaw(ctx, cmd, argsJSON)
+		fmt.Fprintln(stdout, env)
+		if err != nil {
+			return 1
+		}
+		return 0
+	}
+}
+
+func usageError(stderr io.Writer, msg string) int {
+	fmt.Fprintf(stderr, "wsfs: %s (see wsfs -h)\n", msg)
+	return 2
+}

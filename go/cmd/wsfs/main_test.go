@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errw strings.Builder
+	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errw)
+	return code, out.String(), errw.String()
+}
+
+type envelope struct {
+	OK    bool            `json:"ok"`
+	Data  json.RawMessage `json:"data"`
+	Text  string          `json:"text"`
+	Error *struct {
+		Code string `json:"code"`
+	} `json:"error"`
+}
+
+func decode(t *testing.T, s string) envelope {
+	t.Helper()
+	var env envelope
+	if err := json.Unmarshal([]byte(s), &env); err != nil {
+		t.Fatalf("output %q is not an envelope: %v", s, err)
+	}
+	return env
+}
+
+func TestTools(t *testing.T) {
+	code, out, _ := runCLI(t, "", "tools")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var specs []struct{ Name string }
+	if err := json.Unmarshal([]byte(out), &specs); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range specs {
+		names = append(names, s.Name)
+	}
+	if strings.Join(names, ",") != "read_file,write_file,append_file,list_dir,edit_file" {
+		t.Fatalf("names %v", names)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCLI(t, "", "version")
+	if code != 0 || !strings.Contains(out, `"abi":1`) {
+		t.Fatalf("exit %d, %q", code, out)
+	}
+}
+
+func TestRunTool(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := runCLI(t, "", "-workspace", dir, "write_file", `{"path":"a.txt","content":"hi\n"}`)
+	if code != 0 || !decode(t, out).OK {
+		t.Fatalf("write: exit %d, %q, %q", code, out, stderr)
+	}
+	code, out, _ = runCLI(t, `{"path":"a.txt"}`, "-workspace", dir, "read_file", "-")
+	if env := decode(t, out); code != 0 || !env.OK || env.Text != "hi\n" {
+		t.Fatalf("read: exit %d, %q", code, out)
+	}
+	code, out, _ = runCLI(t, "", "-workspace", dir, "list_dir")
+	if env := decode(t, out); code != 0 || !env.OK || !strings.Contains(env.Text, "a.txt") {
+		t.Fatalf("list: exit %d, %q", code, out)
+	}
+	// A tool error: exit 1 with the error envelope.
+	code, out, _ = runCLI(t, "", "-workspace", dir, "read_file", `{"path":"../x"}`)
+	if env := decode(t, out); code != 1 || env.OK || env.Error.Code != "outside_workspace" {
+		t.Fatalf("escape: exit %d, %q", code, out)
+	}
+	code, out, _ = runCLI(t, "", "-workspace", dir, "read_file", `{"path":`)
+	if env := decode(t, out); code != 1 || env.Error.Code != "invalid_arguments" {
+		t.Fatalf("bad JSON: exit %d, %q", code, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "hi\n" {
+		t.Fatalf("a.txt = %q", b)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{},
+		{"read_file", `{"path":"a"}`},            // no -workspace
+		{"-workspace", dir, "delete_file", `{}`}, // unknown tool
+		{"-workspace", dir, "read_file", `{}`, "extra"}, // too many arguments
+		{"-nope"},                      // unknown flag
+		{"tools", "extra"},             // tools takes no arguments
+		{"-workspace", "", "list_dir"}, // empty workspace
+		{"-workspace", filepath.Join(dir, "f"), "list_dir"}, // set up below as a file
+	} {
+		os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644)
+		code, out, stderr := runCLI(t, "", args...)
+		if code != 2 || out != "" || stderr == "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, stderr)
+		}
+	}
+	if code, _, _ := runCLI(t, "", "-h"); code != 0 {
+		t.Errorf("-h: exit %d", code)
+	}
+}
+
+func TestDemoCommand(t *testing.T) {
+	t.Setenv("WSFS_MODEL_URL", "")
+	code, out, stderr := runCLI(t, "", "demo")
+	if code != 0 || !strings.Contains(out, "== outside/secret.txt untouched: true") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	t.Setenv("WSFS_MODEL_URL", "http://127.0.0.1:1/v1")
+	t.Setenv("WSFS_MODEL", "")
+	if code, _, stderr := runCLI(t, "", "demo"); code != 2 || !strings.Contains(stderr, "WSFS_MODEL") {
+		t.Fatalf("exit %d, %q", code, stderr)
+	}
+}

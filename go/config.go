@@ -1,0 +1,87 @@
+package wsfs
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"charm.land/fantasy"
+)
+
+// AgentDefaults is MiniClaw's agents.defaults object, as far as the
+// fantasy-agent provider uses it. See config/config.example.json in the
+// repository for a commented example. Unknown keys (including the example's
+// "_comment..." keys) are ignored.
+type AgentDefaults struct {
+	// Workspace is the directory the agent's file tools are confined to.
+	Workspace string `json:"workspace"`
+	// RestrictToWorkspace confines the tools to Workspace; absent means true.
+	RestrictToWorkspace *bool `json:"restrict_to_workspace"`
+	// MaxToolIterations is how many model steps of one request may call
+	// tools; absent or <= 0 means DefaultMaxToolIterations.
+	MaxToolIterations int `json:"max_tool_iterations"`
+	// Provider and Model are MiniClaw's own settings (the provider name,
+	// "fantasy-agent", and the model ID); wsfs does not interpret them.
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// WSFS holds the workspace tool limits; absent fields take the library
+	// defaults.
+	WSFS LimitsConfig `json:"wsfs"`
+}
+
+// LimitsConfig is the "wsfs" object of AgentDefaults: Limits in the units
+// of the C ABI's configuration.
+type LimitsConfig struct {
+	MaxReadBytes       int `json:"max_read_bytes"`
+	MaxWriteBytes      int `json:"max_write_bytes"`
+	MaxListEntries     int `json:"max_list_entries"`
+	OperationTimeoutMS int `json:"operation_timeout_ms"`
+}
+
+// Limits converts c to Limits.
+func (c LimitsConfig) Limits() Limits {
+	return Limits{
+		MaxReadBytes:     c.MaxReadBytes,
+		MaxWriteBytes:    c.MaxWriteBytes,
+		MaxListEntries:   c.MaxListEntries,
+		OperationTimeout: time.Duration(c.OperationTimeoutMS) * time.Millisecond,
+	}
+}
+
+// RunnerConfig returns a RunnerConfig with the workspace settings of d and
+// the given model. Set the remaining fields (SystemPrompt, Logger, ...) on
+// the result.
+func (d AgentDefaults) RunnerConfig(model fantasy.LanguageModel) RunnerConfig {
+	return RunnerConfig{
+		Workspace:           d.Workspace,
+		RestrictToWorkspace: d.RestrictToWorkspace,
+		MaxToolIterations:   d.MaxToolIterations,
+		Limits:              d.WSFS.Limits(),
+		Model:               model,
+	}
+}
+
+// ParseAgentDefaults decodes agents.defaults from a MiniClaw config file's
+// JSON.
+func ParseAgentDefaults(configJSON []byte) (AgentDefaults, error) {
+	var cfg struct {
+		Agents struct {
+			Defaults AgentDefaults `json:"defaults"`
+		} `json:"agents"`
+	}
+	if err := json.Unmarshal(configJSON, &cfg); err != nil {
+		return AgentDefaults{}, fmt.Errorf("wsfs: MiniClaw config: %w", err)
+	}
+	return cfg.Agents.Defaults, nil
+}
+
+// LoadAgentDefaults reads a MiniClaw config file and returns its
+// agents.defaults.
+func LoadAgentDefaults(path string) (AgentDefaults, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return AgentDefaults{}, err
+	}
+	return ParseAgentDefaults(b)
+}

@@ -1,0 +1,165 @@
+package wsfs
+
+import (
+	"fmt"
+)
+
+// Code is a stable error code from the wsfs library. The values are exactly
+// the codes of the C ABI's error envelope ({"ok":false,"error":{"code":...}}).
+type Code string
+
+// Error codes. Each one has a matching sentinel (ErrInvalidPath, ...) for use
+// with errors.Is.
+const (
+	// CodeInvalidPath: empty path, NUL byte, invalid UTF-8, path longer
+	// than 4096 bytes, or a symlink loop.
+	CodeInvalidPath Code = "invalid_path"
+	// CodeOutsideWorkspace: the path, or a symlink on it, leads outside the
+	// workspace.
+	CodeOutsideWorkspace Code = "outside_workspace"
+	// CodePathNotFound: the file or a parent directory does not exist.
+	CodePathNotFound Code = "path_not_found"
+	// CodePermissionDenied: the OS refused, a protected system path, or an
+	// append to a hard-linked file.
+	CodePermissionDenied Code = "permission_denied"
+	// CodeIOError: any other I/O failure, a binary or non-UTF-8 file, or an
+	// internal error in the library.
+	CodeIOError Code = "io_error"
+	// CodeAmbiguousEdit: old_text occurs more than once and ReplaceAll is
+	// false.
+	CodeAmbiguousEdit Code = "ambiguous_edit"
+	// CodeEditNotFound: old_text does not occur in the file.
+	CodeEditNotFound Code = "edit_not_found"
+	// CodeNotAFile: the path is a directory, FIFO, socket or device where a
+	// regular file is needed.
+	CodeNotAFile Code = "not_a_file"
+	// CodeNotADirectory: list_dir on a file, or a file used as a parent
+	// directory.
+	CodeNotADirectory Code = "not_a_directory"
+	// CodeTooLarge: content, result or arguments over a configured limit.
+	CodeTooLarge Code = "too_large"
+	// CodeInvalidArguments: invalid JSON, wrong types, missing or unknown
+	// fields, bad options or limits.
+	CodeInvalidArguments Code = "invalid_arguments"
+	// CodeUnknownTool: Workspace.CallRaw with a name that is not a tool.
+	CodeUnknownTool Code = "unknown_tool"
+	// CodeInvalidWorkspace: the workspace was closed (or the handle is
+	// unknown to the library).
+	CodeInvalidWorkspace Code = "invalid_workspace"
+	// CodeCancelled: the context was cancelled before the operation's commit
+	// point. Nothing was changed.
+	CodeCancelled Code = "cancelled"
+	// CodeTimeout: the deadline (context deadline, per-call timeout or the
+	// workspace's OperationTimeout) passed before the operation's commit
+	// point. Nothing was changed.
+	CodeTimeout Code = "timeout"
+)
+
+// Codes lists every error code, in the order of the C ABI documentation.
+var Codes = []Code{
+	CodeInvalidPath, CodeOutsideWorkspace, CodePathNotFound, CodePermissionDenied,
+	CodeIOError, CodeAmbiguousEdit, CodeEditNotFound, CodeNotAFile, CodeNotADirectory,
+	CodeTooLarge, CodeInvalidArguments, CodeUnknownTool, CodeInvalidWorkspace,
+	CodeCancelled, CodeTimeout,
+}
+
+// Sentinel errors, one per code, for errors.Is:
+//
+//	if errors.Is(err, wsfs.ErrOutsideWorkspace) { ... }
+//
+// An *Error matches a sentinel when the codes are equal; the message does not
+// matter. Use errors.As to get the code and message of any failure.
+var (
+	ErrInvalidPath      = &Error{Code: CodeInvalidPath}
+	ErrOutsideWorkspace = &Error{Code: CodeOutsideWorkspace}
+	ErrPathNotFound     = &Error{Code: CodePathNotFound}
+	ErrPermissionDenied = &Error{Code: CodePermissionDenied}
+	ErrIOError          = &Error{Code: CodeIOError}
+	ErrAmbiguousEdit    = &Error{Code: CodeAmbiguousEdit}
+	ErrEditNotFound     = &Error{Code: CodeEditNotFound}
+	ErrNotAFile         = &Error{Code: CodeNotAFile}
+	ErrNotADirectory    = &Error{Code: CodeNotADirectory}
+	ErrTooLarge         = &Error{Code: CodeTooLarge}
+	ErrInvalidArguments = &Error{Code: CodeInvalidArguments}
+	ErrUnknownTool      = &Error{Code: CodeUnknownTool}
+	ErrInvalidWorkspace = &Error{Code: CodeInvalidWorkspace}
+	ErrCancelled        = &Error{Code: CodeCancelled}
+	ErrTimeout          = &Error{Code: CodeTimeout}
+)
+
+// Error is a failed wsfs operation: the library's error envelope, or the same
+// shape produced on the Go side for input rejected before calling C (a NUL
+// byte, invalid UTF-8, a context that is already done).
+//
+// Error() is "wsfs: <tool>: <code>: <message>". Text() is "<code>:
+// <message>", the concise form that is shown to a model.
+//
+// When the failure was caused by the caller's context (CodeCancelled or
+// CodeTimeout with the context done), Unwrap returns ctx.Err(), so
+// errors.Is(err, context.Canceled) and errors.Is(err,
+// context.DeadlineExceeded) work as well.
+type Error struct {
+	// Code is the stable error code.
+	Code Code
+	// Message says what went wrong and how to correct the call. Paths in it
+	// are relative to the workspace root.
+	Message string
+	// Tool is the tool that failed ("read_file", ...), or "open"/"close" for
+	// Open and Close. Empty for sentinels.
+	Tool string
+
+	cause error
+}
+
+func (e *Error) Error() string {
+	var s string
+	if e.Tool != "" {
+		s = "wsfs: " + e.Tool + ": " + string(e.Code)
+	} else {
+		s = "wsfs: " + string(e.Code)
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
+}
+
+// Text returns "<code>: <message>", the form the C ABI puts in an error
+// envelope's "text" field and the form a model sees.
+func (e *Error) Text() string {
+	if e.Message == "" {
+		return string(e.Code)
+	}
+	return string(e.Code) + ": " + e.Message
+}
+
+// Is reports whether target is an *Error with the same code. This makes the
+// sentinels (ErrOutsideWorkspace, ...) work with errors.Is.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Unwrap returns the context error that caused a cancelled or timeout
+// failure, or nil.
+func (e *Error) Unwrap() error { return e.cause }
+
+func newError(tool string, code Code, format string, args ...any) *Error {
+	return &Error{Tool: tool, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ABIMismatchError is returned by Open (and Version) when the loaded wsfs
+// library implements a different C ABI version than this package.
+type ABIMismatchError struct {
+	// Want is the ABI version this package was written for (ABIVersion).
+	Want int
+	// Got is the "abi" number reported by wsfs_version().
+	Got int
+	// LibraryVersion is the library's "version" string.
+	LibraryVersion string
+}
+
+func (e *ABIMismatchError) Error() string {
+	return fmt.Sprintf("wsfs: C ABI mismatch: library %q implements ABI %d, this Go package needs ABI %d; rebuild the library (make build) or update the Go package",
+		e.LibraryVersion, e.Got, e.Want)
+}

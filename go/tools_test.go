@@ -1,0 +1,189 @@
+package wsfs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"charm.land/fantasy"
+)
+
+// specParams is the parameters schema of a wsfs_tool_specs() entry.
+type specParams struct {
+	Type       string `json:"type"`
+	Properties map[string]struct {
+		Type        string `json:"type"`
+		Description string `json:"description"`
+	} `json:"properties"`
+	Required []string `json:"required"`
+}
+
+// TestToolSchemasMatchLibrary checks that the schemas fantasy generates from
+// the Go input structs describe exactly the arguments the library accepts.
+func TestToolSchemasMatchLibrary(t *testing.T) {
+	ws := openTest(t, Config{})
+	specs, err := ToolSpecs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := Tools(ws)
+	if len(tools) != len(specs) {
+		t.Fatalf("%d tools, %d specs", len(tools), len(specs))
+	}
+	for i, tool := range tools {
+		spec := specs[i]
+		var params specParams
+		if err := json.Unmarshal(spec.Parameters, &params); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(spec.Name, func(t *testing.T) {
+			// What fantasy generated from the Go struct tags, before the
+			// library's descriptions are applied.
+			st, ok := tool.(*specTool)
+			if !ok {
+				t.Fatalf("tool is %T, want *specTool", tool)
+			}
+			for _, info := range []fantasy.ToolInfo{st.AgentTool.Info(), tool.Info()} {
+				if info.Name != spec.Name {
+					t.Fatalf("name %q, spec %q", info.Name, spec.Name)
+				}
+				if got, want := slices.Sorted(maps.Keys(info.Parameters)), slices.Sorted(maps.Keys(params.Properties)); !slices.Equal(got, want) {
+					t.Fatalf("properties %v, spec %v", got, want)
+				}
+				if got, want := slices.Sorted(slices.Values(info.Required)), slices.Sorted(slices.Values(params.Required)); !slices.Equal(got, want) {
+					t.Fatalf("required %v, spec %v", got, want)
+				}
+				for name, p := range params.Properties {
+					prop := info.Parameters[name].(map[string]any)
+					if prop["type"] != p.Type {
+						t.Errorf("%s.type = %v, spec %s", name, prop["type"], p.Type)
+					}
+				}
+				if info.Parallel {
+					t.Error("tool is parallel, want sequential")
+				}
+			}
+			// The model sees the library's descriptions.
+			info := tool.Info()
+			if info.Description != spec.Description {
+				t.Errorf("description %q, spec %q", info.Description, spec.Description)
+			}
+			for name, p := range params.Properties {
+				if d := info.Parameters[name].(map[string]any)["description"]; d != p.Description {
+					t.Errorf("%s.description = %q, spec %q", name, d, p.Description)
+				}
+			}
+			// The Go tags carry the same words, so `go doc` and a
+			// fallback without specs agree with the library.
+			for name, p := range params.Properties {
+				if d := st.AgentTool.Info().Parameters[name].(map[string]any)["description"]; d != p.Description {
+					t.Errorf("Go tag %s.description = %q, library %q", name, d, p.Description)
+				}
+			}
+		})
+	}
+	// Info returns copies: changing one does not change the tool.
+	info := tools[0].Info()
+	info.Parameters["path"].(map[string]any)["description"] = "changed"
+	info.Required[0] = "changed"
+	if again := tools[0].Info(); again.Parameters["path"].(map[string]any)["description"] == "changed" || again.Required[0] == "changed" {
+		t.Fatal("Info shares state with the tool")
+	}
+}
+
+func runTool(t *testing.T, tool fantasy.AgentTool, ctx context.Context, input string) (fantasy.ToolResponse, error) {
+	t.Helper()
+	return tool.Run(ctx, fantasy.ToolCall{ID: "call_1", Name: tool.Info().Name, Input: input})
+}
+
+func toolByName(t *testing.T, tools []fantasy.AgentTool, name string) fantasy.AgentTool {
+	t.Helper()
+	for _, tool := range tools {
+		if tool.Info().Name == name {
+			return tool
+		}
+	}
+	t.Fatalf("no tool %s", name)
+	return nil
+}
+
+func TestToolResponses(t *testing.T) {
+	h := &recordHandler{}
+	ws := openTest(t, Config{})
+	tools := Tools(ws, WithLogger(slogNew(h)))
+	writeFile(t, filepath.Join(ws.Root(), "a.txt"), "hello\n")
+
+	// Success: the library's text, unchanged.
+	resp, err := runTool(t, toolByName(t, tools, ToolReadFile), bg, `{"path":"a.txt"}`)
+	if err != nil || resp.IsError || resp.Type != "text" || resp.Content != "hello\n" {
+		t.Fatalf("read_file = %+v, %v", resp, err)
+	}
+	resp, err = runTool(t, toolByName(t, tools, ToolListDir), bg, `{}`)
+	if err != nil || resp.IsError {
+		t.Fatalf("list_dir = %+v, %v", resp, err)
+	}
+	raw, _ := ws.CallRaw(bg, ToolListDir, `{}`)
+	var env struct{ Text string }
+	json.Unmarshal([]byte(raw), &env)
+	if resp.Content != env.Text {
+		t.Fatalf("list_dir text %q, library text %q", resp.Content, env.Text)
+	}
+
+	// Recoverable failures: "<code>: <message>" error responses, nil error.
+	for _, tc := range []struct {
+		tool, input string
+		code        Code
+	}{
+		{ToolReadFile, `{"path":"../etc/passwd"}`, CodeOutsideWorkspace},
+		{ToolReadFile, `{"path":"missing.txt"}`, CodePathNotFound},
+		{ToolEditFile, `{"path":"a.txt","old_text":"nope","new_text":"x"}`, CodeEditNotFound},
+		{ToolWriteFile, `{"path":"b.txt","content":"x","mode":"0777"}`, CodeInvalidArguments}, // unknown field reaches the library
+		{ToolAppendFile, `{"path":"","content":"x"}`, CodeInvalidPath},
+	} {
+		resp, err := runTool(t, toolByName(t, tools, tc.tool), bg, tc.input)
+		if err != nil {
+			t.Fatalf("%s %s: Go error %v", tc.tool, tc.input, err)
+		}
+		if !resp.IsError || !strings.HasPrefix(resp.Content, string(tc.code)+": ") {
+			t.Fatalf("%s %s = %+v, want error response with code %s", tc.tool, tc.input, resp, tc.code)
+		}
+	}
+	// A JSON type mismatch is caught by fantasy before the tool runs.
+	resp, err = runTool(t, toolByName(t, tools, ToolReadFile), bg, `{"path":5}`)
+	if err != nil || !resp.IsError || !strings.HasPrefix(resp.Content, "invalid parameters") {
+		t.Fatalf("type mismatch = %+v, %v", resp, err)
+	}
+
+	// The tools log through WithLogger: one record per call that ran.
+	if n := len(h.toolRecords()); n != 7 {
+		t.Fatalf("%d log records, want 7", n)
+	}
+}
+
+func TestToolFatalErrors(t *testing.T) {
+	ws, err := Open(Config{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := Tools(ws)
+
+	// A cancelled run: fatal, wrapping context.Canceled.
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	resp, err := runTool(t, toolByName(t, tools, ToolWriteFile), ctx, `{"path":"a.txt","content":"x"}`)
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrCancelled) || !resp.IsError || !strings.HasPrefix(resp.Content, "cancelled: ") {
+		t.Fatalf("cancelled = %+v, %v", resp, err)
+	}
+
+	// A closed workspace: fatal.
+	ws.Close()
+	resp, err = runTool(t, toolByName(t, tools, ToolListDir), bg, `{}`)
+	if !errors.Is(err, ErrInvalidWorkspace) || !resp.IsError || !strings.HasPrefix(resp.Content, "invalid_workspace: ") {
+		t.Fatalf("closed = %+v, %v", resp, err)
+	}
+}

@@ -1,0 +1,513 @@
+package wsfs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+)
+
+// ABIVersion is the C ABI version this package is written against. Open
+// refuses a library whose wsfs_version() reports another "abi" number.
+const ABIVersion = 1
+
+// Limits bounds every call on a workspace. A zero field means "use the
+// library's default" (shown in parentheses); negative values are
+// invalid_arguments. The library also enforces upper ceilings (1 GiB for the
+// byte limits, 1,000,000 entries, 24 hours).
+type Limits struct {
+	// MaxReadBytes is the most read_file returns (256 KiB); longer files are
+	// cut at a UTF-8 boundary and flagged as truncated.
+	MaxReadBytes int
+	// MaxWriteBytes is the largest content write_file, append_file and
+	// edit_file accept, and the largest file edit_file works on (1 MiB).
+	MaxWriteBytes int
+	// MaxListEntries is the most entries list_dir returns (500).
+	MaxListEntries int
+	// OperationTimeout bounds each call (10s); it is rounded up to whole
+	// milliseconds. A context deadline or a per-tool timeout can only
+	// shorten it.
+	OperationTimeout time.Duration
+}
+
+// Config configures Open.
+type Config struct {
+	// Root is the workspace directory. It is trimmed, a leading "~" is
+	// expanded to $HOME, it is made absolute against the current directory,
+	// created with its parents if missing, and its symlinks are resolved
+	// once, at Open. Every tool path is resolved beneath it by the kernel.
+	Root string
+	// RestrictToWorkspace confines every path to Root (MiniClaw's
+	// restrict_to_workspace). nil means true; set it to Bool(false) only if
+	// you really want the agent to reach the whole filesystem.
+	RestrictToWorkspace *bool
+	// Limits bounds every call; zero fields take the library defaults.
+	Limits Limits
+	// Logger receives one record per tool call (tool, workspace-relative
+	// path, outcome code, duration). Never file contents. nil discards.
+	Logger *slog.Logger
+}
+
+// Bool returns a pointer to v, for Config.RestrictToWorkspace and
+// RunnerConfig.RestrictToWorkspace.
+func Bool(v bool) *bool { return &v }
+
+// Workspace is an open wsfs workspace: a directory that the five tools can
+// read and change and never leave. It is safe for concurrent use by many
+// goroutines; Close may be called while calls are in flight (those calls
+// either finish normally or fail with CodeInvalidWorkspace).
+//
+// # Deadlines, cancellation and what a failure means
+//
+// Every method takes a context. The call is bounded by the workspace's
+// OperationTimeout, shortened by the context's deadline (and by a per-tool
+// timeout for the agent tools). If the context can be cancelled, cancelling
+// it makes the library stop at its next check (between path components, read
+// chunks, directory entries and before the commit point); a single system
+// call is never interrupted. A context that is already done returns
+// CodeCancelled or CodeTimeout without calling the library.
+//
+// The library guarantees that a CodeCancelled or CodeTimeout result means
+// nothing was changed. Once an operation passes its commit point (the rename
+// of write_file and edit_file, the write of append_file) it finishes and
+// reports success even if the context is cancelled meanwhile. So a failure is
+// always truthful: retrying a cancelled write, edit or append is safe and
+// never duplicates it.
+type Workspace struct {
+	handle   uint64
+	root     string
+	restrict bool
+	limits   Limits
+	warnings []string
+	logger   *slog.Logger
+
+	closed  atomic.Bool
+	cleanup runtime.Cleanup
+}
+
+// openData is the data of wsfs_workspace_open's envelope.
+type openData struct {
+	Workspace           uint64     `json:"workspace"`
+	Root                string     `json:"root"`
+	RestrictToWorkspace bool       `json:"restrict_to_workspace"`
+	Limits              limitsJSON `json:"limits"`
+}
+
+type limitsJSON struct {
+	MaxReadBytes       int64 `json:"max_read_bytes,omitempty"`
+	MaxWriteBytes      int64 `json:"max_write_bytes,omitempty"`
+	MaxListEntries     int64 `json:"max_list_entries,omitempty"`
+	OperationTimeoutMS int64 `json:"operation_timeout_ms,omitempty"`
+}
+
+type configJSON struct {
+	Root                string      `json:"root"`
+	RestrictToWorkspace bool        `json:"restrict_to_workspace"`
+	Limits              *limitsJSON `json:"limits,omitempty"`
+}
+
+// Open checks the library's ABI version and opens a workspace. Failures are
+// *Error (CodeInvalidPath for an empty root or one with a NUL byte,
+// CodeInvalidArguments for bad limits, CodeNotADirectory, CodePermissionDenied
+// ...) or *ABIMismatchError. Close the workspace when done.
+func Open(cfg Config) (*Workspace, error) {
+	if _, err := Version(); err != nil {
+		return nil, err
+	}
+	if strings.IndexByte(cfg.Root, 0) >= 0 {
+		return nil, newError("open", CodeInvalidPath, "workspace root contains a NUL byte")
+	}
+	if !utf8.ValidString(cfg.Root) {
+		return nil, newError("open", CodeInvalidPath, "workspace root is not valid UTF-8")
+	}
+	lj, err := cfg.Limits.toJSON()
+	if err != nil {
+		return nil, err
+	}
+	cj := configJSON{Root: cfg.Root, RestrictToWorkspace: true}
+	if cfg.RestrictToWorkspace != nil {
+		cj.RestrictToWorkspace = *cfg.RestrictToWorkspace
+	}
+	if lj != (limitsJSON{}) {
+		cj.Limits = &lj
+	}
+	body, err := json.Marshal(cj)
+	if err != nil {
+		return nil, newError("open", CodeInvalidArguments, "encoding config: %v", err)
+	}
+	raw, ok := cOpen(string(body))
+	if !ok { // unreachable: json.Marshal escapes NUL bytes
+		return nil, newError("open", CodeInvalidArguments, "config contains a NUL byte")
+	}
+	env, perr := parseEnvelope("open", raw)
+	if perr != nil {
+		return nil, perr
+	}
+	if !env.OK {
+		return nil, env.err("open", nil)
+	}
+	var data openData
+	if err := json.Unmarshal(env.Data, &data); err != nil || data.Workspace == 0 {
+		return nil, newError("open", CodeIOError, "malformed wsfs_workspace_open data: %s", env.Data)
+	}
+	ws := &Workspace{
+		handle:   data.Workspace,
+		root:     data.Root,
+		restrict: data.RestrictToWorkspace,
+		limits: Limits{
+			MaxReadBytes:     int(data.Limits.MaxReadBytes),
+			MaxWriteBytes:    int(data.Limits.MaxWriteBytes),
+			MaxListEntries:   int(data.Limits.MaxListEntries),
+			OperationTimeout: time.Duration(data.Limits.OperationTimeoutMS) * time.Millisecond,
+		},
+		warnings: env.Warnings,
+		logger:   cfg.Logger,
+	}
+	if ws.logger == nil {
+		ws.logger = discardLogger
+	}
+	// A workspace that is garbage collected without Close still releases
+	// its handle (and the directory descriptor behind it).
+	ws.cleanup = runtime.AddCleanup(ws, func(h uint64) { cClose(h) }, ws.handle)
+	return ws, nil
+}
+
+func (l Limits) toJSON() (limitsJSON, error) {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"MaxReadBytes", int64(l.MaxReadBytes)},
+		{"MaxWriteBytes", int64(l.MaxWriteBytes)},
+		{"MaxListEntries", int64(l.MaxListEntries)},
+		{"OperationTimeout", int64(l.OperationTimeout)},
+	} {
+		if f.v < 0 {
+			return limitsJSON{}, newError("open", CodeInvalidArguments, "Limits.%s must not be negative, got %d", f.name, f.v)
+		}
+	}
+	return limitsJSON{
+		MaxReadBytes:       int64(l.MaxReadBytes),
+		MaxWriteBytes:      int64(l.MaxWriteBytes),
+		MaxListEntries:     int64(l.MaxListEntries),
+		OperationTimeoutMS: ceilMillis(l.OperationTimeout),
+	}, nil
+}
+
+// ceilMillis rounds d up to whole milliseconds (0 stays 0).
+func ceilMillis(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+// Close releases the workspace. It is idempotent: only the first call
+// closes, later calls return nil. Calls made after Close fail with
+// CodeInvalidWorkspace.
+func (ws *Workspace) Close() error {
+	if !ws.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	ws.cleanup.Stop()
+	raw := cClose(ws.handle)
+	env, perr := parseEnvelope("close", raw)
+	if perr != nil {
+		return perr
+	}
+	if !env.OK {
+		return env.err("close", nil)
+	}
+	return nil
+}
+
+// Root returns the absolute, symlink-resolved workspace directory.
+func (ws *Workspace) Root() string { return ws.root }
+
+// RestrictToWorkspace reports whether paths are confined to Root.
+func (ws *Workspace) RestrictToWorkspace() bool { return ws.restrict }
+
+// Limits returns the effective limits, library defaults filled in.
+func (ws *Workspace) Limits() Limits { return ws.limits }
+
+// Warnings returns the warnings from opening the workspace (for example
+// that the root is $HOME or "/").
+func (ws *Workspace) Warnings() []string { return append([]string(nil), ws.warnings...) }
+
+// Closed reports whether Close has been called.
+func (ws *Workspace) Closed() bool { return ws.closed.Load() }
+
+// envelope is the JSON every wsfs function returns.
+type envelope struct {
+	OK       bool            `json:"ok"`
+	Data     json.RawMessage `json:"data"`
+	Text     string          `json:"text"`
+	Warnings []string        `json:"warnings"`
+	Error    *envError       `json:"error"`
+}
+
+type envError struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+}
+
+// parseEnvelope decodes raw. Check the *Error result against nil before
+// assigning it to an error variable.
+func parseEnvelope(tool, raw string) (*envelope, *Error) {
+	var env envelope
+	if err := json.Unmarshal([]byte(raw), &env); err != nil {
+		return nil, newError(tool, CodeIOError, "malformed envelope from the wsfs library: %v", err)
+	}
+	if !env.OK && env.Error == nil {
+		return nil, newError(tool, CodeIOError, "error envelope without an error object from the wsfs library")
+	}
+	return &env, nil
+}
+
+// err converts an error envelope into an *Error. If the failure is a
+// cancellation or timeout and ctx is done, the context's error becomes the
+// cause so errors.Is(err, context.Canceled) works too.
+func (env *envelope) err(tool string, ctx context.Context) *Error {
+	e := &Error{Tool: tool, Code: env.Error.Code, Message: env.Error.Message}
+	if ctx != nil && (e.Code == CodeCancelled || e.Code == CodeTimeout) {
+		e.cause = ctx.Err()
+		// The library's deadline (timeout_ms) is the context's deadline
+		// rounded up, so it can report the timeout a moment before the
+		// context's own timer marks it done.
+		if dl, ok := ctx.Deadline(); ok && e.cause == nil && e.Code == CodeTimeout && !time.Now().Before(dl) {
+			e.cause = context.DeadlineExceeded
+		}
+	}
+	return e
+}
+
+// Output selects how much of the envelope the library builds.
+const (
+	outputFull = "full"
+	outputText = "text"
+)
+
+// callSpec describes one call through the C ABI.
+type callSpec struct {
+	tool    string
+	args    string
+	output  string        // outputFull or outputText
+	timeout time.Duration // extra per-call bound, 0 = none
+	path    string        // for the log record only
+	logger  *slog.Logger  // nil = the workspace's logger
+}
+
+// testHookBeforeCall, when set (tests only), runs right before the library
+// is called. tokenDone is closed once the context's AfterFunc has run (nil
+// if the context cannot be cancelled), so a test can cancel the context and
+// wait until the library's cancel token is set.
+var testHookBeforeCall atomic.Pointer[func(tool string, tokenDone <-chan struct{})]
+
+// call runs one tool through wsfs_call_with_options with the context's
+// deadline and cancellation, and logs one record. It returns the raw envelope
+// (synthesised for failures detected in Go), the parsed envelope and, if the
+// call failed, an *Error.
+func (ws *Workspace) call(ctx context.Context, cs callSpec) (raw string, env *envelope, err error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	start := time.Now()
+	raw, env, err = ws.callC(ctx, cs)
+	ws.logCall(cs, err, time.Since(start))
+	return raw, env, err
+}
+
+func (ws *Workspace) callC(ctx context.Context, cs callSpec) (string, *envelope, error) {
+	if strings.IndexByte(cs.tool, 0) >= 0 || strings.IndexByte(cs.args, 0) >= 0 {
+		return failure(newError(cs.tool, CodeInvalidArguments, "arguments contain a NUL byte"))
+	}
+	if err := ctx.Err(); err != nil {
+		return failure(ctxError(cs.tool, ctx))
+	}
+	timeout := cs.timeout
+	if dl, ok := ctx.Deadline(); ok {
+		left := time.Until(dl)
+		if left <= 0 {
+			return failure(&Error{Tool: cs.tool, Code: CodeTimeout,
+				Message: "the context deadline passed before the call started; nothing was changed",
+				cause:   context.DeadlineExceeded})
+		}
+		if timeout <= 0 || left < timeout {
+			timeout = left
+		}
+	}
+
+	var opts strings.Builder
+	opts.WriteString(`{"output":"`)
+	opts.WriteString(cs.output)
+	opts.WriteByte('"')
+	if ms := ceilMillis(timeout); ms > 0 {
+		opts.WriteString(`,"timeout_ms":`)
+		opts.WriteString(strconv.FormatInt(ms, 10))
+	}
+
+	var token uint64
+	var stop func() bool
+	var fired chan struct{}
+	if ctx.Done() != nil {
+		token = cCancelTokenNew()
+		opts.WriteString(`,"cancel_token":`)
+		opts.WriteString(strconv.FormatUint(token, 10))
+		fired = make(chan struct{})
+		stop = context.AfterFunc(ctx, func() {
+			defer close(fired)
+			// A deadline is already enforced by timeout_ms, which makes the
+			// library report "timeout"; only a real cancellation cancels.
+			if _, hasDeadline := ctx.Deadline(); hasDeadline && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return
+			}
+			cCancelTokenCancel(token)
+		})
+	}
+	opts.WriteByte('}')
+
+	if h := testHookBeforeCall.Load(); h != nil {
+		(*h)(cs.tool, fired)
+	}
+	raw, _ := cCall(ws.handle, cs.tool, cs.args, opts.String()) // NUL bytes were rejected above
+	runtime.KeepAlive(ws)
+
+	if stop != nil {
+		if !stop() {
+			<-fired // the AfterFunc is running: let it finish before freeing
+		}
+		cCancelTokenFree(token)
+	}
+
+	env, perr := parseEnvelope(cs.tool, raw)
+	if perr != nil {
+		return failure(perr)
+	}
+	if !env.OK {
+		return raw, env, env.err(cs.tool, ctx)
+	}
+	return raw, env, nil
+}
+
+// failure builds the envelope the library would have returned for e.
+func failure(e *Error) (string, *envelope, error) {
+	env := &envelope{Text: e.Text(), Error: &envError{e.Code, e.Message}}
+	b, _ := json.Marshal(struct {
+		OK    bool      `json:"ok"`
+		Error *envError `json:"error"`
+		Text  string    `json:"text"`
+	}{false, env.Error, env.Text})
+	return string(b), env, e
+}
+
+// ctxError is the error for a context that is done before the call starts.
+func ctxError(tool string, ctx context.Context) *Error {
+	err := ctx.Err()
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Tool: tool, Code: CodeTimeout, cause: err,
+			Message: "the context deadline passed before the call started; nothing was changed"}
+	}
+	return &Error{Tool: tool, Code: CodeCancelled, cause: err,
+		Message: "the context was cancelled before the call started; nothing was changed"}
+}
+
+var discardLogger = slog.New(slog.DiscardHandler)
+
+// maxLoggedPath bounds the path attribute of log records.
+const maxLoggedPath = 512
+
+func (ws *Workspace) logCall(cs callSpec, err error, d time.Duration) {
+	logger := cs.logger
+	if logger == nil {
+		logger = ws.logger
+	}
+	ctx := context.Background()
+	outcome, level := "ok", slog.LevelInfo
+	if err != nil {
+		level = slog.LevelWarn
+		var e *Error
+		if errors.As(err, &e) {
+			outcome = string(e.Code)
+		} else {
+			outcome = string(CodeIOError)
+		}
+	}
+	if !logger.Enabled(ctx, level) {
+		return
+	}
+	logger.LogAttrs(ctx, level, "wsfs tool call",
+		slog.String("tool", cs.tool),
+		slog.String("path", ws.relPath(cs.path)),
+		slog.String("outcome", outcome),
+		slog.Duration("duration", d),
+	)
+}
+
+// relPath makes an absolute path inside the root relative, for logs.
+func (ws *Workspace) relPath(p string) string {
+	if filepath.IsAbs(p) && ws.root != "" {
+		if rel, err := filepath.Rel(ws.root, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			p = rel
+		}
+	}
+	if len(p) > maxLoggedPath {
+		cut := maxLoggedPath
+		for cut > 0 && !utf8.RuneStart(p[cut]) {
+			cut--
+		}
+		p = p[:cut] + "…"
+	}
+	return p
+}
+
+// CallRaw runs a tool by name with JSON arguments and returns the library's
+// envelope unchanged ({"ok":true,"data":...,"text":...,"warnings":[...]} or
+// {"ok":false,"error":{...},"text":...}). err is the *Error for a failed
+// call, nil on success. Failures detected before calling the library (a NUL
+// byte, a context already done) get an envelope of the same shape. This is
+// what the wsfs CLI uses; prefer the typed methods in Go code.
+func (ws *Workspace) CallRaw(ctx context.Context, tool, argsJSON string) (envelopeJSON string, err error) {
+	raw, _, err := ws.call(ctx, callSpec{tool: tool, args: argsJSON, output: outputFull, path: pathOf(argsJSON)})
+	return raw, err
+}
+
+// pathOf extracts the "path" argument for logging; "" if there is none.
+func pathOf(argsJSON string) string {
+	var a struct {
+		Path string `json:"path"`
+	}
+	_ = json.Unmarshal([]byte(argsJSON), &a)
+	return a.Path
+}
+
+// VersionInfo is the library's wsfs_version().
+type VersionInfo struct {
+	Version string `json:"version"`
+	ABI     int    `json:"abi"`
+}
+
+var versionOnce = sync.OnceValues(func() (VersionInfo, error) { return checkABI(cVersion()) })
+
+// Version returns the linked library's version. It fails with
+// *ABIMismatchError if the library's ABI is not ABIVersion.
+func Version() (VersionInfo, error) { return versionOnce() }
+
+func checkABI(versionJSON string) (VersionInfo, error) {
+	var v VersionInfo
+	if err := json.Unmarshal([]byte(versionJSON), &v); err != nil {
+		return v, fmt.Errorf("wsfs: malformed wsfs_version() %q: %w", versionJSON, err)
+	}
+	if v.ABI != ABIVersion {
+		return v, &ABIMismatchError{Want: ABIVersion, Got: v.ABI, LibraryVersion: v.Version}
+	}
+	return v, nil
+}
