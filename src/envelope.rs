@@ -39,13 +39,25 @@ struct ErrorBody<'a> {
 }
 
 pub fn success(data: &ToolData, warnings: &[String], output: Output) -> String {
-    let text = (output != Output::Data).then(|| data.text());
+    let text = (output != Output::Data).then(|| with_warnings(data.text(), warnings));
     encode(&Success {
         ok: true,
         data: (output != Output::Text).then_some(data),
         text,
         warnings,
     })
+}
+
+/// The model sees only `text`, so warnings it could act on are appended to it. The overwrite
+/// warning is left out: the text already says "overwrote".
+fn with_warnings(mut text: String, warnings: &[String]) -> String {
+    for warning in warnings {
+        if warning != crate::tools::write::OVERWRITE_WARNING {
+            text.push_str("\nwarning: ");
+            text.push_str(warning);
+        }
+    }
+    text
 }
 
 /// A success envelope for the non-tool functions (`open`, `close`), whose data is a JSON value.
@@ -104,6 +116,20 @@ mod tests {
         let only: Value = serde_json::from_str(&success(&data(), &[], Output::Data)).unwrap();
         assert!(only.get("text").is_none());
         assert_eq!(only["data"]["path"], "a.txt");
+    }
+
+    #[test]
+    fn warnings_reach_the_text_except_the_redundant_overwrite_notice() {
+        let warnings = vec![
+            crate::tools::write::OVERWRITE_WARNING.to_string(),
+            "syncing the directory failed".to_string(),
+        ];
+        let v: Value = serde_json::from_str(&success(&data(), &warnings, Output::Text)).unwrap();
+        assert_eq!(
+            v["text"],
+            "created a.txt (2 bytes)\nwarning: syncing the directory failed"
+        );
+        assert_eq!(v["warnings"].as_array().unwrap().len(), 2);
     }
 
     #[test]
