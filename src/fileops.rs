@@ -92,7 +92,7 @@ pub fn lock_current(
     let io_err = |e: io::Error| WsfsError::from_io(&e, display);
     let mut file = opened.into_std();
     loop {
-        wait_for_lock(&file, ctl)?;
+        wait_for_lock(&file, display, ctl)?;
         let meta = Metadata::from_just_metadata(file.metadata().map_err(io_err)?);
         match dir.symlink_metadata(leaf) {
             Ok(now) if now.dev() == meta.dev() && now.ino() == meta.ino() => {
@@ -107,7 +107,7 @@ pub fn lock_current(
     }
 }
 
-fn wait_for_lock(file: &std::fs::File, ctl: &CallControl) -> Result<()> {
+fn wait_for_lock(file: &std::fs::File, display: &str, ctl: &CallControl) -> Result<()> {
     let mut pause = Duration::from_micros(50);
     loop {
         match file.try_lock() {
@@ -118,7 +118,7 @@ fn wait_for_lock(file: &std::fs::File, ctl: &CallControl) -> Result<()> {
                 pause = (pause * 2).min(Duration::from_millis(5));
             }
             Err(std::fs::TryLockError::Error(e)) => {
-                return Err(WsfsError::from_io(&e, "lock"));
+                return Err(WsfsError::from_io(&e, display));
             }
         }
     }

@@ -72,106 +72,95 @@ impl Located {
 
 impl Workspace {
     /// Resolves `path` to its directory and leaf, following a symlinked leaf while it stays
-    /// allowed. The leaf need not exist. With `create_parents`, missing directories are made.
+    /// allowed. The leaf need not exist. With `create_parents`, missing directories are made;
+    /// if resolution then fails, they are removed again.
     pub(crate) fn resolve(
         &self,
         path: &ToolPath,
         create_parents: bool,
         ctl: &CallControl,
     ) -> Result<Located> {
-        let mut rel = path.rel.clone();
         let mut created = Vec::new();
-        for _ in 0..MAX_SYMLINK_HOPS {
-            if let Err(e) = ctl.check() {
-                self.remove_created(path.anchor, &created);
-                return Err(e);
+        match self.follow_leaf_links(path, create_parents, ctl, &mut created) {
+            Ok(mut located) => {
+                located.created = created;
+                Ok(located)
             }
-            let mut located = match self.locate(path.anchor, &rel, create_parents, &path.display) {
-                Ok(located) => located,
-                Err(e) => {
-                    self.remove_created(path.anchor, &created);
-                    return Err(e);
-                }
-            };
-            created.append(&mut located.created);
-            located.created = created.clone();
+            Err(e) => {
+                self.remove_created(path.anchor, &created);
+                Err(e)
+            }
+        }
+    }
+
+    fn follow_leaf_links(
+        &self,
+        path: &ToolPath,
+        create_parents: bool,
+        ctl: &CallControl,
+        created: &mut Vec<PathBuf>,
+    ) -> Result<Located> {
+        let io_err = |e: io::Error| WsfsError::from_io(&e, &path.display);
+        let mut rel = path.rel.clone();
+        for _ in 0..MAX_SYMLINK_HOPS {
+            ctl.check()?;
+            let create = create_parents.then_some(&mut *created);
+            let mut located = self.locate(path.anchor, &rel, create, &path.display)?;
             let Some(leaf) = &located.leaf else {
                 return Ok(located);
             };
             match located.dir.symlink_metadata(leaf) {
                 Ok(meta) if meta.file_type().is_symlink() => {
-                    let next = located
-                        .dir
-                        .read_link_contents(leaf)
-                        .map_err(|e| WsfsError::from_io(&e, &path.display))
-                        .and_then(|target| self.symlink_target(&located, &target, &path.display));
-                    match next {
-                        Ok(next) => rel = next,
-                        Err(e) => {
-                            self.remove_created(path.anchor, &created);
-                            return Err(e);
-                        }
-                    }
+                    let target = located.dir.read_link_contents(leaf).map_err(io_err)?;
+                    rel = self.symlink_target(&located, &target, &path.display)?;
                 }
                 Ok(meta) => {
                     located.leaf_meta = Some(meta);
                     return Ok(located);
                 }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(located),
-                Err(e) => {
-                    self.remove_created(path.anchor, &created);
-                    return Err(WsfsError::from_io(&e, &path.display));
-                }
+                Err(e) => return Err(io_err(e)),
             }
         }
-        self.remove_created(path.anchor, &created);
         Err(WsfsError::new(
             ErrorCode::InvalidPath,
             format!("{}: too many levels of symbolic links", path.display),
         ))
     }
 
-    /// Opens the directory part of `rel` and splits off the leaf.
+    /// Opens the directory part of `rel` and splits off the leaf. Missing directories are
+    /// created (and recorded) only when `created` is given.
     fn locate(
         &self,
         anchor: Anchor,
         rel: &Path,
-        create_parents: bool,
+        created: Option<&mut Vec<PathBuf>>,
         display: &str,
     ) -> Result<Located> {
         let (parent_rel, leaf) = split_leaf(rel);
-        let mut created = Vec::new();
-        let opened = match self.open_anchored_dir(anchor, &parent_rel) {
-            Err(e) if create_parents && e.kind() == io::ErrorKind::NotFound => {
-                created = self.create_dirs(anchor, &parent_rel, display)?;
+        let io_err = |e: io::Error| WsfsError::from_io(&e, display);
+        let dir = match (self.open_anchored_dir(anchor, &parent_rel), created) {
+            (Err(e), Some(created)) if e.kind() == io::ErrorKind::NotFound => {
+                self.create_dirs(anchor, &parent_rel, display, created)?;
                 self.open_anchored_dir(anchor, &parent_rel)
+                    .map_err(io_err)?
             }
-            other => other,
-        };
-        let dir = match opened {
-            Ok(dir) => dir,
-            Err(e) => {
-                self.remove_created(anchor, &created);
-                return Err(WsfsError::from_io(&e, display));
-            }
+            (opened, _) => opened.map_err(io_err)?,
         };
         if anchor == Anchor::Host {
-            let real = real_path(&dir).map_err(|e| WsfsError::from_io(&e, display))?;
+            let real = real_path(&dir).map_err(io_err)?;
             let full = match &leaf {
                 Some(name) => real.join(name),
                 None => real,
             };
-            if let Err(e) = self.check_host_path(&full, display) {
-                self.remove_created(anchor, &created);
-                return Err(e);
-            }
+            self.check_host_path(&full, display)?;
         }
         Ok(Located {
             dir,
             leaf,
             parent_rel,
             anchor,
-            created,
+            created: Vec::new(),
             leaf_meta: None,
         })
     }
@@ -184,24 +173,23 @@ impl Workspace {
         }
     }
 
-    /// Creates the missing directories of `rel` and returns them, outermost first, so a call
-    /// that stops before its commit point can remove them again.
-    fn create_dirs(&self, anchor: Anchor, rel: &Path, display: &str) -> Result<Vec<PathBuf>> {
-        let mut created = Vec::new();
+    /// Creates the missing directories of `rel`, recording each in `created` (outermost
+    /// first) so a call that stops before its commit point can remove them again.
+    fn create_dirs(
+        &self,
+        anchor: Anchor,
+        rel: &Path,
+        display: &str,
+        created: &mut Vec<PathBuf>,
+    ) -> Result<()> {
         let outcome = match anchor {
-            Anchor::Root => self.create_root_dirs(rel, &mut created),
-            Anchor::Host => self.create_host_dirs(rel, display, &mut created),
+            Anchor::Root => self.create_root_dirs(rel, created),
+            Anchor::Host => self.create_host_dirs(rel, display, created),
         };
-        match outcome {
-            Ok(()) => Ok(created),
-            Err(e) => {
-                self.remove_created(anchor, &created);
-                Err(match e {
-                    CreateError::Io(e) => WsfsError::from_io(&e, display),
-                    CreateError::Refused(e) => e,
-                })
-            }
-        }
+        outcome.map_err(|e| match e {
+            CreateError::Io(e) => WsfsError::from_io(&e, display),
+            CreateError::Refused(e) => e,
+        })
     }
 
     /// One `mkdirat` per component, each resolved beneath the root by cap-std.
