@@ -115,9 +115,14 @@ char *wsfs_call(uint64_t workspace, const char *tool_name, const char *args_json
 
 /*
  Like `wsfs_call`, with `options_json` (NULL for none): `{"timeout_ms": N, "cancel_token": T,
- "output": "full"|"text"|"data"}`. `timeout_ms` can only shorten the workspace's
- `operation_timeout_ms`; `cancel_token` comes from `wsfs_cancel_token_new`; `output` omits
- `data` ("text") or `text` ("data") from a success envelope. A call stopped by its deadline
+ "output": "full"|"text"|"data"|"text_raw"|"data_raw"}`. `timeout_ms` can only shorten the
+ workspace's `operation_timeout_ms` (0 has already expired); `cancel_token` comes from
+ `wsfs_cancel_token_new`; `output` omits `data` ("text") or `text` ("data") from a success
+ envelope. The raw modes keep large strings out of the JSON: on success, "text_raw" returns
+ `{"ok":true,"warnings":[...]}`, a newline, then the text unescaped; "data_raw" returns the
+ "data" envelope with `read_file`'s `data.content` left out and the content after a newline
+ (other tools: as "data", no newline). The JSON part never contains a raw newline and the
+ raw part never a NUL byte; failures are always plain JSON envelopes. A call stopped by its deadline
  or token returns `timeout` or `cancelled` and has changed nothing; a call that passed its
  commit point completes and returns success. The caller frees the result with
  `wsfs_string_free`.
@@ -129,6 +134,27 @@ char *wsfs_call_with_options(uint64_t workspace,
                              const char *tool_name,
                              const char *args_json,
                              const char *options_json);
+
+/*
+ Like `wsfs_call_with_options`, for `write_file` and `append_file`, with the content passed
+ as a buffer of `content_len` bytes (UTF-8, need not be NUL-terminated) instead of as the
+ `content` field of `args_json`, which must then be absent: large content is neither
+ escaped by the caller nor parsed by the library. A NULL `content` means no buffer (then
+ `args_json` carries `content` as usual). The buffer is only read during the call. Other
+ tools refuse a buffer with `invalid_arguments`. The caller frees the result with
+ `wsfs_string_free`.
+
+ # Safety
+ `tool_name`, `args_json` and `options_json` must be NULL or NUL-terminated strings valid
+ for the duration of the call; `content` must be NULL or point to `content_len` readable
+ bytes valid for the duration of the call.
+ */
+char *wsfs_call_with_content(uint64_t workspace,
+                             const char *tool_name,
+                             const char *args_json,
+                             const char *options_json,
+                             const char *content,
+                             uintptr_t content_len);
 
 /*
  Creates a cancel token (never 0) for `wsfs_call_with_options`. Free it with

@@ -2,7 +2,7 @@
 //! pointers and catches panics around these.
 
 use crate::config::Config;
-use crate::dispatch::{self, CallOptions};
+use crate::dispatch::{self, CallOptions, Request};
 use crate::envelope;
 use crate::error::{ErrorCode, WsfsError};
 use crate::registry;
@@ -51,11 +51,23 @@ pub fn workspace_close(id: u64) -> String {
     }
 }
 
-/// Runs a tool by name. `options_json` is `wsfs_call_with_options`' options (None for none).
-pub fn call(id: u64, tool: &str, args_json: &str, options_json: Option<&str>) -> String {
+/// Runs a tool by name. `options_json` is `wsfs_call_with_options`' options (None for none);
+/// `content` is `wsfs_call_with_content`'s separate content buffer.
+pub fn call(
+    id: u64,
+    tool: &str,
+    args_json: &str,
+    options_json: Option<&str>,
+    content: Option<&[u8]>,
+) -> String {
     crate::logging::init();
+    let req = Request {
+        tool,
+        args_json,
+        content,
+    };
     match CallOptions::from_json(options_json) {
-        Ok(options) => dispatch::call(id, tool, args_json, &options),
+        Ok(options) => dispatch::call(id, &req, &options),
         Err(e) => envelope::failure(&e),
     }
 }

@@ -8,6 +8,7 @@ use crate::tools::{edit, list, read, write};
 use crate::workspace::Workspace;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::time::Duration;
 
 /// Options of `wsfs_call_with_options`.
@@ -50,7 +51,26 @@ struct ListArgs {
 #[serde(deny_unknown_fields)]
 struct ContentArgs {
     path: String,
-    content: String,
+    /// Absent when the content comes as a separate buffer (`wsfs_call_with_content`).
+    content: Option<String>,
+}
+
+impl ContentArgs {
+    /// The content from the JSON or from the separate buffer: exactly one of them.
+    fn content<'a>(&'a self, tool: &str, buffer: Option<&'a [u8]>) -> Result<&'a str> {
+        let invalid = |m: &str| WsfsError::new(ErrorCode::InvalidArguments, format!("{tool}: {m}"));
+        match (&self.content, buffer) {
+            (Some(content), None) => Ok(content),
+            (None, Some(bytes)) => std::str::from_utf8(bytes)
+                .map_err(|_| invalid("the content buffer is not valid UTF-8")),
+            (Some(_), Some(_)) => Err(invalid(
+                "content was given both in the arguments and as a separate buffer; give it once",
+            )),
+            (None, None) => Err(invalid(
+                "missing field `content`; expected {\"path\": string, \"content\": string}",
+            )),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -74,24 +94,43 @@ pub enum ToolData {
 }
 
 impl ToolData {
-    pub fn text(&self) -> String {
+    /// What the model sees; borrowed from the data where it is the file's content.
+    pub fn text(&self) -> Cow<'_, str> {
         use crate::render;
         match self {
             ToolData::Read(o) => render::read(o),
-            ToolData::Write(o) => render::write(o),
-            ToolData::Append(o) => render::append(o),
-            ToolData::List(o) => render::list(o),
-            ToolData::Edit(o) => render::edit(o),
+            ToolData::Write(o) => render::write(o).into(),
+            ToolData::Append(o) => render::append(o).into(),
+            ToolData::List(o) => render::list(o).into(),
+            ToolData::Edit(o) => render::edit(o).into(),
+        }
+    }
+
+    /// The size of the largest string in the result, to size the output buffer once.
+    pub fn payload_len(&self) -> usize {
+        match self {
+            ToolData::Read(o) => o.content.len(),
+            ToolData::List(o) => o.entries.iter().map(|e| e.name.len() + 48).sum(),
+            _ => 0,
         }
     }
 }
 
-/// Runs `tool` on workspace `id` and returns the envelope JSON. Never panics on bad input.
-pub fn call(id: u64, tool: &str, args_json: &str, options: &CallOptions) -> String {
+/// One call's inputs: the tool, its JSON arguments and, for `write_file`/`append_file`, the
+/// content as a separate buffer instead of a JSON string.
+pub struct Request<'a> {
+    pub tool: &'a str,
+    pub args_json: &'a str,
+    pub content: Option<&'a [u8]>,
+}
+
+/// Runs a request on workspace `id` and returns the envelope. Never panics on bad input.
+pub fn call(id: u64, req: &Request<'_>, options: &CallOptions) -> String {
     let mut path_for_log = String::new();
+    let tool = req.tool;
     let outcome = registry::get(id).and_then(|ws| {
         let ctl = control(&ws, options)?;
-        let result = run(&ws, tool, args_json, &ctl, &mut path_for_log);
+        let result = run(&ws, req, &ctl, &mut path_for_log);
         trace(tool, &path_for_log, &result, &ctl);
         result
     });
@@ -124,17 +163,31 @@ pub fn run_tool(
     args_json: &str,
     ctl: &CallControl,
 ) -> Result<(ToolData, Vec<String>)> {
-    run(ws, tool, args_json, ctl, &mut String::new())
+    let req = Request {
+        tool,
+        args_json,
+        content: None,
+    };
+    run(ws, &req, ctl, &mut String::new())
 }
 
 fn run(
     ws: &Workspace,
-    tool: &str,
-    args_json: &str,
+    req: &Request<'_>,
     ctl: &CallControl,
     path_for_log: &mut String,
 ) -> Result<(ToolData, Vec<String>)> {
+    let (tool, args_json) = (req.tool, req.args_json);
     check_args_size(ws, tool, args_json.len())?;
+    if let Some(content) = req.content {
+        if !matches!(tool, "write_file" | "append_file") {
+            return Err(WsfsError::new(
+                ErrorCode::InvalidArguments,
+                format!("{tool} takes no content buffer; only write_file and append_file do"),
+            ));
+        }
+        write::check_write_size(ws, content.len() as u64, "content", write::SPLIT_HINT)?;
+    }
     ctl.check()?;
     let mut parse_path = |raw: &str| {
         let parsed = ws.parse_path(raw);
@@ -153,13 +206,15 @@ fn run(
         "write_file" => {
             let args: ContentArgs = parse_args(tool, args_json)?;
             let path = parse_path(&args.path)?;
-            let (out, warnings) = write::write_file(ws, &path, &args.content, ctl)?;
+            let content = args.content(tool, req.content)?;
+            let (out, warnings) = write::write_file(ws, &path, content, ctl)?;
             Ok((ToolData::Write(out), warnings))
         }
         "append_file" => {
             let args: ContentArgs = parse_args(tool, args_json)?;
             let path = parse_path(&args.path)?;
-            let (out, warnings) = write::append_file(ws, &path, &args.content, ctl)?;
+            let content = args.content(tool, req.content)?;
+            let (out, warnings) = write::append_file(ws, &path, content, ctl)?;
             Ok((ToolData::Append(out), warnings))
         }
         "list_dir" => {

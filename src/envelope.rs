@@ -4,15 +4,24 @@ use crate::dispatch::ToolData;
 use crate::error::WsfsError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// Which parts of a success envelope to build (`wsfs_call_with_options`' `output`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Output {
+    /// `data` and `text`.
     #[default]
     Full,
+    /// `text` only.
     Text,
+    /// `data` only.
     Data,
+    /// Neither inside the JSON: the text follows the JSON after one `\n`, unescaped.
+    TextRaw,
+    /// `data` only, with `read_file`'s `content` left out of it and following the JSON after
+    /// one `\n`, unescaped. Other tools' results are as with `Data`.
+    DataRaw,
 }
 
 #[derive(Serialize)]
@@ -21,7 +30,7 @@ struct Success<'a, D: Serialize> {
     #[serde(skip_serializing_if = "Option::is_none")]
     data: Option<&'a D>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    text: Option<String>,
+    text: Option<&'a str>,
     warnings: &'a [String],
 }
 
@@ -38,26 +47,101 @@ struct ErrorBody<'a> {
     message: &'a str,
 }
 
+/// `read_file`'s data without its content, for `DataRaw`.
+#[derive(Serialize)]
+struct ReadMeta<'a> {
+    path: &'a str,
+    bytes: u64,
+    total_bytes: u64,
+    truncated: bool,
+}
+
+/// Serialized JSON never contains a raw newline (compact output escapes it inside strings),
+/// so the first `\n` of a raw-mode result ends the JSON. Raw parts never contain NUL: file
+/// content with NUL bytes is refused as binary, and names cannot hold one.
+const RAW_SEPARATOR: u8 = b'\n';
+
 pub fn success(data: &ToolData, warnings: &[String], output: Output) -> String {
-    let text = (output != Output::Data).then(|| with_warnings(data.text(), warnings));
-    encode(&Success {
-        ok: true,
-        data: (output != Output::Text).then_some(data),
-        text,
-        warnings,
-    })
+    // Room for the payload once (twice in Full), escaping, the metadata and a C string's NUL.
+    let copies = if output == Output::Full { 2 } else { 1 };
+    let mut out = Vec::with_capacity(data.payload_len() * copies + data.payload_len() / 8 + 256);
+    let text = match output {
+        Output::Data | Output::DataRaw => None,
+        _ => Some(with_warnings(data.text(), warnings)),
+    };
+    let text = text.as_deref();
+    let text_in_json = matches!(output, Output::Full | Output::Text)
+        .then_some(text)
+        .flatten();
+    let (written, raw) = match (output, data) {
+        (Output::DataRaw, ToolData::Read(read)) => {
+            let meta = ReadMeta {
+                path: &read.path,
+                bytes: read.bytes,
+                total_bytes: read.total_bytes,
+                truncated: read.truncated,
+            };
+            let written = write_success(&mut out, Some(&meta), None, warnings);
+            (written, Some(read.content.as_str()))
+        }
+        (Output::TextRaw, _) => (
+            write_success::<ToolData>(&mut out, None, None, warnings),
+            text,
+        ),
+        _ => {
+            let include_data = output != Output::Text;
+            let written = write_success(
+                &mut out,
+                include_data.then_some(data),
+                text_in_json,
+                warnings,
+            );
+            (written, None)
+        }
+    };
+    if let Some(raw) = raw {
+        out.push(RAW_SEPARATOR);
+        out.extend_from_slice(raw.as_bytes());
+    }
+    match written.map(|()| String::from_utf8(out)) {
+        Ok(Ok(json)) => json,
+        _ => encode_failed(),
+    }
+}
+
+fn write_success<D: Serialize>(
+    out: &mut Vec<u8>,
+    data: Option<&D>,
+    text: Option<&str>,
+    warnings: &[String],
+) -> serde_json::Result<()> {
+    serde_json::to_writer(
+        out,
+        &Success {
+            ok: true,
+            data,
+            text,
+            warnings,
+        },
+    )
 }
 
 /// The model sees only `text`, so warnings it could act on are appended to it. The overwrite
 /// warning is left out: the text already says "overwrote".
-fn with_warnings(mut text: String, warnings: &[String]) -> String {
-    for warning in warnings {
-        if warning != crate::tools::write::OVERWRITE_WARNING {
-            text.push_str("\nwarning: ");
-            text.push_str(warning);
-        }
+fn with_warnings<'a>(text: Cow<'a, str>, warnings: &[String]) -> Cow<'a, str> {
+    let shown: Vec<&String> = warnings
+        .iter()
+        .filter(|w| w.as_str() != crate::tools::write::OVERWRITE_WARNING)
+        .collect();
+    if shown.is_empty() {
+        return text;
     }
-    text
+    let mut text = text.into_owned();
+    for warning in shown {
+        text.push_str("\nwarning: ");
+        text.push_str(warning);
+    }
+    Cow::Owned(text)
 }
 
 /// A success envelope for the non-tool functions (`open`, `close`), whose data is a JSON value.
@@ -65,7 +149,7 @@ pub fn success_value(data: &Value, text: String, warnings: &[String]) -> String 
     encode(&Success {
         ok: true,
         data: Some(data),
-        text: Some(text),
+        text: Some(&text),
         warnings,
     })
 }
@@ -82,12 +166,11 @@ pub fn failure(err: &WsfsError) -> String {
 }
 
 fn encode<T: Serialize>(value: &T) -> String {
-    serde_json::to_string(value).unwrap_or_else(|e| {
-        format!(
-            r#"{{"ok":false,"error":{{"code":"io_error","message":"encoding the result failed: {}"}},"text":"io_error: encoding the result failed"}}"#,
-            e.to_string().replace(['"', '\\'], "'")
-        )
-    })
+    serde_json::to_string(value).unwrap_or_else(|_| encode_failed())
+}
+
+fn encode_failed() -> String {
+    r#"{"ok":false,"error":{"code":"io_error","message":"encoding the result failed"},"text":"io_error: encoding the result failed"}"#.to_string()
 }
 
 #[cfg(test)]

@@ -85,6 +85,21 @@ unsafe fn call_tool(
     args_json: *const c_char,
     options_json: *const c_char,
 ) -> *mut c_char {
+    // SAFETY: forwarded from this function's contract; no content buffer.
+    unsafe { call_tool_with_content(workspace, tool, args_json, options_json, None) }
+}
+
+/// Shared body of the tool functions, with an optional separate content buffer.
+///
+/// # Safety
+/// Each pointer must be NULL or a NUL-terminated string valid for the duration of the call.
+unsafe fn call_tool_with_content(
+    workspace: u64,
+    tool: *const c_char,
+    args_json: *const c_char,
+    options_json: *const c_char,
+    content: Option<&[u8]>,
+) -> *mut c_char {
     guard(|| {
         // SAFETY: forwarded from this function's contract.
         let tool = match unsafe { borrow_str(tool, "tool_name") } {
@@ -105,7 +120,7 @@ unsafe fn call_tool(
                 Err(envelope) => return envelope,
             }
         };
-        api::call(workspace, tool, args, options)
+        api::call(workspace, tool, args, options, content)
     })
 }
 
@@ -208,9 +223,14 @@ pub unsafe extern "C" fn wsfs_call(
 }
 
 /// Like `wsfs_call`, with `options_json` (NULL for none): `{"timeout_ms": N, "cancel_token": T,
-/// "output": "full"|"text"|"data"}`. `timeout_ms` can only shorten the workspace's
-/// `operation_timeout_ms`; `cancel_token` comes from `wsfs_cancel_token_new`; `output` omits
-/// `data` ("text") or `text` ("data") from a success envelope. A call stopped by its deadline
+/// "output": "full"|"text"|"data"|"text_raw"|"data_raw"}`. `timeout_ms` can only shorten the
+/// workspace's `operation_timeout_ms` (0 has already expired); `cancel_token` comes from
+/// `wsfs_cancel_token_new`; `output` omits `data` ("text") or `text` ("data") from a success
+/// envelope. The raw modes keep large strings out of the JSON: on success, "text_raw" returns
+/// `{"ok":true,"warnings":[...]}`, a newline, then the text unescaped; "data_raw" returns the
+/// "data" envelope with `read_file`'s `data.content` left out and the content after a newline
+/// (other tools: as "data", no newline). The JSON part never contains a raw newline and the
+/// raw part never a NUL byte; failures are always plain JSON envelopes. A call stopped by its deadline
 /// or token returns `timeout` or `cancelled` and has changed nothing; a call that passed its
 /// commit point completes and returns success. The caller frees the result with
 /// `wsfs_string_free`.
@@ -226,6 +246,40 @@ pub unsafe extern "C" fn wsfs_call_with_options(
 ) -> *mut c_char {
     // SAFETY: forwarded from this function's contract.
     unsafe { call_tool(workspace, tool_name, args_json, options_json) }
+}
+
+/// Like `wsfs_call_with_options`, for `write_file` and `append_file`, with the content passed
+/// as a buffer of `content_len` bytes (UTF-8, need not be NUL-terminated) instead of as the
+/// `content` field of `args_json`, which must then be absent: large content is neither
+/// escaped by the caller nor parsed by the library. A NULL `content` means no buffer (then
+/// `args_json` carries `content` as usual). The buffer is only read during the call. Other
+/// tools refuse a buffer with `invalid_arguments`. The caller frees the result with
+/// `wsfs_string_free`.
+///
+/// # Safety
+/// `tool_name`, `args_json` and `options_json` must be NULL or NUL-terminated strings valid
+/// for the duration of the call; `content` must be NULL or point to `content_len` readable
+/// bytes valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_call_with_content(
+    workspace: u64,
+    tool_name: *const c_char,
+    args_json: *const c_char,
+    options_json: *const c_char,
+    content: *const c_char,
+    content_len: usize,
+) -> *mut c_char {
+    let content = if content.is_null() {
+        None
+    } else if content_len > isize::MAX as usize {
+        return guard(|| api::bad_input("content_len", "is larger than any buffer can be"));
+    } else {
+        // SAFETY: non-NULL, and the caller guarantees `content_len` readable bytes that stay
+        // valid and unmodified for the duration of the call.
+        Some(unsafe { std::slice::from_raw_parts(content.cast::<u8>(), content_len) })
+    };
+    // SAFETY: forwarded from this function's contract.
+    unsafe { call_tool_with_content(workspace, tool_name, args_json, options_json, content) }
 }
 
 /// Creates a cancel token (never 0) for `wsfs_call_with_options`. Free it with

@@ -4,11 +4,13 @@ use crate::tools::edit::EditOutput;
 use crate::tools::list::ListOutput;
 use crate::tools::read::ReadOutput;
 use crate::tools::write::{AppendOutput, WriteOutput};
+use std::borrow::Cow;
 use std::fmt::Write;
 
-pub fn read(out: &ReadOutput) -> String {
+/// The file's content, borrowed unless a truncation notice is added.
+pub fn read(out: &ReadOutput) -> Cow<'_, str> {
     if !out.truncated {
-        return out.content.clone();
+        return Cow::Borrowed(&out.content);
     }
     let mut text = String::with_capacity(out.content.len() + 120);
     text.push_str(&out.content);
@@ -20,7 +22,7 @@ pub fn read(out: &ReadOutput) -> String {
         "[truncated: showing the first {} of {} bytes; max_read_bytes is {}]",
         out.bytes, out.total_bytes, out.limit
     );
-    text
+    Cow::Owned(text)
 }
 
 fn bytes(n: u64) -> String {

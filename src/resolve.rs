@@ -26,10 +26,29 @@ const PROTECTED_PREFIXES: &[&str] = &[
     "/etc", "/root", "/proc", "/sys", "/dev", "/boot", "/bin", "/sbin", "/lib", "/lib64", "/usr",
 ];
 
+/// A directory handle: the workspace root's own (borrowed, saving a `dup` per call on the
+/// root) or one opened for this call.
+#[derive(Debug)]
+pub(crate) enum DirRef<'a> {
+    Root(&'a Dir),
+    Opened(Dir),
+}
+
+impl std::ops::Deref for DirRef<'_> {
+    type Target = Dir;
+
+    fn deref(&self) -> &Dir {
+        match self {
+            DirRef::Root(dir) => dir,
+            DirRef::Opened(dir) => dir,
+        }
+    }
+}
+
 /// A resolved path: an open directory and the name inside it (`None` for the directory itself).
 #[derive(Debug)]
-pub(crate) struct Located {
-    pub dir: Dir,
+pub(crate) struct Located<'a> {
+    pub dir: DirRef<'a>,
     pub leaf: Option<OsString>,
     /// The directory, relative to the anchor (kept to resolve relative symlink targets).
     parent_rel: PathBuf,
@@ -41,7 +60,7 @@ pub(crate) struct Located {
     pub leaf_meta: Option<Metadata>,
 }
 
-impl Located {
+impl Located<'_> {
     /// The leaf name, or `not_a_file` when the path names a directory such as `.` or `a/..`.
     pub fn leaf_name(&self, display: &str) -> Result<&OsString> {
         self.leaf.as_ref().ok_or_else(|| {
@@ -79,7 +98,7 @@ impl Workspace {
         path: &ToolPath,
         create_parents: bool,
         ctl: &CallControl,
-    ) -> Result<Located> {
+    ) -> Result<Located<'_>> {
         let mut created = Vec::new();
         match self.follow_leaf_links(path, create_parents, ctl, &mut created) {
             Ok(mut located) => {
@@ -99,7 +118,7 @@ impl Workspace {
         create_parents: bool,
         ctl: &CallControl,
         created: &mut Vec<PathBuf>,
-    ) -> Result<Located> {
+    ) -> Result<Located<'_>> {
         let io_err = |e: io::Error| WsfsError::from_io(&e, &path.display);
         let mut rel = path.rel.clone();
         for _ in 0..MAX_SYMLINK_HOPS {
@@ -136,7 +155,7 @@ impl Workspace {
         rel: &Path,
         created: Option<&mut Vec<PathBuf>>,
         display: &str,
-    ) -> Result<Located> {
+    ) -> Result<Located<'_>> {
         let (parent_rel, leaf) = split_leaf(rel);
         let io_err = |e: io::Error| WsfsError::from_io(&e, display);
         let dir = match (self.open_anchored_dir(anchor, &parent_rel), created) {
@@ -148,7 +167,7 @@ impl Workspace {
             (opened, _) => opened.map_err(io_err)?,
         };
         if anchor == Anchor::Host {
-            let real = real_path(&dir).map_err(io_err)?;
+            let real = real_path(&*dir).map_err(io_err)?;
             let full = match &leaf {
                 Some(name) => real.join(name),
                 None => real,
@@ -165,11 +184,12 @@ impl Workspace {
         })
     }
 
-    fn open_anchored_dir(&self, anchor: Anchor, rel: &Path) -> io::Result<Dir> {
+    fn open_anchored_dir(&self, anchor: Anchor, rel: &Path) -> io::Result<DirRef<'_>> {
         match anchor {
-            Anchor::Root if rel.as_os_str().is_empty() => self.root_dir.try_clone(),
-            Anchor::Root => self.root_dir.open_dir(rel),
-            Anchor::Host => Dir::open_ambient_dir(Path::new("/").join(rel), ambient_authority()),
+            Anchor::Root if rel.as_os_str().is_empty() => Ok(DirRef::Root(&self.root_dir)),
+            Anchor::Root => self.root_dir.open_dir(rel).map(DirRef::Opened),
+            Anchor::Host => Dir::open_ambient_dir(Path::new("/").join(rel), ambient_authority())
+                .map(DirRef::Opened),
         }
     }
 
@@ -257,7 +277,7 @@ impl Workspace {
 
     /// Removes the directories `located`'s resolution created, for a call that failed or was
     /// stopped before its commit point.
-    pub(crate) fn undo_created(&self, located: &Located) {
+    pub(crate) fn undo_created(&self, located: &Located<'_>) {
         self.remove_created(located.anchor, &located.created);
     }
 
@@ -276,7 +296,12 @@ impl Workspace {
     }
 
     /// The anchor-relative path a symlink in the leaf position points to.
-    fn symlink_target(&self, located: &Located, target: &Path, display: &str) -> Result<PathBuf> {
+    fn symlink_target(
+        &self,
+        located: &Located<'_>,
+        target: &Path,
+        display: &str,
+    ) -> Result<PathBuf> {
         if !target.is_absolute() {
             return Ok(located.parent_rel.join(target));
         }

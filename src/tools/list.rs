@@ -2,6 +2,7 @@
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::resolve::DirRef;
 use crate::workspace::{ToolPath, Workspace};
 use cap_fs_ext::DirExt;
 use cap_std::fs::Dir;
@@ -36,7 +37,7 @@ pub fn list_dir(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<Li
     let dir = match &located.leaf {
         None => located.dir,
         Some(leaf) => match located.dir.open_dir_nofollow(leaf) {
-            Ok(dir) => dir,
+            Ok(dir) => DirRef::Opened(dir),
             Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
                 return Err(WsfsError::new(
                     ErrorCode::NotADirectory,

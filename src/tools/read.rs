@@ -33,7 +33,7 @@ pub fn read_file(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<R
     let meta = file.metadata().map_err(io_err)?;
     require_regular(&meta, display)?;
     let limit = ws.limits.max_read_bytes;
-    let (bytes, more) = read_bounded(file, limit, ctl).map_err(|e| match e {
+    let (bytes, more) = read_bounded(file, limit, meta.len(), ctl).map_err(|e| match e {
         Stop::Io(e) => io_err(e),
         Stop::Call(e) => e,
     })?;
@@ -62,10 +62,14 @@ enum Stop {
 fn read_bounded(
     file: cap_std::fs::File,
     limit: u64,
+    size_hint: u64,
     ctl: &CallControl,
 ) -> std::result::Result<(Vec<u8>, bool), Stop> {
     let limit_len = usize::try_from(limit).unwrap_or(usize::MAX);
-    let mut buf = Vec::with_capacity(limit_len.min(CHUNK));
+    // The size is only a hint (it can change, or lie for /proc files), but it saves regrowing
+    // the buffer for the usual file; one spare byte detects that more follows.
+    let hint = usize::try_from(size_hint.min(limit)).unwrap_or(limit_len);
+    let mut buf = Vec::with_capacity(hint.saturating_add(1));
     // One byte past the limit tells whether the file goes on (st_size can lie: /proc, FUSE).
     let mut reader = file.take(limit.saturating_add(1));
     loop {

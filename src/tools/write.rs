@@ -40,7 +40,7 @@ pub fn check_write_size(ws: &Workspace, len: u64, what: &str, hint: &str) -> Res
     Ok(())
 }
 
-const SPLIT_HINT: &str = "Write less, or split it across write_file and append_file calls";
+pub const SPLIT_HINT: &str = "Write less, or split it across write_file and append_file calls";
 
 /// Writes `content` atomically (see `fileops::atomic_replace`). An existing file is locked
 /// while it is replaced, so an edit in progress cannot write back stale content over it.
@@ -70,7 +70,7 @@ pub fn write_file(
 
 /// The write itself; returns whether the file was created, and the warnings.
 fn replace_leaf(
-    located: &Located,
+    located: &Located<'_>,
     content: &str,
     display: &str,
     ctl: &CallControl,
@@ -144,7 +144,7 @@ pub fn append_file(
 /// The append itself; returns the new size and the warnings. A file it created is removed
 /// again if the call stops before the write.
 fn append_leaf(
-    located: &Located,
+    located: &Located<'_>,
     content: &str,
     display: &str,
     ctl: &CallControl,

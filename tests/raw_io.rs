@@ -1,0 +1,142 @@
+//! The fast paths of the C ABI: `text_raw`/`data_raw` outputs, which keep large strings out of
+//! the JSON, and `wsfs_call_with_content`, which takes write content as a separate buffer.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::ptr;
+use wsfs::ffi;
+
+/// Calls with options and returns the raw string (raw modes are not pure JSON).
+fn call_raw_string(ws: u64, tool: &str, args: &str, options: &str) -> String {
+    let (t, a, o) = (cs(tool), cs(args), cs(options));
+    take_string(unsafe { ffi::wsfs_call_with_options(ws, t.as_ptr(), a.as_ptr(), o.as_ptr()) })
+}
+
+/// Splits a raw-mode result at its first newline into the JSON and the raw part.
+fn split(result: &str) -> (Value, Option<&str>) {
+    match result.split_once('\n') {
+        Some((json, raw)) => (serde_json::from_str(json).expect("JSON part"), Some(raw)),
+        None => (serde_json::from_str(result).expect("JSON"), None),
+    }
+}
+
+fn call_with_content(ws: u64, tool: &str, args: &str, content: Option<&[u8]>) -> Value {
+    let (t, a) = (cs(tool), cs(args));
+    let (ptr, len) = content.map_or((ptr::null(), 0), |c| (c.as_ptr().cast(), c.len()));
+    take_envelope(unsafe {
+        ffi::wsfs_call_with_content(ws, t.as_ptr(), a.as_ptr(), ptr::null(), ptr, len)
+    })
+}
+
+#[test]
+fn text_raw_puts_the_unescaped_text_after_the_json() {
+    let fx = Fixture::new();
+    let content = "line \"one\"\r\n\ttab and ünïcode\nno final newline";
+    fx.write("a.txt", content);
+    let result = call_raw_string(
+        fx.ws,
+        "read_file",
+        r#"{"path":"a.txt"}"#,
+        r#"{"output":"text_raw"}"#,
+    );
+    let (json, raw) = split(&result);
+    assert_eq!(json, json!({"ok": true, "warnings": []}));
+    assert_eq!(raw, Some(content));
+    // Failures stay plain JSON envelopes, with no raw part.
+    let result = call_raw_string(
+        fx.ws,
+        "read_file",
+        r#"{"path":"../x"}"#,
+        r#"{"output":"text_raw"}"#,
+    );
+    let (json, raw) = split(&result);
+    assert_eq!(json["error"]["code"], "outside_workspace");
+    assert!(json["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("outside_workspace: "));
+    assert_eq!(raw, None);
+}
+
+#[test]
+fn data_raw_moves_only_read_contents_out_of_the_json() {
+    let fx = Fixture::with_config(json!({"limits": {"max_read_bytes": 8}}));
+    fx.write("a.txt", "0123456789abcdef");
+    let result = call_raw_string(
+        fx.ws,
+        "read_file",
+        r#"{"path":"a.txt"}"#,
+        r#"{"output":"data_raw"}"#,
+    );
+    let (json, raw) = split(&result);
+    assert_eq!(
+        json["data"],
+        json!({"path": "a.txt", "bytes": 8, "total_bytes": 16, "truncated": true})
+    );
+    assert!(json.get("text").is_none());
+    assert_eq!(raw, Some("01234567"));
+    // list_dir has no raw part in data_raw: the same as "data".
+    let result = call_raw_string(fx.ws, "list_dir", "{}", r#"{"output":"data_raw"}"#);
+    let (json, raw) = split(&result);
+    assert_eq!(json["data"]["entries"][0]["name"], "a.txt");
+    assert_eq!(raw, None);
+}
+
+#[test]
+fn text_raw_lists_keep_their_newlines_raw() {
+    let fx = Fixture::new();
+    fx.write("a.txt", "x");
+    fx.write("b/c.txt", "y");
+    let result = call_raw_string(fx.ws, "list_dir", "{}", r#"{"output":"text_raw"}"#);
+    let (_, raw) = split(&result);
+    assert_eq!(raw, Some(". (2 entries)\na.txt  1 byte\nb/"));
+}
+
+#[test]
+fn content_buffer_writes_and_appends_exact_bytes() {
+    let fx = Fixture::new();
+    let content = "a \"quoted\" line\r\nwith a NUL \0 and ünïcode";
+    let v = call_with_content(
+        fx.ws,
+        "write_file",
+        r#"{"path":"d/f.txt"}"#,
+        Some(content.as_bytes()),
+    );
+    assert_eq!(assert_ok(&v)["bytes_written"], content.len());
+    assert_eq!(fx.read("d/f.txt"), content.as_bytes());
+    let v = call_with_content(
+        fx.ws,
+        "append_file",
+        r#"{"path":"d/f.txt"}"#,
+        Some(b"+tail"),
+    );
+    assert_eq!(assert_ok(&v)["bytes_appended"], 5);
+    assert_eq!(fx.read("d/f.txt"), format!("{content}+tail").as_bytes());
+    // An empty buffer is empty content, not a missing one.
+    let v = call_with_content(fx.ws, "write_file", r#"{"path":"empty"}"#, Some(b""));
+    assert_ok(&v);
+    assert_eq!(fx.read("empty"), b"");
+}
+
+#[test]
+fn content_buffer_errors() {
+    let fx = Fixture::with_config(json!({"limits": {"max_write_bytes": 4}}));
+    let both = call_with_content(
+        fx.ws,
+        "write_file",
+        r#"{"path":"f","content":"x"}"#,
+        Some(b"y"),
+    );
+    assert_err(&both, "invalid_arguments");
+    let neither = call_with_content(fx.ws, "write_file", r#"{"path":"f"}"#, None);
+    assert_err(&neither, "invalid_arguments");
+    let not_utf8 = call_with_content(fx.ws, "write_file", r#"{"path":"f"}"#, Some(&[0xff, 0xfe]));
+    assert_err(&not_utf8, "invalid_arguments");
+    let too_big = call_with_content(fx.ws, "append_file", r#"{"path":"f"}"#, Some(b"12345"));
+    assert_err(&too_big, "too_large");
+    let wrong_tool = call_with_content(fx.ws, "read_file", r#"{"path":"f"}"#, Some(b"x"));
+    assert_err(&wrong_tool, "invalid_arguments");
+    assert!(!fx.p("f").exists(), "a refused call created the file");
+}
