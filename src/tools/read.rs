@@ -78,7 +78,8 @@ fn read_bounded(
             .take(CHUNK as u64)
             .read_to_end(&mut buf)
             .map_err(Stop::Io)?;
-        if n == 0 {
+        // read_to_end stops at CHUNK bytes or at end of file: anything short is the end.
+        if n < CHUNK {
             break;
         }
     }
