@@ -105,15 +105,6 @@ impl ToolData {
             ToolData::Edit(o) => render::edit(o).into(),
         }
     }
-
-    /// The size of the largest string in the result, to size the output buffer once.
-    pub fn payload_len(&self) -> usize {
-        match self {
-            ToolData::Read(o) => o.content.len(),
-            ToolData::List(o) => o.entries.iter().map(|e| e.name.len() + 48).sum(),
-            _ => 0,
-        }
-    }
 }
 
 /// One call's inputs: the tool, its JSON arguments and, for `write_file`/`append_file`, the

@@ -59,12 +59,9 @@ struct ReadMeta<'a> {
 /// Serialized JSON never contains a raw newline (compact output escapes it inside strings),
 /// so the first `\n` of a raw-mode result ends the JSON. Raw parts never contain NUL: file
 /// content with NUL bytes is refused as binary, and names cannot hold one.
-const RAW_SEPARATOR: u8 = b'\n';
+const RAW_SEPARATOR: char = '\n';
 
 pub fn success(data: &ToolData, warnings: &[String], output: Output) -> String {
-    // Room for the payload once (twice in Full), escaping, the metadata and a C string's NUL.
-    let copies = if output == Output::Full { 2 } else { 1 };
-    let mut out = Vec::with_capacity(data.payload_len() * copies + data.payload_len() / 8 + 256);
     let text = match output {
         Output::Data | Output::DataRaw => None,
         _ => Some(with_warnings(data.text(), warnings)),
@@ -73,7 +70,7 @@ pub fn success(data: &ToolData, warnings: &[String], output: Output) -> String {
     let text_in_json = matches!(output, Output::Full | Output::Text)
         .then_some(text)
         .flatten();
-    let (written, raw) = match (output, data) {
+    let (json, raw) = match (output, data) {
         (Output::DataRaw, ToolData::Read(read)) => {
             let meta = ReadMeta {
                 path: &read.path,
@@ -81,49 +78,44 @@ pub fn success(data: &ToolData, warnings: &[String], output: Output) -> String {
                 total_bytes: read.total_bytes,
                 truncated: read.truncated,
             };
-            let written = write_success(&mut out, Some(&meta), None, warnings);
-            (written, Some(read.content.as_str()))
+            (
+                encode_success(Some(&meta), None, warnings),
+                Some(read.content.as_str()),
+            )
         }
-        (Output::TextRaw, _) => (
-            write_success::<ToolData>(&mut out, None, None, warnings),
-            text,
-        ),
+        (Output::TextRaw, _) => (encode_success::<ToolData>(None, None, warnings), text),
         _ => {
             let include_data = output != Output::Text;
-            let written = write_success(
-                &mut out,
-                include_data.then_some(data),
-                text_in_json,
-                warnings,
-            );
-            (written, None)
+            (
+                encode_success(include_data.then_some(data), text_in_json, warnings),
+                None,
+            )
         }
     };
-    if let Some(raw) = raw {
-        out.push(RAW_SEPARATOR);
-        out.extend_from_slice(raw.as_bytes());
-    }
-    match written.map(|()| String::from_utf8(out)) {
-        Ok(Ok(json)) => json,
-        _ => encode_failed(),
+    match (json, raw) {
+        (Ok(mut json), Some(raw)) => {
+            // One copy of the raw part, with room for the C string's NUL.
+            json.reserve_exact(raw.len() + 2);
+            json.push(RAW_SEPARATOR);
+            json.push_str(raw);
+            json
+        }
+        (Ok(json), None) => json,
+        (Err(_), _) => encode_failed(),
     }
 }
 
-fn write_success<D: Serialize>(
-    out: &mut Vec<u8>,
+fn encode_success<D: Serialize>(
     data: Option<&D>,
     text: Option<&str>,
     warnings: &[String],
-) -> serde_json::Result<()> {
-    serde_json::to_writer(
-        out,
-        &Success {
-            ok: true,
-            data,
-            text,
-            warnings,
-        },
-    )
+) -> serde_json::Result<String> {
+    serde_json::to_string(&Success {
+        ok: true,
+        data,
+        text,
+        warnings,
+    })
 }
 
 /// The model sees only `text`, so warnings it could act on are appended to it. The overwrite
