@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# bench/run.sh [--short]
+#
+# Full mode (make bench): builds a fixture under ${TMPDIR:-/tmp} (including a
+# 1M-entry directory and 10 GiB sparse files), runs the Rust layer bench
+# (benches/layers.rs) and the Go benchmarks (go/benchmarks) five times,
+# measures peak RSS growth per call in child processes, and regenerates
+# docs/PERFORMANCE.md with bench/report.py. Raw results stay in target/bench/.
+#
+# --short (make bench-short, part of make test): the same benchmarks once each
+# (-benchtime=1x, one Rust iteration), without the 1M-entry directory, so they
+# cannot rot. Every call's outcome is still checked, but no timing is
+# asserted and nothing is written to docs/. Exits non-zero only if a
+# benchmark fails to run.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+GO=${GO:-go}
+CARGO=${CARGO:-cargo}
+PYTHON=${PYTHON:-python3}
+
+MODE=full
+case "${1:-}" in
+--short) MODE=short ;;
+"") ;;
+*)
+	echo "usage: bench/run.sh [--short]" >&2
+	exit 2
+	;;
+esac
+
+# Full-mode knobs (the defaults keep make bench under 10 minutes on 2 cores).
+REPS=${WSFS_BENCH_REPS:-5}          # Go and Rust runs (one sample per benchmark each)
+BENCHTIME=${WSFS_BENCH_TIME:-250ms} # go test -benchtime per benchmark and run
+RUST_SAMPLE_MS=${WSFS_BENCH_SAMPLE_MS:-150} # target duration of one Rust sample
+
+OUT=$ROOT/target/bench/$MODE
+rm -rf "$OUT"
+mkdir -p "$OUT"
+SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/wsfs-bench.XXXXXX")
+cleanup() {
+	local t=$SECONDS
+	rm -rf "$SCRATCH"
+	echo "bench: removed scratch data in $((SECONDS - t))s" >&2
+}
+trap cleanup EXIT
+
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+step() { echo "bench: [$((SECONDS))s] $*" >&2; }
+
+if [[ ! -f target/release/libwsfs.a ]]; then
+	step "building the library"
+	$CARGO build --release --locked
+fi
+
+FX=$SCRATCH/fixture
+step "building the $MODE fixture in $FX"
+FULL_FLAG=()
+[[ $MODE == full ]] && FULL_FLAG=(-full)
+(cd go && $GO run ./benchmarks/cmd/wsfs-bench-fixtures -dir "$FX" "${FULL_FLAG[@]}")
+cp "$FX/manifest.json" "$OUT/manifest.json"
+
+step "building the Go benchmark binary"
+(cd go && $GO test -c -o "$SCRATCH/benchmarks.test" ./benchmarks)
+
+step "building the Rust bench"
+$CARGO test --release --locked --bench layers --no-run
+
+# The Rust bench reads its configuration from the environment; the libtest
+# arguments matter only while Cargo.toml has no [[bench]] harness = false
+# entry for it (a harness = false binary ignores them).
+rust_bench() { # rust_bench LOG VAR=VALUE...
+	local log=$1
+	shift
+	env WSFS_BENCH_DIR="$FX" WSFS_BENCH_OUT="$OUT/rust.jsonl" WSFS_BENCH_SAMPLE_MS="$RUST_SAMPLE_MS" "$@" \
+		$CARGO test --release --locked --bench layers -- --ignored --exact bench_layers --nocapture \
+		>>"$log" 2>&1 || {
+		tail -n 30 "$log" >&2
+		echo "bench: the Rust bench failed (log: $log)" >&2
+		exit 1
+	}
+}
+go_bench() {
+	(cd go/benchmarks && WSFS_BENCH_DIR="$FX" "$SCRATCH/benchmarks.test" -test.run='^$' -test.bench=. \
+		-test.benchmem -test.count=1 "$@")
+}
+if [[ $MODE == short ]]; then
+	step "running every Rust layer bench once"
+	rust_bench "$OUT/rust.log" WSFS_BENCH_SHORT=1 WSFS_BENCH_RSS_OUT="$OUT/rss-rust.jsonl"
+	step "running every Go benchmark once"
+	go_bench -test.benchtime=1x >"$OUT/go.txt" || {
+		cat "$OUT/go.txt" >&2
+		exit 1
+	}
+else
+	# Go and Rust runs alternate, so the layers of the stack are measured under
+	# the same conditions over time and their differences mean something.
+	for rep in $(seq 1 "$REPS"); do
+		step "Go benchmarks, run $rep of $REPS (-benchtime=$BENCHTIME)"
+		go_bench -test.benchtime="$BENCHTIME" >"$OUT/go-$rep.txt" || {
+			cat "$OUT/go-$rep.txt" >&2
+			exit 1
+		}
+		step "Rust layer bench, run $rep of $REPS"
+		rust_bench "$OUT/rust.log" WSFS_BENCH_SAMPLES=1
+	done
+	step "measuring peak RSS growth of the Rust layers"
+	rust_bench "$OUT/rust.log" WSFS_BENCH_SAMPLES=0 WSFS_BENCH_RSS_OUT="$OUT/rss-rust.jsonl"
+fi
+
+step "measuring peak RSS growth of the Go paths"
+(cd go/benchmarks && WSFS_BENCH_DIR="$FX" WSFS_BENCH_RSS_OUT="$OUT/rss-go.jsonl" \
+	"$SCRATCH/benchmarks.test" -test.run='^TestPeakRSS$' -test.count=1 >"$OUT/rss-go.log" 2>&1) || {
+	cat "$OUT/rss-go.log" >&2
+	exit 1
+}
+
+WSFS_M_NPROC=$(nproc) \
+	WSFS_M_CPU=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//' || echo unknown) \
+	WSFS_M_KERNEL=$(uname -sr) \
+	WSFS_M_MEM=$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) \
+	WSFS_M_GO=$($GO version | sed 's/^go version //') \
+	WSFS_M_RUSTC=$(rustc --version) \
+	WSFS_M_SCRATCH_FS=$(df -PT "$SCRATCH" | awk 'NR==2 {print $2}') \
+	WSFS_M_LOAD_START=$LOAD_START WSFS_M_LOAD_END="$(cut -d' ' -f1-3 /proc/loadavg)" \
+	WSFS_M_MODE=$MODE WSFS_M_REPS=$REPS WSFS_M_BENCHTIME=$BENCHTIME \
+	WSFS_M_RUST_SAMPLE_MS=$RUST_SAMPLE_MS \
+	"$PYTHON" -c 'import json, os, sys
+m = {k[7:].lower(): v for k, v in os.environ.items() if k.startswith("WSFS_M_")}
+json.dump(m, open(sys.argv[1], "w"), indent=1, sort_keys=True)' "$OUT/machine.json"
+
+if [[ $MODE == short ]]; then
+	# Exercise the report generator too, but never write into docs/.
+	step "checking the report generator"
+	"$PYTHON" bench/report.py --dir "$OUT" --out "$OUT/PERFORMANCE.md" --short
+	step "short benchmarks passed (no timings asserted)"
+else
+	step "writing docs/PERFORMANCE.md"
+	mkdir -p docs
+	"$PYTHON" bench/report.py --dir "$OUT" --out docs/PERFORMANCE.md --elapsed "$SECONDS"
+	step "done: docs/PERFORMANCE.md (raw results in $OUT)"
+fi

@@ -1,0 +1,257 @@
+package benchmarks
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"charm.land/fantasy"
+	wsfs "github.com/wsfs/wsfs/go"
+)
+
+// The baseline is only a fair comparison if it keeps wsfs's contract. These
+// tests run the same calls through wsfs and the Baseline on two identical
+// trees and require the same results (error codes, not messages), the same
+// files afterwards, and the same agent-tool responses.
+
+var bg = context.Background()
+
+func makeTree(t *testing.T, dir string) {
+	t.Helper()
+	files := map[string]string{
+		"a.txt":           "one\ntwo\nthree\n",
+		"dup.txt":         "x x x",
+		"utf8.txt":        "abcdéfgh",
+		"bin.dat":         "ab\x00cd",
+		"bad.txt":         "ab\xffcd",
+		"d/c":             "c",
+		"d/a":             "a",
+		"d/b":             "bb",
+		"d/sub/x":         "",
+		"mode.txt":        "private\n",
+		"hard.txt":        "hard\n",
+		"deep/er/f.txt":   "deep\n",
+		"crlf.txt":        "\ufeffline1\r\nline2\r\n",
+		"nonl.txt":        "no newline",
+		"edit/target.txt": "keep BEFORE keep",
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(t, os.Chmod(filepath.Join(dir, "mode.txt"), 0o600))
+	must(t, os.Symlink("a.txt", filepath.Join(dir, "link")))
+	must(t, os.Symlink("d", filepath.Join(dir, "d/sub/up")))
+	must(t, os.Symlink("/etc/passwd", filepath.Join(dir, "abs")))
+	must(t, os.Symlink("../../etc/passwd", filepath.Join(dir, "escape")))
+	must(t, os.Link(filepath.Join(dir, "hard.txt"), filepath.Join(dir, "hard2.txt")))
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+type pair struct {
+	wsDir, baseDir string
+	ws             *wsfs.Workspace
+	base           *Baseline
+}
+
+func newPair(t *testing.T, limits wsfs.Limits) *pair {
+	t.Helper()
+	p := &pair{wsDir: t.TempDir(), baseDir: t.TempDir()}
+	makeTree(t, p.wsDir)
+	makeTree(t, p.baseDir)
+	var err error
+	if p.ws, err = wsfs.Open(wsfs.Config{Root: p.wsDir, Limits: limits}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.ws.Close() })
+	if p.base, err = OpenBaseline(p.baseDir, limits); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.base.Close() })
+	return p
+}
+
+func code(err error) wsfs.Code {
+	var e *wsfs.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	if err != nil {
+		return "non-wsfs error: " + wsfs.Code(err.Error())
+	}
+	return ""
+}
+
+// same runs in through both and compares.
+func (p *pair) same(t *testing.T, in any) {
+	t.Helper()
+	want, werr := typedCall(bg, p.ws, in)
+	got, gerr := typedCall(bg, p.base, in)
+	if code(werr) != code(gerr) {
+		t.Fatalf("%+v: wsfs error %v, baseline error %v", in, werr, gerr)
+	}
+	if werr == nil && !reflect.DeepEqual(normalize(want), normalize(got)) {
+		t.Fatalf("%+v:\nwsfs     %+v\nbaseline %+v", in, want, got)
+	}
+}
+
+// normalize clears what legitimately differs: list_dir's size of a
+// directory (the same on both sides only by accident of the filesystem), and
+// an empty Warnings slice versus nil.
+func normalize(v any) any {
+	rv := reflect.New(reflect.TypeOf(v)).Elem()
+	rv.Set(reflect.ValueOf(v))
+	if w := rv.FieldByName("Warnings"); w.IsValid() && w.Len() == 0 {
+		w.Set(reflect.Zero(w.Type()))
+	}
+	v = rv.Interface()
+	if l, ok := v.(wsfs.ListDirResult); ok {
+		l.Entries = append([]wsfs.DirEntry(nil), l.Entries...)
+		for i := range l.Entries {
+			if l.Entries[i].Type == wsfs.EntryDir {
+				l.Entries[i].Size = 0
+			}
+		}
+		return l
+	}
+	return v
+}
+
+// sameTree compares the two workspaces file by file (content and mode),
+// ignoring directory sizes.
+func (p *pair) sameTree(t *testing.T) {
+	t.Helper()
+	snap := func(root string) map[string]string {
+		m := map[string]string{}
+		filepath.Walk(root, func(path string, fi os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			switch {
+			case fi.Mode()&os.ModeSymlink != 0:
+				target, _ := os.Readlink(path)
+				m[rel] = "link:" + target
+			case fi.IsDir():
+				m[rel] = "dir"
+			default:
+				b, _ := os.ReadFile(path)
+				m[rel] = fi.Mode().String() + ":" + string(b)
+			}
+			return nil
+		})
+		return m
+	}
+	if w, b := snap(p.wsDir), snap(p.baseDir); !reflect.DeepEqual(w, b) {
+		t.Fatalf("trees differ:\nwsfs     %v\nbaseline %v", w, b)
+	}
+}
+
+func TestBaselineMatchesWsfs(t *testing.T) {
+	p := newPair(t, wsfs.Limits{})
+	for _, in := range []any{
+		wsfs.ReadFileInput{Path: "a.txt"},
+		wsfs.ReadFileInput{Path: "./d/../a.txt"},
+		wsfs.ReadFileInput{Path: "link"},
+		wsfs.ReadFileInput{Path: "crlf.txt"},
+		wsfs.ReadFileInput{Path: "bin.dat"},
+		wsfs.ReadFileInput{Path: "bad.txt"},
+		wsfs.ReadFileInput{Path: "missing.txt"},
+		wsfs.ReadFileInput{Path: "d"},
+		wsfs.ReadFileInput{Path: ""},
+		wsfs.ReadFileInput{Path: "../outside"},
+		wsfs.ReadFileInput{Path: "abs"},
+		wsfs.ReadFileInput{Path: "escape"},
+		wsfs.ReadFileInput{Path: "/etc/passwd"},
+		wsfs.ListDirInput{},
+		wsfs.ListDirInput{Path: "d"},
+		wsfs.ListDirInput{Path: "d/sub"},
+		wsfs.ListDirInput{Path: "a.txt"},
+		wsfs.ListDirInput{Path: "nope"},
+		wsfs.WriteFileInput{Path: "new/dir/n.txt", Content: "new\n"},
+		wsfs.WriteFileInput{Path: "a.txt", Content: "replaced"},
+		wsfs.WriteFileInput{Path: "mode.txt", Content: "still private"},
+		wsfs.WriteFileInput{Path: "link", Content: "through the link"},
+		wsfs.WriteFileInput{Path: "one.txt", Content: "1"},
+		wsfs.AppendFileInput{Path: "nonl.txt", Content: "+more"},
+		wsfs.AppendFileInput{Path: "fresh/log.txt", Content: "first\n"},
+		wsfs.AppendFileInput{Path: "hard.txt", Content: "x"},
+		wsfs.EditFileInput{Path: "edit/target.txt", OldText: "BEFORE", NewText: "AFTER"},
+		wsfs.EditFileInput{Path: "crlf.txt", OldText: "line2", NewText: "LINE2"},
+		wsfs.EditFileInput{Path: "mode.txt", OldText: "still", NewText: "yet"},
+		wsfs.EditFileInput{Path: "dup.txt", OldText: "x", NewText: "y"},
+		wsfs.EditFileInput{Path: "dup.txt", OldText: "x", NewText: "y", ReplaceAll: true},
+		wsfs.EditFileInput{Path: "dup.txt", OldText: "zzz", NewText: "y"},
+		wsfs.EditFileInput{Path: "dup.txt", OldText: "", NewText: "y"},
+		wsfs.EditFileInput{Path: "bin.dat", OldText: "ab", NewText: "y"},
+		wsfs.ReadFileInput{Path: "a.txt"},
+		wsfs.ListDirInput{},
+	} {
+		p.same(t, in)
+	}
+	p.sameTree(t)
+}
+
+func TestBaselineLimits(t *testing.T) {
+	p := newPair(t, wsfs.Limits{MaxReadBytes: 5, MaxListEntries: 2, MaxWriteBytes: 10})
+	for _, in := range []any{
+		wsfs.ReadFileInput{Path: "utf8.txt"}, // cut back before a split "é"
+		wsfs.ReadFileInput{Path: "a.txt"},
+		wsfs.ListDirInput{Path: "d"},
+		wsfs.WriteFileInput{Path: "big.txt", Content: strings.Repeat("x", 11)},
+		wsfs.AppendFileInput{Path: "a.txt", Content: strings.Repeat("x", 11)},
+		wsfs.EditFileInput{Path: "a.txt", OldText: "one", NewText: strings.Repeat("x", 20)},
+		wsfs.EditFileInput{Path: "deep/er/f.txt", OldText: "deep", NewText: "DEEP"},
+	} {
+		p.same(t, in)
+	}
+	p.sameTree(t)
+}
+
+// TestBaselineToolsMatchWsfsTools compares the agent tools' responses.
+func TestBaselineToolsMatchWsfsTools(t *testing.T) {
+	p := newPair(t, wsfs.Limits{MaxReadBytes: 8, MaxListEntries: 2})
+	wt, bt := toolMap(wsfs.Tools(p.ws)), toolMap(BaselineTools(p.base))
+	for _, c := range []struct{ tool, input string }{
+		{"read_file", `{"path":"a.txt"}`},
+		{"read_file", `{"path":"nonl.txt"}`},
+		{"list_dir", `{"path":"d"}`},
+		{"list_dir", `{}`},
+		{"write_file", `{"path":"w.txt","content":"hello"}`},
+		{"write_file", `{"path":"w.txt","content":"hello again"}`},
+		{"append_file", `{"path":"w.txt","content":"!"}`},
+		{"edit_file", `{"path":"w.txt","old_text":"again","new_text":"there"}`},
+		{"read_file", `{"path":"missing"}`},
+		{"edit_file", `{"path":"dup.txt","old_text":"x","new_text":"y"}`},
+	} {
+		call := fantasy.ToolCall{ID: "1", Name: c.tool, Input: c.input}
+		want, werr := wt[c.tool].Run(bg, call)
+		got, gerr := bt[c.tool].Run(bg, call)
+		if werr != nil || gerr != nil {
+			t.Fatalf("%s %s: errors %v / %v", c.tool, c.input, werr, gerr)
+		}
+		if want.IsError != got.IsError {
+			t.Fatalf("%s %s: wsfs %+v, baseline %+v", c.tool, c.input, want, got)
+		}
+		wc, _, _ := strings.Cut(want.Content, ":")
+		gc, _, _ := strings.Cut(got.Content, ":")
+		if (want.IsError && wc != gc) || (!want.IsError && want.Content != got.Content) {
+			t.Fatalf("%s %s:\nwsfs     %q\nbaseline %q", c.tool, c.input, want.Content, got.Content)
+		}
+	}
+}
