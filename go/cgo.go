@@ -18,7 +18,30 @@ package wsfs
 #cgo !wsfs_shared LDFLAGS: ${SRCDIR}/../target/release/libwsfs.a -ldl -lm -lpthread -lrt -lgcc_s -lc
 #cgo wsfs_shared LDFLAGS: -L${SRCDIR}/../target/release -lwsfs -Wl,-rpath,${SRCDIR}/../target/release
 #include <stdlib.h>
+#include <string.h>
 #include "wsfs.h"
+
+// A string returned by the library and its length, so Go copies it without
+// scanning for the NUL itself.
+typedef struct {
+	char  *s;
+	size_t len;
+} wsfs_go_string;
+
+// One call of a tool, in one cgo transition: wsfs_call_with_options, or
+// wsfs_call_with_content if with_content is set. A NULL content with
+// with_content set is passed as an empty buffer: Go passes the bytes of a
+// string, the empty string may have none, and NULL would mean "no buffer".
+static wsfs_go_string wsfs_go_call(uint64_t workspace, const char *tool_name,
+		const char *args_json, const char *options_json,
+		int with_content, const char *content, size_t content_len) {
+	char *s = with_content
+		? wsfs_call_with_content(workspace, tool_name, args_json, options_json,
+			content ? content : "", content_len)
+		: wsfs_call_with_options(workspace, tool_name, args_json, options_json);
+	wsfs_go_string r = { s, s ? strlen(s) : 0 };
+	return r;
+}
 */
 import "C"
 
@@ -72,25 +95,78 @@ func cClose(handle uint64) string {
 	return takeString(C.wsfs_workspace_close(C.uint64_t(handle)))
 }
 
-// cCall calls wsfs_call_with_options. ok is false if any argument has a NUL
-// byte (nothing is called then).
-func cCall(handle uint64, tool, argsJSON, optionsJSON string) (envelope string, ok bool) {
-	ctool, ok := cString(tool)
-	if !ok {
-		return "", false
+// callStrings holds a call's tool name, arguments and options as three
+// NUL-terminated strings in one buffer, which C reads in place: one
+// allocation instead of three C.CString copies and three C.free calls.
+// Usually the buffer is Go memory (the cgo pointer rules allow it: it holds
+// no Go pointers, and the library only reads its arguments during the
+// call); above cMemoryArgs bytes (a fantasy write_file whose arguments hold
+// the content) it is C memory, which spares the Go heap and its collector,
+// and cbuf is then to be freed with C.free. ok is false if any string has a
+// NUL byte (nothing is called then).
+func callStrings(tool, argsJSON, optionsJSON string) (ctool, cargs, copts *C.char, cbuf unsafe.Pointer, ok bool) {
+	for _, s := range [...]string{tool, argsJSON, optionsJSON} {
+		if strings.IndexByte(s, 0) >= 0 {
+			return nil, nil, nil, nil, false
+		}
 	}
-	defer freeCString(ctool)
-	cargs, ok := cString(argsJSON)
-	if !ok {
-		return "", false
+	n := len(tool) + len(argsJSON) + len(optionsJSON) + 3
+	var buf []byte
+	if n > cMemoryArgs {
+		cbuf = C.malloc(C.size_t(n))
+		if cbuf == nil {
+			panic("wsfs: out of memory")
+		}
+		buf = unsafe.Slice((*byte)(cbuf), n)[:0]
+	} else {
+		buf = make([]byte, 0, n)
 	}
-	defer freeCString(cargs)
-	copts, ok := cString(optionsJSON)
+	buf = append(append(buf, tool...), 0)
+	buf = append(append(buf, argsJSON...), 0)
+	buf = append(append(buf, optionsJSON...), 0)
+	ctool = (*C.char)(unsafe.Pointer(&buf[0]))
+	cargs = (*C.char)(unsafe.Pointer(&buf[len(tool)+1]))
+	copts = (*C.char)(unsafe.Pointer(&buf[len(tool)+1+len(argsJSON)+1]))
+	return ctool, cargs, copts, cbuf, true
+}
+
+// cMemoryArgs is the size above which callStrings uses C memory.
+const cMemoryArgs = 64 << 10
+
+// cCall calls wsfs_call_with_options, or wsfs_call_with_content with
+// *content as the buffer if content is not nil. The content is passed in
+// place (zero copy; it may contain NUL bytes). The result is copied into
+// result, an empty builder, with room for spare more bytes, so the caller
+// can extend it without copying it again (ReadFile's truncation notice). ok
+// is false if tool, argsJSON or optionsJSON has a NUL byte (nothing is
+// called then).
+func cCall(result *strings.Builder, handle uint64, tool, argsJSON, optionsJSON string, content *string, spare int) (ok bool) {
+	ctool, cargs, copts, cbuf, ok := callStrings(tool, argsJSON, optionsJSON)
 	if !ok {
-		return "", false
+		return false
 	}
-	defer freeCString(copts)
-	return takeString(C.wsfs_call_with_options(C.uint64_t(handle), ctool, cargs, copts)), true
+	if cbuf != nil {
+		defer C.free(cbuf)
+	}
+	var withContent C.int
+	var cp *C.char // NULL for "": the C wrapper passes an empty buffer instead
+	var clen C.size_t
+	if content != nil {
+		withContent = 1
+		if len(*content) > 0 {
+			cp = (*C.char)(unsafe.Pointer(unsafe.StringData(*content)))
+			clen = C.size_t(len(*content))
+		}
+	}
+	r := C.wsfs_go_call(C.uint64_t(handle), ctool, cargs, copts, withContent, cp, clen)
+	if r.s == nil { // the contract says this never happens
+		return true
+	}
+	// strings.Builder allocates without zeroing the memory first.
+	result.Grow(int(r.len) + spare)
+	result.Write(unsafe.Slice((*byte)(unsafe.Pointer(r.s)), int(r.len)))
+	C.wsfs_string_free(r.s)
+	return true
 }
 
 func cCancelTokenNew() uint64         { return uint64(C.wsfs_cancel_token_new()) }

@@ -1,11 +1,11 @@
 package wsfs
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Tool names, exactly as the C ABI and the agent tools spell them.
@@ -60,8 +60,17 @@ type EditFileInput struct {
 }
 
 // Every result carries the library's Text (the concise, workspace-relative
-// summary a model sees) and Warnings (for example "file exists,
-// overwriting").
+// summary a model sees, exactly what the agent tools return) and Warnings
+// (for example "file exists, overwriting").
+//
+// How the results are obtained (none of it changes what they hold): each
+// call's envelope is decoded once, by a small reader made for it. ReadFile
+// asks the library for the content outside the JSON, unescaped, and builds
+// Text itself: it is Content (the same string, no copy), plus the library's
+// truncation notice for a cut file, appended in place. WriteFile and
+// AppendFile hand the content to the library as a buffer, without copying
+// or escaping it. The other results' texts are small and come from the
+// library as they are.
 
 // ReadFileResult is the result of ReadFile.
 type ReadFileResult struct {
@@ -74,9 +83,12 @@ type ReadFileResult struct {
 	Bytes      int64 `json:"bytes"`
 	TotalBytes int64 `json:"total_bytes"`
 	// Truncated is true when Bytes < TotalBytes.
-	Truncated bool     `json:"truncated"`
-	Text      string   `json:"-"`
-	Warnings  []string `json:"-"`
+	Truncated bool `json:"truncated"`
+	// Text is what a model sees: Content, and for a truncated file a line
+	// "[truncated: showing the first N of M bytes; max_read_bytes is L]"
+	// (after a newline added if Content does not end with one).
+	Text     string   `json:"-"`
+	Warnings []string `json:"-"`
 }
 
 // WriteFileResult is the result of WriteFile.
@@ -141,20 +153,97 @@ type EditFileResult struct {
 }
 
 // ReadFile reads a UTF-8 text file. See Workspace for how ctx is honoured.
+//
+// The content comes from the library unescaped, outside the JSON envelope
+// (output mode "data_raw"). The result's Text is built from it exactly as
+// the library renders read_file's text: Content itself, with the truncation
+// notice added when the file was cut.
 func (ws *Workspace) ReadFile(ctx context.Context, in ReadFileInput) (ReadFileResult, error) {
+	const tool = ToolReadFile
+	if e := checkPath(tool, in.Path); e != nil {
+		return ReadFileResult{}, ws.reject(tool, in.Path, e)
+	}
 	var r ReadFileResult
-	env, err := ws.typedCall(ctx, ToolReadFile, in.Path, in, &r, in.Path)
+	env, err := ws.typedCall(ctx, callSpec{tool: tool, args: pathArgs(in.Path), output: outputDataRaw,
+		data: &r, spare: maxNoticeLen, path: in.Path})
 	if err != nil {
 		return ReadFileResult{}, err
 	}
-	r.Text, r.Warnings = env.Text, env.Warnings
+	if env.HasRaw {
+		r.Content = env.Raw
+	}
+	if int64(len(r.Content)) != r.Bytes {
+		return ReadFileResult{}, newError(tool, CodeIOError, "malformed read_file result from the wsfs library: %d bytes of content, data says %d", len(r.Content), r.Bytes)
+	}
+	r.Text = withWarnings(readText(&r, ws.limits.MaxReadBytes, env), env.Warnings)
+	r.Warnings = env.Warnings
 	return r, nil
 }
 
-// WriteFile atomically creates or replaces a file with Content.
+// maxNoticeLen bounds the length of readText's truncation notice.
+const maxNoticeLen = 128
+
+// readText renders read_file's text as the library does (src/render.rs):
+// the content, and for a cut file a newline (unless the content ends with
+// one) and "[truncated: showing the first N of M bytes; max_read_bytes is
+// L]", L being the workspace's effective MaxReadBytes. TestReadTextMatchesLibrary
+// checks it against the library's own text.
+//
+// The text shares its memory with Content: if the content is the end of
+// the library's result (env.buf), the notice is appended to it in place, in
+// the room left there, and the text is content and notice. Otherwise it is
+// a copy.
+func readText(r *ReadFileResult, limit int, env *envelope) string {
+	if !r.Truncated {
+		return r.Content
+	}
+	var notice [maxNoticeLen]byte
+	n := notice[:0]
+	if !strings.HasSuffix(r.Content, "\n") {
+		n = append(n, '\n')
+	}
+	n = append(n, "[truncated: showing the first "...)
+	n = strconv.AppendInt(n, r.Bytes, 10)
+	n = append(n, " of "...)
+	n = strconv.AppendInt(n, r.TotalBytes, 10)
+	n = append(n, " bytes; max_read_bytes is "...)
+	n = strconv.AppendInt(n, int64(limit), 10)
+	n = append(n, ']')
+	if b := env.buf; b != nil && env.HasRaw && r.Content == env.Raw && len(r.Content) <= b.Len() &&
+		b.Cap()-b.Len() >= len(n) {
+		start := b.Len() - len(r.Content)
+		b.Write(n) // within the capacity: earlier strings of b stay as they are
+		return b.String()[start:]
+	}
+	return r.Content + string(n)
+}
+
+// overwriteWarning is the write_file warning that the library leaves out
+// of the text, which already says "overwrote".
+const overwriteWarning = "file exists, overwriting"
+
+// withWarnings appends the warnings a model should see to text as
+// "warning: ..." lines, as the library does.
+func withWarnings(text string, warnings []string) string {
+	for _, w := range warnings {
+		if w != overwriteWarning {
+			text += "\nwarning: " + w
+		}
+	}
+	return text
+}
+
+// WriteFile atomically creates or replaces a file with Content. The content
+// is handed to the library as a buffer, in place: it is neither copied nor
+// JSON-encoded.
 func (ws *Workspace) WriteFile(ctx context.Context, in WriteFileInput) (WriteFileResult, error) {
+	const tool = ToolWriteFile
+	if e := checkContent(tool, in.Path, in.Content); e != nil {
+		return WriteFileResult{}, ws.reject(tool, in.Path, e)
+	}
 	var r WriteFileResult
-	env, err := ws.typedCall(ctx, ToolWriteFile, in.Path, in, &r, in.Content)
+	env, err := ws.typedCall(ctx, callSpec{tool: tool, args: pathArgs(in.Path), output: outputFull,
+		content: in.Content, hasContent: true, data: &r, path: in.Path})
 	if err != nil {
 		return WriteFileResult{}, err
 	}
@@ -163,10 +252,16 @@ func (ws *Workspace) WriteFile(ctx context.Context, in WriteFileInput) (WriteFil
 }
 
 // AppendFile appends Content to a file with one O_APPEND write, creating the
-// file if needed. Concurrent appends never interleave or get lost.
+// file if needed. Concurrent appends never interleave or get lost. Like
+// WriteFile, the content is passed in place.
 func (ws *Workspace) AppendFile(ctx context.Context, in AppendFileInput) (AppendFileResult, error) {
+	const tool = ToolAppendFile
+	if e := checkContent(tool, in.Path, in.Content); e != nil {
+		return AppendFileResult{}, ws.reject(tool, in.Path, e)
+	}
 	var r AppendFileResult
-	env, err := ws.typedCall(ctx, ToolAppendFile, in.Path, in, &r, in.Content)
+	env, err := ws.typedCall(ctx, callSpec{tool: tool, args: pathArgs(in.Path), output: outputFull,
+		content: in.Content, hasContent: true, data: &r, path: in.Path})
 	if err != nil {
 		return AppendFileResult{}, err
 	}
@@ -176,12 +271,20 @@ func (ws *Workspace) AppendFile(ctx context.Context, in AppendFileInput) (Append
 
 // ListDir lists a directory (non-recursive, symlinks not followed).
 func (ws *Workspace) ListDir(ctx context.Context, in ListDirInput) (ListDirResult, error) {
-	var r ListDirResult
+	const tool = ToolListDir
 	p := in.Path
 	if p == "" {
 		p = "."
 	}
-	env, err := ws.typedCall(ctx, ToolListDir, p, in, &r)
+	if e := checkPath(tool, p); e != nil {
+		return ListDirResult{}, ws.reject(tool, p, e)
+	}
+	args := "{}"
+	if in.Path != "" {
+		args = pathArgs(in.Path)
+	}
+	var r ListDirResult
+	env, err := ws.typedCall(ctx, callSpec{tool: tool, args: args, output: outputFull, data: &r, path: p})
 	if err != nil {
 		return ListDirResult{}, err
 	}
@@ -192,8 +295,27 @@ func (ws *Workspace) ListDir(ctx context.Context, in ListDirInput) (ListDirResul
 // EditFile replaces exact text in a file, atomically. Without ReplaceAll the
 // text must occur exactly once (CodeEditNotFound, CodeAmbiguousEdit).
 func (ws *Workspace) EditFile(ctx context.Context, in EditFileInput) (EditFileResult, error) {
+	const tool = ToolEditFile
+	if e := checkPath(tool, in.Path); e != nil {
+		return EditFileResult{}, ws.reject(tool, in.Path, e)
+	}
+	if !utf8.ValidString(in.OldText) || !utf8.ValidString(in.NewText) {
+		return EditFileResult{}, ws.reject(tool, in.Path, newError(tool, CodeInvalidArguments, "text argument is not valid UTF-8"))
+	}
+	b := make([]byte, 0, len(in.Path)+len(in.OldText)+len(in.NewText)+64)
+	b = append(b, `{"path":`...)
+	b = appendJSONString(b, in.Path)
+	b = append(b, `,"old_text":`...)
+	b = appendJSONString(b, in.OldText)
+	b = append(b, `,"new_text":`...)
+	b = appendJSONString(b, in.NewText)
+	if in.ReplaceAll {
+		b = append(b, `,"replace_all":true`...)
+	}
+	b = append(b, '}')
 	var r EditFileResult
-	env, err := ws.typedCall(ctx, ToolEditFile, in.Path, in, &r, in.OldText, in.NewText)
+	args := unsafe.String(unsafe.SliceData(b), len(b))
+	env, err := ws.typedCall(ctx, callSpec{tool: tool, args: args, output: outputFull, data: &r, path: in.Path})
 	if err != nil {
 		return EditFileResult{}, err
 	}
@@ -201,56 +323,84 @@ func (ws *Workspace) EditFile(ctx context.Context, in EditFileInput) (EditFileRe
 	return r, nil
 }
 
-// typedCall validates the Go strings, encodes in, calls the tool with the
-// full envelope and decodes its data into out.
-//
 // Strings are checked before anything reaches C: a NUL byte or invalid UTF-8
 // in the path is CodeInvalidPath; invalid UTF-8 in other text is
 // CodeInvalidArguments (JSON encoding would otherwise silently replace the
-// bad bytes with U+FFFD). NUL bytes in content are passed on JSON-escaped,
-// never truncated; the library decides what to do with them.
-func (ws *Workspace) typedCall(ctx context.Context, tool, path string, in any, out any, texts ...string) (*envelope, error) {
+// bad bytes with U+FFFD, and the library refuses a content buffer that is
+// not UTF-8 anyway). NUL bytes in content are passed on, never truncated: as
+// they are in write_file's and append_file's content buffer, JSON-escaped in
+// edit_file's texts; the library decides what to do with them.
+
+// checkPath checks a path argument.
+func checkPath(tool, path string) *Error {
 	if strings.IndexByte(path, 0) >= 0 {
-		return ws.reject(tool, path, newError(tool, CodeInvalidPath, "path contains a NUL byte"))
+		return newError(tool, CodeInvalidPath, "path contains a NUL byte")
 	}
 	if !utf8.ValidString(path) {
-		return ws.reject(tool, path, newError(tool, CodeInvalidPath, "path is not valid UTF-8"))
+		return newError(tool, CodeInvalidPath, "path is not valid UTF-8")
 	}
-	for _, t := range texts {
-		if !utf8.ValidString(t) {
-			return ws.reject(tool, path, newError(tool, CodeInvalidArguments, "text argument is not valid UTF-8"))
-		}
+	return nil
+}
+
+// checkContent checks the path and content of write_file and append_file.
+func checkContent(tool, path, content string) *Error {
+	if e := checkPath(tool, path); e != nil {
+		return e
 	}
-	args, err := marshalArgs(in)
-	if err != nil {
-		return ws.reject(tool, path, newError(tool, CodeInvalidArguments, "encoding arguments: %v", err))
+	if !utf8.ValidString(content) {
+		return newError(tool, CodeInvalidArguments, "text argument is not valid UTF-8")
 	}
-	_, env, err := ws.call(ctx, callSpec{tool: tool, args: args, output: outputFull, path: path})
-	if err != nil {
-		return nil, err
-	}
-	if len(env.Data) > 0 {
-		if err := json.Unmarshal(env.Data, out); err != nil {
-			return nil, newError(tool, CodeIOError, "malformed %s data from the wsfs library: %v", tool, err)
-		}
-	}
-	return env, nil
+	return nil
+}
+
+// typedCall runs a typed method's call; a failure is an *Error.
+func (ws *Workspace) typedCall(ctx context.Context, cs callSpec) (*envelope, error) {
+	_, env, err := ws.call(ctx, cs)
+	return env, err
 }
 
 // reject logs and returns an error found before calling the library.
-func (ws *Workspace) reject(tool, path string, e *Error) (*envelope, error) {
+func (ws *Workspace) reject(tool, path string, e *Error) error {
 	ws.logCall(callSpec{tool: tool, path: path}, e, 0)
-	return nil, e
+	return e
 }
 
-// marshalArgs encodes v without escaping <, > and & (smaller, and the exact
-// text is what the library sees).
-func marshalArgs(v any) (string, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return "", err
+// pathArgs returns {"path":<path>}; path must be valid UTF-8.
+func pathArgs(path string) string {
+	b := make([]byte, 0, len(path)+12)
+	b = append(b, `{"path":`...)
+	b = appendJSONString(b, path)
+	b = append(b, '}')
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// appendJSONString appends s, which must be valid UTF-8, as a JSON string:
+// quotes, backslashes and control characters are escaped, everything else
+// (including <, > and &) is copied as is.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
 	}
-	return strings.TrimSuffix(b.String(), "\n"), nil
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }

@@ -194,10 +194,13 @@ func (ws *Workspace) runTool(ctx context.Context, tc toolConfig, tool, path stri
 		args = "{}"
 	}
 	_, env, err := ws.call(ctx, callSpec{
-		tool: tool, args: args, output: outputText, timeout: tc.timeout,
+		tool: tool, args: args, output: outputTextRaw, timeout: tc.timeout,
 		path: path, logger: tc.logger,
 	})
 	if err == nil {
+		if env.HasRaw {
+			return fantasy.NewTextResponse(env.Raw), nil
+		}
 		return fantasy.NewTextResponse(env.Text), nil
 	}
 	var e *Error

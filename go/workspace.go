@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // ABIVersion is the C ABI version this package is written against. Open
@@ -148,16 +149,16 @@ func Open(cfg Config) (*Workspace, error) {
 	if !ok { // unreachable: json.Marshal escapes NUL bytes
 		return nil, newError("open", CodeInvalidArguments, "config contains a NUL byte")
 	}
-	env, perr := parseEnvelope("open", raw)
+	var data openData
+	env, perr := parseEnvelope("open", raw, outputFull, &data)
 	if perr != nil {
 		return nil, perr
 	}
 	if !env.OK {
 		return nil, env.err("open", nil)
 	}
-	var data openData
-	if err := json.Unmarshal(env.Data, &data); err != nil || data.Workspace == 0 {
-		return nil, newError("open", CodeIOError, "malformed wsfs_workspace_open data: %s", env.Data)
+	if data.Workspace == 0 {
+		return nil, newError("open", CodeIOError, "malformed wsfs_workspace_open envelope: %s", raw)
 	}
 	ws := &Workspace{
 		handle:   data.Workspace,
@@ -220,7 +221,7 @@ func (ws *Workspace) Close() error {
 	}
 	ws.cleanup.Stop()
 	raw := cClose(ws.handle)
-	env, perr := parseEnvelope("close", raw)
+	env, perr := parseEnvelope("close", raw, outputFull, nil)
 	if perr != nil {
 		return perr
 	}
@@ -246,61 +247,30 @@ func (ws *Workspace) Warnings() []string { return append([]string(nil), ws.warni
 // Closed reports whether Close has been called.
 func (ws *Workspace) Closed() bool { return ws.closed.Load() }
 
-// envelope is the JSON every wsfs function returns.
-type envelope struct {
-	OK       bool            `json:"ok"`
-	Data     json.RawMessage `json:"data"`
-	Text     string          `json:"text"`
-	Warnings []string        `json:"warnings"`
-	Error    *envError       `json:"error"`
-}
-
-type envError struct {
-	Code    Code   `json:"code"`
-	Message string `json:"message"`
-}
-
-// parseEnvelope decodes raw. Check the *Error result against nil before
-// assigning it to an error variable.
-func parseEnvelope(tool, raw string) (*envelope, *Error) {
-	var env envelope
-	if err := json.Unmarshal([]byte(raw), &env); err != nil {
-		return nil, newError(tool, CodeIOError, "malformed envelope from the wsfs library: %v", err)
-	}
-	if !env.OK && env.Error == nil {
-		return nil, newError(tool, CodeIOError, "error envelope without an error object from the wsfs library")
-	}
-	return &env, nil
-}
-
-// err converts an error envelope into an *Error. If the failure is a
-// cancellation or timeout and ctx is done, the context's error becomes the
-// cause so errors.Is(err, context.Canceled) works too.
-func (env *envelope) err(tool string, ctx context.Context) *Error {
-	e := &Error{Tool: tool, Code: env.Error.Code, Message: env.Error.Message}
-	if ctx != nil && (e.Code == CodeCancelled || e.Code == CodeTimeout) {
-		e.cause = ctx.Err()
-		// The library's deadline (timeout_ms) is the context's deadline
-		// rounded up, so it can report the timeout a moment before the
-		// context's own timer marks it done.
-		if dl, ok := ctx.Deadline(); ok && e.cause == nil && e.Code == CodeTimeout && !time.Now().Before(dl) {
-			e.cause = context.DeadlineExceeded
-		}
-	}
-	return e
-}
-
-// Output selects how much of the envelope the library builds.
+// Output selects how much of the envelope the library builds (the "output"
+// option of wsfs_call_with_options).
 const (
-	outputFull = "full"
-	outputText = "text"
+	outputFull    = "full"     // data and text: CallRaw, and the small results
+	outputText    = "text"     // text only
+	outputTextRaw = "text_raw" // the fantasy tools: the text after a '\n', unescaped
+	outputDataRaw = "data_raw" // ReadFile: read_file's content after a '\n', unescaped
 )
 
 // callSpec describes one call through the C ABI.
 type callSpec struct {
-	tool    string
-	args    string
-	output  string        // outputFull or outputText
+	tool   string
+	args   string
+	output string // one of the output* modes
+	// content, if hasContent, is passed as wsfs_call_with_content's buffer
+	// (write_file and append_file), without copying.
+	content    string
+	hasContent bool
+	// data receives the success envelope's data (a pointer; nil: not
+	// decoded).
+	data any
+	// spare is how many bytes the caller may append to the result in place
+	// (see envelope.buf).
+	spare   int
 	timeout time.Duration // extra per-call bound, 0 = none
 	path    string        // for the log record only
 	logger  *slog.Logger  // nil = the workspace's logger
@@ -346,22 +316,22 @@ func (ws *Workspace) callC(ctx context.Context, cs callSpec) (string, *envelope,
 		}
 	}
 
-	var opts strings.Builder
-	opts.WriteString(`{"output":"`)
-	opts.WriteString(cs.output)
-	opts.WriteByte('"')
+	opts := make([]byte, 0, 96) // stays on the stack: cCall copies it
+	opts = append(opts, `{"output":"`...)
+	opts = append(opts, cs.output...)
+	opts = append(opts, '"')
 	if ms := ceilMillis(timeout); ms > 0 {
-		opts.WriteString(`,"timeout_ms":`)
-		opts.WriteString(strconv.FormatInt(ms, 10))
+		opts = append(opts, `,"timeout_ms":`...)
+		opts = strconv.AppendInt(opts, ms, 10)
 	}
 
 	var token uint64
 	var stop func() bool
 	var fired chan struct{}
 	if ctx.Done() != nil {
-		token = cCancelTokenNew()
-		opts.WriteString(`,"cancel_token":`)
-		opts.WriteString(strconv.FormatUint(token, 10))
+		token = tokens.get()
+		opts = append(opts, `,"cancel_token":`...)
+		opts = strconv.AppendUint(opts, token, 10)
 		fired = make(chan struct{})
 		stop = context.AfterFunc(ctx, func() {
 			defer close(fired)
@@ -373,22 +343,31 @@ func (ws *Workspace) callC(ctx context.Context, cs callSpec) (string, *envelope,
 			cCancelTokenCancel(token)
 		})
 	}
-	opts.WriteByte('}')
+	opts = append(opts, '}')
 
 	if h := testHookBeforeCall.Load(); h != nil {
 		(*h)(cs.tool, fired)
 	}
-	raw, _ := cCall(ws.handle, cs.tool, cs.args, opts.String()) // NUL bytes were rejected above
+	var content *string
+	if cs.hasContent {
+		content = &cs.content
+	}
+	res := new(callResult) // the envelope and the buffer it points into, in one allocation
+	res.env.buf = &res.buf
+	cCall(&res.buf, ws.handle, cs.tool, cs.args, unsafe.String(unsafe.SliceData(opts), len(opts)), content, cs.spare) // NUL bytes were rejected above
+	raw := res.buf.String()
 	runtime.KeepAlive(ws)
 
 	if stop != nil {
-		if !stop() {
+		if stop() {
+			tokens.put(token) // never cancelled: reusable
+		} else {
 			<-fired // the AfterFunc is running: let it finish before freeing
+			cCancelTokenFree(token)
 		}
-		cCancelTokenFree(token)
 	}
 
-	env, perr := parseEnvelope(cs.tool, raw)
+	env, perr := parseEnvelopeInto(&res.env, cs.tool, raw, cs.output, cs.data)
 	if perr != nil {
 		return failure(perr)
 	}
@@ -396,6 +375,50 @@ func (ws *Workspace) callC(ctx context.Context, cs callSpec) (string, *envelope,
 		return raw, env, env.err(cs.tool, ctx)
 	}
 	return raw, env, nil
+}
+
+// callResult is a call's result as the library returned it, and its
+// envelope.
+type callResult struct {
+	env envelope
+	buf strings.Builder
+}
+
+// tokens keeps cancel tokens that were never cancelled, for reuse: a call
+// with a cancellable context then costs no wsfs_cancel_token_new and
+// wsfs_cancel_token_free. A token is in at most one call at a time, and one
+// that was cancelled (or might have been) is freed, never reused. The list
+// is bounded; tokens beyond it are freed.
+var tokens tokenList
+
+type tokenList struct {
+	mu   sync.Mutex
+	free []uint64
+}
+
+const maxFreeTokens = 64
+
+func (l *tokenList) get() uint64 {
+	l.mu.Lock()
+	if n := len(l.free); n > 0 {
+		t := l.free[n-1]
+		l.free = l.free[:n-1]
+		l.mu.Unlock()
+		return t
+	}
+	l.mu.Unlock()
+	return cCancelTokenNew()
+}
+
+func (l *tokenList) put(t uint64) {
+	l.mu.Lock()
+	if len(l.free) < maxFreeTokens {
+		l.free = append(l.free, t)
+		l.mu.Unlock()
+		return
+	}
+	l.mu.Unlock()
+	cCancelTokenFree(t)
 }
 
 // failure builds the envelope the library would have returned for e.
