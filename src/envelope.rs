@@ -2,6 +2,7 @@
 
 use crate::dispatch::ToolData;
 use crate::error::WsfsError;
+use crate::tools::read::ReadOutput;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -62,6 +63,9 @@ struct ReadMeta<'a> {
 const RAW_SEPARATOR: char = '\n';
 
 pub fn success(data: &ToolData, warnings: &[String], output: Output) -> String {
+    if let (Output::TextRaw, ToolData::Read(read), []) = (output, data, warnings) {
+        return read_text_raw(read, warnings);
+    }
     let text = match output {
         Output::Data | Output::DataRaw => None,
         _ => Some(with_warnings(data.text(), warnings)),
@@ -103,6 +107,20 @@ pub fn success(data: &ToolData, warnings: &[String], output: Output) -> String {
         (Ok(json), None) => json,
         (Err(_), _) => encode_failed(),
     }
+}
+
+/// `read_file` in `text_raw`: the content and its notice are copied once, straight into the
+/// result, without first building the text (a 256 KiB copy for a truncated read).
+fn read_text_raw(read: &ReadOutput, warnings: &[String]) -> String {
+    let Ok(mut json) = encode_success::<ToolData>(None, None, warnings) else {
+        return encode_failed();
+    };
+    let notice = crate::render::read_notice(read).unwrap_or_default();
+    json.reserve_exact(read.content.len() + notice.len() + 2);
+    json.push(RAW_SEPARATOR);
+    json.push_str(&read.content);
+    json.push_str(&notice);
+    json
 }
 
 fn encode_success<D: Serialize>(

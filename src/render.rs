@@ -9,20 +9,27 @@ use std::fmt::Write;
 
 /// The file's content, borrowed unless a truncation notice is added.
 pub fn read(out: &ReadOutput) -> Cow<'_, str> {
+    match read_notice(out) {
+        None => Cow::Borrowed(&out.content),
+        Some(notice) => Cow::Owned(out.content.clone() + &notice),
+    }
+}
+
+/// What follows the content in a truncated read's text: a newline unless the content ends
+/// with one, then the notice. `None` when the read was complete.
+pub fn read_notice(out: &ReadOutput) -> Option<String> {
     if !out.truncated {
-        return Cow::Borrowed(&out.content);
+        return None;
     }
-    let mut text = String::with_capacity(out.content.len() + 120);
-    text.push_str(&out.content);
-    if !out.content.ends_with('\n') {
-        text.push('\n');
-    }
-    let _ = write!(
-        text,
-        "[truncated: showing the first {} of {} bytes; max_read_bytes is {}]",
+    let newline = if out.content.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    Some(format!(
+        "{newline}[truncated: showing the first {} of {} bytes; max_read_bytes is {}]",
         out.bytes, out.total_bytes, out.limit
-    );
-    Cow::Owned(text)
+    ))
 }
 
 fn bytes(n: u64) -> String {

@@ -140,3 +140,29 @@ fn content_buffer_errors() {
     assert_err(&wrong_tool, "invalid_arguments");
     assert!(!fx.p("f").exists(), "a refused call created the file");
 }
+
+#[test]
+fn truncated_text_raw_equals_the_full_text() {
+    let fx = Fixture::with_config(json!({"limits": {"max_read_bytes": 10}}));
+    let cases = [
+        // The cut ends in a newline: the notice follows directly.
+        (
+            "nl.txt",
+            "012345678\nabc",
+            "012345678\n[truncated: showing the first 10 of 13 bytes; max_read_bytes is 10]",
+        ),
+        (
+            "plain.txt",
+            "0123456789abcdef",
+            "0123456789\n[truncated: showing the first 10 of 16 bytes; max_read_bytes is 10]",
+        ),
+    ];
+    for (name, content, expected) in cases {
+        fx.write(name, content);
+        let args = json!({"path": name}).to_string();
+        let full = call_opts(fx.ws, "read_file", &args, None);
+        assert_eq!(full["text"], expected, "{name}");
+        let result = call_raw_string(fx.ws, "read_file", &args, r#"{"output":"text_raw"}"#);
+        assert_eq!(split(&result).1, Some(expected), "{name}");
+    }
+}
