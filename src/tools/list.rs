@@ -6,6 +6,7 @@ use crate::resolve::DirRef;
 use crate::workspace::{ToolPath, Workspace};
 use cap_fs_ext::DirExt;
 use cap_std::fs::Dir;
+use rustix::fs::RawDir;
 use serde::Serialize;
 use std::collections::BinaryHeap;
 use std::ffi::OsString;
@@ -29,6 +30,9 @@ pub struct ListOutput {
 
 /// Directory entries read between cancellation checks.
 const CHECK_EVERY: u64 = 1024;
+
+/// Bytes of `getdents64` records fetched per system call.
+const DIRENT_BUFFER: usize = 64 * 1024;
 
 pub fn list_dir(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<ListOutput> {
     let display = &path.display;
@@ -79,22 +83,26 @@ fn smallest_names(
     let keep = usize::try_from(max).unwrap_or(usize::MAX);
     let mut heap: BinaryHeap<Vec<u8>> = BinaryHeap::with_capacity(keep.min(4096) + 1);
     let mut total = 0u64;
-    for entry in dir.entries().map_err(Stop::Io)? {
+    // The handle may be O_PATH; getdents needs the directory open for reading. Entries are
+    // read straight from the kernel's buffer, so a name is copied only when it is kept.
+    let readable = dir.open(".").map_err(Stop::Io)?;
+    let mut buf = Vec::with_capacity(DIRENT_BUFFER);
+    let mut entries = RawDir::new(readable, buf.spare_capacity_mut());
+    while let Some(entry) = entries.next() {
+        let entry = entry.map_err(|e| Stop::Io(e.into()))?;
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
         if total.is_multiple_of(CHECK_EVERY) {
             ctl.check().map_err(Stop::Call)?;
         }
-        let entry = entry.map_err(Stop::Io)?;
         total += 1;
-        let name = entry.file_name();
-        let bytes = name.as_bytes();
         if heap.len() < keep {
-            heap.push(bytes.to_vec());
-        } else if heap
-            .peek()
-            .is_some_and(|largest| bytes < largest.as_slice())
-        {
+            heap.push(name.to_vec());
+        } else if heap.peek().is_some_and(|largest| name < largest.as_slice()) {
             heap.pop();
-            heap.push(bytes.to_vec());
+            heap.push(name.to_vec());
         }
     }
     let names = heap
