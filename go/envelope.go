@@ -633,7 +633,9 @@ func (d *decoder) skip() {
 
 // The data decoders of the typed results.
 
-func (r *ReadFileResult) decodeData(d *decoder) {
+// fields calls visit with each key of the object at the cursor; visit must
+// consume the key's value (or d.skip() it). A malformed object fails d.
+func (d *decoder) fields(visit func(key string)) {
 	if !d.object() {
 		return
 	}
@@ -642,6 +644,12 @@ func (r *ReadFileResult) decodeData(d *decoder) {
 		if !ok {
 			return
 		}
+		visit(key)
+	}
+}
+
+func (r *ReadFileResult) decodeData(d *decoder) {
+	d.fields(func(key string) {
 		switch key {
 		case "path":
 			r.Path = d.str()
@@ -656,18 +664,11 @@ func (r *ReadFileResult) decodeData(d *decoder) {
 		default:
 			d.skip()
 		}
-	}
+	})
 }
 
 func (r *WriteFileResult) decodeData(d *decoder) {
-	if !d.object() {
-		return
-	}
-	for n := 0; ; {
-		key, ok := d.field(&n)
-		if !ok {
-			return
-		}
+	d.fields(func(key string) {
 		switch key {
 		case "path":
 			r.Path = d.str()
@@ -678,18 +679,11 @@ func (r *WriteFileResult) decodeData(d *decoder) {
 		default:
 			d.skip()
 		}
-	}
+	})
 }
 
 func (r *AppendFileResult) decodeData(d *decoder) {
-	if !d.object() {
-		return
-	}
-	for n := 0; ; {
-		key, ok := d.field(&n)
-		if !ok {
-			return
-		}
+	d.fields(func(key string) {
 		switch key {
 		case "path":
 			r.Path = d.str()
@@ -700,18 +694,11 @@ func (r *AppendFileResult) decodeData(d *decoder) {
 		default:
 			d.skip()
 		}
-	}
+	})
 }
 
 func (r *EditFileResult) decodeData(d *decoder) {
-	if !d.object() {
-		return
-	}
-	for n := 0; ; {
-		key, ok := d.field(&n)
-		if !ok {
-			return
-		}
+	d.fields(func(key string) {
 		switch key {
 		case "path":
 			r.Path = d.str()
@@ -722,18 +709,11 @@ func (r *EditFileResult) decodeData(d *decoder) {
 		default:
 			d.skip()
 		}
-	}
+	})
 }
 
 func (r *ListDirResult) decodeData(d *decoder) {
-	if !d.object() {
-		return
-	}
-	for n := 0; ; {
-		key, ok := d.field(&n)
-		if !ok {
-			return
-		}
+	d.fields(func(key string) {
 		switch key {
 		case "path":
 			r.Path = d.str()
@@ -746,7 +726,7 @@ func (r *ListDirResult) decodeData(d *decoder) {
 		default:
 			d.skip()
 		}
-	}
+	})
 }
 
 // entries reads list_dir's entries (nil for null).
