@@ -128,6 +128,15 @@ func parseEnvelopeInto(env *envelope, tool, raw, output string, data any) (*enve
 			return env.check(tool)
 		}
 	}
+	if err := decodeSlow(js, env, data); err != nil {
+		return nil, newError(tool, CodeIOError, "malformed envelope from the wsfs library: %v", err)
+	}
+	return env.check(tool)
+}
+
+// decodeSlow is the fallback: the envelope js into env and its data into data
+// (nil to skip it) with encoding/json.
+func decodeSlow(js string, env *envelope, data any) error {
 	var discard json.RawMessage
 	slow := struct {
 		OK       bool      `json:"ok"`
@@ -140,10 +149,10 @@ func parseEnvelopeInto(env *envelope, tool, raw, output string, data any) (*enve
 		slow.Data = &discard
 	}
 	if err := json.Unmarshal([]byte(js), &slow); err != nil {
-		return nil, newError(tool, CodeIOError, "malformed envelope from the wsfs library: %v", err)
+		return err
 	}
 	env.OK, env.Text, env.Warnings, env.Error = slow.OK, slow.Text, slow.Warnings, slow.Error
-	return env.check(tool)
+	return nil
 }
 
 func (env *envelope) check(tool string) (*envelope, *Error) {

@@ -10,24 +10,13 @@ import (
 	"testing"
 )
 
-// slowDecode decodes js the way parseEnvelope's fallback does, with
-// encoding/json only.
+// slowDecode decodes js with parseEnvelope's encoding/json fallback alone.
 func slowDecode(js string, data any) (*envelope, error) {
-	var discard json.RawMessage
-	slow := struct {
-		OK       bool      `json:"ok"`
-		Data     any       `json:"data"`
-		Text     string    `json:"text"`
-		Warnings []string  `json:"warnings"`
-		Error    *envError `json:"error"`
-	}{Data: data}
-	if data == nil {
-		slow.Data = &discard
-	}
-	if err := json.Unmarshal([]byte(js), &slow); err != nil {
+	env := &envelope{}
+	if err := decodeSlow(js, env, data); err != nil {
 		return nil, err
 	}
-	return &envelope{OK: slow.OK, Text: slow.Text, Warnings: slow.Warnings, Error: slow.Error}, nil
+	return env, nil
 }
 
 // fastDecode runs the fast reader alone; ok is false if it gave up.
