@@ -315,33 +315,35 @@ unsafe fn starts_with(p: *const c_char, prefix: &[u8]) -> bool {
     true
 }
 
-fn check_core(
-    c: &Case,
-    result: Result<(wsfs::ToolData, Vec<String>), wsfs::WsfsError>,
-) -> Result<(), String> {
+fn check_core(c: &Case, result: Result<wsfs::ToolResult, wsfs::WsfsError>) -> Result<(), String> {
     match (c.expect_ok, result) {
         (false, Err(_)) => Ok(()),
         (false, Ok(_)) => Err(format!("{}: succeeded, want an error", c.name)),
         (true, Err(e)) => Err(format!("{}: {e}", c.name)),
-        (true, Ok((data, _))) => match data {
-            wsfs::ToolData::Read(r) if r.bytes != c.expect_bytes => Err(format!(
-                "{}: read {} bytes, want {}",
-                c.name, r.bytes, c.expect_bytes
-            )),
-            wsfs::ToolData::List(l)
-                if l.entries.len() != c.expect_entries || l.total != c.expect_total =>
-            {
-                Err(format!(
-                    "{}: listed {} of {}, want {} of {}",
-                    c.name,
-                    l.entries.len(),
-                    l.total,
-                    c.expect_entries,
-                    c.expect_total
-                ))
+        (true, Ok((data, _))) => {
+            let data: &dyn std::any::Any = data.as_ref();
+            if let Some(r) = data.downcast_ref::<wsfs::ReadOutput>() {
+                if r.bytes != c.expect_bytes {
+                    return Err(format!(
+                        "{}: read {} bytes, want {}",
+                        c.name, r.bytes, c.expect_bytes
+                    ));
+                }
             }
-            _ => Ok(()),
-        },
+            if let Some(l) = data.downcast_ref::<wsfs::ListOutput>() {
+                if l.entries.len() != c.expect_entries || l.total != c.expect_total {
+                    return Err(format!(
+                        "{}: listed {} of {}, want {} of {}",
+                        c.name,
+                        l.entries.len(),
+                        l.total,
+                        c.expect_entries,
+                        c.expect_total
+                    ));
+                }
+            }
+            Ok(())
+        }
     }
 }
 

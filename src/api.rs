@@ -5,7 +5,7 @@ use crate::config::Config;
 use crate::dispatch::{self, CallOptions, Request};
 use crate::envelope;
 use crate::error::{ErrorCode, WsfsError};
-use crate::registry;
+use crate::handles;
 use crate::workspace::Workspace;
 use serde_json::json;
 
@@ -33,7 +33,7 @@ pub fn workspace_open(config_json: &str) -> String {
         "restrict_to_workspace": ws.restricts_to_workspace(),
         "limits": ws.limits(),
     });
-    let id = registry::insert(ws);
+    let id = handles::insert(ws);
     let mut data = data;
     data["workspace"] = json!(id);
     tracing::info!(target: "wsfs", workspace = id, root = %root, "workspace opened");
@@ -41,7 +41,7 @@ pub fn workspace_open(config_json: &str) -> String {
 }
 
 pub fn workspace_close(id: u64) -> String {
-    match registry::remove(id) {
+    match handles::remove(id) {
         Ok(_) => envelope::success_value(
             &json!({"workspace": id}),
             format!("workspace {id} closed"),

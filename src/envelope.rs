@@ -1,8 +1,7 @@
 //! The JSON envelope every C function returns.
 
-use crate::dispatch::ToolData;
 use crate::error::WsfsError;
-use crate::tools::read::ReadOutput;
+use crate::tool::ToolOutput;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -26,7 +25,7 @@ pub enum Output {
 }
 
 #[derive(Serialize)]
-struct Success<'a, D: Serialize> {
+struct Success<'a, D: Serialize + ?Sized> {
     ok: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     data: Option<&'a D>,
@@ -48,82 +47,46 @@ struct ErrorBody<'a> {
     message: &'a str,
 }
 
-/// `read_file`'s data without its content, for `DataRaw`.
-#[derive(Serialize)]
-struct ReadMeta<'a> {
-    path: &'a str,
-    bytes: u64,
-    total_bytes: u64,
-    truncated: bool,
-}
-
 /// Serialized JSON never contains a raw newline (compact output escapes it inside strings),
 /// so the first `\n` of a raw-mode result ends the JSON. Raw parts never contain NUL: file
 /// content with NUL bytes is refused as binary, and names cannot hold one.
 const RAW_SEPARATOR: char = '\n';
 
-pub fn success(data: &ToolData, warnings: &[String], output: Output) -> String {
-    if let (Output::TextRaw, ToolData::Read(read), []) = (output, data, warnings) {
-        return read_text_raw(read, warnings);
-    }
-    let text = match output {
-        Output::Data | Output::DataRaw => None,
-        _ => Some(with_warnings(data.text(), warnings)),
+pub fn success(data: &dyn ToolOutput, warnings: &[String], output: Output) -> String {
+    let encoded = match output {
+        Output::Full | Output::Text => {
+            let text = with_warnings(data.text(), warnings);
+            let data = (output == Output::Full).then_some(data);
+            encode_success(data, Some(&text), warnings)
+        }
+        Output::Data => encode_success(Some(data), None, warnings),
+        Output::DataRaw => match data.split_raw() {
+            Some((meta, raw)) => encode_success(Some(meta.as_ref()), None, warnings)
+                .map(|json| with_raw(json, |out| out.push_str(raw), raw.len())),
+            None => encode_success(Some(data), None, warnings),
+        },
+        Output::TextRaw => encode_success::<dyn ToolOutput>(None, None, warnings).map(|json| {
+            if warnings_shown(warnings) {
+                let text = with_warnings(data.text(), warnings);
+                with_raw(json, |out| out.push_str(&text), text.len())
+            } else {
+                with_raw(json, |out| data.push_text(out), 0)
+            }
+        }),
     };
-    let text = text.as_deref();
-    let text_in_json = matches!(output, Output::Full | Output::Text)
-        .then_some(text)
-        .flatten();
-    let (json, raw) = match (output, data) {
-        (Output::DataRaw, ToolData::Read(read)) => {
-            let meta = ReadMeta {
-                path: &read.path,
-                bytes: read.bytes,
-                total_bytes: read.total_bytes,
-                truncated: read.truncated,
-            };
-            (
-                encode_success(Some(&meta), None, warnings),
-                Some(read.content.as_str()),
-            )
-        }
-        (Output::TextRaw, _) => (encode_success::<ToolData>(None, None, warnings), text),
-        _ => {
-            let include_data = output != Output::Text;
-            (
-                encode_success(include_data.then_some(data), text_in_json, warnings),
-                None,
-            )
-        }
-    };
-    match (json, raw) {
-        (Ok(mut json), Some(raw)) => {
-            // One copy of the raw part, with room for the C string's NUL.
-            json.reserve_exact(raw.len() + 2);
-            json.push(RAW_SEPARATOR);
-            json.push_str(raw);
-            json
-        }
-        (Ok(json), None) => json,
-        (Err(_), _) => encode_failed(),
-    }
+    encoded.unwrap_or_else(|_| encode_failed())
 }
 
-/// `read_file` in `text_raw`: the content and its notice are copied once, straight into the
-/// result, without first building the text (a 256 KiB copy for a truncated read).
-fn read_text_raw(read: &ReadOutput, warnings: &[String]) -> String {
-    let Ok(mut json) = encode_success::<ToolData>(None, None, warnings) else {
-        return encode_failed();
-    };
-    let notice = crate::render::read_notice(read).unwrap_or_default();
-    json.reserve_exact(read.content.len() + notice.len() + 2);
+/// `json`, the separator, then what `push` appends (with room reserved for `len` bytes and
+/// the C string's NUL, so a raw part of known size is copied once).
+fn with_raw(mut json: String, push: impl FnOnce(&mut String), len: usize) -> String {
+    json.reserve_exact(len + 2);
     json.push(RAW_SEPARATOR);
-    json.push_str(&read.content);
-    json.push_str(&notice);
+    push(&mut json);
     json
 }
 
-fn encode_success<D: Serialize>(
+fn encode_success<D: Serialize + ?Sized>(
     data: Option<&D>,
     text: Option<&str>,
     warnings: &[String],
@@ -139,19 +102,23 @@ fn encode_success<D: Serialize>(
 /// The model sees only `text`, so warnings it could act on are appended to it. The overwrite
 /// warning is left out: the text already says "overwrote".
 fn with_warnings<'a>(text: Cow<'a, str>, warnings: &[String]) -> Cow<'a, str> {
-    let shown: Vec<&String> = warnings
-        .iter()
-        .filter(|w| w.as_str() != crate::tools::write::OVERWRITE_WARNING)
-        .collect();
-    if shown.is_empty() {
+    if !warnings_shown(warnings) {
         return text;
     }
     let mut text = text.into_owned();
-    for warning in shown {
+    for warning in warnings.iter().filter(|w| shown(w)) {
         text.push_str("\nwarning: ");
         text.push_str(warning);
     }
     Cow::Owned(text)
+}
+
+fn shown(warning: &str) -> bool {
+    warning != crate::tools::write::OVERWRITE_WARNING
+}
+
+fn warnings_shown(warnings: &[String]) -> bool {
+    warnings.iter().any(|w| shown(w))
 }
 
 /// A success envelope for the non-tool functions (`open`, `close`), whose data is a JSON value.
@@ -189,12 +156,12 @@ mod tests {
     use crate::error::ErrorCode;
     use crate::tools::write::WriteOutput;
 
-    fn data() -> ToolData {
-        ToolData::Write(WriteOutput {
+    fn data() -> WriteOutput {
+        WriteOutput {
             path: "a.txt".into(),
             bytes_written: 2,
             created: true,
-        })
+        }
     }
 
     #[test]

@@ -1,105 +1,112 @@
-//! Tool names, descriptions and JSON Schemas, written for a model to read.
+//! The tool specs `wsfs_tool_specs` returns, built from the registry.
 
+use crate::tools::REGISTRY;
+use once_cell::sync::Lazy;
 use serde_json::{json, Value};
 
-pub const TOOL_NAMES: [&str; 5] = [
-    "read_file",
-    "write_file",
-    "append_file",
-    "list_dir",
-    "edit_file",
-];
-
-const PATHS: &str = "Paths are relative to the workspace root ('.' is the root); absolute paths are accepted only inside the workspace. '..', absolute symlinks and symlinks leading outside the workspace are refused.";
-
-fn path_property(what: &str) -> Value {
-    json!({"type": "string", "description": what})
-}
-
-/// The specs as returned by `wsfs_tool_specs`: `[{name, description, parameters}]`.
-pub fn tool_specs() -> Value {
-    json!([
-        {
-            "name": "read_file",
-            "description": format!("Read a UTF-8 text file from the workspace. Returns the file's text; files larger than the read limit (256 KiB by default) are cut at a character boundary and end with a '[truncated: ...]' notice. Binary files, directories, FIFOs and devices are refused. {PATHS}"),
-            "parameters": {
-                "type": "object",
-                "properties": {"path": path_property("File to read, e.g. 'src/main.go'.")},
-                "required": ["path"],
-                "additionalProperties": false
-            }
-        },
-        {
-            "name": "write_file",
-            "description": format!("Create or overwrite a text file with the given content (the whole file). Missing parent directories are created. The write is atomic: readers see the old or the new file, never a mix. An existing file's permissions are kept. Content is limited to 1 MiB by default; use append_file to add to a file and edit_file to change part of it. {PATHS}"),
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "path": path_property("File to write, e.g. 'notes/todo.md'."),
-                    "content": {"type": "string", "description": "The complete new content of the file."}
+static SPECS: Lazy<Value> = Lazy::new(|| {
+    REGISTRY
+        .iter()
+        .map(|t| {
+            let a = t.annotations;
+            json!({
+                "name": t.name,
+                "description": (t.description)(),
+                "parameters": (t.parameters)(),
+                "annotations": {
+                    "readOnlyHint": a.read_only,
+                    "destructiveHint": !a.read_only && a.destructive,
+                    "idempotentHint": a.idempotent,
+                    "openWorldHint": false,
                 },
-                "required": ["path", "content"],
-                "additionalProperties": false
-            }
-        },
-        {
-            "name": "append_file",
-            "description": format!("Append text to the end of a file, creating it (and its parent directories) if missing. Nothing is added between the old content and yours: include a leading newline if you need one. {PATHS}"),
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "path": path_property("File to append to, e.g. 'log.txt'."),
-                    "content": {"type": "string", "description": "Text to add at the end of the file."}
-                },
-                "required": ["path", "content"],
-                "additionalProperties": false
-            }
-        },
-        {
-            "name": "list_dir",
-            "description": format!("List one directory (not recursive), sorted by name. Each entry shows its type: directories end with '/', symlinks with '@' (they are not followed); files show their size. At most 500 entries by default, with a '[truncated: ...]' notice beyond that. {PATHS}"),
-            "parameters": {
-                "type": "object",
-                "properties": {"path": path_property("Directory to list; defaults to '.', the workspace root.")},
-                "required": [],
-                "additionalProperties": false
-            }
-        },
-        {
-            "name": "edit_file",
-            "description": format!("Replace exact text in a file. old_text must match the file byte for byte (whitespace, indentation and line endings included) and, unless replace_all is true, occur exactly once: otherwise nothing changes and the error says how many matches there were. Everything else in the file is kept exactly. Read the file first to copy old_text. {PATHS}"),
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "path": path_property("File to edit."),
-                    "old_text": {"type": "string", "description": "The exact text to find; must not be empty."},
-                    "new_text": {"type": "string", "description": "The text to put in its place (may be empty to delete)."},
-                    "replace_all": {"type": "boolean", "description": "Replace every occurrence instead of requiring exactly one. Default false."}
-                },
-                "required": ["path", "old_text", "new_text"],
-                "additionalProperties": false
-            }
-        }
-    ])
+            })
+        })
+        .collect()
+});
+
+/// `[{name, description, parameters, annotations}]`, in registry order.
+pub fn tool_specs() -> &'static Value {
+    &SPECS
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn every_tool_has_an_object_schema_and_its_required_fields_exist() {
-        let specs = tool_specs();
-        let specs = specs.as_array().unwrap();
-        let names: Vec<_> = specs.iter().map(|s| s["name"].as_str().unwrap()).collect();
-        assert_eq!(names, TOOL_NAMES);
-        for spec in specs {
-            let params = &spec["parameters"];
-            assert_eq!(params["type"], "object");
-            for req in params["required"].as_array().unwrap() {
-                assert!(params["properties"].get(req.as_str().unwrap()).is_some());
-            }
-            assert!(spec["description"].as_str().unwrap().len() > 80);
+    /// Fails on anything a model's function-calling schema should not hold: `$ref`, `anyOf`,
+    /// `oneOf`, `allOf`, type arrays, `null` types, and properties without a description.
+    fn check_schema(at: &str, schema: &Value) {
+        let map = schema
+            .as_object()
+            .unwrap_or_else(|| panic!("{at}: not an object"));
+        for banned in ["$ref", "$defs", "definitions", "anyOf", "oneOf", "allOf"] {
+            assert!(!map.contains_key(banned), "{at}: has {banned}: {schema}");
         }
+        let ty = map.get("type").unwrap_or_else(|| panic!("{at}: no type"));
+        let ty = ty
+            .as_str()
+            .unwrap_or_else(|| panic!("{at}: type is not one string: {ty}"));
+        assert_ne!(ty, "null", "{at}: null type");
+        if let Some(props) = map.get("properties") {
+            assert_eq!(ty, "object", "{at}");
+            assert_eq!(
+                map.get("additionalProperties"),
+                Some(&json!(false)),
+                "{at}: objects must refuse unknown fields"
+            );
+            for (name, prop) in props.as_object().unwrap() {
+                let here = format!("{at}.{name}");
+                let description = prop["description"].as_str().unwrap_or("");
+                assert!(!description.trim().is_empty(), "{here}: no description");
+                check_schema(&here, prop);
+            }
+            for req in map
+                .get("required")
+                .and_then(Value::as_array)
+                .unwrap_or(&vec![])
+            {
+                let req = req.as_str().unwrap();
+                assert!(
+                    props.get(req).is_some(),
+                    "{at}: required {req} is no property"
+                );
+            }
+        }
+        if let Some(items) = map.get("items") {
+            check_schema(&format!("{at}[]"), items);
+        }
+    }
+
+    #[test]
+    fn every_spec_is_a_plain_inline_schema_with_descriptions() {
+        let specs = tool_specs().as_array().unwrap();
+        assert_eq!(specs.len(), REGISTRY.len());
+        for spec in specs {
+            let name = spec["name"].as_str().unwrap();
+            assert!(spec["description"].as_str().unwrap().len() > 80, "{name}");
+            check_schema(name, &spec["parameters"]);
+        }
+    }
+
+    #[test]
+    fn the_schema_check_catches_what_it_must() {
+        let bad = [
+            json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false}),
+            json!({"type": ["string", "null"]}),
+            json!({"type": "object", "properties": {"a": {"$ref": "#/x", "type": "string", "description": "d"}}, "additionalProperties": false}),
+            json!({"type": "object", "properties": {"a": {"type": "string", "description": "d"}}}),
+        ];
+        for schema in bad {
+            let caught = std::panic::catch_unwind(|| check_schema("t", &schema)).is_err();
+            assert!(caught, "not caught: {schema}");
+        }
+    }
+
+    #[test]
+    fn names_are_unique() {
+        let mut names: Vec<_> = REGISTRY.iter().map(|t| t.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), REGISTRY.len());
     }
 }

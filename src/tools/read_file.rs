@@ -3,9 +3,37 @@
 use crate::control::CallControl;
 use crate::error::{Result, WsfsError};
 use crate::fileops::{decode_text, open_error, open_leaf_read, require_regular};
+use crate::tool::{Annotations, Call, Tool, ToolOutput};
 use crate::workspace::{ToolPath, Workspace};
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::io::Read;
+
+pub struct ReadFile;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileArgs {
+    /// File to read, e.g. 'src/main.go'.
+    pub path: String,
+}
+
+impl Tool for ReadFile {
+    const NAME: &'static str = "read_file";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY;
+    type Args = ReadFileArgs;
+    type Output = ReadOutput;
+
+    fn description() -> String {
+        format!("Read a UTF-8 text file from the workspace. Returns the file's text; files larger than the read limit (256 KiB by default) are cut at a character boundary and end with a '[truncated: ...]' notice. Binary files, directories, FIFOs and devices are refused. {}", super::PATHS)
+    }
+
+    fn run(call: &mut Call<'_>, args: ReadFileArgs) -> Result<(ReadOutput, Vec<String>)> {
+        let path = call.path(&args.path)?;
+        Ok((read_file(call.ws, &path, call.ctl)?, Vec::new()))
+    }
+}
 
 #[derive(Debug, Serialize)]
 pub struct ReadOutput {
@@ -17,6 +45,62 @@ pub struct ReadOutput {
     /// Not part of `data`: kept for the truncation notice in `text`.
     #[serde(skip)]
     pub limit: u64,
+}
+
+impl ToolOutput for ReadOutput {
+    /// The file's content, borrowed unless a truncation notice is added.
+    fn text(&self) -> Cow<'_, str> {
+        match self.notice() {
+            None => Cow::Borrowed(&self.content),
+            Some(notice) => Cow::Owned(self.content.clone() + &notice),
+        }
+    }
+
+    /// The content and its notice copied once, straight into `out`.
+    fn push_text(&self, out: &mut String) {
+        let notice = self.notice().unwrap_or_default();
+        out.reserve_exact(self.content.len() + notice.len() + 1);
+        out.push_str(&self.content);
+        out.push_str(&notice);
+    }
+
+    fn split_raw(&self) -> Option<(Box<dyn erased_serde::Serialize + '_>, &str)> {
+        let meta = ReadMeta {
+            path: &self.path,
+            bytes: self.bytes,
+            total_bytes: self.total_bytes,
+            truncated: self.truncated,
+        };
+        Some((Box::new(meta), &self.content))
+    }
+}
+
+/// `data` without the content, for the `data_raw` output mode.
+#[derive(Serialize)]
+struct ReadMeta<'a> {
+    path: &'a str,
+    bytes: u64,
+    total_bytes: u64,
+    truncated: bool,
+}
+
+impl ReadOutput {
+    /// What follows the content in a truncated read's text: a newline unless the content ends
+    /// with one, then the notice. `None` when the read was complete.
+    pub fn notice(&self) -> Option<String> {
+        if !self.truncated {
+            return None;
+        }
+        let newline = if self.content.ends_with('\n') {
+            ""
+        } else {
+            "\n"
+        };
+        Some(format!(
+            "{newline}[truncated: showing the first {} of {} bytes; max_read_bytes is {}]",
+            self.bytes, self.total_bytes, self.limit
+        ))
+    }
 }
 
 /// Bytes read per step between cancellation checks.

@@ -2,15 +2,74 @@
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::render;
 use crate::resolve::DirRef;
+use crate::tool::{Annotations, Call, Tool, ToolOutput};
 use crate::workspace::{ToolPath, Workspace};
 use cap_fs_ext::DirExt;
 use cap_std::fs::Dir;
 use rustix::fs::RawDir;
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BinaryHeap;
 use std::ffi::OsString;
+use std::fmt::Write;
 use std::os::unix::ffi::OsStrExt;
+
+pub struct ListDir;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListDirArgs {
+    /// Directory to list; defaults to '.', the workspace root.
+    #[serde(default = "super::dot")]
+    pub path: String,
+}
+
+impl Tool for ListDir {
+    const NAME: &'static str = "list_dir";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY;
+    type Args = ListDirArgs;
+    type Output = ListOutput;
+
+    fn description() -> String {
+        format!("List one directory (not recursive), sorted by name. Each entry shows its type: directories end with '/', symlinks with '@' (they are not followed); files show their size. At most 500 entries by default, with a '[truncated: ...]' notice beyond that. {}", super::PATHS)
+    }
+
+    fn run(call: &mut Call<'_>, args: ListDirArgs) -> Result<(ListOutput, Vec<String>)> {
+        let path = call.path(&args.path)?;
+        Ok((list_dir(call.ws, &path, call.ctl)?, Vec::new()))
+    }
+}
+
+impl ToolOutput for ListOutput {
+    fn text(&self) -> Cow<'_, str> {
+        let mut text = format!(
+            "{} ({})\n",
+            self.path,
+            render::count(self.total, "entry", "entries")
+        );
+        for e in &self.entries {
+            let _ = match e.kind {
+                "dir" => writeln!(text, "{}/", e.name),
+                "symlink" => writeln!(text, "{}@", e.name),
+                "file" => writeln!(text, "{}  {}", e.name, render::bytes(e.size)),
+                _ => writeln!(text, "{}  (special file)", e.name),
+            };
+        }
+        if self.truncated {
+            let _ = write!(
+                text,
+                "[truncated: showing the first {} of {} entries]",
+                self.entries.len(),
+                self.total
+            );
+        }
+        text.truncate(text.trim_end().len());
+        Cow::Owned(text)
+    }
+}
 
 #[derive(Debug, Serialize)]
 pub struct Entry {

@@ -5,10 +5,62 @@ use crate::error::{ErrorCode, Result, WsfsError};
 use crate::fileops::{
     atomic_replace, decode_text, lock_current, open_error, open_leaf_read, require_regular,
 };
+use crate::render;
+use crate::tool::{Annotations, Call, Tool, ToolOutput};
 use crate::tools::write::check_write_size;
 use crate::workspace::{ToolPath, Workspace};
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::io::Read;
+
+pub struct EditFile;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditFileArgs {
+    /// File to edit.
+    pub path: String,
+    /// The exact text to find; must not be empty.
+    pub old_text: String,
+    /// The text to put in its place (may be empty to delete).
+    pub new_text: String,
+    /// Replace every occurrence instead of requiring exactly one. Default false.
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+impl Tool for EditFile {
+    const NAME: &'static str = "edit_file";
+    const ANNOTATIONS: Annotations = Annotations {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+    };
+    type Args = EditFileArgs;
+    type Output = EditOutput;
+
+    fn description() -> String {
+        format!("Replace exact text in a file. old_text must match the file byte for byte (whitespace, indentation and line endings included) and, unless replace_all is true, occur exactly once: otherwise nothing changes and the error says how many matches there were. Everything else in the file is kept exactly. Read the file first to copy old_text. {}", super::PATHS)
+    }
+
+    fn run(call: &mut Call<'_>, args: EditFileArgs) -> Result<(EditOutput, Vec<String>)> {
+        let path = call.path(&args.path)?;
+        let req = EditRequest {
+            old_text: &args.old_text,
+            new_text: &args.new_text,
+            replace_all: args.replace_all,
+        };
+        edit_file(call.ws, &path, &req, call.ctl)
+    }
+}
+
+impl ToolOutput for EditOutput {
+    fn text(&self) -> Cow<'_, str> {
+        let what = render::count(self.replaced, "occurrence", "occurrences");
+        Cow::Owned(format!("replaced {what} in {}", self.path))
+    }
+}
 
 #[derive(Debug, Serialize)]
 pub struct EditOutput {

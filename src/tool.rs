@@ -1,0 +1,221 @@
+//! What a tool is: typed arguments whose JSON Schema is derived from them, typed output with
+//! the text a model sees, and a run function. [`crate::tools::REGISTRY`] lists every tool;
+//! specs, dispatch and tracing come from that list.
+
+use crate::control::CallControl;
+use crate::error::{ErrorCode, Result, WsfsError};
+use crate::workspace::{ToolPath, Workspace};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::any::Any;
+use std::borrow::Cow;
+
+/// What a tool's run function gets besides its arguments.
+pub struct Call<'a> {
+    pub ws: &'a Workspace,
+    pub ctl: &'a CallControl,
+    /// `wsfs_call_with_content`'s buffer; only tools with `CONTENT_BUFFER` ever see one.
+    pub content_buffer: Option<&'a [u8]>,
+    /// The paths this call named, as shown to the model, for the trace event.
+    pub(crate) logged_paths: String,
+}
+
+impl<'a> Call<'a> {
+    pub fn new(ws: &'a Workspace, ctl: &'a CallControl, content_buffer: Option<&'a [u8]>) -> Self {
+        Call {
+            ws,
+            ctl,
+            content_buffer,
+            logged_paths: String::new(),
+        }
+    }
+
+    /// Validates a path argument (see `Workspace::parse_path`) and records it for the trace.
+    pub fn path(&mut self, raw: &str) -> Result<ToolPath> {
+        let parsed = self.ws.parse_path(raw);
+        if !self.logged_paths.is_empty() {
+            self.logged_paths.push_str(" -> ");
+        }
+        match &parsed {
+            Ok(p) => self.logged_paths.push_str(&p.display),
+            Err(_) => self.logged_paths.push_str("<invalid>"),
+        }
+        parsed
+    }
+}
+
+/// Hints for hosts (MCP annotations): true of every call of the tool.
+#[derive(Debug, Clone, Copy)]
+pub struct Annotations {
+    /// Never changes anything.
+    pub read_only: bool,
+    /// May remove or overwrite existing data (only meaningful when not read-only).
+    pub destructive: bool,
+    /// Repeating a call with the same arguments has no further effect.
+    pub idempotent: bool,
+}
+
+impl Annotations {
+    pub const READ_ONLY: Annotations = Annotations {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    };
+}
+
+/// One tool. Implemented by a unit struct per file under `src/tools/`.
+pub trait Tool {
+    /// The name models and the C ABI use.
+    const NAME: &'static str;
+    const ANNOTATIONS: Annotations;
+    /// Whether the tool takes `wsfs_call_with_content`'s separate content buffer.
+    const CONTENT_BUFFER: bool = false;
+    /// Strict (`deny_unknown_fields`) arguments; doc comments become the schema's descriptions.
+    /// Optional inputs are `#[serde(default)]` plain types, never `Option` (no `null` types).
+    type Args: DeserializeOwned + JsonSchema;
+    type Output: ToolOutput;
+
+    /// What the model reads to decide when and how to call the tool.
+    fn description() -> String;
+
+    /// Runs the tool; returns its output and warnings.
+    fn run(call: &mut Call<'_>, args: Self::Args) -> Result<(Self::Output, Vec<String>)>;
+}
+
+/// A tool's result: serialized as the envelope's `data`, rendered as its `text`.
+pub trait ToolOutput: erased_serde::Serialize + Any + Send {
+    /// What the model sees.
+    fn text(&self) -> Cow<'_, str>;
+
+    /// Appends the text to `out`. Outputs whose text embeds a large string (a file's content)
+    /// override it to copy that string once, without building the text first.
+    fn push_text(&self, out: &mut String) {
+        let text = self.text();
+        out.reserve_exact(text.len() + 1);
+        out.push_str(&text);
+    }
+
+    /// For the `data_raw` output mode: `data` without its bulk string, and that string, which
+    /// is sent unescaped after the JSON. `None` when the output has no such string.
+    fn split_raw(&self) -> Option<(Box<dyn erased_serde::Serialize + '_>, &str)> {
+        None
+    }
+}
+
+erased_serde::serialize_trait_object!(ToolOutput);
+
+/// A registry entry: a tool with its types erased, so one list can hold every tool.
+pub struct ToolEntry {
+    pub name: &'static str,
+    pub annotations: Annotations,
+    pub content_buffer: bool,
+    pub description: fn() -> String,
+    pub parameters: fn() -> Value,
+    run: RunFn,
+}
+
+type RunFn = fn(&mut Call<'_>, &str) -> Result<(Box<dyn ToolOutput>, Vec<String>)>;
+
+impl ToolEntry {
+    /// Parses `args_json` strictly and runs the tool.
+    pub fn run(
+        &self,
+        call: &mut Call<'_>,
+        args_json: &str,
+    ) -> Result<(Box<dyn ToolOutput>, Vec<String>)> {
+        (self.run)(call, args_json)
+    }
+}
+
+/// The registry entry of `T`.
+pub const fn entry<T: Tool>() -> ToolEntry {
+    ToolEntry {
+        name: T::NAME,
+        annotations: T::ANNOTATIONS,
+        content_buffer: T::CONTENT_BUFFER,
+        description: T::description,
+        parameters: parameters::<T::Args>,
+        run: run_erased::<T>,
+    }
+}
+
+fn run_erased<T: Tool>(
+    call: &mut Call<'_>,
+    args_json: &str,
+) -> Result<(Box<dyn ToolOutput>, Vec<String>)> {
+    let args: T::Args = crate::json::parse_object(args_json).map_err(|e| {
+        WsfsError::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "invalid arguments for {}: {e}; expected {}",
+                T::NAME,
+                expected_shape(&parameters::<T::Args>())
+            ),
+        )
+    })?;
+    let (output, warnings) = T::run(call, args)?;
+    Ok((Box::new(output), warnings))
+}
+
+/// The JSON Schema of an argument struct as models get it: inline subschemas (no `$ref`), no
+/// title, no integer `format` (`uint64` means nothing to a model), no `"default": null`, and
+/// a `required` array on every object (some clients insist on one).
+pub fn parameters<A: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft07()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<A>().to_value();
+    if let Some(top) = schema.as_object_mut() {
+        top.remove("description");
+    }
+    tidy(&mut schema);
+    schema
+}
+
+fn tidy(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("title");
+            map.remove("format");
+            if map.get("default") == Some(&Value::Null) {
+                map.remove("default");
+            }
+            if map.contains_key("properties") && !map.contains_key("required") {
+                map.insert("required".into(), Value::Array(Vec::new()));
+            }
+            map.values_mut().for_each(tidy);
+        }
+        Value::Array(items) => items.iter_mut().for_each(tidy),
+        _ => {}
+    }
+}
+
+/// A one-line shape of a schema for error messages: `{"path": string, "depth"?: integer}`.
+pub fn expected_shape(schema: &Value) -> String {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let fields: Vec<String> = schema["properties"]
+        .as_object()
+        .map(|props| {
+            props
+                .iter()
+                .map(|(name, prop)| {
+                    let optional = if required.contains(&name.as_str()) {
+                        ""
+                    } else {
+                        "?"
+                    };
+                    let kind = prop["type"].as_str().unwrap_or("value");
+                    format!("\"{name}\"{optional}: {kind}")
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    format!("{{{}}}", fields.join(", "))
+}
