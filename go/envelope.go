@@ -77,6 +77,13 @@ func decodeData(d *decoder, data any) (ok bool) {
 		v.decodeData(d)
 	case *EditFileResult:
 		v.decodeData(d)
+	case *rawData:
+		start := d.peek()
+		from := d.i
+		d.skip()
+		if start != 0 {
+			*v = rawData(d.s[from:d.i])
+		}
 	case nil:
 		d.skip()
 	default:
@@ -85,10 +92,15 @@ func decodeData(d *decoder, data any) (ok bool) {
 	return true
 }
 
+// rawData receives the envelope's data value as its JSON text (a substring
+// of the result, not a copy); the typed results of most tools are decoded
+// from it by decodeResult.
+type rawData string
+
 // fastData reports whether the fast reader can decode into data.
 func fastData(data any) bool {
 	switch data.(type) {
-	case nil, *ReadFileResult, *WriteFileResult, *AppendFileResult, *ListDirResult, *EditFileResult:
+	case nil, *ReadFileResult, *WriteFileResult, *AppendFileResult, *ListDirResult, *EditFileResult, *rawData:
 		return true
 	}
 	return false
@@ -787,4 +799,10 @@ func internType(s string) string {
 		return EntryOther
 	}
 	return s
+}
+
+// UnmarshalJSON keeps the value's JSON text, for decodeSlow.
+func (r *rawData) UnmarshalJSON(b []byte) error {
+	*r = rawData(b)
+	return nil
 }

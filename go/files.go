@@ -1,6 +1,7 @@
 package wsfs
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 	"strings"
@@ -17,8 +18,13 @@ const (
 	ToolEditFile   = "edit_file"
 )
 
-// ToolNames lists the five tools in their canonical order.
-var ToolNames = []string{ToolReadFile, ToolWriteFile, ToolAppendFile, ToolListDir, ToolEditFile}
+var (
+	_ = registerTool(ToolReadFile, func(in ReadFileInput) string { return in.Path })
+	_ = registerTool(ToolWriteFile, func(in WriteFileInput) string { return in.Path })
+	_ = registerTool(ToolAppendFile, func(in AppendFileInput) string { return in.Path })
+	_ = registerTool(ToolListDir, func(in ListDirInput) string { return cmp.Or(in.Path, ".") })
+	_ = registerTool(ToolEditFile, func(in EditFileInput) string { return in.Path })
+)
 
 // The input structs below are both the arguments of the typed methods and
 // the argument schemas of the agent tools: fantasy generates the JSON schema

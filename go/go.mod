@@ -2,11 +2,13 @@ module github.com/wsfs/wsfs/go
 
 go 1.26.6
 
-require charm.land/fantasy v0.42.0
+require (
+	charm.land/fantasy v0.42.0
+	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68
+)
 
 require (
 	github.com/charmbracelet/x/exp/slice v0.0.0-20250904123553-b4e2667e5ad5 // indirect
-	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68 // indirect
 	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
 	github.com/goccy/go-yaml v1.19.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +20,9 @@ type ToolSpec struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
+	// Annotations are hints for hosts, true of every call:
+	// {"readOnlyHint","destructiveHint","idempotentHint","openWorldHint"}.
+	Annotations json.RawMessage `json:"annotations"`
 }
 
 var toolSpecsOnce = sync.OnceValues(func() ([]ToolSpec, error) {
@@ -40,15 +43,7 @@ func ToolSpecs() ([]ToolSpec, error) {
 // ToolSpecsJSON returns wsfs_tool_specs() exactly as the library returns it.
 func ToolSpecsJSON() string { return cToolSpecs() }
 
-// fallbackDescriptions are used only if wsfs_tool_specs() is unusable.
-var fallbackDescriptions = map[string]string{
-	ToolReadFile:   "Read a UTF-8 text file in the workspace.",
-	ToolWriteFile:  "Create or overwrite a text file in the workspace.",
-	ToolAppendFile: "Append text to a file in the workspace, creating it if missing.",
-	ToolListDir:    "List one directory in the workspace.",
-	ToolEditFile:   "Replace exact text in a file in the workspace.",
-}
-
+// specFor returns the library's spec of the tool named name.
 func specFor(name string) (ToolSpec, bool) {
 	specs, err := toolSpecsOnce()
 	if err == nil {
@@ -61,9 +56,21 @@ func specFor(name string) (ToolSpec, bool) {
 	return ToolSpec{}, false
 }
 
-// specTool is a tool made by fantasy.NewAgentTool whose Info carries the
-// library's descriptions (tool and properties) instead of the Go tags.
-// Everything else, Run included, is the fantasy tool's.
+// ReadOnly reports whether the spec's annotations say the tool never
+// changes anything.
+func (s ToolSpec) ReadOnly() bool {
+	var a struct {
+		ReadOnly bool `json:"readOnlyHint"`
+	}
+	_ = json.Unmarshal(s.Annotations, &a)
+	return a.ReadOnly
+}
+
+// specTool is a tool made by fantasy.NewAgentTool (which decodes the
+// model's arguments into the Go input struct) whose Info is the library's
+// spec: its description and parameter schema, exactly as the library
+// states them. TestInputStructsMatchLibrarySpecs checks that the schema
+// fantasy derives from each input struct agrees with it.
 type specTool struct {
 	fantasy.AgentTool
 	info fantasy.ToolInfo
@@ -71,48 +78,79 @@ type specTool struct {
 
 func (t *specTool) Info() fantasy.ToolInfo {
 	info := t.info
-	info.Parameters = maps.Clone(info.Parameters)
-	for k, v := range info.Parameters {
-		if m, ok := v.(map[string]any); ok {
-			info.Parameters[k] = maps.Clone(m)
-		}
-	}
+	// Callers may modify what they get; the schema maps stay ours.
+	info.Parameters = cloneJSON(info.Parameters).(map[string]any)
 	info.Required = slices.Clone(info.Required)
 	return info
 }
 
-// withSpec builds the tool with fantasy.NewAgentTool and applies the
-// library's descriptions from wsfs_tool_specs(). If the specs are unusable
-// the Go descriptions stay.
+// cloneJSON deep-copies a value decoded by encoding/json.
+func cloneJSON(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, x := range v {
+			m[k] = cloneJSON(x)
+		}
+		return m
+	case []any:
+		s := make([]any, len(v))
+		for i, x := range v {
+			s[i] = cloneJSON(x)
+		}
+		return s
+	}
+	return v
+}
+
+// withSpec builds the tool with fantasy.NewAgentTool and gives it the
+// library's description and schema from wsfs_tool_specs(). Without usable
+// specs the schema fantasy derives from the input struct stays.
 func withSpec[T any](name string, fn func(context.Context, T, fantasy.ToolCall) (fantasy.ToolResponse, error)) fantasy.AgentTool {
 	spec, ok := specFor(name)
 	if !ok {
-		return fantasy.NewAgentTool(name, fallbackDescriptions[name], fn)
+		return fantasy.NewAgentTool(name, "wsfs tool "+name+" (tool specs unavailable)", fn)
 	}
 	tool := fantasy.NewAgentTool(name, spec.Description, fn)
 	info := tool.Info()
 	var params struct {
-		Properties map[string]struct {
-			Description string `json:"description"`
-		} `json:"properties"`
+		Properties map[string]any `json:"properties"`
+		Required   []string       `json:"required"`
 	}
-	if json.Unmarshal(spec.Parameters, &params) == nil {
-		for prop, v := range info.Parameters {
-			m, isMap := v.(map[string]any)
-			if d := params.Properties[prop].Description; isMap && d != "" {
-				m["description"] = d
-			}
+	if json.Unmarshal(spec.Parameters, &params) == nil && params.Properties != nil {
+		info.Parameters = params.Properties
+		info.Required = params.Required
+		if info.Required == nil {
+			info.Required = []string{}
 		}
 	}
 	return &specTool{AgentTool: tool, info: info}
+}
+
+// agentTools holds how to build each tool's fantasy tool, by name. Each
+// tool's Go file registers itself with registerTool.
+var agentTools = map[string]func(ws *Workspace, tc toolConfig) fantasy.AgentTool{}
+
+// registerTool makes the tool named name one of Tools' tools. pathOf gives
+// the path of a call, for its log record. It returns nothing useful; tool
+// files call it in a package-level var declaration.
+func registerTool[In any](name string, pathOf func(In) string) struct{} {
+	agentTools[name] = func(ws *Workspace, tc toolConfig) fantasy.AgentTool {
+		return withSpec(name, func(ctx context.Context, in In, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
+			return ws.runTool(ctx, tc, name, pathOf(in), call)
+		})
+	}
+	return struct{}{}
 }
 
 // ToolOption configures Tools.
 type ToolOption func(*toolConfig)
 
 type toolConfig struct {
-	logger  *slog.Logger
-	timeout time.Duration
+	logger   *slog.Logger
+	timeout  time.Duration
+	readOnly bool
+	names    []string
 }
 
 // WithLogger sends the tools' per-call log records to l instead of the
@@ -128,16 +166,30 @@ func WithTimeout(d time.Duration) ToolOption {
 	return func(c *toolConfig) { c.timeout = d }
 }
 
-// Tools returns the five workspace tools as fantasy agent tools, named
-// read_file, write_file, append_file, list_dir and edit_file, with the
-// library's descriptions and schemas generated from ReadFileInput,
-// WriteFileInput, AppendFileInput, ListDirInput and EditFileInput. They are
-// sequential tools (fantasy runs them one at a time, in call order).
+// WithReadOnlyTools makes Tools return only the tools that never change
+// anything (those whose spec has readOnlyHint), for a read-only agent.
+func WithReadOnlyTools() ToolOption {
+	return func(c *toolConfig) { c.readOnly = true }
+}
+
+// WithToolNames makes Tools return only the named tools, in ToolNames
+// order. A name that is not a tool is a programming error: Tools panics.
+func WithToolNames(names ...string) ToolOption {
+	return func(c *toolConfig) { c.names = append(c.names, names...) }
+}
+
+// Tools returns the workspace tools as fantasy agent tools: all of them
+// (ToolNames) unless WithReadOnlyTools or WithToolNames choose fewer; with
+// both, a tool must pass both. Each has the library's name, description and
+// parameter schema (wsfs_tool_specs()); the model's arguments are decoded
+// into the tool's Go input struct (ReadFileInput, SearchTextInput, ...)
+// and passed to the library as the model sent them. They are sequential
+// tools (fantasy runs them one at a time, in call order).
 //
 // Results:
 //   - success: a text response with the library's "text", unchanged (file
-//     content for read_file, a listing for list_dir, a one-line summary for
-//     the others, with truncation notices and warnings as the library words
+//     content for read_file, a listing for list_dir, a summary for the
+//     others, with truncation notices and warnings as the library words
 //     them);
 //   - a recoverable failure (bad path, outside_workspace, path_not_found,
 //     edit_not_found, too_large, timeout, ...): an error response with the
@@ -159,32 +211,46 @@ func Tools(ws *Workspace, opts ...ToolOption) []fantasy.AgentTool {
 	for _, o := range opts {
 		o(&tc)
 	}
-	return []fantasy.AgentTool{
-		withSpec(ToolReadFile,
-			func(ctx context.Context, in ReadFileInput, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
-				return ws.runTool(ctx, tc, ToolReadFile, in.Path, call)
-			}),
-		withSpec(ToolWriteFile,
-			func(ctx context.Context, in WriteFileInput, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
-				return ws.runTool(ctx, tc, ToolWriteFile, in.Path, call)
-			}),
-		withSpec(ToolAppendFile,
-			func(ctx context.Context, in AppendFileInput, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
-				return ws.runTool(ctx, tc, ToolAppendFile, in.Path, call)
-			}),
-		withSpec(ToolListDir,
-			func(ctx context.Context, in ListDirInput, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
-				p := in.Path
-				if p == "" {
-					p = "."
-				}
-				return ws.runTool(ctx, tc, ToolListDir, p, call)
-			}),
-		withSpec(ToolEditFile,
-			func(ctx context.Context, in EditFileInput, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
-				return ws.runTool(ctx, tc, ToolEditFile, in.Path, call)
-			}),
+	for _, n := range tc.names {
+		if _, ok := agentTools[n]; !ok {
+			panic("wsfs.Tools: there is no tool named " + strconv.Quote(n) + "; the tools are " + strings.Join(ToolNames, ", "))
+		}
 	}
+	var tools []fantasy.AgentTool
+	for _, name := range ToolNames {
+		if len(tc.names) > 0 && !slices.Contains(tc.names, name) {
+			continue
+		}
+		if spec, ok := specFor(name); tc.readOnly && (!ok || !spec.ReadOnly()) {
+			continue
+		}
+		tools = append(tools, agentTools[name](ws, tc))
+	}
+	return tools
+}
+
+// ToolNames lists every tool the package offers, in the library's order
+// (that of wsfs_tool_specs()).
+var ToolNames []string
+
+// init runs after every package-level registerTool call.
+func init() { ToolNames = toolNames() }
+
+func toolNames() []string {
+	var names []string
+	if specs, err := toolSpecsOnce(); err == nil {
+		for _, s := range specs {
+			if _, ok := agentTools[s.Name]; ok {
+				names = append(names, s.Name)
+			}
+		}
+	}
+	for name := range agentTools { // tools the library's specs do not list
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // runTool is the body of every agent tool.

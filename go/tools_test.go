@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -78,12 +80,20 @@ func TestToolSchemasMatchLibrary(t *testing.T) {
 					t.Errorf("%s.description = %q, spec %q", name, d, p.Description)
 				}
 			}
-			// The Go tags carry the same words, so `go doc` and a
-			// fallback without specs agree with the library.
-			for name, p := range params.Properties {
-				if d := st.AgentTool.Info().Parameters[name].(map[string]any)["description"]; d != p.Description {
-					t.Errorf("Go tag %s.description = %q, library %q", name, d, p.Description)
-				}
+			// The schema fantasy derives from the Go input struct (used to
+			// decode the model's arguments, and by `go doc` readers) is the
+			// library's, down to nested objects, descriptions and enums.
+			var full map[string]any
+			if err := json.Unmarshal(spec.Parameters, &full); err != nil {
+				t.Fatal(err)
+			}
+			goInfo := st.AgentTool.Info()
+			fromGo := map[string]any{"type": "object", "properties": goInfo.Parameters, "required": goInfo.Required}
+			got, want := schemaShape(fromGo), schemaShape(full)
+			if !reflect.DeepEqual(got, want) {
+				gb, _ := json.MarshalIndent(got, "", " ")
+				wb, _ := json.MarshalIndent(want, "", " ")
+				t.Errorf("Go input struct schema differs from the library's:\nGo:      %s\nlibrary: %s", gb, wb)
 			}
 		})
 	}
@@ -94,6 +104,86 @@ func TestToolSchemasMatchLibrary(t *testing.T) {
 	if again := tools[0].Info(); again.Parameters["path"].(map[string]any)["description"] == "changed" || again.Required[0] == "changed" {
 		t.Fatal("Info shares state with the tool")
 	}
+}
+
+// schemaShape keeps what both a Go input struct and the library's schema
+// can state (type, description, enum, items, properties, required), in a
+// canonical form: required sorted, JSON numbers and maps as decoded by
+// encoding/json.
+func schemaShape(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	out := map[string]any{}
+	for _, k := range []string{"type", "description", "enum"} {
+		if x, ok := m[k]; ok {
+			out[k] = x
+		}
+	}
+	if items, ok := m["items"]; ok {
+		out["items"] = schemaShape(items)
+	}
+	if props, ok := m["properties"].(map[string]any); ok {
+		shaped := map[string]any{}
+		for name, p := range props {
+			shaped[name] = schemaShape(p)
+		}
+		out["properties"] = shaped
+		var req []string
+		if r, ok := m["required"].([]any); ok {
+			for _, x := range r {
+				req = append(req, x.(string))
+			}
+		}
+		slices.Sort(req)
+		out["required"] = req
+	}
+	return out
+}
+
+func TestToolSelection(t *testing.T) {
+	ws := openTest(t, Config{})
+	names := func(tools []fantasy.AgentTool) []string {
+		var out []string
+		for _, tool := range tools {
+			out = append(out, tool.Info().Name)
+		}
+		return out
+	}
+	if got := names(Tools(ws)); !slices.Equal(got, ToolNames) {
+		t.Fatalf("Tools = %v, want ToolNames %v", got, ToolNames)
+	}
+	readOnly := names(Tools(ws, WithReadOnlyTools()))
+	if !slices.Contains(readOnly, ToolReadFile) || !slices.Contains(readOnly, ToolListDir) {
+		t.Fatalf("read-only tools %v lack read_file or list_dir", readOnly)
+	}
+	for _, name := range readOnly {
+		if spec, _ := specFor(name); !spec.ReadOnly() {
+			t.Errorf("%s is offered read-only but its spec says it changes things", name)
+		}
+	}
+	for _, writer := range []string{ToolWriteFile, ToolAppendFile, ToolEditFile} {
+		if slices.Contains(readOnly, writer) {
+			t.Errorf("read-only tools include %s", writer)
+		}
+	}
+	if got := names(Tools(ws, WithToolNames(ToolEditFile, ToolReadFile))); !slices.Equal(got, []string{ToolReadFile, ToolEditFile}) {
+		t.Fatalf("WithToolNames = %v", got)
+	}
+	if got := names(Tools(ws, WithToolNames(ToolEditFile, ToolReadFile), WithReadOnlyTools())); !slices.Equal(got, []string{ToolReadFile}) {
+		t.Fatalf("WithToolNames+WithReadOnlyTools = %v", got)
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "rm_rf") {
+			t.Fatalf("unknown tool name: recovered %v", r)
+		}
+	}()
+	Tools(ws, WithToolNames("rm_rf"))
 }
 
 func runTool(t *testing.T, tool fantasy.AgentTool, ctx context.Context, input string) (fantasy.ToolResponse, error) {

@@ -5,7 +5,7 @@
 //	wsfs [flags] -workspace DIR TOOL ['JSON'] run one tool, print its envelope
 //	wsfs [flags] demo                         run the agent demo
 //
-// TOOL is read_file, write_file, append_file, list_dir or edit_file; JSON is
+// TOOL is any tool `wsfs tools` lists (read_file, list_dir, ...); JSON is
 // its arguments (default "{}"; "-" reads them from standard input). The
 // envelope is printed exactly as the library returns it.
 //
@@ -47,7 +47,7 @@ const usage = `usage:
   wsfs [flags] -workspace DIR TOOL ['JSON']  run one tool and print its envelope
   wsfs [flags] demo                          run the agent demo
 
-TOOL: read_file, write_file, append_file, list_dir, edit_file.
+TOOL: %s.
 JSON: the tool's arguments (default {}; - reads them from stdin).
 Exit status: 0 ok, 1 tool error, 2 usage error.
 
@@ -63,7 +63,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	maxIter := fs.Int("max-tool-iterations", 0, "demo: tool-iteration limit (default 10)")
 	verbose := fs.Bool("v", false, "log one line per tool call to stderr")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprintf(stderr, usage, strings.Join(wsfs.ToolNames, ", "))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -1,0 +1,55 @@
+package wsfs
+
+import (
+	"context"
+
+	jsonv2 "github.com/go-json-experiment/json"
+)
+
+// ToolReply is what every tool result carries besides its data: the library's
+// Text (exactly what a model sees, the agent tools' response) and Warnings.
+// Results of the tools added after the first five embed it.
+type ToolReply struct {
+	Text     string   `json:"-"`
+	Warnings []string `json:"-"`
+}
+
+func (r *ToolReply) setReply(text string, warnings []string) { r.Text, r.Warnings = text, warnings }
+
+// replier is a pointer to a result that embeds ToolReply.
+type replier interface {
+	setReply(text string, warnings []string)
+}
+
+// callTyped runs tool with in (JSON-encoded; optional fields are omitted
+// when zero, so the library applies its defaults) and decodes the
+// envelope's data into a new R. path is for the log record only.
+func callTyped[R any, PR interface {
+	*R
+	replier
+}](ctx context.Context, ws *Workspace, tool string, in any, path string) (R, error) {
+	var r R
+	args, err := jsonv2.Marshal(in)
+	if err != nil {
+		return r, ws.reject(tool, path, newError(tool, CodeInvalidArguments, "encoding the arguments: %v", err))
+	}
+	var data rawData
+	env, err := ws.typedCall(ctx, callSpec{tool: tool, args: string(args), output: outputFull, data: &data, path: path})
+	if err != nil {
+		return r, err
+	}
+	if err := decodeResult(string(data), &r); err != nil {
+		return r, newError(tool, CodeIOError, "malformed %s result from the wsfs library: %v", tool, err)
+	}
+	PR(&r).setReply(env.Text, env.Warnings)
+	return r, nil
+}
+
+// decodeResult decodes a data object into a result. Unknown fields are
+// skipped, so a newer library's additions do not break an older package.
+func decodeResult(data string, into any) error {
+	if data == "" || data == "null" {
+		return nil
+	}
+	return jsonv2.Unmarshal([]byte(data), into, jsonv2.RejectUnknownMembers(false))
+}
