@@ -53,6 +53,12 @@ const (
 	// workspace's OperationTimeout) passed before the operation's commit
 	// point. Nothing was changed.
 	CodeTimeout Code = "timeout"
+	// CodeLineOutOfRange: read_file's start_line is past the end of the
+	// file; the message names the file's line count.
+	CodeLineOutOfRange Code = "line_out_of_range"
+	// CodeInvalidRegex: search_text's query is not a valid regular
+	// expression (or is too large); the message is the parser's.
+	CodeInvalidRegex Code = "invalid_regex"
 )
 
 // Codes lists every error code, in the order of the C ABI documentation.
@@ -60,7 +66,7 @@ var Codes = []Code{
 	CodeInvalidPath, CodeOutsideWorkspace, CodePathNotFound, CodePermissionDenied,
 	CodeIOError, CodeAmbiguousEdit, CodeEditNotFound, CodeNotAFile, CodeNotADirectory,
 	CodeTooLarge, CodeInvalidArguments, CodeUnknownTool, CodeInvalidWorkspace,
-	CodeCancelled, CodeTimeout,
+	CodeCancelled, CodeTimeout, CodeLineOutOfRange, CodeInvalidRegex,
 }
 
 // Sentinel errors, one per code, for errors.Is:
@@ -84,6 +90,8 @@ var (
 	ErrUnknownTool      = &Error{Code: CodeUnknownTool}
 	ErrInvalidWorkspace = &Error{Code: CodeInvalidWorkspace}
 	ErrCancelled        = &Error{Code: CodeCancelled}
+	ErrLineOutOfRange   = &Error{Code: CodeLineOutOfRange}
+	ErrInvalidRegex     = &Error{Code: CodeInvalidRegex}
 	ErrTimeout          = &Error{Code: CodeTimeout}
 )
 

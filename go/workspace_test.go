@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -635,14 +636,37 @@ func TestErrorIs(t *testing.T) {
 	if !errors.Is(e, ErrTimeout) || errors.Is(e, ErrCancelled) || !errors.Is(e, context.DeadlineExceeded) {
 		t.Fatal("Is/Unwrap mismatch")
 	}
-	if len(Codes) != 15 {
-		t.Fatalf("len(Codes) = %d", len(Codes))
+	if got, want := Codes, headerCodes(t); !slices.Equal(got, want) {
+		t.Fatalf("Codes = %v, the header documents %v", got, want)
 	}
 	for _, c := range Codes {
 		if !errors.Is(&Error{Code: c}, sentinel(c)) {
 			t.Fatalf("no sentinel for %s", c)
 		}
 	}
+}
+
+// headerCodes is the list of error codes in include/wsfs.h's comment, in
+// its order.
+func headerCodes(t *testing.T) []Code {
+	t.Helper()
+	b, err := os.ReadFile("../include/wsfs.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := string(b)
+	start := strings.Index(h, "Error codes:")
+	end := strings.Index(h, "See README.md")
+	if start < 0 || end < start {
+		t.Fatal("no error code list in include/wsfs.h")
+	}
+	var codes []Code
+	for _, f := range strings.FieldsFunc(h[start+len("Error codes:"):end], func(r rune) bool {
+		return r == ',' || r == '.' || r == '*' || r == ' ' || r == '\n'
+	}) {
+		codes = append(codes, Code(f))
+	}
+	return codes
 }
 
 // TestLongDeadline: a context deadline far beyond the library's ceilings

@@ -20,6 +20,8 @@ pub enum ErrorCode {
     InvalidWorkspace,
     Cancelled,
     Timeout,
+    LineOutOfRange,
+    InvalidRegex,
 }
 
 impl ErrorCode {
@@ -41,6 +43,8 @@ impl ErrorCode {
             ErrorCode::InvalidWorkspace => "invalid_workspace",
             ErrorCode::Cancelled => "cancelled",
             ErrorCode::Timeout => "timeout",
+            ErrorCode::LineOutOfRange => "line_out_of_range",
+            ErrorCode::InvalidRegex => "invalid_regex",
         }
     }
 }
