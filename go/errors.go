@@ -38,6 +38,11 @@ const (
 	CodeNotADirectory Code = "not_a_directory"
 	// CodeTooLarge: content, result or arguments over a configured limit.
 	CodeTooLarge Code = "too_large"
+	// CodeNoSpace: the device is full, the disk quota is exceeded, or the
+	// file would exceed the largest size the file system or the process
+	// (RLIMIT_FSIZE) allows. Retrying, even with smaller content, will not
+	// help until space is freed or the limit raised. Nothing was changed.
+	CodeNoSpace Code = "no_space"
 	// CodeInvalidArguments: invalid JSON, wrong types, missing or unknown
 	// fields, bad options or limits.
 	CodeInvalidArguments Code = "invalid_arguments"
@@ -59,7 +64,7 @@ const (
 var Codes = []Code{
 	CodeInvalidPath, CodeOutsideWorkspace, CodePathNotFound, CodePermissionDenied,
 	CodeIOError, CodeAmbiguousEdit, CodeEditNotFound, CodeNotAFile, CodeNotADirectory,
-	CodeTooLarge, CodeInvalidArguments, CodeUnknownTool, CodeInvalidWorkspace,
+	CodeTooLarge, CodeNoSpace, CodeInvalidArguments, CodeUnknownTool, CodeInvalidWorkspace,
 	CodeCancelled, CodeTimeout,
 }
 
@@ -80,6 +85,7 @@ var (
 	ErrNotAFile         = &Error{Code: CodeNotAFile}
 	ErrNotADirectory    = &Error{Code: CodeNotADirectory}
 	ErrTooLarge         = &Error{Code: CodeTooLarge}
+	ErrNoSpace          = &Error{Code: CodeNoSpace}
 	ErrInvalidArguments = &Error{Code: CodeInvalidArguments}
 	ErrUnknownTool      = &Error{Code: CodeUnknownTool}
 	ErrInvalidWorkspace = &Error{Code: CodeInvalidWorkspace}

@@ -635,7 +635,7 @@ func TestErrorIs(t *testing.T) {
 	if !errors.Is(e, ErrTimeout) || errors.Is(e, ErrCancelled) || !errors.Is(e, context.DeadlineExceeded) {
 		t.Fatal("Is/Unwrap mismatch")
 	}
-	if len(Codes) != 15 {
+	if len(Codes) != 16 {
 		t.Fatalf("len(Codes) = %d", len(Codes))
 	}
 	for _, c := range Codes {
