@@ -32,13 +32,26 @@ pub fn open_leaf_read(dir: &Dir, leaf: &OsStr) -> io::Result<File> {
 
 /// Opens (creating if missing) a leaf for appending.
 pub fn open_leaf_append(dir: &Dir, leaf: &OsStr) -> io::Result<File> {
+    dir.open_with(leaf, append_options().create(true))
+}
+
+/// Opens an existing leaf for appending.
+pub fn open_leaf_append_existing(dir: &Dir, leaf: &OsStr) -> io::Result<File> {
+    dir.open_with(leaf, &append_options())
+}
+
+/// Creates a leaf that must not exist yet, for appending.
+pub fn open_leaf_append_new(dir: &Dir, leaf: &OsStr) -> io::Result<File> {
+    dir.open_with(leaf, append_options().create_new(true))
+}
+
+fn append_options() -> OpenOptions {
     let mut opts = OpenOptions::new();
     opts.append(true)
-        .create(true)
         .follow(FollowSymlinks::No)
         .mode(NEW_FILE_MODE)
         .custom_flags(LEAF_FLAGS);
-    dir.open_with(leaf, &opts)
+    opts
 }
 
 /// Maps an error from opening a leaf. Opening a socket, or a FIFO without a reader for writing,
@@ -139,6 +152,7 @@ pub fn atomic_replace(
     ctl: &CallControl,
 ) -> Result<Vec<String>> {
     let io_err = |e: io::Error| WsfsError::from_io(&e, display);
+    check_file_size_limit(content.len() as u64, display)?;
     let (temp_name, temp) = create_temp(dir).map_err(io_err)?;
     let written = write_temp(temp, content, keep, ctl).map_err(|e| match e {
         TempError::Io(e) => io_err(e),
@@ -158,6 +172,24 @@ pub fn atomic_replace(
         .map(|e| format!("written, but syncing the directory failed: {e}"))
         .into_iter()
         .collect())
+}
+
+/// Refuses a write that would make a file larger than the process's soft `RLIMIT_FSIZE`. The
+/// kernel would answer that write with SIGXFSZ, which kills a host that neither handles nor
+/// ignores it. (A file grown meanwhile by a program that does not use wsfs can still pass.)
+pub fn check_file_size_limit(final_size: u64, display: &str) -> Result<()> {
+    use rustix::process::{getrlimit, Resource};
+    match getrlimit(Resource::Fsize).current {
+        Some(limit) if final_size > limit => Err(WsfsError::new(
+            ErrorCode::NoSpace,
+            format!(
+                "{display} would be {final_size} bytes, over this process's file size limit \
+                 (RLIMIT_FSIZE = {limit} bytes). Retrying will not help: write a smaller file, \
+                 or raise the limit"
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 enum TempError {
