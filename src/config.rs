@@ -145,6 +145,12 @@ pub fn home_dir() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
+/// Whether the root is `/` or the home directory, which hold far more than a project.
+pub fn is_broad_root(root: &Path) -> bool {
+    root == Path::new("/")
+        || home_dir().and_then(|h| h.canonicalize().ok()).as_deref() == Some(root)
+}
+
 /// Warnings for roots that give an agent far more than a project directory.
 pub fn broad_root_warning(root: &Path) -> Option<String> {
     if root == Path::new("/") {

@@ -18,6 +18,7 @@ mod registry;
 mod render;
 mod resolve;
 mod specs;
+mod tempfile_ops;
 mod tools;
 mod workspace;
 

@@ -10,6 +10,7 @@
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::fileops::require_regular;
+use crate::tempfile_ops::is_temp_name;
 use crate::workspace::{Anchor, ToolPath, Workspace};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, Metadata};
@@ -123,6 +124,11 @@ impl Workspace {
         let mut rel = path.rel.clone();
         for _ in 0..MAX_SYMLINK_HOPS {
             ctl.check()?;
+            // Before anything is opened or created: the name, or a symlink's target, is one
+            // of wsfs's own temp names.
+            if let Some(Component::Normal(name)) = rel.components().next_back() {
+                refuse_temp_name(name, &path.display)?;
+            }
             let create = create_parents.then_some(&mut *created);
             let mut located = self.locate(path.anchor, &rel, create, &path.display)?;
             let Some(leaf) = &located.leaf else {
@@ -336,6 +342,21 @@ impl Workspace {
         }
         Ok(())
     }
+}
+
+/// The wsfs temp-file names are reserved: no tool reads, writes or lists one.
+fn refuse_temp_name(leaf: &std::ffi::OsStr, display: &str) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    if is_temp_name(leaf.as_bytes()) {
+        return Err(WsfsError::new(
+            ErrorCode::InvalidPath,
+            format!(
+                "{display}: names like .wsfs-0123456789abcdef.tmp are reserved for wsfs's own \
+                 temporary files and cannot be used; choose another name"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 enum CreateError {

@@ -1,7 +1,8 @@
 //! An open workspace: the root's directory handle, its limits, and how tool paths are parsed.
 
-use crate::config::{absolute_root, broad_root_warning, Config, Limits};
+use crate::config::{absolute_root, broad_root_warning, is_broad_root, Config, Limits};
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::tempfile_ops::{sweep_leftovers, SweepLimits, SWEEP_LIMITS};
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use std::path::{Component, Path, PathBuf};
@@ -81,6 +82,7 @@ impl Workspace {
             .map_err(|e| WsfsError::from_io(&e, &shown))?;
         let root_dir = Dir::open_ambient_dir(&root, ambient_authority())
             .map_err(|e| WsfsError::from_io(&e, &shown))?;
+        sweep(&root_dir, &root);
         let warnings = broad_root_warning(&root).into_iter().collect();
         Ok((
             Workspace {
@@ -199,6 +201,26 @@ pub(crate) fn display_rel(rel: &Path) -> String {
     } else {
         rel.to_string_lossy().into_owned()
     }
+}
+
+/// Removes crash leftovers (see `tempfile_ops`). A root of `/` or the home directory gets only
+/// its own directory swept, so opening it never walks the disk.
+fn sweep(root_dir: &Dir, root: &Path) {
+    let limits = if is_broad_root(root) {
+        SweepLimits {
+            max_depth: 0,
+            ..SWEEP_LIMITS
+        }
+    } else {
+        SWEEP_LIMITS
+    };
+    let report = sweep_leftovers(root_dir, limits);
+    tracing::debug!(
+        target: "wsfs",
+        removed = report.removed,
+        stopped_early = report.stopped_early,
+        "swept leftover temp files"
+    );
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::resolve::DirRef;
+use crate::tempfile_ops::is_temp_name;
 use crate::workspace::{ToolPath, Workspace};
 use cap_fs_ext::DirExt;
 use cap_std::fs::Dir;
@@ -91,7 +92,8 @@ fn smallest_names(
     while let Some(entry) = entries.next() {
         let entry = entry.map_err(|e| Stop::Io(e.into()))?;
         let name = entry.file_name().to_bytes();
-        if name == b"." || name == b".." {
+        // wsfs's own temp files are never shown (nor counted): they are not the agent's.
+        if name == b"." || name == b".." || is_temp_name(name) {
             continue;
         }
         if total.is_multiple_of(CHECK_EVERY) {
