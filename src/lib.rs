@@ -7,6 +7,7 @@
 pub mod api;
 mod config;
 mod control;
+mod create_dirs;
 mod dispatch;
 mod envelope;
 pub mod error;

@@ -8,6 +8,7 @@
 //! checked first and opened by path afterwards.
 
 use crate::control::CallControl;
+use crate::create_dirs::CreatedDir;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::fileops::require_regular;
 use crate::tempfile_ops::is_temp_name;
@@ -54,8 +55,8 @@ pub(crate) struct Located<'a> {
     /// The directory, relative to the anchor (kept to resolve relative symlink targets).
     parent_rel: PathBuf,
     anchor: Anchor,
-    /// Directories this resolution created, anchor-relative, outermost first.
-    pub created: Vec<PathBuf>,
+    /// Directories this resolution created, outermost first.
+    pub created: Vec<CreatedDir>,
     /// The leaf's own metadata (`lstat`) when it existed at resolution time, so special files
     /// are refused without ever being opened.
     pub leaf_meta: Option<Metadata>,
@@ -118,7 +119,7 @@ impl Workspace {
         path: &ToolPath,
         create_parents: bool,
         ctl: &CallControl,
-        created: &mut Vec<PathBuf>,
+        created: &mut Vec<CreatedDir>,
     ) -> Result<Located<'_>> {
         let io_err = |e: io::Error| WsfsError::from_io(&e, &path.display);
         let mut rel = path.rel.clone();
@@ -130,7 +131,7 @@ impl Workspace {
                 refuse_temp_name(name, &path.display)?;
             }
             let create = create_parents.then_some(&mut *created);
-            let mut located = self.locate(path.anchor, &rel, create, &path.display)?;
+            let mut located = self.locate(path.anchor, &rel, create, &path.display, ctl)?;
             let Some(leaf) = &located.leaf else {
                 return Ok(located);
             };
@@ -159,16 +160,15 @@ impl Workspace {
         &self,
         anchor: Anchor,
         rel: &Path,
-        created: Option<&mut Vec<PathBuf>>,
+        created: Option<&mut Vec<CreatedDir>>,
         display: &str,
+        ctl: &CallControl,
     ) -> Result<Located<'_>> {
         let (parent_rel, leaf) = split_leaf(rel);
         let io_err = |e: io::Error| WsfsError::from_io(&e, display);
         let dir = match (self.open_anchored_dir(anchor, &parent_rel), created) {
             (Err(e), Some(created)) if e.kind() == io::ErrorKind::NotFound => {
-                self.create_dirs(anchor, &parent_rel, display, created)?;
-                self.open_anchored_dir(anchor, &parent_rel)
-                    .map_err(io_err)?
+                self.create_dirs(anchor, &parent_rel, display, ctl, created)?
             }
             (opened, _) => opened.map_err(io_err)?,
         };
@@ -190,7 +190,7 @@ impl Workspace {
         })
     }
 
-    fn open_anchored_dir(&self, anchor: Anchor, rel: &Path) -> io::Result<DirRef<'_>> {
+    pub(crate) fn open_anchored_dir(&self, anchor: Anchor, rel: &Path) -> io::Result<DirRef<'_>> {
         match anchor {
             Anchor::Root if rel.as_os_str().is_empty() => Ok(DirRef::Root(&self.root_dir)),
             Anchor::Root => self.root_dir.open_dir(rel).map(DirRef::Opened),
@@ -199,106 +199,14 @@ impl Workspace {
         }
     }
 
-    /// Creates the missing directories of `rel`, recording each in `created` (outermost
-    /// first) so a call that stops before its commit point can remove them again.
-    fn create_dirs(
-        &self,
-        anchor: Anchor,
-        rel: &Path,
-        display: &str,
-        created: &mut Vec<PathBuf>,
-    ) -> Result<()> {
-        let outcome = match anchor {
-            Anchor::Root => self.create_root_dirs(rel, created),
-            Anchor::Host => self.create_host_dirs(rel, display, created),
-        };
-        outcome.map_err(|e| match e {
-            CreateError::Io(e) => WsfsError::from_io(&e, display),
-            CreateError::Refused(e) => e,
-        })
-    }
-
-    /// One `mkdirat` per component, each resolved beneath the root by cap-std.
-    fn create_root_dirs(
-        &self,
-        rel: &Path,
-        created: &mut Vec<PathBuf>,
-    ) -> std::result::Result<(), CreateError> {
-        let mut prefix = PathBuf::new();
-        for component in rel.components() {
-            prefix.push(component);
-            if !matches!(component, Component::Normal(_)) {
-                continue;
-            }
-            match self.root_dir.create_dir(&prefix) {
-                Ok(()) => created.push(prefix.clone()),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(CreateError::Io(e)),
-            }
-        }
-        Ok(())
-    }
-
-    /// Creates missing directories one at a time, each inside a handle whose real path was
-    /// checked first, so a symlink cannot steer creation into a protected location.
-    fn create_host_dirs(
-        &self,
-        rel: &Path,
-        display: &str,
-        created: &mut Vec<PathBuf>,
-    ) -> std::result::Result<(), CreateError> {
-        let mut dir = Dir::open_ambient_dir("/", ambient_authority()).map_err(CreateError::Io)?;
-        for component in rel.components() {
-            let name = match component {
-                Component::Normal(name) => name,
-                Component::ParentDir => {
-                    // Not confinement (this is the unrestricted mode): step up through the
-                    // handle's real path, as the kernel would.
-                    let real = real_path(&dir).map_err(CreateError::Io)?;
-                    let up = real.parent().unwrap_or(Path::new("/"));
-                    dir =
-                        Dir::open_ambient_dir(up, ambient_authority()).map_err(CreateError::Io)?;
-                    continue;
-                }
-                _ => continue,
-            };
-            match dir.open_dir(name) {
-                Ok(next) => dir = next,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    let target = real_path(&dir).map_err(CreateError::Io)?.join(name);
-                    self.check_host_path(&target, display)
-                        .map_err(CreateError::Refused)?;
-                    match dir.create_dir(name) {
-                        Ok(()) => created.push(target.strip_prefix("/").unwrap_or(&target).into()),
-                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                        Err(e) => return Err(CreateError::Io(e)),
-                    }
-                    dir = dir.open_dir(name).map_err(CreateError::Io)?;
-                }
-                Err(e) => return Err(CreateError::Io(e)),
-            }
-        }
-        Ok(())
-    }
-
     /// Removes the directories `located`'s resolution created, for a call that failed or was
-    /// stopped before its commit point.
-    pub(crate) fn undo_created(&self, located: &Located<'_>) {
-        self.remove_created(located.anchor, &located.created);
-    }
-
-    /// Best-effort removal of directories a stopped call created (innermost first); a
-    /// directory something else has meanwhile put a file in stays.
-    pub(crate) fn remove_created(&self, anchor: Anchor, created: &[PathBuf]) {
-        for dir in created.iter().rev() {
-            let removed = match anchor {
-                Anchor::Root => self.root_dir.remove_dir(dir),
-                Anchor::Host => std::fs::remove_dir(Path::new("/").join(dir)),
-            };
-            if removed.is_err() {
-                return;
-            }
-        }
+    /// stopped before its commit point. Takes `located` so its directory handle is closed
+    /// first: a call that failed for want of a file descriptor can still clean up.
+    pub(crate) fn undo_created(&self, located: Located<'_>) {
+        let Located {
+            anchor, created, ..
+        } = located;
+        self.remove_created(anchor, &created);
     }
 
     /// The anchor-relative path a symlink in the leaf position points to.
@@ -357,11 +265,6 @@ fn refuse_temp_name(leaf: &std::ffi::OsStr, display: &str) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-enum CreateError {
-    Io(io::Error),
-    Refused(WsfsError),
 }
 
 /// Splits `rel` into its directory part and last name; `.`/`..` endings name directories.

@@ -1,6 +1,6 @@
-//! Faults the host's environment injects: a full disk and a file size limit (RLIMIT_FSIZE,
-//! whose default SIGXFSZ kills the process). Every failure must be a clean envelope that
-//! changed nothing.
+//! Faults the host's environment injects: a full disk, a file size limit (RLIMIT_FSIZE, whose
+//! default SIGXFSZ kills the process), too few file descriptors, and deadlines against deep
+//! directory creation. Every failure must be a clean envelope that changed nothing.
 //!
 //! Tests that change a process-wide limit run in a child process (this test binary, started
 //! again with one ignored test), so the limit cannot disturb the other tests.
@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use std::fs;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// Runs the ignored test `name` in a child process with `dir` in its environment and fails
 /// unless it passed: a child killed by a signal (SIGXFSZ) is exactly the bug to catch.
@@ -267,4 +268,111 @@ fn a_full_disk_is_no_space_and_changes_nothing() {
     );
     assert_eq!(assert_ok(&v)["size"], json!(log.len() + content.len()));
     assert_ok(&close_ws(ws));
+}
+
+// ------------------------------------------------------------ descriptors (finding 5)
+
+const FD_ENV: &str = "WSFS_FD_CHILD";
+
+/// Opens every free descriptor but `free` of them (under a lowered RLIMIT_NOFILE); they stay
+/// taken until the returned files are dropped.
+fn take_all_descriptors_but(free: usize) -> Vec<fs::File> {
+    let mut held = Vec::new();
+    while let Ok(f) = fs::File::open("/dev/null") {
+        held.push(f);
+    }
+    held.truncate(held.len().saturating_sub(free));
+    held
+}
+
+#[test]
+#[ignore = "child process of failed_writes_remove_the_directories_they_created"]
+fn fd_starvation_child() {
+    let Ok(dir) = std::env::var(FD_ENV) else {
+        return;
+    };
+    let root = PathBuf::from(dir);
+    setrlimit(
+        Resource::Nofile,
+        Rlimit {
+            current: Some(128),
+            maximum: getrlimit(Resource::Nofile).maximum,
+        },
+    )
+    .unwrap();
+    let ws = open_ws(&root, json!({}));
+    let (mut failed, mut succeeded) = (0, 0);
+    for tool in ["write_file", "append_file"] {
+        for free in 0..12 {
+            let top = format!("{tool}-{free}");
+            let path = format!("{top}/n2/n3/new.txt");
+            let held = take_all_descriptors_but(free);
+            let v = call(ws, tool, json!({"path": path, "content": "x"}));
+            drop(held);
+            if v["ok"] == json!(true) {
+                succeeded += 1;
+                assert_eq!(fs::read(root.join(&path)).unwrap(), b"x");
+            } else {
+                failed += 1;
+                assert!(
+                    !root.join(&top).exists(),
+                    "{tool} with {free} free descriptors failed ({}) and left {:?}",
+                    short(&v),
+                    tree(&root.join(&top))
+                );
+            }
+        }
+    }
+    assert_no_temp_files(&root);
+    assert!(
+        failed > 0 && succeeded > 0,
+        "{failed} failed, {succeeded} succeeded: the test proves nothing"
+    );
+    assert_ok(&close_ws(ws));
+}
+
+/// Finding 5: with one free descriptor, a failed `write_file n1/n2/n3/new.txt` used to leave
+/// `n1/n2/n3`. Now every failure removes what the call created, at every descriptor count.
+#[test]
+fn failed_writes_remove_the_directories_they_created() {
+    let tmp = tempfile::tempdir().unwrap();
+    run_child("fd_starvation_child", FD_ENV, tmp.path());
+}
+
+// ------------------------------------------------------------ deadlines (finding 6)
+
+/// Finding 6: a write creating 2,000 nested directories under `timeout_ms: 5` used to overrun
+/// its deadline by seconds (each mkdir resolved the whole path again, and the deadline was
+/// checked only after all of them). Now it stops within one directory's work and removes
+/// what it created.
+#[test]
+fn deep_directory_creation_stops_at_the_deadline() {
+    let f = Fixture::new();
+    let deep = format!("{}f.txt", "d/".repeat(2000));
+    let args = json!({"path": deep, "content": "x"}).to_string();
+    for timeout_ms in [1, 5, 20] {
+        let options = json!({ "timeout_ms": timeout_ms }).to_string();
+        let started = Instant::now();
+        let v = call_opts(f.ws, "write_file", &args, Some(&options));
+        let took = started.elapsed();
+        assert_err(&v, "timeout");
+        // Generous for a loaded 2-core CI machine; it used to take 0.5-4 s.
+        assert!(
+            took < Duration::from_millis(400),
+            "timeout_ms {timeout_ms}: returned after {took:?}"
+        );
+        assert!(
+            tree(&f.root).is_empty(),
+            "left behind: {} entries",
+            tree(&f.root).len()
+        );
+    }
+    // Without the deadline the same write succeeds, and creating the tree is not quadratic.
+    let started = Instant::now();
+    assert_ok(&f.call("write_file", json!({"path": deep, "content": "x"})));
+    eprintln!(
+        "creating 2,000 nested directories took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(f.read(&deep), b"x");
 }

@@ -56,7 +56,7 @@ pub fn write_file(
     let located = ws.resolve(path, true, ctl)?;
     let written = replace_leaf(&located, content, &path.display, ctl);
     if written.is_err() {
-        ws.undo_created(&located);
+        ws.undo_created(located);
     }
     let (created, warnings) = written?;
     Ok((
@@ -129,7 +129,7 @@ pub fn append_file(
     let located = ws.resolve(path, true, ctl)?;
     let appended = append_leaf(&located, content, &path.display, ctl);
     if appended.is_err() {
-        ws.undo_created(&located);
+        ws.undo_created(located);
     }
     let (size, warnings) = appended?;
     Ok((
