@@ -12,8 +12,8 @@ type Code string
 // with errors.Is.
 const (
 	// CodeInvalidPath: empty path, NUL byte, invalid UTF-8, path longer
-	// than 4096 bytes, a symlink loop, or a name reserved for wsfs's
-	// temporary files (.wsfs-<16 hex digits>.tmp).
+	// than 4096 bytes, a symlink loop, a name reserved for wsfs's temporary
+	// files (.wsfs-<16 hex digits>.tmp), or a \xNN escape for '/' or NUL.
 	CodeInvalidPath Code = "invalid_path"
 	// CodeOutsideWorkspace: the path, or a symlink on it, leads outside the
 	// workspace.

@@ -15,6 +15,7 @@ pub mod ffi;
 mod fileops;
 mod json;
 mod logging;
+mod names;
 mod registry;
 mod render;
 mod resolve;

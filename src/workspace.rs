@@ -2,9 +2,13 @@
 
 use crate::config::{absolute_root, broad_root_warning, is_broad_root, Config, Limits};
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::names::{self, display_path};
 use crate::tempfile_ops::{sweep_leftovers, SweepLimits, SWEEP_LIMITS};
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
+use std::borrow::Cow;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 /// Longest tool path accepted, in bytes (Linux `PATH_MAX`).
@@ -133,7 +137,8 @@ impl Workspace {
             ));
         }
         let trailing_slash = raw.len() > 1 && raw.ends_with('/');
-        let path = Path::new(raw);
+        let decoded = decode_path(raw)?;
+        let path = decoded.as_path();
         let inside_root = if path.is_absolute() {
             self.strip_root(path)
         } else {
@@ -142,7 +147,7 @@ impl Workspace {
         match (self.restrict, inside_root) {
             (true, Some(rel)) => Ok(ToolPath {
                 anchor: Anchor::Root,
-                display: display_rel(&rel),
+                display: display_path(&rel),
                 rel,
                 trailing_slash,
             }),
@@ -158,8 +163,8 @@ impl Workspace {
                     None => path.to_path_buf(),
                 };
                 let display = match inside {
-                    Some(rel) if !starts_with_parent(&rel) => display_rel(&rel),
-                    _ => absolute.display().to_string(),
+                    Some(rel) if !starts_with_parent(&rel) => display_path(&rel),
+                    _ => display_path(&absolute),
                 };
                 Ok(ToolPath {
                     anchor: Anchor::Host,
@@ -195,12 +200,30 @@ fn starts_with_parent(rel: &Path) -> bool {
     rel.components().any(|c| c == Component::ParentDir)
 }
 
-pub(crate) fn display_rel(rel: &Path) -> String {
-    if rel.as_os_str().is_empty() {
-        ".".to_string()
-    } else {
-        rel.to_string_lossy().into_owned()
+/// The tool path with each name read back from its shown form (see `names`): a name that is
+/// not UTF-8 is given as `\xNN` escapes.
+fn decode_path(raw: &str) -> Result<PathBuf> {
+    let mut out = PathBuf::new();
+    for component in Path::new(raw).components() {
+        let Component::Normal(name) = component else {
+            out.push(component);
+            continue;
+        };
+        let bytes = match name.to_str() {
+            Some(text) => names::decode(text).map_err(|_| {
+                WsfsError::new(
+                    ErrorCode::InvalidPath,
+                    format!(
+                        "{raw}: the name {text} has \\xNN escapes for a '/' or NUL byte, which \
+                         no file name can contain"
+                    ),
+                )
+            })?,
+            None => Cow::Borrowed(name.as_bytes()),
+        };
+        out.push(OsStr::from_bytes(&bytes));
     }
+    Ok(out)
 }
 
 /// Removes crash leftovers (see `tempfile_ops`). A root of `/` or the home directory gets only

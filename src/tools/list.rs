@@ -2,6 +2,7 @@
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::names::encode;
 use crate::resolve::DirRef;
 use crate::tempfile_ops::is_temp_name;
 use crate::workspace::{ToolPath, Workspace};
@@ -15,6 +16,7 @@ use std::os::unix::ffi::OsStrExt;
 
 #[derive(Debug, Serialize)]
 pub struct Entry {
+    /// The name as `names::encode` shows it: as is, or with `\xNN` escapes if not UTF-8.
     pub name: String,
     #[serde(rename = "type")]
     pub kind: &'static str,
@@ -133,7 +135,7 @@ fn describe(dir: &Dir, name: OsString) -> Option<Entry> {
         "other"
     };
     Some(Entry {
-        name: name.to_string_lossy().into_owned(),
+        name: encode(name.as_bytes()).into_owned(),
         kind,
         size: meta.len(),
     })
