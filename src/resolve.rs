@@ -11,6 +11,7 @@ use crate::control::CallControl;
 use crate::create_dirs::CreatedDir;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::fileops::require_regular;
+use crate::names::display_path;
 use crate::tempfile_ops::is_temp_name;
 use crate::workspace::{Anchor, ToolPath, Workspace};
 use cap_std::ambient_authority;
@@ -23,10 +24,14 @@ use std::path::{Component, Path, PathBuf};
 /// Symlinks followed in the leaf position before giving up (Linux's own limit).
 const MAX_SYMLINK_HOPS: usize = 40;
 
-/// System locations refused when `restrict_to_workspace` is false.
-const PROTECTED_PREFIXES: &[&str] = &[
-    "/etc", "/root", "/proc", "/sys", "/dev", "/boot", "/bin", "/sbin", "/lib", "/lib64", "/usr",
+/// System locations refused when `restrict_to_workspace` is false, with everything below them.
+pub(crate) const PROTECTED_LOCATIONS: &[&str] = &[
+    "/etc", "/root", "/proc", "/sys", "/dev", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+    "/libx32", "/usr", "/var", "/run", "/srv",
 ];
+
+/// Places below a protected location that are not protected: scratch space for everyone.
+pub(crate) const UNPROTECTED_INSIDE: &[&str] = &["/var/tmp"];
 
 /// A directory handle: the workspace root's own (borrowed, saving a `dup` per call on the
 /// root) or one opened for this call.
@@ -233,23 +238,39 @@ impl Workspace {
         }
     }
 
-    /// Refuses protected system locations in unrestricted mode; the workspace itself is
-    /// always allowed (it may live under `/root`).
+    /// Refuses protected system locations in unrestricted mode, whatever the root. The one
+    /// exception is a workspace root strictly inside a protected location (CI runs as root
+    /// with workspaces under `/root`): paths inside that root are allowed. A root that is a
+    /// protected location or contains one (`/`, `/etc`) unlocks nothing.
     pub(crate) fn check_host_path(&self, real: &Path, display: &str) -> Result<()> {
-        if real.starts_with(&self.root) {
+        let Some(location) = protected_location(real) else {
+            return Ok(());
+        };
+        let root_strictly_inside = self.root.starts_with(location) && self.root != location;
+        if root_strictly_inside && real.starts_with(&self.root) {
             return Ok(());
         }
-        if PROTECTED_PREFIXES.iter().any(|p| real.starts_with(p)) {
-            return Err(WsfsError::new(
-                ErrorCode::PermissionDenied,
-                format!(
-                    "{display} resolves to {}, a protected system location",
-                    real.display()
-                ),
-            ));
-        }
-        Ok(())
+        Err(WsfsError::new(
+            ErrorCode::PermissionDenied,
+            format!(
+                "{display} resolves to {}, inside {}, a protected system location; \
+                 unrestricted mode never reads or writes there",
+                display_path(real),
+                location.display()
+            ),
+        ))
     }
+}
+
+/// The protected location containing `real`, if any.
+pub(crate) fn protected_location(real: &Path) -> Option<&'static Path> {
+    if UNPROTECTED_INSIDE.iter().any(|p| real.starts_with(p)) {
+        return None;
+    }
+    PROTECTED_LOCATIONS
+        .iter()
+        .map(Path::new)
+        .find(|p| real.starts_with(p))
 }
 
 /// The wsfs temp-file names are reserved: no tool reads, writes or lists one.

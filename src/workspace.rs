@@ -1,6 +1,8 @@
 //! An open workspace: the root's directory handle, its limits, and how tool paths are parsed.
 
-use crate::config::{absolute_root, broad_root_warning, is_broad_root, Config, Limits};
+use crate::config::{
+    absolute_root, broad_root_warning, is_broad_root, unrestricted_warnings, Config, Limits,
+};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::names::{self, display_path};
 use crate::tempfile_ops::{sweep_leftovers, SweepLimits, SWEEP_LIMITS};
@@ -54,7 +56,7 @@ impl ToolPath {
                 ErrorCode::NotAFile,
                 format!(
                     "{}/ ends with '/', which names a directory; drop the trailing '/' to name a file",
-                    self.display
+                    self.display.trim_end_matches('/')
                 ),
             ));
         }
@@ -87,7 +89,10 @@ impl Workspace {
         let root_dir = Dir::open_ambient_dir(&root, ambient_authority())
             .map_err(|e| WsfsError::from_io(&e, &shown))?;
         sweep(&root_dir, &root);
-        let warnings = broad_root_warning(&root).into_iter().collect();
+        let mut warnings: Vec<String> = broad_root_warning(&root).into_iter().collect();
+        if !config.restrict_to_workspace {
+            warnings.extend(unrestricted_warnings(&root));
+        }
         Ok((
             Workspace {
                 root_dir,
