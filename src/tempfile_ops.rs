@@ -84,8 +84,9 @@ impl<'a> Staged<'a> {
         if proc_fd_available() {
             match create_unnamed(dir) {
                 Ok(file) => {
-                    // Locked before it ever has a name, so a sweep never takes it.
-                    file.lock()?;
+                    // Locked before it ever has a name, so a sweep never takes it. Where the
+                    // file system has no flock, no sweep can lock (and remove) it either.
+                    let _ = file.try_lock();
                     return Ok(Staged {
                         dir,
                         file,
@@ -218,13 +219,10 @@ fn create_named(dir: &Dir) -> io::Result<(String, std::fs::File)> {
             Err(e) => return Err(e),
         };
         match file.try_lock() {
-            Ok(()) => {}
             // A sweep holds it and will remove it: take another name.
             Err(std::fs::TryLockError::WouldBlock) => continue,
-            Err(std::fs::TryLockError::Error(e)) => {
-                let _ = dir.remove_file(&name);
-                return Err(e);
-            }
+            // Where the file system has no flock, no sweep can lock (and remove) it either.
+            Ok(()) | Err(std::fs::TryLockError::Error(_)) => {}
         }
         if names_file(dir, name.as_ref(), &file) {
             return Ok((name, file));
