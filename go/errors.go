@@ -12,7 +12,8 @@ type Code string
 // with errors.Is.
 const (
 	// CodeInvalidPath: empty path, NUL byte, invalid UTF-8, path longer
-	// than 4096 bytes, or a symlink loop.
+	// than 4096 bytes, a symlink loop, a name reserved for wsfs's temporary
+	// files (.wsfs-<16 hex digits>.tmp), or a \xNN escape for '/' or NUL.
 	CodeInvalidPath Code = "invalid_path"
 	// CodeOutsideWorkspace: the path, or a symlink on it, leads outside the
 	// workspace.
@@ -38,6 +39,11 @@ const (
 	CodeNotADirectory Code = "not_a_directory"
 	// CodeTooLarge: content, result or arguments over a configured limit.
 	CodeTooLarge Code = "too_large"
+	// CodeNoSpace: the device is full, the disk quota is exceeded, or the
+	// file would exceed the largest size the file system or the process
+	// (RLIMIT_FSIZE) allows. Retrying, even with smaller content, will not
+	// help until space is freed or the limit raised. Nothing was changed.
+	CodeNoSpace Code = "no_space"
 	// CodeInvalidArguments: invalid JSON, wrong types, missing or unknown
 	// fields, bad options or limits.
 	CodeInvalidArguments Code = "invalid_arguments"
@@ -65,7 +71,7 @@ const (
 var Codes = []Code{
 	CodeInvalidPath, CodeOutsideWorkspace, CodePathNotFound, CodePermissionDenied,
 	CodeIOError, CodeAmbiguousEdit, CodeEditNotFound, CodeNotAFile, CodeNotADirectory,
-	CodeTooLarge, CodeInvalidArguments, CodeUnknownTool, CodeInvalidWorkspace,
+	CodeTooLarge, CodeNoSpace, CodeInvalidArguments, CodeUnknownTool, CodeInvalidWorkspace,
 	CodeCancelled, CodeTimeout, CodeLineOutOfRange, CodeInvalidRegex,
 }
 
@@ -86,6 +92,7 @@ var (
 	ErrNotAFile         = &Error{Code: CodeNotAFile}
 	ErrNotADirectory    = &Error{Code: CodeNotADirectory}
 	ErrTooLarge         = &Error{Code: CodeTooLarge}
+	ErrNoSpace          = &Error{Code: CodeNoSpace}
 	ErrInvalidArguments = &Error{Code: CodeInvalidArguments}
 	ErrUnknownTool      = &Error{Code: CodeUnknownTool}
 	ErrInvalidWorkspace = &Error{Code: CodeInvalidWorkspace}

@@ -52,7 +52,7 @@ func wantCode(t *testing.T, err error, code Code) *Error {
 func sentinel(code Code) error {
 	for _, s := range []*Error{ErrInvalidPath, ErrOutsideWorkspace, ErrPathNotFound, ErrPermissionDenied,
 		ErrIOError, ErrAmbiguousEdit, ErrEditNotFound, ErrNotAFile, ErrNotADirectory, ErrTooLarge,
-		ErrInvalidArguments, ErrUnknownTool, ErrInvalidWorkspace, ErrCancelled, ErrTimeout,
+		ErrNoSpace, ErrInvalidArguments, ErrUnknownTool, ErrInvalidWorkspace, ErrCancelled, ErrTimeout,
 		ErrLineOutOfRange, ErrInvalidRegex} {
 		if s.Code == code {
 			return s

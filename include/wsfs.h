@@ -14,9 +14,9 @@
  * Envelope: success {"ok":true,"data":{...},"text":"...","warnings":[...]};
  * failure {"ok":false,"error":{"code":"...","message":"..."},"text":"<code>: <message>"}.
  * Error codes: invalid_path, outside_workspace, path_not_found, permission_denied, io_error,
- * ambiguous_edit, edit_not_found, not_a_file, not_a_directory, too_large, invalid_arguments,
- * unknown_tool, invalid_workspace, cancelled, timeout, line_out_of_range, invalid_regex.
- * See README.md for their meaning.
+ * ambiguous_edit, edit_not_found, not_a_file, not_a_directory, too_large, no_space,
+ * invalid_arguments, unknown_tool, invalid_workspace, cancelled, timeout, line_out_of_range,
+ * invalid_regex. See README.md for their meaning.
  */
 
 

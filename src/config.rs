@@ -1,6 +1,7 @@
 //! Workspace configuration: parsing, defaults and root resolution.
 
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::resolve::{protected_location, PROTECTED_LOCATIONS, UNPROTECTED_INSIDE};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -143,6 +144,43 @@ pub fn home_dir() -> Option<PathBuf> {
     std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
+}
+
+/// Whether the root is `/` or the home directory, which hold far more than a project.
+pub fn is_broad_root(root: &Path) -> bool {
+    root == Path::new("/")
+        || home_dir().and_then(|h| h.canonicalize().ok()).as_deref() == Some(root)
+}
+
+/// What unrestricted mode does and does not protect, said when such a workspace is opened.
+/// The root itself is never named (messages stay workspace-relative).
+pub fn unrestricted_warnings(root: &Path) -> Vec<String> {
+    let mut locations: Vec<String> = PROTECTED_LOCATIONS.iter().map(|p| p.to_string()).collect();
+    for open in UNPROTECTED_INSIDE {
+        if let Some(holder) = locations
+            .iter_mut()
+            .find(|l| Path::new(open).starts_with(l.as_str()))
+        {
+            holder.push_str(&format!(" (except {open})"));
+        }
+    }
+    let mut warnings = vec![format!(
+        "restrict_to_workspace is false: absolute paths, '..' and symlinks may reach any file \
+         this process can. Only system locations are refused: {}. Everything else (your home \
+         directory, other projects, /tmp) is open to the agent",
+        locations.join(", ")
+    )];
+    if let Some(location) = protected_location(root) {
+        // A root strictly inside a protected location keeps its own contents (see resolve).
+        if root == location {
+            warnings.push(format!(
+                "the workspace root is the protected system location {}: in unrestricted mode \
+                 every call on it is refused",
+                location.display()
+            ));
+        }
+    }
+    warnings
 }
 
 /// Warnings for roots that give an agent far more than a project directory.

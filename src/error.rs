@@ -15,6 +15,7 @@ pub enum ErrorCode {
     NotAFile,
     NotADirectory,
     TooLarge,
+    NoSpace,
     InvalidArguments,
     UnknownTool,
     InvalidWorkspace,
@@ -38,6 +39,7 @@ impl ErrorCode {
             ErrorCode::NotAFile => "not_a_file",
             ErrorCode::NotADirectory => "not_a_directory",
             ErrorCode::TooLarge => "too_large",
+            ErrorCode::NoSpace => "no_space",
             ErrorCode::InvalidArguments => "invalid_arguments",
             ErrorCode::UnknownTool => "unknown_tool",
             ErrorCode::InvalidWorkspace => "invalid_workspace",
@@ -48,6 +50,9 @@ impl ErrorCode {
         }
     }
 }
+
+/// What a model should know about `no_space`: unlike `too_large`, smaller content is no cure.
+pub const NO_SPACE_HINT: &str = "Retrying will not help: free some space or raise the quota first";
 
 /// A failed call: a stable category plus a message written for the model.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -102,12 +107,18 @@ fn classify_io(err: &io::Error) -> (ErrorCode, String) {
             libc::EXDEV => ErrorCode::OutsideWorkspace,
             libc::ELOOP => ErrorCode::InvalidPath,
             libc::ENAMETOOLONG => ErrorCode::InvalidPath,
-            libc::EFBIG | libc::ENOSPC | libc::EDQUOT => ErrorCode::TooLarge,
+            libc::EFBIG | libc::ENOSPC | libc::EDQUOT => ErrorCode::NoSpace,
             _ => ErrorCode::IoError,
         };
         let what = match errno {
             libc::ELOOP => "too many levels of symbolic links (a symlink loop?)".to_string(),
             libc::ENAMETOOLONG => "a path component is too long".to_string(),
+            libc::ENOSPC => format!("no space left on the device ({text}). {NO_SPACE_HINT}"),
+            libc::EDQUOT => format!("the disk quota is exceeded ({text}). {NO_SPACE_HINT}"),
+            libc::EFBIG => format!(
+                "the file would exceed the largest size the file system or this process \
+                 allows ({text}). Retrying will not help: write a smaller file, or raise the limit"
+            ),
             _ => text,
         };
         return (code, what);
@@ -146,10 +157,27 @@ mod tests {
             (libc::EISDIR, ErrorCode::NotAFile),
             (libc::ELOOP, ErrorCode::InvalidPath),
             (libc::EIO, ErrorCode::IoError),
+            (libc::ENOSPC, ErrorCode::NoSpace),
+            (libc::EDQUOT, ErrorCode::NoSpace),
+            (libc::EFBIG, ErrorCode::NoSpace),
         ];
         for (errno, code) in cases {
             let err = io::Error::from_raw_os_error(errno);
             assert_eq!(WsfsError::from_io(&err, "p").code, code, "errno {errno}");
+        }
+    }
+
+    #[test]
+    fn a_full_disk_says_retrying_will_not_help() {
+        for errno in [libc::ENOSPC, libc::EDQUOT, libc::EFBIG] {
+            let e = WsfsError::from_io(&io::Error::from_raw_os_error(errno), "f.txt");
+            assert_eq!(e.code.as_str(), "no_space");
+            assert!(
+                e.message.contains("Retrying will not help"),
+                "{}",
+                e.message
+            );
+            assert!(e.message.starts_with("f.txt: "), "{}", e.message);
         }
     }
 

@@ -3,15 +3,12 @@
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::tempfile_ops::Staged;
 use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
-use cap_std::fs::{
-    Dir, File, Metadata, MetadataExt, OpenOptions, OpenOptionsExt, Permissions, PermissionsExt,
-};
-use std::collections::hash_map::RandomState;
+use cap_std::fs::{Dir, File, Metadata, MetadataExt, OpenOptions, OpenOptionsExt};
 use std::ffi::OsStr;
-use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 /// Mode for files wsfs creates; the process umask still applies.
@@ -32,13 +29,26 @@ pub fn open_leaf_read(dir: &Dir, leaf: &OsStr) -> io::Result<File> {
 
 /// Opens (creating if missing) a leaf for appending.
 pub fn open_leaf_append(dir: &Dir, leaf: &OsStr) -> io::Result<File> {
+    dir.open_with(leaf, append_options().create(true))
+}
+
+/// Opens an existing leaf for appending.
+pub fn open_leaf_append_existing(dir: &Dir, leaf: &OsStr) -> io::Result<File> {
+    dir.open_with(leaf, &append_options())
+}
+
+/// Creates a leaf that must not exist yet, for appending.
+pub fn open_leaf_append_new(dir: &Dir, leaf: &OsStr) -> io::Result<File> {
+    dir.open_with(leaf, append_options().create_new(true))
+}
+
+fn append_options() -> OpenOptions {
     let mut opts = OpenOptions::new();
     opts.append(true)
-        .create(true)
         .follow(FollowSymlinks::No)
         .mode(NEW_FILE_MODE)
         .custom_flags(LEAF_FLAGS);
-    dir.open_with(leaf, &opts)
+    opts
 }
 
 /// Maps an error from opening a leaf. Opening a socket, or a FIFO without a reader for writing,
@@ -124,11 +134,11 @@ fn wait_for_lock(file: &std::fs::File, display: &str, ctl: &CallControl) -> Resu
     }
 }
 
-/// Replaces `leaf` in `dir` with `content` atomically and durably: a new temp file (random
-/// name, `O_EXCL`, no follow) is written, given the replaced file's owner (best effort) and
-/// mode on the open file, fsynced, renamed over the leaf (the commit point), then the
-/// directory is fsynced. Before the rename nothing is
-/// visible and the temp file is removed on every error path.
+/// Replaces `leaf` in `dir` with `content` atomically and durably: the content is staged in
+/// a temp file (see `tempfile_ops`), given the replaced file's owner (best effort) and mode on
+/// the open file, fsynced, linked or renamed into place (the commit point), then the directory
+/// is fsynced. `keep` is the replaced file; `None` means the name is new. Before the commit
+/// nothing is visible, and the staged file is removed on every error path.
 /// Returns warnings (an fsync of the directory failing after the commit is only a warning).
 pub fn atomic_replace(
     dir: &Dir,
@@ -139,19 +149,15 @@ pub fn atomic_replace(
     ctl: &CallControl,
 ) -> Result<Vec<String>> {
     let io_err = |e: io::Error| WsfsError::from_io(&e, display);
-    let (temp_name, temp) = create_temp(dir).map_err(io_err)?;
-    let written = write_temp(temp, content, keep, ctl).map_err(|e| match e {
+    check_file_size_limit(content.len() as u64, display)?;
+    ctl.check()?;
+    let mut staged = Staged::create(dir).map_err(io_err)?;
+    write_staged(staged.file(), content, keep, ctl).map_err(|e| match e {
         TempError::Io(e) => io_err(e),
         TempError::Stopped(e) => e,
-    });
-    if let Err(e) = written.and_then(|()| ctl.check()) {
-        let _ = dir.remove_file(&temp_name);
-        return Err(e);
-    }
-    if let Err(e) = dir.rename(&temp_name, dir, leaf) {
-        let _ = dir.remove_file(&temp_name);
-        return Err(io_err(e));
-    }
+    })?;
+    ctl.check()?;
+    staged.commit(leaf, keep.is_none()).map_err(io_err)?;
     // Committed. From here on the call reports success whatever happens.
     Ok(sync_dir(dir)
         .err()
@@ -160,13 +166,31 @@ pub fn atomic_replace(
         .collect())
 }
 
+/// Refuses a write that would make a file larger than the process's soft `RLIMIT_FSIZE`. The
+/// kernel would answer that write with SIGXFSZ, which kills a host that neither handles nor
+/// ignores it. (A file grown meanwhile by a program that does not use wsfs can still pass.)
+pub fn check_file_size_limit(final_size: u64, display: &str) -> Result<()> {
+    use rustix::process::{getrlimit, Resource};
+    match getrlimit(Resource::Fsize).current {
+        Some(limit) if final_size > limit => Err(WsfsError::new(
+            ErrorCode::NoSpace,
+            format!(
+                "{display} would be {final_size} bytes, over this process's file size limit \
+                 (RLIMIT_FSIZE = {limit} bytes). Retrying will not help: write a smaller file, \
+                 or raise the limit"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 enum TempError {
     Io(io::Error),
     Stopped(WsfsError),
 }
 
-fn write_temp(
-    mut temp: File,
+fn write_staged(
+    file: &mut std::fs::File,
     content: &[u8],
     keep: Option<&Metadata>,
     ctl: &CallControl,
@@ -174,48 +198,16 @@ fn write_temp(
     const CHUNK: usize = 1 << 20;
     for chunk in content.chunks(CHUNK) {
         ctl.check().map_err(TempError::Stopped)?;
-        temp.write_all(chunk).map_err(TempError::Io)?;
+        file.write_all(chunk).map_err(TempError::Io)?;
     }
     if let Some(old) = keep {
         // Owner first (only root may change it; others keep their own), then the mode,
         // because chown clears set-id bits.
-        let std_file = temp.into_std();
-        let _ = std::os::unix::fs::fchown(&std_file, Some(old.uid()), Some(old.gid()));
-        temp = File::from_std(std_file);
-        temp.set_permissions(Permissions::from_mode(old.mode() & 0o7777))
+        let _ = std::os::unix::fs::fchown(&*file, Some(old.uid()), Some(old.gid()));
+        file.set_permissions(std::fs::Permissions::from_mode(old.mode() & 0o7777))
             .map_err(TempError::Io)?;
     }
-    temp.sync_all().map_err(TempError::Io)
-}
-
-fn create_temp(dir: &Dir) -> io::Result<(String, File)> {
-    let mut opts = OpenOptions::new();
-    opts.write(true)
-        .create_new(true)
-        .follow(FollowSymlinks::No)
-        .mode(NEW_FILE_MODE)
-        .custom_flags(LEAF_FLAGS);
-    loop {
-        let name = format!(".wsfs-{:016x}.tmp", random_u64());
-        match dir.open_with(&name, &opts) {
-            Ok(file) => return Ok((name, file)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// An unpredictable number: std's per-process random SipHash keys over a counter and the time.
-fn random_u64() -> u64 {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut hasher = RandomState::new().build_hasher();
-    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    hasher.write_u128(now);
-    hasher.finish()
+    file.sync_all().map_err(TempError::Io)
 }
 
 /// fsync of a directory, so a rename or a new name in it survives a crash.
@@ -243,6 +235,7 @@ pub fn decode_text(bytes: Vec<u8>, display: &str) -> Result<String> {
 mod tests {
     use super::*;
     use cap_std::ambient_authority;
+    use cap_std::fs::{Permissions, PermissionsExt as _};
 
     #[test]
     fn decode_text_refuses_binary() {

@@ -8,8 +8,11 @@
 //! checked first and opened by path afterwards.
 
 use crate::control::CallControl;
+use crate::create_dirs::CreatedDir;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::fileops::require_regular;
+use crate::names::display_path;
+use crate::tempfile_ops::is_temp_name;
 use crate::workspace::{Anchor, ToolPath, Workspace};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, Metadata};
@@ -21,10 +24,14 @@ use std::path::{Component, Path, PathBuf};
 /// Symlinks followed in the leaf position before giving up (Linux's own limit).
 const MAX_SYMLINK_HOPS: usize = 40;
 
-/// System locations refused when `restrict_to_workspace` is false.
-const PROTECTED_PREFIXES: &[&str] = &[
-    "/etc", "/root", "/proc", "/sys", "/dev", "/boot", "/bin", "/sbin", "/lib", "/lib64", "/usr",
+/// System locations refused when `restrict_to_workspace` is false, with everything below them.
+pub(crate) const PROTECTED_LOCATIONS: &[&str] = &[
+    "/etc", "/root", "/proc", "/sys", "/dev", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+    "/libx32", "/usr", "/var", "/run", "/srv",
 ];
+
+/// Places below a protected location that are not protected: scratch space for everyone.
+pub(crate) const UNPROTECTED_INSIDE: &[&str] = &["/var/tmp"];
 
 /// A directory handle: the workspace root's own (borrowed, saving a `dup` per call on the
 /// root) or one opened for this call.
@@ -53,8 +60,8 @@ pub(crate) struct Located<'a> {
     /// The directory, relative to the anchor (kept to resolve relative symlink targets).
     parent_rel: PathBuf,
     anchor: Anchor,
-    /// Directories this resolution created, anchor-relative, outermost first.
-    pub created: Vec<PathBuf>,
+    /// Directories this resolution created, outermost first.
+    pub created: Vec<CreatedDir>,
     /// The leaf's own metadata (`lstat`) when it existed at resolution time, so special files
     /// are refused without ever being opened.
     pub leaf_meta: Option<Metadata>,
@@ -117,14 +124,19 @@ impl Workspace {
         path: &ToolPath,
         create_parents: bool,
         ctl: &CallControl,
-        created: &mut Vec<PathBuf>,
+        created: &mut Vec<CreatedDir>,
     ) -> Result<Located<'_>> {
         let io_err = |e: io::Error| WsfsError::from_io(&e, &path.display);
         let mut rel = path.rel.clone();
         for _ in 0..MAX_SYMLINK_HOPS {
             ctl.check()?;
+            // Before anything is opened or created: the name, or a symlink's target, is one
+            // of wsfs's own temp names.
+            if let Some(Component::Normal(name)) = rel.components().next_back() {
+                refuse_temp_name(name, &path.display)?;
+            }
             let create = create_parents.then_some(&mut *created);
-            let mut located = self.locate(path.anchor, &rel, create, &path.display)?;
+            let mut located = self.locate(path.anchor, &rel, create, &path.display, ctl)?;
             let Some(leaf) = &located.leaf else {
                 return Ok(located);
             };
@@ -153,16 +165,15 @@ impl Workspace {
         &self,
         anchor: Anchor,
         rel: &Path,
-        created: Option<&mut Vec<PathBuf>>,
+        created: Option<&mut Vec<CreatedDir>>,
         display: &str,
+        ctl: &CallControl,
     ) -> Result<Located<'_>> {
         let (parent_rel, leaf) = split_leaf(rel);
         let io_err = |e: io::Error| WsfsError::from_io(&e, display);
         let dir = match (self.open_anchored_dir(anchor, &parent_rel), created) {
             (Err(e), Some(created)) if e.kind() == io::ErrorKind::NotFound => {
-                self.create_dirs(anchor, &parent_rel, display, created)?;
-                self.open_anchored_dir(anchor, &parent_rel)
-                    .map_err(io_err)?
+                self.create_dirs(anchor, &parent_rel, display, ctl, created)?
             }
             (opened, _) => opened.map_err(io_err)?,
         };
@@ -184,7 +195,7 @@ impl Workspace {
         })
     }
 
-    fn open_anchored_dir(&self, anchor: Anchor, rel: &Path) -> io::Result<DirRef<'_>> {
+    pub(crate) fn open_anchored_dir(&self, anchor: Anchor, rel: &Path) -> io::Result<DirRef<'_>> {
         match anchor {
             Anchor::Root if rel.as_os_str().is_empty() => Ok(DirRef::Root(&self.root_dir)),
             Anchor::Root => self.root_dir.open_dir(rel).map(DirRef::Opened),
@@ -193,106 +204,14 @@ impl Workspace {
         }
     }
 
-    /// Creates the missing directories of `rel`, recording each in `created` (outermost
-    /// first) so a call that stops before its commit point can remove them again.
-    fn create_dirs(
-        &self,
-        anchor: Anchor,
-        rel: &Path,
-        display: &str,
-        created: &mut Vec<PathBuf>,
-    ) -> Result<()> {
-        let outcome = match anchor {
-            Anchor::Root => self.create_root_dirs(rel, created),
-            Anchor::Host => self.create_host_dirs(rel, display, created),
-        };
-        outcome.map_err(|e| match e {
-            CreateError::Io(e) => WsfsError::from_io(&e, display),
-            CreateError::Refused(e) => e,
-        })
-    }
-
-    /// One `mkdirat` per component, each resolved beneath the root by cap-std.
-    fn create_root_dirs(
-        &self,
-        rel: &Path,
-        created: &mut Vec<PathBuf>,
-    ) -> std::result::Result<(), CreateError> {
-        let mut prefix = PathBuf::new();
-        for component in rel.components() {
-            prefix.push(component);
-            if !matches!(component, Component::Normal(_)) {
-                continue;
-            }
-            match self.root_dir.create_dir(&prefix) {
-                Ok(()) => created.push(prefix.clone()),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(CreateError::Io(e)),
-            }
-        }
-        Ok(())
-    }
-
-    /// Creates missing directories one at a time, each inside a handle whose real path was
-    /// checked first, so a symlink cannot steer creation into a protected location.
-    fn create_host_dirs(
-        &self,
-        rel: &Path,
-        display: &str,
-        created: &mut Vec<PathBuf>,
-    ) -> std::result::Result<(), CreateError> {
-        let mut dir = Dir::open_ambient_dir("/", ambient_authority()).map_err(CreateError::Io)?;
-        for component in rel.components() {
-            let name = match component {
-                Component::Normal(name) => name,
-                Component::ParentDir => {
-                    // Not confinement (this is the unrestricted mode): step up through the
-                    // handle's real path, as the kernel would.
-                    let real = real_path(&dir).map_err(CreateError::Io)?;
-                    let up = real.parent().unwrap_or(Path::new("/"));
-                    dir =
-                        Dir::open_ambient_dir(up, ambient_authority()).map_err(CreateError::Io)?;
-                    continue;
-                }
-                _ => continue,
-            };
-            match dir.open_dir(name) {
-                Ok(next) => dir = next,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    let target = real_path(&dir).map_err(CreateError::Io)?.join(name);
-                    self.check_host_path(&target, display)
-                        .map_err(CreateError::Refused)?;
-                    match dir.create_dir(name) {
-                        Ok(()) => created.push(target.strip_prefix("/").unwrap_or(&target).into()),
-                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                        Err(e) => return Err(CreateError::Io(e)),
-                    }
-                    dir = dir.open_dir(name).map_err(CreateError::Io)?;
-                }
-                Err(e) => return Err(CreateError::Io(e)),
-            }
-        }
-        Ok(())
-    }
-
     /// Removes the directories `located`'s resolution created, for a call that failed or was
-    /// stopped before its commit point.
-    pub(crate) fn undo_created(&self, located: &Located<'_>) {
-        self.remove_created(located.anchor, &located.created);
-    }
-
-    /// Best-effort removal of directories a stopped call created (innermost first); a
-    /// directory something else has meanwhile put a file in stays.
-    pub(crate) fn remove_created(&self, anchor: Anchor, created: &[PathBuf]) {
-        for dir in created.iter().rev() {
-            let removed = match anchor {
-                Anchor::Root => self.root_dir.remove_dir(dir),
-                Anchor::Host => std::fs::remove_dir(Path::new("/").join(dir)),
-            };
-            if removed.is_err() {
-                return;
-            }
-        }
+    /// stopped before its commit point. Takes `located` so its directory handle is closed
+    /// first: a call that failed for want of a file descriptor can still clean up.
+    pub(crate) fn undo_created(&self, located: Located<'_>) {
+        let Located {
+            anchor, created, ..
+        } = located;
+        self.remove_created(anchor, &created);
     }
 
     /// The anchor-relative path a symlink in the leaf position points to.
@@ -319,28 +238,54 @@ impl Workspace {
         }
     }
 
-    /// Refuses protected system locations in unrestricted mode; the workspace itself is
-    /// always allowed (it may live under `/root`).
+    /// Refuses protected system locations in unrestricted mode, whatever the root. The one
+    /// exception is a workspace root strictly inside a protected location (CI runs as root
+    /// with workspaces under `/root`): paths inside that root are allowed. A root that is a
+    /// protected location or contains one (`/`, `/etc`) unlocks nothing.
     pub(crate) fn check_host_path(&self, real: &Path, display: &str) -> Result<()> {
-        if real.starts_with(&self.root) {
+        let Some(location) = protected_location(real) else {
+            return Ok(());
+        };
+        let root_strictly_inside = self.root.starts_with(location) && self.root != location;
+        if root_strictly_inside && real.starts_with(&self.root) {
             return Ok(());
         }
-        if PROTECTED_PREFIXES.iter().any(|p| real.starts_with(p)) {
-            return Err(WsfsError::new(
-                ErrorCode::PermissionDenied,
-                format!(
-                    "{display} resolves to {}, a protected system location",
-                    real.display()
-                ),
-            ));
-        }
-        Ok(())
+        Err(WsfsError::new(
+            ErrorCode::PermissionDenied,
+            format!(
+                "{display} resolves to {}, inside {}, a protected system location; \
+                 unrestricted mode never reads or writes there",
+                display_path(real),
+                location.display()
+            ),
+        ))
     }
 }
 
-enum CreateError {
-    Io(io::Error),
-    Refused(WsfsError),
+/// The protected location containing `real`, if any.
+pub(crate) fn protected_location(real: &Path) -> Option<&'static Path> {
+    if UNPROTECTED_INSIDE.iter().any(|p| real.starts_with(p)) {
+        return None;
+    }
+    PROTECTED_LOCATIONS
+        .iter()
+        .map(Path::new)
+        .find(|p| real.starts_with(p))
+}
+
+/// The wsfs temp-file names are reserved: no tool reads, writes or lists one.
+fn refuse_temp_name(leaf: &std::ffi::OsStr, display: &str) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    if is_temp_name(leaf.as_bytes()) {
+        return Err(WsfsError::new(
+            ErrorCode::InvalidPath,
+            format!(
+                "{display}: names like .wsfs-0123456789abcdef.tmp are reserved for wsfs's own \
+                 temporary files and cannot be used; choose another name"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Splits `rel` into its directory part and last name; `.`/`..` endings name directories.

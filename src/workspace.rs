@@ -1,9 +1,16 @@
 //! An open workspace: the root's directory handle, its limits, and how tool paths are parsed.
 
-use crate::config::{absolute_root, broad_root_warning, Config, Limits};
+use crate::config::{
+    absolute_root, broad_root_warning, is_broad_root, unrestricted_warnings, Config, Limits,
+};
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::names::{self, display_path};
+use crate::tempfile_ops::{sweep_leftovers, SweepLimits, SWEEP_LIMITS};
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
+use std::borrow::Cow;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 /// Longest tool path accepted, in bytes (Linux `PATH_MAX`).
@@ -49,7 +56,7 @@ impl ToolPath {
                 ErrorCode::NotAFile,
                 format!(
                     "{}/ ends with '/', which names a directory; drop the trailing '/' to name a file",
-                    self.display
+                    self.display.trim_end_matches('/')
                 ),
             ));
         }
@@ -81,7 +88,11 @@ impl Workspace {
             .map_err(|e| WsfsError::from_io(&e, &shown))?;
         let root_dir = Dir::open_ambient_dir(&root, ambient_authority())
             .map_err(|e| WsfsError::from_io(&e, &shown))?;
-        let warnings = broad_root_warning(&root).into_iter().collect();
+        sweep(&root_dir, &root);
+        let mut warnings: Vec<String> = broad_root_warning(&root).into_iter().collect();
+        if !config.restrict_to_workspace {
+            warnings.extend(unrestricted_warnings(&root));
+        }
         Ok((
             Workspace {
                 root_dir,
@@ -131,7 +142,8 @@ impl Workspace {
             ));
         }
         let trailing_slash = raw.len() > 1 && raw.ends_with('/');
-        let path = Path::new(raw);
+        let decoded = decode_path(raw)?;
+        let path = decoded.as_path();
         let inside_root = if path.is_absolute() {
             self.strip_root(path)
         } else {
@@ -140,7 +152,7 @@ impl Workspace {
         match (self.restrict, inside_root) {
             (true, Some(rel)) => Ok(ToolPath {
                 anchor: Anchor::Root,
-                display: display_rel(&rel),
+                display: display_path(&rel),
                 rel,
                 trailing_slash,
             }),
@@ -156,8 +168,8 @@ impl Workspace {
                     None => path.to_path_buf(),
                 };
                 let display = match inside {
-                    Some(rel) if !starts_with_parent(&rel) => display_rel(&rel),
-                    _ => absolute.display().to_string(),
+                    Some(rel) if !starts_with_parent(&rel) => display_path(&rel),
+                    _ => display_path(&absolute),
                 };
                 Ok(ToolPath {
                     anchor: Anchor::Host,
@@ -193,12 +205,50 @@ fn starts_with_parent(rel: &Path) -> bool {
     rel.components().any(|c| c == Component::ParentDir)
 }
 
-pub(crate) fn display_rel(rel: &Path) -> String {
-    if rel.as_os_str().is_empty() {
-        ".".to_string()
-    } else {
-        rel.to_string_lossy().into_owned()
+/// The tool path with each name read back from its shown form (see `names`): a name that is
+/// not UTF-8 is given as `\xNN` escapes.
+fn decode_path(raw: &str) -> Result<PathBuf> {
+    let mut out = PathBuf::new();
+    for component in Path::new(raw).components() {
+        let Component::Normal(name) = component else {
+            out.push(component);
+            continue;
+        };
+        let bytes = match name.to_str() {
+            Some(text) => names::decode(text).map_err(|_| {
+                WsfsError::new(
+                    ErrorCode::InvalidPath,
+                    format!(
+                        "{raw}: the name {text} has \\xNN escapes for a '/' or NUL byte, which \
+                         no file name can contain"
+                    ),
+                )
+            })?,
+            None => Cow::Borrowed(name.as_bytes()),
+        };
+        out.push(OsStr::from_bytes(&bytes));
     }
+    Ok(out)
+}
+
+/// Removes crash leftovers (see `tempfile_ops`). A root of `/` or the home directory gets only
+/// its own directory swept, so opening it never walks the disk.
+fn sweep(root_dir: &Dir, root: &Path) {
+    let limits = if is_broad_root(root) {
+        SweepLimits {
+            max_depth: 0,
+            ..SWEEP_LIMITS
+        }
+    } else {
+        SWEEP_LIMITS
+    };
+    let report = sweep_leftovers(root_dir, limits);
+    tracing::debug!(
+        target: "wsfs",
+        removed = report.removed,
+        stopped_early = report.stopped_early,
+        "swept leftover temp files"
+    );
 }
 
 #[cfg(test)]

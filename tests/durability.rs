@@ -98,10 +98,22 @@ fn sigkill_during_writes_leaves_old_or_new() {
         seen_b > 0,
         "the child never completed a write: the test proves nothing"
     );
-    // The library still works on the directory: list it, read and rewrite the target.
+    // A kill between creating and renaming a named temp file (where O_TMPFILE is unsupported,
+    // or between the link and the rename of a replacement) leaves one like this.
+    fs::write(root.join(".wsfs-00000000c0ffee00.tmp"), &a[..1000]).unwrap();
+    // Reopening removes the leftovers; the agent never sees one.
     let ws = open_ws(&root, json!({}));
+    let on_disk: Vec<String> = fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(on_disk, ["target.txt"], "leftovers survived reopening");
     let d = assert_ok(&call(ws, "list_dir", json!({}))).clone();
-    assert_eq!(d["total"], json!(leftovers + 1));
+    assert_eq!(d["total"], json!(1), "{d}");
+    assert!(
+        !d.to_string().contains(".wsfs-"),
+        "a temp file is visible: {d}"
+    );
     let d = assert_ok(&call(ws, "read_file", json!({"path": "target.txt"}))).clone();
     assert!(d["content"] == json!(a) || d["content"] == json!(b));
     assert_ok(&call(

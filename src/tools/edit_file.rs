@@ -102,11 +102,13 @@ pub fn edit_file(
     let size = locked.meta.len();
     check_write_size(ws, size, display, TOO_BIG_TO_EDIT)?;
     ctl.check()?;
-    let mut bytes = Vec::with_capacity(size as usize);
-    (&mut locked.file)
-        .take(ws.limits.max_write_bytes + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io_err)?;
+    let bytes =
+        read_checked(&mut locked.file, ws.limits.max_write_bytes + 1, size, ctl).map_err(|e| {
+            match e {
+                Stop::Io(e) => io_err(e),
+                Stop::Call(e) => e,
+            }
+        })?;
     check_write_size(ws, bytes.len() as u64, display, TOO_BIG_TO_EDIT)?;
     let text = decode_text(bytes, display)?;
     let matches = text.matches(req.old_text).count() as u64;
@@ -148,4 +150,31 @@ pub fn edit_file(
         },
         warnings,
     ))
+}
+
+enum Stop {
+    Io(std::io::Error),
+    Call(WsfsError),
+}
+
+/// Reads at most `limit` bytes, checking the deadline between chunks.
+fn read_checked(
+    file: &mut std::fs::File,
+    limit: u64,
+    size_hint: u64,
+    ctl: &CallControl,
+) -> std::result::Result<Vec<u8>, Stop> {
+    const CHUNK: u64 = 1 << 20;
+    let mut bytes = Vec::with_capacity(usize::try_from(size_hint.min(limit)).unwrap_or(0));
+    let mut reader = file.take(limit);
+    loop {
+        ctl.check().map_err(Stop::Call)?;
+        let n = (&mut reader)
+            .take(CHUNK)
+            .read_to_end(&mut bytes)
+            .map_err(Stop::Io)?;
+        if (n as u64) < CHUNK {
+            return Ok(bytes);
+        }
+    }
 }

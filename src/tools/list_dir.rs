@@ -2,8 +2,10 @@
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::names::encode;
 use crate::render;
 use crate::resolve::DirRef;
+use crate::tempfile_ops::is_temp_name;
 use crate::tool::{Annotations, Call, Tool, ToolOutput};
 use crate::workspace::{ToolPath, Workspace};
 use cap_fs_ext::DirExt;
@@ -73,6 +75,7 @@ impl ToolOutput for ListOutput {
 
 #[derive(Debug, Serialize)]
 pub struct Entry {
+    /// The name as `names::encode` shows it: as is, or with `\xNN` escapes if not UTF-8.
     pub name: String,
     #[serde(rename = "type")]
     pub kind: &'static str,
@@ -87,8 +90,9 @@ pub struct ListOutput {
     pub truncated: bool,
 }
 
-/// Directory entries read between cancellation checks.
-const CHECK_EVERY: u64 = 1024;
+/// Directory entries read between cancellation checks: 128 of the longest names fill half of
+/// `DIRENT_BUFFER`, so at most one `getdents64` call runs between two checks.
+const CHECK_EVERY: u64 = 128;
 
 /// Bytes of `getdents64` records fetched per system call.
 const DIRENT_BUFFER: usize = 64 * 1024;
@@ -115,10 +119,11 @@ pub fn list_dir(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<Li
         Stop::Io(e) => io_err(e),
         Stop::Call(e) => e,
     })?;
-    let entries = names
-        .into_iter()
-        .filter_map(|name| describe(&dir, name))
-        .collect();
+    let mut entries = Vec::with_capacity(names.len());
+    for name in names {
+        ctl.check()?;
+        entries.extend(describe(&dir, name));
+    }
     Ok(ListOutput {
         path: display.clone(),
         entries,
@@ -147,14 +152,17 @@ fn smallest_names(
     let readable = dir.open(".").map_err(Stop::Io)?;
     let mut buf = Vec::with_capacity(DIRENT_BUFFER);
     let mut entries = RawDir::new(readable, buf.spare_capacity_mut());
+    let mut seen = 0u64;
     while let Some(entry) = entries.next() {
+        if seen.is_multiple_of(CHECK_EVERY) {
+            ctl.check().map_err(Stop::Call)?;
+        }
+        seen += 1;
         let entry = entry.map_err(|e| Stop::Io(e.into()))?;
         let name = entry.file_name().to_bytes();
-        if name == b"." || name == b".." {
+        // wsfs's own temp files are never shown (nor counted): they are not the agent's.
+        if name == b"." || name == b".." || is_temp_name(name) {
             continue;
-        }
-        if total.is_multiple_of(CHECK_EVERY) {
-            ctl.check().map_err(Stop::Call)?;
         }
         total += 1;
         if heap.len() < keep {
@@ -186,7 +194,7 @@ fn describe(dir: &Dir, name: OsString) -> Option<Entry> {
         "other"
     };
     Some(Entry {
-        name: name.to_string_lossy().into_owned(),
+        name: encode(name.as_bytes()).into_owned(),
         kind,
         size: meta.len(),
     })
