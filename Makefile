@@ -6,7 +6,7 @@ GO ?= go
 PYTHON ?= python3
 LIB_DIR := $(CURDIR)/target/release
 
-.PHONY: all build run test test-rust test-c test-header test-python test-go bench bench-short lint clean
+.PHONY: all build run test test-rust test-c test-header test-python test-go test-mcp bench bench-short lint clean
 
 all: build
 
@@ -19,7 +19,7 @@ run: build
 	cd go && $(GO) run ./cmd/wsfs demo
 
 ## test: everything CI checks
-test: lint build test-header test-rust test-c test-python test-go bench-short
+test: lint build test-header test-rust test-c test-python test-go test-mcp bench-short
 	@echo "make test: all checks passed"
 
 lint:
@@ -47,6 +47,13 @@ test-go: build
 	cd go && $(GO) vet ./...
 	cd go && $(GO) test -race -count=1 ./...
 	cd go && GOGC=1 $(GO) test -count=1 ./...
+
+# `wsfs mcp` driven by a client nobody here wrote: the official MCP Python
+# SDK's stdio client (pinned in tests/mcp/requirements.txt; .ci/run installs it).
+test-mcp: build
+	@$(PYTHON) -c 'import mcp' 2>/dev/null || { echo "test-mcp needs the MCP Python SDK: $(PYTHON) -m pip install -r tests/mcp/requirements.txt"; exit 1; }
+	cd go && $(GO) build -o ../target/wsfs ./cmd/wsfs
+	$(PYTHON) tests/mcp/test_mcp_client.py target/wsfs
 
 ## bench: full benchmarks; regenerates docs/PERFORMANCE.md
 bench: build
