@@ -32,7 +32,8 @@
 // agent. Runner is a complete agent loop for chat applications (MiniClaw's
 // fantasy-agent provider): per-session history in a HistoryStore (in memory
 // by default; a host may persist and bound it), a tool-iteration limit that
-// ends with a tool-less summary step, and one log record per tool call.
+// ends with a tool-less summary step, optional parallel read-only tools,
+// and one log record per tool call.
 //
 //	r, err := wsfs.NewRunner(wsfs.RunnerConfig{
 //		Workspace:         "~/.miniclaw/workspace",

@@ -56,6 +56,10 @@ type RunnerConfig struct {
 	// and the model fixes it itself, which is predictable and never runs a
 	// guessed-at call.
 	RepairToolCalls bool
+	// ParallelReadOnlyTools lets fantasy run the read-only workspace tools
+	// (readOnlyHint: read_file, list_dir, ...) of one step concurrently;
+	// see WithParallelReadOnlyTools. Writing tools stay sequential.
+	ParallelReadOnlyTools bool
 	// ExtraTools are offered to the model next to the workspace tools.
 	ExtraTools []fantasy.AgentTool
 	// AgentOptions are passed to fantasy.NewAgent after the Runner's own
@@ -185,6 +189,9 @@ func newRunner(ws *Workspace, cfg RunnerConfig) *Runner {
 	}
 	if cfg.ToolTimeout > 0 {
 		topts = append(topts, WithTimeout(cfg.ToolTimeout))
+	}
+	if cfg.ParallelReadOnlyTools {
+		topts = append(topts, WithParallelReadOnlyTools())
 	}
 	tools := append(Tools(ws, topts...), cfg.ExtraTools...)
 
