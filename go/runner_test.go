@@ -640,6 +640,35 @@ func TestAgentDefaultsConfig(t *testing.T) {
 	}
 }
 
+// TestAgentDefaultsLimits: as config/config.example.json says, an absent
+// limit takes the default, and 0 or a negative value is refused (it never
+// silently becomes the default).
+func TestAgentDefaultsLimits(t *testing.T) {
+	d, err := ParseAgentDefaults([]byte(`{"agents":{"defaults":{"workspace":"/w","wsfs":{"max_read_bytes":100,"max_list_entries":null}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Limits{MaxReadBytes: 100}); d.WSFS.Limits() != want {
+		t.Fatalf("limits %+v, want %+v", d.WSFS.Limits(), want)
+	}
+	for _, key := range []string{"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"} {
+		for _, v := range []string{"0", "-1"} {
+			_, err := ParseAgentDefaults([]byte(`{"agents":{"defaults":{"workspace":"/w","wsfs":{"` + key + `":` + v + `}}}}`))
+			if err == nil || !strings.Contains(err.Error(), "agents.defaults.wsfs."+key+" is "+v+": a limit must be at least 1") {
+				t.Errorf("%s = %s: %v", key, v, err)
+			}
+		}
+	}
+	// A wsfs object of the wrong shape is an error, not a default.
+	if _, err := ParseAgentDefaults([]byte(`{"agents":{"defaults":{"wsfs":{"max_read_bytes":"big"}}}}`)); err == nil {
+		t.Fatal("a string limit was accepted")
+	}
+	// The comment keys of the example are ignored.
+	if _, err := ParseAgentDefaults([]byte(`{"agents":{"defaults":{"wsfs":{"_comment":"x","max_read_bytes":5}}}}`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestAgentFinishesAtLimit: a model that answers in text on its last
 // allowed step does not trigger the tool-less extra step.
 func TestAgentFinishesAtLimit(t *testing.T) {
