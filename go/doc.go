@@ -6,10 +6,16 @@
 //
 // # Building
 //
-// Run `make build` (or `cargo build --release`) in the repository root
-// first: it produces target/release/libwsfs.a, which `go build` links
-// statically (no LD_LIBRARY_PATH, no runtime dependency). The build tag
-// wsfs_shared links target/release/libwsfs.so instead, with an rpath.
+// Run `make build` in the repository root first: it produces
+// target/release/libwsfs.a, which `go build` links statically (no
+// LD_LIBRARY_PATH, no runtime dependency), and a stamp that makes Go relink
+// when the library changes. The build tag wsfs_shared links
+// target/release/libwsfs.so instead, with an rpath. The package is used from
+// a built checkout: another module requires it with a replace directive and
+// pins charm.land/fantasy to v0.42.0 (go/README.md, "Installing"); `go get`
+// alone cannot build the Rust library. Without the library the build stops
+// with an #error naming `make build`; without cgo, with an undefined
+// identifier that says cgo is needed.
 //
 // # Typed API
 //
