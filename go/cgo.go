@@ -12,11 +12,30 @@ package wsfs
 // library. Build with `-tags wsfs_shared` to link target/release/libwsfs.so
 // instead; an rpath to target/release is recorded so the binary still finds
 // it without LD_LIBRARY_PATH.
+//
+// A missing library stops the build with a message saying how to build it,
+// not with a linker error: target/release is on the include path (it holds
+// no headers), so __has_include can look for the library file there before
+// anything is linked. It runs before wsfs.h is included, because a module
+// copied out of its checkout (the module cache) has neither. Without cgo,
+// cgo_disabled.go stops the build instead.
+//
+// Go does not track the library file: `make build` also writes
+// libwsfs_stamp.go (a hash of libwsfs.a), so a changed library changes this
+// package and go build relinks.
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../include
+#cgo CFLAGS: -I${SRCDIR}/../include -I${SRCDIR}/../target/release
+#cgo wsfs_shared CFLAGS: -DWSFS_SHARED
 #cgo !wsfs_shared LDFLAGS: ${SRCDIR}/../target/release/libwsfs.a -ldl -lm -lpthread -lrt -lgcc_s -lc
 #cgo wsfs_shared LDFLAGS: -L${SRCDIR}/../target/release -lwsfs -Wl,-rpath,${SRCDIR}/../target/release
+#if defined(WSFS_SHARED)
+#  if !__has_include(<libwsfs.so>)
+#    error "wsfs: target/release/libwsfs.so not found in the wsfs checkout this Go module is in: run 'make build' there first (the module links the Rust library; see go/README.md, Installing)"
+#  endif
+#elif !__has_include(<libwsfs.a>)
+#  error "wsfs: target/release/libwsfs.a not found in the wsfs checkout this Go module is in: run 'make build' there first (the module links the Rust library; see go/README.md, Installing)"
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include "wsfs.h"

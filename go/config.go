@@ -26,17 +26,55 @@ type AgentDefaults struct {
 	Provider string `json:"provider"`
 	Model    string `json:"model"`
 	// WSFS holds the workspace tool limits; absent fields take the library
-	// defaults.
+	// defaults, and 0 or negative values are refused (see LimitsConfig).
 	WSFS LimitsConfig `json:"wsfs"`
 }
 
 // LimitsConfig is the "wsfs" object of AgentDefaults: Limits in the units
-// of the C ABI's configuration.
+// of the C ABI's configuration. In the config file an absent key means the
+// library's default and a present one must be at least 1: 0 and negative
+// values are refused when the file is decoded, as the library refuses them,
+// so writing 0 (perhaps meaning "no limit") never silently gets the
+// default. In Go, a zero field means the default, as in Limits.
 type LimitsConfig struct {
 	MaxReadBytes       int `json:"max_read_bytes"`
 	MaxWriteBytes      int `json:"max_write_bytes"`
 	MaxListEntries     int `json:"max_list_entries"`
 	OperationTimeoutMS int `json:"operation_timeout_ms"`
+}
+
+// UnmarshalJSON decodes the "wsfs" object, refusing limits below 1.
+func (c *LimitsConfig) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		MaxReadBytes       *int `json:"max_read_bytes"`
+		MaxWriteBytes      *int `json:"max_write_bytes"`
+		MaxListEntries     *int `json:"max_list_entries"`
+		OperationTimeoutMS *int `json:"operation_timeout_ms"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	var out LimitsConfig
+	for _, f := range []struct {
+		key  string
+		from *int
+		to   *int
+	}{
+		{"max_read_bytes", raw.MaxReadBytes, &out.MaxReadBytes},
+		{"max_write_bytes", raw.MaxWriteBytes, &out.MaxWriteBytes},
+		{"max_list_entries", raw.MaxListEntries, &out.MaxListEntries},
+		{"operation_timeout_ms", raw.OperationTimeoutMS, &out.OperationTimeoutMS},
+	} {
+		if f.from == nil {
+			continue
+		}
+		if *f.from < 1 {
+			return fmt.Errorf("agents.defaults.wsfs.%s is %d: a limit must be at least 1 (leave the key out for the default)", f.key, *f.from)
+		}
+		*f.to = *f.from
+	}
+	*c = out
+	return nil
 }
 
 // Limits converts c to Limits.

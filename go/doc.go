@@ -6,10 +6,16 @@
 //
 // # Building
 //
-// Run `make build` (or `cargo build --release`) in the repository root
-// first: it produces target/release/libwsfs.a, which `go build` links
-// statically (no LD_LIBRARY_PATH, no runtime dependency). The build tag
-// wsfs_shared links target/release/libwsfs.so instead, with an rpath.
+// Run `make build` in the repository root first: it produces
+// target/release/libwsfs.a, which `go build` links statically (no
+// LD_LIBRARY_PATH, no runtime dependency), and a stamp that makes Go relink
+// when the library changes. The build tag wsfs_shared links
+// target/release/libwsfs.so instead, with an rpath. The package is used from
+// a built checkout: another module requires it with a replace directive and
+// pins charm.land/fantasy to v0.42.0 (go/README.md, "Installing"); `go get`
+// alone cannot build the Rust library. Without the library the build stops
+// with an #error naming `make build`; without cgo, with an undefined
+// identifier that says cgo is needed.
 //
 // # Typed API
 //
@@ -30,8 +36,10 @@
 //
 // Tools returns the five tools as fantasy.AgentTool values for any fantasy
 // agent. Runner is a complete agent loop for chat applications (MiniClaw's
-// fantasy-agent provider): per-session history, a tool-iteration limit that
-// ends with a tool-less summary step, and one log record per tool call.
+// fantasy-agent provider): per-session history in a HistoryStore (in memory
+// by default; a host may persist and bound it), a tool-iteration limit that
+// ends with a tool-less summary step, optional parallel read-only tools,
+// and one log record per tool call.
 //
 //	r, err := wsfs.NewRunner(wsfs.RunnerConfig{
 //		Workspace:         "~/.miniclaw/workspace",

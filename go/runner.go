@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 	"time"
 
 	"charm.land/fantasy"
@@ -57,11 +56,38 @@ type RunnerConfig struct {
 	// and the model fixes it itself, which is predictable and never runs a
 	// guessed-at call.
 	RepairToolCalls bool
-	// ExtraTools are offered to the model next to the five workspace tools.
+	// ParallelReadOnlyTools lets fantasy run the read-only workspace tools
+	// (readOnlyHint: read_file, list_dir, ...) of one step concurrently;
+	// see WithParallelReadOnlyTools. Writing tools stay sequential.
+	ParallelReadOnlyTools bool
+	// ExtraTools are offered to the model next to the workspace tools.
 	ExtraTools []fantasy.AgentTool
 	// AgentOptions are passed to fantasy.NewAgent after the Runner's own
 	// options (for temperature, max output tokens, provider options ...).
+	// How they combine with the Runner's:
+	//
+	//   - options that add (WithTools, WithProviderDefinedTools,
+	//     WithStopConditions) add to the Runner's: your tools are offered
+	//     with the workspace tools, and a Run stops when your condition or
+	//     the Runner's MaxToolIterations is met, whichever comes first (if
+	//     yours ends the Run early, there is no summary step);
+	//   - options that set a value (WithSystemPrompt, WithToolChoice,
+	//     WithTemperature, ...) replace the Runner's value or fantasy's
+	//     default, for every tool step;
+	//   - WithPrepareStep runs before every tool step, as in fantasy;
+	//   - the final summary step after MaxToolIterations is the Runner's
+	//     own: no tools, tool choice "none", your PrepareStep and stop
+	//     conditions are not consulted for it;
+	//   - WithRepairToolCall is refused by NewRunner: fantasy's streaming
+	//     loop, which the Runner uses, ignores an agent-level repair
+	//     function, so it would silently do nothing. Use RepairToolCalls.
+	//
+	// A nil option is refused too.
 	AgentOptions []fantasy.AgentOption
+	// History stores the session histories; nil means a new, unbounded
+	// MemoryHistory. Give a HistoryStore of your own to persist sessions
+	// or bound them (&MemoryHistory{MaxTurns: 50} bounds in memory).
+	History HistoryStore
 
 	// Logger receives one record per tool call and one per Run; never file
 	// contents. nil discards (with NewRunnerWithWorkspace, tool calls are
@@ -81,23 +107,15 @@ type RunnerConfig struct {
 // sessions run concurrently; turns of the same session are serialised. A
 // Runner is safe for concurrent use.
 type Runner struct {
-	ws     *Workspace
-	owned  bool // ws was opened by NewRunner and is closed by Close
-	agent  fantasy.Agent
-	limit  int
-	logger *slog.Logger
-	onStep func(string, fantasy.StepResult)
-	repair fantasy.RepairToolCallFunction
-
-	mu       sync.Mutex
-	sessions map[string]*session
-}
-
-type session struct {
-	turn sync.Mutex // held for a whole Run
-
-	mu       sync.Mutex // guards messages
-	messages []fantasy.Message
+	ws      *Workspace
+	owned   bool // ws was opened by NewRunner and is closed by Close
+	agent   fantasy.Agent
+	limit   int
+	logger  *slog.Logger
+	onStep  func(string, fantasy.StepResult)
+	repair  fantasy.RepairToolCallFunction
+	history HistoryStore
+	locks   sessionLocks
 }
 
 // Reply is the outcome of one Run.
@@ -122,8 +140,8 @@ type Reply struct {
 // NewRunner opens the workspace and builds the agent. Close the Runner to
 // close the workspace.
 func NewRunner(cfg RunnerConfig) (*Runner, error) {
-	if cfg.Model == nil {
-		return nil, errors.New("wsfs: RunnerConfig.Model is required")
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	ws, err := Open(Config{
 		Root:                cfg.Workspace,
@@ -143,8 +161,8 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 // (cfg.Workspace, RestrictToWorkspace and Limits are ignored). Closing this
 // Runner does not close ws.
 func NewRunnerWithWorkspace(ws *Workspace, cfg RunnerConfig) (*Runner, error) {
-	if cfg.Model == nil {
-		return nil, errors.New("wsfs: RunnerConfig.Model is required")
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	if ws == nil {
 		return nil, errors.New("wsfs: workspace is nil")
@@ -172,6 +190,9 @@ func newRunner(ws *Workspace, cfg RunnerConfig) *Runner {
 	if cfg.ToolTimeout > 0 {
 		topts = append(topts, WithTimeout(cfg.ToolTimeout))
 	}
+	if cfg.ParallelReadOnlyTools {
+		topts = append(topts, WithParallelReadOnlyTools())
+	}
 	tools := append(Tools(ws, topts...), cfg.ExtraTools...)
 
 	// fantasy repairs malformed tool-call JSON by default when no repair
@@ -182,22 +203,27 @@ func newRunner(ws *Workspace, cfg RunnerConfig) *Runner {
 			return nil, o.ValidationError
 		}
 	}
+	history := cfg.History
+	if history == nil {
+		history = &MemoryHistory{}
+	}
 	opts := []fantasy.AgentOption{
 		fantasy.WithSystemPrompt(system),
 		fantasy.WithTools(tools...),
-	}
-	if repair != nil {
-		opts = append(opts, fantasy.WithRepairToolCall(repair))
+		// Agent-level, not per call: fantasy appends stop conditions, so
+		// the host's WithStopConditions add to this one instead of being
+		// replaced by it.
+		fantasy.WithStopConditions(fantasy.StepCountIs(limit)),
 	}
 	opts = append(opts, cfg.AgentOptions...)
 	return &Runner{
-		ws:       ws,
-		agent:    fantasy.NewAgent(cfg.Model, opts...),
-		limit:    limit,
-		logger:   logger,
-		onStep:   cfg.OnStep,
-		repair:   repair,
-		sessions: make(map[string]*session),
+		ws:      ws,
+		agent:   fantasy.NewAgent(cfg.Model, opts...),
+		limit:   limit,
+		logger:  logger,
+		onStep:  cfg.OnStep,
+		repair:  repair,
+		history: history,
 	}
 }
 
@@ -217,77 +243,46 @@ func (r *Runner) Close() error {
 	return r.ws.Close()
 }
 
-func (r *Runner) session(id string) *session {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s, ok := r.sessions[id]
-	if !ok {
-		s = &session{}
-		r.sessions[id] = s
-	}
-	return s
-}
-
 // Run sends one user message in a session and runs the agent loop until the
 // model answers in text, MaxToolIterations is reached (then one last step
-// runs without tools), or ctx ends.
+// runs without tools), a stop condition from AgentOptions is met, or ctx
+// ends.
 //
-// The session's history is the prompt; afterwards it is extended with the
-// user message and every finished step's messages (assistant text and tool
-// calls, tool results). If Run fails (model error, ctx cancelled, workspace
-// closed) the steps that finished are still recorded, because their tool
-// calls may have changed files; if no step finished, history is unchanged
-// and the message can simply be sent again.
+// The session's history (from the HistoryStore) is the prompt; afterwards
+// the turn (the user message and every finished step's messages: assistant
+// text and tool calls, tool results) is appended to it. If Run fails (model
+// error, ctx cancelled, workspace closed) the steps that finished are still
+// recorded, because their tool calls may have changed files; if no step
+// finished, history is unchanged and the message can simply be sent again.
+// A failure to load or store the history is returned as Run's error (after
+// the model calls, for storing).
 func (r *Runner) Run(ctx context.Context, sessionID, userMessage string) (Reply, error) {
 	if userMessage == "" {
 		return Reply{}, errors.New("wsfs: empty user message")
 	}
 	start := time.Now()
-	s := r.session(sessionID)
-	s.turn.Lock()
-	defer s.turn.Unlock()
+	lock := r.locks.acquire(sessionID)
+	defer r.locks.release(sessionID, lock)
+	lock.turn.Lock()
+	defer lock.turn.Unlock()
+	lock.mu.Lock()
+	gen := lock.gen
+	lock.mu.Unlock()
 
-	s.mu.Lock()
-	history := slices.Clone(s.messages)
-	s.mu.Unlock()
-
-	reply := Reply{Messages: []fantasy.Message{fantasy.NewUserMessage(userMessage)}}
-	notice := fantasy.NewUserMessage(fmt.Sprintf(LimitNotice, r.limit))
-	noTools := []fantasy.AgentTool{}
-
-	result, err := r.agent.Stream(ctx, fantasy.AgentStreamCall{
-		Prompt:   userMessage,
-		Messages: history,
-		// Steps 0..limit-1 may call tools; step `limit`, if reached, may not.
-		StopWhen: []fantasy.StopCondition{fantasy.StepCountIs(r.limit + 1)},
-		PrepareStep: func(ctx context.Context, o fantasy.PrepareStepFunctionOptions) (context.Context, fantasy.PrepareStepResult, error) {
-			if o.StepNumber < r.limit {
-				return ctx, fantasy.PrepareStepResult{}, nil
-			}
-			reply.LimitReached = true
-			msgs := append(slices.Clip(o.Messages), notice)
-			return ctx, fantasy.PrepareStepResult{
-				DisableAllTools: true,
-				Tools:           noTools, // nothing is offered and nothing can run
-				Messages:        msgs,
-			}, nil
-		},
-		RepairToolCall: r.repair,
-		OnStepFinish: func(step fantasy.StepResult) error {
-			reply.Steps++
-			reply.ToolCalls += len(step.Content.ToolCalls())
-			reply.Messages = append(reply.Messages, step.Messages...)
-			if r.onStep != nil {
-				r.onStep(sessionID, step)
-			}
-			return nil
-		},
-	})
+	history, err := r.history.Load(ctx, sessionID)
+	if err != nil {
+		return Reply{}, fmt.Errorf("wsfs: loading the history of session %q: %w", sessionID, err)
+	}
+	reply, err := r.run(ctx, sessionID, slices.Clip(history), userMessage)
 
 	if reply.Steps > 0 {
-		s.mu.Lock()
-		s.messages = append(s.messages, reply.Messages...)
-		s.mu.Unlock()
+		lock.mu.Lock()
+		if lock.gen == gen { // not reset meanwhile
+			if serr := r.history.Append(ctx, sessionID, slices.Clone(reply.Messages)); serr != nil {
+				err = errors.Join(err, fmt.Errorf("wsfs: storing the turn of session %q: %w", sessionID, serr))
+			}
+		}
+		lock.mu.Unlock()
 	}
 	if err != nil {
 		r.logger.LogAttrs(context.Background(), slog.LevelWarn, "wsfs agent run failed",
@@ -299,11 +294,6 @@ func (r *Runner) Run(ctx context.Context, sessionID, userMessage string) (Reply,
 		}
 		return reply, err
 	}
-	reply.Text = result.Response.Content.Text()
-	reply.Usage = result.TotalUsage
-	if reply.LimitReached && reply.Text == "" {
-		reply.Text = fmt.Sprintf("I stopped after reaching the limit of %d tool iterations before finishing.", r.limit)
-	}
 	r.logger.LogAttrs(context.Background(), slog.LevelInfo, "wsfs agent run",
 		slog.String("session", sessionID), slog.Int("steps", reply.Steps),
 		slog.Int("tool_calls", reply.ToolCalls), slog.Bool("limit_reached", reply.LimitReached),
@@ -311,37 +301,93 @@ func (r *Runner) Run(ctx context.Context, sessionID, userMessage string) (Reply,
 	return reply, nil
 }
 
-// History returns a copy of a session's messages (nil for an unknown
-// session). It does not wait for a Run in progress; that Run's messages
-// appear when it ends.
-func (r *Runner) History(sessionID string) []fantasy.Message {
-	r.mu.Lock()
-	s, ok := r.sessions[sessionID]
-	r.mu.Unlock()
-	if !ok {
+// run makes the model calls of one turn: the tool steps (at most limit; the
+// agent's stop conditions are the Runner's StepCountIs(limit) and the
+// host's), then, if the model still wanted to call tools after the last
+// of them, one summary step with no tools.
+func (r *Runner) run(ctx context.Context, sessionID string, history []fantasy.Message, userMessage string) (Reply, error) {
+	reply := Reply{Messages: []fantasy.Message{fantasy.NewUserMessage(userMessage)}}
+	var last fantasy.StepResult
+	onStep := func(step fantasy.StepResult) error {
+		last = step
+		reply.Steps++
+		reply.ToolCalls += len(step.Content.ToolCalls())
+		reply.Messages = append(reply.Messages, step.Messages...)
+		if r.onStep != nil {
+			r.onStep(sessionID, step)
+		}
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.messages)
-}
-
-// ResetSession forgets a session's history. A Run in progress for it
-// completes, but its messages are discarded.
-func (r *Runner) ResetSession(sessionID string) {
-	r.mu.Lock()
-	delete(r.sessions, sessionID)
-	r.mu.Unlock()
-}
-
-// Sessions returns the IDs of the sessions that have state.
-func (r *Runner) Sessions() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ids := make([]string, 0, len(r.sessions))
-	for id := range r.sessions {
-		ids = append(ids, id)
+	result, err := r.agent.Stream(ctx, fantasy.AgentStreamCall{
+		Prompt:         userMessage,
+		Messages:       history,
+		RepairToolCall: r.repair,
+		OnStepFinish:   onStep,
+	})
+	if err != nil {
+		return reply, err
 	}
-	slices.Sort(ids)
-	return ids
+	reply.Usage = result.TotalUsage
+	reply.Text = result.Response.Content.Text()
+	if reply.Steps < r.limit || !wantsMoreTools(last) {
+		return reply, nil
+	}
+
+	// The limit is reached and the model is still calling tools: one more
+	// call, with nothing offered and nothing runnable, so the user gets an
+	// answer. The notice is its prompt and not part of the history.
+	reply.LimitReached = true
+	none := fantasy.ToolChoiceNone
+	noTools := []fantasy.AgentTool{}
+	result, err = r.agent.Stream(ctx, fantasy.AgentStreamCall{
+		Prompt:     fmt.Sprintf(LimitNotice, r.limit),
+		Messages:   slices.Concat(history, reply.Messages),
+		ToolChoice: &none,
+		// Per call, so it replaces the host's PrepareStep and stop
+		// conditions for this step.
+		StopWhen: []fantasy.StopCondition{fantasy.StepCountIs(1)},
+		PrepareStep: func(ctx context.Context, _ fantasy.PrepareStepFunctionOptions) (context.Context, fantasy.PrepareStepResult, error) {
+			return ctx, fantasy.PrepareStepResult{
+				DisableAllTools: true,
+				Tools:           noTools, // nothing is offered and nothing can run
+				ToolChoice:      &none,
+			}, nil
+		},
+		RepairToolCall: r.repair,
+		OnStepFinish:   onStep,
+	})
+	if err != nil {
+		return reply, err
+	}
+	reply.Usage = addUsage(reply.Usage, result.TotalUsage)
+	reply.Text = result.Response.Content.Text()
+	if reply.Text == "" {
+		reply.Text = fmt.Sprintf("I stopped after reaching the limit of %d tool iterations before finishing.", r.limit)
+	}
+	return reply, nil
+}
+
+// wantsMoreTools reports whether fantasy would have gone on after step:
+// it called tools and none of their results asked to stop the turn.
+func wantsMoreTools(step fantasy.StepResult) bool {
+	if step.FinishReason != fantasy.FinishReasonToolCalls || len(step.Content.ToolCalls()) == 0 {
+		return false
+	}
+	for _, res := range step.Content.ToolResults() {
+		if res.StopTurn {
+			return false
+		}
+	}
+	return true
+}
+
+func addUsage(a, b fantasy.Usage) fantasy.Usage {
+	return fantasy.Usage{
+		InputTokens:         a.InputTokens + b.InputTokens,
+		OutputTokens:        a.OutputTokens + b.OutputTokens,
+		TotalTokens:         a.TotalTokens + b.TotalTokens,
+		ReasoningTokens:     a.ReasoningTokens + b.ReasoningTokens,
+		CacheCreationTokens: a.CacheCreationTokens + b.CacheCreationTokens,
+		CacheReadTokens:     a.CacheReadTokens + b.CacheReadTokens,
+	}
 }

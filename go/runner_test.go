@@ -29,6 +29,16 @@ func newTestRunner(t *testing.T, model fantasy.LanguageModel, mod func(*RunnerCo
 	return r
 }
 
+// history returns a session's history, failing the test on a store error.
+func history(t *testing.T, r *Runner, sessionID string) []fantasy.Message {
+	t.Helper()
+	h, err := r.History(bg, sessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 // toolResults returns the tool results of all steps in the reply's messages,
 // in order, as "ok: <text>" or "error: <text>".
 func toolResults(msgs []fantasy.Message) []string {
@@ -154,6 +164,12 @@ func TestAgentStepLimit(t *testing.T) {
 	if len(final.Tools) != 0 {
 		t.Fatalf("final call offered %d tools, want none", len(final.Tools))
 	}
+	if final.ToolChoice == nil || *final.ToolChoice != fantasy.ToolChoiceNone {
+		t.Fatalf("final call's tool choice %s, want none", choiceOf(final))
+	}
+	if calls[0].ToolChoice == nil || *calls[0].ToolChoice != fantasy.ToolChoiceAuto {
+		t.Fatalf("tool step's tool choice %s, want auto", choiceOf(calls[0]))
+	}
 	last := final.Prompt[len(final.Prompt)-1]
 	if last.Role != fantasy.MessageRoleUser || last.Content[0].(fantasy.TextPart).Text != fmt.Sprintf(LimitNotice, 3) {
 		t.Fatalf("final prompt ends with %+v, want the limit notice", last)
@@ -164,7 +180,7 @@ func TestAgentStepLimit(t *testing.T) {
 		t.Fatalf("final text %q, want %q", reply.Text, want)
 	}
 	// The final assistant message is text only.
-	h := r.History("s")
+	h := history(t, r, "s")
 	lastMsg := h[len(h)-1]
 	if lastMsg.Role != fantasy.MessageRoleAssistant || len(lastMsg.Content) != 1 || lastMsg.Content[0].GetType() != fantasy.ContentTypeText {
 		t.Fatalf("last history message = %+v", lastMsg)
@@ -177,6 +193,14 @@ func TestAgentStepLimit(t *testing.T) {
 			}
 		}
 	}
+}
+
+// choiceOf returns a call's tool choice, "<nil>" if it has none.
+func choiceOf(call fantasy.Call) string {
+	if call.ToolChoice == nil {
+		return "<nil>"
+	}
+	return string(*call.ToolChoice)
 }
 
 func TestAgentDefaultLimit(t *testing.T) {
@@ -301,7 +325,7 @@ func TestAgentHistory(t *testing.T) {
 	if _, err := r.Run(bg, "s", "save this"); err != nil {
 		t.Fatal(err)
 	}
-	h := r.History("s")
+	h := history(t, r, "s")
 	var roles []string
 	for _, m := range h {
 		roles = append(roles, string(m.Role))
@@ -322,18 +346,20 @@ func TestAgentHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if reply.Text != "You saved a.txt." || len(r.History("s")) != 6 {
-		t.Fatalf("reply %+v, history %d", reply, len(r.History("s")))
+	if reply.Text != "You saved a.txt." || len(history(t, r, "s")) != 6 {
+		t.Fatalf("reply %+v, history %d", reply, len(history(t, r, "s")))
 	}
 	// History returns a copy.
-	h = r.History("s")
+	h = history(t, r, "s")
 	h[0] = fantasy.Message{}
-	if r.History("s")[0].Role != fantasy.MessageRoleUser {
+	if history(t, r, "s")[0].Role != fantasy.MessageRoleUser {
 		t.Fatal("History shares its slice")
 	}
 
-	r.ResetSession("s")
-	if r.History("s") != nil {
+	if err := r.ResetSession(bg, "s"); err != nil {
+		t.Fatal(err)
+	}
+	if history(t, r, "s") != nil {
 		t.Fatal("history survives ResetSession")
 	}
 }
@@ -405,14 +431,14 @@ func TestSessionsIsolated(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"alice", "bob"} {
-		if n := len(r.History("session-" + s)); n != 12 {
+		if n := len(history(t, r, "session-"+s)); n != 12 {
 			t.Fatalf("session %s has %d messages, want 12", s, n)
 		}
 		if got := readFile(t, filepath.Join(r.Workspace().Root(), s+".txt")); got != s+" 0\n"+s+" 1\n"+s+" 2\n" {
 			t.Fatalf("%s.txt = %q", s, got)
 		}
 	}
-	if got := strings.Join(r.Sessions(), ","); got != "session-alice,session-bob" {
+	if got := strings.Join(r.HistoryStore().(*MemoryHistory).Sessions(), ","); got != "session-alice,session-bob" {
 		t.Fatalf("Sessions() = %s", got)
 	}
 }
@@ -452,8 +478,8 @@ func TestRunCancelled(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(r.Workspace().Root(), "never.txt")); !os.IsNotExist(err) {
 		t.Fatalf("never.txt exists: %v", err)
 	}
-	if len(model.Calls()) != 1 || reply.Steps != 0 || r.History("s") != nil && len(r.History("s")) != 0 {
-		t.Fatalf("model calls %d, reply %+v, history %v", len(model.Calls()), reply, r.History("s"))
+	if len(model.Calls()) != 1 || reply.Steps != 0 || history(t, r, "s") != nil && len(history(t, r, "s")) != 0 {
+		t.Fatalf("model calls %d, reply %+v, history %v", len(model.Calls()), reply, history(t, r, "s"))
 	}
 	// The session still works afterwards.
 	if reply, err := r.Run(bg, "s", "hello again"); err != nil || reply.Text != "unreachable" {
@@ -611,6 +637,35 @@ func TestAgentDefaultsConfig(t *testing.T) {
 	}
 	if _, err := ParseAgentDefaults([]byte(`{`)); err == nil {
 		t.Fatal("bad JSON accepted")
+	}
+}
+
+// TestAgentDefaultsLimits: as config/config.example.json says, an absent
+// limit takes the default, and 0 or a negative value is refused (it never
+// silently becomes the default).
+func TestAgentDefaultsLimits(t *testing.T) {
+	d, err := ParseAgentDefaults([]byte(`{"agents":{"defaults":{"workspace":"/w","wsfs":{"max_read_bytes":100,"max_list_entries":null}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Limits{MaxReadBytes: 100}); d.WSFS.Limits() != want {
+		t.Fatalf("limits %+v, want %+v", d.WSFS.Limits(), want)
+	}
+	for _, key := range []string{"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"} {
+		for _, v := range []string{"0", "-1"} {
+			_, err := ParseAgentDefaults([]byte(`{"agents":{"defaults":{"workspace":"/w","wsfs":{"` + key + `":` + v + `}}}}`))
+			if err == nil || !strings.Contains(err.Error(), "agents.defaults.wsfs."+key+" is "+v+": a limit must be at least 1") {
+				t.Errorf("%s = %s: %v", key, v, err)
+			}
+		}
+	}
+	// A wsfs object of the wrong shape is an error, not a default.
+	if _, err := ParseAgentDefaults([]byte(`{"agents":{"defaults":{"wsfs":{"max_read_bytes":"big"}}}}`)); err == nil {
+		t.Fatal("a string limit was accepted")
+	}
+	// The comment keys of the example are ignored.
+	if _, err := ParseAgentDefaults([]byte(`{"agents":{"defaults":{"wsfs":{"_comment":"x","max_read_bytes":5}}}}`)); err != nil {
+		t.Fatal(err)
 	}
 }
 

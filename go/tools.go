@@ -106,12 +106,19 @@ func cloneJSON(v any) any {
 // withSpec builds the tool with fantasy.NewAgentTool and gives it the
 // library's description and schema from wsfs_tool_specs(). Without usable
 // specs the schema fantasy derives from the input struct stays.
-func withSpec[T any](name string, fn func(context.Context, T, fantasy.ToolCall) (fantasy.ToolResponse, error)) fantasy.AgentTool {
+// With parallel, a tool whose spec has readOnlyHint is made with
+// fantasy.NewParallelAgentTool (fantasy may run it concurrently with the
+// step's other parallel tools); every other tool stays sequential.
+func withSpec[T any](name string, parallel bool, fn func(context.Context, T, fantasy.ToolCall) (fantasy.ToolResponse, error)) fantasy.AgentTool {
 	spec, ok := specFor(name)
 	if !ok {
 		return fantasy.NewAgentTool(name, "wsfs tool "+name+" (tool specs unavailable)", fn)
 	}
-	tool := fantasy.NewAgentTool(name, spec.Description, fn)
+	newTool := fantasy.NewAgentTool[T]
+	if parallel && spec.ReadOnly() {
+		newTool = fantasy.NewParallelAgentTool[T]
+	}
+	tool := newTool(name, spec.Description, fn)
 	info := tool.Info()
 	var params struct {
 		Properties map[string]any `json:"properties"`
@@ -136,7 +143,7 @@ var agentTools = map[string]func(ws *Workspace, tc toolConfig) fantasy.AgentTool
 // files call it in a package-level var declaration.
 func registerTool[In any](name string, pathOf func(In) string) struct{} {
 	agentTools[name] = func(ws *Workspace, tc toolConfig) fantasy.AgentTool {
-		return withSpec(name, func(ctx context.Context, in In, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
+		return withSpec(name, tc.parallelReads, func(ctx context.Context, in In, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
 			return ws.runTool(ctx, tc, name, pathOf(in), call)
 		})
 	}
@@ -147,10 +154,11 @@ func registerTool[In any](name string, pathOf func(In) string) struct{} {
 type ToolOption func(*toolConfig)
 
 type toolConfig struct {
-	logger   *slog.Logger
-	timeout  time.Duration
-	readOnly bool
-	names    []string
+	logger        *slog.Logger
+	timeout       time.Duration
+	readOnly      bool
+	parallelReads bool
+	names         []string
 }
 
 // WithLogger sends the tools' per-call log records to l instead of the
@@ -172,6 +180,20 @@ func WithReadOnlyTools() ToolOption {
 	return func(c *toolConfig) { c.readOnly = true }
 }
 
+// WithParallelReadOnlyTools marks the tools that never change anything
+// (readOnlyHint in their spec: read_file, list_dir, ...) as parallel
+// (fantasy.NewParallelAgentTool, Info().Parallel): when a model calls
+// several tools in one step, fantasy starts the parallel ones concurrently
+// (at most 5 at once, in fantasy v0.42.0) and runs the others one at a
+// time, in call order. Tools that write stay sequential, so writes never
+// race each other. Results reach the model in call order either way. A
+// read called before a write of the same step may overlap it and sees the
+// file before or after the write, never a mix (writes are atomic); a read
+// called after a write starts once the write is done.
+func WithParallelReadOnlyTools() ToolOption {
+	return func(c *toolConfig) { c.parallelReads = true }
+}
+
 // WithToolNames makes Tools return only the named tools, in ToolNames
 // order. A name that is not a tool is a programming error: Tools panics.
 func WithToolNames(names ...string) ToolOption {
@@ -184,7 +206,8 @@ func WithToolNames(names ...string) ToolOption {
 // parameter schema (wsfs_tool_specs()); the model's arguments are decoded
 // into the tool's Go input struct (ReadFileInput, SearchTextInput, ...)
 // and passed to the library as the model sent them. They are sequential
-// tools (fantasy runs them one at a time, in call order).
+// tools (fantasy runs them one at a time, in call order) unless
+// WithParallelReadOnlyTools makes the read-only ones parallel.
 //
 // Results:
 //   - success: a text response with the library's "text", unchanged (file

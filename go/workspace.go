@@ -145,8 +145,25 @@ func Open(cfg Config) (*Workspace, error) {
 	if err != nil {
 		return nil, newError("open", CodeInvalidArguments, "encoding config: %v", err)
 	}
-	raw, ok := cOpen(string(body))
-	if !ok { // unreachable: json.Marshal escapes NUL bytes
+	return openJSON(string(body), cfg.Logger)
+}
+
+// OpenJSON opens a workspace from the library's configuration JSON, passed
+// to wsfs_workspace_open as it is: {"root": ..., "restrict_to_workspace":
+// ..., "limits": {...}} and any key a newer library accepts, so a host that
+// reads the configuration from a file (the MCP server's --config) needs no
+// change when the library gains one. The library validates it (unknown keys
+// and zero limits are CodeInvalidArguments). logger is Config.Logger.
+func OpenJSON(configJSON []byte, logger *slog.Logger) (*Workspace, error) {
+	if _, err := Version(); err != nil {
+		return nil, err
+	}
+	return openJSON(string(configJSON), logger)
+}
+
+func openJSON(configJSON string, logger *slog.Logger) (*Workspace, error) {
+	raw, ok := cOpen(configJSON)
+	if !ok {
 		return nil, newError("open", CodeInvalidArguments, "config contains a NUL byte")
 	}
 	var data openData
@@ -171,7 +188,7 @@ func Open(cfg Config) (*Workspace, error) {
 			OperationTimeout: time.Duration(data.Limits.OperationTimeoutMS) * time.Millisecond,
 		},
 		warnings: env.Warnings,
-		logger:   cfg.Logger,
+		logger:   logger,
 	}
 	if ws.logger == nil {
 		ws.logger = discardLogger

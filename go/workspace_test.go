@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -106,6 +107,47 @@ func TestOpenErrors(t *testing.T) {
 				t.Fatalf("Tool = %q, want open", e.Tool)
 			}
 		})
+	}
+}
+
+// TestOpenJSON: the library's configuration JSON is passed through as is,
+// and the library judges it.
+func TestOpenJSON(t *testing.T) {
+	root := t.TempDir()
+	h := &recordHandler{}
+	ws, err := OpenJSON([]byte(`{"root":`+strconv.Quote(root)+`,"restrict_to_workspace":false,"limits":{"max_read_bytes":3}}`), slogNew(h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if ws.Root() != root || ws.RestrictToWorkspace() || ws.Limits().MaxReadBytes != 3 || ws.Limits().MaxListEntries != 500 {
+		t.Fatalf("root %s, restrict %v, limits %+v", ws.Root(), ws.RestrictToWorkspace(), ws.Limits())
+	}
+	writeFile(t, filepath.Join(root, "a.txt"), "abcdef")
+	r, err := ws.ReadFile(bg, ReadFileInput{Path: "a.txt"})
+	if err != nil || r.Content != "abc" || !r.Truncated {
+		t.Fatalf("read %+v, %v", r, err)
+	}
+	if recs := h.toolRecords(); len(recs) != 1 || recs[0]["tool"] != ToolReadFile {
+		t.Fatalf("the logger did not get the call: %v", recs)
+	}
+
+	for _, tc := range []struct {
+		name, cfg string
+		code      Code
+	}{
+		{"unknown key", `{"root":` + strconv.Quote(root) + `,"no_such_key":1}`, CodeInvalidArguments},
+		{"zero limit", `{"root":` + strconv.Quote(root) + `,"limits":{"max_list_entries":0}}`, CodeInvalidArguments},
+		{"not JSON", `{`, CodeInvalidArguments},
+		{"NUL byte", "{\"root\":\"/tmp\"}\x00", CodeInvalidArguments},
+	} {
+		ws, err := OpenJSON([]byte(tc.cfg), nil)
+		if ws != nil {
+			ws.Close()
+		}
+		if e := wantCode(t, err, tc.code); e.Tool != "open" {
+			t.Fatalf("%s: Tool = %q", tc.name, e.Tool)
+		}
 	}
 }
 

@@ -4,13 +4,16 @@
 //	wsfs version                              print the library version (JSON)
 //	wsfs [flags] -workspace DIR TOOL ['JSON'] run one tool, print its envelope
 //	wsfs [flags] demo                         run the agent demo
+//	wsfs mcp --root DIR [--read-only] [--config FILE]
+//	                                          serve the tools over MCP (stdio)
 //
 // TOOL is any tool `wsfs tools` lists (read_file, list_dir, ...); JSON is
 // its arguments (default "{}"; "-" reads them from standard input). The
 // envelope is printed exactly as the library returns it.
 //
-// Exit status: 0 when the tool succeeded, 1 when it returned an error
-// envelope, 2 for usage errors (unknown tool or command, missing
+// Exit status: 0 when the tool succeeded (or the MCP client disconnected),
+// 1 when it returned an error envelope (or the MCP server failed), 2 for
+// usage errors (unknown tool or command, missing
 // -workspace, bad flags, a workspace that cannot be opened).
 //
 // The demo uses a scripted model unless WSFS_MODEL_URL and WSFS_MODEL name
@@ -29,13 +32,15 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 
 	wsfs "github.com/wsfs/wsfs/go"
 	"github.com/wsfs/wsfs/go/internal/demo"
+	"github.com/wsfs/wsfs/go/mcpserver"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -46,6 +51,9 @@ const usage = `usage:
   wsfs version                               print the library version (JSON)
   wsfs [flags] -workspace DIR TOOL ['JSON']  run one tool and print its envelope
   wsfs [flags] demo                          run the agent demo
+  wsfs mcp --root DIR [--read-only] [--config FILE]
+                                             serve the tools over MCP (stdio);
+                                             see wsfs mcp -h
 
 TOOL: %s.
 JSON: the tool's arguments (default {}; - reads them from stdin).
@@ -110,6 +118,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		b, _ := json.Marshal(v)
 		fmt.Fprintln(stdout, string(b))
 		return 0
+
+	case "mcp":
+		return runMCP(ctx, rest[1:], stderr, mcpserver.ServeStdio)
 
 	case "demo":
 		if len(rest) != 1 {

@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	wsfs "github.com/wsfs/wsfs/go"
+	"github.com/wsfs/wsfs/go/mcpserver"
 )
 
 func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
@@ -120,5 +124,53 @@ func TestDemoCommand(t *testing.T) {
 	t.Setenv("WSFS_MODEL", "")
 	if code, _, stderr := runCLI(t, "", "demo"); code != 2 || !strings.Contains(stderr, "WSFS_MODEL") {
 		t.Fatalf("exit %d, %q", code, stderr)
+	}
+}
+
+// TestMCPFlags runs `wsfs mcp` with a stand-in for the stdio server, to
+// check what the flags make of the workspace and the options.
+func TestMCPFlags(t *testing.T) {
+	root := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "wsfs.json")
+	if err := os.WriteFile(cfg, []byte(`{"root":"/nonexistent/elsewhere","limits":{"max_read_bytes":7}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got mcpserver.Options
+	var gotRoot string
+	var gotLimits wsfs.Limits
+	serve := func(_ context.Context, ws *wsfs.Workspace, o mcpserver.Options) error {
+		got, gotRoot, gotLimits = o, ws.Root(), ws.Limits()
+		return nil
+	}
+	var errw strings.Builder
+	if code := runMCP(context.Background(), []string{"--config", cfg, "--root", root, "--read-only"}, &errw, serve); code != 0 {
+		t.Fatalf("exit %d: %s", code, errw.String())
+	}
+	if !got.ReadOnly || gotRoot != root || gotLimits.MaxReadBytes != 7 {
+		t.Fatalf("options %+v, root %s, limits %+v", got, gotRoot, gotLimits)
+	}
+	if !strings.Contains(errw.String(), "wsfs mcp: serving on stdio") {
+		t.Fatalf("no startup line on stderr: %q", errw.String())
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "--root"},
+		{[]string{"--root", root, "extra"}, "no arguments"},
+		{[]string{"--config", filepath.Join(root, "missing.json")}, "reading --config"},
+		{[]string{"--root", root, "--bogus"}, "flag provided but not defined"},
+	} {
+		errw.Reset()
+		if code := runMCP(context.Background(), tc.args, &errw, serve); code != 2 || !strings.Contains(errw.String(), tc.want) {
+			t.Errorf("wsfs mcp %v: exit %d, stderr %q", tc.args, code, errw.String())
+		}
+	}
+	// The server failing is exit 1.
+	fail := func(context.Context, *wsfs.Workspace, mcpserver.Options) error { return errors.New("broken pipe") }
+	errw.Reset()
+	if code := runMCP(context.Background(), []string{"--root", root}, &errw, fail); code != 1 || !strings.Contains(errw.String(), "broken pipe") {
+		t.Fatalf("failing server: exit %d, %q", code, errw.String())
 	}
 }

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	wsfs "github.com/wsfs/wsfs/go"
+	"github.com/wsfs/wsfs/go/mcpserver"
+)
+
+const mcpUsage = `usage: wsfs mcp --root DIR [--read-only] [--config FILE] [-v]
+
+Serves the wsfs tools to an MCP client over stdio (stdin/stdout carry the
+protocol; diagnostics go to stderr). --config is the library's workspace
+configuration JSON ({"root", "restrict_to_workspace", "limits", ...});
+--root overrides its root. --read-only offers only the tools whose
+annotations say readOnlyHint.
+
+flags:
+`
+
+// runMCP is `wsfs mcp`. serve is mcpserver.ServeStdio, replaced in tests.
+func runMCP(ctx context.Context, args []string, stderr io.Writer,
+	serve func(context.Context, *wsfs.Workspace, mcpserver.Options) error) int {
+	fs := flag.NewFlagSet("wsfs mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	root := fs.String("root", "", "workspace root directory (overrides the config file's root)")
+	readOnly := fs.Bool("read-only", false, "offer only the read-only tools")
+	configFile := fs.String("config", "", "workspace configuration JSON file")
+	verbose := fs.Bool("v", false, "log one line per tool call to stderr")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, mcpUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return usageError(stderr, "mcp takes no arguments besides its flags: "+strings.Join(fs.Args(), " "))
+	}
+	var file []byte
+	if *configFile != "" {
+		b, err := os.ReadFile(*configFile)
+		if err != nil {
+			return usageError(stderr, "reading --config: "+err.Error())
+		}
+		file = b
+	}
+	cfg, err := mcpserver.WorkspaceConfig(file, *root)
+	if err != nil {
+		return usageError(stderr, err.Error())
+	}
+
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	var callLogger *slog.Logger
+	if *verbose {
+		callLogger = logger
+	}
+	ws, err := wsfs.OpenJSON(cfg, callLogger)
+	if err != nil {
+		fmt.Fprintln(stderr, "wsfs mcp:", err)
+		return 2
+	}
+	defer ws.Close()
+	for _, w := range ws.Warnings() {
+		logger.Warn("wsfs mcp: " + w)
+	}
+	tools, _ := mcpserver.Tools(*readOnly)
+	logger.Info("wsfs mcp: serving on stdio", "root", ws.Root(), "read_only", *readOnly, "tools", strings.Join(tools, ","))
+
+	err = serve(ctx, ws, mcpserver.Options{ReadOnly: *readOnly, Logger: callLogger})
+	if err != nil && ctx.Err() == nil {
+		fmt.Fprintln(stderr, "wsfs mcp:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,212 @@
+// Package mcpserver offers the wsfs tools to MCP clients (Claude Desktop,
+// Cursor, any host that speaks the Model Context Protocol), built on the
+// official Go SDK, github.com/modelcontextprotocol/go-sdk. The wsfs CLI's
+// `wsfs mcp` command runs it over stdio.
+//
+// The server is driven by the library's tool registry: every tool that
+// wsfs_tool_specs() lists becomes an MCP tool with the library's name,
+// description, input schema (as given) and annotations (readOnlyHint,
+// destructiveHint, idempotentHint, openWorldHint), so a tool added to the
+// library appears here without a change to this package. A call is passed
+// to the library unchanged (Workspace.CallRaw) and its envelope becomes the
+// result:
+//
+//   - success: the content is one text item holding the envelope's "text"
+//     (what a model should read, warnings included), and structuredContent
+//     is the envelope's "data" object;
+//   - failure: isError is true, the text is the envelope's "text",
+//     "<code>: <message>", and structuredContent is
+//     {"error":{"code":"<code>","message":"<message>"}}, so a client can
+//     branch on the stable code without parsing text.
+//
+// Arguments are validated by the library, not by the server: unknown
+// fields, wrong types and missing paths come back as invalid_arguments
+// results the model can correct, never as protocol errors.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	wsfs "github.com/wsfs/wsfs/go"
+)
+
+// Options configures New.
+type Options struct {
+	// ReadOnly offers only the tools whose spec has readOnlyHint: true.
+	//
+	// Read-only is enforced by not offering the other tools: they are never
+	// registered, so they are absent from tools/list and the SDK refuses a
+	// tools/call naming one ("unknown tool") before anything reaches the
+	// library. The selection follows the library's annotations, never a
+	// list kept here. A library policy given in the workspace configuration
+	// (WorkspaceConfig passes every key through) applies in addition.
+	ReadOnly bool
+	// Logger receives the server's own diagnostics; nil discards. Tool
+	// calls are logged by the workspace's logger (wsfs.Config.Logger).
+	// Over stdio it must not write to stdout, which carries the protocol.
+	Logger *slog.Logger
+}
+
+// New returns an MCP server whose tools run on ws. ws must stay open while
+// the server runs; closing it makes calls fail with invalid_workspace.
+func New(ws *wsfs.Workspace, opts Options) (*mcp.Server, error) {
+	if ws == nil {
+		return nil, errors.New("mcpserver: workspace is nil")
+	}
+	specs, err := wsfs.ToolSpecs()
+	if err != nil {
+		return nil, err
+	}
+	version := "unknown"
+	if v, err := wsfs.Version(); err == nil {
+		version = v.Version
+	}
+	server := mcp.NewServer(&mcp.Implementation{Name: "wsfs", Title: "wsfs workspace files", Version: version},
+		&mcp.ServerOptions{
+			Instructions: "Filesystem tools confined to one workspace directory (" + ws.Root() + "). " +
+				"Paths are relative to the workspace root. A failed call returns a result with isError " +
+				"and the text \"<code>: <message>\"; read the message, correct the call and retry.",
+			Logger: opts.Logger,
+			// Only tools; the default would also announce logging, which
+			// this server does not send.
+			Capabilities: &mcp.ServerCapabilities{},
+		})
+	for _, spec := range specs {
+		if opts.ReadOnly && !spec.ReadOnly() {
+			continue
+		}
+		tool, err := mcpTool(spec)
+		if err != nil {
+			return nil, err
+		}
+		server.AddTool(tool, handler(ws, spec.Name))
+	}
+	return server, nil
+}
+
+// Tools returns the names of the tools New offers, in the library's order.
+func Tools(readOnly bool) ([]string, error) {
+	specs, err := wsfs.ToolSpecs()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, s := range specs {
+		if !readOnly || s.ReadOnly() {
+			names = append(names, s.Name)
+		}
+	}
+	return names, nil
+}
+
+// mcpTool converts a library spec into an MCP tool: the schema is passed as
+// raw JSON, the annotations are decoded field by field (the SDK's type
+// knows the MCP hint names, which are the library's).
+func mcpTool(spec wsfs.ToolSpec) (*mcp.Tool, error) {
+	var probe struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(spec.Parameters, &probe); err != nil || probe.Type != "object" {
+		return nil, fmt.Errorf("mcpserver: the library's schema of %s is not a JSON object schema", spec.Name)
+	}
+	tool := &mcp.Tool{
+		Name:        spec.Name,
+		Description: spec.Description,
+		InputSchema: spec.Parameters,
+	}
+	if len(spec.Annotations) > 0 && string(spec.Annotations) != "null" {
+		tool.Annotations = new(mcp.ToolAnnotations)
+		if err := json.Unmarshal(spec.Annotations, tool.Annotations); err != nil {
+			return nil, fmt.Errorf("mcpserver: the library's annotations of %s: %w", spec.Name, err)
+		}
+	}
+	return tool, nil
+}
+
+// handler runs one tool through the library and converts its envelope.
+func handler(ws *wsfs.Workspace, name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args := "{}"
+		if req != nil && req.Params != nil {
+			if a := strings.TrimSpace(string(req.Params.Arguments)); a != "" && a != "null" {
+				args = a
+			}
+		}
+		// The error is in the envelope too; the envelope is what we send.
+		raw, _ := ws.CallRaw(ctx, name, args)
+		return Result(raw), nil
+	}
+}
+
+// envelope is the library's result envelope, as CallRaw returns it.
+type envelope struct {
+	OK    bool            `json:"ok"`
+	Data  json.RawMessage `json:"data"`
+	Text  string          `json:"text"`
+	Error *ErrorInfo      `json:"error"`
+}
+
+// ErrorInfo is the library's error: a stable code and a message. A failed
+// call's structuredContent is {"error": ErrorInfo}.
+type ErrorInfo struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Result converts a library envelope into an MCP tool result (see the
+// package documentation).
+func Result(envelopeJSON string) *mcp.CallToolResult {
+	var env envelope
+	if err := json.Unmarshal([]byte(envelopeJSON), &env); err != nil || (!env.OK && env.Error == nil) {
+		return errorResult(ErrorInfo{Code: string(wsfs.CodeIOError), Message: "malformed result from the wsfs library"}, "")
+	}
+	if !env.OK {
+		return errorResult(*env.Error, env.Text)
+	}
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: env.Text}}}
+	if d := strings.TrimSpace(string(env.Data)); strings.HasPrefix(d, "{") {
+		res.StructuredContent = env.Data
+	}
+	return res
+}
+
+func errorResult(e ErrorInfo, text string) *mcp.CallToolResult {
+	if text == "" {
+		text = e.Code + ": " + e.Message
+	}
+	return &mcp.CallToolResult{
+		IsError:           true,
+		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
+		StructuredContent: map[string]ErrorInfo{"error": e},
+	}
+}
+
+// ServeStdio serves New's server on standard input and output until the
+// client disconnects (nil) or ctx ends (ctx.Err()). Nothing else may write
+// to stdout meanwhile.
+func ServeStdio(ctx context.Context, ws *wsfs.Workspace, opts Options) error {
+	server, err := New(ws, opts)
+	if err != nil {
+		return err
+	}
+	return server.Run(ctx, &mcp.StdioTransport{MaxLineLength: maxLineLength(ws.Limits())})
+}
+
+// maxLineLength bounds one JSON-RPC message: room for the largest argument
+// object the library accepts (max(6 × max_write_bytes + 1 MiB, 16 MiB),
+// which fits any content of max_write_bytes however it is escaped) plus the
+// JSON-RPC framing. The library refuses anything larger as too_large anyway.
+func maxLineLength(l wsfs.Limits) int {
+	n := 6*l.MaxWriteBytes + 1<<20
+	if n < 16<<20 {
+		n = 16 << 20
+	}
+	return n + 64<<10
+}

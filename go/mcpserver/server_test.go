@@ -1,0 +1,274 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	wsfs "github.com/wsfs/wsfs/go"
+)
+
+// connect serves ws with opts over the SDK's in-memory transport and
+// returns a connected client session.
+func connect(t *testing.T, ws *wsfs.Workspace, opts Options) *mcp.ClientSession {
+	t.Helper()
+	server, err := New(ws, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func openWorkspace(t *testing.T) *wsfs.Workspace {
+	t.Helper()
+	ws, err := wsfs.Open(wsfs.Config{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func text(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	if len(res.Content) != 1 {
+		t.Fatalf("%d content items", len(res.Content))
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		t.Fatalf("content %T", res.Content[0])
+	}
+	return tc.Text
+}
+
+// structured re-encodes a result's structuredContent as JSON.
+func structured(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestToolsComeFromSpecs: every tool of wsfs_tool_specs() is offered, with
+// the library's description, schema and annotations.
+func TestToolsComeFromSpecs(t *testing.T) {
+	specs, err := wsfs.ToolSpecs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, openWorkspace(t), Options{})
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tools) != len(specs) {
+		t.Fatalf("%d tools offered, the library has %d", len(res.Tools), len(specs))
+	}
+	for _, spec := range specs {
+		i := slices.IndexFunc(res.Tools, func(tl *mcp.Tool) bool { return tl.Name == spec.Name })
+		if i < 0 {
+			t.Fatalf("%s not offered", spec.Name)
+		}
+		tool := res.Tools[i]
+		if tool.Description != spec.Description {
+			t.Errorf("%s: description differs", spec.Name)
+		}
+		assertSameJSON(t, spec.Name+" schema", tool.InputSchema, spec.Parameters)
+		assertSameJSON(t, spec.Name+" annotations", tool.Annotations, spec.Annotations)
+	}
+}
+
+func assertSameJSON(t *testing.T, what string, got any, want json.RawMessage) {
+	t.Helper()
+	b, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g, w any
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatal(err)
+	}
+	gb, _ := json.Marshal(g)
+	wb, _ := json.Marshal(w)
+	if string(gb) != string(wb) {
+		t.Errorf("%s:\n got %s\nwant %s", what, gb, wb)
+	}
+}
+
+func TestReadOnlyFollowsAnnotations(t *testing.T) {
+	specs, _ := wsfs.ToolSpecs()
+	var want []string
+	for _, s := range specs {
+		if s.ReadOnly() {
+			want = append(want, s.Name)
+		}
+	}
+	if len(want) == 0 || len(want) == len(specs) {
+		t.Fatalf("read-only tools %v of %d: the test needs both kinds", want, len(specs))
+	}
+	ws := openWorkspace(t)
+	cs := connect(t, ws, Options{ReadOnly: true})
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tl := range res.Tools {
+		got = append(got, tl.Name)
+		if tl.Annotations == nil || !tl.Annotations.ReadOnlyHint {
+			t.Errorf("%s offered in read-only mode without readOnlyHint", tl.Name)
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("read-only tools %v, want %v", got, want)
+	}
+	names, _ := Tools(true)
+	slices.Sort(names)
+	if !slices.Equal(names, want) {
+		t.Fatalf("Tools(true) = %v, want %v", names, want)
+	}
+	// A tool that is not offered cannot be called.
+	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: wsfs.ToolWriteFile,
+		Arguments: map[string]any{"path": "x.txt", "content": "x"}})
+	if err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Fatalf("write_file in read-only mode: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws.Root(), "x.txt")); !os.IsNotExist(err) {
+		t.Fatalf("x.txt exists: %v", err)
+	}
+}
+
+func TestCallResults(t *testing.T) {
+	ws := openWorkspace(t)
+	cs := connect(t, ws, Options{})
+
+	res := call(t, cs, wsfs.ToolWriteFile, map[string]any{"path": "a/b.txt", "content": "hello\n"})
+	if res.IsError || text(t, res) != "created a/b.txt (6 bytes)" ||
+		structured(t, res) != `{"bytes_written":6,"created":true,"path":"a/b.txt"}` {
+		t.Fatalf("write_file: %v %q %s", res.IsError, text(t, res), structured(t, res))
+	}
+	res = call(t, cs, wsfs.ToolReadFile, map[string]any{"path": "a/b.txt"})
+	if res.IsError || text(t, res) != "hello\n" ||
+		structured(t, res) != `{"bytes":6,"content":"hello\n","path":"a/b.txt","total_bytes":6,"truncated":false}` {
+		t.Fatalf("read_file: %v %q %s", res.IsError, text(t, res), structured(t, res))
+	}
+	// No arguments at all: the library's defaults apply.
+	res = call(t, cs, wsfs.ToolListDir, nil)
+	if res.IsError || !strings.HasPrefix(text(t, res), ". (1 entry)") {
+		t.Fatalf("list_dir: %v %q", res.IsError, text(t, res))
+	}
+
+	for _, tc := range []struct {
+		name string
+		args any
+		code string
+	}{
+		{wsfs.ToolReadFile, map[string]any{"path": "../x"}, "outside_workspace"},
+		{wsfs.ToolReadFile, map[string]any{"path": "nope.txt"}, "path_not_found"},
+		{wsfs.ToolReadFile, map[string]any{"path": 7}, "invalid_arguments"},
+		{wsfs.ToolReadFile, map[string]any{"path": "a/b.txt", "extra": true}, "invalid_arguments"},
+		{wsfs.ToolEditFile, map[string]any{"path": "a/b.txt", "old_text": "absent", "new_text": "x"}, "edit_not_found"},
+	} {
+		res := call(t, cs, tc.name, tc.args)
+		var sc struct {
+			Error ErrorInfo `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(structured(t, res)), &sc); err != nil {
+			t.Fatal(err)
+		}
+		if !res.IsError || !strings.HasPrefix(text(t, res), tc.code+": ") ||
+			sc.Error.Code != tc.code || text(t, res) != sc.Error.Code+": "+sc.Error.Message {
+			t.Errorf("%s %v: isError %v, text %q, structured %s", tc.name, tc.args, res.IsError, text(t, res), structured(t, res))
+		}
+	}
+
+	// A closed workspace is a tool error too, not a protocol failure.
+	ws.Close()
+	res = call(t, cs, wsfs.ToolReadFile, map[string]any{"path": "a/b.txt"})
+	if !res.IsError || !strings.HasPrefix(text(t, res), "invalid_workspace: ") {
+		t.Fatalf("after Close: %v %q", res.IsError, text(t, res))
+	}
+}
+
+func TestResultOfMalformedEnvelope(t *testing.T) {
+	for _, env := range []string{"", "{", `{"ok":false}`} {
+		res := Result(env)
+		if !res.IsError || text(t, res) != "io_error: malformed result from the wsfs library" {
+			t.Errorf("Result(%q) = %v %q", env, res.IsError, text(t, res))
+		}
+	}
+}
+
+func TestWorkspaceConfig(t *testing.T) {
+	for _, tc := range []struct {
+		file, root, want, err string
+	}{
+		{"", "/w", `{"root":"/w"}`, ""},
+		{`{"root":"/file","limits":{"max_read_bytes":5},"policy":{"x":1}}`, "", `{"limits":{"max_read_bytes":5},"policy":{"x":1},"root":"/file"}`, ""},
+		{`{"root":"/file","restrict_to_workspace":false}`, "/flag", `{"restrict_to_workspace":false,"root":"/flag"}`, ""},
+		{"null", "/w", `{"root":"/w"}`, ""},
+		{"", "", "", "no workspace root"},
+		{`{"limits":{}}`, "", "", "no workspace root"},
+		{`[1]`, "/w", "", "one JSON object"},
+		{`{} {}`, "/w", "", "more after it"},
+	} {
+		got, err := WorkspaceConfig([]byte(tc.file), tc.root)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("WorkspaceConfig(%q, %q) error %v, want %q", tc.file, tc.root, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || string(got) != tc.want {
+			t.Errorf("WorkspaceConfig(%q, %q) = %s, %v; want %s", tc.file, tc.root, got, err, tc.want)
+		}
+	}
+	// The library, not the server, judges the keys: an unknown one is refused.
+	cfg, _ := WorkspaceConfig([]byte(`{"no_such_key":1}`), t.TempDir())
+	if _, err := wsfs.OpenJSON(cfg, nil); !strings.Contains(err.Error(), "invalid_arguments") {
+		t.Fatalf("unknown key: %v", err)
+	}
+}
+
+func TestMaxLineLength(t *testing.T) {
+	if got := maxLineLength(wsfs.Limits{MaxWriteBytes: 1 << 20}); got != 16<<20+64<<10 {
+		t.Fatalf("default limits: %d", got)
+	}
+	if got := maxLineLength(wsfs.Limits{MaxWriteBytes: 10 << 20}); got != 61<<20+64<<10 {
+		t.Fatalf("10 MiB writes: %d", got)
+	}
+}

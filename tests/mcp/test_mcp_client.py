@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""Drives `wsfs mcp` with the official MCP Python SDK's stdio client.
+
+Usage: test_mcp_client.py PATH/TO/wsfs
+
+A client nobody here wrote starts the built binary as an MCP host would,
+lists its tools (compared with `wsfs tools`: names, descriptions,
+schemas, annotations), calls every tool it lists with schema-valid arguments
+built from its input schema, checks read/write/append/list/edit results and
+an escape, the --read-only selection (by readOnlyHint, nothing else), that a
+--config file's keys reach the library, and that diagnostics stay on stderr.
+Every check raises on failure; the last line is "N passed, 0 failed".
+"""
+
+import faulthandler
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+from contextlib import asynccontextmanager
+
+import anyio
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
+
+CALL_TIMEOUT = 30  # seconds for one request; the whole run is bounded below
+WSFS = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else sys.exit("usage: test_mcp_client.py PATH/TO/wsfs")
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def library_specs():
+    out = subprocess.run([WSFS, "tools"], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+class Server:
+    """One `wsfs mcp` process and an initialised client session."""
+
+    def __init__(self, session):
+        self.session = session
+
+    async def tools(self):
+        tools, cursor = [], None
+        while True:
+            params = None if cursor is None else {"cursor": cursor}
+            res = await self.session.list_tools(params=params)
+            tools.extend(res.tools)
+            cursor = res.next_cursor
+            if cursor is None:
+                return tools
+
+    async def call(self, name, args):
+        with anyio.fail_after(CALL_TIMEOUT):
+            return await self.session.call_tool(name, args)
+
+
+@asynccontextmanager
+async def server(args, errlog):
+    params = StdioServerParameters(command=WSFS, args=["mcp", *args])
+    async with stdio_client(params, errlog=errlog) as (read, write):
+        async with ClientSession(read, write) as session:
+            with anyio.fail_after(CALL_TIMEOUT):
+                await session.initialize()
+            yield Server(session)
+
+
+def text_of(res):
+    check(len(res.content) == 1 and res.content[0].type == "text", f"content is not one text item: {res.content!r}")
+    return res.content[0].text
+
+
+def check_well_formed(name, res):
+    """Every result: one text item; success has a data object, failure its code."""
+    text = text_of(res)
+    sc = res.structured_content
+    if res.is_error:
+        check(isinstance(sc, dict) and isinstance(sc.get("error"), dict), f"{name}: error without structured error: {sc!r}")
+        code = sc["error"].get("code")
+        check(isinstance(code, str) and code and text.startswith(code + ": "), f"{name}: error text {text!r} does not start with its code {code!r}")
+    else:
+        check(isinstance(sc, dict), f"{name}: success without a data object: {sc!r}")
+
+
+def ok(name, res):
+    check_well_formed(name, res)
+    check(not res.is_error, f"{name} failed: {text_of(res)}")
+    return res.structured_content, text_of(res)
+
+
+def failed(name, res, code):
+    check_well_formed(name, res)
+    check(res.is_error, f"{name} succeeded, wanted {code}: {text_of(res)}")
+    check(text_of(res).startswith(code + ": "), f"{name}: text {text_of(res)!r} does not start with {code}")
+    check(res.structured_content["error"]["code"] == code, f"{name}: code {res.structured_content!r}")
+
+
+def sample(prop_name, schema):
+    """A value valid for a property schema, for the generic driver."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "string":
+        return "probe.txt" if "path" in prop_name or prop_name in ("source", "destination") else "probe"
+    if kind == "integer":
+        return max(1, schema.get("minimum", 1))
+    if kind == "number":
+        return max(1, schema.get("minimum", 1))
+    if kind == "boolean":
+        return False
+    if kind == "array":
+        return []
+    if kind == "object":
+        return {k: sample(k, v) for k, v in schema.get("properties", {}).items() if k in schema.get("required", [])}
+    raise AssertionError(f"no sample value for schema {schema!r}")
+
+
+def annotations_of(tool):
+    return tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
+
+
+passed = 0
+
+
+def passes(what):
+    global passed
+    passed += 1
+    print(f"ok   {what}")
+
+
+async def main():
+    specs = library_specs()
+    check(len(specs) >= 5, f"wsfs tools lists {len(specs)} tools")
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = os.path.join(tmp, "ws")
+        os.makedirs(os.path.join(ws, "sub"))
+        with open(os.path.join(ws, "probe.txt"), "w") as f:
+            f.write("probe text\n")
+        with open(os.path.join(ws, "sub", "readonly.txt"), "w") as f:
+            f.write("read me\n")
+        with open(os.path.join(tmp, "x"), "w") as f:
+            f.write("outside secret\n")
+        errlog_path = os.path.join(tmp, "stderr.log")
+
+        with open(errlog_path, "w") as errlog:
+            async with server(["--root", ws, "-v"], errlog) as srv:
+                await full_server(srv, specs, ws)
+
+        log = open(errlog_path).read()
+        check("wsfs mcp: serving on stdio" in log, f"no startup line on stderr:\n{log}")
+        check("wsfs tool call" in log and "tool=write_file" in log, f"-v logged no tool calls on stderr:\n{log}")
+        check("PRIVATE-CONTENT" not in log, "file content reached the log")
+        passes("diagnostics and -v tool-call records go to stderr, never contents (stdout stayed clean protocol)")
+
+        with open(errlog_path, "w") as errlog:
+            async with server(["--root", ws, "--read-only"], errlog) as srv:
+                await read_only_server(srv, specs, ws)
+
+        # --config: the library's workspace configuration, passed through; --root overrides its root.
+        cfg = os.path.join(tmp, "wsfs.json")
+        with open(cfg, "w") as f:
+            json.dump({"root": os.path.join(tmp, "not-this-one"), "restrict_to_workspace": True,
+                       "limits": {"max_read_bytes": 5}}, f)
+        with open(errlog_path, "w") as errlog:
+            async with server(["--config", cfg, "--root", ws], errlog) as srv:
+                data, text = ok("read_file", await srv.call("read_file", {"path": "sub/readonly.txt"}))
+                check(data["content"] == "read " and data["truncated"] is True, f"max_read_bytes from --config not applied: {data!r}")
+                check("[truncated:" in text, f"no truncation notice: {text!r}")
+        check(not os.path.exists(os.path.join(tmp, "not-this-one")), "--root did not override the config file's root")
+        passes("--config limits reach the library and --root overrides the file's root")
+
+        with open(cfg, "w") as f:
+            json.dump({"root": ws, "no_such_key": 1}, f)
+        proc = subprocess.run([WSFS, "mcp", "--config", cfg], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
+        check(proc.returncode == 2 and "invalid_arguments" in proc.stderr and proc.stdout == "",
+              f"unknown config key: exit {proc.returncode}, stdout {proc.stdout!r}, stderr {proc.stderr!r}")
+        passes("every --config key reaches the library (an unknown one is refused by it, exit 2)")
+
+        proc = subprocess.run([WSFS, "mcp"], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
+        check(proc.returncode == 2 and "--root" in proc.stderr and proc.stdout == "", f"no root: exit {proc.returncode}, {proc.stderr!r}")
+        passes("wsfs mcp without a root is a usage error")
+
+
+async def full_server(srv, specs, ws):
+    tools = await srv.tools()
+    # The SDK lists tools by name; the set, and each tool, must be the library's.
+    by_name = {s["name"]: s for s in specs}
+    check(sorted(t.name for t in tools) == sorted(by_name),
+          f"tools {[t.name for t in tools]} != wsfs tools {list(by_name)}")
+    for tool in tools:
+        spec = by_name[tool.name]
+        check(tool.description == spec["description"], f"{tool.name}: description differs")
+        check(tool.input_schema == spec["parameters"], f"{tool.name}: schema {tool.input_schema} != {spec['parameters']}")
+        check(annotations_of(tool) == spec["annotations"], f"{tool.name}: annotations {annotations_of(tool)} != {spec['annotations']}")
+        check(spec["annotations"].get("openWorldHint") is False, f"{tool.name}: openWorldHint is not false")
+    passes(f"tools/list matches `wsfs tools` ({len(tools)} tools: names, descriptions, schemas, annotations)")
+
+    data, text = ok("write_file", await srv.call("write_file", {"path": "notes/todo.md", "content": "- milk\nPRIVATE-CONTENT\n"}))
+    check(data == {"path": "notes/todo.md", "bytes_written": 23, "created": True}, f"write_file data {data!r}")
+    check(text.startswith("created notes/todo.md"), f"write_file text {text!r}")
+    with open(os.path.join(ws, "notes", "todo.md")) as f:
+        check(f.read() == "- milk\nPRIVATE-CONTENT\n", "write_file did not write")
+    data, text = ok("append_file", await srv.call("append_file", {"path": "notes/todo.md", "content": "- eggs\n"}))
+    check(data["bytes_appended"] == 7 and data["size"] == 30, f"append_file data {data!r}")
+    data, text = ok("edit_file", await srv.call("edit_file", {"path": "notes/todo.md", "old_text": "milk", "new_text": "oat milk"}))
+    check(data["replaced"] == 1, f"edit_file data {data!r}")
+    data, text = ok("read_file", await srv.call("read_file", {"path": "notes/todo.md"}))
+    check(data["content"] == "- oat milk\nPRIVATE-CONTENT\n- eggs\n" and text == data["content"], f"read_file data {data!r}, text {text!r}")
+    data, text = ok("list_dir", await srv.call("list_dir", {"path": "notes"}))
+    check([e["name"] for e in data["entries"]] == ["todo.md"] and "todo.md" in text, f"list_dir data {data!r}")
+    data, _ = ok("list_dir", await srv.call("list_dir", {}))
+    check({e["name"] for e in data["entries"]} >= {"notes", "probe.txt", "sub"}, f"list_dir of the root {data!r}")
+    passes("write_file, append_file, edit_file, read_file, list_dir: data is the envelope's data, text its text")
+
+    failed("read_file", await srv.call("read_file", {"path": "../x"}), "outside_workspace")
+    failed("write_file", await srv.call("write_file", {"path": "../x", "content": "pwned"}), "outside_workspace")
+    with open(os.path.join(os.path.dirname(ws), "x")) as f:
+        check(f.read() == "outside secret\n", "the escape changed the outside file")
+    passes("../x is an isError result whose text starts with outside_workspace (and nothing outside changed)")
+
+    failed("read_file", await srv.call("read_file", {"path": "missing.txt"}), "path_not_found")
+    failed("read_file", await srv.call("read_file", {"path": "probe.txt", "bogus": 1}), "invalid_arguments")
+    failed("edit_file", await srv.call("edit_file", {"path": "probe.txt", "old_text": "absent", "new_text": "x"}), "edit_not_found")
+    passes("library errors come back as isError results with their stable code")
+
+    # Generic driver, last (a tool may delete or move probe.txt): every listed
+    # tool, with the required arguments its schema asks for.
+    for tool in tools:
+        schema = tool.input_schema
+        args = {k: sample(k, v) for k, v in schema.get("properties", {}).items() if k in schema.get("required", [])}
+        check_well_formed(tool.name, await srv.call(tool.name, args))
+    passes(f"every tool answers schema-valid arguments with a well-formed result ({', '.join(t.name for t in tools)})")
+
+
+async def read_only_server(srv, specs, ws):
+    tools = await srv.tools()
+    want = [s["name"] for s in specs if s["annotations"].get("readOnlyHint") is True]
+    check(sorted(t.name for t in tools) == sorted(want), f"--read-only lists {[t.name for t in tools]}, want {want}")
+    check(all(annotations_of(t).get("readOnlyHint") is True for t in tools), "--read-only lists a tool without readOnlyHint")
+    data, _ = ok("read_file", await srv.call("read_file", {"path": "sub/readonly.txt"}))
+    check(data["content"] == "read me\n", f"read_file {data!r}")
+    for spec in specs:
+        if spec["annotations"].get("readOnlyHint") is True:
+            continue
+        try:
+            res = await srv.call(spec["name"], {"path": "ro.txt", "content": "x"})
+        except MCPError:
+            continue
+        raise AssertionError(f"--read-only: {spec['name']} could be called: {res!r}")
+    check(not os.path.exists(os.path.join(ws, "ro.txt")), "--read-only: a write happened")
+    passes(f"--read-only offers exactly the readOnlyHint tools ({', '.join(want)}) and refuses the others")
+
+
+if __name__ == "__main__":
+    faulthandler.dump_traceback_later(300, exit=True)  # a hang fails loudly too
+    try:
+        anyio.run(main)
+    except BaseException:
+        traceback.print_exc()
+        print(f"mcp client test: {passed} passed, 1 failed")
+        sys.exit(1)
+    print(f"mcp client test: {passed} passed, 0 failed")
