@@ -20,6 +20,7 @@ mod resolve;
 mod specs;
 mod tool;
 mod tools;
+mod walk;
 mod workspace;
 
 pub use config::{Config, Limits};
