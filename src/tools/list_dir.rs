@@ -28,7 +28,7 @@ pub struct ListDirArgs {
     /// Directory to list; defaults to '.', the workspace root.
     #[serde(default = "super::dot")]
     pub path: String,
-    /// Levels to list: 1 (default) lists the directory itself; 2 or more returns a tree, breadth-first (at most 64).
+    /// Levels to list: 1 (default) lists the directory itself; 2 or more returns a tree, breadth-first (at most 60).
     #[serde(default = "one")]
     pub depth: u64,
     /// Show names starting with '.'. Default true.

@@ -17,8 +17,9 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use std::fmt::Write;
 use std::os::fd::AsFd;
 
-/// Deepest tree `list_dir` returns.
-pub const MAX_DEPTH: u64 = 64;
+/// Deepest tree `list_dir` returns: a tree of 60 levels nests 123 JSON values deep in the
+/// envelope, within the 128 levels common JSON parsers (serde_json) accept by default.
+pub const MAX_DEPTH: u64 = 60;
 
 pub(crate) fn run(
     call: &mut Call<'_>,
@@ -218,8 +219,8 @@ impl TreeOut {
         if more > 0 {
             let _ = writeln!(
                 text,
-                "{indent}... {} more (max_entries reached)",
-                render::count(more, "entry", "entries")
+                "{indent}... {more} more {} (max_entries reached)",
+                if more == 1 { "entry" } else { "entries" }
             );
         }
     }
