@@ -28,7 +28,7 @@
 //
 // # Agent tools and the agent runner
 //
-// Tools returns the five tools as fantasy.AgentTool values for any fantasy
+// Tools returns the tools (ToolNames) as fantasy.AgentTool values for any fantasy
 // agent. Runner is a complete agent loop for chat applications (MiniClaw's
 // fantasy-agent provider): per-session history, a tool-iteration limit that
 // ends with a tool-less summary step, and one log record per tool call.

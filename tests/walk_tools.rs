@@ -636,3 +636,16 @@ fn deadlines_stop_large_walks() {
         );
     }
 }
+
+#[test]
+fn utf16_files_with_a_bom_are_searched_as_text() {
+    let f = Fixture::new();
+    let mut bytes = vec![0xff, 0xfe];
+    for u in "hi needle\n".encode_utf16() {
+        bytes.extend_from_slice(&u.to_le_bytes());
+    }
+    f.write("u16.txt", bytes);
+    let v = named(&f, "search_text", json!({"query": "needle"}));
+    assert_eq!(hits(&v), ["u16.txt:1"]);
+    assert_eq!(assert_ok(&v)["matches"][0]["snippet"], json!("hi needle"));
+}

@@ -47,7 +47,7 @@ func TestTools(t *testing.T) {
 	for _, s := range specs {
 		names = append(names, s.Name)
 	}
-	if strings.Join(names, ",") != "read_file,write_file,append_file,list_dir,edit_file" {
+	if strings.Join(names, ",") != "read_file,write_file,append_file,list_dir,edit_file,find_files,search_text" {
 		t.Fatalf("names %v", names)
 	}
 }
