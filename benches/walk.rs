@@ -193,7 +193,7 @@ fn bench_src(src: &Path, samples: usize, out: &mut Option<std::fs::File>) -> Res
                     out,
                     serde_json::json!({"case": c.name, "desc": c.desc, "path": "rg",
                     "sample": k, "ns": ns, "results": expected,
-                    "command": format!("rg {} {}", RG_COMMON.join(" "), c.rg.join(" "))}),
+                    "command": format!("rg {} {}", RG_COMMON.join(" "), shell_words(&c.rg))}),
                 )?;
             }
         }
