@@ -73,6 +73,14 @@ func TestRunTool(t *testing.T) {
 	if env := decode(t, out); code != 0 || !env.OK || !strings.Contains(env.Text, "a.txt") {
 		t.Fatalf("list: exit %d, %q", code, out)
 	}
+	code, out, _ = runCLI(t, "", "-workspace", dir, "search_text", `{"query":"hi"}`)
+	if env := decode(t, out); code != 0 || !env.OK || !strings.HasPrefix(env.Text, "a.txt:1:1: hi") {
+		t.Fatalf("search: exit %d, %q", code, out)
+	}
+	code, out, _ = runCLI(t, "", "-workspace", dir, "find_files", `{"pattern":"*.txt"}`)
+	if env := decode(t, out); code != 0 || !env.OK || !strings.HasPrefix(env.Text, "a.txt\n") {
+		t.Fatalf("find: exit %d, %q", code, out)
+	}
 	// A tool error: exit 1 with the error envelope.
 	code, out, _ = runCLI(t, "", "-workspace", dir, "read_file", `{"path":"../x"}`)
 	if env := decode(t, out); code != 1 || env.OK || env.Error.Code != "outside_workspace" {
