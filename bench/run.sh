@@ -7,9 +7,15 @@
 # measures peak RSS growth per call in child processes, and regenerates
 # docs/PERFORMANCE.md with bench/report.py. Raw results stay in target/bench/.
 #
+# The walking tools (benches/walk.rs): search_text and find_files over Go's
+# source tree ($(go env GOROOT)/src) against ripgrep with equivalent flags
+# (installed here with apt-get or cargo if missing; without it the comparison is
+# skipped with a message), and list_dir depth=50 on 10k/100k/1M-entry trees.
+#
 # --short (make bench-short, part of make test): the same benchmarks once each
-# (-benchtime=1x, one Rust iteration), without the 1M-entry directory, so they
-# cannot rot. Every call's outcome is still checked, but no timing is
+# (-benchtime=1x, one Rust iteration), without the 1M-entry directory and
+# tree, the walks over $(go env GOROOT)/src/net/http only (compared with rg only
+# if it is already installed), so they cannot rot. Every call's outcome is still checked, but no timing is
 # asserted and nothing is written to docs/. Exits non-zero only if a
 # benchmark fails to run.
 set -euo pipefail
@@ -109,6 +115,36 @@ else
 	rust_bench "$OUT/rust.log" WSFS_BENCH_SAMPLES=0 WSFS_BENCH_RSS_OUT="$OUT/rss-rust.jsonl"
 fi
 
+# ripgrep for the walking tools' comparison: the full bench installs it if it can.
+RG=$(command -v rg || true)
+if [[ -z $RG && $MODE == full ]]; then
+	step "installing ripgrep for the search comparison"
+	if command -v apt-get >/dev/null && { apt-get install -y -qq ripgrep >"$OUT/rg-install.log" 2>&1 ||
+		{ apt-get update -qq >>"$OUT/rg-install.log" 2>&1 && apt-get install -y -qq ripgrep >>"$OUT/rg-install.log" 2>&1; }; }; then
+		RG=$(command -v rg || true)
+	elif $CARGO install --locked ripgrep >>"$OUT/rg-install.log" 2>&1; then
+		RG=$(command -v rg || echo "${CARGO_HOME:-$HOME/.cargo}/bin/rg")
+	fi
+fi
+[[ -n $RG ]] || echo "bench: ripgrep is not installed and could not be installed: the search_text/find_files comparison with rg is skipped" >&2
+GOSRC=$($GO env GOROOT)/src
+WALK_SIZES=10000,100000,1000000
+WALK_SAMPLES=$REPS
+if [[ $MODE == short ]]; then
+	GOSRC=$GOSRC/net/http
+	WALK_SIZES=10000
+	WALK_SAMPLES=1
+fi
+step "walking tools: search_text and find_files over $GOSRC${RG:+ vs $("$RG" --version 2>/dev/null | sed -n 1p)}, list_dir trees of $WALK_SIZES entries"
+mkdir -p "$SCRATCH/trees"
+WSFS_WALK_SRC=$GOSRC WSFS_WALK_RG=$RG WSFS_WALK_TREES=$SCRATCH/trees WSFS_WALK_SIZES=$WALK_SIZES \
+	WSFS_WALK_SAMPLES=$WALK_SAMPLES WSFS_WALK_OUT="$OUT/walk.jsonl" \
+	$CARGO bench --locked --bench walk >"$OUT/walk.log" 2>&1 || {
+	tail -n 30 "$OUT/walk.log" >&2
+	echo "bench: the walking tools bench failed (log: $OUT/walk.log)" >&2
+	exit 1
+}
+
 step "measuring peak RSS growth of the Go paths"
 (cd go/benchmarks && WSFS_BENCH_DIR="$FX" WSFS_BENCH_RSS_OUT="$OUT/rss-go.jsonl" \
 	"$SCRATCH/benchmarks.test" -test.run='^TestPeakRSS$' -test.count=1 >"$OUT/rss-go.log" 2>&1) || {
@@ -125,7 +161,8 @@ WSFS_M_NPROC=$(nproc) \
 	WSFS_M_SCRATCH_FS=$(df -PT "$SCRATCH" | awk 'NR==2 {print $2}') \
 	WSFS_M_LOAD_START=$LOAD_START WSFS_M_LOAD_END="$(cut -d' ' -f1-3 /proc/loadavg)" \
 	WSFS_M_MODE=$MODE WSFS_M_REPS=$REPS WSFS_M_BENCHTIME=$BENCHTIME \
-	WSFS_M_RUST_SAMPLE_MS=$RUST_SAMPLE_MS \
+	WSFS_M_RUST_SAMPLE_MS=$RUST_SAMPLE_MS WSFS_M_RG="$([[ -n $RG ]] && "$RG" --version 2>/dev/null | sed -n 1p || echo none)" \
+	WSFS_M_WALK_SRC=$GOSRC \
 	"$PYTHON" -c 'import json, os, sys
 m = {k[7:].lower(): v for k, v in os.environ.items() if k.startswith("WSFS_M_")}
 json.dump(m, open(sys.argv[1], "w"), indent=1, sort_keys=True)' "$OUT/machine.json"

@@ -34,7 +34,7 @@
 //
 // # Agent tools and the agent runner
 //
-// Tools returns the five tools as fantasy.AgentTool values for any fantasy
+// Tools returns the tools (ToolNames) as fantasy.AgentTool values for any fantasy
 // agent. Runner is a complete agent loop for chat applications (MiniClaw's
 // fantasy-agent provider): per-session history in a HistoryStore (in memory
 // by default; a host may persist and bound it), a tool-iteration limit that

@@ -88,8 +88,10 @@ char *wsfs_write_file(uint64_t workspace, const char *args_json);
 char *wsfs_append_file(uint64_t workspace, const char *args_json);
 
 /*
- `list_dir {path = "."}` -> `data: {path, entries: [{name, type, size}], total, truncated}`.
- The caller frees the result with `wsfs_string_free`.
+ `list_dir {path = ".", depth = 1, include_hidden = true, max_entries?, respect_gitignore =
+ false}` -> `data: {path, entries: [{name, type, size}], total, truncated}`; with `depth > 1`
+ also `tree: {name, type, size?, children?, truncated?}` (then `entries` is empty and `total`
+ counts the tree's entries). The caller frees the result with `wsfs_string_free`.
 
  # Safety
  `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
@@ -106,8 +108,15 @@ char *wsfs_list_dir(uint64_t workspace, const char *args_json);
 char *wsfs_edit_file(uint64_t workspace, const char *args_json);
 
 /*
- Runs the tool named `tool_name` (`unknown_tool` if there is none).
- The caller frees the result with `wsfs_string_free`.
+ Runs the tool named `tool_name` (`unknown_tool` if there is none): any tool of
+ `wsfs_tool_specs`, including those without a function of their own, such as
+ `find_files {pattern, path = ".", max_results = 200, include_hidden = false,
+ respect_gitignore = true}` -> `data: {files, truncated, files_scanned}` and `search_text
+ {query, path = ".", glob?, use_regex = false, case_sensitive = true, max_matches = 50,
+ context_lines = 0, include_hidden = false, respect_gitignore = true}` -> `data: {matches:
+ [{file, line, column, snippet, match_start, match_end, before?, after?}], files_searched,
+ binary_files_skipped, files_skipped, truncated}`. The caller frees the result with
+ `wsfs_string_free`.
 
  # Safety
  `tool_name` and `args_json` must be NULL or NUL-terminated strings valid for the call.

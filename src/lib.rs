@@ -23,6 +23,7 @@ mod specs;
 mod tempfile_ops;
 mod tool;
 mod tools;
+mod walk;
 mod workspace;
 
 pub use config::{Config, Limits};

@@ -17,21 +17,57 @@ fn version_is_json_with_abi_1() {
 }
 
 #[test]
-fn tool_specs_describe_the_five_tools() {
+fn tool_specs_describe_every_tool() {
     let v = take_json(unsafe { ffi::wsfs_tool_specs() });
     let specs = v
         .as_array()
         .unwrap_or_else(|| panic!("tool_specs is not an array: {v}"));
-    assert_eq!(specs.len(), 5, "{v}");
-    let expected: [(&str, &[&str], &[&str]); 5] = [
+    assert_eq!(specs.len(), 7, "{v}");
+    let expected: [(&str, &[&str], &[&str]); 7] = [
         ("read_file", &["path"], &["path"]),
         ("write_file", &["path", "content"], &["path", "content"]),
         ("append_file", &["path", "content"], &["path", "content"]),
-        ("list_dir", &["path"], &[]),
+        (
+            "list_dir",
+            &[
+                "path",
+                "depth",
+                "include_hidden",
+                "max_entries",
+                "respect_gitignore",
+            ],
+            &[],
+        ),
         (
             "edit_file",
             &["path", "old_text", "new_text", "replace_all"],
             &["path", "old_text", "new_text"],
+        ),
+        (
+            "find_files",
+            &[
+                "pattern",
+                "path",
+                "max_results",
+                "include_hidden",
+                "respect_gitignore",
+            ],
+            &["pattern"],
+        ),
+        (
+            "search_text",
+            &[
+                "query",
+                "path",
+                "glob",
+                "use_regex",
+                "case_sensitive",
+                "max_matches",
+                "context_lines",
+                "include_hidden",
+                "respect_gitignore",
+            ],
+            &["query"],
         ),
     ];
     for (name, props, required) in expected {

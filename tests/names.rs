@@ -111,3 +111,39 @@ fn escapes_cannot_name_a_slash_or_nul() {
     }
     assert!(snapshot(&f.root).is_empty());
 }
+
+/// The walking tools report names in the same form, and a reported path reads back its file.
+#[test]
+fn walks_report_escaped_names_that_read_back() {
+    let f = Fixture::new();
+    fs::create_dir(raw(&f, b"d\xff")).unwrap();
+    fs::write(raw(&f, b"d\xff/caf\xe9.txt"), "needle latin-1\n").unwrap();
+    fs::write(raw(&f, b"d\xff/caf\\xe9.txt"), "needle literal\n").unwrap();
+
+    let found = f.call("find_files", json!({"pattern": "**/*.txt"}));
+    let files: Vec<&str> = assert_ok(&found)["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert_eq!(files, [r"d\xff/caf\\xe9.txt", r"d\xff/caf\xe9.txt"]);
+
+    let hits = f.call("search_text", json!({"query": "needle"}));
+    let matches = assert_ok(&hits)["matches"].as_array().unwrap().clone();
+    assert_eq!(matches.len(), 2, "{}", short(&hits));
+    for m in &matches {
+        let file = m["file"].as_str().unwrap();
+        let read = f.call("read_file", json!({"path": file}));
+        let content = assert_ok(&read)["content"].as_str().unwrap().to_owned();
+        assert_eq!(content.trim_end(), m["snippet"].as_str().unwrap(), "{file}");
+    }
+
+    let tree = f.call("list_dir", json!({"depth": 2}));
+    let text = assert_ok(&tree);
+    let shown = text.to_string();
+    assert!(
+        shown.contains(r"caf\\xe9.txt") && shown.contains(r"caf\\\\xe9.txt"),
+        "{shown}"
+    );
+}

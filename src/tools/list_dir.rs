@@ -1,12 +1,14 @@
-//! `list_dir`: one directory level, sorted by name, links reported and never followed.
+//! `list_dir`: one directory level, sorted by name, links reported and never followed; with
+//! `depth > 1` a breadth-first tree (`super::list_tree`).
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::names::encode;
 use crate::render;
 use crate::resolve::DirRef;
 use crate::tempfile_ops::is_temp_name;
 use crate::tool::{Annotations, Call, Tool, ToolOutput};
+use crate::walk::names::shown;
+use crate::walk::Kind;
 use crate::workspace::{ToolPath, Workspace};
 use cap_fs_ext::DirExt;
 use cap_std::fs::Dir;
@@ -27,6 +29,33 @@ pub struct ListDirArgs {
     /// Directory to list; defaults to '.', the workspace root.
     #[serde(default = "super::dot")]
     pub path: String,
+    /// Levels to list: 1 (default) lists the directory itself; 2 or more returns a tree, breadth-first (at most 60).
+    #[serde(default = "one")]
+    pub depth: u64,
+    /// Show names starting with '.'. Default true.
+    #[serde(default = "yes")]
+    pub include_hidden: bool,
+    /// Most entries to return; 0 or absent means the workspace's max_list_entries (500 by default), which is also the most allowed.
+    #[serde(default)]
+    pub max_entries: u64,
+    /// Leave out what .gitignore files in the listed directories ignore. Default false.
+    #[serde(default)]
+    pub respect_gitignore: bool,
+}
+
+fn one() -> u64 {
+    1
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl ListDirArgs {
+    /// Only `path` given: today's listing, on its fast path.
+    fn is_plain(&self) -> bool {
+        self.depth == 1 && self.include_hidden && self.max_entries == 0 && !self.respect_gitignore
+    }
 }
 
 impl Tool for ListDir {
@@ -36,17 +65,23 @@ impl Tool for ListDir {
     type Output = ListOutput;
 
     fn description() -> String {
-        format!("List one directory (not recursive), sorted by name. Each entry shows its type: directories end with '/', symlinks with '@' (they are not followed); files show their size. At most 500 entries by default, with a '[truncated: ...]' notice beyond that. {}", super::PATHS)
+        format!("List a directory, sorted by name. Each entry shows its type: directories end with '/', symlinks with '@' (they are not followed); files show their size. With depth 2 or more, returns an indented tree (breadth-first; '.git' is not entered). At most 500 entries by default, with a '[truncated: ...]' notice beyond that. {}", super::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: ListDirArgs) -> Result<(ListOutput, Vec<String>)> {
         let path = call.path(&args.path)?;
-        Ok((list_dir(call.ws, &path, call.ctl)?, Vec::new()))
+        if args.is_plain() {
+            return Ok((list_dir(call.ws, &path, call.ctl)?, Vec::new()));
+        }
+        super::list_tree::run(call, &path, &args)
     }
 }
 
 impl ToolOutput for ListOutput {
     fn text(&self) -> Cow<'_, str> {
+        if let Some(tree) = &self.tree {
+            return Cow::Owned(tree.text(self));
+        }
         let mut text = format!(
             "{} ({})\n",
             self.path,
@@ -85,9 +120,13 @@ pub struct Entry {
 #[derive(Debug, Serialize)]
 pub struct ListOutput {
     pub path: String,
+    /// The directory's entries; in tree mode empty (the tree holds them).
     pub entries: Vec<Entry>,
+    /// Entries in the directory (after the filters); in tree mode, entries in the tree.
     pub total: u64,
     pub truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tree: Option<super::list_tree::TreeOut>,
 }
 
 /// Directory entries read between cancellation checks: 128 of the longest names fill half of
@@ -98,6 +137,18 @@ const CHECK_EVERY: u64 = 128;
 const DIRENT_BUFFER: usize = 64 * 1024;
 
 pub fn list_dir(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<ListOutput> {
+    list_filtered(ws, path, ctl, ws.limits.max_list_entries, |_, _, _| true)
+}
+
+/// One directory level, keeping only the names `keep` accepts (given the name and its
+/// `getdents` type), at most `max`.
+pub(crate) fn list_filtered(
+    ws: &Workspace,
+    path: &ToolPath,
+    ctl: &CallControl,
+    max: u64,
+    keep: impl FnMut(&Dir, &[u8], Kind) -> bool,
+) -> Result<ListOutput> {
     let display = &path.display;
     let io_err = |e: std::io::Error| WsfsError::from_io(&e, display);
     let located = ws.resolve(path, false, ctl)?;
@@ -114,8 +165,7 @@ pub fn list_dir(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<Li
             Err(e) => return Err(io_err(e)),
         },
     };
-    let max = ws.limits.max_list_entries;
-    let (names, total) = smallest_names(&dir, max, ctl).map_err(|e| match e {
+    let (names, total) = smallest_names(&dir, max, ctl, keep).map_err(|e| match e {
         Stop::Io(e) => io_err(e),
         Stop::Call(e) => e,
     })?;
@@ -129,6 +179,7 @@ pub fn list_dir(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<Li
         entries,
         total,
         truncated: total > max,
+        tree: None,
     })
 }
 
@@ -143,9 +194,10 @@ fn smallest_names(
     dir: &Dir,
     max: u64,
     ctl: &CallControl,
+    mut keep: impl FnMut(&Dir, &[u8], Kind) -> bool,
 ) -> std::result::Result<(Vec<OsString>, u64), Stop> {
-    let keep = usize::try_from(max).unwrap_or(usize::MAX);
-    let mut heap: BinaryHeap<Vec<u8>> = BinaryHeap::with_capacity(keep.min(4096) + 1);
+    let cap = usize::try_from(max).unwrap_or(usize::MAX);
+    let mut heap: BinaryHeap<Vec<u8>> = BinaryHeap::with_capacity(cap.min(4096) + 1);
     let mut total = 0u64;
     // The handle may be O_PATH; getdents needs the directory open for reading. Entries are
     // read straight from the kernel's buffer, so a name is copied only when it is kept.
@@ -164,8 +216,11 @@ fn smallest_names(
         if name == b"." || name == b".." || is_temp_name(name) {
             continue;
         }
+        if !keep(dir, name, Kind::from_file_type(entry.file_type())) {
+            continue;
+        }
         total += 1;
-        if heap.len() < keep {
+        if heap.len() < cap {
             heap.push(name.to_vec());
         } else if heap.peek().is_some_and(|largest| name < largest.as_slice()) {
             heap.pop();
@@ -194,7 +249,7 @@ fn describe(dir: &Dir, name: OsString) -> Option<Entry> {
         "other"
     };
     Some(Entry {
-        name: encode(name.as_bytes()).into_owned(),
+        name: shown(name.as_bytes()).into_owned(),
         kind,
         size: meta.len(),
     })
@@ -214,7 +269,7 @@ mod tests {
         }
         let dir = Dir::open_ambient_dir(tmp.path(), ambient_authority()).unwrap();
         let ctl = CallControl::new(Duration::from_secs(10), None);
-        let (names, total) = match smallest_names(&dir, 3, &ctl) {
+        let (names, total) = match smallest_names(&dir, 3, &ctl, |_, _, _| true) {
             Ok(found) => found,
             Err(_) => panic!("listing failed"),
         };

@@ -6,8 +6,14 @@ use crate::tool::{entry, ToolEntry};
 
 pub mod append_file;
 pub mod edit_file;
+pub mod find_files;
+mod globs;
 pub mod list_dir;
+pub mod list_tree;
 pub mod read_file;
+mod search_sink;
+pub mod search_text;
+mod target;
 pub mod write;
 pub mod write_file;
 
@@ -18,6 +24,8 @@ pub static REGISTRY: &[ToolEntry] = &[
     entry::<append_file::AppendFile>(),
     entry::<list_dir::ListDir>(),
     entry::<edit_file::EditFile>(),
+    entry::<find_files::FindFiles>(),
+    entry::<search_text::SearchText>(),
 ];
 
 /// The registry entry named `name`.

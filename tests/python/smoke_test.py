@@ -26,6 +26,8 @@ lib.wsfs_workspace_open.restype = ctypes.c_void_p
 lib.wsfs_workspace_close.argtypes = [ctypes.c_uint64]
 lib.wsfs_workspace_close.restype = ctypes.c_void_p
 TOOLS = ("read_file", "write_file", "append_file", "list_dir", "edit_file")
+# Tools reached through wsfs_call only (no exported function of their own).
+NAMED_TOOLS = ("find_files", "search_text")
 for tool in TOOLS:
     fn = getattr(lib, "wsfs_" + tool)
     fn.argtypes = [ctypes.c_uint64, ctypes.c_char_p]
@@ -93,7 +95,7 @@ def version():
 @test
 def tool_specs():
     specs = take(lib.wsfs_tool_specs())
-    assert sorted(s["name"] for s in specs) == sorted(TOOLS), specs
+    assert sorted(s["name"] for s in specs) == sorted(TOOLS + NAMED_TOOLS), specs
     for s in specs:
         p = s["parameters"]
         assert p["type"] == "object" and "path" in p["properties"] and isinstance(p["required"], list), s
@@ -145,6 +147,26 @@ def call_by_name():
     assert d["content"] == "hello\r\nwsfs\n", d
     err(take(lib.wsfs_call(ws, b"rm_rf", b"{}")), "unknown_tool")
     err(take(lib.wsfs_call(ws, b"read_file", None)), "invalid_arguments")
+
+
+@test
+def walking_tools():
+    ws, root = STATE["ws"], STATE["root"]
+    os.makedirs(os.path.join(root, "tree", "sub"))
+    with open(os.path.join(root, "tree", "sub", "b.py"), "w") as fh:
+        fh.write("import os\nneedle = 'ü'\n")
+    os.symlink(STATE["base"], os.path.join(root, "tree", "up"))
+    d = ok(take(lib.wsfs_call(ws, b"find_files", enc({"pattern": "**/*.py", "path": "tree"}))))
+    assert d == {"files": ["tree/sub/b.py"], "truncated": False, "files_scanned": 2}, d
+    d = ok(take(lib.wsfs_call(ws, b"search_text", enc({"query": "NEEDLE", "case_sensitive": False, "context_lines": 1}))))
+    assert d["matches"] == [{"file": "tree/sub/b.py", "line": 2, "column": 1, "snippet": "needle = 'ü'",
+                             "match_start": 0, "match_end": 6, "before": ["import os"]}], d
+    err(take(lib.wsfs_call(ws, b"search_text", enc({"query": "(", "use_regex": True}))), "invalid_regex")
+    d = ok(tool(ws, "list_dir", {"path": "tree", "depth": 3}))
+    assert d["tree"] == {"name": ".", "type": "dir", "children": [
+        {"name": "sub", "type": "dir", "children": [{"name": "b.py", "type": "file", "size": 24}]},
+        {"name": "up", "type": "symlink"}]}, d
+    assert d["total"] == 3 and d["entries"] == [], d
 
 
 @test

@@ -51,7 +51,7 @@ func TestTools(t *testing.T) {
 	for _, s := range specs {
 		names = append(names, s.Name)
 	}
-	if strings.Join(names, ",") != "read_file,write_file,append_file,list_dir,edit_file" {
+	if strings.Join(names, ",") != "read_file,write_file,append_file,list_dir,edit_file,find_files,search_text" {
 		t.Fatalf("names %v", names)
 	}
 }
@@ -76,6 +76,14 @@ func TestRunTool(t *testing.T) {
 	code, out, _ = runCLI(t, "", "-workspace", dir, "list_dir")
 	if env := decode(t, out); code != 0 || !env.OK || !strings.Contains(env.Text, "a.txt") {
 		t.Fatalf("list: exit %d, %q", code, out)
+	}
+	code, out, _ = runCLI(t, "", "-workspace", dir, "search_text", `{"query":"hi"}`)
+	if env := decode(t, out); code != 0 || !env.OK || !strings.HasPrefix(env.Text, "a.txt:1:1: hi") {
+		t.Fatalf("search: exit %d, %q", code, out)
+	}
+	code, out, _ = runCLI(t, "", "-workspace", dir, "find_files", `{"pattern":"*.txt"}`)
+	if env := decode(t, out); code != 0 || !env.OK || !strings.HasPrefix(env.Text, "a.txt\n") {
+		t.Fatalf("find: exit %d, %q", code, out)
 	}
 	// A tool error: exit 1 with the error envelope.
 	code, out, _ = runCLI(t, "", "-workspace", dir, "read_file", `{"path":"../x"}`)

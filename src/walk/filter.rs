@@ -1,0 +1,217 @@
+//! Which entries a walk leaves out, decided in one place: hidden names, wsfs's own temp files,
+//! `.gitignore` rules, and the host's deny hook (the policy's `deny_read`).
+
+use super::names::shown;
+use super::sys::{self, Kind};
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::Match;
+use std::ffi::OsStr;
+use std::os::fd::BorrowedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// Largest `.gitignore` read; rules past it are not applied (with a warning).
+pub const MAX_GITIGNORE_BYTES: usize = 1 << 20;
+
+/// Decides, for a walk-relative path and its kind, whether the walk must leave it out
+/// entirely (not report it, not descend). The policy's deny rules plug in here.
+pub type DenyHook<'a> = &'a dyn Fn(&[u8], Kind) -> bool;
+
+/// What a walk shows and where it goes.
+#[derive(Clone, Copy)]
+pub struct WalkOptions<'a> {
+    /// Names starting with '.' are shown (and descended into, except `.git`).
+    pub include_hidden: bool,
+    /// `.gitignore` files found in the walked directories are applied.
+    pub respect_gitignore: bool,
+    /// Levels below the walk's root that are reported (1: its own entries).
+    pub max_depth: usize,
+    /// Paths the host's policy hides.
+    pub deny: Option<DenyHook<'a>>,
+}
+
+impl WalkOptions<'_> {
+    pub fn new(include_hidden: bool, respect_gitignore: bool) -> Self {
+        WalkOptions {
+            include_hidden,
+            respect_gitignore,
+            max_depth: usize::MAX,
+            deny: None,
+        }
+    }
+}
+
+/// Why an entry was left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skip {
+    Hidden,
+    /// One of wsfs's own temp files.
+    Internal,
+    Ignored,
+    Denied,
+}
+
+/// wsfs's own temp files (`.wsfs-<16 hex digits>.tmp`), which no listing or walk shows.
+pub fn is_internal_name(name: &[u8]) -> bool {
+    crate::tempfile_ops::is_temp_name(name)
+}
+
+pub fn is_hidden(name: &[u8]) -> bool {
+    name.first() == Some(&b'.')
+}
+
+/// Whether a walk descends into a directory of this name: never into `.git` (unless it is
+/// the walk's own root, which is not an entry).
+pub fn descends_into(name: &[u8]) -> bool {
+    name != b".git"
+}
+
+/// The one decision about an entry found by a walk. `rel` is its walk-relative path,
+/// `ignores` the `.gitignore` matchers that apply, innermost first, each with the byte
+/// length of its directory's walk-relative path.
+pub fn skip<'g>(
+    opts: &WalkOptions<'_>,
+    name: &[u8],
+    rel: &[u8],
+    kind: Kind,
+    ignores: impl Iterator<Item = (usize, &'g Gitignore)>,
+) -> Option<Skip> {
+    if is_internal_name(name) {
+        return Some(Skip::Internal);
+    }
+    if !opts.include_hidden && is_hidden(name) {
+        return Some(Skip::Hidden);
+    }
+    if opts.respect_gitignore && ignored(ignores, rel, kind == Kind::Dir) {
+        return Some(Skip::Ignored);
+    }
+    if opts.deny.is_some_and(|deny| deny(rel, kind)) {
+        return Some(Skip::Denied);
+    }
+    None
+}
+
+/// Whether the innermost `.gitignore` with an opinion on `rel` ignores it (`!` rules
+/// re-include).
+fn ignored<'g>(
+    ignores: impl Iterator<Item = (usize, &'g Gitignore)>,
+    rel: &[u8],
+    is_dir: bool,
+) -> bool {
+    for (base, gi) in ignores {
+        let sub = match rel.get(base..) {
+            Some([b'/', rest @ ..]) => rest,
+            Some(rest) => rest,
+            None => continue,
+        };
+        match gi.matched(Path::new(OsStr::from_bytes(sub)), is_dir) {
+            Match::Ignore(_) => return true,
+            Match::Whitelist(_) => return false,
+            Match::None => {}
+        }
+    }
+    false
+}
+
+/// The rules of the `.gitignore` in `dir` (read through the handle, never by path), or
+/// `None` when there is none or it has no rules. `shown_dir` names the directory in warnings.
+pub fn load_gitignore(
+    dir: BorrowedFd<'_>,
+    shown_dir: &[u8],
+    warnings: &mut Vec<String>,
+) -> Option<Gitignore> {
+    let where_ = || {
+        if shown_dir.is_empty() {
+            ".gitignore".to_string()
+        } else {
+            format!("{}/.gitignore", shown(shown_dir))
+        }
+    };
+    let (bytes, longer) = match sys::read_small_file(dir, b".gitignore", MAX_GITIGNORE_BYTES) {
+        Ok(Some(read)) => read,
+        Ok(None) => return None,
+        Err(e) => {
+            warnings.push(format!(
+                "{} was not read ({e}); its rules are not applied",
+                where_()
+            ));
+            return None;
+        }
+    };
+    if longer {
+        warnings.push(format!(
+            "{} is larger than {MAX_GITIGNORE_BYTES} bytes; only its first {MAX_GITIGNORE_BYTES} bytes are applied",
+            where_()
+        ));
+    }
+    // Root "." makes the matcher take paths as relative to this directory, unchanged.
+    let mut builder = GitignoreBuilder::new(".");
+    let text = String::from_utf8_lossy(&bytes);
+    let mut lines: Vec<&str> = text.lines().collect();
+    if longer {
+        lines.pop(); // possibly cut in the middle
+    }
+    for line in lines {
+        // Like git, a line that is not a valid pattern is ignored.
+        let _ = builder.add_line(None, line);
+    }
+    match builder.build() {
+        Ok(gi) if !gi.is_empty() => Some(gi),
+        Ok(_) => None,
+        Err(e) => {
+            warnings.push(format!("{}: {e}; its rules are not applied", where_()));
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gi(lines: &[&str]) -> Gitignore {
+        let mut b = GitignoreBuilder::new(".");
+        for l in lines {
+            b.add_line(None, l).unwrap();
+        }
+        b.build().unwrap()
+    }
+
+    #[test]
+    fn innermost_rule_decides() {
+        let outer = gi(&["*.log", "build/"]);
+        let inner = gi(&["!keep.log"]);
+        let chain =
+            |rel: &[u8], dir| ignored([(3usize, &inner), (0, &outer)].into_iter(), rel, dir);
+        assert!(chain(b"sub/a.log", false));
+        assert!(!chain(b"sub/keep.log", false));
+        assert!(chain(b"a.log", false));
+        assert!(chain(b"sub/build", true));
+        assert!(
+            !chain(b"sub/build", false),
+            "directory patterns match directories only"
+        );
+    }
+
+    #[test]
+    fn hidden_and_internal_names() {
+        let opts = WalkOptions::new(false, false);
+        let none = std::iter::empty();
+        assert_eq!(
+            skip(&opts, b".env", b".env", Kind::File, none),
+            Some(Skip::Hidden)
+        );
+        let opts = WalkOptions::new(true, false);
+        let none = std::iter::empty();
+        assert_eq!(
+            skip(
+                &opts,
+                b".wsfs-0123456789abcdef.tmp",
+                b"x/.wsfs-0123456789abcdef.tmp",
+                Kind::File,
+                none
+            ),
+            Some(Skip::Internal)
+        );
+    }
+}

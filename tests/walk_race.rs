@@ -1,0 +1,212 @@
+//! Walks under attack and at the limits: a directory swapped for a symlink to an outside
+//! directory (holding canary files) thousands of times during `search_text`, `find_files`
+//! and `list_dir` tree walks must never read, list or match anything outside; and a
+//! 1,500-deep tree walked under a 64-descriptor limit.
+#![allow(unused_unsafe)]
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::ffi::CString;
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+fn c(p: &Path) -> CString {
+    CString::new(p.as_os_str().as_bytes()).unwrap()
+}
+
+/// Atomically exchanges two names (RENAME_EXCHANGE).
+fn exchange(a: &CString, b: &CString) -> bool {
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            2,
+        )
+    };
+    r == 0
+}
+
+/// Ten nested levels (deeper than the walker keeps handles for), each with a file before
+/// and after its subdirectory, so walks return to levels whose handles were closed.
+fn nested(top: &Path, content: &str, names: &str) {
+    let mut dir = top.to_path_buf();
+    for level in ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"] {
+        fs::create_dir_all(dir.join(level)).unwrap();
+        fs::write(dir.join(format!("0{names}.txt")), content).unwrap();
+        fs::write(dir.join(format!("z{names}.txt")), content).unwrap();
+        dir = dir.join(level);
+    }
+    fs::write(dir.join(format!("bottom{names}.txt")), content).unwrap();
+}
+
+#[test]
+fn swapping_a_directory_for_a_symlink_never_leads_a_walk_outside() {
+    let f = Fixture::new();
+    let canary = format!("canary{}", token());
+    let outside = f.base.join("outside");
+    nested(&outside, &format!("{canary}\n"), &canary);
+    nested(&f.p("sw"), "inside\n", "in");
+    std::os::unix::fs::symlink(&outside, f.p("sw_link")).unwrap();
+    let (a, b) = (c(&f.p("sw")), c(&f.p("sw_link")));
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(AtomicU64::new(0));
+    let swapper = {
+        let (stop, swaps) = (stop.clone(), swaps.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                assert!(
+                    exchange(&a, &b),
+                    "exchange: {}",
+                    std::io::Error::last_os_error()
+                );
+                swaps.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    const ATTEMPTS: usize = 2000;
+    let (mut saw_link, mut saw_dir, mut refused) = (0, 0, 0);
+    let search = json!({"query": canary, "include_hidden": true, "respect_gitignore": false, "max_matches": 1000}).to_string();
+    let find = json!({"pattern": "**/*", "include_hidden": true, "respect_gitignore": false, "max_results": 10000}).to_string();
+    let tree = json!({"depth": 13, "max_entries": 1000}).to_string();
+    for i in 0..ATTEMPTS {
+        let v = call_named(f.ws, "search_text", &search);
+        let d = assert_ok(&v);
+        assert_eq!(
+            d["matches"],
+            json!([]),
+            "attempt {i}: read outside: {}",
+            short(&v)
+        );
+        refused += d["files_skipped"].as_u64().unwrap();
+        let v = call_named(f.ws, "find_files", &find);
+        let listed = assert_ok(&v)["files"].to_string();
+        assert!(
+            !listed.contains(&canary),
+            "attempt {i}: listed outside: {}",
+            short(&v)
+        );
+        if listed.contains("\"sw/0in.txt\"") {
+            saw_dir += 1;
+        }
+        if listed.contains("\"sw\"") {
+            saw_link += 1;
+        }
+        let v = call_named(f.ws, "list_dir", &tree);
+        let text = assert_ok(&v).to_string() + v["text"].as_str().unwrap();
+        assert!(
+            !text.contains(&canary),
+            "attempt {i}: tree shows outside: {}",
+            short(&v)
+        );
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    eprintln!(
+        "{ATTEMPTS} attempts x 3 walks, {} swaps; sw seen as a directory {saw_dir} times, as a symlink {saw_link} times; {refused} files/directories refused mid-search",
+        swaps.load(Ordering::Relaxed)
+    );
+    // The swap really raced with the walks: both states were seen.
+    assert!(
+        saw_dir > 0 && saw_link > 0,
+        "the swap never raced the walks"
+    );
+}
+
+const DEEP_ENV: &str = "WSFS_DEEP_WALK_CHILD";
+const DEPTH: usize = 1500;
+
+/// Child half of `deep_trees_walk_under_a_low_fd_limit` (runs only when re-invoked).
+#[test]
+#[ignore = "child process of deep_trees_walk_under_a_low_fd_limit"]
+fn deep_walk_child() {
+    let Ok(dir) = std::env::var(DEEP_ENV) else {
+        return;
+    };
+    let lim = libc::rlimit {
+        rlim_cur: 64,
+        rlim_max: 64,
+    };
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) }, 0);
+    let ws = open_ws(
+        Path::new(&dir),
+        json!({"limits": {"max_list_entries": 100000}}),
+    );
+    let run = |tool: &str, args: Value| {
+        let v = call_named(ws, tool, &args.to_string());
+        assert_ok(&v);
+        v
+    };
+    // Every level's z.txt comes after its subdirectory: the walk returns to all 1,500
+    // levels, reopening those whose handles it closed.
+    let v = run(
+        "find_files",
+        json!({"pattern": "**/z.txt", "max_results": 10000}),
+    );
+    assert_eq!(
+        v["data"]["files"].as_array().unwrap().len(),
+        DEPTH,
+        "{}",
+        short(&v)
+    );
+    let v = run("search_text", json!({"query": "deepest"}));
+    assert_eq!(
+        v["data"]["matches"].as_array().unwrap().len(),
+        1,
+        "{}",
+        short(&v)
+    );
+    assert_eq!(v["data"]["files_skipped"], json!(0));
+    let v = run("search_text", json!({"query": "zz", "max_matches": 1000}));
+    assert_eq!(v["data"]["matches"].as_array().unwrap().len(), 1000);
+    assert_eq!(v["data"]["truncated"], json!(true));
+    let v = run(
+        "list_dir",
+        json!({"path": "d/".repeat(DEPTH - 59), "depth": 60, "max_entries": 100000}),
+    );
+    assert_eq!(v["data"]["truncated"], json!(false), "{}", short(&v));
+    // 59 levels of {d, z.txt}, then bottom.txt: the deepest tree list_dir returns.
+    assert_eq!(v["data"]["total"], json!(59 * 2 + 1), "{}", short(&v));
+    assert_ok(&close_ws(ws));
+}
+
+#[test]
+fn deep_trees_walk_under_a_low_fd_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut dir = tmp.path().to_path_buf();
+    for _ in 0..DEPTH {
+        fs::create_dir(dir.join("d")).unwrap();
+        fs::write(dir.join("z.txt"), "zz\n").unwrap();
+        dir = dir.join("d");
+    }
+    fs::write(dir.join("bottom.txt"), "deepest\n").unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe)
+        .args([
+            "deep_walk_child",
+            "--exact",
+            "--ignored",
+            "--test-threads=1",
+            "--nocapture",
+        ])
+        .env(DEEP_ENV, tmp.path())
+        .output()
+        .unwrap();
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "child failed:\n{log}");
+    assert!(
+        log.contains("1 passed"),
+        "child did not run the test:\n{log}"
+    );
+}
