@@ -124,7 +124,14 @@ unsafe fn call_tool_with_content(
     })
 }
 
-/// `read_file {path}` -> `data: {path, content, bytes, total_bytes, truncated}`.
+/// `read_file {path, start_line?, max_lines? = 2000, line_numbers? = false}` -> `data: {path,
+/// content, bytes, total_bytes, truncated}`. With only `path`, the whole file up to
+/// `max_read_bytes`. With `start_line`, `max_lines` (at most 10000) or `line_numbers`, a range of
+/// lines (still within `max_read_bytes`, cut at a line boundary), and `data` adds `start_line`,
+/// `end_line`, `total_lines` (when the file was scanned whole), `next_start_line` (absent at the
+/// end) and `sha256` (of the whole file, lowercase hex, when it is at most `max_write_bytes`);
+/// `text` ends with a hint such as `[lines 1-2000 of 9120; continue with start_line=2001]`.
+/// A `start_line` past the end is `line_out_of_range`.
 /// The caller frees the result with `wsfs_string_free`.
 ///
 /// # Safety

@@ -14,6 +14,7 @@ pub mod ffi;
 mod fileops;
 mod handles;
 mod json;
+mod lines;
 mod logging;
 mod render;
 mod resolve;

@@ -24,7 +24,11 @@ fn tool_specs_describe_the_five_tools() {
         .unwrap_or_else(|| panic!("tool_specs is not an array: {v}"));
     assert_eq!(specs.len(), 5, "{v}");
     let expected: [(&str, &[&str], &[&str]); 5] = [
-        ("read_file", &["path"], &["path"]),
+        (
+            "read_file",
+            &["path", "start_line", "max_lines", "line_numbers"],
+            &["path"],
+        ),
         ("write_file", &["path", "content"], &["path", "content"]),
         ("append_file", &["path", "content"], &["path", "content"]),
         ("list_dir", &["path"], &[]),

@@ -8,6 +8,7 @@ pub mod append_file;
 pub mod edit_file;
 pub mod list_dir;
 pub mod read_file;
+pub mod read_range;
 pub mod write;
 pub mod write_file;
 
