@@ -19,6 +19,8 @@ pub struct Call<'a> {
     pub content_buffer: Option<&'a [u8]>,
     /// The paths this call named, as shown to the model, for the trace event.
     pub(crate) logged_paths: String,
+    /// The paths this call named, for the suggestions added to a `path_not_found` error.
+    pub(crate) paths: Vec<ToolPath>,
 }
 
 impl<'a> Call<'a> {
@@ -28,6 +30,7 @@ impl<'a> Call<'a> {
             ctl,
             content_buffer,
             logged_paths: String::new(),
+            paths: Vec::new(),
         }
     }
 
@@ -38,7 +41,10 @@ impl<'a> Call<'a> {
             self.logged_paths.push_str(" -> ");
         }
         match &parsed {
-            Ok(p) => self.logged_paths.push_str(&p.display),
+            Ok(p) => {
+                self.logged_paths.push_str(&p.display);
+                self.paths.push(p.clone());
+            }
             Err(_) => self.logged_paths.push_str("<invalid>"),
         }
         parsed
