@@ -113,7 +113,10 @@ char *wsfs_list_dir(uint64_t workspace, const char *args_json);
 char *wsfs_edit_file(uint64_t workspace, const char *args_json);
 
 /*
- Runs the tool named `tool_name` (`unknown_tool` if there is none).
+ Runs the tool named `tool_name` (`unknown_tool` if there is none): the five above, and the
+ tools without a function of their own, such as `get_path_info {path}` -> `data: {path,
+ exists, type, size, modified, mode, readable, writable, symlink_target?, line_count?,
+ sha256?}` (a missing path is `exists: false`, not an error). `wsfs_tool_specs` lists them all.
  The caller frees the result with `wsfs_string_free`.
 
  # Safety

@@ -214,7 +214,10 @@ pub unsafe extern "C" fn wsfs_edit_file(workspace: u64, args_json: *const c_char
     }
 }
 
-/// Runs the tool named `tool_name` (`unknown_tool` if there is none).
+/// Runs the tool named `tool_name` (`unknown_tool` if there is none): the five above, and the
+/// tools without a function of their own, such as `get_path_info {path}` -> `data: {path,
+/// exists, type, size, modified, mode, readable, writable, symlink_target?, line_count?,
+/// sha256?}` (a missing path is `exists: false`, not an error). `wsfs_tool_specs` lists them all.
 /// The caller frees the result with `wsfs_string_free`.
 ///
 /// # Safety

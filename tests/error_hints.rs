@@ -80,6 +80,12 @@ fn suggestions_never_list_outside_the_workspace() {
             "{path}: {}",
             short(&v)
         );
+        let v = f.call("get_path_info", json!({ "path": path }));
+        assert!(
+            !v.to_string().contains("secret-plans"),
+            "{path}: {}",
+            short(&v)
+        );
     }
 }
 

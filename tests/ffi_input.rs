@@ -17,13 +17,12 @@ fn version_is_json_with_abi_1() {
 }
 
 #[test]
-fn tool_specs_describe_the_five_tools() {
+fn tool_specs_describe_every_tool() {
     let v = take_json(unsafe { ffi::wsfs_tool_specs() });
     let specs = v
         .as_array()
         .unwrap_or_else(|| panic!("tool_specs is not an array: {v}"));
-    assert_eq!(specs.len(), 5, "{v}");
-    let expected: [(&str, &[&str], &[&str]); 5] = [
+    let expected: [(&str, &[&str], &[&str]); 6] = [
         (
             "read_file",
             &["path", "start_line", "max_lines", "line_numbers"],
@@ -37,7 +36,9 @@ fn tool_specs_describe_the_five_tools() {
             &["path", "old_text", "new_text", "replace_all"],
             &["path", "old_text", "new_text"],
         ),
+        ("get_path_info", &["path"], &["path"]),
     ];
+    assert_eq!(specs.len(), expected.len(), "{v}");
     for (name, props, required) in expected {
         let spec = specs
             .iter()

@@ -6,6 +6,7 @@ use crate::tool::{entry, ToolEntry};
 
 pub mod append_file;
 pub mod edit_file;
+pub mod get_path_info;
 pub mod list_dir;
 pub mod read_file;
 pub mod read_range;
@@ -19,6 +20,7 @@ pub static REGISTRY: &[ToolEntry] = &[
     entry::<append_file::AppendFile>(),
     entry::<list_dir::ListDir>(),
     entry::<edit_file::EditFile>(),
+    entry::<get_path_info::GetPathInfo>(),
 ];
 
 /// The registry entry named `name`.

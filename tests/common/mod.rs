@@ -256,13 +256,17 @@ pub fn limits(l: Value) -> Value {
     json!({ "limits": l })
 }
 
-/// Calls a tool through its dedicated function with a raw argument string.
+/// Calls a tool through its dedicated function with a raw argument string (tools without
+/// one, added after the first five, through `wsfs_call`).
 pub fn call_str(ws: u64, tool: &str, args: &str) -> Value {
+    if !TOOLS.contains(&tool) {
+        return call_named(ws, tool, args);
+    }
     let a = cs(args);
     take_envelope(unsafe { tool_fn(tool)(ws, a.as_ptr()) })
 }
 
-/// Calls a tool through its dedicated function.
+/// Calls a tool through its dedicated function (or `wsfs_call`, see `call_str`).
 pub fn call(ws: u64, tool: &str, args: Value) -> Value {
     call_str(ws, tool, &args.to_string())
 }
