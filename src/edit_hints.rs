@@ -4,7 +4,8 @@
 //!
 //! Hints only explain: `edit_file` still replaces exact bytes and nothing else. The work is
 //! bounded (the file is at most `max_write_bytes`; lines, comparisons and edit-distance cells
-//! are capped), so a 1 MiB file with a long `old_text` stays fast.
+//! are capped), so a 1 MiB file with a long `old_text` stays fast; the search also gives up
+//! when the call's deadline passes (`stop`), leaving the plain message.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -25,6 +26,8 @@ const FUZZY_MIN: f64 = 0.5;
 /// Lines of the closest text shown, and characters per line.
 const SHOWN_LINES: usize = 8;
 const SHOWN_CHARS: usize = 160;
+/// Deadline checks happen every this many lines.
+const CHECK_EVERY: usize = 4096;
 /// Match positions named by `ambiguous_edit`.
 const SHOWN_MATCHES: usize = 5;
 
@@ -70,11 +73,16 @@ pub(crate) struct Region {
     pub difference: Option<Difference>,
 }
 
-/// The `edit_not_found` message.
-pub(crate) fn not_found_message(display: &str, text: &str, old: &str) -> String {
+/// The `edit_not_found` message. `stop` says when to give up looking (the call's deadline).
+pub(crate) fn not_found_message(
+    display: &str,
+    text: &str,
+    old: &str,
+    stop: &dyn Fn() -> bool,
+) -> String {
     let head = format!("old_text was not found in {display}");
     let lines: Vec<&str> = text.split_inclusive('\n').take(MAX_FILE_LINES).collect();
-    let Some(region) = closest_region(text, &lines, old) else {
+    let Some(region) = closest_region(text, &lines, old, stop) else {
         return format!(
             "{head}; read the file and copy the exact text, including whitespace and line endings"
         );
@@ -142,7 +150,12 @@ pub(crate) fn ambiguous_message(display: &str, text: &str, old: &str, count: u64
 
 /// The closest text to `old` in the file (`text`, split into `lines`), and the difference
 /// that explains the miss when one of the known kinds does.
-pub(crate) fn closest_region(text: &str, lines: &[&str], old: &str) -> Option<Region> {
+pub(crate) fn closest_region(
+    text: &str,
+    lines: &[&str],
+    old: &str,
+    stop: &dyn Fn() -> bool,
+) -> Option<Region> {
     let old_lines: Vec<&str> = old.split_inclusive('\n').take(MAX_OLD_LINES).collect();
     let len = old_lines.len().max(1);
     let region = |start, difference| Region {
@@ -153,18 +166,24 @@ pub(crate) fn closest_region(text: &str, lines: &[&str], old: &str) -> Option<Re
     if let Some((start, d)) = line_ending_match(text, old) {
         return Some(region(start, d));
     }
-    if let Some(start) = window_match(lines, &old_lines, |l| l.trim_end()) {
+    if let Some(start) = window_match(lines, &old_lines, |l| l.trim_end(), stop) {
         return Some(region(start, Difference::TrailingWhitespace));
     }
-    if let Some(start) = window_match(lines, &old_lines, |l| l.trim_start()) {
+    if let Some(start) = window_match(lines, &old_lines, |l| l.trim_start(), stop) {
         let d = indentation_kind(&lines[start..], &old_lines);
         return Some(region(start, d));
+    }
+    if stop() {
+        return None;
     }
     let lowered = text.to_ascii_lowercase();
     if let Some(offset) = lowered.find(&old.to_ascii_lowercase()) {
         return Some(region(line_of(text, offset), Difference::LetterCase));
     }
-    let start = voted_start(lines, &old_lines).or_else(|| fuzzy_start(lines, &old_lines))?;
+    if stop() {
+        return None;
+    }
+    let start = voted_start(lines, &old_lines).or_else(|| fuzzy_start(lines, &old_lines, stop))?;
     Some(Region {
         start,
         len,
@@ -199,7 +218,12 @@ fn bare(line: &str) -> &str {
 /// The first file line from which `old_lines` match once both sides go through `norm`: the
 /// first old line ends a file line (old_text may start mid-line), the last begins one, the
 /// others are equal; a single line is contained in one.
-fn window_match(lines: &[&str], old_lines: &[&str], norm: impl Fn(&str) -> &str) -> Option<usize> {
+fn window_match(
+    lines: &[&str],
+    old_lines: &[&str],
+    norm: impl Fn(&str) -> &str,
+    stop: &dyn Fn() -> bool,
+) -> Option<usize> {
     let old: Vec<&str> = old_lines.iter().map(|l| norm(bare(l))).collect();
     if old.iter().all(|l| l.is_empty()) || old.len() > lines.len() {
         return None;
@@ -207,6 +231,9 @@ fn window_match(lines: &[&str], old_lines: &[&str], norm: impl Fn(&str) -> &str)
     let m = old.len();
     let mut budget = COMPARE_BUDGET;
     for start in 0..=lines.len() - m {
+        if start % CHECK_EVERY == 0 && stop() {
+            return None;
+        }
         for (j, want) in old.iter().enumerate() {
             if budget == 0 {
                 return None;
@@ -281,7 +308,7 @@ fn voted_start(lines: &[&str], old_lines: &[&str]) -> Option<usize> {
 
 /// The start aligning old_text's longest line with the most similar file line (normalized
 /// edit distance), within a budget of edit-distance cells.
-fn fuzzy_start(lines: &[&str], old_lines: &[&str]) -> Option<usize> {
+fn fuzzy_start(lines: &[&str], old_lines: &[&str], stop: &dyn Fn() -> bool) -> Option<usize> {
     let clip = |s: &str| -> String { s.trim().chars().take(FUZZY_CHARS).collect() };
     let (probe_at, probe) = old_lines
         .iter()
@@ -295,6 +322,9 @@ fn fuzzy_start(lines: &[&str], old_lines: &[&str]) -> Option<usize> {
     let mut budget = FUZZY_BUDGET;
     let mut best: Option<(f64, usize)> = None;
     for (i, line) in lines.iter().enumerate() {
+        if i % CHECK_EVERY == 0 && stop() {
+            break;
+        }
         let candidate = clip(line);
         let len = candidate.chars().count();
         let longer = probe_len.max(len) as f64;
@@ -356,7 +386,7 @@ mod tests {
 
     fn region(text: &str, old: &str) -> Option<Region> {
         let lines: Vec<&str> = text.split_inclusive('\n').collect();
-        closest_region(text, &lines, old)
+        closest_region(text, &lines, old, &|| false)
     }
 
     fn diff(text: &str, old: &str) -> Option<Difference> {
@@ -411,6 +441,15 @@ mod tests {
     }
 
     #[test]
+    fn a_passed_deadline_leaves_the_plain_message() {
+        let msg = not_found_message("f", "Hello\n", "hello", &|| true);
+        assert!(
+            msg.ends_with("including whitespace and line endings"),
+            "{msg}"
+        );
+    }
+
+    #[test]
     fn whitespace_is_made_visible() {
         assert_eq!(visible("\tx = 1;  \r\n"), ("→x = 1;··␍".to_string(), true));
         assert_eq!(visible("a b\n"), ("a b".to_string(), false));
@@ -438,7 +477,7 @@ mod tests {
             .map(|i| format!("a line {i} that is nowhere in the file at all, really\n"))
             .collect();
         let t = std::time::Instant::now();
-        let _ = not_found_message("f", &text, &old);
+        let _ = not_found_message("f", &text, &old, &|| false);
         assert!(
             t.elapsed() < std::time::Duration::from_secs(2),
             "{:?}",

@@ -121,7 +121,9 @@ pub fn edit_file(
         (0, _) => {
             return Err(WsfsError::new(
                 ErrorCode::EditNotFound,
-                edit_hints::not_found_message(display, &text, req.old_text),
+                edit_hints::not_found_message(display, &text, req.old_text, &|| {
+                    ctl.check().is_err()
+                }),
             ))
         }
         (1, _) | (_, true) => text.replace(req.old_text, req.new_text),
