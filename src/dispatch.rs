@@ -93,9 +93,9 @@ pub fn run_tool(
 fn run(ws: &Workspace, req: &Request<'_>, ctl: &CallControl) -> Result<ToolResult> {
     let mut call = Call::new(ws, ctl, req.content);
     let result = run_entry(&mut call, req).map_err(|mut e| {
-        if e.code == ErrorCode::PathNotFound {
-            e.message
-                .push_str(&hints::path_suggestions(ws, &call.paths, ctl));
+        if let (ErrorCode::PathNotFound, Some((anchor, rel))) = (e.code, &call.first_path) {
+            let names = hints::similar_paths(ws, *anchor, rel, ctl);
+            e.message.push_str(&hints::did_you_mean(&names));
         }
         e
     });

@@ -3,7 +3,7 @@
 //! root (never outside it), with a bounded scan.
 
 use crate::control::CallControl;
-use crate::workspace::{display_rel, Anchor, ToolPath, Workspace};
+use crate::workspace::{display_rel, Anchor, Workspace};
 use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
@@ -30,16 +30,6 @@ pub(crate) fn hidden_entry(name: &OsStr) -> bool {
     name.starts_with(b".wsfs-") && name.ends_with(b".tmp")
 }
 
-/// "; did you mean a/b.txt or a/c.txt?" for paths that do not exist, or "".
-pub(crate) fn path_suggestions(ws: &Workspace, paths: &[ToolPath], ctl: &CallControl) -> String {
-    let names = paths
-        .iter()
-        .map(|p| similar_paths(ws, p, ctl))
-        .find(|names| !names.is_empty())
-        .unwrap_or_default();
-    did_you_mean(&names)
-}
-
 /// "; did you mean x, y or z?" (empty for no names), to end a sentence saying what is missing.
 pub(crate) fn did_you_mean(names: &[String]) -> String {
     match names {
@@ -49,11 +39,17 @@ pub(crate) fn did_you_mean(names: &[String]) -> String {
     }
 }
 
-/// Up to three existing paths similar to the first missing component of `path`, shown as
-/// the tools accept them (workspace-relative, directories ending in '/'). Empty when the
-/// path exists, lies outside the workspace, or nothing is similar enough.
-pub(crate) fn similar_paths(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Vec<String> {
-    let Some(rel) = root_relative(ws, path) else {
+/// Up to three existing paths similar to the first missing component of the tool path `rel`
+/// (relative to `anchor`), shown as the tools accept them (workspace-relative, directories
+/// ending in '/'). Empty when the path exists, lies outside the workspace, or nothing is
+/// similar enough.
+pub(crate) fn similar_paths(
+    ws: &Workspace,
+    anchor: Anchor,
+    rel: &Path,
+    ctl: &CallControl,
+) -> Vec<String> {
+    let Some(rel) = root_relative(ws, anchor, rel) else {
         return Vec::new();
     };
     let components: Vec<Component<'_>> = rel.components().collect();
@@ -92,13 +88,13 @@ pub(crate) fn similar_paths(ws: &Workspace, path: &ToolPath, ctl: &CallControl) 
 }
 
 /// The path below the root, for a path that names something inside the workspace.
-fn root_relative(ws: &Workspace, path: &ToolPath) -> Option<PathBuf> {
-    match path.anchor {
-        Anchor::Root => Some(path.rel.clone()),
+fn root_relative(ws: &Workspace, anchor: Anchor, rel: &Path) -> Option<PathBuf> {
+    match anchor {
+        Anchor::Root => Some(rel.to_path_buf()),
         // Unrestricted mode: only paths under the root get suggestions (listing elsewhere
         // would show the model directories outside the workspace).
         Anchor::Host => {
-            let absolute = Path::new("/").join(&path.rel);
+            let absolute = Path::new("/").join(rel);
             let rel = absolute.strip_prefix(&ws.root).ok()?;
             (!rel.components().any(|c| c == Component::ParentDir)).then(|| rel.to_path_buf())
         }

@@ -135,7 +135,7 @@ pub fn get_path_info(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Resu
         path: display.clone(),
         exists: false,
         entry: None,
-        suggestions: hints::similar_paths(ws, path, ctl),
+        suggestions: hints::similar_paths(ws, path.anchor, &path.rel, ctl),
     };
     let located = match ws.resolve_no_follow(path, ctl) {
         Ok(located) => located,
