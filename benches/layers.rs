@@ -91,6 +91,11 @@ struct Case {
     name: String,
     tool: String,
     path: String,
+    /// read_file's range, when the case reads one (0: absent).
+    #[serde(default)]
+    start_line: u64,
+    #[serde(default)]
+    max_lines: u64,
     #[serde(default)]
     content_file: Option<String>,
     #[serde(default)]
@@ -166,6 +171,15 @@ impl Fixture {
         };
         let buffer = mode.is_some_and(|m| m.content_buffer);
         let args = match c.tool.as_str() {
+            "read_file" if c.start_line != 0 || c.max_lines != 0 => {
+                let mut args = serde_json::json!({ "path": path });
+                for (key, value) in [("start_line", c.start_line), ("max_lines", c.max_lines)] {
+                    if value != 0 {
+                        args[key] = value.into();
+                    }
+                }
+                vec![args]
+            }
             "read_file" | "list_dir" => vec![serde_json::json!({ "path": path })],
             "write_file" | "append_file" if buffer => vec![serde_json::json!({ "path": path })],
             "write_file" | "append_file" => {

@@ -682,10 +682,30 @@ func (r *ReadFileResult) decodeData(d *decoder) {
 			r.TotalBytes = d.int()
 		case "truncated":
 			r.Truncated = d.bool()
+		case "start_line":
+			r.StartLine = int(d.int())
+		case "end_line":
+			r.EndLine = int(d.int())
+		case "total_lines":
+			r.TotalLines = d.optInt()
+		case "next_start_line":
+			r.NextStartLine = int(d.int())
+		case "sha256":
+			r.SHA256 = d.str()
 		default:
 			d.skip()
 		}
 	})
+}
+
+// optInt reads an integer into a new int, or null as nil.
+func (d *decoder) optInt() *int {
+	if d.peek() == 'n' {
+		d.literal("null")
+		return nil
+	}
+	n := int(d.int())
+	return &n
 }
 
 func (r *WriteFileResult) decodeData(d *decoder) {

@@ -157,7 +157,7 @@ func TestAgentStepLimit(t *testing.T) {
 	}
 	for i, call := range calls[:3] {
 		if len(call.Tools) != len(ToolNames) {
-			t.Fatalf("call %d offered %d tools, want %d", i, len(call.Tools), len(ToolNames))
+			t.Fatalf("call %d offered %d tools, want all %d", i, len(call.Tools), len(ToolNames))
 		}
 	}
 	final := calls[3]

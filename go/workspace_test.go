@@ -668,7 +668,7 @@ func TestToolSpecs(t *testing.T) {
 		t.Fatalf("spec names = %v, want %v", names, ToolNames)
 	}
 	var again []ToolSpec
-	if err := json.Unmarshal([]byte(ToolSpecsJSON()), &again); err != nil || len(again) != len(ToolNames) {
+	if err := json.Unmarshal([]byte(ToolSpecsJSON()), &again); err != nil || len(again) != len(specs) {
 		t.Fatalf("ToolSpecsJSON: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ use crate::control::{token_flag, CallControl};
 use crate::envelope::{self, Output};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::handles;
+use crate::hints;
 use crate::tool::{Call, ToolOutput};
 use crate::tools::{self, write};
 use crate::workspace::Workspace;
@@ -91,7 +92,13 @@ pub fn run_tool(
 
 fn run(ws: &Workspace, req: &Request<'_>, ctl: &CallControl) -> Result<ToolResult> {
     let mut call = Call::new(ws, ctl, req.content);
-    let result = run_entry(&mut call, req);
+    let result = run_entry(&mut call, req).map_err(|mut e| {
+        if let (ErrorCode::PathNotFound, Some((anchor, rel))) = (e.code, &call.first_path) {
+            let names = hints::similar_paths(ws, *anchor, rel, ctl);
+            e.message.push_str(&hints::did_you_mean(&names));
+        }
+        e
+    });
     trace(req.tool, &call.logged_paths, &result, ctl);
     result
 }

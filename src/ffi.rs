@@ -124,7 +124,14 @@ unsafe fn call_tool_with_content(
     })
 }
 
-/// `read_file {path}` -> `data: {path, content, bytes, total_bytes, truncated}`.
+/// `read_file {path, start_line?, max_lines? = 2000, line_numbers? = false}` -> `data: {path,
+/// content, bytes, total_bytes, truncated}`. With only `path`, the whole file up to
+/// `max_read_bytes`. With `start_line`, `max_lines` (at most 10000) or `line_numbers`, a range of
+/// lines (still within `max_read_bytes`, cut at a line boundary), and `data` adds `start_line`,
+/// `end_line`, `total_lines` (when the file was scanned whole), `next_start_line` (absent at the
+/// end) and `sha256` (of the whole file, lowercase hex, when it is at most `max_write_bytes`);
+/// `text` ends with a hint such as `[lines 1-2000 of 9120; continue with start_line=2001]`.
+/// A `start_line` past the end is `line_out_of_range`.
 /// The caller frees the result with `wsfs_string_free`.
 ///
 /// # Safety
@@ -209,15 +216,11 @@ pub unsafe extern "C" fn wsfs_edit_file(workspace: u64, args_json: *const c_char
     }
 }
 
-/// Runs the tool named `tool_name` (`unknown_tool` if there is none): any tool of
-/// `wsfs_tool_specs`, including those without a function of their own, such as
-/// `find_files {pattern, path = ".", max_results = 200, include_hidden = false,
-/// respect_gitignore = true}` -> `data: {files, truncated, files_scanned}` and `search_text
-/// {query, path = ".", glob?, use_regex = false, case_sensitive = true, max_matches = 50,
-/// context_lines = 0, include_hidden = false, respect_gitignore = true}` -> `data: {matches:
-/// [{file, line, column, snippet, match_start, match_end, before?, after?}], files_searched,
-/// binary_files_skipped, files_skipped, truncated}`. The caller frees the result with
-/// `wsfs_string_free`.
+/// Runs the tool named `tool_name` (`unknown_tool` if there is none): any tool that
+/// `wsfs_tool_specs` lists, the five above and those without a function of their own
+/// (`get_path_info`, `find_files`, `search_text`, ...). Each tool's arguments are its spec's
+/// JSON Schema; its `data` is described in README.md's tool table. The caller frees the result
+/// with `wsfs_string_free`.
 ///
 /// # Safety
 /// `tool_name` and `args_json` must be NULL or NUL-terminated strings valid for the call.

@@ -204,6 +204,57 @@ impl Workspace {
         }
     }
 
+    /// Resolves `path` to its directory and leaf without following a symlink in the leaf
+    /// position: the leaf's own metadata (`lstat`) is in `leaf_meta` when it exists. For tools
+    /// that describe a name rather than what it leads to (`get_path_info`).
+    pub(crate) fn resolve_no_follow(
+        &self,
+        path: &ToolPath,
+        ctl: &CallControl,
+    ) -> Result<Located<'_>> {
+        ctl.check()?;
+        let mut located = self.locate(path.anchor, &path.rel, None, &path.display, ctl)?;
+        if let Some(leaf) = &located.leaf {
+            match located.dir.symlink_metadata(leaf) {
+                Ok(meta) => located.leaf_meta = Some(meta),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(WsfsError::from_io(&e, &path.display)),
+            }
+        }
+        Ok(located)
+    }
+
+    /// Where the symlink `located` names leads, workspace-relative, when following it (as the
+    /// tools would: beneath the root, relative targets only in a confined workspace) ends
+    /// inside the workspace. The last name need not exist. `None` otherwise.
+    pub(crate) fn link_target(&self, located: &Located<'_>, ctl: &CallControl) -> Option<String> {
+        let leaf = located.leaf.as_ref()?;
+        let target = located.dir.read_link_contents(leaf).ok()?;
+        let rel = self.symlink_target(located, &target, "").ok()?;
+        let path = ToolPath {
+            anchor: located.anchor,
+            rel,
+            display: String::new(),
+            trailing_slash: false,
+        };
+        let reached = self.resolve(&path, false, ctl).ok()?;
+        self.shown_location(&reached)
+    }
+
+    /// The workspace-relative path of a resolved location, from the kernel's path of its open
+    /// directory. For display only: confinement was decided by the kernel when it was opened.
+    /// `None` when the location is not inside the workspace (unrestricted mode, or a
+    /// directory moved out meanwhile).
+    pub(crate) fn shown_location(&self, located: &Located<'_>) -> Option<String> {
+        let real = real_path(&*located.dir).ok()?;
+        let rel = real.strip_prefix(&self.root).ok()?;
+        let full = match &located.leaf {
+            Some(leaf) => rel.join(leaf),
+            None => rel.to_path_buf(),
+        };
+        Some(display_path(&full))
+    }
+
     /// Removes the directories `located`'s resolution created, for a call that failed or was
     /// stopped before its commit point. Takes `located` so its directory handle is closed
     /// first: a call that failed for want of a file descriptor can still clean up.

@@ -4,12 +4,13 @@
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::workspace::{ToolPath, Workspace};
+use crate::workspace::{Anchor, ToolPath, Workspace};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::any::Any;
 use std::borrow::Cow;
+use std::path::PathBuf;
 
 /// What a tool's run function gets besides its arguments.
 pub struct Call<'a> {
@@ -19,6 +20,9 @@ pub struct Call<'a> {
     pub content_buffer: Option<&'a [u8]>,
     /// The paths this call named, as shown to the model, for the trace event.
     pub(crate) logged_paths: String,
+    /// The first path this call named (where it resolves from, and the path below that), for
+    /// the suggestions added to a `path_not_found` error.
+    pub(crate) first_path: Option<(Anchor, PathBuf)>,
 }
 
 impl<'a> Call<'a> {
@@ -28,6 +32,7 @@ impl<'a> Call<'a> {
             ctl,
             content_buffer,
             logged_paths: String::new(),
+            first_path: None,
         }
     }
 
@@ -38,7 +43,12 @@ impl<'a> Call<'a> {
             self.logged_paths.push_str(" -> ");
         }
         match &parsed {
-            Ok(p) => self.logged_paths.push_str(&p.display),
+            Ok(p) => {
+                self.logged_paths.push_str(&p.display);
+                if self.first_path.is_none() {
+                    self.first_path = Some((p.anchor, p.rel.clone()));
+                }
+            }
             Err(_) => self.logged_paths.push_str("<invalid>"),
         }
         parsed

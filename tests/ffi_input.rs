@@ -22,9 +22,12 @@ fn tool_specs_describe_every_tool() {
     let specs = v
         .as_array()
         .unwrap_or_else(|| panic!("tool_specs is not an array: {v}"));
-    assert_eq!(specs.len(), 7, "{v}");
-    let expected: [(&str, &[&str], &[&str]); 7] = [
-        ("read_file", &["path"], &["path"]),
+    let expected: [(&str, &[&str], &[&str]); 8] = [
+        (
+            "read_file",
+            &["path", "start_line", "max_lines", "line_numbers"],
+            &["path"],
+        ),
         ("write_file", &["path", "content"], &["path", "content"]),
         ("append_file", &["path", "content"], &["path", "content"]),
         (
@@ -43,6 +46,7 @@ fn tool_specs_describe_every_tool() {
             &["path", "old_text", "new_text", "replace_all"],
             &["path", "old_text", "new_text"],
         ),
+        ("get_path_info", &["path"], &["path"]),
         (
             "find_files",
             &[
@@ -70,6 +74,7 @@ fn tool_specs_describe_every_tool() {
             &["query"],
         ),
     ];
+    assert_eq!(specs.len(), expected.len(), "{v}");
     for (name, props, required) in expected {
         let spec = specs
             .iter()

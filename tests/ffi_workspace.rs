@@ -126,6 +126,9 @@ fn cancelled_token_changes_nothing() {
 fn close_while_calls_are_in_flight() {
     let f = Fixture::new();
     f.write("a.txt", "hello");
+    for i in 0..6 {
+        f.write(&format!("ed{i}.txt"), "hello");
+    }
     let ws = f.ws;
     let closed = Arc::new(AtomicBool::new(false));
     let stop = Arc::new(AtomicBool::new(false));
@@ -140,15 +143,21 @@ fn close_while_calls_are_in_flight() {
                 oks.clone(),
             );
             std::thread::spawn(move || {
+                // Each thread edits its own file back and forth (an edit must change text).
+                let mut edits = ["hello", "HELLO"];
                 while !stop.load(Ordering::SeqCst) {
                     for tool in TOOLS {
                         let path = match tool {
                             "append_file" => format!("app{i}.txt"),
                             "list_dir" => ".".to_owned(),
+                            "edit_file" => format!("ed{i}.txt"),
                             _ => "a.txt".to_owned(),
                         };
                         let after = closed.load(Ordering::SeqCst);
-                        let args = args_for(tool, &path, "hello", "hello");
+                        let args = match tool {
+                            "edit_file" => args_for(tool, &path, edits[0], edits[1]),
+                            _ => args_for(tool, &path, "hello", "hello"),
+                        };
                         let v = if i % 2 == 0 {
                             call(ws, tool, args)
                         } else {
@@ -161,6 +170,9 @@ fn close_while_calls_are_in_flight() {
                                 short(&v)
                             );
                             oks.fetch_add(1, Ordering::SeqCst);
+                            if tool == "edit_file" {
+                                edits.swap(0, 1);
+                            }
                         } else {
                             assert_err(&v, "invalid_workspace");
                             if after {

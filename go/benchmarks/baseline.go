@@ -30,7 +30,8 @@ import (
 //     per-component checks, like wsfs's openat2(RESOLVE_BENEATH));
 //   - read_file: O_NONBLOCK|O_NOCTTY open, fstat (regular files only), at
 //     most MaxReadBytes read (+1 byte to detect more), cut back to a UTF-8
-//     boundary, NUL/UTF-8 check, truncation notice;
+//     boundary, NUL/UTF-8 check, truncation notice; a range of lines is
+//     streamed through one 64 KiB buffer (baseline_range.go);
 //   - write_file: size check before touching the disk, parents created, an
 //     exclusive flock on the existing file (re-checked after locking), temp
 //     file (random name, O_EXCL), write, owner and mode kept (fchown,
@@ -285,6 +286,9 @@ func (b *Baseline) ReadFile(ctx context.Context, in wsfs.ReadFileInput) (wsfs.Re
 	}
 	if e := requireRegular(tool, p.display, fi); e != nil {
 		return wsfs.ReadFileResult{}, e
+	}
+	if in.StartLine != 0 || in.MaxLines != 0 || in.LineNumbers {
+		return b.readRange(ctx, f, fi.Size(), p.display, in)
 	}
 	limit := b.limits.MaxReadBytes
 	buf, err := readBounded(ctx, f, fi.Size(), limit+1)

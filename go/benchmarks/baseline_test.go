@@ -178,6 +178,13 @@ func TestBaselineMatchesWsfs(t *testing.T) {
 		wsfs.ReadFileInput{Path: "abs"},
 		wsfs.ReadFileInput{Path: "escape"},
 		wsfs.ReadFileInput{Path: "/etc/passwd"},
+		wsfs.ReadFileInput{Path: "a.txt", StartLine: 2},
+		wsfs.ReadFileInput{Path: "a.txt", MaxLines: 1, LineNumbers: true},
+		wsfs.ReadFileInput{Path: "crlf.txt", StartLine: 2, LineNumbers: true},
+		wsfs.ReadFileInput{Path: "nonl.txt", StartLine: 1},
+		wsfs.ReadFileInput{Path: "a.txt", StartLine: 4},
+		wsfs.ReadFileInput{Path: "a.txt", MaxLines: 10_001},
+		wsfs.ReadFileInput{Path: "bin.dat", StartLine: 1},
 		wsfs.ListDirInput{},
 		wsfs.ListDirInput{Path: "d"},
 		wsfs.ListDirInput{Path: "d/sub"},
@@ -212,6 +219,9 @@ func TestBaselineLimits(t *testing.T) {
 	for _, in := range []any{
 		wsfs.ReadFileInput{Path: "utf8.txt"}, // cut back before a split "é"
 		wsfs.ReadFileInput{Path: "a.txt"},
+		wsfs.ReadFileInput{Path: "a.txt", StartLine: 1},    // stops at a line boundary
+		wsfs.ReadFileInput{Path: "utf8.txt", StartLine: 1}, // one line, cut before "é"
+		wsfs.ReadFileInput{Path: "a.txt", StartLine: 2},    // over MaxWriteBytes: no SHA-256
 		wsfs.ListDirInput{Path: "d"},
 		wsfs.WriteFileInput{Path: "big.txt", Content: strings.Repeat("x", 11)},
 		wsfs.AppendFileInput{Path: "a.txt", Content: strings.Repeat("x", 11)},
@@ -230,6 +240,8 @@ func TestBaselineToolsMatchWsfsTools(t *testing.T) {
 	for _, c := range []struct{ tool, input string }{
 		{"read_file", `{"path":"a.txt"}`},
 		{"read_file", `{"path":"nonl.txt"}`},
+		{"read_file", `{"path":"a.txt","start_line":2,"line_numbers":true}`},
+		{"read_file", `{"path":"crlf.txt","max_lines":1}`},
 		{"list_dir", `{"path":"d"}`},
 		{"list_dir", `{}`},
 		{"write_file", `{"path":"w.txt","content":"hello"}`},

@@ -53,10 +53,13 @@ type CallMode struct {
 	ContentBuffer bool   `json:"content_buffer,omitempty"`
 }
 
-// typedMode is how the typed API calls tool.
-func typedMode(tool string) CallMode {
-	switch tool {
+// typedMode is how the typed API calls c's tool.
+func typedMode(c Case) CallMode {
+	switch c.Tool {
 	case "read_file":
+		if c.StartLine != 0 || c.MaxLines != 0 {
+			return CallMode{Output: "full"} // a range's text is not its content
+		}
 		return CallMode{Output: "data_raw"}
 	case "write_file", "append_file":
 		return CallMode{Output: "full", ContentBuffer: true}
@@ -78,6 +81,9 @@ type Case struct {
 	// Path is the tool path, relative to the workspace root; "{layer}" is
 	// replaced by the layer's name so mutating cases never share a file.
 	Path string `json:"path"`
+	// StartLine and MaxLines (read_file) ask for a range of lines.
+	StartLine int `json:"start_line,omitempty"`
+	MaxLines  int `json:"max_lines,omitempty"`
 	// ContentFile (write_file, append_file) holds the content, relative to
 	// the fixture directory.
 	ContentFile string `json:"content_file,omitempty"`
@@ -112,7 +118,7 @@ type Manifest struct {
 	Cases   []Case `json:"cases"`
 }
 
-const manifestVersion = 2
+const manifestVersion = 3
 
 // Edit markers: equal length, each unique in its file.
 const (
@@ -127,6 +133,12 @@ const (
 	entries10k  = 10_000
 	entries50   = 50
 	sparseSize  = 10 << 30
+	// text64m.txt is this block repeated 64 times.
+	block64m  = 1 << 20
+	blocks64m = 64
+	// The range read of text64m.txt: lines 500000-500100.
+	rangeStart = 500_000
+	rangeLines = 101
 )
 
 // AllCases returns every case; FullOnly ones need a full fixture.
@@ -138,6 +150,8 @@ func AllCases() []Case {
 			ExpectOK: true, ExpectBytes: 4 << 10, Warm: "read_4k"},
 		{Name: "read_64m_capped", Tool: "read_file", Desc: "read_file, 64 MiB text file (capped at 256 KiB)", Path: "big/text64m.txt",
 			ExpectOK: true, ExpectBytes: DefaultMaxReadBytes, Warm: "read_4k"},
+		{Name: "read_range_64m", Tool: "read_file", Desc: "read_file, 64 MiB text file, lines 500000-500100 (a range)", Path: "big/text64m.txt",
+			StartLine: rangeStart, MaxLines: rangeLines, ExpectOK: true, ExpectBytes: rangeBytes(text(block64m), blocks64m, rangeStart, rangeLines), Warm: "read_4k"},
 		{Name: "read_sparse10g_text", Tool: "read_file", Desc: "read_file, 10 GiB sparse file, first 256 KiB text (capped)", Path: "big/sparse10g_text.txt",
 			ExpectOK: true, ExpectBytes: DefaultMaxReadBytes, Warm: "read_4k"},
 		{Name: "read_sparse10g_zeros", Tool: "read_file", Desc: "read_file, 10 GiB sparse file of zeros (refused as binary)", Path: "big/sparse10g_zeros.bin",
@@ -162,7 +176,7 @@ func AllCases() []Case {
 			ExpectOK: true, ExpectEntries: limit, ExpectTotal: entries1M, FullOnly: true, Warm: "list_50"},
 	}
 	for i := range cases {
-		cases[i].Typed, cases[i].Fantasy = typedMode(cases[i].Tool), fantasyMode
+		cases[i].Typed, cases[i].Fantasy = typedMode(cases[i]), fantasyMode
 	}
 	return cases
 }
@@ -287,7 +301,7 @@ func BuildFixture(dir string, full bool, log io.Writer) (*Fixture, error) {
 			return nil, err
 		}
 	}
-	if err := writeRepeated(filepath.Join(ws, "big", "text64m.txt"), text(1<<20), 64); err != nil {
+	if err := writeRepeated(filepath.Join(ws, "big", "text64m.txt"), text(block64m), blocks64m); err != nil {
 		return nil, err
 	}
 	if err := writeSparse(filepath.Join(ws, "big", "sparse10g_text.txt"), text(DefaultMaxReadBytes), sparseSize); err != nil {
@@ -352,6 +366,19 @@ func text(n int) []byte {
 		out[n-1] = '\n'
 	}
 	return out
+}
+
+// rangeBytes is the length of lines start..start+n-1 (1-based) of block
+// repeated times times; block ends with a newline, so no line spans two
+// copies.
+func rangeBytes(block []byte, times, start, n int) int64 {
+	lines := bytes.SplitAfter(block, []byte{'\n'})
+	lines = lines[:len(lines)-1] // the empty piece after the last newline
+	var total int64
+	for k := start; k < start+n && k <= len(lines)*times; k++ {
+		total += int64(len(lines[(k-1)%len(lines)]))
+	}
+	return total
 }
 
 // withMarker returns n bytes of text with markerA once, in the middle.

@@ -15,7 +15,10 @@ import (
 // mapping. It is the limit no implementation of the contract can beat on
 // this machine (short of dropping a guarantee):
 //
-//   - read_file: openat, fstat, read (up to MaxReadBytes+1), close;
+//   - read_file: openat, fstat, read (up to MaxReadBytes+1), close; for a
+//     range of lines: openat, fstat, reads of 64 KiB to the end of the file
+//     (the contract counts every line of a file up to 64 MiB), newlines
+//     counted and the range's bytes copied out, close;
 //   - write_file: openat + flock + fstat of the existing file, openat of a
 //     temp file (O_EXCL), write, fchown, fchmod, fsync, close, renameat,
 //     openat + fsync + close of the directory, close;
@@ -102,6 +105,51 @@ func (f *Floor) Read(rel string) (int, error) {
 		return 0, err
 	}
 	return readFull(fd, f.rbuf)
+}
+
+// ReadRange reads rel to its end in 64 KiB steps, counting newlines, and
+// copies lines start..start+n-1 (1-based) out. It returns their length.
+func (f *Floor) ReadRange(rel string, start, n int) (int, error) {
+	fd, err := syscall.Openat(f.root, rel, openRead, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return 0, err
+	}
+	chunk := f.ebuf[:64<<10]
+	out := f.rbuf[:0]
+	line := 1 // the line the next byte belongs to
+	for {
+		m, err := readFull(fd, chunk)
+		if err != nil {
+			return 0, err
+		}
+		if m == 0 {
+			return len(out), nil
+		}
+		c := chunk[:m]
+		if line+bytes.Count(c, []byte{'\n'}) < start || line >= start+n {
+			line += bytes.Count(c, []byte{'\n'})
+			continue
+		}
+		for len(c) > 0 {
+			i := bytes.IndexByte(c, '\n')
+			piece := c
+			if i >= 0 {
+				piece = c[:i+1]
+			}
+			if line >= start && line < start+n && len(out)+len(piece) <= cap(out) {
+				out = append(out, piece...)
+			}
+			c = c[len(piece):]
+			if i >= 0 {
+				line++
+			}
+		}
+	}
 }
 
 // Write replaces rel with content.

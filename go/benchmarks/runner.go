@@ -110,7 +110,7 @@ func (e *Env) calls(c Case, layer string) ([]call, error) {
 	var ins []any
 	switch c.Tool {
 	case wsfs.ToolReadFile:
-		ins = []any{wsfs.ReadFileInput{Path: p}}
+		ins = []any{wsfs.ReadFileInput{Path: p, StartLine: c.StartLine, MaxLines: c.MaxLines}}
 	case wsfs.ToolWriteFile:
 		ins = []any{wsfs.WriteFileInput{Path: p, Content: content}}
 	case wsfs.ToolAppendFile:
@@ -212,6 +212,15 @@ func (e *Env) floorRunner(c Case, layer string) (func(i int) error, error) {
 	f := e.Floor
 	switch c.Tool {
 	case wsfs.ToolReadFile:
+		if c.StartLine != 0 || c.MaxLines != 0 {
+			return func(int) error {
+				n, err := f.ReadRange(p, c.StartLine, c.MaxLines)
+				if err == nil && int64(n) != c.ExpectBytes {
+					err = fmt.Errorf("floor range %s: %d bytes, want %d", p, n, c.ExpectBytes)
+				}
+				return err
+			}, nil
+		}
 		return func(int) error {
 			n, err := f.Read(p)
 			if err == nil && c.ExpectOK && int64(n) < c.ExpectBytes {

@@ -1,6 +1,7 @@
 //! `edit_file`: exact text replacement, written back atomically under the file's lock.
 
 use crate::control::CallControl;
+use crate::edit_hints;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::fileops::{
     atomic_replace, decode_text, lock_current, open_error, open_leaf_read, require_regular,
@@ -90,6 +91,12 @@ pub fn edit_file(
             "old_text is empty; give the exact text to replace (use write_file or append_file to add text)",
         ));
     }
+    if req.old_text == req.new_text {
+        return Err(WsfsError::new(
+            ErrorCode::InvalidArguments,
+            "old_text and new_text are the same, so there is no change to make; give the new text in new_text",
+        ));
+    }
     let display = &path.display;
     path.refuse_trailing_slash()?;
     let io_err = |e: std::io::Error| WsfsError::from_io(&e, display);
@@ -116,14 +123,16 @@ pub fn edit_file(
         (0, _) => {
             return Err(WsfsError::new(
                 ErrorCode::EditNotFound,
-                format!("old_text was not found in {display}; read the file and copy the exact text, including whitespace and line endings"),
+                edit_hints::not_found_message(display, &text, req.old_text, &|| {
+                    ctl.check().is_err()
+                }),
             ))
         }
         (1, _) | (_, true) => text.replace(req.old_text, req.new_text),
         (n, false) => {
             return Err(WsfsError::new(
                 ErrorCode::AmbiguousEdit,
-                format!("old_text occurs {n} times in {display}; add surrounding lines to make it unique, or set replace_all to true"),
+                edit_hints::ambiguous_message(display, &text, req.old_text, n),
             ))
         }
     };

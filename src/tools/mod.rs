@@ -7,10 +7,12 @@ use crate::tool::{entry, ToolEntry};
 pub mod append_file;
 pub mod edit_file;
 pub mod find_files;
+pub mod get_path_info;
 mod globs;
 pub mod list_dir;
 pub mod list_tree;
 pub mod read_file;
+pub mod read_range;
 mod search_sink;
 pub mod search_text;
 mod target;
@@ -24,6 +26,7 @@ pub static REGISTRY: &[ToolEntry] = &[
     entry::<append_file::AppendFile>(),
     entry::<list_dir::ListDir>(),
     entry::<edit_file::EditFile>(),
+    entry::<get_path_info::GetPathInfo>(),
     entry::<find_files::FindFiles>(),
     entry::<search_text::SearchText>(),
 ];

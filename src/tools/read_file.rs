@@ -1,10 +1,13 @@
-//! `read_file`: a bounded read of a regular text file.
+//! `read_file`: a bounded read of a regular text file, whole (plain mode) or a range of its
+//! lines (see [`super::read_range`]).
 
 use crate::control::CallControl;
 use crate::error::{Result, WsfsError};
 use crate::fileops::{decode_text, open_error, open_leaf_read, require_regular};
 use crate::tool::{Annotations, Call, Tool, ToolOutput};
+use crate::tools::read_range::{self, RangeRequest, RangeView};
 use crate::workspace::{ToolPath, Workspace};
+use cap_std::fs::{File, Metadata};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -17,6 +20,15 @@ pub struct ReadFile;
 pub struct ReadFileArgs {
     /// File to read, e.g. 'src/main.go'.
     pub path: String,
+    /// First line to return, 1-based. Giving start_line, max_lines or line_numbers reads a range of lines (from line 1 if start_line is 0 or absent), ending with a hint such as '[lines 1-2000 of 9120; continue with start_line=2001]'.
+    #[serde(default)]
+    pub start_line: u64,
+    /// Most lines to return in a range (0 or absent: 2000; at most 10000). The range also stops at the read limit (256 KiB by default), at a line boundary.
+    #[serde(default)]
+    pub max_lines: u64,
+    /// Prefix each returned line with its number and '| ' (in the text only). Default false.
+    #[serde(default)]
+    pub line_numbers: bool,
 }
 
 impl Tool for ReadFile {
@@ -26,15 +38,22 @@ impl Tool for ReadFile {
     type Output = ReadOutput;
 
     fn description() -> String {
-        format!("Read a UTF-8 text file from the workspace. Returns the file's text; files larger than the read limit (256 KiB by default) are cut at a character boundary and end with a '[truncated: ...]' notice. Binary files, directories, FIFOs and devices are refused. {}", super::PATHS)
+        format!("Read a UTF-8 text file from the workspace. Returns the file's text; files larger than the read limit (256 KiB by default) are cut at a character boundary and end with a '[truncated: ...]' notice. To page through a large file, give start_line and/or max_lines: the text then holds those lines (as in the file, line endings included) and ends with a hint such as '[lines 1-2000 of 9120; continue with start_line=2001]'. Binary files, directories, FIFOs and devices are refused. {}", super::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: ReadFileArgs) -> Result<(ReadOutput, Vec<String>)> {
+        let range = RangeRequest::from_args(args.start_line, args.max_lines, args.line_numbers)?;
         let path = call.path(&args.path)?;
-        Ok((read_file(call.ws, &path, call.ctl)?, Vec::new()))
+        let output = match range {
+            None => read_file(call.ws, &path, call.ctl)?,
+            Some(range) => read_file_range(call.ws, &path, &range, call.ctl)?,
+        };
+        Ok((output, Vec::new()))
     }
 }
 
+/// `data` of `read_file`. A plain read (no range arguments) has exactly the first five fields;
+/// a range read adds the line fields (see [`read_range`] for when each appears).
 #[derive(Debug, Serialize)]
 pub struct ReadOutput {
     pub path: String,
@@ -42,14 +61,37 @@ pub struct ReadOutput {
     pub bytes: u64,
     pub total_bytes: u64,
     pub truncated: bool,
+    #[serde(flatten)]
+    pub lines: Option<LineFields>,
     /// Not part of `data`: kept for the truncation notice in `text`.
     #[serde(skip)]
     pub limit: u64,
+    /// Not part of `data`: how a range read's text is rendered.
+    #[serde(skip)]
+    pub view: Option<RangeView>,
+}
+
+/// The fields a range read adds to `data`.
+#[derive(Debug, Clone, Serialize)]
+pub struct LineFields {
+    pub start_line: u64,
+    pub end_line: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_lines: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_start_line: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 impl ToolOutput for ReadOutput {
     /// The file's content, borrowed unless a truncation notice is added.
     fn text(&self) -> Cow<'_, str> {
+        if self.lines.is_some() {
+            let mut text = String::new();
+            read_range::push_text(self, &mut text);
+            return Cow::Owned(text);
+        }
         match self.notice() {
             None => Cow::Borrowed(&self.content),
             Some(notice) => Cow::Owned(self.content.clone() + &notice),
@@ -58,6 +100,9 @@ impl ToolOutput for ReadOutput {
 
     /// The content and its notice copied once, straight into `out`.
     fn push_text(&self, out: &mut String) {
+        if self.lines.is_some() {
+            return read_range::push_text(self, out);
+        }
         let notice = self.notice().unwrap_or_default();
         out.reserve_exact(self.content.len() + notice.len() + 1);
         out.push_str(&self.content);
@@ -70,6 +115,7 @@ impl ToolOutput for ReadOutput {
             bytes: self.bytes,
             total_bytes: self.total_bytes,
             truncated: self.truncated,
+            lines: self.lines.as_ref(),
         };
         Some((Box::new(meta), &self.content))
     }
@@ -82,6 +128,8 @@ struct ReadMeta<'a> {
     bytes: u64,
     total_bytes: u64,
     truncated: bool,
+    #[serde(flatten)]
+    lines: Option<&'a LineFields>,
 }
 
 impl ReadOutput {
@@ -106,16 +154,35 @@ impl ReadOutput {
 /// Bytes read per step between cancellation checks.
 const CHUNK: usize = 64 * 1024;
 
-pub fn read_file(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<ReadOutput> {
+/// Opens the regular file `path` names for reading, with its metadata.
+fn open_regular(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<(File, Metadata)> {
     let display = &path.display;
     path.refuse_trailing_slash()?;
     let located = ws.resolve(path, false, ctl)?;
     let leaf = located.file_leaf(display, false)?;
-    let io_err = |e: std::io::Error| WsfsError::from_io(&e, display);
     let file = open_leaf_read(&located.dir, leaf).map_err(|e| open_error(e, display))?;
     // Checked again on the open file: the name may have been swapped since resolution.
-    let meta = file.metadata().map_err(io_err)?;
+    let meta = file
+        .metadata()
+        .map_err(|e| WsfsError::from_io(&e, display))?;
     require_regular(&meta, display)?;
+    Ok((file, meta))
+}
+
+pub fn read_file_range(
+    ws: &Workspace,
+    path: &ToolPath,
+    range: &RangeRequest,
+    ctl: &CallControl,
+) -> Result<ReadOutput> {
+    let (file, meta) = open_regular(ws, path, ctl)?;
+    read_range::read_range(file, meta.len(), &ws.limits, range, &path.display, ctl)
+}
+
+pub fn read_file(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<ReadOutput> {
+    let display = &path.display;
+    let (file, meta) = open_regular(ws, path, ctl)?;
+    let io_err = |e: std::io::Error| WsfsError::from_io(&e, display);
     let limit = ws.limits.max_read_bytes;
     let (bytes, more) = read_bounded(file, limit, meta.len(), ctl).map_err(|e| match e {
         Stop::Io(e) => io_err(e),
@@ -132,7 +199,9 @@ pub fn read_file(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<R
         total_bytes: meta.len().max(content.len() as u64),
         truncated,
         content,
+        lines: None,
         limit,
+        view: None,
     })
 }
 
@@ -173,7 +242,7 @@ fn read_bounded(
 }
 
 /// Drops a UTF-8 sequence cut in half at the end of a truncated read.
-fn cut_to_char_boundary(mut bytes: Vec<u8>) -> Vec<u8> {
+pub(super) fn cut_to_char_boundary(mut bytes: Vec<u8>) -> Vec<u8> {
     if let Err(e) = std::str::from_utf8(&bytes) {
         if e.error_len().is_none() {
             bytes.truncate(e.valid_up_to());

@@ -5,6 +5,7 @@ Library path: $WSFS_LIB, else target/release/libwsfs.so relative to the reposito
 Exits non-zero if any check fails; the last line is "python smoke: N passed, M failed".
 """
 import ctypes
+import hashlib
 import json
 import os
 import shutil
@@ -26,8 +27,8 @@ lib.wsfs_workspace_open.restype = ctypes.c_void_p
 lib.wsfs_workspace_close.argtypes = [ctypes.c_uint64]
 lib.wsfs_workspace_close.restype = ctypes.c_void_p
 TOOLS = ("read_file", "write_file", "append_file", "list_dir", "edit_file")
-# Tools reached through wsfs_call only (no exported function of their own).
-NAMED_TOOLS = ("find_files", "search_text")
+# Tools without a function of their own, reached through wsfs_call.
+NAMED_ONLY = ("get_path_info", "find_files", "search_text")
 for tool in TOOLS:
     fn = getattr(lib, "wsfs_" + tool)
     fn.argtypes = [ctypes.c_uint64, ctypes.c_char_p]
@@ -95,7 +96,7 @@ def version():
 @test
 def tool_specs():
     specs = take(lib.wsfs_tool_specs())
-    assert sorted(s["name"] for s in specs) == sorted(TOOLS + NAMED_TOOLS), specs
+    assert sorted(s["name"] for s in specs) == sorted(TOOLS + NAMED_ONLY), specs
     for s in specs:
         p = s["parameters"]
         assert p["type"] == "object" and "path" in p["properties"] and isinstance(p["required"], list), s
@@ -147,6 +148,36 @@ def call_by_name():
     assert d["content"] == "hello\r\nwsfs\n", d
     err(take(lib.wsfs_call(ws, b"rm_rf", b"{}")), "unknown_tool")
     err(take(lib.wsfs_call(ws, b"read_file", None)), "invalid_arguments")
+
+
+def named(ws, name, args):
+    return take(lib.wsfs_call(ws, name.encode(), enc(args)))
+
+
+@test
+def read_range_and_path_info():
+    ws, root = STATE["ws"], STATE["root"]
+    with open(os.path.join(root, "lines.txt"), "w", newline="") as fh:
+        fh.write("".join("line %d\r\n" % i for i in range(1, 201)))
+    env = tool(ws, "read_file", {"path": "lines.txt", "start_line": 10, "max_lines": 2, "line_numbers": True})
+    d = ok(env)
+    assert d["content"] == "line 10\r\nline 11\r\n", d
+    assert (d["start_line"], d["end_line"], d["total_lines"], d["next_start_line"]) == (10, 11, 200, 12), d
+    with open(os.path.join(root, "lines.txt"), "rb") as fh:
+        assert d["sha256"] == hashlib.sha256(fh.read()).hexdigest(), d
+    assert env["text"] == "10| line 10\r\n11| line 11\r\n[lines 10-11 of 200; continue with start_line=12]", env
+    err(tool(ws, "read_file", {"path": "lines.txt", "start_line": 201}), "line_out_of_range")
+    d = ok(named(ws, "get_path_info", {"path": "lines.txt"}))
+    assert d["exists"] is True and d["type"] == "file" and d["size"] == os.path.getsize(os.path.join(root, "lines.txt")), d
+    assert d["sha256"] == hashlib.sha256(open(os.path.join(root, "lines.txt"), "rb").read()).hexdigest(), d
+    assert "line_count" not in d, d  # 1,892 bytes: over this workspace's max_read_bytes (1000)
+    assert d["modified"].endswith("Z") and d["mode"] == "%04o" % (os.stat(os.path.join(root, "lines.txt")).st_mode & 0o7777), d
+    d = ok(named(ws, "get_path_info", {"path": "dir/a.txt"}))
+    assert d["line_count"] == 2 and d["readable"] is True, d
+    env = named(ws, "get_path_info", {"path": "dir/b.txt"})
+    assert ok(env) == {"path": "dir/b.txt", "exists": False}, env
+    assert "did you mean dir/a.txt?" in env["text"], env
+    err(named(ws, "get_path_info", {"path": "../x"}), "outside_workspace")
 
 
 @test

@@ -51,7 +51,7 @@ func TestTools(t *testing.T) {
 	for _, s := range specs {
 		names = append(names, s.Name)
 	}
-	if strings.Join(names, ",") != "read_file,write_file,append_file,list_dir,edit_file,find_files,search_text" {
+	if strings.Join(names, ",") != "read_file,write_file,append_file,list_dir,edit_file,get_path_info,find_files,search_text" {
 		t.Fatalf("names %v", names)
 	}
 }
@@ -72,6 +72,14 @@ func TestRunTool(t *testing.T) {
 	code, out, _ = runCLI(t, `{"path":"a.txt"}`, "-workspace", dir, "read_file", "-")
 	if env := decode(t, out); code != 0 || !env.OK || env.Text != "hi\n" {
 		t.Fatalf("read: exit %d, %q", code, out)
+	}
+	code, out, _ = runCLI(t, "", "-workspace", dir, "read_file", `{"path":"a.txt","line_numbers":true}`)
+	if env := decode(t, out); code != 0 || !env.OK || env.Text != "1| hi\n[line 1 of 1; end of file]" {
+		t.Fatalf("read range: exit %d, %q", code, out)
+	}
+	code, out, _ = runCLI(t, "", "-workspace", dir, "get_path_info", `{"path":"a.txt"}`)
+	if env := decode(t, out); code != 0 || !env.OK || !strings.HasPrefix(env.Text, "a.txt: file, 3 bytes, 1 line\n") {
+		t.Fatalf("get_path_info: exit %d, %q", code, out)
 	}
 	code, out, _ = runCLI(t, "", "-workspace", dir, "list_dir")
 	if env := decode(t, out); code != 0 || !env.OK || !strings.Contains(env.Text, "a.txt") {

@@ -1,0 +1,487 @@
+//! What `edit_file`'s errors tell the model: for `edit_not_found`, the closest text in the file
+//! (line numbers and the lines, whitespace made visible) and the kind of difference that
+//! explains the miss when one does; for `ambiguous_edit`, where the first matches are.
+//!
+//! Hints only explain: `edit_file` still replaces exact bytes and nothing else. The work is
+//! bounded (the file is at most `max_write_bytes`; lines, comparisons and edit-distance cells
+//! are capped), so a 1 MiB file with a long `old_text` stays fast; the search also gives up
+//! when the call's deadline passes (`stop`), leaving the plain message.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+/// File lines looked at.
+const MAX_FILE_LINES: usize = 100_000;
+/// Lines of `old_text` used to locate the closest text.
+const MAX_OLD_LINES: usize = 400;
+/// Line comparisons per kind of difference tried.
+const COMPARE_BUDGET: usize = 2_000_000;
+/// File lines with the same content that still vote for a position (more say nothing).
+const MAX_VOTERS: usize = 64;
+/// Characters of a line compared by edit distance, and edit-distance cells in all.
+const FUZZY_CHARS: usize = 200;
+const FUZZY_BUDGET: usize = 20_000_000;
+/// Below this similarity no line is "closest".
+const FUZZY_MIN: f64 = 0.5;
+/// Lines of the closest text shown, and characters per line.
+const SHOWN_LINES: usize = 8;
+const SHOWN_CHARS: usize = 160;
+/// Deadline checks happen every this many lines.
+const CHECK_EVERY: usize = 4096;
+/// Match positions named by `ambiguous_edit`.
+const SHOWN_MATCHES: usize = 5;
+
+/// A kind of difference between `old_text` and the file that explains a miss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Difference {
+    CrlfInFile,
+    LfInFile,
+    TrailingWhitespace,
+    TabsInFile,
+    SpacesInFile,
+    Indentation,
+    LetterCase,
+}
+
+impl Difference {
+    fn describe(self) -> &'static str {
+        match self {
+            Difference::CrlfInFile => {
+                "line endings: the file's lines end with CRLF (\\r\\n) where old_text has LF (\\n)"
+            }
+            Difference::LfInFile => {
+                "line endings: the file's lines end with LF (\\n) where old_text has CRLF (\\r\\n)"
+            }
+            Difference::TrailingWhitespace => "trailing whitespace at the ends of lines",
+            Difference::TabsInFile => {
+                "indentation: the file indents with tabs where old_text has spaces"
+            }
+            Difference::SpacesInFile => {
+                "indentation: the file indents with spaces where old_text has tabs"
+            }
+            Difference::Indentation => "indentation (the amount of leading whitespace)",
+            Difference::LetterCase => "letter case",
+        }
+    }
+}
+
+/// Where the closest text is: `len` lines from line index `start` (0-based).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Region {
+    pub start: usize,
+    pub len: usize,
+    pub difference: Option<Difference>,
+}
+
+/// The `edit_not_found` message. `stop` says when to give up looking (the call's deadline).
+pub(crate) fn not_found_message(
+    display: &str,
+    text: &str,
+    old: &str,
+    stop: &dyn Fn() -> bool,
+) -> String {
+    let head = format!("old_text was not found in {display}");
+    let lines: Vec<&str> = text.split_inclusive('\n').take(MAX_FILE_LINES).collect();
+    let Some(region) = closest_region(text, &lines, old, stop) else {
+        return format!(
+            "{head}; read the file and copy the exact text, including whitespace and line endings"
+        );
+    };
+    let end = (region.start + region.len).min(lines.len());
+    let (first, last) = (region.start + 1, end);
+    let span = if first == last {
+        format!("line {first}")
+    } else {
+        format!("lines {first}-{last}")
+    };
+    let mut msg = match region.difference {
+        Some(d) => format!(
+            "{head}. The text at {span} matches it except for {}:\n",
+            d.describe()
+        ),
+        None => format!("{head}. The closest text is at {span}:\n"),
+    };
+    let mut marked = false;
+    for (n, line) in (first..).zip(&lines[region.start..end]).take(SHOWN_LINES) {
+        let (shown, has_marks) = visible(line);
+        marked |= has_marks;
+        let _ = writeln!(msg, "{n}| {shown}");
+    }
+    if end - region.start > SHOWN_LINES {
+        let _ = writeln!(msg, "... ({} more lines)", end - region.start - SHOWN_LINES);
+    }
+    if marked {
+        msg.push_str("(→ is a tab, · a trailing space, ␍ a carriage return)\n");
+    }
+    let _ = write!(
+        msg,
+        "Copy old_text exactly from the file (read_file with start_line={first} shows these lines) and try again."
+    );
+    msg
+}
+
+/// The `ambiguous_edit` message, naming the lines of the first matches.
+pub(crate) fn ambiguous_message(display: &str, text: &str, old: &str, count: u64) -> String {
+    let mut at: Vec<String> = Vec::new();
+    let (mut line, mut scanned) = (1usize, 0usize);
+    for (offset, _) in text.match_indices(old).take(SHOWN_MATCHES) {
+        line += memchr::memchr_iter(b'\n', &text.as_bytes()[scanned..offset]).count();
+        scanned = offset;
+        let shown = line.to_string();
+        if at.last() != Some(&shown) {
+            at.push(shown);
+        }
+    }
+    let more = if count > SHOWN_MATCHES as u64 {
+        ", ..."
+    } else {
+        ""
+    };
+    let where_ = match at.as_slice() {
+        [] => String::new(),
+        [one] => format!(" (at line {one})"),
+        [init @ .., last] if more.is_empty() => {
+            format!(" (at lines {} and {last})", init.join(", "))
+        }
+        all => format!(" (at lines {}{more})", all.join(", ")),
+    };
+    format!("old_text occurs {count} times in {display}{where_}; add surrounding lines to make it unique, or set replace_all to true")
+}
+
+/// The closest text to `old` in the file (`text`, split into `lines`), and the difference
+/// that explains the miss when one of the known kinds does.
+pub(crate) fn closest_region(
+    text: &str,
+    lines: &[&str],
+    old: &str,
+    stop: &dyn Fn() -> bool,
+) -> Option<Region> {
+    let old_lines: Vec<&str> = old.split_inclusive('\n').take(MAX_OLD_LINES).collect();
+    let len = old_lines.len().max(1);
+    let region = |start, difference| Region {
+        start,
+        len,
+        difference: Some(difference),
+    };
+    if let Some((start, d)) = line_ending_match(text, old) {
+        return Some(region(start, d));
+    }
+    if let Some(start) = window_match(lines, &old_lines, |l| l.trim_end(), stop) {
+        return Some(region(start, Difference::TrailingWhitespace));
+    }
+    if let Some(start) = window_match(lines, &old_lines, |l| l.trim_start(), stop) {
+        let d = indentation_kind(&lines[start..], &old_lines);
+        return Some(region(start, d));
+    }
+    if stop() {
+        return None;
+    }
+    let lowered = text.to_ascii_lowercase();
+    if let Some(offset) = lowered.find(&old.to_ascii_lowercase()) {
+        return Some(region(line_of(text, offset), Difference::LetterCase));
+    }
+    if stop() {
+        return None;
+    }
+    let start = voted_start(lines, &old_lines).or_else(|| fuzzy_start(lines, &old_lines, stop))?;
+    Some(Region {
+        start,
+        len,
+        difference: None,
+    })
+}
+
+/// The 0-based line of byte `offset`.
+fn line_of(text: &str, offset: usize) -> usize {
+    memchr::memchr_iter(b'\n', &text.as_bytes()[..offset]).count()
+}
+
+/// `old` found once its line endings are those of the file.
+fn line_ending_match(text: &str, old: &str) -> Option<(usize, Difference)> {
+    if !old.contains('\n') {
+        return None;
+    }
+    let (candidate, difference) = if old.contains("\r\n") {
+        (old.replace("\r\n", "\n"), Difference::LfInFile)
+    } else {
+        (old.replace('\n', "\r\n"), Difference::CrlfInFile)
+    };
+    let offset = text.find(&candidate)?;
+    Some((line_of(text, offset), difference))
+}
+
+/// A line without its terminator.
+fn bare(line: &str) -> &str {
+    line.trim_end_matches(['\n', '\r'])
+}
+
+/// The first file line from which `old_lines` match once both sides go through `norm`: the
+/// first old line ends a file line (old_text may start mid-line), the last begins one, the
+/// others are equal; a single line is contained in one.
+fn window_match(
+    lines: &[&str],
+    old_lines: &[&str],
+    norm: impl Fn(&str) -> &str,
+    stop: &dyn Fn() -> bool,
+) -> Option<usize> {
+    let old: Vec<&str> = old_lines.iter().map(|l| norm(bare(l))).collect();
+    if old.iter().all(|l| l.is_empty()) || old.len() > lines.len() {
+        return None;
+    }
+    let m = old.len();
+    let mut budget = COMPARE_BUDGET;
+    for start in 0..=lines.len() - m {
+        if start % CHECK_EVERY == 0 && stop() {
+            return None;
+        }
+        for (j, want) in old.iter().enumerate() {
+            if budget == 0 {
+                return None;
+            }
+            budget -= 1;
+            let have = norm(bare(lines[start + j]));
+            let fits = match (m, j) {
+                (1, _) => have.contains(want),
+                (_, 0) => have.ends_with(want),
+                (_, j) if j == m - 1 => have.starts_with(want),
+                _ => have == *want,
+            };
+            if !fits {
+                break;
+            }
+            if j == m - 1 {
+                return Some(start);
+            }
+        }
+    }
+    None
+}
+
+/// Which indentation difference separates the file's lines from old_text's: the first line
+/// whose leading whitespace differs decides (the first old line is skipped when it has none,
+/// as old_text may start mid-line).
+fn indentation_kind(file: &[&str], old_lines: &[&str]) -> Difference {
+    fn lead(line: &str) -> &str {
+        let l = bare(line);
+        &l[..l.len() - l.trim_start().len()]
+    }
+    for (j, (have, want)) in file.iter().zip(old_lines).enumerate() {
+        let (have, want) = (lead(have), lead(want));
+        if have == want || (j == 0 && want.is_empty()) {
+            continue;
+        }
+        return match (have.contains('\t'), want.contains('\t')) {
+            (true, false) => Difference::TabsInFile,
+            (false, true) => Difference::SpacesInFile,
+            _ => Difference::Indentation,
+        };
+    }
+    Difference::Indentation
+}
+
+/// The start where most old lines, trimmed, equal file lines at the same offset.
+fn voted_start(lines: &[&str], old_lines: &[&str]) -> Option<usize> {
+    let mut at: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim();
+        if !t.is_empty() {
+            at.entry(t).or_default().push(i);
+        }
+    }
+    let mut votes: HashMap<usize, u32> = HashMap::new();
+    for (j, line) in old_lines.iter().enumerate() {
+        let Some(found) = at.get(line.trim()) else {
+            continue;
+        };
+        if found.len() > MAX_VOTERS {
+            continue;
+        }
+        for &i in found.iter().filter(|&&i| i >= j) {
+            *votes.entry(i - j).or_default() += 1;
+        }
+    }
+    votes
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+        .map(|(start, _)| start)
+}
+
+/// The start aligning old_text's longest line with the most similar file line (normalized
+/// edit distance), within a budget of edit-distance cells.
+fn fuzzy_start(lines: &[&str], old_lines: &[&str], stop: &dyn Fn() -> bool) -> Option<usize> {
+    let clip = |s: &str| -> String { s.trim().chars().take(FUZZY_CHARS).collect() };
+    let (probe_at, probe) = old_lines
+        .iter()
+        .enumerate()
+        .map(|(j, l)| (j, clip(l)))
+        .max_by_key(|(_, l)| l.chars().count())?;
+    let probe_len = probe.chars().count();
+    if probe_len == 0 {
+        return None;
+    }
+    let mut budget = FUZZY_BUDGET;
+    let mut best: Option<(f64, usize)> = None;
+    for (i, line) in lines.iter().enumerate() {
+        if i % CHECK_EVERY == 0 && stop() {
+            break;
+        }
+        let candidate = clip(line);
+        let len = candidate.chars().count();
+        let longer = probe_len.max(len) as f64;
+        // Edit distance is at least the difference in length: skip lines that cannot win.
+        let ceiling = 1.0 - probe_len.abs_diff(len) as f64 / longer;
+        if ceiling < FUZZY_MIN || best.is_some_and(|(s, _)| ceiling <= s) {
+            continue;
+        }
+        let cost = probe_len * len;
+        if cost > budget {
+            break;
+        }
+        budget -= cost;
+        let score = strsim::normalized_levenshtein(&probe, &candidate);
+        if score >= FUZZY_MIN && best.is_none_or(|(s, _)| score > s) {
+            best = Some((score, i));
+        }
+    }
+    best.map(|(_, i)| i.saturating_sub(probe_at))
+}
+
+/// A line with its whitespace made visible: tabs as `→`, trailing spaces as `·`, a carriage
+/// return as `␍`; long lines are cut. Also says whether any mark was used.
+fn visible(line: &str) -> (String, bool) {
+    let body = line.strip_suffix('\n').unwrap_or(line);
+    let (body, cr) = match body.strip_suffix('\r') {
+        Some(b) => (b, true),
+        None => (body, false),
+    };
+    let trailing_from = body.trim_end_matches([' ', '\t']).len();
+    let mut out = String::with_capacity(body.len() + 8);
+    let mut marked = cr;
+    for (n, (i, c)) in body.char_indices().enumerate() {
+        if n == SHOWN_CHARS {
+            out.push('…');
+            break;
+        }
+        match c {
+            '\t' => {
+                out.push('→');
+                marked = true;
+            }
+            ' ' if i >= trailing_from => {
+                out.push('·');
+                marked = true;
+            }
+            c => out.push(c),
+        }
+    }
+    if cr {
+        out.push('␍');
+    }
+    (out, marked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn region(text: &str, old: &str) -> Option<Region> {
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        closest_region(text, &lines, old, &|| false)
+    }
+
+    fn diff(text: &str, old: &str) -> Option<Difference> {
+        region(text, old).and_then(|r| r.difference)
+    }
+
+    #[test]
+    fn names_the_kind_of_difference() {
+        let crlf = "a\r\nfn main() {\r\n    x();\r\n}\r\n";
+        assert_eq!(
+            diff(crlf, "fn main() {\n    x();\n"),
+            Some(Difference::CrlfInFile)
+        );
+        let lf = "a\nfn main() {\n    x();\n}\n";
+        assert_eq!(
+            diff(lf, "fn main() {\r\n    x();\r\n"),
+            Some(Difference::LfInFile)
+        );
+        let trailing = "a\nlet x = 1;  \nlet y = 2;\n";
+        assert_eq!(
+            diff(trailing, "let x = 1;\nlet y = 2;"),
+            Some(Difference::TrailingWhitespace)
+        );
+        let tabs = "fn f() {\n\tif x {\n\t\ty();\n\t}\n}\n";
+        assert_eq!(
+            diff(tabs, "    if x {\n        y();\n    }"),
+            Some(Difference::TabsInFile)
+        );
+        let spaces = "fn f() {\n    if x {\n        y();\n    }\n}\n";
+        assert_eq!(
+            diff(spaces, "\tif x {\n\t\ty();"),
+            Some(Difference::SpacesInFile)
+        );
+        assert_eq!(
+            diff(spaces, "  if x {\n      y();"),
+            Some(Difference::Indentation)
+        );
+        assert_eq!(
+            diff("Hello World\n", "hello world"),
+            Some(Difference::LetterCase)
+        );
+    }
+
+    #[test]
+    fn finds_the_closest_region_when_nothing_explains_the_miss() {
+        let text = "one\ntwo\nthree\nfour\nfive\n";
+        let r = region(text, "three\nFOUR!\nfive").unwrap();
+        assert_eq!((r.start, r.len, r.difference), (2, 3, None));
+        let r = region("alpha\nbeta gamma delta\nomega\n", "beta gamma delts").unwrap();
+        assert_eq!((r.start, r.difference), (1, None));
+        assert_eq!(region("alpha\nbeta\n", "zzzzzzzzzzzzzzzzzzzzzz"), None);
+    }
+
+    #[test]
+    fn a_passed_deadline_leaves_the_plain_message() {
+        let msg = not_found_message("f", "Hello\n", "hello", &|| true);
+        assert!(
+            msg.ends_with("including whitespace and line endings"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn whitespace_is_made_visible() {
+        assert_eq!(visible("\tx = 1;  \r\n"), ("→x = 1;··␍".to_string(), true));
+        assert_eq!(visible("a b\n"), ("a b".to_string(), false));
+    }
+
+    #[test]
+    fn ambiguous_names_the_first_lines() {
+        let text = "x\na x\nb\nx x\n";
+        let msg = ambiguous_message("f", text, "x", 4);
+        assert!(
+            msg.contains("occurs 4 times in f (at lines 1, 2 and 4);"),
+            "{msg}"
+        );
+        let many = "x\n".repeat(7);
+        let msg = ambiguous_message("f", &many, "x", 7);
+        assert!(msg.contains("(at lines 1, 2, 3, 4, 5, ...)"), "{msg}");
+    }
+
+    #[test]
+    fn a_large_file_with_a_long_old_text_stays_fast() {
+        let text: String = (0..30_000)
+            .map(|i| format!("line {i} of some fairly ordinary source text here;\n"))
+            .collect();
+        let old: String = (0..2_000)
+            .map(|i| format!("a line {i} that is nowhere in the file at all, really\n"))
+            .collect();
+        let t = std::time::Instant::now();
+        let _ = not_found_message("f", &text, &old, &|| false);
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            t.elapsed()
+        );
+    }
+}

@@ -1,0 +1,264 @@
+//! `get_path_info` through the C ABI: files, directories, symlinks inside and outside,
+//! missing paths, special files, limits, and no absolute host path in any result.
+#![allow(unused_unsafe)]
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::fs;
+use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
+use std::path::Path;
+
+fn info(f: &Fixture, path: &str) -> Value {
+    let v = f.call("get_path_info", json!({ "path": path }));
+    if v["ok"] == json!(true) {
+        let root = f.root.to_str().unwrap();
+        let base = f.base.to_str().unwrap();
+        let all = v.to_string();
+        assert!(
+            !all.contains(root) && !all.contains(base),
+            "absolute host path in {all}"
+        );
+    }
+    v
+}
+
+fn sha256sum(path: &Path) -> String {
+    let out = std::process::Command::new("sha256sum")
+        .arg(path)
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()[..64].to_string()
+}
+
+/// `date -u` formatting of a Unix time, an oracle independent of the library.
+fn utc(seconds: i64) -> String {
+    let out = std::process::Command::new("date")
+        .args(["-u", "-d", &format!("@{seconds}"), "+%Y-%m-%dT%H:%M:%SZ"])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn a_text_file_is_described_in_full() {
+    let f = Fixture::new();
+    f.write("src/main.rs", "fn main() {\r\n}\r\nlast");
+    fs::set_permissions(f.p("src/main.rs"), fs::Permissions::from_mode(0o640)).unwrap();
+    let v = info(&f, "src/main.rs");
+    let d = assert_ok(&v);
+    let meta = fs::metadata(f.p("src/main.rs")).unwrap();
+    assert_eq!(d["path"], json!("src/main.rs"));
+    assert_eq!(d["exists"], json!(true));
+    assert_eq!(d["type"], json!("file"));
+    assert_eq!(d["size"], json!(meta.len()));
+    assert_eq!(d["modified"], json!(utc(meta.mtime())));
+    assert_eq!(d["mode"], json!("0640"));
+    assert_eq!(
+        (d["readable"].clone(), d["writable"].clone()),
+        (json!(true), json!(true))
+    );
+    assert_eq!(d["line_count"], json!(3));
+    assert_eq!(d["sha256"], json!(sha256sum(&f.p("src/main.rs"))));
+    assert!(d.get("symlink_target").is_none());
+    let t = v["text"].as_str().unwrap();
+    assert!(
+        t.starts_with("src/main.rs: file, 20 bytes, 3 lines\n"),
+        "{t}"
+    );
+    assert!(
+        t.contains(&format!("sha256 {}", d["sha256"].as_str().unwrap())),
+        "{t}"
+    );
+}
+
+#[test]
+fn directories_and_the_root() {
+    let f = Fixture::new();
+    fs::create_dir(f.p("dir")).unwrap();
+    for path in ["dir", "dir/", ".", "dir/.."] {
+        let v = info(&f, path);
+        let d = assert_ok(&v);
+        assert_eq!(d["type"], json!("dir"), "{path}");
+        assert!(
+            d.get("line_count").is_none() && d.get("sha256").is_none(),
+            "{path}"
+        );
+    }
+    assert_eq!(assert_ok(&info(&f, "."))["path"], json!("."));
+    let mode = fs::metadata(&f.root).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(
+        assert_ok(&info(&f, "."))["mode"],
+        json!(format!("{mode:04o}"))
+    );
+}
+
+#[test]
+fn symlinks_are_described_not_followed() {
+    let f = Fixture::new();
+    f.write("real/target.txt", "inside\n");
+    let outside = f.base.join("outside.txt");
+    fs::write(&outside, "OUTSIDE OUTSIDE OUTSIDE\n").unwrap();
+    symlink("real/target.txt", f.p("link")).unwrap();
+    symlink("link", f.p("chain")).unwrap();
+    symlink("real", f.p("dirlink")).unwrap();
+    symlink("real/missing.txt", f.p("dangling")).unwrap();
+    symlink("../outside.txt", f.p("escape")).unwrap();
+    symlink(&outside, f.p("absolute")).unwrap();
+    symlink(f.p("real/target.txt"), f.p("absolute_inside")).unwrap();
+    fs::create_dir(f.p("sub")).unwrap();
+    symlink("../real/target.txt", f.p("sub/up")).unwrap();
+    for (path, target) in [
+        ("link", Some("real/target.txt")),
+        ("chain", Some("real/target.txt")),
+        ("dirlink", Some("real")),
+        ("dangling", Some("real/missing.txt")),
+        ("sub/up", Some("real/target.txt")),
+        ("escape", None),
+        ("absolute", None),
+        // Absolute targets are never followed, even into the workspace.
+        ("absolute_inside", None),
+    ] {
+        let v = info(&f, path);
+        let d = assert_ok(&v);
+        let own = fs::symlink_metadata(f.p(path)).unwrap();
+        assert_eq!(d["type"], json!("symlink"), "{path}");
+        assert_eq!(d["size"], json!(own.len()), "{path}: the link's own size");
+        assert_eq!(d["mode"], json!("0777"), "{path}");
+        assert_eq!(
+            d.get("symlink_target").and_then(Value::as_str),
+            target,
+            "{path}"
+        );
+        assert!(
+            d.get("sha256").is_none() && d.get("line_count").is_none(),
+            "{path}"
+        );
+    }
+    let t = assert_ok(&info(&f, "escape")).clone();
+    assert!(t.get("symlink_target").is_none());
+    // A symlinked directory on the way is followed (inside the workspace), the last name not.
+    let d = assert_ok(&info(&f, "dirlink/target.txt")).clone();
+    assert_eq!(
+        (d["type"].clone(), d["line_count"].clone()),
+        (json!("file"), json!(1))
+    );
+    // Through an escaping directory link: refused, not described.
+    symlink("..", f.p("up")).unwrap();
+    assert_err(&info(&f, "up/outside.txt"), "outside_workspace");
+}
+
+#[test]
+fn a_missing_path_is_not_an_error() {
+    let f = Fixture::new();
+    f.write("src/main.rs", "x\n");
+    for path in [
+        "nope.txt",
+        "no/such/dir.txt",
+        "src/main.rs/below",
+        "src/mian.rs",
+    ] {
+        let v = info(&f, path);
+        let d = assert_ok(&v);
+        assert_eq!(d, &json!({"path": path, "exists": false}), "{path}");
+    }
+    let t = info(&f, "src/mian.rs")["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(t, "src/mian.rs does not exist; did you mean src/main.rs?");
+    assert_err(&info(&f, "../outside.txt"), "outside_workspace");
+    assert_err(&info(&f, "/etc/passwd"), "outside_workspace");
+    let abs = format!("{}/src/main.rs", f.root.display());
+    assert_eq!(assert_ok(&info(&f, &abs))["path"], json!("src/main.rs"));
+}
+
+#[test]
+fn special_files_are_never_opened() {
+    let f = Fixture::new();
+    mkfifo(&f.p("fifo"));
+    let _l = std::os::unix::net::UnixListener::bind(f.p("sock")).unwrap();
+    let ws = f.ws;
+    for path in ["fifo", "sock"] {
+        let v = with_watchdog(10, "get_path_info on a special file", move || {
+            call(ws, "get_path_info", json!({ "path": path }))
+        });
+        let d = assert_ok(&v);
+        assert_eq!(d["type"], json!("other"), "{path}");
+        assert!(d.get("sha256").is_none() && d.get("line_count").is_none());
+    }
+}
+
+#[test]
+fn line_count_and_sha256_follow_the_limits() {
+    let f = Fixture::with_config(limits(json!({"max_read_bytes": 16, "max_write_bytes": 32})));
+    f.write("small.txt", "a\nb\n");
+    f.write("mid.txt", "0123456789\n0123456789\n"); // 22 bytes: over the read limit
+    f.write("big.txt", "x".repeat(40)); // over both
+    f.write("bin.dat", b"\x00\x01\x02");
+    f.write("latin1.txt", b"caf\xe9\n");
+    let d = |p| assert_ok(&info(&f, p)).clone();
+    let small = d("small.txt");
+    assert_eq!(
+        (small["line_count"].clone(), small["sha256"].clone()),
+        (json!(2), json!(sha256sum(&f.p("small.txt"))))
+    );
+    let mid = d("mid.txt");
+    assert!(mid.get("line_count").is_none());
+    assert_eq!(mid["sha256"], json!(sha256sum(&f.p("mid.txt"))));
+    let big = d("big.txt");
+    assert!(big.get("line_count").is_none() && big.get("sha256").is_none());
+    for bin in ["bin.dat", "latin1.txt"] {
+        let v = info(&f, bin);
+        assert!(assert_ok(&v).get("line_count").is_none(), "{bin}");
+        assert!(
+            v["text"].as_str().unwrap().contains("binary or not UTF-8"),
+            "{bin}"
+        );
+    }
+}
+
+#[test]
+fn readable_and_writable_are_the_access_checks() {
+    let f = Fixture::new();
+    f.write("locked.txt", "x\n");
+    f.write("readonly.txt", "x\n");
+    fs::set_permissions(f.p("locked.txt"), fs::Permissions::from_mode(0o000)).unwrap();
+    fs::set_permissions(f.p("readonly.txt"), fs::Permissions::from_mode(0o444)).unwrap();
+    let locked = assert_ok(&info(&f, "locked.txt")).clone();
+    let readonly = assert_ok(&info(&f, "readonly.txt")).clone();
+    // Root may read and write regardless of the mode bits; everyone else may not.
+    let root = json!(is_root());
+    assert_eq!(
+        (locked["readable"].clone(), locked["writable"].clone()),
+        (root.clone(), root.clone())
+    );
+    assert_eq!(
+        (readonly["readable"].clone(), readonly["writable"].clone()),
+        (json!(true), root)
+    );
+    assert_eq!(locked["mode"], json!("0000"));
+}
+
+#[test]
+fn times_before_the_epoch_are_written_too() {
+    let f = Fixture::new();
+    f.write("old.txt", "x\n");
+    let c = cs(f.p("old.txt").to_str().unwrap());
+    let times = [libc::timespec {
+        tv_sec: -86_400 * 365,
+        tv_nsec: 0,
+    }; 2];
+    assert_eq!(
+        unsafe { libc::utimensat(libc::AT_FDCWD, c.as_ptr(), times.as_ptr(), 0) },
+        0
+    );
+    let d = assert_ok(&info(&f, "old.txt")).clone();
+    assert_eq!(d["modified"], json!(utc(-86_400 * 365)));
+    assert_eq!(d["modified"], json!("1969-01-01T00:00:00Z"));
+}
