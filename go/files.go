@@ -116,6 +116,12 @@ type ReadFileResult struct {
 	// more follow, or one line longer than the limit cut.
 	Truncated bool `json:"truncated"`
 
+	// SHA256 is the lowercase hex SHA-256 of the whole file (the guard the
+	// change tools take as file_hash), when the read saw the whole file
+	// (a plain read that was not truncated, or a range whose scan reached
+	// the end) and it is at most MaxWriteBytes; "" otherwise.
+	SHA256 string `json:"sha256,omitempty"`
+
 	// The fields below are set by range reads only (zero in a plain read).
 
 	// StartLine and EndLine are the first and last line returned (1-based;
@@ -129,11 +135,8 @@ type ReadFileResult struct {
 	// NextStartLine is the StartLine to read on with; 0 at the end of the
 	// file.
 	NextStartLine int `json:"next_start_line,omitempty"`
-	// SHA256 is the lowercase hex SHA-256 of the whole file, when it was
-	// scanned whole and is at most MaxWriteBytes; "" otherwise.
-	SHA256 string `json:"sha256,omitempty"`
-
-	// Text is what a model sees. Plain read: Content, and for a truncated
+	// Text is what a model sees. Plain read: Content ("(empty file)" for an
+	// empty file), and for a truncated
 	// file a line "[truncated: showing the first N of M bytes;
 	// max_read_bytes is L]" (after a newline added if Content does not end
 	// with one). Range: the lines (each prefixed "N| " with LineNumbers),
@@ -293,6 +296,9 @@ func (ws *Workspace) readRange(ctx context.Context, in ReadFileInput) (ReadFileR
 	return r, nil
 }
 
+// emptyFileText is the library's text for an empty file.
+const emptyFileText = "(empty file)"
+
 // maxNoticeLen bounds the length of readText's truncation notice.
 const maxNoticeLen = 128
 
@@ -308,6 +314,9 @@ const maxNoticeLen = 128
 // a copy.
 func readText(r *ReadFileResult, limit int, env *envelope) string {
 	if !r.Truncated {
+		if r.Content == "" {
+			return emptyFileText
+		}
 		return r.Content
 	}
 	var notice [maxNoticeLen]byte

@@ -2,6 +2,8 @@ package wsfs
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -97,6 +99,10 @@ func TestReadTextMatchesLibrary(t *testing.T) {
 			}
 			if !strings.HasPrefix(content, r.Content) || r.Truncated != (len(content) > limit) || r.TotalBytes != int64(len(content)) {
 				t.Fatalf("limit %d, %s: ReadFile = %+v", limit, name, r)
+			}
+			if sum := sha256.Sum256([]byte(content)); r.Truncated != (r.SHA256 == "") ||
+				(!r.Truncated && r.SHA256 != hex.EncodeToString(sum[:])) {
+				t.Fatalf("limit %d, %s: sha256 %q for a read that was truncated=%v", limit, name, r.SHA256, r.Truncated)
 			}
 			text, ok := libraryText(t, ws, ToolReadFile, pathArgs(name))
 			if !ok || text != r.Text {

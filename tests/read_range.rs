@@ -100,7 +100,7 @@ fn max_lines_defaults_to_2000_and_is_capped_at_10000() {
 }
 
 #[test]
-fn only_a_path_reads_exactly_as_before() {
+fn only_a_path_reads_the_whole_file_as_before() {
     let f = Fixture::new();
     f.write("a.txt", numbered(3));
     for args in [
@@ -113,13 +113,17 @@ fn only_a_path_reads_exactly_as_before() {
         keys.sort();
         assert_eq!(
             keys,
-            ["bytes", "content", "path", "total_bytes", "truncated"]
+            [
+                "bytes",
+                "content",
+                "path",
+                "sha256",
+                "total_bytes",
+                "truncated"
+            ]
         );
         assert_eq!(text(&v), numbered(3));
     }
-    // An empty file's plain text is still its (empty) content.
-    f.write("empty.txt", "");
-    assert_eq!(text(&f.call("read_file", json!({"path": "empty.txt"}))), "");
 }
 
 #[test]
@@ -435,4 +439,44 @@ fn reading_far_into_a_64_mib_file_keeps_memory_flat() {
         growth < 2048,
         "RSS grew by {growth} KiB reading 101 lines of a 64 MiB file"
     );
+}
+
+/// A plain read (only `path`) carries the whole file's `sha256` when it read all of it and the
+/// file fits in `max_write_bytes`, so a model can pass it to a change tool as `file_hash`; an
+/// empty file says so in the text.
+#[test]
+fn plain_reads_carry_the_hash_of_a_whole_file() {
+    let f = Fixture::with_config(limits(
+        json!({"max_read_bytes": 100, "max_write_bytes": 200}),
+    ));
+    f.write("small.txt", "hello\nworld\n");
+    let v = f.call("read_file", json!({"path": "small.txt"}));
+    let d = assert_ok(&v);
+    assert_eq!(d["sha256"], json!(sha256sum(&f.p("small.txt"))));
+    assert_eq!(text(&v), "hello\nworld\n");
+    assert!(
+        d.get("start_line").is_none(),
+        "plain reads have no line fields: {d}"
+    );
+
+    // Cut by max_read_bytes: the read did not see the whole file.
+    f.write("cut.txt", "x".repeat(150));
+    let d = assert_ok(&f.call("read_file", json!({"path": "cut.txt"}))).clone();
+    assert_eq!(d["truncated"], json!(true));
+    assert!(d.get("sha256").is_none(), "{d}");
+
+    // Whole, but bigger than max_write_bytes: no change tool could take it.
+    let f = Fixture::with_config(limits(
+        json!({"max_read_bytes": 1000, "max_write_bytes": 200}),
+    ));
+    f.write("big.txt", "y".repeat(300));
+    let d = assert_ok(&f.call("read_file", json!({"path": "big.txt"}))).clone();
+    assert_eq!(d["truncated"], json!(false));
+    assert!(d.get("sha256").is_none(), "{d}");
+
+    f.write("empty.txt", "");
+    let v = f.call("read_file", json!({"path": "empty.txt"}));
+    assert_eq!(text(&v), "(empty file)");
+    assert_eq!(assert_ok(&v)["content"], json!(""));
+    assert_eq!(assert_ok(&v)["sha256"], json!(sha256sum(&f.p("empty.txt"))));
 }

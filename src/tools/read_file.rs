@@ -4,6 +4,7 @@
 use crate::control::CallControl;
 use crate::error::{Result, WsfsError};
 use crate::fileops::{decode_text, open_error, open_leaf_read, require_regular};
+use crate::lines::FileHash;
 use crate::tool::{Annotations, Call, Tool, ToolOutput};
 use crate::tools::read_range::{self, RangeRequest, RangeView};
 use crate::workspace::{ToolPath, Workspace};
@@ -52,8 +53,9 @@ impl Tool for ReadFile {
     }
 }
 
-/// `data` of `read_file`. A plain read (no range arguments) has exactly the first five fields;
-/// a range read adds the line fields (see [`read_range`] for when each appears).
+/// `data` of `read_file`. A plain read (no range arguments) has the first five fields and
+/// `sha256` when it read the whole file; a range read adds the line fields (see
+/// [`read_range`] for when each appears).
 #[derive(Debug, Serialize)]
 pub struct ReadOutput {
     pub path: String,
@@ -63,6 +65,10 @@ pub struct ReadOutput {
     pub truncated: bool,
     #[serde(flatten)]
     pub lines: Option<LineFields>,
+    /// Lowercase hex SHA-256 of the whole file (the change tools' `file_hash` guard), when the
+    /// read saw the whole file and it is at most `max_write_bytes`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
     /// Not part of `data`: kept for the truncation notice in `text`.
     #[serde(skip)]
     pub limit: u64,
@@ -80,8 +86,6 @@ pub struct LineFields {
     pub total_lines: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_start_line: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sha256: Option<String>,
 }
 
 impl ToolOutput for ReadOutput {
@@ -93,6 +97,7 @@ impl ToolOutput for ReadOutput {
             return Cow::Owned(text);
         }
         match self.notice() {
+            None if self.content.is_empty() => Cow::Borrowed(EMPTY_FILE),
             None => Cow::Borrowed(&self.content),
             Some(notice) => Cow::Owned(self.content.clone() + &notice),
         }
@@ -102,6 +107,9 @@ impl ToolOutput for ReadOutput {
     fn push_text(&self, out: &mut String) {
         if self.lines.is_some() {
             return read_range::push_text(self, out);
+        }
+        if self.content.is_empty() && !self.truncated {
+            return out.push_str(EMPTY_FILE);
         }
         let notice = self.notice().unwrap_or_default();
         out.reserve_exact(self.content.len() + notice.len() + 1);
@@ -116,6 +124,7 @@ impl ToolOutput for ReadOutput {
             total_bytes: self.total_bytes,
             truncated: self.truncated,
             lines: self.lines.as_ref(),
+            sha256: self.sha256.as_deref(),
         };
         Some((Box::new(meta), &self.content))
     }
@@ -130,7 +139,12 @@ struct ReadMeta<'a> {
     truncated: bool,
     #[serde(flatten)]
     lines: Option<&'a LineFields>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sha256: Option<&'a str>,
 }
+
+/// The text of an empty file, so a model does not take an empty answer for a failure.
+pub const EMPTY_FILE: &str = "(empty file)";
 
 impl ReadOutput {
     /// What follows the content in a truncated read's text: a newline unless the content ends
@@ -193,6 +207,11 @@ pub fn read_file(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<R
     } else {
         (decode_text(bytes, display)?, false)
     };
+    let sha256 = (!truncated && content.len() as u64 <= ws.limits.max_write_bytes).then(|| {
+        let mut hash = FileHash::default();
+        hash.feed(content.as_bytes());
+        hash.hex()
+    });
     Ok(ReadOutput {
         path: display.clone(),
         bytes: content.len() as u64,
@@ -200,6 +219,7 @@ pub fn read_file(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<R
         truncated,
         content,
         lines: None,
+        sha256,
         limit,
         view: None,
     })

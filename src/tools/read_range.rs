@@ -294,8 +294,8 @@ pub fn read_range(
             end_line,
             total_lines,
             next_start_line,
-            sha256,
         }),
+        sha256,
         limit: limits.max_read_bytes,
         view: Some(RangeView {
             line_numbers: range.line_numbers,
@@ -310,7 +310,7 @@ pub fn push_text(o: &ReadOutput, out: &mut String) {
         return;
     };
     if lines.end_line < lines.start_line {
-        out.push_str("(empty file)");
+        out.push_str(super::read_file::EMPTY_FILE);
         return;
     }
     if view.line_numbers {
