@@ -16,7 +16,7 @@
  * Error codes: invalid_path, outside_workspace, path_not_found, permission_denied, io_error,
  * ambiguous_edit, edit_not_found, not_a_file, not_a_directory, too_large, no_space,
  * invalid_arguments, unknown_tool, invalid_workspace, cancelled, timeout, line_out_of_range,
- * invalid_regex. See README.md for their meaning.
+ * invalid_regex, file_exists, recursive_required. See README.md for their meaning.
  */
 
 
@@ -117,9 +117,9 @@ char *wsfs_edit_file(uint64_t workspace, const char *args_json);
 /*
  Runs the tool named `tool_name` (`unknown_tool` if there is none): any tool that
  `wsfs_tool_specs` lists, the five above and those without a function of their own
- (`get_path_info`, `find_files`, `search_text`, ...). Each tool's arguments are its spec's
- JSON Schema; its `data` is described in README.md's tool table. The caller frees the result
- with `wsfs_string_free`.
+ (`get_path_info`, `find_files`, `search_text`, `move_file`, `delete_file`, ...). Each tool's
+ arguments are its spec's JSON Schema; its `data` is described in README.md's tool table.
+ The caller frees the result with `wsfs_string_free`.
 
  # Safety
  `tool_name` and `args_json` must be NULL or NUL-terminated strings valid for the call.

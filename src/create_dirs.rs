@@ -42,6 +42,13 @@ pub(crate) struct CreatedDir {
     parent: FileId,
 }
 
+impl CreatedDir {
+    /// Where the directory was created, relative to the anchor, as it was resolved.
+    pub(crate) fn rel(&self) -> &Path {
+        &self.rel
+    }
+}
+
 pub(crate) enum CreateError {
     Io(io::Error),
     Refused(WsfsError),
@@ -177,7 +184,7 @@ impl Workspace {
 
 /// The parent of an open directory (`..`), opened as a path handle. The caller checks that it
 /// is the directory it expects before using it.
-fn open_parent(dir: &Dir) -> io::Result<Dir> {
+pub(crate) fn open_parent(dir: &Dir) -> io::Result<Dir> {
     let fd = rustix::fs::openat(
         dir,
         "..",

@@ -23,6 +23,8 @@ pub enum ErrorCode {
     Timeout,
     LineOutOfRange,
     InvalidRegex,
+    FileExists,
+    RecursiveRequired,
 }
 
 impl ErrorCode {
@@ -47,6 +49,8 @@ impl ErrorCode {
             ErrorCode::Timeout => "timeout",
             ErrorCode::LineOutOfRange => "line_out_of_range",
             ErrorCode::InvalidRegex => "invalid_regex",
+            ErrorCode::FileExists => "file_exists",
+            ErrorCode::RecursiveRequired => "recursive_required",
         }
     }
 }

@@ -218,9 +218,9 @@ pub unsafe extern "C" fn wsfs_edit_file(workspace: u64, args_json: *const c_char
 
 /// Runs the tool named `tool_name` (`unknown_tool` if there is none): any tool that
 /// `wsfs_tool_specs` lists, the five above and those without a function of their own
-/// (`get_path_info`, `find_files`, `search_text`, ...). Each tool's arguments are its spec's
-/// JSON Schema; its `data` is described in README.md's tool table. The caller frees the result
-/// with `wsfs_string_free`.
+/// (`get_path_info`, `find_files`, `search_text`, `move_file`, `delete_file`, ...). Each tool's
+/// arguments are its spec's JSON Schema; its `data` is described in README.md's tool table.
+/// The caller frees the result with `wsfs_string_free`.
 ///
 /// # Safety
 /// `tool_name` and `args_json` must be NULL or NUL-terminated strings valid for the call.

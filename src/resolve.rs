@@ -224,6 +224,45 @@ impl Workspace {
         Ok(located)
     }
 
+    /// Resolves `path` to its directory and leaf for a tool that changes the name itself
+    /// (`move_file`, `delete_file`): the leaf is never followed (a symlink there is the entry
+    /// to move or remove), its own metadata (`lstat`) is in `leaf_meta` when it exists, and a
+    /// leaf with one of wsfs's temp names is refused. With `create_parents`, missing
+    /// directories are made (and removed again if resolution fails).
+    pub(crate) fn resolve_entry(
+        &self,
+        path: &ToolPath,
+        create_parents: bool,
+        ctl: &CallControl,
+    ) -> Result<Located<'_>> {
+        ctl.check()?;
+        if let Some(Component::Normal(name)) = path.rel.components().next_back() {
+            refuse_temp_name(name, &path.display)?;
+        }
+        let mut created = Vec::new();
+        let create = create_parents.then_some(&mut created);
+        let mut located = match self.locate(path.anchor, &path.rel, create, &path.display, ctl) {
+            Ok(located) => located,
+            Err(e) => {
+                self.remove_created(path.anchor, &created);
+                return Err(e);
+            }
+        };
+        located.created = created;
+        if let Some(leaf) = &located.leaf {
+            match located.dir.symlink_metadata(leaf) {
+                Ok(meta) => located.leaf_meta = Some(meta),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    let err = WsfsError::from_io(&e, &path.display);
+                    self.undo_created(located);
+                    return Err(err);
+                }
+            }
+        }
+        Ok(located)
+    }
+
     /// Where the symlink `located` names leads, workspace-relative, when following it (as the
     /// tools would: beneath the root, relative targets only in a confined workspace) ends
     /// inside the workspace. The last name need not exist. `None` otherwise.

@@ -326,7 +326,7 @@ fn open_beneath_nofollow(root: &Dir, rel: &Path) -> Option<Option<Dir>> {
 
 /// Removes the temp file `name` if it is a regular file that nobody holds locked, checking
 /// under the lock that the name still refers to the file that was locked.
-fn remove_if_unlocked(dir: &Dir, name: &OsStr) -> bool {
+pub(crate) fn remove_if_unlocked(dir: &Dir, name: &OsStr) -> bool {
     let Ok(meta) = dir.symlink_metadata(name) else {
         return false;
     };

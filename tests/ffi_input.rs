@@ -22,7 +22,7 @@ fn tool_specs_describe_every_tool() {
     let specs = v
         .as_array()
         .unwrap_or_else(|| panic!("tool_specs is not an array: {v}"));
-    let expected: [(&str, &[&str], &[&str]); 8] = [
+    let expected: [(&str, &[&str], &[&str]); 10] = [
         (
             "read_file",
             &["path", "start_line", "max_lines", "line_numbers"],
@@ -73,6 +73,8 @@ fn tool_specs_describe_every_tool() {
             ],
             &["query"],
         ),
+        ("move_file", &["src", "dst", "overwrite"], &["src", "dst"]),
+        ("delete_file", &["path", "recursive"], &["path"]),
     ];
     assert_eq!(specs.len(), expected.len(), "{v}");
     for (name, props, required) in expected {
@@ -278,7 +280,7 @@ fn unknown_fields_name_the_field_and_the_expected_ones() {
 fn unknown_tool() {
     let f = Fixture::new();
     for name in [
-        "delete_file",
+        "remove_file",
         "",
         "READ_FILE",
         "read_file ",

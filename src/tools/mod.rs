@@ -5,12 +5,15 @@ use crate::error::{ErrorCode, Result, WsfsError};
 use crate::tool::{entry, ToolEntry};
 
 pub mod append_file;
+pub mod delete_file;
 pub mod edit_file;
+mod entry;
 pub mod find_files;
 pub mod get_path_info;
 mod globs;
 pub mod list_dir;
 pub mod list_tree;
+pub mod move_file;
 pub mod read_file;
 pub mod read_range;
 mod search_sink;
@@ -29,6 +32,8 @@ pub static REGISTRY: &[ToolEntry] = &[
     entry::<get_path_info::GetPathInfo>(),
     entry::<find_files::FindFiles>(),
     entry::<search_text::SearchText>(),
+    entry::<move_file::MoveFile>(),
+    entry::<delete_file::DeleteFile>(),
 ];
 
 /// The registry entry named `name`.

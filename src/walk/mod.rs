@@ -1,5 +1,5 @@
 //! Walking directory trees beneath a handle, for `list_dir` with a depth, `find_files`,
-//! `search_text` (and later recursive deletion and the policy's deny rules).
+//! `search_text`, recursive deletion ([`remove`]) (and later the policy's deny rules).
 //!
 //! - Never follows a symlink: links are reported as links; every directory is opened as one
 //!   name inside the directory handle it was listed in (`O_NOFOLLOW | O_DIRECTORY`), or again
@@ -15,6 +15,7 @@
 pub mod dfs;
 pub mod filter;
 pub mod names;
+pub mod remove;
 pub mod sys;
 pub mod tree;
 

@@ -101,6 +101,17 @@ pub fn identity(fd: BorrowedFd<'_>) -> io::Result<(u64, u64)> {
     Ok((stat.st_dev, stat.st_ino))
 }
 
+/// Whether the open directory `fd` is the root of a mount (`STATX_ATTR_MOUNT_ROOT`): a mount
+/// point, or a bind mount of any directory, even from the same file system. `None` where the
+/// kernel cannot tell (before 5.8); compare devices then.
+pub fn is_mount_root(fd: BorrowedFd<'_>) -> Option<bool> {
+    use rustix::fs::{StatxAttributes, StatxFlags};
+    let st = rustix::fs::statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::empty()).ok()?;
+    st.stx_attributes_mask
+        .contains(StatxAttributes::MOUNT_ROOT)
+        .then(|| st.stx_attributes.contains(StatxAttributes::MOUNT_ROOT))
+}
+
 /// Set once `openat2` is known to be missing (older kernels, some sandboxes).
 static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 

@@ -336,7 +336,19 @@ impl Fixture {
     }
 
     pub fn with_config(extra: Value) -> Self {
-        let tmp = tempfile::tempdir().expect("tempdir");
+        Self::in_tempdir(tempfile::tempdir().expect("tempdir"), extra)
+    }
+
+    /// On a tmpfs (`/dev/shm`) where there is one, else like `new`: for tests that repeat a
+    /// change thousands of times, where a disk's fsyncs would dominate.
+    pub fn on_tmpfs() -> Self {
+        match tempfile::tempdir_in("/dev/shm") {
+            Ok(tmp) => Self::in_tempdir(tmp, json!({})),
+            Err(_) => Self::new(),
+        }
+    }
+
+    fn in_tempdir(tmp: tempfile::TempDir, extra: Value) -> Self {
         let base = fs::canonicalize(tmp.path()).unwrap();
         let root = base.join("ws");
         fs::create_dir(&root).unwrap();

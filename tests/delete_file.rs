@@ -1,0 +1,496 @@
+//! `delete_file` through the C ABI: files, symlinks inside and outside, special files,
+//! directories with and without `recursive`, the root, temp names, escapes, the writers' lock,
+//! deadlines part-way through a large tree, a mount point inside a tree, and a 1,500-deep tree
+//! under a low descriptor limit.
+#![allow(unused_unsafe)]
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::ffi::CString;
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::symlink;
+use std::path::Path;
+
+fn del(f: &Fixture, path: &str) -> Value {
+    f.call("delete_file", json!({ "path": path }))
+}
+
+fn del_r(f: &Fixture, path: &str) -> Value {
+    f.call("delete_file", json!({ "path": path, "recursive": true }))
+}
+
+fn exists(p: &Path) -> bool {
+    fs::symlink_metadata(p).is_ok()
+}
+
+fn mkfifo(p: &Path) {
+    let c = CString::new(p.as_os_str().as_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+}
+
+/// Entries below `dir` (not followed), `dir` excluded.
+fn count_tree(dir: &Path) -> u64 {
+    let mut n = 0;
+    for e in fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        n += 1;
+        if e.file_type().unwrap().is_dir() {
+            n += count_tree(&e.path());
+        }
+    }
+    n
+}
+
+#[test]
+fn deletes_a_file() {
+    let f = Fixture::new();
+    f.write("a.txt", "A");
+    let v = del(&f, "a.txt");
+    assert_eq!(
+        *assert_ok(&v),
+        json!({"path": "a.txt", "deleted": true, "was_directory": false, "entries_removed": 1})
+    );
+    assert_eq!(v["text"], json!("deleted a.txt"));
+    assert!(!exists(&f.p("a.txt")));
+    let msg = assert_err(&del(&f, "a.txt"), "path_not_found");
+    assert!(msg.contains("a.txt does not exist"), "{msg}");
+}
+
+#[test]
+fn symlinks_are_removed_never_their_targets() {
+    let f = Fixture::new();
+    let outside = f.base.join("outside");
+    fs::create_dir(&outside).unwrap();
+    fs::write(outside.join("secret.txt"), "TOPSECRET").unwrap();
+    f.write("real/t.txt", "target");
+    symlink("real/t.txt", f.p("in_file")).unwrap();
+    symlink("real", f.p("in_dir")).unwrap();
+    symlink(outside.join("secret.txt"), f.p("out_file")).unwrap();
+    symlink(&outside, f.p("out_dir")).unwrap();
+    symlink("../outside", f.p("rel_out")).unwrap();
+    symlink("nowhere", f.p("dangling")).unwrap();
+    for link in [
+        "in_file", "in_dir", "out_file", "out_dir", "rel_out", "dangling",
+    ] {
+        let v = del(&f, link);
+        assert_eq!(
+            assert_ok(&v)["was_directory"],
+            json!(false),
+            "{}",
+            short(&v)
+        );
+        assert!(
+            v["text"].as_str().unwrap().starts_with("deleted symlink"),
+            "{}",
+            short(&v)
+        );
+        assert!(!exists(&f.p(link)), "{link}");
+    }
+    assert_eq!(f.read("real/t.txt"), b"target");
+    assert_eq!(fs::read(outside.join("secret.txt")).unwrap(), b"TOPSECRET");
+    // A trailing slash names a directory: not a symlink to one.
+    symlink("real", f.p("again")).unwrap();
+    assert_err(&del(&f, "again/"), "not_a_directory");
+    // Deleting through a symlinked parent inside the workspace removes the file there.
+    assert_ok(&del(&f, "again/t.txt"));
+    assert!(!exists(&f.p("real/t.txt")));
+    assert_err(&del(&f, "out_dir/secret.txt"), "path_not_found");
+    symlink(&outside, f.p("out_dir")).unwrap();
+    assert_err(&del(&f, "out_dir/secret.txt"), "outside_workspace");
+    assert_err(&del(&f, "../outside/secret.txt"), "outside_workspace");
+    assert_eq!(fs::read(outside.join("secret.txt")).unwrap(), b"TOPSECRET");
+}
+
+#[test]
+fn special_files_are_removed_without_being_opened() {
+    let f = Fixture::new();
+    mkfifo(&f.p("fifo"));
+    let _sock = std::os::unix::net::UnixListener::bind(f.p("sock")).unwrap();
+    let ws = f.ws;
+    for name in ["fifo", "sock"] {
+        let v = with_watchdog(10, "delete_file on a special file", move || {
+            call(ws, "delete_file", json!({ "path": name }))
+        });
+        assert_ok(&v);
+        assert_eq!(v["text"], json!(format!("deleted special file {name}")));
+        assert!(!exists(&f.p(name)));
+    }
+}
+
+#[test]
+fn a_directory_needs_recursive() {
+    let f = Fixture::new();
+    fs::create_dir(f.p("empty")).unwrap();
+    f.write("d/a.txt", "a");
+    f.write("d/b.txt", "b");
+    f.write("d/.wsfs-0123456789abcdef.tmp", "");
+    let msg = assert_err(&del(&f, "d"), "recursive_required");
+    assert_eq!(
+        msg,
+        "d is a directory holding 2 entries; pass recursive: true to delete it and everything in it"
+    );
+    let msg = assert_err(&del(&f, "empty"), "recursive_required");
+    assert!(msg.starts_with("empty is an empty directory;"), "{msg}");
+    assert!(exists(&f.p("d/a.txt")) && exists(&f.p("empty")));
+    let v = del_r(&f, "empty/");
+    assert_eq!(assert_ok(&v)["entries_removed"], json!(1));
+    // `recursive` on a file is harmless.
+    assert_ok(&del_r(&f, "d/a.txt"));
+}
+
+#[test]
+fn recursive_deletion_removes_everything_and_counts_it() {
+    let f = Fixture::new();
+    let outside = f.base.join("outside");
+    fs::create_dir(&outside).unwrap();
+    fs::write(outside.join("canary"), "c").unwrap();
+    for i in 0..5 {
+        f.write(&format!("t/d{i}/sub/f.txt"), "x");
+        f.write(&format!("t/d{i}/.hidden"), "h");
+    }
+    symlink(&outside, f.p("t/out")).unwrap();
+    symlink(outside.join("canary"), f.p("t/d0/canary_link")).unwrap();
+    symlink("../d1", f.p("t/d0/sibling")).unwrap();
+    mkfifo(&f.p("t/d2/fifo"));
+    let _sock = std::os::unix::net::UnixListener::bind(f.p("t/d3/sock")).unwrap();
+    // A crash leftover of wsfs (unlocked temp file) goes too.
+    f.write("t/d4/.wsfs-0123456789abcdef.tmp", "left over");
+    let total = count_tree(&f.p("t")) + 1;
+    let ws = f.ws;
+    let v = with_watchdog(30, "recursive delete with a FIFO", move || {
+        call(ws, "delete_file", json!({"path": "t", "recursive": true}))
+    });
+    let d = assert_ok(&v);
+    assert_eq!(
+        *d,
+        json!({"path": "t", "deleted": true, "was_directory": true, "entries_removed": total})
+    );
+    assert_eq!(
+        v["text"],
+        json!(format!(
+            "deleted directory t and everything in it ({total} entries removed, the directory included)"
+        ))
+    );
+    assert!(!exists(&f.p("t")));
+    assert_eq!(fs::read(outside.join("canary")).unwrap(), b"c");
+    assert_eq!(fs::read_dir(&outside).unwrap().count(), 1);
+}
+
+#[test]
+fn the_root_is_never_deleted() {
+    let f = Fixture::new();
+    f.write("a/f.txt", "x");
+    fs::create_dir(f.p("a/sub")).unwrap();
+    let root = f.root.to_str().unwrap().to_string();
+    for path in [".", "./", "a/..", "a/sub/../..", root.as_str()] {
+        let msg = assert_err(&del_r(&f, path), "invalid_path");
+        assert!(msg.contains("is the workspace root"), "{path}: {msg}");
+    }
+    let msg = assert_err(&del_r(&f, "a/sub/.."), "invalid_path");
+    assert!(msg.contains("ends with '..'"), "{msg}");
+    assert_err(&del_r(&f, ".."), "outside_workspace");
+    assert_eq!(f.read("a/f.txt"), b"x");
+}
+
+#[test]
+fn temp_names_and_bad_arguments_are_refused() {
+    let f = Fixture::new();
+    f.write(".wsfs-0123456789abcdef.tmp", "x");
+    assert_err(&del(&f, ".wsfs-0123456789abcdef.tmp"), "invalid_path");
+    assert!(exists(&f.p(".wsfs-0123456789abcdef.tmp")));
+    f.write("a.txt", "A");
+    assert_err(&del(&f, "a.txt/"), "not_a_directory");
+    assert_err(
+        &f.call("delete_file", json!({"path": "a.txt", "force": true})),
+        "invalid_arguments",
+    );
+    assert_err(
+        &f.call("delete_file", json!({"path": "a.txt", "recursive": "yes"})),
+        "invalid_arguments",
+    );
+    assert_eq!(f.read("a.txt"), b"A");
+}
+
+/// A delete waits for the lock writers and editors hold, so an edit in flight never
+/// recreates the file after it was deleted.
+#[test]
+fn a_delete_waits_for_the_writers_lock() {
+    let f = Fixture::new();
+    f.write("a.txt", "A");
+    let held = fs::File::open(f.p("a.txt")).unwrap();
+    held.lock().unwrap();
+    let v = call_opts(
+        f.ws,
+        "delete_file",
+        r#"{"path":"a.txt"}"#,
+        Some(r#"{"timeout_ms":200}"#),
+    );
+    assert_err(&v, "timeout");
+    assert_eq!(f.read("a.txt"), b"A");
+    held.unlock().unwrap();
+    assert_ok(&del(&f, "a.txt"));
+}
+
+/// A live writer's temp file (locked) stays, and so does its directory: reported, not hidden.
+#[test]
+fn a_live_writers_temp_file_is_kept_and_reported() {
+    let f = Fixture::new();
+    f.write("t/a.txt", "a");
+    f.write("t/busy/.wsfs-00000000000000aa.tmp", "in flight");
+    f.write("t/busy/b.txt", "b");
+    let held = fs::File::open(f.p("t/busy/.wsfs-00000000000000aa.tmp")).unwrap();
+    held.lock().unwrap();
+    let v = del_r(&f, "t");
+    let d = assert_ok(&v);
+    assert_eq!(d["deleted"], json!(false));
+    assert_eq!(d["stopped"], json!("not_removed"));
+    assert_eq!(d["entries_removed"], json!(2), "{}", short(&v));
+    assert_eq!(d["not_removed_count"], json!(1));
+    assert_eq!(
+        d["not_removed"][0]["path"],
+        json!("t/busy/.wsfs-00000000000000aa.tmp")
+    );
+    let text = v["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("t was NOT fully deleted: 2 entries were removed, but 1 could not be")
+            && text.contains("a wsfs write in progress"),
+        "{text}"
+    );
+    assert!(exists(&f.p("t/busy/.wsfs-00000000000000aa.tmp")));
+    assert!(!exists(&f.p("t/a.txt")) && !exists(&f.p("t/busy/b.txt")));
+    drop(held);
+    let d = assert_ok(&del_r(&f, "t")).clone();
+    assert_eq!(d["deleted"], json!(true));
+    assert_eq!(d["entries_removed"], json!(3));
+}
+
+/// A deadline part-way through a large tree: what was removed is reported exactly, the rest
+/// stays, and a second call finishes the job. Stopped before anything was removed, the call
+/// is a `timeout` error and nothing changed.
+#[test]
+fn a_deadline_part_way_reports_what_was_removed() {
+    let f = Fixture::new();
+    for d in 0..20 {
+        let dir = f.p(&format!("big/d{d:02}"));
+        fs::create_dir_all(&dir).unwrap();
+        for i in 0..1000 {
+            fs::write(dir.join(format!("f{i:04}")), "").unwrap();
+        }
+    }
+    let total = count_tree(&f.p("big")) + 1;
+    let v = call_opts(
+        f.ws,
+        "delete_file",
+        r#"{"path":"big","recursive":true}"#,
+        Some(r#"{"timeout_ms":0}"#),
+    );
+    assert_err(&v, "timeout");
+    assert_eq!(
+        count_tree(&f.p("big")) + 1,
+        total,
+        "a timeout error removed something"
+    );
+    let mut partial = None;
+    for ms in [2, 5, 10, 20, 40, 80, 160] {
+        let v = call_opts(
+            f.ws,
+            "delete_file",
+            r#"{"path":"big","recursive":true}"#,
+            Some(&format!(r#"{{"timeout_ms":{ms}}}"#)),
+        );
+        if v["ok"] == json!(false) {
+            assert_err(&v, "timeout"); // stopped before the first removal: nothing changed
+            assert_eq!(count_tree(&f.p("big")) + 1, total);
+            continue;
+        }
+        partial = Some(v);
+        break;
+    }
+    let v = partial.expect("no deadline stopped the deletion part-way");
+    let d = assert_ok(&v);
+    assert_eq!(d["deleted"], json!(false), "{}", short(&v));
+    assert_eq!(d["stopped"], json!("timeout"));
+    let removed = d["entries_removed"].as_u64().unwrap();
+    assert!(removed > 0 && removed < total, "{removed} of {total}");
+    let left = count_tree(&f.p("big")) + 1;
+    assert_eq!(
+        left,
+        total - removed,
+        "entries_removed does not match what disappeared"
+    );
+    let text = v["text"].as_str().unwrap();
+    assert_eq!(
+        text,
+        format!(
+            "big was NOT fully deleted: {removed} entries were removed, then the call's deadline passed. big and the rest of its contents remain; call delete_file again to continue"
+        )
+    );
+    let v = del_r(&f, "big");
+    let d = assert_ok(&v);
+    assert_eq!(d["deleted"], json!(true));
+    assert_eq!(d["entries_removed"].as_u64().unwrap(), left);
+    assert!(!exists(&f.p("big")));
+}
+
+#[test]
+fn a_cancelled_deletion_changes_nothing() {
+    let f = Fixture::new();
+    f.write("t/a/b.txt", "x");
+    let before = snapshot(&f.root);
+    let token = ffi::wsfs_cancel_token_new();
+    ffi::wsfs_cancel_token_cancel(token);
+    let v = call_opts(
+        f.ws,
+        "delete_file",
+        r#"{"path":"t","recursive":true}"#,
+        Some(&format!(r#"{{"cancel_token":{token}}}"#)),
+    );
+    ffi::wsfs_cancel_token_free(token);
+    assert_err(&v, "cancelled");
+    assert_eq!(snapshot(&f.root), before);
+}
+
+/// Unmounts on drop, so a failing test does not leave a mount behind.
+struct Mount(std::path::PathBuf);
+
+impl Mount {
+    /// `mount ARGS... at`, or `None` where this process may not mount (not root).
+    fn new(args: &[&str], at: &Path) -> Option<Mount> {
+        let ok = std::process::Command::new("mount")
+            .args(args)
+            .arg(at)
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Mount(at.to_path_buf()))
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Mount points and bind mounts inside a tree (even of a directory on the same file system,
+/// even one outside the workspace) are never entered, and never deleted as the top either.
+#[test]
+fn mount_points_are_never_entered() {
+    let f = Fixture::new();
+    let outside = f.base.join("outside");
+    fs::create_dir(&outside).unwrap();
+    fs::write(outside.join("canary"), "outside").unwrap();
+    f.write("t/a.txt", "a");
+    fs::create_dir_all(f.p("t/mnt")).unwrap();
+    fs::create_dir_all(f.p("t/sub/bind")).unwrap();
+    let Some(_tmpfs) = Mount::new(&["-t", "tmpfs", "wsfs-test"], &f.p("t/mnt")) else {
+        eprintln!("skipped: cannot mount here (not root?)");
+        return;
+    };
+    let outside_arg = outside.to_str().unwrap();
+    let _bind = Mount::new(&["--bind", outside_arg], &f.p("t/sub/bind")).expect("bind mount");
+    fs::write(f.p("t/mnt/canary"), "on another file system").unwrap();
+    let v = del_r(&f, "t");
+    let d = assert_ok(&v);
+    assert_eq!(d["stopped"], json!("not_removed"), "{}", short(&v));
+    assert_eq!(d["not_removed_count"], json!(2), "{}", short(&v));
+    let kept: Vec<&str> = d["not_removed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(kept, ["t/mnt", "t/sub/bind"], "{}", short(&v));
+    assert!(d["not_removed"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("mount point"));
+    assert_eq!(
+        fs::read(f.p("t/mnt/canary")).unwrap(),
+        b"on another file system"
+    );
+    assert_eq!(fs::read(outside.join("canary")).unwrap(), b"outside");
+    assert!(!exists(&f.p("t/a.txt")));
+    // Nothing else to remove: an error, nothing changed.
+    let msg = assert_err(&del_r(&f, "t"), "permission_denied");
+    assert!(
+        msg.starts_with("nothing was deleted: t/mnt: a mount point"),
+        "{msg}"
+    );
+    // A mount point named directly is refused before anything is removed.
+    for top in ["t/mnt", "t/sub/bind"] {
+        let msg = assert_err(&del_r(&f, top), "permission_denied");
+        assert!(msg.contains("is a mount point"), "{msg}");
+    }
+    assert_eq!(fs::read(outside.join("canary")).unwrap(), b"outside");
+    assert_eq!(
+        fs::read(f.p("t/mnt/canary")).unwrap(),
+        b"on another file system"
+    );
+}
+
+const DEEP_ENV: &str = "WSFS_DEEP_DELETE_CHILD";
+const DEPTH: usize = 1500;
+
+/// Child half of `deep_trees_are_deleted_under_a_low_fd_limit` (runs only when re-invoked).
+#[test]
+#[ignore = "child process of deep_trees_are_deleted_under_a_low_fd_limit"]
+fn deep_delete_child() {
+    let Ok(dir) = std::env::var(DEEP_ENV) else {
+        return;
+    };
+    let lim = libc::rlimit {
+        rlim_cur: 32,
+        rlim_max: 32,
+    };
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) }, 0);
+    let ws = open_ws(Path::new(&dir), json!({}));
+    let v = call(
+        ws,
+        "delete_file",
+        json!({"path": "deep", "recursive": true}),
+    );
+    let d = assert_ok(&v);
+    // Each level: d and z.txt; then bottom.txt, and deep itself.
+    assert_eq!(d["entries_removed"], json!(2 * DEPTH + 2), "{}", short(&v));
+    assert_eq!(d["deleted"], json!(true));
+    assert!(!Path::new(&dir).join("deep").exists());
+    assert_ok(&close_ws(ws));
+}
+
+#[test]
+fn deep_trees_are_deleted_under_a_low_fd_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut dir = tmp.path().join("deep");
+    fs::create_dir(&dir).unwrap();
+    for _ in 0..DEPTH {
+        fs::create_dir(dir.join("d")).unwrap();
+        fs::write(dir.join("z.txt"), "zz\n").unwrap();
+        dir = dir.join("d");
+    }
+    fs::write(dir.join("bottom.txt"), "deepest\n").unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe)
+        .args([
+            "deep_delete_child",
+            "--exact",
+            "--ignored",
+            "--test-threads=1",
+            "--nocapture",
+        ])
+        .env(DEEP_ENV, tmp.path())
+        .output()
+        .unwrap();
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "child failed:\n{log}");
+    assert!(
+        log.contains("1 passed"),
+        "child did not run the test:\n{log}"
+    );
+}
