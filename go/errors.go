@@ -65,6 +65,13 @@ const (
 	// CodeInvalidRegex: search_text's query is not a valid regular
 	// expression (or is too large); the message is the parser's.
 	CodeInvalidRegex Code = "invalid_regex"
+	// CodeFileExists: move_file's destination exists and Overwrite is false
+	// (decided atomically by the rename), or it is a directory that is not
+	// empty. Nothing was moved.
+	CodeFileExists Code = "file_exists"
+	// CodeRecursiveRequired: delete_file on a directory without Recursive.
+	// Nothing was deleted.
+	CodeRecursiveRequired Code = "recursive_required"
 )
 
 // Codes lists every error code, in the order of the C ABI documentation.
@@ -72,7 +79,8 @@ var Codes = []Code{
 	CodeInvalidPath, CodeOutsideWorkspace, CodePathNotFound, CodePermissionDenied,
 	CodeIOError, CodeAmbiguousEdit, CodeEditNotFound, CodeNotAFile, CodeNotADirectory,
 	CodeTooLarge, CodeNoSpace, CodeInvalidArguments, CodeUnknownTool, CodeInvalidWorkspace,
-	CodeCancelled, CodeTimeout, CodeLineOutOfRange, CodeInvalidRegex,
+	CodeCancelled, CodeTimeout, CodeLineOutOfRange, CodeInvalidRegex, CodeFileExists,
+	CodeRecursiveRequired,
 }
 
 // Sentinel errors, one per code, for errors.Is:
@@ -82,24 +90,26 @@ var Codes = []Code{
 // An *Error matches a sentinel when the codes are equal; the message does not
 // matter. Use errors.As to get the code and message of any failure.
 var (
-	ErrInvalidPath      = &Error{Code: CodeInvalidPath}
-	ErrOutsideWorkspace = &Error{Code: CodeOutsideWorkspace}
-	ErrPathNotFound     = &Error{Code: CodePathNotFound}
-	ErrPermissionDenied = &Error{Code: CodePermissionDenied}
-	ErrIOError          = &Error{Code: CodeIOError}
-	ErrAmbiguousEdit    = &Error{Code: CodeAmbiguousEdit}
-	ErrEditNotFound     = &Error{Code: CodeEditNotFound}
-	ErrNotAFile         = &Error{Code: CodeNotAFile}
-	ErrNotADirectory    = &Error{Code: CodeNotADirectory}
-	ErrTooLarge         = &Error{Code: CodeTooLarge}
-	ErrNoSpace          = &Error{Code: CodeNoSpace}
-	ErrInvalidArguments = &Error{Code: CodeInvalidArguments}
-	ErrUnknownTool      = &Error{Code: CodeUnknownTool}
-	ErrInvalidWorkspace = &Error{Code: CodeInvalidWorkspace}
-	ErrCancelled        = &Error{Code: CodeCancelled}
-	ErrLineOutOfRange   = &Error{Code: CodeLineOutOfRange}
-	ErrInvalidRegex     = &Error{Code: CodeInvalidRegex}
-	ErrTimeout          = &Error{Code: CodeTimeout}
+	ErrInvalidPath       = &Error{Code: CodeInvalidPath}
+	ErrOutsideWorkspace  = &Error{Code: CodeOutsideWorkspace}
+	ErrPathNotFound      = &Error{Code: CodePathNotFound}
+	ErrPermissionDenied  = &Error{Code: CodePermissionDenied}
+	ErrIOError           = &Error{Code: CodeIOError}
+	ErrAmbiguousEdit     = &Error{Code: CodeAmbiguousEdit}
+	ErrEditNotFound      = &Error{Code: CodeEditNotFound}
+	ErrNotAFile          = &Error{Code: CodeNotAFile}
+	ErrNotADirectory     = &Error{Code: CodeNotADirectory}
+	ErrTooLarge          = &Error{Code: CodeTooLarge}
+	ErrNoSpace           = &Error{Code: CodeNoSpace}
+	ErrInvalidArguments  = &Error{Code: CodeInvalidArguments}
+	ErrUnknownTool       = &Error{Code: CodeUnknownTool}
+	ErrInvalidWorkspace  = &Error{Code: CodeInvalidWorkspace}
+	ErrCancelled         = &Error{Code: CodeCancelled}
+	ErrLineOutOfRange    = &Error{Code: CodeLineOutOfRange}
+	ErrInvalidRegex      = &Error{Code: CodeInvalidRegex}
+	ErrTimeout           = &Error{Code: CodeTimeout}
+	ErrFileExists        = &Error{Code: CodeFileExists}
+	ErrRecursiveRequired = &Error{Code: CodeRecursiveRequired}
 )
 
 // Error is a failed wsfs operation: the library's error envelope, or the same

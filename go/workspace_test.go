@@ -328,8 +328,16 @@ func TestErrorCodes(t *testing.T) {
 			_, err := ws.CallRaw(bg, ToolReadFile, `{"path":`)
 			return err
 		}()},
+		{"move onto an existing file", CodeFileExists, func() error {
+			_, err := ws.MoveFile(bg, MoveFileInput{Src: "f.txt", Dst: "bin"})
+			return err
+		}()},
+		{"delete a directory without recursive", CodeRecursiveRequired, func() error {
+			_, err := ws.DeleteFile(bg, DeleteFileInput{Path: "sub"})
+			return err
+		}()},
 		{"unknown tool", CodeUnknownTool, func() error {
-			_, err := ws.CallRaw(bg, "delete_file", `{"path":"f.txt"}`)
+			_, err := ws.CallRaw(bg, "remove_file", `{"path":"f.txt"}`)
 			return err
 		}()},
 	}

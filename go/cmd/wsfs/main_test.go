@@ -51,7 +51,7 @@ func TestTools(t *testing.T) {
 	for _, s := range specs {
 		names = append(names, s.Name)
 	}
-	if strings.Join(names, ",") != "read_file,write_file,append_file,list_dir,edit_file,get_path_info,find_files,search_text" {
+	if strings.Join(names, ",") != "read_file,write_file,append_file,list_dir,edit_file,get_path_info,find_files,search_text,move_file,delete_file" {
 		t.Fatalf("names %v", names)
 	}
 }
@@ -112,7 +112,7 @@ func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{},
 		{"read_file", `{"path":"a"}`},            // no -workspace
-		{"-workspace", dir, "delete_file", `{}`}, // unknown tool
+		{"-workspace", dir, "remove_file", `{}`}, // unknown tool
 		{"-workspace", dir, "read_file", `{}`, "extra"}, // too many arguments
 		{"-nope"},                      // unknown flag
 		{"tools", "extra"},             // tools takes no arguments
