@@ -28,7 +28,7 @@ lib.wsfs_workspace_close.argtypes = [ctypes.c_uint64]
 lib.wsfs_workspace_close.restype = ctypes.c_void_p
 TOOLS = ("read_file", "write_file", "append_file", "list_dir", "edit_file")
 # Tools without a function of their own, reached through wsfs_call.
-NAMED_ONLY = ("get_path_info", "find_files", "search_text")
+NAMED_ONLY = ("get_path_info", "find_files", "search_text", "move_file", "delete_file")
 for tool in TOOLS:
     fn = getattr(lib, "wsfs_" + tool)
     fn.argtypes = [ctypes.c_uint64, ctypes.c_char_p]
@@ -99,7 +99,8 @@ def tool_specs():
     assert sorted(s["name"] for s in specs) == sorted(TOOLS + NAMED_ONLY), specs
     for s in specs:
         p = s["parameters"]
-        assert p["type"] == "object" and "path" in p["properties"] and isinstance(p["required"], list), s
+        paths = {"path"} if s["name"] != "move_file" else {"src", "dst"}
+        assert p["type"] == "object" and paths <= set(p["properties"]) and isinstance(p["required"], list), s
 
 
 @test
@@ -198,6 +199,34 @@ def walking_tools():
         {"name": "sub", "type": "dir", "children": [{"name": "b.py", "type": "file", "size": 24}]},
         {"name": "up", "type": "symlink"}]}, d
     assert d["total"] == 3 and d["entries"] == [], d
+
+
+@test
+def move_and_delete():
+    ws, root, base = STATE["ws"], STATE["root"], STATE["base"]
+    os.makedirs(os.path.join(root, "mv"))
+    with open(os.path.join(root, "mv", "a.txt"), "w") as fh:
+        fh.write("moved\n")
+    d = ok(named(ws, "move_file", {"src": "mv/a.txt", "dst": "mv/new/b.txt"}))
+    assert d == {"moved_from": "mv/a.txt", "moved_to": "mv/new/b.txt", "type": "file", "replaced": False,
+                 "dirs_created": ["mv/new"]}, d
+    with open(os.path.join(root, "mv", "new", "b.txt")) as fh:
+        assert fh.read() == "moved\n"
+    assert not os.path.exists(os.path.join(root, "mv", "a.txt"))
+    err(named(ws, "move_file", {"src": "mv/new/b.txt", "dst": "mv/new/b.txt"}), "invalid_arguments")
+    err(named(ws, "move_file", {"src": ".", "dst": "x"}), "invalid_path")
+    # A symlink to the outside is deleted itself; what it points to stays.
+    outside = os.path.join(base, "keep")
+    os.mkdir(outside)
+    with open(os.path.join(outside, "canary"), "w") as fh:
+        fh.write("c")
+    os.symlink(outside, os.path.join(root, "mv", "new", "out"))
+    err(named(ws, "delete_file", {"path": "mv"}), "recursive_required")
+    env = named(ws, "delete_file", {"path": "mv", "recursive": True})
+    assert ok(env) == {"path": "mv", "deleted": True, "was_directory": True, "entries_removed": 4}, env
+    assert env["text"] == "deleted directory mv and everything in it (4 entries removed, the directory included)", env
+    assert not os.path.exists(os.path.join(root, "mv"))
+    assert os.listdir(outside) == ["canary"]
 
 
 @test
