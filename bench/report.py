@@ -10,6 +10,7 @@ Reads (all written by bench/run.sh into --dir):
   rust.jsonl            benches/layers.rs samples
   rss-go.jsonl, rss-rust.jsonl   peak RSS growth of one call, per case and path
   walk.jsonl            benches/walk.rs: the walking tools vs ripgrep, list_dir trees
+  delete.jsonl          benches/delete.rs: recursive delete_file vs rm -rf
 
 Every number in the output is computed here from those files: medians over the samples,
 ratios of medians, and the targets' verdicts. Python 3 standard library only.
@@ -517,6 +518,70 @@ def walk_section(w, walk, machine):
         w("")
 
 
+DELETE_MAX_RATIO = 1.5
+
+
+def load_delete(d):
+    """benches/delete.rs results: {case: {"desc", "files", "entries", "wsfs": [ns], "rm": [ns]}}."""
+    out = {}
+    f = os.path.join(d, "delete.jsonl")
+    if not os.path.exists(f):
+        return out
+    for line in open(f, encoding="utf-8"):
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        c = out.setdefault(r["case"], {"wsfs": [], "rm": []})
+        c[r["path"]].append(r["ns"])
+        for k in ("desc", "files", "entries"):
+            c[k] = r[k]
+    return out
+
+
+def delete_targets(dele):
+    rows = []
+    for c in dele.values():
+        a, b = med(c["wsfs"]), med(c["rm"])
+        r = a / b if a and b else None
+        rows.append({
+            "label": f"{c['desc']}: `delete_file` vs `rm -rf` ≤ {DELETE_MAX_RATIO}×",
+            "measured": f"{fmt_r(r)} ({fmt_t(a)} vs {fmt_t(b)})",
+            # Explained in its own section, not by the per-layer breakdown.
+            "ok": None if r is None else r <= DELETE_MAX_RATIO, "walk": True,
+        })
+    return rows
+
+
+def delete_section(w, dele):
+    if not dele:
+        return
+    w("## Recursive deletion")
+    w("")
+    w("`benches/delete.rs`: `delete_file {recursive: true}` through the library's `wsfs_call` "
+      "path (`wsfs::api::call`: argument parsing, resolution beneath the root, the deletion "
+      "walk by directory handles, the fsync of the parent directory, the text and the JSON "
+      "envelope) against `rm -rf` run as a process (its start-up included; it does no fsync), "
+      "each on its own copy of the same tree (100 directories of equally many 64-byte files), "
+      "on the scratch file system (mostly waiting for the disk) and on a tmpfs (`/dev/shm`, "
+      "where what is left is each one's own cost). "
+      "Each sample builds both trees and flushes them to disk (`sync`) first; samples "
+      "alternate which of the two deletes first. Every wsfs sample must report the whole tree "
+      "deleted, every entry counted.")
+    w("")
+    rows = []
+    for c in dele.values():
+        a, b = med(c["wsfs"]), med(c["rm"])
+        per = a / c["entries"] if a and c.get("entries") else None
+        spread = "–" if not c["wsfs"] or not c["rm"] else (
+            f"{fmt_t(min(c['wsfs']))}–{fmt_t(max(c['wsfs']))} / "
+            f"{fmt_t(min(c['rm']))}–{fmt_t(max(c['rm']))}")
+        rows.append((c["desc"], fmt_t(a), fmt_t(b), fmt_r(a / b if a and b else None),
+                     fmt_t(per), spread, len(c["wsfs"])))
+    w(table(["case", "delete_file", "rm -rf", "delete_file / rm", "delete_file per entry",
+             "range (delete_file / rm)", "samples"], rows))
+    w("")
+
+
 def main():
     args = parse_args()
     samples, rss, manifest, machine, files = load(args.dir)
@@ -592,7 +657,8 @@ def main():
     w("")
 
     walk = load_walk(args.dir)
-    targets = [] if args.short else evaluate(res, cases) + walk_targets(walk)
+    dele = load_delete(args.dir)
+    targets = [] if args.short else evaluate(res, cases) + walk_targets(walk) + delete_targets(dele)
     if args.short:
         w("Targets and headline numbers are evaluated only by `make bench`.")
         w("")
@@ -601,6 +667,7 @@ def main():
         write_targets(w, targets)
     main_tables(w, res, cases, order)
     walk_section(w, walk, machine)
+    delete_section(w, dele)
     missed = [r for r in targets if r["ok"] is False and not r.get("walk")]
     if missed:
         w("## Where targets are not met")

@@ -12,6 +12,10 @@
 # (installed here with apt-get or cargo if missing; without it the comparison is
 # skipped with a message), and list_dir depth=50 on 10k/100k/1M-entry trees.
 #
+# Recursive deletion (benches/delete.rs): delete_file on a 10,000-file tree vs
+# rm -rf on an identical one, samples alternating which goes first, on the scratch
+# file system and on /dev/shm if it is a tmpfs (short mode: 1,000 files, once).
+#
 # --short (make bench-short, part of make test): the same benchmarks once each
 # (-benchtime=1x, one Rust iteration), without the 1M-entry directory and
 # tree, the walks over $(go env GOROOT)/src/net/http only (compared with rg only
@@ -144,6 +148,33 @@ WSFS_WALK_SRC=$GOSRC WSFS_WALK_RG=$RG WSFS_WALK_TREES=$SCRATCH/trees WSFS_WALK_S
 	echo "bench: the walking tools bench failed (log: $OUT/walk.log)" >&2
 	exit 1
 }
+
+# On the scratch file system (a disk: mostly waiting for it) and, where there is one, on a
+# tmpfs (what is left is wsfs's and rm's own cost). Short mode: one small tree, on the tmpfs
+# if there is one.
+DELETE_FILES=10000
+DELETE_SAMPLES=$REPS
+DELETE_DIRS="$(df -PT "$SCRATCH" | awk 'NR==2 {print $2}')=$SCRATCH/delete"
+DELETE_TMPFS=
+if [[ -d /dev/shm && -w /dev/shm && $(df -PT /dev/shm | awk 'NR==2 {print $2}') == tmpfs ]]; then
+	DELETE_TMPFS=$(mktemp -d /dev/shm/wsfs-bench.XXXXXX)
+	DELETE_DIRS="$DELETE_DIRS,tmpfs=$DELETE_TMPFS"
+fi
+if [[ $MODE == short ]]; then
+	DELETE_FILES=1000
+	DELETE_SAMPLES=1
+	[[ -n $DELETE_TMPFS ]] && DELETE_DIRS="tmpfs=$DELETE_TMPFS"
+fi
+step "recursive delete_file vs rm -rf: trees of $DELETE_FILES files ($DELETE_DIRS)"
+mkdir -p "$SCRATCH/delete"
+WSFS_DELETE_DIRS=$DELETE_DIRS WSFS_DELETE_FILES=$DELETE_FILES WSFS_DELETE_SAMPLES=$DELETE_SAMPLES \
+	WSFS_DELETE_OUT="$OUT/delete.jsonl" $CARGO bench --locked --bench delete >"$OUT/delete.log" 2>&1 || {
+	tail -n 30 "$OUT/delete.log" >&2
+	if [[ -n $DELETE_TMPFS ]]; then rm -rf "$DELETE_TMPFS"; fi
+	echo "bench: the delete bench failed (log: $OUT/delete.log)" >&2
+	exit 1
+}
+if [[ -n $DELETE_TMPFS ]]; then rm -rf "$DELETE_TMPFS"; fi
 
 step "measuring peak RSS growth of the Go paths"
 (cd go/benchmarks && WSFS_BENCH_DIR="$FX" WSFS_BENCH_RSS_OUT="$OUT/rss-go.jsonl" \
