@@ -203,6 +203,8 @@ fn rename_entry(
     rustix::fs::renameat_with(from.dir(), &from.leaf, &*to.dir, to_leaf, flags)
         .map_err(|e| rename_error(e, ws, from, to, src, dst, overwrite, ctl))?;
     // Committed: from here on the call succeeds; a failed fsync is a warning.
+    // Audit seam: `src` was moved to `dst` (and an existing `dst` replaced when
+    // `to.leaf_meta` is set).
     let mut warnings = Vec::new();
     let mut sync = |dir: &Dir| {
         if let Err(e) = sync_dir(dir) {
