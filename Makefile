@@ -53,7 +53,7 @@ test-python: build
 # The Python package (python/): `pip install ./python` as a user runs it (pip builds it
 # in place, cargo builds and the package bundles libwsfs.so), into target/python-package
 # rather than the system's site-packages, then its pytest suite against that install with
-# WSFS_LIB unset. Needs pytest
+# WSFS_LIB unset, and the read benchmark once so it cannot rot. Needs pytest
 # (.ci/run installs python/requirements-test.txt) and PyPI for the build backend.
 PY_PKG_DIR := $(CURDIR)/target/python-package
 test-python-package: build
@@ -61,6 +61,7 @@ test-python-package: build
 	rm -rf $(PY_PKG_DIR)
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target $(PY_PKG_DIR) ./python
 	env -u WSFS_LIB PYTHONPATH=$(PY_PKG_DIR) $(PYTHON) -m pytest -q -p no:cacheprovider python/tests
+	env -u WSFS_LIB PYTHONPATH=$(PY_PKG_DIR) $(PYTHON) python/bench/bench_read.py --quick
 
 test-go: build
 	cd go && test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt needed"; exit 1; }
