@@ -235,3 +235,20 @@ def test_cancelling_the_task_cancels_the_library_call(tools, monkeypatch):
         deadline.wait(0.01)
     assert seen.get("cancelled") is True
     assert not (Path(tools.root) / "late.txt").exists()
+
+
+def test_refused_calls_are_logged_too(tools, caplog):
+    with caplog.at_level(logging.INFO, logger="wsfs"):
+        run(tools.call("nope", {}))
+        run(tools.call("read_file", "{not json"))
+        run(tools.read_file("a", "b"))
+    assert [(r.wsfs_tool, r.wsfs_outcome) for r in caplog.records] == [
+        ("nope", "unknown_tool"),
+        ("read_file", "invalid_arguments"),
+        ("read_file", "invalid_arguments"),
+    ]
+
+
+def test_writes_enabled_must_be_a_bool(root):
+    with pytest.raises(TypeError, match="bool"):
+        wsfs.FileSystemTools({"workspace_root": str(root), "filesystem_writes_enabled": "false"})

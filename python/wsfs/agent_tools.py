@@ -82,7 +82,10 @@ class FileSystemTools:
         max_write_bytes: int | None = None,
         workspace: Workspace | None = None,
     ) -> None:
-        self.writes_enabled = bool(_pick(writes_enabled, config, "filesystem_writes_enabled", False))
+        writes = _pick(writes_enabled, config, "filesystem_writes_enabled", False)
+        if not isinstance(writes, bool):  # a string such as "false" must not enable writes
+            raise TypeError(f"filesystem_writes_enabled must be a bool, not {type(writes).__name__}")
+        self.writes_enabled = writes
         if workspace is not None:
             if root is not None or max_read_bytes is not None or max_write_bytes is not None:
                 raise ValueError("give either an open workspace or root/limits, not both")
@@ -121,18 +124,15 @@ class FileSystemTools:
     async def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolResponse:
         """Runs the tool ``name`` with ``arguments`` (a mapping, or a JSON object text as a
         model sends it), as the tool's own method would."""
-        if name not in self._specs:
-            known = ", ".join(self._specs)
-            return _failure("unknown_tool", f"there is no tool named {name!r}; the tools are: {known}")
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except ValueError as e:
-                return _failure("invalid_arguments", f"arguments are not valid JSON: {e}")
+                return _refused(name, "invalid_arguments", f"arguments are not valid JSON: {e}")
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, Mapping):
-            return _failure("invalid_arguments", "arguments must be a JSON object")
+            return _refused(name, "invalid_arguments", "arguments must be a JSON object")
         return await self._run(name, dict(arguments))
 
     def close(self) -> None:
@@ -161,12 +161,12 @@ class FileSystemTools:
 
         async def tool(*args: Any, **kwargs: Any) -> ToolResponse:
             if len(args) > len(positional):
-                return _failure(
-                    "invalid_arguments", f"{name} takes at most {len(positional)} positional arguments"
+                return _refused(
+                    name, "invalid_arguments", f"{name} takes at most {len(positional)} positional arguments"
                 )
             for key, value in zip(positional, args, strict=False):  # len checked above
                 if key in kwargs:
-                    return _failure("invalid_arguments", f"{name} got {key!r} twice")
+                    return _refused(name, "invalid_arguments", f"{name} got {key!r} twice")
                 kwargs[key] = value
             return await self._run(name, kwargs)
 
@@ -192,7 +192,11 @@ class FileSystemTools:
                 _log_call(name, args, outcome, time.perf_counter() - started)
 
     async def _dispatch(self, name: str, args: dict[str, Any]) -> ToolResponse:
-        if not self.writes_enabled and not is_read_only(self._specs[name]):
+        spec = self._specs.get(name)
+        if spec is None:
+            known = ", ".join(self._specs)
+            return _failure("unknown_tool", f"there is no tool named {name!r}; the tools are: {known}")
+        if not self.writes_enabled and not is_read_only(spec):
             return _failure(
                 WRITES_DISABLED,
                 f"{name} is not available: file changes are disabled for this agent "
@@ -220,6 +224,13 @@ class FileSystemTools:
 
 def _failure(code: str, message: str) -> ToolResponse:
     return {"success": False, "error": code, "message": message}
+
+
+def _refused(name: str, code: str, message: str) -> ToolResponse:
+    """A failure found before the call could start, logged as a call."""
+    if log.isEnabledFor(logging.INFO):
+        _log_call(name, {}, code, 0.0)
+    return _failure(code, message)
 
 
 def _pick(explicit: Any, config: object | None, name: str, default: Any) -> Any:
