@@ -15,6 +15,7 @@ mod fileops;
 mod handles;
 mod json;
 mod logging;
+mod patch;
 mod render;
 mod resolve;
 mod specs;
