@@ -189,15 +189,9 @@ fn write_temp(
 }
 
 fn create_temp(dir: &Dir) -> io::Result<(String, File)> {
-    let mut opts = OpenOptions::new();
-    opts.write(true)
-        .create_new(true)
-        .follow(FollowSymlinks::No)
-        .mode(NEW_FILE_MODE)
-        .custom_flags(LEAF_FLAGS);
     loop {
         let name = format!(".wsfs-{:016x}.tmp", random_u64());
-        match dir.open_with(&name, &opts) {
+        match create_temp_named(dir, &name) {
             Ok(file) => return Ok((name, file)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
@@ -205,8 +199,34 @@ fn create_temp(dir: &Dir) -> io::Result<(String, File)> {
     }
 }
 
+/// Creates the temp file `name` (`O_EXCL`, no follow) for writing.
+pub fn create_temp_named(dir: &Dir, name: &str) -> io::Result<File> {
+    let mut opts = OpenOptions::new();
+    opts.write(true)
+        .create_new(true)
+        .follow(FollowSymlinks::No)
+        .mode(NEW_FILE_MODE)
+        .custom_flags(LEAF_FLAGS);
+    dir.open_with(name, &opts)
+}
+
+/// Writes `content` to a new temp file, gives it `keep`'s owner (best effort) and mode, and
+/// fsyncs it; the deadline is checked between chunks.
+pub fn fill_temp(
+    temp: File,
+    content: &[u8],
+    keep: Option<&Metadata>,
+    display: &str,
+    ctl: &CallControl,
+) -> Result<()> {
+    write_temp(temp, content, keep, ctl).map_err(|e| match e {
+        TempError::Io(e) => WsfsError::from_io(&e, display),
+        TempError::Stopped(e) => e,
+    })
+}
+
 /// An unpredictable number: std's per-process random SipHash keys over a counter and the time.
-fn random_u64() -> u64 {
+pub fn random_u64() -> u64 {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut hasher = RandomState::new().build_hasher();
     hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));

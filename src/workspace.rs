@@ -1,5 +1,7 @@
 //! An open workspace: the root's directory handle, its limits, and how tool paths are parsed.
 
+use crate::commit::journal::recover_all;
+use crate::commit::state::{self, StateDir};
 use crate::config::{absolute_root, broad_root_warning, Config, Limits};
 use crate::error::{ErrorCode, Result, WsfsError};
 use cap_std::ambient_authority;
@@ -19,6 +21,8 @@ pub struct Workspace {
     pub(crate) configured_root: PathBuf,
     pub(crate) restrict: bool,
     pub(crate) limits: Limits,
+    /// Where the journals of multi-file commits live, outside the workspace.
+    pub(crate) state: StateDir,
 }
 
 /// Where a tool path is resolved from.
@@ -81,17 +85,21 @@ impl Workspace {
             .map_err(|e| WsfsError::from_io(&e, &shown))?;
         let root_dir = Dir::open_ambient_dir(&root, ambient_authority())
             .map_err(|e| WsfsError::from_io(&e, &shown))?;
-        let warnings = broad_root_warning(&root).into_iter().collect();
-        Ok((
-            Workspace {
-                root_dir,
-                root,
-                configured_root,
-                restrict: config.restrict_to_workspace,
-                limits: config.limits,
-            },
-            warnings,
-        ))
+        let mut warnings: Vec<String> = broad_root_warning(&root).into_iter().collect();
+        let (state, state_warnings) = state::choose(&root_dir, &root, config.state_dir.as_deref())?;
+        warnings.extend(state_warnings);
+        let ws = Workspace {
+            root_dir,
+            root,
+            configured_root,
+            restrict: config.restrict_to_workspace,
+            limits: config.limits,
+            state,
+        };
+        // Before anything else touches the workspace: undo or finish commits a crash
+        // interrupted.
+        warnings.extend(recover_all(&ws));
+        Ok((ws, warnings))
     }
 
     pub fn root(&self) -> &Path {
@@ -210,6 +218,7 @@ mod tests {
             root: dir.to_string_lossy().into_owned(),
             restrict_to_workspace: restrict,
             limits: Limits::default(),
+            state_dir: None,
         };
         Workspace::open(&config).unwrap().0
     }

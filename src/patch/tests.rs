@@ -561,3 +561,15 @@ fn similar_diffs_roundtrip_through_the_core() {
         assert_eq!(out.text, new_text, "round {round}\n{udiff}");
     }
 }
+
+#[test]
+fn git_and_plain_sections_mix_and_no_change_line_is_dropped() {
+    let patch = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-c\n+d\n";
+    let parsed = parse(patch).unwrap();
+    let paths: Vec<&str> = parsed.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, vec!["x", "y"]);
+    // The header counts one line on each side, the hunk has two changes: an error, not a
+    // silently shorter change.
+    let e = parse("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n+c\n").unwrap_err();
+    assert!(e.message.contains("outside every hunk"), "{}", e.message);
+}

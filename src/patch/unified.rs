@@ -7,17 +7,57 @@ use super::text::patch_line;
 use crate::error::{ErrorCode, Result, WsfsError};
 use diffy::patch_set::{FileMode, FileOperation, ParseOptions, PatchKind, PatchSet};
 
-/// Parses a unified diff; git's extended headers are understood when the patch has a
-/// `diff --git` line.
+/// Parses a unified diff, one file section at a time (see [`split_files`]); git's extended
+/// headers are understood in sections that start with `diff --git`.
 pub fn parse(text: &str) -> Result<ParsedPatch> {
-    let git = text.lines().any(|l| l.starts_with("diff --git "));
+    let mut parsed = ParsedPatch::default();
+    for (chunk, git) in split_files(text) {
+        parse_chunk(chunk, git, &mut parsed)?;
+    }
+    Ok(parsed)
+}
+
+/// Splits a patch into file sections: each starts at a `diff --git` line, or at a `--- `
+/// line followed by a `+++ ` line that is not the one of a `diff --git` section's header.
+/// Text before the first section is ignored (a commit message, prose).
+pub fn split_files(text: &str) -> Vec<(&str, bool)> {
+    let mut starts: Vec<(usize, bool)> = Vec::new();
+    let mut in_git_header = false;
+    let mut offset = 0;
+    let mut lines = text.split_inclusive('\n').peekable();
+    while let Some(line) = lines.next() {
+        if line.starts_with("diff --git ") {
+            starts.push((offset, true));
+            in_git_header = true;
+        } else if line.starts_with("--- ") && lines.peek().is_some_and(|l| l.starts_with("+++ ")) {
+            if !in_git_header {
+                starts.push((offset, false));
+            }
+            in_git_header = false;
+        } else if line.starts_with("@@") {
+            in_git_header = false;
+        }
+        offset += line.len();
+    }
+    let ends = starts
+        .iter()
+        .skip(1)
+        .map(|s| s.0)
+        .chain(std::iter::once(text.len()));
+    starts
+        .iter()
+        .zip(ends)
+        .map(|(&(start, git), end)| (&text[start..end], git))
+        .collect()
+}
+
+fn parse_chunk(chunk: &str, git: bool, parsed: &mut ParsedPatch) -> Result<()> {
     let opts = if git {
         ParseOptions::gitdiff()
     } else {
         ParseOptions::unidiff()
     };
-    let mut parsed = ParsedPatch::default();
-    for file in PatchSet::parse(text, opts) {
+    for file in PatchSet::parse(chunk, opts) {
         let file = file.map_err(|e| invalid(&e.to_string()))?;
         let patch = match file.patch() {
             PatchKind::Text(patch) => patch,
@@ -49,9 +89,9 @@ pub fn parse(text: &str) -> Result<ParsedPatch> {
             FileOperation::Modify { original, modified } => {
                 let (_, path) = strip_pair(original, modified);
                 if hunks.is_empty() {
-                    parsed
-                        .notes
-                        .push(format!("{path}: the patch changes only its mode, which apply_patch keeps; nothing to do"));
+                    parsed.notes.push(format!(
+                        "{path}: the patch changes only its mode, which apply_patch keeps; nothing to do"
+                    ));
                     continue;
                 }
                 let mut s = FileSection::new(path, Action::Update);
@@ -79,9 +119,39 @@ pub fn parse(text: &str) -> Result<ParsedPatch> {
                 section.path
             ));
         }
+        check_all_lines_read(chunk, patch, &section.path)?;
         parsed.files.push(section);
     }
-    Ok(parsed)
+    Ok(())
+}
+
+/// diffy stops a hunk when its header's counts are reached and ignores what follows; a
+/// `+` or `-` line left over would be a change silently dropped, so it is an error.
+fn check_all_lines_read(chunk: &str, patch: &diffy::Patch<'_, str>, path: &str) -> Result<()> {
+    let Some(first) = chunk
+        .find("\n@@")
+        .map(|i| i + 1)
+        .or_else(|| chunk.starts_with("@@").then_some(0))
+    else {
+        return Ok(());
+    };
+    let in_text = chunk[first..]
+        .lines()
+        .filter(|l| l.starts_with('+') || l.starts_with('-'))
+        .count();
+    let parsed: usize = patch
+        .hunks()
+        .iter()
+        .flat_map(|h| h.lines())
+        .filter(|l| !matches!(l, diffy::Line::Context(_)))
+        .count();
+    if in_text > parsed {
+        return Err(invalid(&format!(
+            "{path}: {} '+'/'-' lines are outside every hunk, so an '@@' header counts fewer lines than its hunk has",
+            in_text - parsed
+        )));
+    }
+    Ok(())
 }
 
 /// `a/x` and `b/x` name `x` (git's default prefixes); other names are taken as they are.

@@ -5,6 +5,7 @@ use crate::error::{ErrorCode, Result, WsfsError};
 use crate::tool::{entry, ToolEntry};
 
 pub mod append_file;
+pub mod apply_patch;
 pub mod edit_file;
 pub mod list_dir;
 pub mod read_file;
@@ -18,6 +19,7 @@ pub static REGISTRY: &[ToolEntry] = &[
     entry::<append_file::AppendFile>(),
     entry::<list_dir::ListDir>(),
     entry::<edit_file::EditFile>(),
+    entry::<apply_patch::ApplyPatch>(),
 ];
 
 /// The registry entry named `name`.
@@ -27,6 +29,10 @@ pub fn find(name: &str) -> Option<&'static ToolEntry> {
 
 /// Said of every path argument in tool descriptions.
 pub(crate) const PATHS: &str = "Paths are relative to the workspace root ('.' is the root); absolute paths are accepted only inside the workspace. '..', absolute symlinks and symlinks leading outside the workspace are refused.";
+
+pub(crate) fn yes() -> bool {
+    true
+}
 
 pub(crate) fn dot() -> String {
     ".".to_string()
