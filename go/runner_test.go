@@ -146,8 +146,8 @@ func TestAgentStepLimit(t *testing.T) {
 		t.Fatalf("%d model calls, want 4", len(calls))
 	}
 	for i, call := range calls[:3] {
-		if len(call.Tools) != 5 {
-			t.Fatalf("call %d offered %d tools, want 5", i, len(call.Tools))
+		if len(call.Tools) != len(ToolNames) {
+			t.Fatalf("call %d offered %d tools, want %d", i, len(call.Tools), len(ToolNames))
 		}
 	}
 	final := calls[3]
@@ -629,7 +629,7 @@ func TestAgentFinishesAtLimit(t *testing.T) {
 	if reply.LimitReached || reply.Steps != 2 || reply.Text != "done" || len(model.Calls()) != 2 {
 		t.Fatalf("reply = %+v", reply)
 	}
-	if len(model.Calls()[1].Tools) != 5 {
+	if len(model.Calls()[1].Tools) != len(ToolNames) {
 		t.Fatal("the last allowed step had no tools")
 	}
 }

@@ -93,10 +93,12 @@ def version():
 @test
 def tool_specs():
     specs = take(lib.wsfs_tool_specs())
-    assert sorted(s["name"] for s in specs) == sorted(TOOLS), specs
+    names = [s["name"] for s in specs]
+    assert set(TOOLS) <= set(names) and "apply_patch" in names, names
     for s in specs:
         p = s["parameters"]
-        assert p["type"] == "object" and "path" in p["properties"] and isinstance(p["required"], list), s
+        assert p["type"] == "object" and isinstance(p["required"], list), s
+        assert s["name"] not in TOOLS or "path" in p["properties"], s
 
 
 @test
@@ -222,6 +224,26 @@ def close_and_use_after_close():
     err(take(lib.wsfs_call(ws, b"read_file", b'{"path":"dir/a.txt"}')), "invalid_workspace")
     err(take(lib.wsfs_workspace_close(ws)), "invalid_workspace")
     err(take(lib.wsfs_workspace_close(0)), "invalid_workspace")
+
+
+@test
+def apply_patch_commits_files_together():
+    base = STATE["base"]
+    root = os.path.join(base, "patched")
+    os.mkdir(root)
+    cfg = {"root": root, "state_dir": os.path.join(base, "state")}
+    ws = ok(take(lib.wsfs_workspace_open(enc(cfg))))["workspace"]
+    with open(os.path.join(root, "a.txt"), "wb") as fh:
+        fh.write(b"one\r\ntwo\r\n")
+    patch = "*** Begin Patch\n*** Update File: a.txt\n one\n-two\n+TWO\n*** Add File: b/c.txt\n+new\n*** End Patch\n"
+    d = ok(take(lib.wsfs_call(ws, b"apply_patch", enc({"patch": patch}))))
+    assert d["applied"] is True and d["rejected_hunks"] == [], d
+    assert [(f["action"], f["path"]) for f in d["files_changed"]] == [("update", "a.txt"), ("add", "b/c.txt")], d
+    with open(os.path.join(root, "a.txt"), "rb") as fh:
+        assert fh.read() == b"one\r\nTWO\r\n"
+    with open(os.path.join(root, "b", "c.txt"), "rb") as fh:
+        assert fh.read() == b"new\n"
+    ok(take(lib.wsfs_workspace_close(ws)))
 
 
 @test

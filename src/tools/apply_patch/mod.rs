@@ -33,7 +33,8 @@ pub struct ApplyPatchArgs {
     pub strict: bool,
 }
 
-/// One file of the `files` form.
+// One file of the `files` form (a plain comment: a doc comment would become the schema's
+// `items` description, which the Go input struct cannot state).
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileEdits {
@@ -46,7 +47,7 @@ pub struct FileEdits {
     pub hunks: Vec<LineRange>,
 }
 
-/// One replacement of the `files` form.
+// One replacement of the `files` form.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LineRange {
