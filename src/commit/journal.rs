@@ -4,8 +4,9 @@
 //! touch: each target (its directory relative to the anchor and its name), the staged file
 //! that will replace it, the backup (a hard link of the old file) that lets it be put back,
 //! and the directories the commit will create. It is fsynced, and held under an exclusive
-//! `flock` while its commit runs, so recovery never touches a live commit. A `<id>.committed`
-//! marker says every rename is done. Recovery (the commit's own rollback, its clean-up, and
+//! `flock` while its commit runs, so recovery never touches a live commit. Renaming it from
+//! `<id>.journal` to `<id>.committed` (one atomic step, fsynced) says every rename is done.
+//! Recovery (the commit's own rollback, its clean-up, and
 //! `Workspace::open` after a crash) then rolls back an uncommitted journal, finishes a
 //! committed one, and removes the journal; every step checks what is there first, so
 //! running it again after a crash part-way through recovery is harmless.
@@ -87,7 +88,7 @@ fn journal_name(id: &str) -> String {
     format!("{id}.journal")
 }
 
-fn marker_name(id: &str) -> String {
+fn committed_name(id: &str) -> String {
     format!("{id}.committed")
 }
 
@@ -149,22 +150,22 @@ impl Journal {
     }
 }
 
-/// Marks the commit done: from now on recovery finishes it instead of rolling it back.
+/// Marks the commit done (the journal becomes `<id>.committed`, durably): from now on
+/// recovery finishes it instead of rolling it back.
 pub fn mark_committed(state: &Dir, id: &str) -> io::Result<()> {
-    let mut opts = OpenOptions::new();
-    opts.write(true).create_new(true).mode(0o600);
-    state.open_with(marker_name(id), &opts)?.sync_all()?;
+    state.rename(journal_name(id), state, committed_name(id))?;
     sync_dir(state)
 }
 
 /// Rolls back (`committed` false) or finishes a commit, then removes its journal. The
-/// journal goes before the marker: a marker alone is harmless, a journal alone would be
-/// taken for an uncommitted commit.
+/// directories are fsynced before the journal goes, so no backup or staged name can outlive
+/// it; a removed journal that reappears after a power loss is recovered again, harmlessly.
 pub fn recover(ws: &Workspace, state: &Dir, journal: &Journal, committed: bool) -> io::Result<()> {
     journal.validate()?;
     if journal.anchor == JournalAnchor::Root && journal.root != ws.root.as_os_str().as_bytes() {
         return Err(io::Error::other("journal of another workspace root"));
     }
+    let mut touched: Vec<Dir> = Vec::new();
     for entry in journal.entries.iter().rev() {
         let dir = match open_dir(ws, journal.anchor, &entry.dir) {
             Ok(dir) => dir,
@@ -179,7 +180,10 @@ pub fn recover(ws: &Workspace, state: &Dir, journal: &Journal, committed: bool) 
             undo(ws, &dir, leaf, entry)?;
         }
         remove_if_there(&dir, entry.staged.as_deref())?;
-        let _ = sync_dir(&dir);
+        touched.push(dir);
+    }
+    for dir in super::distinct_dirs(&touched.iter().collect::<Vec<_>>()) {
+        sync_dir(dir)?;
     }
     if !committed {
         for created in journal.created_dirs.iter().rev() {
@@ -191,9 +195,7 @@ pub fn recover(ws: &Workspace, state: &Dir, journal: &Journal, committed: bool) 
         }
     }
     remove_if_there(state, Some(&journal_name(&journal.id)))?;
-    remove_if_there(state, Some(&marker_name(&journal.id)))?;
-    let _ = sync_dir(state);
-    Ok(())
+    remove_if_there(state, Some(&committed_name(&journal.id)))
 }
 
 /// Puts one target back as it was before the commit.
@@ -295,26 +297,37 @@ pub fn recover_all(ws: &Workspace) -> Vec<String> {
         .collect();
     names.sort();
     for name in &names {
-        if let Some(id) = name.strip_suffix(".journal") {
-            if let Err(e) = recover_one(ws, &state, id) {
-                warnings.push(format!(
-                    "an interrupted apply_patch commit ({}) could not be recovered: {e}; it is retried when the workspace is next opened",
-                    path.join(name).display()
-                ));
-            }
-        } else if let Some(id) = name.strip_suffix(".committed") {
-            if !names.contains(&journal_name(id)) {
-                let _ = state.remove_file(name);
-            }
+        let found = match (
+            name.strip_suffix(".journal"),
+            name.strip_suffix(".committed"),
+        ) {
+            (Some(id), _) => Some((id, false)),
+            (_, Some(id)) => Some((id, true)),
+            _ => None,
+        };
+        let Some((id, committed)) = found else {
+            continue;
+        };
+        if let Err(e) = recover_one(ws, &state, name, id, committed) {
+            warnings.push(format!(
+                "an interrupted apply_patch commit ({}) could not be recovered: {e}; it is retried when the workspace is next opened",
+                path.join(name).display()
+            ));
         }
     }
     warnings
 }
 
-fn recover_one(ws: &Workspace, state: &Dir, id: &str) -> io::Result<()> {
+fn recover_one(
+    ws: &Workspace,
+    state: &Dir,
+    name: &str,
+    id: &str,
+    committed: bool,
+) -> io::Result<()> {
     let mut opts = OpenOptions::new();
     opts.read(true).write(true);
-    let file = state.open_with(journal_name(id), &opts)?.into_std();
+    let file = state.open_with(name, &opts)?.into_std();
     if file.try_lock().is_err() {
         return Ok(()); // a live commit, in this process or another
     }
@@ -323,10 +336,11 @@ fn recover_one(ws: &Workspace, state: &Dir, id: &str) -> io::Result<()> {
     let journal: Journal = match serde_json::from_slice(&bytes) {
         Ok(j) => j,
         // Torn while being written: nothing in the workspace had changed yet.
-        Err(_) => {
-            state.remove_file(journal_name(id))?;
+        Err(_) if !committed => {
+            state.remove_file(name)?;
             return Ok(());
         }
+        Err(e) => return Err(io::Error::other(e)),
     };
     if journal.id != id {
         return Err(io::Error::other("journal id does not match its name"));
@@ -334,7 +348,6 @@ fn recover_one(ws: &Workspace, state: &Dir, id: &str) -> io::Result<()> {
     if journal.anchor == JournalAnchor::Root && journal.root != ws.root.as_os_str().as_bytes() {
         return Ok(()); // another root whose id collides: not ours to touch
     }
-    let committed = exists(state, &marker_name(id))?;
     recover(ws, state, &journal, committed)
 }
 

@@ -12,7 +12,8 @@
 //!    directories are fsynced;
 //! 3. the deadline is checked a last time, then the renames (and removals) run: the commit
 //!    point. A failure here rolls everything back from the journal and reports the error;
-//! 4. the directories are fsynced and the journal is marked committed;
+//! 4. the directories are fsynced and the journal is marked committed (renamed to
+//!    `<id>.committed`, fsynced);
 //! 5. backups and the journal are removed.
 //!
 //! A crash at any point is rolled back (before step 4) or finished (after it) the next time
@@ -445,7 +446,7 @@ fn run(
 }
 
 /// The directories among `dirs`, each once (by device and inode).
-fn distinct_dirs<'d>(dirs: &[&'d Dir]) -> Vec<&'d Dir> {
+pub(crate) fn distinct_dirs<'d>(dirs: &[&'d Dir]) -> Vec<&'d Dir> {
     let mut seen = Vec::new();
     let mut out = Vec::new();
     for &dir in dirs {
