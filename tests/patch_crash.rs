@@ -319,3 +319,56 @@ fn a_live_commit_is_never_recovered_by_another_open() {
     assert_ok(&close_ws(other));
     assert_ok(&close_ws(last));
 }
+
+const NO_STATE_ENV: &str = "WSFS_NO_STATE_CHILD";
+
+/// Child half of `without_a_state_dir_one_file_per_call`: runs with `$HOME` at the root, so
+/// the default state directory would be inside the workspace.
+#[test]
+#[ignore = "child process of without_a_state_dir_one_file_per_call"]
+fn no_state_child() {
+    let Ok(root) = std::env::var(NO_STATE_ENV) else {
+        return;
+    };
+    let root = Path::new(&root);
+    let v = open_raw(&json!({ "root": root }).to_string());
+    let ws = assert_ok(&v)["workspace"].as_u64().unwrap();
+    let warned = v["warnings"].to_string();
+    assert!(warned.contains("one file per call"), "{warned}");
+    fs::write(root.join("a.txt"), "a\n").unwrap();
+    fs::write(root.join("b.txt"), "b\n").unwrap();
+    let two = "*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Update File: b.txt\n-b\n+B\n*** End Patch\n";
+    let v = call_named(ws, "apply_patch", &json!({ "patch": two }).to_string());
+    assert!(
+        assert_err(&v, "invalid_arguments").contains("one per call"),
+        "{v}"
+    );
+    assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"a\n");
+    let one = "*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** End Patch\n";
+    let v = call_named(ws, "apply_patch", &json!({ "patch": one }).to_string());
+    assert_eq!(assert_ok(&v)["applied"], json!(true));
+    assert!(
+        !root.join(".local").exists(),
+        "a state directory was made inside the workspace"
+    );
+}
+
+#[test]
+fn without_a_state_dir_one_file_per_call() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(tmp.path()).unwrap();
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["no_state_child", "--exact", "--ignored", "--test-threads=1"])
+        .env(NO_STATE_ENV, &root)
+        .env("HOME", &root)
+        .env_remove("XDG_STATE_HOME")
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "the child's checks failed");
+    assert_eq!(
+        fs::read(root.join("a.txt")).unwrap(),
+        b"A\n",
+        "the child did not run"
+    );
+}

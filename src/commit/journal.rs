@@ -358,3 +358,45 @@ pub fn path_bytes(p: &Path) -> Vec<u8> {
 pub fn created_list(dirs: &[PathBuf]) -> Vec<Vec<u8>> {
     dirs.iter().map(|d| path_bytes(d)).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn journal() -> Journal {
+        let mut j = Journal::new("0123456789abcdef".into(), Path::new("/ws"), Anchor::Root);
+        j.entries.push(Entry {
+            dir: b"sub".to_vec(),
+            leaf: b"a.txt".to_vec(),
+            op: EntryOp::Replace,
+            staged: Some(staged_name(&j.id, 0)),
+            backup: Some(backup_name(&j.id, 0)),
+            new_sha256: None,
+        });
+        j
+    }
+
+    #[test]
+    fn only_names_wsfs_would_write_are_accepted() {
+        assert!(journal().validate().is_ok());
+        let mut j = journal();
+        j.entries[0].leaf = b"../x".to_vec();
+        assert!(j.validate().is_err(), "a path as a leaf");
+        let mut j = journal();
+        j.entries[0].staged = Some(".wsfs-ffffffffffffffff-0.tmp".into());
+        assert!(j.validate().is_err(), "another journal's staged name");
+        let mut j = journal();
+        j.entries[0].backup = Some("precious.txt".into());
+        assert!(j.validate().is_err(), "a user's file as a backup");
+        let mut j = journal();
+        j.id = "../../etc".into();
+        assert!(j.validate().is_err());
+    }
+
+    #[test]
+    fn journals_roundtrip_through_json() {
+        let j = journal();
+        let bytes = serde_json::to_vec(&j).unwrap();
+        assert_eq!(serde_json::from_slice::<Journal>(&bytes).unwrap(), j);
+    }
+}

@@ -33,12 +33,21 @@ pub fn choose(
     root: &Path,
     configured: Option<&str>,
 ) -> Result<(StateDir, Vec<String>)> {
+    choose_with(root_dir, root, configured, default_base())
+}
+
+fn choose_with(
+    root_dir: &Dir,
+    root: &Path,
+    configured: Option<&str>,
+    default: Option<PathBuf>,
+) -> Result<(StateDir, Vec<String>)> {
     let (base, is_default) = match configured {
         Some(raw) => (
             absolute_root(raw).map_err(|e| config_error(&e.message))?,
             false,
         ),
-        None => match default_base() {
+        None => match default {
             Some(base) => (base, true),
             None => {
                 return Ok((
@@ -199,6 +208,18 @@ mod tests {
         let (state, warnings) = choose(&dir, &root, Some(outside.to_str().unwrap())).unwrap();
         assert_eq!(state, StateDir::At(outside.join(workspace_id(&root))));
         assert!(warnings.is_empty());
+    }
+
+    #[test]
+    fn a_default_inside_the_workspace_leaves_it_without_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (dir, root) = root(tmp.path());
+        let default = Some(root.join(".local/state/wsfs"));
+        let (state, warnings) = choose_with(&dir, &root, None, default).unwrap();
+        assert!(matches!(state, StateDir::Unavailable(_)), "{state:?}");
+        assert!(warnings[0].contains("one file per call"), "{warnings:?}");
+        let (state, _) = choose_with(&dir, &root, None, None).unwrap();
+        assert!(matches!(state, StateDir::Unavailable(_)));
     }
 
     #[test]
