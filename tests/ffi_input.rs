@@ -17,13 +17,13 @@ fn version_is_json_with_abi_1() {
 }
 
 #[test]
-fn tool_specs_describe_the_five_tools() {
+fn tool_specs_describe_every_tool() {
     let v = take_json(unsafe { ffi::wsfs_tool_specs() });
     let specs = v
         .as_array()
         .unwrap_or_else(|| panic!("tool_specs is not an array: {v}"));
-    assert_eq!(specs.len(), 5, "{v}");
-    let expected: [(&str, &[&str], &[&str]); 5] = [
+    assert_eq!(specs.len(), 6, "{v}");
+    let expected: [(&str, &[&str], &[&str]); 6] = [
         ("read_file", &["path"], &["path"]),
         ("write_file", &["path", "content"], &["path", "content"]),
         ("append_file", &["path", "content"], &["path", "content"]),
@@ -33,6 +33,7 @@ fn tool_specs_describe_the_five_tools() {
             &["path", "old_text", "new_text", "replace_all"],
             &["path", "old_text", "new_text"],
         ),
+        ("apply_patch", &["patch", "files", "dry_run", "strict"], &[]),
     ];
     for (name, props, required) in expected {
         let spec = specs

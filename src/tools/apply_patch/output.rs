@@ -56,11 +56,11 @@ impl ToolOutput for ApplyPatchOutput {
                 let hunks = crate::render::count(self.rejected_hunks.len() as u64, "hunk", "hunks");
                 let _ = write!(
                     t,
-                    "PATCH NOT APPLIED: {hunks} rejected, so {} was written.",
+                    "PATCH NOT APPLIED: {hunks} rejected, so nothing {}.",
                     if dry {
-                        "nothing would be (dry run) and nothing"
+                        "would be written (and, in this dry run, nothing was)"
                     } else {
-                        "nothing"
+                        "was written"
                     }
                 );
             }
