@@ -53,6 +53,10 @@ type Config struct {
 	RestrictToWorkspace *bool
 	// Limits bounds every call; zero fields take the library defaults.
 	Limits Limits
+	// StateDir is where the library keeps the journals of multi-file
+	// apply_patch commits. It must lie outside Root. Empty means the
+	// library's default, $XDG_STATE_HOME/wsfs or ~/.local/state/wsfs.
+	StateDir string
 	// Logger receives one record per tool call (tool, workspace-relative
 	// path, outcome code, duration). Never file contents. nil discards.
 	Logger *slog.Logger
@@ -114,6 +118,7 @@ type configJSON struct {
 	Root                string      `json:"root"`
 	RestrictToWorkspace bool        `json:"restrict_to_workspace"`
 	Limits              *limitsJSON `json:"limits,omitempty"`
+	StateDir            string      `json:"state_dir,omitempty"`
 }
 
 // Open checks the library's ABI version and opens a workspace. Failures are
@@ -134,7 +139,7 @@ func Open(cfg Config) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	cj := configJSON{Root: cfg.Root, RestrictToWorkspace: true}
+	cj := configJSON{Root: cfg.Root, RestrictToWorkspace: true, StateDir: cfg.StateDir}
 	if cfg.RestrictToWorkspace != nil {
 		cj.RestrictToWorkspace = *cfg.RestrictToWorkspace
 	}
