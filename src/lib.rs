@@ -46,5 +46,7 @@ pub use workspace::Workspace;
 /// reachable through the C ABI or any tool argument.
 #[doc(hidden)]
 pub mod testing {
-    pub use crate::commit::fault::{inject_commit_fault, CommitFault};
+    pub use crate::commit::fault::{
+        inject_commit_fault, resume_commit, wait_for_paused_commit, CommitFault,
+    };
 }

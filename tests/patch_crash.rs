@@ -1,6 +1,8 @@
 //! A multi-file apply_patch is all or nothing: a failure part-way rolls back, and a crash
 //! (an abandoned commit, or SIGKILL at random moments, hundreds of times) is rolled back or
 //! finished when the workspace is next opened, leaving no `.wsfs-` name or journal behind.
+//! While a commit runs, its staged and backup files are hidden from every tool and survive
+//! the sweep of another open of the workspace.
 
 mod common;
 
@@ -9,7 +11,7 @@ use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
 use std::time::Duration;
-use wsfs::testing::{inject_commit_fault, CommitFault};
+use wsfs::testing::{inject_commit_fault, resume_commit, wait_for_paused_commit, CommitFault};
 
 const FILES: usize = 6;
 const CRASH_ENV: &str = "WSFS_PATCH_CRASH_CHILD";
@@ -371,4 +373,92 @@ fn without_a_state_dir_one_file_per_call() {
         b"A\n",
         "the child did not run"
     );
+}
+
+/// Names of `.wsfs-` files under `root`, relative to it, sorted.
+fn temp_files(root: &Path) -> Vec<String> {
+    let mut names: Vec<String> = wsfs_names(root)
+        .into_iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_live_commit_keeps_its_files_hidden_and_through_another_opens_sweep() {
+    let f = Fixture::with_state_dir(json!({}));
+    three_files(&f);
+    // A genuine crash leftover beside the commit's files: the sweeps must remove it.
+    let leftover = ".wsfs-00000000deadbeef.tmp";
+    f.write(leftover, "half a file");
+    inject_commit_fault(&f.root, Some(CommitFault::PauseBeforeRenames));
+    let ws = f.ws;
+    let committing = std::thread::spawn(move || {
+        call_named(
+            ws,
+            "apply_patch",
+            &json!({ "patch": three_file_patch() }).to_string(),
+        )
+    });
+    assert!(
+        wait_for_paused_commit(&f.root, Duration::from_secs(30)),
+        "the commit never paused"
+    );
+    let mut staged = temp_files(&f.root);
+    staged.retain(|n| n != leftover);
+    // a.txt and b.txt: staged + backup; c.txt: backup; d/e/new.txt: staged.
+    assert_eq!(staged.len(), 6, "{staged:?}");
+    for name in &staged {
+        let leaf = Path::new(name).file_name().unwrap().to_str().unwrap();
+        assert!(
+            leaf.len() == ".wsfs-".len() + 16 + ".tmp".len() && leaf.ends_with(".tmp"),
+            "not a wsfs temp name: {name}"
+        );
+    }
+
+    // No tool shows or reaches them.
+    for v in [
+        f.call("list_dir", json!({})),
+        f.call("list_dir", json!({"depth": 5})),
+        f.call("list_dir", json!({"path": "d/e"})),
+        f.call(
+            "find_files",
+            json!({"pattern": "**", "include_hidden": true, "respect_gitignore": false}),
+        ),
+        f.call(
+            "search_text",
+            json!({"query": "a", "include_hidden": true, "respect_gitignore": false}),
+        ),
+    ] {
+        assert_ok(&v);
+        assert!(!v.to_string().contains(".wsfs-"), "{v}");
+    }
+    let one = Path::new(&staged[0]).to_str().unwrap().to_string();
+    assert_err(&f.call("read_file", json!({ "path": one })), "invalid_path");
+
+    // Other opens sweep: one that knows the journal (same state directory), and one that does
+    // not (another state directory), which only the files' own locks stop.
+    let other_state = f.base.join("other-state");
+    let knowing = open_ws(&f.root, json!({ "state_dir": f.base.join("state") }));
+    let unknowing = open_ws(&f.root, json!({ "state_dir": other_state }));
+    assert!(!f.p(leftover).exists(), "the sweep did not run");
+    assert_eq!(
+        temp_files(&f.root),
+        staged,
+        "a sweep took a live commit's file"
+    );
+    assert_eq!(f.read("a.txt"), b"a\n", "a live commit was recovered");
+
+    resume_commit(&f.root);
+    let v = committing.join().unwrap();
+    assert_eq!(assert_ok(&v)["applied"], json!(true), "{v}");
+    assert_eq!(f.read("a.txt"), b"A\n");
+    assert_eq!(f.read("b.txt"), b"B\n");
+    assert!(!f.p("c.txt").exists());
+    assert_eq!(f.read("d/e/new.txt"), b"new\n");
+    assert!(temp_files(&f.root).is_empty(), "{:?}", temp_files(&f.root));
+    assert!(f.state_files().is_empty(), "{:?}", f.state_files());
+    assert_ok(&close_ws(knowing));
+    assert_ok(&close_ws(unknowing));
 }

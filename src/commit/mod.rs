@@ -430,6 +430,9 @@ fn run(
     ctl.check()?;
     // The commit point: from here on the commit completes or is undone, never stopped.
     let fault = fault::take(&ws.root);
+    if fault == Some(CommitFault::PauseBeforeRenames) {
+        fault::pause_here(&ws.root);
+    }
     for (k, ((located, leaf, kind, _, _, display), entry)) in
         ready.iter().zip(&journal.entries).enumerate()
     {
