@@ -482,3 +482,69 @@ fn patches_and_appends_lose_nothing() {
     assert_eq!(text.matches("<D").count(), 40);
     assert_eq!(text.matches("append ").count(), 50, "an append was lost");
 }
+
+/// A file whose name is not UTF-8 is patched by the escaped name a listing shows, in every
+/// patch form, alone and with other files; the results show the same escaped names.
+#[test]
+fn names_that_are_not_utf8_round_trip_through_patches() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let f = Fixture::with_state_dir(json!({}));
+    let raw = |name: &[u8]| f.root.join(OsStr::from_bytes(name));
+    fs::create_dir(raw(b"d\xff")).unwrap();
+    fs::write(raw(b"d\xff/caf\xe9.txt"), "one\ntwo\n").unwrap();
+    // A UTF-8 name that reads like the escaped form of the other: it must stay untouched.
+    fs::write(raw(b"d\xff/caf\\xe9.txt"), "one\ntwo\n").unwrap();
+    f.write("plain.txt", "p\n");
+    let listed = f.call("list_dir", json!({"path": r"d\xff"}));
+    let names: Vec<&str> = assert_ok(&listed)["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, [r"caf\\xe9.txt", r"caf\xe9.txt"], "{listed}");
+    let shown = format!(r"d\xff/{}", names[1]);
+
+    // Unified diff, one file.
+    let p = format!("--- a/{shown}\n+++ b/{shown}\n@@ -1,2 +1,2 @@\n-one\n+ONE\n two\n");
+    let d = applied(&patch(&f, json!({ "patch": p })));
+    assert_eq!(actions(&d), pairs(&[("update", &shown)]));
+    assert_eq!(fs::read(raw(b"d\xff/caf\xe9.txt")).unwrap(), b"ONE\ntwo\n");
+
+    // Begin Patch, several files (a journaled commit): update it, add a new non-UTF-8 name.
+    let p = format!(
+        "*** Begin Patch\n*** Update File: {shown}\n-two\n+TWO\n*** Add File: d\\xff/new\\xfe.txt\n+new\n*** Update File: plain.txt\n-p\n+P\n*** End Patch\n"
+    );
+    let d = applied(&patch(&f, json!({ "patch": p })));
+    assert_eq!(
+        actions(&d),
+        pairs(&[
+            ("update", &shown),
+            ("add", r"d\xff/new\xfe.txt"),
+            ("update", "plain.txt")
+        ])
+    );
+    assert!(d["diff"].as_str().unwrap().contains(&shown), "{d}");
+    assert_eq!(fs::read(raw(b"d\xff/caf\xe9.txt")).unwrap(), b"ONE\nTWO\n");
+    assert_eq!(fs::read(raw(b"d\xff/new\xfe.txt")).unwrap(), b"new\n");
+
+    // A unified diff as git writes it: the same names C-quoted, in octal.
+    let p = "diff --git \"a/d\\377/caf\\351.txt\" \"b/d\\377/caf\\351.txt\"\n--- \"a/d\\377/caf\\351.txt\"\n+++ \"b/d\\377/caf\\351.txt\"\n@@ -1,2 +1,2 @@\n-ONE\n+One\n TWO\n";
+    let d = applied(&patch(&f, json!({ "patch": p })));
+    assert_eq!(actions(&d), pairs(&[("update", &shown)]));
+    assert_eq!(fs::read(raw(b"d\xff/caf\xe9.txt")).unwrap(), b"One\nTWO\n");
+
+    // The line-range form, by the name and hash read_file reports.
+    let read = f.call("read_file", json!({ "path": shown }));
+    let sha = assert_ok(&read)["sha256"].as_str().unwrap().to_string();
+    let args = json!({"files": [{"path": shown, "file_hash": sha,
+        "hunks": [{"start_line": 1, "end_line": 1, "replace_with": "uno"}]}]});
+    let d = applied(&patch(&f, args));
+    assert_eq!(actions(&d), pairs(&[("update", &shown)]));
+    assert_eq!(fs::read(raw(b"d\xff/caf\xe9.txt")).unwrap(), b"uno\nTWO\n");
+
+    // The look-alike UTF-8 name was never touched, and no temp name is left.
+    assert_eq!(fs::read(raw(b"d\xff/caf\\xe9.txt")).unwrap(), b"one\ntwo\n");
+    assert!(wsfs_names(&f.root).is_empty(), "{:?}", wsfs_names(&f.root));
+}

@@ -3,6 +3,7 @@
 //! sections, and applying a section's hunks to a file's text in memory.
 
 pub mod apply;
+pub mod header_names;
 pub mod locate;
 pub mod model;
 pub mod openai;

@@ -2,16 +2,19 @@
 //! adds and deletes, git's `diff --git` headers and renames), parsed by `diffy`; this module
 //! only turns its file patches into [`FileSection`]s.
 
+use super::header_names::quote_header_names;
 use super::model::{Action, FileSection, Hunk, LineOp, LinesHunk, NewFile, ParsedPatch};
 use super::text::patch_line;
 use crate::error::{ErrorCode, Result, WsfsError};
 use diffy::patch_set::{FileMode, FileOperation, ParseOptions, PatchKind, PatchSet};
 
 /// Parses a unified diff, one file section at a time (see [`split_files`]); git's extended
-/// headers are understood in sections that start with `diff --git`.
+/// headers are understood in sections that start with `diff --git`. File names may be given
+/// as the tools show them or C-quoted as git writes them (see [`quote_header_names`]).
 pub fn parse(text: &str) -> Result<ParsedPatch> {
+    let text = quote_header_names(text);
     let mut parsed = ParsedPatch::default();
-    for (chunk, git) in split_files(text) {
+    for (chunk, git) in split_files(&text) {
         parse_chunk(chunk, git, &mut parsed)?;
     }
     Ok(parsed)
