@@ -3,6 +3,7 @@ package wsfs
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -72,5 +73,41 @@ func TestApplyPatch(t *testing.T) {
 	resp, err := runTool(t, tool, bg, `{"patch":"*** Begin Patch\n*** Update File: a.txt\n-missing\n+x\n*** End Patch\n"}`)
 	if err != nil || resp.IsError || !strings.HasPrefix(resp.Content, "PATCH NOT APPLIED") {
 		t.Fatalf("tool response %+v, %v", resp, err)
+	}
+}
+
+// TestApplyPatchStateDir: the state directory reaches the library both ways a
+// host opens a workspace, Config.StateDir and OpenJSON's "state_dir", and one
+// inside the workspace is refused either way.
+func TestApplyPatchStateDir(t *testing.T) {
+	twoFiles := "*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Update File: b.txt\n-b\n+B\n*** End Patch\n"
+	for _, how := range []string{"Config", "OpenJSON"} {
+		base := t.TempDir()
+		root, state := filepath.Join(base, "ws"), filepath.Join(base, "state")
+		open := func(stateDir string) (*Workspace, error) {
+			if how == "Config" {
+				return Open(Config{Root: root, StateDir: stateDir})
+			}
+			return OpenJSON([]byte(`{"root":`+strconv.Quote(root)+`,"state_dir":`+strconv.Quote(stateDir)+`}`), nil)
+		}
+		_, err := open(filepath.Join(root, ".state"))
+		if e := wantCode(t, err, CodeInvalidArguments); !strings.Contains(e.Message, "inside the workspace") {
+			t.Fatalf("%s: %v", how, e)
+		}
+		ws, err := open(state)
+		if err != nil {
+			t.Fatalf("%s: %v", how, err)
+		}
+		writeFile(t, filepath.Join(root, "a.txt"), "a\n")
+		writeFile(t, filepath.Join(root, "b.txt"), "b\n")
+		r, err := ws.ApplyPatch(bg, ApplyPatchInput{Patch: twoFiles})
+		if err != nil || !r.Applied {
+			t.Fatalf("%s: %+v, %v", how, r, err)
+		}
+		// The journal went to the state directory (its per-workspace directory is left).
+		if entries, err := os.ReadDir(state); err != nil || len(entries) != 1 {
+			t.Fatalf("%s: state directory %v, %v", how, entries, err)
+		}
+		ws.Close()
 	}
 }

@@ -155,7 +155,8 @@ func Open(cfg Config) (*Workspace, error) {
 
 // OpenJSON opens a workspace from the library's configuration JSON, passed
 // to wsfs_workspace_open as it is: {"root": ..., "restrict_to_workspace":
-// ..., "limits": {...}} and any key a newer library accepts, so a host that
+// ..., "limits": {...}, "state_dir": ...} (state_dir is Config.StateDir) and
+// any key a newer library accepts, so a host that
 // reads the configuration from a file (the MCP server's --config) needs no
 // change when the library gains one. The library validates it (unknown keys
 // and zero limits are CodeInvalidArguments). logger is Config.Logger.
