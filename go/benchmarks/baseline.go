@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"container/heap"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -310,6 +312,13 @@ func (b *Baseline) ReadFile(ctx context.Context, in wsfs.ReadFileInput) (wsfs.Re
 		TotalBytes: max(fi.Size(), int64(len(content))),
 		Truncated:  truncated,
 		Text:       content,
+	}
+	if !truncated && len(content) <= b.limits.MaxWriteBytes {
+		sum := sha256.Sum256(buf)
+		r.SHA256 = hex.EncodeToString(sum[:])
+	}
+	if content == "" && !truncated {
+		r.Text = "(empty file)"
 	}
 	if truncated {
 		var t strings.Builder
