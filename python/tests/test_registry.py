@@ -38,9 +38,12 @@ def test_method_signature_mirrors_the_schema(spec):
         prop = properties[name]
         if name in required:
             assert param.default is inspect.Parameter.empty, f"{name} is required"
-        else:
+        elif "default" in prop:
             assert param.default == prop["default"], f"{name}: default differs from the schema"
             assert type(param.default) is JSON_TYPES[prop["type"]], name
+        else:
+            # Optional without a schema default (an array): None leaves it out of the call.
+            assert param.default is None, f"{name}: default must be None (omitted)"
             assert param.kind is inspect.Parameter.KEYWORD_ONLY or name == "path", name
 
 

@@ -162,6 +162,41 @@ def test_find_files_and_search_text(ws, root):
     assert [m.file for m in r.matches] == ["src/b.rs"]
 
 
+def test_apply_patch_forms_rejections_and_dry_run(ws, root):
+    write(root / "a.txt", "one\ntwo\nthree\n")
+    write(root / "b.txt", "alpha\r\nbeta\r\n")
+    patch = (
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
+        "--- a/b.txt\n+++ b/b.txt\n@@ -1,2 +1,3 @@\n alpha\n beta\n+gamma\n"
+    )
+    dry = ws.apply_patch(patch=patch, dry_run=True)
+    assert dry.applied and (root / "a.txt").read_text() == "one\ntwo\nthree\n"
+    r = ws.apply_patch(patch=patch)
+    assert r.applied and r.rejected_hunks == ()
+    assert [(c.path, c.action, c.added_lines, c.removed_lines) for c in r.files_changed] == [
+        ("a.txt", "update", 1, 1),
+        ("b.txt", "update", 1, 0),
+    ]
+    assert (root / "a.txt").read_text() == "one\nTWO\nthree\n"
+    # Added lines take the file's CRLF line ending.
+    assert (root / "b.txt").read_bytes() == b"alpha\r\nbeta\r\ngamma\r\n"
+    assert "+TWO" in r.diff
+    # A stale guard rejects the file's hunks; strict writes nothing, and nothing is raised.
+    edits = [{"path": "a.txt", "file_hash": "0" * 64,
+              "hunks": [{"start_line": 1, "end_line": 1, "replace_with": "ONE\n"}]}]
+    r = ws.apply_patch(files=edits)
+    assert not r.applied and [h.reason for h in r.rejected_hunks] == ["stale"]
+    assert (root / "a.txt").read_text() == "one\nTWO\nthree\n"
+    sha = ws.read_file("a.txt").sha256
+    edits[0]["file_hash"] = sha
+    r = ws.apply_patch(files=edits)
+    assert r.applied and (root / "a.txt").read_text() == "ONE\nTWO\nthree\n"
+    moved = ws.apply_patch(patch="*** Begin Patch\n*** Update File: a.txt\n*** Move to: c.txt\n"
+                           "@@\n-ONE\n+one\n*** End Patch\n")
+    assert moved.files_changed[0].action == "move" and moved.files_changed[0].from_path == "a.txt"
+    assert (root / "c.txt").read_text() == "one\nTWO\nthree\n" and not (root / "a.txt").exists()
+
+
 def test_call_returns_envelopes_and_never_raises_for_tool_failures(ws, root):
     env = ws.call("write_file", path="c.txt", content="x")
     assert env["ok"] is True and env["data"]["created"] is True and isinstance(env["text"], str)

@@ -237,3 +237,56 @@ class SearchTextResult(ToolResult):
     binary_files_skipped: int
     files_skipped: int
     truncated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One file ``apply_patch`` changed (or, in a dry run, would change). ``action`` is add,
+    update, delete or move; ``from_path`` is a move's source (``from`` in the data)."""
+
+    path: str
+    action: str
+    added_lines: int
+    removed_lines: int
+    from_path: str | None = None
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> FileChange:
+        fields_ = dict(data)
+        if "from" in fields_:
+            fields_["from_path"] = fields_.pop("from")
+        return cls(**_known(cls, fields_))
+
+
+@dataclass(frozen=True, slots=True)
+class RejectedHunk:
+    """A hunk ``apply_patch`` could not place. ``hunk`` is 1-based within its file (0: the
+    whole file section); ``reason`` is one of context_not_found, ambiguous, stale,
+    out_of_range, file_not_found, file_exists, overlap."""
+
+    path: str
+    hunk: int
+    reason: str
+    expected: tuple[str, ...] = ()
+    nearest_line: int | None = None
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> RejectedHunk:
+        return cls(**_known(cls, data))
+
+
+@result("apply_patch")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApplyPatchResult(ToolResult):
+    """``applied`` is False when a rejected hunk stopped a strict patch (nothing written);
+    ``diff`` is a unified diff of what was (or would be) applied."""
+
+    nested: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
+        "files_changed": _records(FileChange.from_data),
+        "rejected_hunks": _records(RejectedHunk.from_data),
+    }
+
+    applied: bool
+    files_changed: tuple[FileChange, ...]
+    rejected_hunks: tuple[RejectedHunk, ...]
+    diff: str

@@ -7,7 +7,7 @@ import logging
 import math
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
@@ -16,6 +16,7 @@ from .cancel import CancelToken
 from .errors import ERROR_CLASSES, WsfsError
 from .results import (
     AppendFileResult,
+    ApplyPatchResult,
     EditFileResult,
     FindFilesResult,
     GetPathInfoResult,
@@ -426,6 +427,27 @@ class Workspace:
             "respect_gitignore": respect_gitignore,
         }
         return self._run(SearchTextResult, args, timeout, cancel)
+
+    def apply_patch(
+        self,
+        *,
+        patch: str = "",
+        files: Sequence[Mapping[str, Any]] | None = None,
+        dry_run: bool = False,
+        strict: bool = True,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ApplyPatchResult:
+        """Applies a unified diff or a ``*** Begin Patch`` patch (``patch``), or line-range
+        edits (``files``: ``[{"path", "file_hash"?, "hunks": [{"start_line", "end_line",
+        "replace_with"}]}]``), all files together. A rejected hunk is reported in the result
+        (``applied=False`` under ``strict``), not raised."""
+        args: dict[str, Any] = {"dry_run": dry_run, "strict": strict}
+        if patch:
+            args["patch"] = patch
+        if files is not None:
+            args["files"] = [dict(f) for f in files]
+        return self._run(ApplyPatchResult, args, timeout, cancel)
 
 
 def _error(env: Mapping[str, Any]) -> WsfsError:
