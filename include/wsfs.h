@@ -44,9 +44,14 @@ char *wsfs_tool_specs(void);
 
 /*
  Opens a workspace. `config_json` is `{"root": str, "restrict_to_workspace": bool = true,
- "limits": {"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"}}`.
- On success `data.workspace` is the handle (never 0) and `data.root` the absolute root with
- symlinks resolved. The caller frees the result with `wsfs_string_free`.
+ "limits": {"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"},
+ "policy": {"writes_enabled": bool = true, "deny_read": [glob] = [], "deny_write": [glob] =
+ [".git/**"], "audit_log": path}}`. `writes_enabled: false` makes every changing tool return
+ `writes_disabled`; the deny lists are gitignore-style globs matched on the resolved
+ workspace-relative path (`policy_denied`); `audit_log` gets one JSON line per call, fsynced
+ before the call returns, and is unreachable by the tools. On success `data.workspace` is the
+ handle (never 0), `data.root` the absolute root with symlinks resolved and `data.policy` the
+ effective policy. The caller frees the result with `wsfs_string_free`.
 
  # Safety
  `config_json` must be NULL or a NUL-terminated string valid for the duration of the call.
@@ -70,7 +75,9 @@ char *wsfs_workspace_close(uint64_t workspace);
 char *wsfs_read_file(uint64_t workspace, const char *args_json);
 
 /*
- `write_file {path, content}` -> `data: {path, bytes_written, created}`.
+ `write_file {path, content, mode = "overwrite"}` -> `data: {path, bytes_written, created,
+ existed_before}`. `mode` is "overwrite" (create or replace atomically), "create" (fails with
+ `file_exists` if the name is taken, decided by an exclusive link) or "append".
  The caller frees the result with `wsfs_string_free`.
 
  # Safety
@@ -106,7 +113,9 @@ char *wsfs_list_dir(uint64_t workspace, const char *args_json);
 char *wsfs_edit_file(uint64_t workspace, const char *args_json);
 
 /*
- Runs the tool named `tool_name` (`unknown_tool` if there is none).
+ Runs the tool named `tool_name` (`unknown_tool` if there is none): the five above and those
+ without a function of their own, such as `create_directory {path, parents = true}` ->
+ `data: {path, created, parents_created}` (`wsfs_tool_specs` lists them all).
  The caller frees the result with `wsfs_string_free`.
 
  # Safety

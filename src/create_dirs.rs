@@ -57,7 +57,10 @@ impl Workspace {
     /// Creates the missing directories of `rel` (anchor-relative), recording each in `created`
     /// (outermost first), and returns a handle on `rel`. Existing directories are entered by
     /// name without following symlinks; a symlink or `..` is resolved from the anchor the usual
-    /// way (confined, or checked against the denylist in unrestricted mode).
+    /// way (confined, or checked against the denylist in unrestricted mode). `guard` is called
+    /// once, before the first directory is created, with the deepest existing directory and
+    /// the part of `rel` still to create: the policy refuses a denied target there, before
+    /// anything exists that would have to be removed again.
     pub(crate) fn create_dirs(
         &self,
         anchor: Anchor,
@@ -65,8 +68,9 @@ impl Workspace {
         display: &str,
         ctl: &CallControl,
         created: &mut Vec<CreatedDir>,
+        guard: &dyn Fn(&DirRef<'_>, &Path) -> Result<()>,
     ) -> Result<DirRef<'_>> {
-        let outcome = self.create_dirs_inner(anchor, rel, display, ctl, created);
+        let outcome = self.create_dirs_inner(anchor, rel, display, ctl, created, guard);
         outcome.map_err(|e| match e {
             CreateError::Io(e) => WsfsError::from_io(&e, display),
             CreateError::Refused(e) => e,
@@ -80,10 +84,12 @@ impl Workspace {
         display: &str,
         ctl: &CallControl,
         created: &mut Vec<CreatedDir>,
+        guard: &dyn Fn(&DirRef<'_>, &Path) -> Result<()>,
     ) -> std::result::Result<DirRef<'_>, CreateError> {
         let mut current = self.open_anchored_dir(anchor, Path::new(""))?;
         let mut prefix = PathBuf::new();
-        for component in rel.components() {
+        let mut guarded = false;
+        for (index, component) in rel.components().enumerate() {
             ctl.check().map_err(CreateError::Refused)?;
             prefix.push(component);
             let Component::Normal(name) = component else {
@@ -106,6 +112,11 @@ impl Workspace {
                 let target = real_path(&*current)?.join(name);
                 self.check_host_path(&target, display)
                     .map_err(CreateError::Refused)?;
+            }
+            if !guarded {
+                let rest: PathBuf = rel.components().skip(index).collect();
+                guard(&current, &rest).map_err(CreateError::Refused)?;
+                guarded = true;
             }
             match current.create_dir(name) {
                 Ok(()) => {}
@@ -172,6 +183,26 @@ impl Workspace {
                 DirRef::Root(_) => None,
             };
         }
+    }
+}
+
+impl CreatedDir {
+    /// Where it was created, anchor-relative, as the path named it.
+    pub fn rel(&self) -> &Path {
+        &self.rel
+    }
+}
+
+impl Workspace {
+    /// Makes the directories a call created durable: fsyncs the directory each was created in
+    /// (the last one's own entries are the caller's to sync). A failure is the caller's
+    /// warning, since the directories exist by then.
+    pub(crate) fn sync_created(&self, anchor: Anchor, created: &[CreatedDir]) -> io::Result<()> {
+        for dir in created {
+            let parent = dir.rel.parent().unwrap_or(Path::new(""));
+            crate::fileops::sync_dir(&*self.open_anchored_dir(anchor, parent)?)?;
+        }
+        Ok(())
     }
 }
 

@@ -5,6 +5,7 @@
 //! absolute paths and symlinks cannot leave it; see `README.md` for the guarantees and limits.
 
 pub mod api;
+mod audit;
 mod config;
 mod control;
 mod create_dirs;
@@ -17,6 +18,7 @@ mod handles;
 mod json;
 mod logging;
 mod names;
+mod policy;
 mod render;
 mod resolve;
 mod specs;
@@ -29,9 +31,11 @@ pub use config::{Config, Limits};
 pub use control::{token_cancel, token_free, token_new, CallControl};
 pub use dispatch::{run_tool, ToolResult};
 pub use error::{ErrorCode, WsfsError};
+pub use policy::PolicyConfig;
 pub use tool::ToolOutput;
+pub use tools::create_directory::CreateDirectoryOutput;
 pub use tools::edit_file::EditOutput;
 pub use tools::list_dir::{Entry, ListOutput};
 pub use tools::read_file::ReadOutput;
-pub use tools::write::{AppendOutput, WriteOutput};
+pub use tools::write::{AppendOutput, WriteMode, WriteOutput};
 pub use workspace::Workspace;

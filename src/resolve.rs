@@ -12,6 +12,7 @@ use crate::create_dirs::CreatedDir;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::fileops::require_regular;
 use crate::names::display_path;
+use crate::policy::Access;
 use crate::tempfile_ops::is_temp_name;
 use crate::workspace::{Anchor, ToolPath, Workspace};
 use cap_std::ambient_authority;
@@ -59,7 +60,7 @@ pub(crate) struct Located<'a> {
     pub leaf: Option<OsString>,
     /// The directory, relative to the anchor (kept to resolve relative symlink targets).
     parent_rel: PathBuf,
-    anchor: Anchor,
+    pub anchor: Anchor,
     /// Directories this resolution created, outermost first.
     pub created: Vec<CreatedDir>,
     /// The leaf's own metadata (`lstat`) when it existed at resolution time, so special files
@@ -99,15 +100,23 @@ impl Located<'_> {
 impl Workspace {
     /// Resolves `path` to its directory and leaf, following a symlinked leaf while it stays
     /// allowed. The leaf need not exist. With `create_parents`, missing directories are made;
-    /// if resolution then fails, they are removed again.
+    /// if resolution then fails, they are removed again. The workspace policy is checked on
+    /// the resolved path for `access` (see `policy`): a denied path is `policy_denied`.
     pub(crate) fn resolve(
         &self,
         path: &ToolPath,
+        access: Access,
         create_parents: bool,
         ctl: &CallControl,
     ) -> Result<Located<'_>> {
         let mut created = Vec::new();
-        match self.follow_leaf_links(path, create_parents, ctl, &mut created) {
+        let resolved = self
+            .follow_leaf_links(path, access, create_parents, ctl, &mut created)
+            .and_then(|located| {
+                self.check_access(&located, access, &path.display)?;
+                Ok(located)
+            });
+        match resolved {
             Ok(mut located) => {
                 located.created = created;
                 Ok(located)
@@ -122,6 +131,7 @@ impl Workspace {
     fn follow_leaf_links(
         &self,
         path: &ToolPath,
+        access: Access,
         create_parents: bool,
         ctl: &CallControl,
         created: &mut Vec<CreatedDir>,
@@ -136,7 +146,7 @@ impl Workspace {
                 refuse_temp_name(name, &path.display)?;
             }
             let create = create_parents.then_some(&mut *created);
-            let mut located = self.locate(path.anchor, &rel, create, &path.display, ctl)?;
+            let mut located = self.locate(path.anchor, &rel, create, access, &path.display, ctl)?;
             let Some(leaf) = &located.leaf else {
                 return Ok(located);
             };
@@ -166,6 +176,7 @@ impl Workspace {
         anchor: Anchor,
         rel: &Path,
         created: Option<&mut Vec<CreatedDir>>,
+        access: Access,
         display: &str,
         ctl: &CallControl,
     ) -> Result<Located<'_>> {
@@ -173,7 +184,17 @@ impl Workspace {
         let io_err = |e: io::Error| WsfsError::from_io(&e, display);
         let dir = match (self.open_anchored_dir(anchor, &parent_rel), created) {
             (Err(e), Some(created)) if e.kind() == io::ErrorKind::NotFound => {
-                self.create_dirs(anchor, &parent_rel, display, ctl, created)?
+                // New directories cannot be symlinks, so the path they lead to is known (unless
+                // '..' follows): refuse a denied one before creating anything.
+                let guard = |existing: &DirRef<'_>, rest: &Path| {
+                    let mut target = rest.to_path_buf();
+                    target.extend(&leaf);
+                    if target.components().any(|c| c == Component::ParentDir) {
+                        return Ok(());
+                    }
+                    self.check_before_creating(existing, &target, access, display)
+                };
+                self.create_dirs(anchor, &parent_rel, display, ctl, created, &guard)?
             }
             (opened, _) => opened.map_err(io_err)?,
         };
@@ -316,6 +337,7 @@ mod tests {
             root: root.to_string_lossy().into_owned(),
             restrict_to_workspace: true,
             limits: Limits::default(),
+            policy: Default::default(),
         };
         Workspace::open(&config).unwrap().0
     }
@@ -327,7 +349,7 @@ mod tests {
         let ctl = CallControl::new(Duration::from_secs(10), None);
         // Creates new/deeper, then finds the parent escapes the root.
         let path = ws.parse_path("new/deeper/../../../x").unwrap();
-        let err = ws.resolve(&path, true, &ctl).unwrap_err();
+        let err = ws.resolve(&path, Access::WRITE, true, &ctl).unwrap_err();
         assert_eq!(err.code, ErrorCode::OutsideWorkspace);
         assert!(
             !tmp.path().join("new").exists(),
@@ -343,7 +365,7 @@ mod tests {
         let ws = workspace(tmp.path());
         let ctl = CallControl::new(Duration::from_secs(10), None);
         let located = ws
-            .resolve(&ws.parse_path("link").unwrap(), false, &ctl)
+            .resolve(&ws.parse_path("link").unwrap(), Access::READ, false, &ctl)
             .unwrap();
         assert_eq!(located.leaf, Some(OsString::from("f.txt")));
         assert_eq!(located.parent_rel, PathBuf::from("real"));
@@ -357,7 +379,7 @@ mod tests {
         let ws = workspace(tmp.path());
         let ctl = CallControl::new(Duration::from_secs(10), None);
         let err = ws
-            .resolve(&ws.parse_path("a").unwrap(), false, &ctl)
+            .resolve(&ws.parse_path("a").unwrap(), Access::READ, false, &ctl)
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidPath);
     }

@@ -2,6 +2,7 @@
 //! the text a model sees, and a run function. [`crate::tools::REGISTRY`] lists every tool;
 //! specs, dispatch and tracing come from that list.
 
+use crate::audit::{Change, Notes};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::workspace::{ToolPath, Workspace};
@@ -19,6 +20,8 @@ pub struct Call<'a> {
     pub content_buffer: Option<&'a [u8]>,
     /// The paths this call named, as shown to the model, for the trace event.
     pub(crate) logged_paths: String,
+    /// What the audit log records of the call; `None` when the workspace keeps no log.
+    pub(crate) audit: Option<Notes>,
 }
 
 impl<'a> Call<'a> {
@@ -28,20 +31,40 @@ impl<'a> Call<'a> {
             ctl,
             content_buffer,
             logged_paths: String::new(),
+            audit: ws.policy.audit.as_ref().map(|_| Notes::default()),
         }
     }
 
-    /// Validates a path argument (see `Workspace::parse_path`) and records it for the trace.
+    /// Validates a path argument (see `Workspace::parse_path`) and records it for the trace
+    /// and the audit log.
     pub fn path(&mut self, raw: &str) -> Result<ToolPath> {
         let parsed = self.ws.parse_path(raw);
         if !self.logged_paths.is_empty() {
             self.logged_paths.push_str(" -> ");
         }
-        match &parsed {
-            Ok(p) => self.logged_paths.push_str(&p.display),
-            Err(_) => self.logged_paths.push_str("<invalid>"),
+        let shown = match &parsed {
+            Ok(p) => &p.display,
+            Err(_) => "<invalid>",
+        };
+        self.logged_paths.push_str(shown);
+        if let Some(notes) = &mut self.audit {
+            notes.paths.push(shown.to_string());
         }
         parsed
+    }
+
+    /// Whether changes must be recorded, with hashes: the workspace keeps an audit log. Tools
+    /// compute hashes only when this is true, so a workspace without a log pays nothing.
+    pub fn audits(&self) -> bool {
+        self.audit.is_some()
+    }
+
+    /// Records a file or directory the call changed, for the audit log. Every changing tool
+    /// reports each change here once it is committed (nothing happens without a log).
+    pub fn record_change(&mut self, change: Change) {
+        if let Some(notes) = &mut self.audit {
+            notes.changes.push(change);
+        }
     }
 }
 

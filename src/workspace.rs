@@ -5,6 +5,7 @@ use crate::config::{
 };
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::names::{self, display_path};
+use crate::policy::Policy;
 use crate::tempfile_ops::{sweep_leftovers, SweepLimits, SWEEP_LIMITS};
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
@@ -26,6 +27,8 @@ pub struct Workspace {
     pub(crate) configured_root: PathBuf,
     pub(crate) restrict: bool,
     pub(crate) limits: Limits,
+    /// Deny rules, read-only mode and the audit log (see `policy`).
+    pub(crate) policy: Policy,
 }
 
 /// Where a tool path is resolved from.
@@ -88,6 +91,7 @@ impl Workspace {
             .map_err(|e| WsfsError::from_io(&e, &shown))?;
         let root_dir = Dir::open_ambient_dir(&root, ambient_authority())
             .map_err(|e| WsfsError::from_io(&e, &shown))?;
+        let policy = Policy::open(&config.policy, &root)?;
         sweep(&root_dir, &root);
         let mut warnings: Vec<String> = broad_root_warning(&root).into_iter().collect();
         if !config.restrict_to_workspace {
@@ -100,6 +104,7 @@ impl Workspace {
                 configured_root,
                 restrict: config.restrict_to_workspace,
                 limits: config.limits,
+                policy,
             },
             warnings,
         ))
@@ -115,6 +120,11 @@ impl Workspace {
 
     pub fn restricts_to_workspace(&self) -> bool {
         self.restrict
+    }
+
+    /// The effective policy (defaults filled in, the audit log's path absolute).
+    pub fn policy(&self) -> &crate::policy::PolicyConfig {
+        self.policy.config()
     }
 
     /// Validates a tool path and decides where it resolves from. Confinement is not decided
@@ -260,6 +270,7 @@ mod tests {
             root: dir.to_string_lossy().into_owned(),
             restrict_to_workspace: restrict,
             limits: Limits::default(),
+            policy: Default::default(),
         };
         Workspace::open(&config).unwrap().0
     }

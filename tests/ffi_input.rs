@@ -17,15 +17,19 @@ fn version_is_json_with_abi_1() {
 }
 
 #[test]
-fn tool_specs_describe_the_five_tools() {
+fn tool_specs_describe_the_tools() {
     let v = take_json(unsafe { ffi::wsfs_tool_specs() });
     let specs = v
         .as_array()
         .unwrap_or_else(|| panic!("tool_specs is not an array: {v}"));
-    assert_eq!(specs.len(), 5, "{v}");
-    let expected: [(&str, &[&str], &[&str]); 5] = [
+    assert_eq!(specs.len(), 6, "{v}");
+    let expected: [(&str, &[&str], &[&str]); 6] = [
         ("read_file", &["path"], &["path"]),
-        ("write_file", &["path", "content"], &["path", "content"]),
+        (
+            "write_file",
+            &["path", "content", "mode"],
+            &["path", "content"],
+        ),
         ("append_file", &["path", "content"], &["path", "content"]),
         ("list_dir", &["path"], &[]),
         (
@@ -33,6 +37,7 @@ fn tool_specs_describe_the_five_tools() {
             &["path", "old_text", "new_text", "replace_all"],
             &["path", "old_text", "new_text"],
         ),
+        ("create_directory", &["path", "parents"], &["path"]),
     ];
     for (name, props, required) in expected {
         let spec = specs

@@ -3,6 +3,7 @@
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::names::encode;
+use crate::policy::{Access, Skipped};
 use crate::render;
 use crate::resolve::DirRef;
 use crate::tempfile_ops::is_temp_name;
@@ -10,14 +11,15 @@ use crate::tool::{Annotations, Call, Tool, ToolOutput};
 use crate::workspace::{ToolPath, Workspace};
 use cap_fs_ext::DirExt;
 use cap_std::fs::Dir;
-use rustix::fs::RawDir;
+use rustix::fs::{FileType, RawDir};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BinaryHeap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fmt::Write;
 use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 
 pub struct ListDir;
 
@@ -61,12 +63,16 @@ impl ToolOutput for ListOutput {
             };
         }
         if self.truncated {
-            let _ = write!(
+            let _ = writeln!(
                 text,
                 "[truncated: showing the first {} of {} entries]",
                 self.entries.len(),
                 self.total
             );
+        }
+        if self.denied > 0 {
+            let what = render::count(self.denied, "entry", "entries");
+            let _ = write!(text, "[{what} not shown: denied by the workspace policy]");
         }
         text.truncate(text.trim_end().len());
         Cow::Owned(text)
@@ -88,6 +94,8 @@ pub struct ListOutput {
     pub entries: Vec<Entry>,
     pub total: u64,
     pub truncated: bool,
+    /// Entries left out because the workspace policy denies reading them (not in `total`).
+    pub denied: u64,
 }
 
 /// Directory entries read between cancellation checks: 128 of the longest names fill half of
@@ -100,7 +108,7 @@ const DIRENT_BUFFER: usize = 64 * 1024;
 pub fn list_dir(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<ListOutput> {
     let display = &path.display;
     let io_err = |e: std::io::Error| WsfsError::from_io(&e, display);
-    let located = ws.resolve(path, false, ctl)?;
+    let located = ws.resolve(path, Access::READ, false, ctl)?;
     let dir = match &located.leaf {
         None => located.dir,
         Some(leaf) => match located.dir.open_dir_nofollow(leaf) {
@@ -115,10 +123,15 @@ pub fn list_dir(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<Li
         },
     };
     let max = ws.limits.max_list_entries;
-    let (names, total) = smallest_names(&dir, max, ctl).map_err(|e| match e {
-        Stop::Io(e) => io_err(e),
-        Stop::Call(e) => e,
-    })?;
+    let filter = match ws.walks_filtered() {
+        true => Some(PolicyFilter::new(ws, &dir)?),
+        false => None,
+    };
+    let (names, total, denied) =
+        smallest_names(&dir, max, filter.as_ref(), ctl).map_err(|e| match e {
+            Stop::Io(e) => io_err(e),
+            Stop::Call(e) => e,
+        })?;
     let mut entries = Vec::with_capacity(names.len());
     for name in names {
         ctl.check()?;
@@ -129,7 +142,44 @@ pub fn list_dir(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<Li
         entries,
         total,
         truncated: total > max,
+        denied,
     })
+}
+
+/// The policy's say over a listing's entries (`Workspace::walk_skip`): denied entries are left
+/// out and counted, the audit log left out silently.
+struct PolicyFilter<'a> {
+    ws: &'a Workspace,
+    dir: &'a Dir,
+    /// The listed directory's resolved workspace-relative path.
+    base: PathBuf,
+    /// Its device, for recognising the audit log by inode.
+    dev: u64,
+}
+
+impl<'a> PolicyFilter<'a> {
+    fn new(ws: &'a Workspace, dir: &'a DirRef<'_>) -> Result<Self> {
+        use cap_std::fs::MetadataExt;
+        let base = ws.resolved_rel(dir, None)?;
+        let dev = dir
+            .dir_metadata()
+            .map_err(|e| WsfsError::from_io(&e, "the listed directory"))?
+            .dev();
+        Ok(PolicyFilter { ws, dir, base, dev })
+    }
+
+    fn skip(&self, name: &[u8], kind: FileType, ino: u64) -> Option<Skipped> {
+        let is_dir = match kind {
+            FileType::Directory => true,
+            FileType::Unknown => self
+                .dir
+                .symlink_metadata(OsStr::from_bytes(name))
+                .is_ok_and(|m| m.is_dir()),
+            _ => false,
+        };
+        let rel = self.base.join(OsStr::from_bytes(name));
+        self.ws.walk_skip(&rel, is_dir, Some((self.dev, ino)))
+    }
 }
 
 enum Stop {
@@ -137,16 +187,19 @@ enum Stop {
     Call(WsfsError),
 }
 
-/// The `max` smallest names in byte order, and the number of entries. A max-heap of `max`
-/// names keeps memory bounded by the limit however large the directory is.
+/// The `max` smallest names in byte order, the number of entries, and the number `filter`
+/// denied. A max-heap of `max` names keeps memory bounded by the limit however large the
+/// directory is.
 fn smallest_names(
     dir: &Dir,
     max: u64,
+    filter: Option<&PolicyFilter<'_>>,
     ctl: &CallControl,
-) -> std::result::Result<(Vec<OsString>, u64), Stop> {
+) -> std::result::Result<(Vec<OsString>, u64, u64), Stop> {
     let keep = usize::try_from(max).unwrap_or(usize::MAX);
     let mut heap: BinaryHeap<Vec<u8>> = BinaryHeap::with_capacity(keep.min(4096) + 1);
     let mut total = 0u64;
+    let mut denied = 0u64;
     // The handle may be O_PATH; getdents needs the directory open for reading. Entries are
     // read straight from the kernel's buffer, so a name is copied only when it is kept.
     let readable = dir.open(".").map_err(Stop::Io)?;
@@ -164,6 +217,14 @@ fn smallest_names(
         if name == b"." || name == b".." || is_temp_name(name) {
             continue;
         }
+        match filter.and_then(|f| f.skip(name, entry.file_type(), entry.ino())) {
+            Some(Skipped::Denied(_)) => {
+                denied += 1;
+                continue;
+            }
+            Some(Skipped::Reserved) => continue,
+            None => {}
+        }
         total += 1;
         if heap.len() < keep {
             heap.push(name.to_vec());
@@ -177,7 +238,7 @@ fn smallest_names(
         .into_iter()
         .map(|b| OsString::from(std::ffi::OsStr::from_bytes(&b)))
         .collect();
-    Ok((names, total))
+    Ok((names, total, denied))
 }
 
 /// The entry's own type and size (`lstat`); `None` if it vanished since it was listed.
@@ -214,7 +275,7 @@ mod tests {
         }
         let dir = Dir::open_ambient_dir(tmp.path(), ambient_authority()).unwrap();
         let ctl = CallControl::new(Duration::from_secs(10), None);
-        let (names, total) = match smallest_names(&dir, 3, &ctl) {
+        let (names, total, _) = match smallest_names(&dir, 3, None, &ctl) {
             Ok(found) => found,
             Err(_) => panic!("listing failed"),
         };

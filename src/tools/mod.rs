@@ -5,6 +5,7 @@ use crate::error::{ErrorCode, Result, WsfsError};
 use crate::tool::{entry, ToolEntry};
 
 pub mod append_file;
+pub mod create_directory;
 pub mod edit_file;
 pub mod list_dir;
 pub mod read_file;
@@ -18,6 +19,7 @@ pub static REGISTRY: &[ToolEntry] = &[
     entry::<append_file::AppendFile>(),
     entry::<list_dir::ListDir>(),
     entry::<edit_file::EditFile>(),
+    entry::<create_directory::CreateDirectory>(),
 ];
 
 /// The registry entry named `name`.
@@ -30,6 +32,10 @@ pub(crate) const PATHS: &str = "Paths are relative to the workspace root ('.' is
 
 pub(crate) fn dot() -> String {
     ".".to_string()
+}
+
+pub(crate) fn yes() -> bool {
+    true
 }
 
 /// The content of a tool with `CONTENT_BUFFER`: from the JSON arguments or from the separate

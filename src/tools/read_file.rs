@@ -3,6 +3,7 @@
 use crate::control::CallControl;
 use crate::error::{Result, WsfsError};
 use crate::fileops::{decode_text, open_error, open_leaf_read, require_regular};
+use crate::policy::Access;
 use crate::tool::{Annotations, Call, Tool, ToolOutput};
 use crate::workspace::{ToolPath, Workspace};
 use schemars::JsonSchema;
@@ -109,7 +110,7 @@ const CHUNK: usize = 64 * 1024;
 pub fn read_file(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<ReadOutput> {
     let display = &path.display;
     path.refuse_trailing_slash()?;
-    let located = ws.resolve(path, false, ctl)?;
+    let located = ws.resolve(path, Access::READ, false, ctl)?;
     let leaf = located.file_leaf(display, false)?;
     let io_err = |e: std::io::Error| WsfsError::from_io(&e, display);
     let file = open_leaf_read(&located.dir, leaf).map_err(|e| open_error(e, display))?;
