@@ -31,12 +31,36 @@ type AgentDefaults struct {
 }
 
 // LimitsConfig is the "wsfs" object of AgentDefaults: Limits in the units
-// of the C ABI's configuration.
+// of the C ABI's configuration, and the workspace policy.
 type LimitsConfig struct {
 	MaxReadBytes       int `json:"max_read_bytes"`
 	MaxWriteBytes      int `json:"max_write_bytes"`
 	MaxListEntries     int `json:"max_list_entries"`
 	OperationTimeoutMS int `json:"operation_timeout_ms"`
+	// Policy is the "policy" object (see Policy); absent means the
+	// library's defaults.
+	Policy PolicyConfig `json:"policy"`
+}
+
+// PolicyConfig is Policy with the C ABI's field names, as MiniClaw's config
+// file spells them: {"writes_enabled": false, "deny_read": [".env"],
+// "deny_write": [".git/**"], "audit_log": "~/.miniclaw/audit.jsonl"}. An
+// absent deny_write keeps the default [".git/**"]; [] means no rules.
+type PolicyConfig struct {
+	WritesEnabled *bool    `json:"writes_enabled"`
+	DenyRead      []string `json:"deny_read"`
+	DenyWrite     []string `json:"deny_write"`
+	AuditLog      string   `json:"audit_log"`
+}
+
+// Policy converts c to Policy.
+func (c PolicyConfig) Policy() Policy {
+	return Policy{
+		WritesEnabled: c.WritesEnabled,
+		DenyRead:      c.DenyRead,
+		DenyWrite:     c.DenyWrite,
+		AuditLog:      c.AuditLog,
+	}
 }
 
 // Limits converts c to Limits.
@@ -58,6 +82,7 @@ func (d AgentDefaults) RunnerConfig(model fantasy.LanguageModel) RunnerConfig {
 		RestrictToWorkspace: d.RestrictToWorkspace,
 		MaxToolIterations:   d.MaxToolIterations,
 		Limits:              d.WSFS.Limits(),
+		Policy:              d.WSFS.Policy.Policy(),
 		Model:               model,
 	}
 }

@@ -1,6 +1,8 @@
-// Package wsfs gives Go programs and charm.land/fantasy agents five
-// filesystem tools (read_file, write_file, append_file, list_dir, edit_file)
-// that can only touch one workspace directory. The work is done by the Rust
+// Package wsfs gives Go programs and charm.land/fantasy agents filesystem
+// tools (read_file, write_file, append_file, list_dir, edit_file,
+// create_directory) that can only touch one workspace directory, under a
+// policy the host sets in Config.Policy (read-only mode, paths denied to
+// reading or changing, an audit log). The work is done by the Rust
 // library libwsfs through its C ABI (see the repository's README.md); this
 // package is a thin cgo binding (cgo.go) with a typed API on top.
 //
@@ -28,7 +30,7 @@
 //
 // # Agent tools and the agent runner
 //
-// Tools returns the five tools as fantasy.AgentTool values for any fantasy
+// Tools returns the tools as fantasy.AgentTool values for any fantasy
 // agent. Runner is a complete agent loop for chat applications (MiniClaw's
 // fantasy-agent provider): per-session history, a tool-iteration limit that
 // ends with a tool-less summary step, and one log record per tool call.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -146,8 +147,8 @@ func TestAgentStepLimit(t *testing.T) {
 		t.Fatalf("%d model calls, want 4", len(calls))
 	}
 	for i, call := range calls[:3] {
-		if len(call.Tools) != 5 {
-			t.Fatalf("call %d offered %d tools, want 5", i, len(call.Tools))
+		if len(call.Tools) != len(ToolNames) {
+			t.Fatalf("call %d offered %d tools, want %d", i, len(call.Tools), len(ToolNames))
 		}
 	}
 	final := calls[3]
@@ -604,10 +605,22 @@ func TestAgentDefaultsConfig(t *testing.T) {
 	if rc.Workspace != d.Workspace || rc.MaxToolIterations != 20 || rc.Limits != want || rc.Model == nil || !*rc.RestrictToWorkspace {
 		t.Fatalf("RunnerConfig = %+v", rc)
 	}
+	if p := rc.Policy; p.WritesEnabled == nil || !*p.WritesEnabled || !slices.Equal(p.DenyRead, []string{".env", "**/*.pem"}) ||
+		!slices.Equal(p.DenyWrite, []string{".git/**"}) || p.AuditLog != "" {
+		t.Fatalf("policy = %+v", p)
+	}
 	// Absent restrict_to_workspace stays nil, which means true.
 	d, err = ParseAgentDefaults([]byte(`{"agents":{"defaults":{"workspace":"/w"}}}`))
 	if err != nil || d.RestrictToWorkspace != nil || d.MaxToolIterations != 0 {
 		t.Fatalf("minimal = %+v, %v", d, err)
+	}
+	// An absent deny_write keeps the library's default (nil); [] means none.
+	if p := d.WSFS.Policy.Policy(); p.WritesEnabled != nil || p.DenyWrite != nil {
+		t.Fatalf("minimal policy = %+v", p)
+	}
+	d, err = ParseAgentDefaults([]byte(`{"agents":{"defaults":{"wsfs":{"policy":{"deny_write":[],"writes_enabled":false}}}}}`))
+	if p := d.WSFS.Policy.Policy(); err != nil || p.DenyWrite == nil || len(p.DenyWrite) != 0 || *p.WritesEnabled {
+		t.Fatalf("policy = %+v, %v", p, err)
 	}
 	if _, err := ParseAgentDefaults([]byte(`{`)); err == nil {
 		t.Fatal("bad JSON accepted")
@@ -629,7 +642,7 @@ func TestAgentFinishesAtLimit(t *testing.T) {
 	if reply.LimitReached || reply.Steps != 2 || reply.Text != "done" || len(model.Calls()) != 2 {
 		t.Fatalf("reply = %+v", reply)
 	}
-	if len(model.Calls()[1].Tools) != 5 {
+	if len(model.Calls()[1].Tools) != len(ToolNames) {
 		t.Fatal("the last allowed step had no tools")
 	}
 }
