@@ -51,11 +51,12 @@ pub extern "C" fn wsfs_tool_specs() -> *mut c_char {
 
 /// Opens a workspace. `config_json` is `{"root": str, "restrict_to_workspace": bool = true,
 /// "limits": {"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"},
-/// "policy": {"writes_enabled": bool = true, "deny_read": [glob] = [], "deny_write": [glob] =
-/// [".git/**"], "audit_log": path}}`. `writes_enabled: false` makes every changing tool return
+/// "policy": {"writes_enabled": bool = true, "deny_read": [glob] = [], "deny_write": [glob],
+/// "audit_log": path}}`. `writes_enabled: false` makes every changing tool return
 /// `writes_disabled`; the deny lists are gitignore-style globs matched on the resolved
-/// workspace-relative path (`policy_denied`); `audit_log` gets one JSON line per call, fsynced
-/// before the call returns, and is unreachable by the tools. On success `data.workspace` is the
+/// workspace-relative path (`policy_denied`; `deny_write` defaults to everything under the
+/// root's `.git`); `audit_log` gets one JSON line per call, fsynced before the call returns,
+/// and is unreachable by the tools. On success `data.workspace` is the
 /// handle (never 0), `data.root` the absolute root with symlinks resolved and `data.policy` the
 /// effective policy. The caller frees the result with `wsfs_string_free`.
 ///
