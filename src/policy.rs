@@ -17,6 +17,7 @@
 //! cannot be forgotten; walkers ask [`Workspace::walk_skip`] about each entry.
 
 use crate::audit::AuditLog;
+use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::names::display_path;
 use crate::resolve::{real_path, DirRef, Located};
@@ -139,15 +140,38 @@ impl Rules {
     }
 
     /// The rule denying `rel` (or a directory above it), if any. A later `!rule` that matches
-    /// re-allows, as in gitignore.
-    fn denying(&self, rel: &Path, is_dir: bool) -> Option<&str> {
-        if rel.as_os_str().is_empty() {
-            return None; // the workspace root itself is never denied
+    /// re-allows, as in gitignore. This is `Gitignore::matched_path_or_any_parents` (the path,
+    /// then each parent, nearest first, until one matches), with the deadline checked every
+    /// 64 levels: a 2,000-level path costs milliseconds of matching.
+    fn denying(&self, rel: &Path, is_dir: bool, ctl: &CallControl) -> Result<Option<&str>> {
+        let mut found = self.set.matched(rel, is_dir);
+        let mut path = rel;
+        let mut levels = 0u32;
+        while found.is_none() {
+            let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) else {
+                break; // the workspace root itself is never denied
+            };
+            levels += 1;
+            if levels.is_multiple_of(64) {
+                ctl.check()?;
+            }
+            found = self.set.matched(parent, true);
+            path = parent;
         }
-        match self.set.matched_path_or_any_parents(rel, is_dir) {
-            Match::Ignore(glob) => Some(glob.original()),
-            Match::Whitelist(_) | Match::None => None,
-        }
+        Ok(rule(found))
+    }
+
+    /// `denying` for an entry whose parent directories are known to be allowed (a walk's):
+    /// only the entry itself is matched, which is what `denying` would find first anyway.
+    fn denying_entry(&self, rel: &Path, is_dir: bool) -> Option<&str> {
+        rule(self.set.matched(rel, is_dir))
+    }
+}
+
+fn rule(found: Match<&ignore::gitignore::Glob>) -> Option<&str> {
+    match found {
+        Match::Ignore(glob) => Some(glob.original()),
+        Match::Whitelist(_) | Match::None => None,
     }
 }
 
@@ -245,28 +269,39 @@ impl Policy {
     }
 
     /// The rule that refuses `access` to `rel`, with the list it comes from.
-    fn refusal(&self, rel: &Path, is_dir: bool, access: Access) -> Option<(&'static str, &str)> {
+    fn refusal(
+        &self,
+        rel: &Path,
+        is_dir: bool,
+        access: Access,
+        ctl: &CallControl,
+    ) -> Result<Option<(&'static str, &str)>> {
         let lists = [
             (access.reads, &self.deny_read),
             (access.writes, &self.deny_write),
         ];
-        lists
-            .into_iter()
-            .filter(|(wanted, _)| *wanted)
-            .filter_map(|(_, rules)| rules.as_ref())
-            .find_map(|r| r.denying(rel, is_dir).map(|rule| (r.field, rule)))
+        for (_, rules) in lists.iter().filter(|(wanted, _)| *wanted) {
+            if let Some(r) = rules {
+                if let Some(rule) = r.denying(rel, is_dir, ctl)? {
+                    return Ok(Some((r.field, rule)));
+                }
+            }
+        }
+        Ok(None)
     }
 }
 
 impl Workspace {
     /// The policy check of a resolved path: the audit log by identity, then the deny rules on
-    /// the path the resolver actually reached. Called by `resolve` for every tool path.
+    /// the path the resolver actually reached. Called by `resolve` for every tool path; returns
+    /// the resolved workspace-relative path when it had to compute it.
     pub(crate) fn check_access(
         &self,
         located: &Located<'_>,
         access: Access,
         display: &str,
-    ) -> Result<()> {
+        ctl: &CallControl,
+    ) -> Result<Option<PathBuf>> {
         let policy = &self.policy;
         if let (Some(log), Some(meta)) = (&policy.audit, &located.leaf_meta) {
             if log.is_file(meta.dev(), meta.ino()) {
@@ -274,7 +309,7 @@ impl Workspace {
             }
         }
         if !policy.needs_path(access) {
-            return Ok(());
+            return Ok(None);
         }
         let (rel, inside) = self.resolved(&located.dir, located.leaf.as_deref())?;
         let is_dir = match (&located.leaf, &located.leaf_meta) {
@@ -282,7 +317,8 @@ impl Workspace {
             (Some(_), Some(meta)) => meta.is_dir(),
             (Some(_), None) => access.new_is_dir,
         };
-        self.refuse_denied(&rel, inside, is_dir, access, display)
+        self.refuse_denied(&rel, inside, is_dir, access, display, ctl)?;
+        Ok(Some(rel))
     }
 
     /// Before directories are created for a path: refuses if the path they lead to is denied,
@@ -294,12 +330,14 @@ impl Workspace {
         rest: &Path,
         access: Access,
         display: &str,
+        ctl: &CallControl,
     ) -> Result<()> {
         if !self.policy.needs_path(access) {
             return Ok(());
         }
         let (base, inside) = self.resolved(existing, None)?;
-        self.refuse_denied(&base.join(rest), inside, access.new_is_dir, access, display)
+        let target = base.join(rest);
+        self.refuse_denied(&target, inside, access.new_is_dir, access, display, ctl)
     }
 
     fn refuse_denied(
@@ -309,8 +347,9 @@ impl Workspace {
         is_dir: bool,
         access: Access,
         display: &str,
+        ctl: &CallControl,
     ) -> Result<()> {
-        let Some((field, rule)) = self.policy.refusal(rel, is_dir, access) else {
+        let Some((field, rule)) = self.policy.refusal(rel, is_dir, access, ctl)? else {
             return Ok(());
         };
         let resolved = shown(rel, inside);
@@ -395,7 +434,9 @@ impl Workspace {
     /// `is_dir`; walks never follow symlinks, so a walk's relative paths are resolved paths
     /// once prefixed with [`Workspace::resolved_rel`] of its start) must be left out. `file` is
     /// the entry's (device, inode) when known, which also catches a hard link to the audit
-    /// log. `None`: show it.
+    /// log. `None`: show it. Only `rel` itself is matched: a walk starts at a directory its
+    /// resolution allowed and never enters one this hook denied, so the directories above
+    /// `rel` are allowed.
     pub(crate) fn walk_skip(
         &self,
         rel: &Path,
@@ -412,7 +453,7 @@ impl Workspace {
         }
         let rules = policy.deny_read.as_ref()?;
         rules
-            .denying(rel, is_dir)
+            .denying_entry(rel, is_dir)
             .map(|rule| Skipped::Denied(rule.to_string()))
     }
 }
@@ -450,7 +491,12 @@ mod tests {
     #[test]
     fn gitignore_semantics() {
         let r = rules(&[".env", "**/*.pem", "secrets/**", "build/", "!keep.pem"]);
-        let denied = |p: &str, dir: bool| r.denying(Path::new(p), dir).map(str::to_owned);
+        let ctl = CallControl::new(std::time::Duration::from_secs(10), None);
+        let denied = |p: &str, dir: bool| {
+            r.denying(Path::new(p), dir, &ctl)
+                .unwrap()
+                .map(str::to_owned)
+        };
         // No slash: the name at any depth; a directory so named denies what is under it.
         assert_eq!(denied(".env", false).as_deref(), Some(".env"));
         assert_eq!(denied("app/.env", false).as_deref(), Some(".env"));
@@ -474,6 +520,46 @@ mod tests {
         assert_eq!(denied("build", false), None);
         assert_eq!(denied("src/build/out.o", false).as_deref(), Some("build/"));
         assert_eq!(denied("", true), None, "the root is never denied");
+    }
+
+    /// `denying` is `matched_path_or_any_parents` with deadline checks: same answers, and a
+    /// deep path stops at the deadline.
+    #[test]
+    fn the_parent_walk_matches_the_library_and_stops_at_the_deadline() {
+        let r = rules(&[
+            "*.pem",
+            "!keep/",
+            "secrets",
+            "a/b/",
+            "!a/b/open.txt",
+            "x/**/y",
+        ]);
+        let ctl = CallControl::new(std::time::Duration::from_secs(10), None);
+        let paths = [
+            "k.pem",
+            "keep/k.pem",
+            "keep",
+            "s/secrets/t",
+            "a/b",
+            "a/b/c/d",
+            "a/b/open.txt",
+            "x/1/2/y/z",
+            "x/y",
+            "plain/file",
+            "secrets",
+        ];
+        for p in paths {
+            for is_dir in [false, true] {
+                let ours = r.denying(Path::new(p), is_dir, &ctl).unwrap();
+                let theirs = rule(r.set.matched_path_or_any_parents(p, is_dir));
+                assert_eq!(ours, theirs, "{p} (dir: {is_dir})");
+            }
+        }
+        let deep = "d/".repeat(2000) + "f";
+        let expired = CallControl::new(std::time::Duration::ZERO, None);
+        let e = r.denying(Path::new(&deep), false, &expired).unwrap_err();
+        assert_eq!(e.code, ErrorCode::Timeout);
+        assert_eq!(r.denying(Path::new(&deep), false, &ctl).unwrap(), None);
     }
 
     #[test]
@@ -533,7 +619,9 @@ mod tests {
             None,
             "secrets/ names directories only"
         );
-        assert_eq!(skip("x/secrets/y.txt", false), denied("secrets/"));
+        assert_eq!(skip("x/secrets", true), denied("secrets/"));
+        // Under a denied directory a walk never asks; the entry alone is matched.
+        assert_eq!(skip("x/secrets/y.txt", false), None);
         assert_eq!(skip("k/server.pem", false), denied("*.pem"));
         assert_eq!(skip("public.pem", false), None);
         assert_eq!(skip("src/main.rs", false), None);
@@ -556,7 +644,11 @@ mod tests {
             ..PolicyConfig::default()
         };
         let p = Policy::open(&config, Path::new("/nonexistent-root")).unwrap();
-        let at = |path: &str, access| p.refusal(Path::new(path), false, access).map(|r| r.0);
+        let ctl = CallControl::new(std::time::Duration::from_secs(10), None);
+        let at = |path: &str, access| {
+            let found = p.refusal(Path::new(path), false, access, &ctl).unwrap();
+            found.map(|r| r.0)
+        };
         assert_eq!(at(".env", Access::READ), Some("deny_read"));
         assert_eq!(
             at(".env", Access::WRITE),

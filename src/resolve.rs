@@ -17,10 +17,12 @@ use crate::tempfile_ops::is_temp_name;
 use crate::workspace::{Anchor, ToolPath, Workspace};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, Metadata};
+use rustix::fs::{Mode, OFlags};
 use std::ffi::OsString;
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
 
 /// Symlinks followed in the leaf position before giving up (Linux's own limit).
 const MAX_SYMLINK_HOPS: usize = 40;
@@ -66,6 +68,9 @@ pub(crate) struct Located<'a> {
     /// The leaf's own metadata (`lstat`) when it existed at resolution time, so special files
     /// are refused without ever being opened.
     pub leaf_meta: Option<Metadata>,
+    /// The resolved workspace-relative path of the leaf (or directory), when the policy check
+    /// needed it; kept so the tool need not ask the kernel again.
+    pub resolved_rel: Option<PathBuf>,
 }
 
 impl Located<'_> {
@@ -112,8 +117,8 @@ impl Workspace {
         let mut created = Vec::new();
         let resolved = self
             .follow_leaf_links(path, access, create_parents, ctl, &mut created)
-            .and_then(|located| {
-                self.check_access(&located, access, &path.display)?;
+            .and_then(|mut located| {
+                located.resolved_rel = self.check_access(&located, access, &path.display, ctl)?;
                 Ok(located)
             });
         match resolved {
@@ -192,7 +197,7 @@ impl Workspace {
                     if target.components().any(|c| c == Component::ParentDir) {
                         return Ok(());
                     }
-                    self.check_before_creating(existing, &target, access, display)
+                    self.check_before_creating(existing, &target, access, display, ctl)
                 };
                 self.create_dirs(anchor, &parent_rel, display, ctl, created, &guard)?
             }
@@ -213,6 +218,7 @@ impl Workspace {
             anchor,
             created: Vec::new(),
             leaf_meta: None,
+            resolved_rel: None,
         })
     }
 
@@ -320,10 +326,39 @@ fn split_leaf(rel: &Path) -> (PathBuf, Option<OsString>) {
     }
 }
 
-/// The path the kernel has for an open handle. Used only to refuse protected locations in
-/// unrestricted mode, after opening, so there is no window between check and use.
+/// The path the kernel has for an open handle. Used to refuse protected locations in
+/// unrestricted mode and to match the policy's rules, after opening, so there is no window
+/// between check and use. It reads the handle's link in `/proc/self/fd` through a handle on
+/// that directory kept for the process, which saves the kernel walking `/proc/self/fd` on
+/// every call (most of the cost); a forked child, whose handle would name its parent's
+/// descriptors, takes the full path instead.
 pub(crate) fn real_path(handle: &impl AsRawFd) -> io::Result<PathBuf> {
-    std::fs::read_link(format!("/proc/self/fd/{}", handle.as_raw_fd()))
+    use std::os::unix::ffi::OsStringExt;
+    let fd = handle.as_raw_fd();
+    match proc_fd_dir() {
+        Some((pid, dir)) if *pid == std::process::id() => {
+            let target = rustix::fs::readlinkat(dir, fd.to_string(), Vec::new())?;
+            Ok(PathBuf::from(std::ffi::OsString::from_vec(
+                target.into_bytes(),
+            )))
+        }
+        _ => std::fs::read_link(format!("/proc/self/fd/{fd}")),
+    }
+}
+
+/// The process's handle on `/proc/self/fd` and the pid it belongs to (`None` if it could not
+/// be opened). Opened by the first `Workspace::open`, not in the middle of a call, where it
+/// would take a descriptor the call may need (and keep it).
+pub(crate) fn proc_fd_dir() -> &'static Option<(u32, OwnedFd)> {
+    static PROC_FD: OnceLock<Option<(u32, OwnedFd)>> = OnceLock::new();
+    PROC_FD.get_or_init(|| {
+        let dir = rustix::fs::open(
+            "/proc/self/fd",
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        );
+        dir.ok().map(|dir| (std::process::id(), dir))
+    })
 }
 
 #[cfg(test)]

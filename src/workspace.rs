@@ -92,6 +92,7 @@ impl Workspace {
         let root_dir = Dir::open_ambient_dir(&root, ambient_authority())
             .map_err(|e| WsfsError::from_io(&e, &shown))?;
         let policy = Policy::open(&config.policy, &root)?;
+        crate::resolve::proc_fd_dir();
         sweep(&root_dir, &root);
         let mut warnings: Vec<String> = broad_root_warning(&root).into_iter().collect();
         if !config.restrict_to_workspace {

@@ -109,6 +109,7 @@ pub fn list_dir(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<Li
     let display = &path.display;
     let io_err = |e: std::io::Error| WsfsError::from_io(&e, display);
     let located = ws.resolve(path, Access::READ, false, ctl)?;
+    let resolved = located.resolved_rel.clone();
     let dir = match &located.leaf {
         None => located.dir,
         Some(leaf) => match located.dir.open_dir_nofollow(leaf) {
@@ -124,7 +125,7 @@ pub fn list_dir(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<Li
     };
     let max = ws.limits.max_list_entries;
     let filter = match ws.walks_filtered() {
-        true => Some(PolicyFilter::new(ws, &dir)?),
+        true => Some(PolicyFilter::new(ws, &dir, resolved)?),
         false => None,
     };
     let (names, total, denied) =
@@ -158,13 +159,21 @@ struct PolicyFilter<'a> {
 }
 
 impl<'a> PolicyFilter<'a> {
-    fn new(ws: &'a Workspace, dir: &'a DirRef<'_>) -> Result<Self> {
+    /// `resolved` is the listed directory's resolved path if the resolver already has it.
+    fn new(ws: &'a Workspace, dir: &'a DirRef<'_>, resolved: Option<PathBuf>) -> Result<Self> {
         use cap_std::fs::MetadataExt;
-        let base = ws.resolved_rel(dir, None)?;
-        let dev = dir
-            .dir_metadata()
-            .map_err(|e| WsfsError::from_io(&e, "the listed directory"))?
-            .dev();
+        let base = match resolved {
+            Some(base) => base,
+            None => ws.resolved_rel(dir, None)?,
+        };
+        // Only the audit log is recognised by inode.
+        let dev = match ws.policy.audit.is_some() {
+            true => dir
+                .dir_metadata()
+                .map_err(|e| WsfsError::from_io(&e, "the listed directory"))?
+                .dev(),
+            false => 0,
+        };
         Ok(PolicyFilter { ws, dir, base, dev })
     }
 
@@ -178,7 +187,8 @@ impl<'a> PolicyFilter<'a> {
             _ => false,
         };
         let rel = self.base.join(OsStr::from_bytes(name));
-        self.ws.walk_skip(&rel, is_dir, Some((self.dev, ino)))
+        let file = self.ws.policy.audit.as_ref().map(|_| (self.dev, ino));
+        self.ws.walk_skip(&rel, is_dir, file)
     }
 }
 
