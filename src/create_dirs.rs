@@ -1,6 +1,9 @@
 //! Creating the missing parent directories of a path, and removing them again when the call
 //! fails.
 //!
+//! Each directory created is fsynced into its parent at once, from the handle at hand (before
+//! the caller's commit point, so a stopped call still removes it).
+//!
 //! Both walk by handles, one name at a time, so each step costs a few system calls whatever the
 //! depth (2,000 nested directories are 2,000 steps, not 2,000 resolutions of ever longer
 //! paths), at most three descriptors are open, and the deadline is checked before every
@@ -138,6 +141,8 @@ impl Workspace {
             if let Some(last) = created.last_mut() {
                 last.id = file_id(&next)?;
             }
+            // Durable in its parent before anything is put in it (undone like the rest).
+            crate::fileops::sync_dir(&current)?;
             current = DirRef::Opened(next);
         }
         Ok(current)
@@ -190,19 +195,6 @@ impl CreatedDir {
     /// Where it was created, anchor-relative, as the path named it.
     pub fn rel(&self) -> &Path {
         &self.rel
-    }
-}
-
-impl Workspace {
-    /// Makes the directories a call created durable: fsyncs the directory each was created in
-    /// (the last one's own entries are the caller's to sync). A failure is the caller's
-    /// warning, since the directories exist by then.
-    pub(crate) fn sync_created(&self, anchor: Anchor, created: &[CreatedDir]) -> io::Result<()> {
-        for dir in created {
-            let parent = dir.rel.parent().unwrap_or(Path::new(""));
-            crate::fileops::sync_dir(&*self.open_anchored_dir(anchor, parent)?)?;
-        }
-        Ok(())
     }
 }
 

@@ -1,9 +1,9 @@
 //! `create_directory`: make a directory (and, by default, its missing parents), idempotently.
 //!
 //! An existing directory is success with `created: false`; anything else in the way is
-//! `not_a_directory`. Parents are created by handle (`create_dirs`) and removed again if the call
-//! fails or is stopped before the leaf's `mkdirat`, its commit point. Every directory created is
-//! fsynced into its parent before the call returns.
+//! `not_a_directory`. Parents are created by handle (`create_dirs`, which fsyncs each into its
+//! parent) and removed again if the call fails or is stopped before the leaf's `mkdirat`, its
+//! commit point; the leaf is fsynced into its parent after it.
 
 use crate::audit::Change;
 use crate::error::{ErrorCode, Result, WsfsError};
@@ -103,11 +103,6 @@ pub fn create_directory(
                 "created, but syncing its parent directory failed: {e}"
             ));
         }
-    }
-    if let Err(e) = ws.sync_created(located.anchor, &located.created) {
-        warnings.push(format!(
-            "created, but syncing the new parent directories failed: {e}"
-        ));
     }
     if call.audits() {
         for dir in &located.created {

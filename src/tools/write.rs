@@ -118,17 +118,9 @@ pub fn write_file(
     ))
 }
 
-/// Right after a commit: makes the parent directories the call created durable (a failure is
-/// a warning, the file exists by then) and records them for the audit log, before the file.
-fn committed_dirs(call: &mut Call<'_>, located: &Located<'_>, warnings: &mut Vec<String>) {
-    if located.created.is_empty() {
-        return;
-    }
-    if let Err(e) = call.ws.sync_created(located.anchor, &located.created) {
-        warnings.push(format!(
-            "written, but syncing the new parent directories failed: {e}"
-        ));
-    }
+/// Right after a commit: records the parent directories the call created (each was fsynced
+/// into its parent when it was made), before the file, for the audit log.
+fn committed_dirs(call: &mut Call<'_>, located: &Located<'_>) {
     if call.audits() {
         for dir in &located.created {
             call.record_change(Change::dir(crate::names::display_path(dir.rel())));
@@ -214,7 +206,7 @@ fn replace_leaf(
     if existing.is_some() {
         warnings.insert(0, OVERWRITE_WARNING.to_string());
     }
-    committed_dirs(call, located, &mut warnings);
+    committed_dirs(call, located);
     let after = call.audits().then(|| sha256_hex(content.as_bytes()));
     record_file(call, located, display, before, after);
     Ok((existing.is_none(), warnings))
@@ -232,8 +224,8 @@ fn create_leaf(
     if located.leaf_meta.is_some() {
         return Err(file_exists(display));
     }
-    let mut warnings = atomic_create(&located.dir, leaf, content.as_bytes(), display, call.ctl)?;
-    committed_dirs(call, located, &mut warnings);
+    let warnings = atomic_create(&located.dir, leaf, content.as_bytes(), display, call.ctl)?;
+    committed_dirs(call, located);
     let after = call.audits().then(|| sha256_hex(content.as_bytes()));
     record_file(call, located, display, None, after);
     Ok((true, warnings))
@@ -322,7 +314,7 @@ fn append_leaf(
         .map(|m| m.len())
         .unwrap_or(before + bytes.len() as u64);
     drop(locked);
-    committed_dirs(call, located, &mut warnings);
+    committed_dirs(call, located);
     if call.audits() {
         let (before, after) = match (created, hashed) {
             (true, _) => (None, Some(sha256_hex(bytes))),
