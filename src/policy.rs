@@ -21,7 +21,7 @@ use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::names::display_path;
 use crate::resolve::{real_path, DirRef, Located};
-use crate::workspace::Workspace;
+use crate::workspace::{Anchor, Workspace};
 use cap_std::fs::MetadataExt;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
@@ -420,6 +420,21 @@ impl Workspace {
         match self.resolved(dir, leaf) {
             Ok((rel, inside)) => shown(&rel, inside),
             Err(_) => fallback.to_string(),
+        }
+    }
+
+    /// How the audit log names a directory a call created: `rel` is anchor-relative as the
+    /// path named it (in unrestricted mode, relative to `/`), shown like every other path.
+    pub(crate) fn shown_anchored(&self, anchor: Anchor, rel: &Path) -> String {
+        match anchor {
+            Anchor::Root => shown(rel, true),
+            Anchor::Host => {
+                let absolute = Path::new("/").join(rel);
+                match absolute.strip_prefix(&self.root) {
+                    Ok(inside) => shown(inside, true),
+                    Err(_) => shown(rel, false),
+                }
+            }
         }
     }
 

@@ -431,3 +431,31 @@ fn an_unwritable_log_withholds_reads_and_reports_changes() {
         "child did not run: {report}"
     );
 }
+
+#[test]
+fn unrestricted_changes_are_named_like_every_other_path() {
+    let (f, log, _dir) = audited(json!({"restrict_to_workspace": false}));
+    let outside = f.base.join("elsewhere");
+    assert_ok(&f.call("write_file", json!({"path": "new/in.txt", "content": "i"})));
+    let out_path = outside.join("sub/out.txt");
+    assert_ok(&f.call("write_file", json!({"path": out_path, "content": "o"})));
+    let l = lines(&log);
+    let paths = |line: &Value| -> Vec<String> {
+        line["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["path"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(paths(&l[0]), ["new", "new/in.txt"]);
+    let shown = |p: &Path| p.to_str().unwrap().to_owned();
+    assert_eq!(
+        paths(&l[1]),
+        [
+            shown(&outside),
+            shown(&outside.join("sub")),
+            shown(&out_path)
+        ]
+    );
+}

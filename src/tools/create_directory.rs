@@ -8,7 +8,6 @@
 use crate::audit::Change;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::fileops::sync_dir;
-use crate::names::display_path;
 use crate::policy::Access;
 use crate::render;
 use crate::resolve::Located;
@@ -106,7 +105,7 @@ pub fn create_directory(
     }
     if call.audits() {
         for dir in &located.created {
-            call.record_change(Change::dir(display_path(dir.rel())));
+            call.record_change(Change::dir(ws.shown_anchored(located.anchor, dir.rel())));
         }
         if created {
             let shown = ws.shown_resolved(&located.dir, located.leaf.as_deref(), display);

@@ -123,7 +123,8 @@ pub fn write_file(
 fn committed_dirs(call: &mut Call<'_>, located: &Located<'_>) {
     if call.audits() {
         for dir in &located.created {
-            call.record_change(Change::dir(crate::names::display_path(dir.rel())));
+            let shown = call.ws.shown_anchored(located.anchor, dir.rel());
+            call.record_change(Change::dir(shown));
         }
     }
 }
