@@ -60,7 +60,7 @@ type RunnerConfig struct {
 	// and the model fixes it itself, which is predictable and never runs a
 	// guessed-at call.
 	RepairToolCalls bool
-	// ExtraTools are offered to the model next to the five workspace tools.
+	// ExtraTools are offered to the model next to the workspace tools.
 	ExtraTools []fantasy.AgentTool
 	// AgentOptions are passed to fantasy.NewAgent after the Runner's own
 	// options (for temperature, max output tokens, provider options ...).

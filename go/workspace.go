@@ -94,7 +94,7 @@ type Policy struct {
 // RunnerConfig.RestrictToWorkspace.
 func Bool(v bool) *bool { return &v }
 
-// Workspace is an open wsfs workspace: a directory that the five tools can
+// Workspace is an open wsfs workspace: a directory that the tools can
 // read and change and never leave. It is safe for concurrent use by many
 // goroutines; Close may be called while calls are in flight (those calls
 // either finish normally or fail with CodeInvalidWorkspace).
