@@ -131,6 +131,7 @@ impl Paths {
             restrict_to_workspace: true,
             limits: wsfs::Limits::default(),
             state_dir: Some(state.to_string_lossy().into_owned()),
+            policy: wsfs::PolicyConfig::default(),
         };
         let (core, _) = wsfs::Workspace::open(&config).map_err(|e| e.to_string())?;
         let cfg =

@@ -65,6 +65,16 @@ const (
 	// CodeInvalidRegex: search_text's query is not a valid regular
 	// expression (or is too large); the message is the parser's.
 	CodeInvalidRegex Code = "invalid_regex"
+	// CodeWritesDisabled: the workspace is read-only (Policy.WritesEnabled
+	// is false) and the tool changes things. Nothing was touched.
+	CodeWritesDisabled Code = "writes_disabled"
+	// CodePolicyDenied: the workspace policy denies reading or changing the
+	// path (as resolved: symlinks and ".." do not get around it; the
+	// message names the rule), or the path is the workspace's audit log.
+	CodePolicyDenied Code = "policy_denied"
+	// CodeFileExists: write_file with Mode "create" on a name that is
+	// taken. Nothing was written.
+	CodeFileExists Code = "file_exists"
 )
 
 // Codes lists every error code, in the order of the C ABI documentation.
@@ -72,7 +82,8 @@ var Codes = []Code{
 	CodeInvalidPath, CodeOutsideWorkspace, CodePathNotFound, CodePermissionDenied,
 	CodeIOError, CodeAmbiguousEdit, CodeEditNotFound, CodeNotAFile, CodeNotADirectory,
 	CodeTooLarge, CodeNoSpace, CodeInvalidArguments, CodeUnknownTool, CodeInvalidWorkspace,
-	CodeCancelled, CodeTimeout, CodeLineOutOfRange, CodeInvalidRegex,
+	CodeCancelled, CodeTimeout, CodeLineOutOfRange, CodeInvalidRegex, CodeWritesDisabled,
+	CodePolicyDenied, CodeFileExists,
 }
 
 // Sentinel errors, one per code, for errors.Is:
@@ -100,6 +111,9 @@ var (
 	ErrLineOutOfRange   = &Error{Code: CodeLineOutOfRange}
 	ErrInvalidRegex     = &Error{Code: CodeInvalidRegex}
 	ErrTimeout          = &Error{Code: CodeTimeout}
+	ErrWritesDisabled   = &Error{Code: CodeWritesDisabled}
+	ErrPolicyDenied     = &Error{Code: CodePolicyDenied}
+	ErrFileExists       = &Error{Code: CodeFileExists}
 )
 
 // Error is a failed wsfs operation: the library's error envelope, or the same

@@ -23,6 +23,9 @@ pub enum ErrorCode {
     Timeout,
     LineOutOfRange,
     InvalidRegex,
+    WritesDisabled,
+    PolicyDenied,
+    FileExists,
 }
 
 impl ErrorCode {
@@ -47,6 +50,9 @@ impl ErrorCode {
             ErrorCode::Timeout => "timeout",
             ErrorCode::LineOutOfRange => "line_out_of_range",
             ErrorCode::InvalidRegex => "invalid_regex",
+            ErrorCode::WritesDisabled => "writes_disabled",
+            ErrorCode::PolicyDenied => "policy_denied",
+            ErrorCode::FileExists => "file_exists",
         }
     }
 }

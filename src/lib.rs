@@ -5,6 +5,7 @@
 //! absolute paths and symlinks cannot leave it; see `README.md` for the guarantees and limits.
 
 pub mod api;
+mod audit;
 mod commit;
 mod config;
 mod control;
@@ -22,6 +23,7 @@ mod lines;
 mod logging;
 mod names;
 mod patch;
+mod policy;
 mod render;
 mod resolve;
 mod specs;
@@ -35,11 +37,13 @@ pub use config::{Config, Limits};
 pub use control::{token_cancel, token_free, token_new, CallControl};
 pub use dispatch::{run_tool, ToolResult};
 pub use error::{ErrorCode, WsfsError};
+pub use policy::PolicyConfig;
 pub use tool::ToolOutput;
+pub use tools::create_directory::CreateDirectoryOutput;
 pub use tools::edit_file::EditOutput;
 pub use tools::list_dir::{Entry, ListOutput};
 pub use tools::read_file::ReadOutput;
-pub use tools::write::{AppendOutput, WriteOutput};
+pub use tools::write::{AppendOutput, WriteMode, WriteOutput};
 pub use workspace::Workspace;
 
 /// Hooks for wsfs's own tests (fault injection into commits). Not part of the API: never

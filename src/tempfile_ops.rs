@@ -16,6 +16,7 @@
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{Dir, MetadataExt, OpenOptions, OpenOptionsExt};
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
+use rustix::io::Errno;
 use std::collections::hash_map::RandomState;
 use std::collections::{HashSet, VecDeque};
 use std::ffi::{OsStr, OsString};
@@ -138,21 +139,39 @@ impl<'a> Staged<'a> {
         Ok(())
     }
 
-    /// Like [`Staged::commit`] for a new file, but never replaces anything: if `leaf` exists
-    /// (or appeared meanwhile), the commit fails with `AlreadyExists` and nothing changes.
+    /// Gives the complete, fsynced file the name `leaf` only if nothing has that name yet: the
+    /// commit point of a create-only write and of a patch's added file. The kernel decides,
+    /// atomically: `linkat` never replaces a name, so an existing one (or one that appeared
+    /// meanwhile) fails with `AlreadyExists` and nothing is named. A named temp file is
+    /// hard-linked to `leaf` (its temp name is then removed); on a file system without hard
+    /// links it is renamed with `RENAME_NOREPLACE` instead.
     pub fn commit_new(mut self, leaf: &OsStr) -> io::Result<()> {
-        match &self.name {
-            None => self.link_as(leaf.as_bytes())?,
-            Some(name) => rustix::fs::renameat_with(
-                self.dir,
-                name.as_str(),
-                self.dir,
-                leaf,
-                RenameFlags::NOREPLACE,
-            )?,
+        let Some(name) = self.name.clone() else {
+            return self.link_as(leaf.as_bytes());
+        };
+        let linked = rustix::fs::linkat(
+            self.dir,
+            name.as_str(),
+            self.dir,
+            leaf.as_bytes(),
+            AtFlags::empty(),
+        );
+        match linked {
+            // Dropping `self` removes the temp name; the file keeps `leaf`.
+            Ok(()) => Ok(()),
+            Err(Errno::PERM | Errno::OPNOTSUPP | Errno::NOSYS) => {
+                rustix::fs::renameat_with(
+                    self.dir,
+                    name.as_str(),
+                    self.dir,
+                    leaf.as_bytes(),
+                    RenameFlags::NOREPLACE,
+                )?;
+                self.name = None;
+                Ok(())
+            }
+            Err(e) => Err(e.into()),
         }
-        self.name = None;
-        Ok(())
     }
 
     /// Gives the complete, fsynced file the temp name `name`, chosen beforehand (a commit's
@@ -476,6 +495,46 @@ mod tests {
         };
         drop(staged);
         assert!(names(tmp.path()).is_empty());
+    }
+
+    #[test]
+    fn a_new_file_commit_never_replaces_a_name_named_or_unnamed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = open_dir(tmp.path());
+        // Unnamed (O_TMPFILE) and named (fallback) staging both refuse a taken name.
+        for named in [false, true] {
+            std::fs::write(tmp.path().join("taken"), b"theirs").unwrap();
+            let mut staged = if named {
+                let (name, file) = create_named(&dir).unwrap();
+                Staged {
+                    dir: &dir,
+                    file,
+                    name: Some(name),
+                }
+            } else {
+                Staged::create(&dir).unwrap()
+            };
+            staged.file().write_all(b"mine").unwrap();
+            let err = staged.commit_new(OsStr::new("taken")).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::AlreadyExists, "named: {named}");
+            assert_eq!(std::fs::read(tmp.path().join("taken")).unwrap(), b"theirs");
+            assert_eq!(names(tmp.path()), ["taken"], "named: {named}");
+            let mut staged = if named {
+                let (name, file) = create_named(&dir).unwrap();
+                Staged {
+                    dir: &dir,
+                    file,
+                    name: Some(name),
+                }
+            } else {
+                Staged::create(&dir).unwrap()
+            };
+            staged.file().write_all(b"new").unwrap();
+            staged.commit_new(OsStr::new("free")).unwrap();
+            assert_eq!(std::fs::read(tmp.path().join("free")).unwrap(), b"new");
+            assert_eq!(names(tmp.path()), ["free", "taken"], "named: {named}");
+            std::fs::remove_file(tmp.path().join("free")).unwrap();
+        }
     }
 
     #[test]

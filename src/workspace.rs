@@ -7,6 +7,7 @@ use crate::config::{
 };
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::names::{self, display_path};
+use crate::policy::Policy;
 use crate::tempfile_ops::{sweep_leftovers, SweepLimits, SWEEP_LIMITS};
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
@@ -31,6 +32,8 @@ pub struct Workspace {
     pub(crate) limits: Limits,
     /// Where the journals of multi-file commits live, outside the workspace.
     pub(crate) state: StateDir,
+    /// Deny rules, read-only mode and the audit log (see `policy`).
+    pub(crate) policy: Policy,
 }
 
 /// Where a tool path is resolved from.
@@ -93,6 +96,8 @@ impl Workspace {
             .map_err(|e| WsfsError::from_io(&e, &shown))?;
         let root_dir = Dir::open_ambient_dir(&root, ambient_authority())
             .map_err(|e| WsfsError::from_io(&e, &shown))?;
+        let policy = Policy::open(&config.policy, &root)?;
+        crate::resolve::proc_fd_dir();
         let mut warnings: Vec<String> = broad_root_warning(&root).into_iter().collect();
         if !config.restrict_to_workspace {
             warnings.extend(unrestricted_warnings(&root));
@@ -106,6 +111,7 @@ impl Workspace {
             restrict: config.restrict_to_workspace,
             limits: config.limits,
             state,
+            policy,
         };
         // Before anything else touches the workspace: undo or finish the commits a crash
         // interrupted. Only then the sweep of temp leftovers, which would otherwise take the
@@ -127,6 +133,11 @@ impl Workspace {
 
     pub fn restricts_to_workspace(&self) -> bool {
         self.restrict
+    }
+
+    /// The effective policy (defaults filled in, the audit log's path absolute).
+    pub fn policy(&self) -> &crate::policy::PolicyConfig {
+        self.policy.config()
     }
 
     /// Validates a tool path and decides where it resolves from. Confinement is not decided
@@ -273,6 +284,7 @@ mod tests {
             restrict_to_workspace: restrict,
             limits: Limits::default(),
             state_dir: None,
+            policy: Default::default(),
         };
         Workspace::open(&config).unwrap().0
     }

@@ -22,6 +22,7 @@ WRITING_ARGS = {
     "append_file": {"path": "new.txt", "content": "secret content"},
     "edit_file": {"path": "f.txt", "old_text": "one", "new_text": "secret content"},
     "apply_patch": {"patch": "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+secret content\n"},
+    "create_directory": {"path": "newdir"},
 }
 
 
@@ -56,7 +57,8 @@ def test_every_tool_runs(tools, root):
     write(root / "f.txt", "one\ntwo\n")
     results = {
         "read_file": run(tools.read_file(path="f.txt", start_line=2)),
-        "write_file": run(tools.write_file(path="w.txt", content="w")),
+        "write_file": run(tools.write_file(path="w.txt", content="w", mode="create")),
+        "create_directory": run(tools.create_directory(path="d/e")),
         "append_file": run(tools.append_file(path="w.txt", content="+")),
         "list_dir": run(tools.list_dir(path=".", depth=2)),
         "edit_file": run(tools.edit_file(path="f.txt", old_text="two", new_text="2")),

@@ -254,3 +254,46 @@ def test_paths_must_be_text(ws, root):
             call()  # type: ignore[arg-type]
     with pytest.raises(wsfs.InvalidArguments):  # cannot be sent at all: raised, not returned
         ws.call("get_path_info", path=b"f.txt")
+
+
+def test_write_modes_and_create_directory(ws, root):
+    r = ws.write_file("new.txt", "one\n", mode="create")
+    assert r.created and not r.existed_before and (root / "new.txt").read_text() == "one\n"
+    with pytest.raises(wsfs.errors.FileExists) as e:
+        ws.write_file("new.txt", "two\n", mode="create")
+    assert e.value.code == "file_exists"
+    assert (root / "new.txt").read_text() == "one\n"
+    r = ws.write_file("new.txt", "two\n", mode="append")
+    assert (root / "new.txt").read_text() == "one\ntwo\n"
+    r = ws.write_file("new.txt", "three\n")
+    assert r.existed_before and not r.created
+    with pytest.raises(wsfs.errors.InvalidArguments):
+        ws.write_file("new.txt", "x", mode="replace")
+
+    d = ws.create_directory("a/b/c")
+    assert (d.path, d.created, d.parents_created) == ("a/b/c", True, 2)
+    assert (root / "a/b/c").is_dir()
+    again = ws.create_directory("a/b/c")
+    assert not again.created and again.parents_created == 0
+    with pytest.raises(wsfs.errors.PathNotFound):
+        ws.create_directory("x/y", parents=False)
+    with pytest.raises(wsfs.errors.NotADirectory):
+        ws.create_directory("new.txt")
+
+
+def test_policy_is_passed_to_the_library(root):
+    write(root / ".env", "SECRET=1\n")
+    write(root / "app.py", "print(1)\n")
+    policy = {"deny_read": [".env"], "deny_write": ["*.py"]}
+    with wsfs.Workspace(root, policy=policy) as ws:
+        with pytest.raises(wsfs.errors.PolicyDenied) as e:
+            ws.read_file(".env")
+        assert "'.env'" in e.value.message
+        with pytest.raises(wsfs.errors.PolicyDenied):
+            ws.write_file("app.py", "x")
+        assert ws.read_file("app.py").content == "print(1)\n"
+        assert ws.list_dir(".").denied == 1
+    with wsfs.Workspace(root, policy={"writes_enabled": False}) as ws:
+        with pytest.raises(wsfs.errors.WritesDisabled):
+            ws.create_directory("d")
+        assert not (root / "d").exists()

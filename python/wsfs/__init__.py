@@ -21,6 +21,7 @@ from .errors import ERROR_CLASSES, ERROR_CODES, LibraryError, WsfsError
 from .results import (
     AppendFileResult,
     ApplyPatchResult,
+    CreateDirectoryResult,
     DirEntry,
     EditFileResult,
     FileChange,
@@ -59,6 +60,7 @@ __all__ = [
     "WsfsError",
     "AppendFileResult",
     "ApplyPatchResult",
+    "CreateDirectoryResult",
     "CancelToken",
     "DirEntry",
     "EditFileResult",

@@ -152,9 +152,22 @@ class ReadFileResult(ToolResult):
 @result("write_file")
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WriteFileResult(ToolResult):
+    """``existed_before`` is ``not created``: whether the name existed when the write began."""
+
     path: str
     bytes_written: int
     created: bool
+    existed_before: bool = False
+
+
+@result("create_directory")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateDirectoryResult(ToolResult):
+    """``created`` is False when the directory already existed (nothing changed)."""
+
+    path: str
+    created: bool
+    parents_created: int
 
 
 @result("append_file")
@@ -183,6 +196,8 @@ class ListDirResult(ToolResult):
     total: int
     truncated: bool
     tree: TreeNode | None = None
+    #: Entries the workspace policy's ``deny_read`` left out (not in ``total``).
+    denied: int = 0
 
 
 @result("edit_file")
@@ -223,6 +238,8 @@ class FindFilesResult(ToolResult):
     files: tuple[str, ...]
     truncated: bool
     files_scanned: int
+    #: Entries the workspace policy's ``deny_read`` left out.
+    denied: int = 0
 
 
 @result("search_text")
@@ -237,6 +254,8 @@ class SearchTextResult(ToolResult):
     binary_files_skipped: int
     files_skipped: int
     truncated: bool
+    #: Entries the workspace policy's ``deny_read`` left out.
+    denied: int = 0
 
 
 @dataclass(frozen=True, slots=True)

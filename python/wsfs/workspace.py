@@ -17,6 +17,7 @@ from .errors import ERROR_CLASSES, WsfsError
 from .results import (
     AppendFileResult,
     ApplyPatchResult,
+    CreateDirectoryResult,
     EditFileResult,
     FindFilesResult,
     GetPathInfoResult,
@@ -325,10 +326,33 @@ class Workspace:
         )
 
     def write_file(
-        self, path: PathArg, content: str, *, timeout: float | None = None, cancel: CancelToken | None = None
+        self,
+        path: PathArg,
+        content: str,
+        *,
+        mode: str | None = None,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
     ) -> WriteFileResult:
-        """Creates or atomically replaces a file with ``content`` (passed as a buffer)."""
-        return self._run(WriteFileResult, {"path": path}, timeout, cancel, content)
+        """Creates or atomically replaces a file with ``content`` (passed as a buffer).
+        ``mode="create"`` never replaces an existing file (raises ``wsfs.errors.FileExists``,
+        code ``file_exists``, if the name is taken); ``mode="append"`` appends."""
+        args: dict[str, Any] = {"path": path}
+        if mode is not None:  # None: the library's default, "overwrite"
+            args["mode"] = mode
+        return self._run(WriteFileResult, args, timeout, cancel, content)
+
+    def create_directory(
+        self,
+        path: PathArg,
+        *,
+        parents: bool = True,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> CreateDirectoryResult:
+        """Creates a directory (and, with ``parents``, its missing parents); an existing
+        directory is success with ``created=False``."""
+        return self._run(CreateDirectoryResult, {"path": path, "parents": parents}, timeout, cancel)
 
     def append_file(
         self, path: PathArg, content: str, *, timeout: float | None = None, cancel: CancelToken | None = None

@@ -35,6 +35,7 @@ pub mod state;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::fileops::{check_file_size_limit, fill_staged, sync_dir};
+use crate::policy::Access;
 use crate::resolve::Located;
 use crate::tempfile_ops::{random_u64, temp_name, Staged};
 use crate::workspace::{Anchor, ToolPath, Workspace};
@@ -179,7 +180,7 @@ fn resolve_place<'w>(
 ) -> Result<(Located<'w>, OsString)> {
     let located = match place {
         Place::Resolved(located) => *located,
-        Place::Pending { path, .. } => ws.resolve(&path, true, ctl)?,
+        Place::Pending { path, .. } => ws.resolve(&path, Access::WRITE, true, ctl)?,
     };
     let leaf = located.leaf_name("the target")?.clone();
     Ok((located, leaf))

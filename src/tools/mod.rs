@@ -6,6 +6,7 @@ use crate::tool::{entry, ToolEntry};
 
 pub mod append_file;
 pub mod apply_patch;
+pub mod create_directory;
 pub mod edit_file;
 pub mod find_files;
 pub mod get_path_info;
@@ -31,6 +32,7 @@ pub static REGISTRY: &[ToolEntry] = &[
     entry::<find_files::FindFiles>(),
     entry::<search_text::SearchText>(),
     entry::<apply_patch::ApplyPatch>(),
+    entry::<create_directory::CreateDirectory>(),
 ];
 
 /// The registry entry named `name`.

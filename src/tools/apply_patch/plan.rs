@@ -6,6 +6,7 @@
 use super::diff::{bounded, file_diff};
 use super::output::{ApplyPatchOutput, FileChanged};
 use super::ApplyPatchArgs;
+use crate::audit::Change;
 use crate::commit::{commit, CommitError, Op, OpKind, Place};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
@@ -17,6 +18,7 @@ use crate::patch::apply::apply_hunks;
 use crate::patch::model::{Action, FileSection, ParsedPatch, Reason, Rejection};
 use crate::patch::structured::{self, RangeEdit};
 use crate::patch::text::FileText;
+use crate::policy::Access;
 use crate::resolve::Located;
 use crate::tool::Call;
 use crate::tools::write::check_write_size;
@@ -125,6 +127,16 @@ pub fn apply_patch(
     match commit(ws, anchor, ops, ctl) {
         Ok(done) => {
             warnings.extend(done.warnings);
+            for c in &done.changes {
+                // A patch read every file it changed, so a missing hash means a new file.
+                call.record_change(Change {
+                    path: c.path.clone(),
+                    kind: "file",
+                    existed_before: c.sha256_before.is_some(),
+                    sha256_before: c.sha256_before.clone(),
+                    sha256_after: c.sha256_after.clone(),
+                });
+            }
             out.changes = done.changes;
         }
         Err(CommitError::Exists(k)) => {
@@ -229,7 +241,7 @@ fn open_source<'w>(
 ) -> Result<Option<Source<'w>>> {
     let display = &path.display;
     path.refuse_trailing_slash()?;
-    let located = match ws.resolve(path, false, ctl) {
+    let located = match ws.resolve(path, Access::READ_WRITE, false, ctl) {
         Ok(located) => located,
         Err(e) if e.code == ErrorCode::PathNotFound => return Ok(None),
         Err(e) => return Err(e),
@@ -272,7 +284,7 @@ fn resolve_new<'w>(
 ) -> Result<Option<Place<'w>>> {
     let display = &path.display;
     path.refuse_trailing_slash()?;
-    match ws.resolve(path, false, ctl) {
+    match ws.resolve(path, Access::WRITE, false, ctl) {
         Ok(located) => {
             located.leaf_name(display)?;
             if located.leaf_meta.is_some() || located.via_symlink {
