@@ -10,6 +10,7 @@ Reads (all written by bench/run.sh into --dir):
   rust.jsonl            benches/layers.rs samples
   rss-go.jsonl, rss-rust.jsonl   peak RSS growth of one call, per case and path
   walk.jsonl            benches/walk.rs: the walking tools vs ripgrep, list_dir trees
+  patch.jsonl           benches/patch.rs samples: apply_patch vs git apply, per filesystem
   delete.jsonl          benches/delete.rs: recursive delete_file vs rm -rf
 
 Every number in the output is computed here from those files: medians over the samples,
@@ -80,6 +81,19 @@ LARGE = [
 SPARSE = [("read_sparse10g_text", "text head"), ("read_sparse10g_zeros", "all zeros")]
 RANGE_64M = "read_range_64m"
 LIST_1M = "list_1m"
+PATCH_TARGET = "patch_100_hunks_10k_lines"
+
+
+def ratio_of(a, b):
+    return a / b if a is not None and b else None
+
+
+def fs_name(label):
+    if label == "tmpfs":
+        return "tmpfs (fsync costs nothing)"
+    if label.startswith("disk-"):
+        return f"disk ({label[5:]}, every fsync reaches the device)"
+    return label
 # A sort key of list_dir's bounded heap: the name's bytes plus a Vec header.
 SORT_KEY_OVERHEAD = 24
 
@@ -126,18 +140,40 @@ def load(d):
                 if line.strip():
                     r = json.loads(line)
                     rss[(r["case"], r["path"])] = r
+    patch = {}  # (case, fs_label, path) -> list of ns, plus ("desc", case) -> description
+    pf = os.path.join(d, "patch.jsonl")
+    if os.path.exists(pf):
+        for line in open(pf, encoding="utf-8"):
+            if line.strip():
+                r = json.loads(line)
+                patch.setdefault((r["case"], r["fs_label"], r["path"]), []).append(r["ns_per_op"])
+                patch[("desc", r["case"])] = r["desc"]
     manifest = json.load(open(os.path.join(d, "manifest.json"), encoding="utf-8"))
     machine = {}
     mf = os.path.join(d, "machine.json")
     if os.path.exists(mf):
         machine = json.load(open(mf, encoding="utf-8"))
-    return samples, rss, manifest, machine, files
+    return samples, rss, patch, manifest, machine, files
 
 
 class Results:
-    def __init__(self, samples, rss):
+    def __init__(self, samples, rss, patch=None):
         self.samples = samples
         self.rss = rss
+        self.patch = patch or {}
+
+    def patch_t(self, case, fs, path):
+        """Median ns/op of the apply_patch bench, or None."""
+        s = self.patch.get((case, fs, path))
+        return statistics.median(s) if s else None
+
+    def patch_cases(self):
+        """(case, fs_label) pairs measured, in the order measured."""
+        seen = []
+        for key in self.patch:
+            if key[0] != "desc" and (key[0], key[1]) not in seen:
+                seen.append((key[0], key[1]))
+        return seen
 
     def t(self, case, path):
         """Median ns/op, or None."""
@@ -289,6 +325,17 @@ def evaluate(res, cases):
             "ok": None if beyond is None else beyond < 8 * 1024,
             "case": LIST_1M, "chain": kind, "rss": True,
         })
+    for case, fs in res.patch_cases():
+        if case != PATCH_TARGET:
+            continue
+        r = ratio_of(res.patch_t(case, fs, "cabi"), res.patch_t(case, fs, "git_apply"))
+        rows.append({
+            "label": f"apply_patch, 100 hunks on a 10,000-line file, {fs_name(fs)}: C ABI vs `git apply` ≤ 1.0×",
+            "measured": "–" if r is None else f"{fmt_r(r)} ({fmt_t(res.patch_t(case, fs, 'cabi'))} vs "
+            f"{fmt_t(res.patch_t(case, fs, 'git_apply'))})",
+            "ok": None if r is None else r <= 1.0,
+            "case": case, "chain": "patch",
+        })
     for case, what in SPARSE:
         for kind in ("typed", "fantasy"):
             t = res.t(case, kind)
@@ -356,6 +403,11 @@ def breakdown(res, case, kind):
 
 def explain_miss(res, cases, row):
     case, kind = row["case"], row["chain"]
+    if kind == "patch":
+        return [f"#### {row['label']}: {row['measured']}", "",
+                "See [apply_patch vs git apply](#apply_patch-vs-git-apply): `git apply` does not "
+                "fsync; apply_patch fsyncs the new file and its directory (and, for several files, "
+                "its journal), so on a disk the gap is the device's fsync latency.", ""]
     c = cases[case]
     base = "baseline" if kind == "typed" else "baseline_fantasy"
     out = [f"#### {row['label']}: {row['measured']}", ""]
@@ -584,10 +636,10 @@ def delete_section(w, dele):
 
 def main():
     args = parse_args()
-    samples, rss, manifest, machine, files = load(args.dir)
+    samples, rss, patch, manifest, machine, files = load(args.dir)
     if not samples:
         sys.exit(f"report.py: no benchmark results in {args.dir}")
-    res = Results(samples, rss)
+    res = Results(samples, rss, patch)
     cases = {c["name"]: c for c in manifest["cases"]}
     order = [c["name"] for c in manifest["cases"]]
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -667,6 +719,7 @@ def main():
         write_targets(w, targets)
     main_tables(w, res, cases, order)
     walk_section(w, walk, machine)
+    patch_table(w, res)
     delete_section(w, dele)
     missed = [r for r in targets if r["ok"] is False and not r.get("walk")]
     if missed:
@@ -853,6 +906,29 @@ def main_tables(w, res, cases, order):
         w(table(["path", "context.Background()", "cancellable context", "difference"], rows))
         w("")
 
+
+
+def patch_table(w, res):
+    pairs = res.patch_cases()
+    if not pairs:
+        return
+    w("## apply_patch vs git apply")
+    w("")
+    w("`benches/patch.rs`: a unified diff applied by `wsfs::run_tool` (Rust core), through the C "
+      "ABI (`wsfs_call`, the whole envelope with the returned diff), and by `git apply` started "
+      "as a process per call, as an agent's shell tool would. Calls alternate the patch and its "
+      "reverse, so each does the same work. `git apply` never fsyncs; apply_patch fsyncs the new "
+      "file and its directory, and a multi-file patch also its journal and each directory again "
+      "around the commit: on tmpfs fsync costs nothing, so the tmpfs rows compare the work itself, "
+      "and the disk rows add what durability costs on this machine's disk. Median per call.")
+    w("")
+    rows = []
+    for case, fs in pairs:
+        core, cabi, git = (res.patch_t(case, fs, p) for p in ("core", "cabi", "git_apply"))
+        rows.append((res.patch.get(("desc", case), case), fs_name(fs), fmt_t(core), fmt_t(cabi),
+                     fmt_t(git), fmt_r(ratio_of(cabi, git))))
+    w(table(["patch", "filesystem", "Rust core", "C ABI", "git apply", "C ABI / git apply"], rows))
+    w("")
 
 
 def reproducing(w, args, samples, rss, files):

@@ -4,6 +4,8 @@
 # Full mode (make bench): builds a fixture under ${TMPDIR:-/tmp} (including a
 # 1M-entry directory and 10 GiB sparse files), runs the Rust layer bench
 # (benches/layers.rs) and the Go benchmarks (go/benchmarks) five times,
+# measures apply_patch against git apply (benches/patch.rs) on tmpfs
+# (/dev/shm) and on the scratch disk,
 # measures peak RSS growth per call in child processes, and regenerates
 # docs/PERFORMANCE.md with bench/report.py. Raw results stay in target/bench/.
 #
@@ -49,9 +51,15 @@ OUT=$ROOT/target/bench/$MODE
 rm -rf "$OUT"
 mkdir -p "$OUT"
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/wsfs-bench.XXXXXX")
+# apply_patch is measured on tmpfs (fsync costs nothing) and on the scratch disk.
+PATCH_TMPFS=
+if [[ $(df -PT /dev/shm 2>/dev/null | awk 'NR==2 {print $2}') == tmpfs ]]; then
+	PATCH_TMPFS=$(mktemp -d /dev/shm/wsfs-patch.XXXXXX)
+fi
 cleanup() {
 	local t=$SECONDS
 	rm -rf "$SCRATCH"
+	if [[ -n $PATCH_TMPFS ]]; then rm -rf "$PATCH_TMPFS"; fi
 	echo "bench: removed scratch data in $((SECONDS - t))s" >&2
 }
 trap cleanup EXIT
@@ -74,8 +82,9 @@ cp "$FX/manifest.json" "$OUT/manifest.json"
 step "building the Go benchmark binary"
 (cd go && $GO test -c -o "$SCRATCH/benchmarks.test" ./benchmarks)
 
-step "building the Rust bench"
+step "building the Rust benches"
 $CARGO test --release --locked --bench layers --no-run
+$CARGO test --release --locked --bench patch --no-run
 
 # The Rust bench reads its configuration from the environment; the libtest
 # arguments matter only while Cargo.toml has no [[bench]] harness = false
@@ -149,6 +158,30 @@ WSFS_WALK_SRC=$GOSRC WSFS_WALK_RG=$RG WSFS_WALK_TREES=$SCRATCH/trees WSFS_WALK_S
 	exit 1
 }
 
+# apply_patch vs git apply (benches/patch.rs), on tmpfs and on the scratch disk.
+SCRATCH_FS=$(df -PT "$SCRATCH" | awk 'NR==2 {print $2}')
+PATCH_DIRS="disk-$SCRATCH_FS=$SCRATCH/patch"
+if [[ -n $PATCH_TMPFS ]]; then
+	PATCH_DIRS="tmpfs=$PATCH_TMPFS $PATCH_DIRS"
+else
+	echo "bench: /dev/shm is not tmpfs; apply_patch is measured on the disk only" >&2
+fi
+mkdir -p "$SCRATCH/patch"
+patch_bench() {
+	env WSFS_PATCH_BENCH_DIRS="$PATCH_DIRS" WSFS_PATCH_BENCH_OUT="$OUT/patch.jsonl" "$@" \
+		$CARGO test --release --locked --bench patch >>"$OUT/patch.log" 2>&1 || {
+		tail -n 30 "$OUT/patch.log" >&2
+		echo "bench: the apply_patch bench failed (log: $OUT/patch.log)" >&2
+		exit 1
+	}
+}
+if [[ $MODE == short ]]; then
+	step "running the apply_patch bench once"
+	patch_bench WSFS_BENCH_SHORT=1
+else
+	step "apply_patch vs git apply ($REPS samples per path)"
+	patch_bench WSFS_PATCH_BENCH_SAMPLES="$REPS"
+fi
 # On the scratch file system (a disk: mostly waiting for it) and, where there is one, on a
 # tmpfs (what is left is wsfs's and rm's own cost). Short mode: one small tree, on the tmpfs
 # if there is one.

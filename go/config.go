@@ -31,30 +31,56 @@ type AgentDefaults struct {
 }
 
 // LimitsConfig is the "wsfs" object of AgentDefaults: Limits in the units
-// of the C ABI's configuration. In the config file an absent key means the
-// library's default and a present one must be at least 1: 0 and negative
-// values are refused when the file is decoded, as the library refuses them,
-// so writing 0 (perhaps meaning "no limit") never silently gets the
-// default. In Go, a zero field means the default, as in Limits.
+// of the C ABI's configuration, and the workspace policy. In the config file
+// an absent limit means the library's default and a present one must be at
+// least 1: 0 and negative values are refused when the file is decoded, as
+// the library refuses them, so writing 0 (perhaps meaning "no limit") never
+// silently gets the default. In Go, a zero field means the default, as in
+// Limits.
 type LimitsConfig struct {
 	MaxReadBytes       int `json:"max_read_bytes"`
 	MaxWriteBytes      int `json:"max_write_bytes"`
 	MaxListEntries     int `json:"max_list_entries"`
 	OperationTimeoutMS int `json:"operation_timeout_ms"`
+	// Policy is the "policy" object (see Policy); absent means the
+	// library's defaults.
+	Policy PolicyConfig `json:"policy"`
+}
+
+// PolicyConfig is Policy with the C ABI's field names, as MiniClaw's config
+// file spells them: {"writes_enabled": false, "deny_read": [".env"],
+// "deny_write": [".git/**"], "audit_log": "~/.miniclaw/audit.jsonl"}. An
+// absent deny_write keeps the default [".git/**"]; [] means no rules.
+type PolicyConfig struct {
+	WritesEnabled *bool    `json:"writes_enabled"`
+	DenyRead      []string `json:"deny_read"`
+	DenyWrite     []string `json:"deny_write"`
+	AuditLog      string   `json:"audit_log"`
+}
+
+// Policy converts c to Policy.
+func (c PolicyConfig) Policy() Policy {
+	return Policy{
+		WritesEnabled: c.WritesEnabled,
+		DenyRead:      c.DenyRead,
+		DenyWrite:     c.DenyWrite,
+		AuditLog:      c.AuditLog,
+	}
 }
 
 // UnmarshalJSON decodes the "wsfs" object, refusing limits below 1.
 func (c *LimitsConfig) UnmarshalJSON(b []byte) error {
 	var raw struct {
-		MaxReadBytes       *int `json:"max_read_bytes"`
-		MaxWriteBytes      *int `json:"max_write_bytes"`
-		MaxListEntries     *int `json:"max_list_entries"`
-		OperationTimeoutMS *int `json:"operation_timeout_ms"`
+		MaxReadBytes       *int         `json:"max_read_bytes"`
+		MaxWriteBytes      *int         `json:"max_write_bytes"`
+		MaxListEntries     *int         `json:"max_list_entries"`
+		OperationTimeoutMS *int         `json:"operation_timeout_ms"`
+		Policy             PolicyConfig `json:"policy"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
-	var out LimitsConfig
+	out := LimitsConfig{Policy: raw.Policy}
 	for _, f := range []struct {
 		key  string
 		from *int
@@ -96,6 +122,7 @@ func (d AgentDefaults) RunnerConfig(model fantasy.LanguageModel) RunnerConfig {
 		RestrictToWorkspace: d.RestrictToWorkspace,
 		MaxToolIterations:   d.MaxToolIterations,
 		Limits:              d.WSFS.Limits(),
+		Policy:              d.WSFS.Policy.Policy(),
 		Model:               model,
 	}
 }

@@ -1,7 +1,9 @@
 // Package wsfs gives Go programs and charm.land/fantasy agents filesystem
 // tools (read_file, write_file, append_file, list_dir, edit_file,
-// get_path_info, find_files, search_text, move_file, delete_file) that can
-// only touch one workspace directory. The work is done by the Rust
+// get_path_info, find_files, search_text, apply_patch, create_directory,
+// move_file, delete_file) that can only touch one workspace directory, under a
+// policy the host sets in Config.Policy (read-only mode, paths denied to
+// reading or changing, an audit log). The work is done by the Rust
 // library libwsfs through its C ABI (see the repository's README.md); this
 // package is a thin cgo binding (cgo.go) with a typed API on top.
 //

@@ -717,6 +717,8 @@ func (r *WriteFileResult) decodeData(d *decoder) {
 			r.BytesWritten = d.int()
 		case "created":
 			r.Created = d.bool()
+		case "existed_before":
+			r.ExistedBefore = d.bool()
 		default:
 			d.skip()
 		}
@@ -762,6 +764,8 @@ func (r *ListDirResult) decodeData(d *decoder) {
 			r.Total = int(d.int())
 		case "truncated":
 			r.Truncated = d.bool()
+		case "denied":
+			r.Denied = int(d.int())
 		case "entries":
 			r.Entries = d.entries()
 		default:

@@ -65,9 +65,17 @@ const (
 	// CodeInvalidRegex: search_text's query is not a valid regular
 	// expression (or is too large); the message is the parser's.
 	CodeInvalidRegex Code = "invalid_regex"
-	// CodeFileExists: move_file's destination exists and Overwrite is false
-	// (decided atomically by the rename), or it is a directory that is not
-	// empty. Nothing was moved.
+	// CodeWritesDisabled: the workspace is read-only (Policy.WritesEnabled
+	// is false) and the tool changes things. Nothing was touched.
+	CodeWritesDisabled Code = "writes_disabled"
+	// CodePolicyDenied: the workspace policy denies reading or changing the
+	// path (as resolved: symlinks and ".." do not get around it; the
+	// message names the rule), or the path is the workspace's audit log.
+	CodePolicyDenied Code = "policy_denied"
+	// CodeFileExists: write_file with Mode "create" on a name that is
+	// taken, or move_file onto an existing destination without Overwrite
+	// (decided atomically), or onto a directory that is not empty. Nothing
+	// was written or moved.
 	CodeFileExists Code = "file_exists"
 	// CodeRecursiveRequired: delete_file on a directory without Recursive.
 	// Nothing was deleted.
@@ -79,8 +87,8 @@ var Codes = []Code{
 	CodeInvalidPath, CodeOutsideWorkspace, CodePathNotFound, CodePermissionDenied,
 	CodeIOError, CodeAmbiguousEdit, CodeEditNotFound, CodeNotAFile, CodeNotADirectory,
 	CodeTooLarge, CodeNoSpace, CodeInvalidArguments, CodeUnknownTool, CodeInvalidWorkspace,
-	CodeCancelled, CodeTimeout, CodeLineOutOfRange, CodeInvalidRegex, CodeFileExists,
-	CodeRecursiveRequired,
+	CodeCancelled, CodeTimeout, CodeLineOutOfRange, CodeInvalidRegex, CodeWritesDisabled,
+	CodePolicyDenied, CodeFileExists, CodeRecursiveRequired,
 }
 
 // Sentinel errors, one per code, for errors.Is:
@@ -108,6 +116,8 @@ var (
 	ErrLineOutOfRange    = &Error{Code: CodeLineOutOfRange}
 	ErrInvalidRegex      = &Error{Code: CodeInvalidRegex}
 	ErrTimeout           = &Error{Code: CodeTimeout}
+	ErrWritesDisabled    = &Error{Code: CodeWritesDisabled}
+	ErrPolicyDenied      = &Error{Code: CodePolicyDenied}
 	ErrFileExists        = &Error{Code: CodeFileExists}
 	ErrRecursiveRequired = &Error{Code: CodeRecursiveRequired}
 )

@@ -51,11 +51,25 @@ func (in ReadFileInput) isRange() bool {
 	return in.StartLine != 0 || in.MaxLines != 0 || in.LineNumbers
 }
 
-// WriteFileInput is the argument of write_file.
+// WriteFileInput is the argument of write_file. Mode is WriteOverwrite
+// (the default, also for ""), WriteCreate or WriteAppend.
 type WriteFileInput struct {
 	Path    string `json:"path" description:"File to write, e.g. 'notes/todo.md'."`
 	Content string `json:"content" description:"The complete new content of the file."`
+	Mode    string `json:"mode,omitempty" enum:"overwrite,create,append" description:"'overwrite' (default) creates the file or replaces it; 'create' only creates it and fails with file_exists if the name is taken; 'append' adds the content to the end, like append_file."`
 }
+
+// Modes of WriteFileInput.Mode.
+const (
+	// WriteOverwrite creates the file or replaces it, atomically.
+	WriteOverwrite = "overwrite"
+	// WriteCreate creates the file only if the name is free, and never
+	// replaces anything: a taken name is CodeFileExists, decided by the
+	// kernel at the commit point (of concurrent creators exactly one wins).
+	WriteCreate = "create"
+	// WriteAppend appends, exactly as AppendFile.
+	WriteAppend = "append"
+)
 
 // AppendFileInput is the argument of append_file.
 type AppendFileInput struct {
@@ -150,10 +164,13 @@ type ReadFileResult struct {
 type WriteFileResult struct {
 	Path         string `json:"path"`
 	BytesWritten int64  `json:"bytes_written"`
-	// Created is false when an existing file was replaced.
-	Created  bool     `json:"created"`
-	Text     string   `json:"-"`
-	Warnings []string `json:"-"`
+	// Created is false when an existing file was replaced (or appended to).
+	Created bool `json:"created"`
+	// ExistedBefore is true when the name held a file when the call changed
+	// it (always !Created).
+	ExistedBefore bool     `json:"existed_before"`
+	Text          string   `json:"-"`
+	Warnings      []string `json:"-"`
 }
 
 // AppendFileResult is the result of AppendFile.
@@ -191,11 +208,16 @@ type ListDirResult struct {
 	// (empty for a tree: Tree holds the entries).
 	Entries []DirEntry `json:"entries"`
 	// Total is the number of entries in the directory (those the filters
-	// let through); for a tree, the number of entries in Tree.
+	// let through, not counting those the workspace policy denies); for a
+	// tree, the number of entries in Tree.
 	Total int `json:"total"`
 	// Truncated is true when entries were left out because of the entry
 	// limit.
 	Truncated bool `json:"truncated"`
+	// Denied is the number of entries left out because the workspace
+	// policy denies reading them (Policy.DenyRead); in a tree, those of
+	// every listed directory. Denied directories are not entered.
+	Denied int `json:"denied"`
 	// Tree is the listing as a tree (Depth 2 or more): the listed directory
 	// (Name ".") and its entries, breadth-first up to the entry limit.
 	Tree     *TreeNode `json:"tree,omitempty"`
@@ -355,16 +377,29 @@ func withWarnings(text string, warnings []string) string {
 	return text
 }
 
-// WriteFile atomically creates or replaces a file with Content. The content
-// is handed to the library as a buffer, in place: it is neither copied nor
-// JSON-encoded.
+// WriteFile atomically creates or replaces a file with Content, or, by
+// Mode, only creates it (CodeFileExists if the name is taken) or appends to
+// it. The content is handed to the library as a buffer, in place: it is
+// neither copied nor JSON-encoded.
 func (ws *Workspace) WriteFile(ctx context.Context, in WriteFileInput) (WriteFileResult, error) {
 	const tool = ToolWriteFile
 	if e := checkContent(tool, in.Path, in.Content); e != nil {
 		return WriteFileResult{}, ws.reject(tool, in.Path, e)
 	}
+	args := pathArgs(in.Path)
+	if in.Mode != "" {
+		if !utf8.ValidString(in.Mode) {
+			return WriteFileResult{}, ws.reject(tool, in.Path, newError(tool, CodeInvalidArguments, "mode is not valid UTF-8"))
+		}
+		b := make([]byte, 0, len(args)+len(in.Mode)+12)
+		b = append(b, args[:len(args)-1]...)
+		b = append(b, `,"mode":`...)
+		b = appendJSONString(b, in.Mode)
+		b = append(b, '}')
+		args = unsafe.String(unsafe.SliceData(b), len(b))
+	}
 	var r WriteFileResult
-	env, err := ws.typedCall(ctx, callSpec{tool: tool, args: pathArgs(in.Path), output: outputFull,
+	env, err := ws.typedCall(ctx, callSpec{tool: tool, args: args, output: outputFull,
 		content: in.Content, hasContent: true, data: &r, path: in.Path})
 	if err != nil {
 		return WriteFileResult{}, err

@@ -53,7 +53,8 @@ func sentinel(code Code) error {
 	for _, s := range []*Error{ErrInvalidPath, ErrOutsideWorkspace, ErrPathNotFound, ErrPermissionDenied,
 		ErrIOError, ErrAmbiguousEdit, ErrEditNotFound, ErrNotAFile, ErrNotADirectory, ErrTooLarge,
 		ErrNoSpace, ErrInvalidArguments, ErrUnknownTool, ErrInvalidWorkspace, ErrCancelled, ErrTimeout,
-		ErrLineOutOfRange, ErrInvalidRegex, ErrFileExists, ErrRecursiveRequired} {
+		ErrLineOutOfRange, ErrInvalidRegex, ErrWritesDisabled, ErrPolicyDenied, ErrFileExists,
+		ErrRecursiveRequired} {
 		if s.Code == code {
 			return s
 		}

@@ -42,6 +42,9 @@ type RunnerConfig struct {
 	MaxToolIterations int
 	// Limits bounds every tool call; zero fields take the library defaults.
 	Limits Limits
+	// Policy is the workspace policy (read-only mode, denied paths, audit
+	// log); the zero value is the library's default. See Config.Policy.
+	Policy Policy
 	// ToolTimeout optionally bounds each tool call more tightly than
 	// Limits.OperationTimeout.
 	ToolTimeout time.Duration
@@ -147,6 +150,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		Root:                cfg.Workspace,
 		RestrictToWorkspace: cfg.RestrictToWorkspace,
 		Limits:              cfg.Limits,
+		Policy:              cfg.Policy,
 		Logger:              cfg.Logger,
 	})
 	if err != nil {
@@ -158,7 +162,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 }
 
 // NewRunnerWithWorkspace builds a Runner on an already open workspace
-// (cfg.Workspace, RestrictToWorkspace and Limits are ignored). Closing this
+// (cfg.Workspace, RestrictToWorkspace, Limits and Policy are ignored). Closing this
 // Runner does not close ws.
 func NewRunnerWithWorkspace(ws *Workspace, cfg RunnerConfig) (*Runner, error) {
 	if err := cfg.check(); err != nil {

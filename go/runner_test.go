@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -630,10 +631,22 @@ func TestAgentDefaultsConfig(t *testing.T) {
 	if rc.Workspace != d.Workspace || rc.MaxToolIterations != 20 || rc.Limits != want || rc.Model == nil || !*rc.RestrictToWorkspace {
 		t.Fatalf("RunnerConfig = %+v", rc)
 	}
+	if p := rc.Policy; p.WritesEnabled == nil || !*p.WritesEnabled || !slices.Equal(p.DenyRead, []string{".env", "**/*.pem"}) ||
+		!slices.Equal(p.DenyWrite, []string{".git/**"}) || p.AuditLog != "" {
+		t.Fatalf("policy = %+v", p)
+	}
 	// Absent restrict_to_workspace stays nil, which means true.
 	d, err = ParseAgentDefaults([]byte(`{"agents":{"defaults":{"workspace":"/w"}}}`))
 	if err != nil || d.RestrictToWorkspace != nil || d.MaxToolIterations != 0 {
 		t.Fatalf("minimal = %+v, %v", d, err)
+	}
+	// An absent deny_write keeps the library's default (nil); [] means none.
+	if p := d.WSFS.Policy.Policy(); p.WritesEnabled != nil || p.DenyWrite != nil {
+		t.Fatalf("minimal policy = %+v", p)
+	}
+	d, err = ParseAgentDefaults([]byte(`{"agents":{"defaults":{"wsfs":{"policy":{"deny_write":[],"writes_enabled":false}}}}}`))
+	if p := d.WSFS.Policy.Policy(); err != nil || p.DenyWrite == nil || len(p.DenyWrite) != 0 || *p.WritesEnabled {
+		t.Fatalf("policy = %+v, %v", p, err)
 	}
 	if _, err := ParseAgentDefaults([]byte(`{`)); err == nil {
 		t.Fatal("bad JSON accepted")

@@ -30,6 +30,8 @@ type FindFilesResult struct {
 	Truncated bool `json:"truncated"`
 	// FilesScanned counts the files tested against the pattern.
 	FilesScanned int `json:"files_scanned"`
+	// Denied counts entries the workspace policy's deny_read left out.
+	Denied int `json:"denied"`
 	ToolReply
 }
 

@@ -81,6 +81,8 @@ type SearchTextResult struct {
 	FilesSkipped int `json:"files_skipped"`
 	// Truncated is true when more than MaxMatches lines matched.
 	Truncated bool `json:"truncated"`
+	// Denied counts entries the workspace policy's deny_read left out.
+	Denied int `json:"denied"`
 	ToolReply
 }
 

@@ -53,9 +53,45 @@ type Config struct {
 	RestrictToWorkspace *bool
 	// Limits bounds every call; zero fields take the library defaults.
 	Limits Limits
+	// StateDir is where the library keeps the journals of multi-file
+	// apply_patch commits. It must lie outside Root. Empty means the
+	// library's default, $XDG_STATE_HOME/wsfs or ~/.local/state/wsfs.
+	StateDir string
+	// Policy says what the agent may read and change, and where every call
+	// is logged. The zero value is the library's default: writes enabled,
+	// nothing denied to reading, ".git/**" denied to changes, no audit log.
+	Policy Policy
 	// Logger receives one record per tool call (tool, workspace-relative
 	// path, outcome code, duration). Never file contents. nil discards.
 	Logger *slog.Logger
+}
+
+// Policy is the workspace policy, the host's say over the tools (the
+// "policy" object of the C ABI's config; README "Policy and audit log" has
+// the details).
+type Policy struct {
+	// WritesEnabled: nil means true. Bool(false) makes the workspace
+	// read-only: every tool that is not read-only (see ToolSpec.ReadOnly)
+	// fails with CodeWritesDisabled before it runs; reading tools work.
+	WritesEnabled *bool
+	// DenyRead lists gitignore-style globs (".env", "**/*.pem",
+	// "secrets/") of workspace-relative paths that no tool may read, list
+	// or walk into. They are matched on the path as resolved by the kernel,
+	// so symlinks and ".." do not get around them; a pattern naming a
+	// directory denies everything under it. Refusals are CodePolicyDenied;
+	// listings leave denied entries out and count them.
+	DenyRead []string
+	// DenyWrite lists the globs of paths no tool may change. nil means the
+	// library's default, [".git/**"] (agents read a repository's history
+	// but cannot rewrite it); a non-nil empty slice means no rules.
+	DenyWrite []string
+	// AuditLog, if not "", is the file that gets one JSON line per call
+	// (time, tool, paths, outcome, bytes, duration, sha256 of each changed
+	// file before and after; never contents), fsynced before the call
+	// returns. "~" is expanded and a relative path is taken from the
+	// current directory, as for Root. If it lies inside the workspace, no
+	// tool can reach or list it.
+	AuditLog string
 }
 
 // Bool returns a pointer to v, for Config.RestrictToWorkspace and
@@ -88,6 +124,7 @@ type Workspace struct {
 	root     string
 	restrict bool
 	limits   Limits
+	policy   Policy
 	warnings []string
 	logger   *slog.Logger
 
@@ -101,6 +138,12 @@ type openData struct {
 	Root                string     `json:"root"`
 	RestrictToWorkspace bool       `json:"restrict_to_workspace"`
 	Limits              limitsJSON `json:"limits"`
+	Policy              struct {
+		WritesEnabled bool     `json:"writes_enabled"`
+		DenyRead      []string `json:"deny_read"`
+		DenyWrite     []string `json:"deny_write"`
+		AuditLog      *string  `json:"audit_log"`
+	} `json:"policy"`
 }
 
 type limitsJSON struct {
@@ -114,6 +157,18 @@ type configJSON struct {
 	Root                string      `json:"root"`
 	RestrictToWorkspace bool        `json:"restrict_to_workspace"`
 	Limits              *limitsJSON `json:"limits,omitempty"`
+	StateDir            string      `json:"state_dir,omitempty"`
+	Policy              *policyJSON `json:"policy,omitempty"`
+}
+
+// policyJSON is Policy in the C ABI's config: absent fields take the
+// library's defaults, so nil DenyWrite (the default) and an empty one (no
+// rules) stay apart.
+type policyJSON struct {
+	WritesEnabled *bool     `json:"writes_enabled,omitempty"`
+	DenyRead      []string  `json:"deny_read,omitempty"`
+	DenyWrite     *[]string `json:"deny_write,omitempty"`
+	AuditLog      string    `json:"audit_log,omitempty"`
 }
 
 // Open checks the library's ABI version and opens a workspace. Failures are
@@ -134,12 +189,19 @@ func Open(cfg Config) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	cj := configJSON{Root: cfg.Root, RestrictToWorkspace: true}
+	cj := configJSON{Root: cfg.Root, RestrictToWorkspace: true, StateDir: cfg.StateDir}
 	if cfg.RestrictToWorkspace != nil {
 		cj.RestrictToWorkspace = *cfg.RestrictToWorkspace
 	}
 	if lj != (limitsJSON{}) {
 		cj.Limits = &lj
+	}
+	pj, err := cfg.Policy.toJSON()
+	if err != nil {
+		return nil, err
+	}
+	if pj.WritesEnabled != nil || pj.DenyRead != nil || pj.DenyWrite != nil || pj.AuditLog != "" {
+		cj.Policy = &pj
 	}
 	body, err := json.Marshal(cj)
 	if err != nil {
@@ -150,7 +212,8 @@ func Open(cfg Config) (*Workspace, error) {
 
 // OpenJSON opens a workspace from the library's configuration JSON, passed
 // to wsfs_workspace_open as it is: {"root": ..., "restrict_to_workspace":
-// ..., "limits": {...}} and any key a newer library accepts, so a host that
+// ..., "limits": {...}, "state_dir": ...} (state_dir is Config.StateDir) and
+// any key a newer library accepts, so a host that
 // reads the configuration from a file (the MCP server's --config) needs no
 // change when the library gains one. The library validates it (unknown keys
 // and zero limits are CodeInvalidArguments). logger is Config.Logger.
@@ -187,8 +250,16 @@ func openJSON(configJSON string, logger *slog.Logger) (*Workspace, error) {
 			MaxListEntries:   int(data.Limits.MaxListEntries),
 			OperationTimeout: time.Duration(data.Limits.OperationTimeoutMS) * time.Millisecond,
 		},
+		policy: Policy{
+			WritesEnabled: Bool(data.Policy.WritesEnabled),
+			DenyRead:      nonNil(data.Policy.DenyRead),
+			DenyWrite:     nonNil(data.Policy.DenyWrite),
+		},
 		warnings: env.Warnings,
 		logger:   logger,
+	}
+	if data.Policy.AuditLog != nil {
+		ws.policy.AuditLog = *data.Policy.AuditLog
 	}
 	if ws.logger == nil {
 		ws.logger = discardLogger
@@ -219,6 +290,30 @@ func (l Limits) toJSON() (limitsJSON, error) {
 		MaxListEntries:     int64(l.MaxListEntries),
 		OperationTimeoutMS: ceilMillis(l.OperationTimeout),
 	}, nil
+}
+
+// toJSON checks the policy's strings (JSON encoding would silently replace
+// invalid UTF-8) and maps it to the config's JSON.
+func (p Policy) toJSON() (policyJSON, error) {
+	for _, list := range [][]string{p.DenyRead, p.DenyWrite, {p.AuditLog}} {
+		for _, s := range list {
+			if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+				return policyJSON{}, newError("open", CodeInvalidArguments, "Policy has a string that is not valid UTF-8 or contains a NUL byte: %q", s)
+			}
+		}
+	}
+	pj := policyJSON{WritesEnabled: p.WritesEnabled, DenyRead: p.DenyRead, AuditLog: p.AuditLog}
+	if p.DenyWrite != nil {
+		pj.DenyWrite = &p.DenyWrite
+	}
+	return pj, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // ceilMillis rounds d up to whole milliseconds (0 stays 0).
@@ -256,6 +351,17 @@ func (ws *Workspace) RestrictToWorkspace() bool { return ws.restrict }
 
 // Limits returns the effective limits, library defaults filled in.
 func (ws *Workspace) Limits() Limits { return ws.limits }
+
+// Policy returns the effective policy, library defaults filled in
+// (WritesEnabled is never nil, DenyRead and DenyWrite never nil, AuditLog
+// absolute with its symlinks resolved, or "" for none).
+func (ws *Workspace) Policy() Policy {
+	p := ws.policy
+	p.WritesEnabled = Bool(*p.WritesEnabled)
+	p.DenyRead = append([]string{}, p.DenyRead...)
+	p.DenyWrite = append([]string{}, p.DenyWrite...)
+	return p
+}
 
 // Warnings returns the warnings from opening the workspace (for example
 // that the root is $HOME or "/").

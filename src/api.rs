@@ -32,6 +32,7 @@ pub fn workspace_open(config_json: &str) -> String {
         "root": root,
         "restrict_to_workspace": ws.restricts_to_workspace(),
         "limits": ws.limits(),
+        "policy": ws.policy(),
     });
     let id = handles::insert(ws);
     let mut data = data;

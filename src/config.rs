@@ -1,6 +1,7 @@
 //! Workspace configuration: parsing, defaults and root resolution.
 
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::policy::PolicyConfig;
 use crate::resolve::{protected_location, PROTECTED_LOCATIONS, UNPROTECTED_INSIDE};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -64,6 +65,13 @@ pub struct Config {
     pub restrict_to_workspace: bool,
     #[serde(default, deserialize_with = "limits_object")]
     pub limits: Limits,
+    /// Where wsfs keeps its state (the journals of multi-file patches): a directory outside
+    /// the workspace. Default `$XDG_STATE_HOME/wsfs`, else `~/.local/state/wsfs`.
+    #[serde(default)]
+    pub state_dir: Option<String>,
+    /// What the agent may read and change, and the audit log (see `policy`).
+    #[serde(default, deserialize_with = "policy_object")]
+    pub policy: PolicyConfig,
 }
 
 fn default_true() -> bool {
@@ -79,17 +87,34 @@ impl Config {
             )
         })?;
         config.limits.validate()?;
+        config.policy.validate()?;
         Ok(config)
     }
 }
 
 /// `limits` must be an object too (serde would take an array positionally).
 fn limits_object<'de, D: serde::Deserializer<'de>>(de: D) -> std::result::Result<Limits, D::Error> {
+    object_field(de, "limits")
+}
+
+/// `policy` likewise.
+fn policy_object<'de, D: serde::Deserializer<'de>>(
+    de: D,
+) -> std::result::Result<PolicyConfig, D::Error> {
+    object_field(de, "policy")
+}
+
+fn object_field<'de, D: serde::Deserializer<'de>, T: serde::de::DeserializeOwned>(
+    de: D,
+    name: &str,
+) -> std::result::Result<T, D::Error> {
     let value = serde_json::Value::deserialize(de)?;
     if !value.is_object() {
-        return Err(serde::de::Error::custom("limits must be a JSON object"));
+        return Err(serde::de::Error::custom(format!(
+            "{name} must be a JSON object"
+        )));
     }
-    serde_json::from_value(value).map_err(serde::de::Error::custom)
+    serde_json::from_value(value).map_err(|e| serde::de::Error::custom(format!("{name}: {e}")))
 }
 
 impl Config {
@@ -102,20 +127,25 @@ impl Config {
 /// Turns the configured root into an absolute path: trimmed, `~` expanded, joined to the
 /// current directory when relative. Symlinks are resolved later, once the directory exists.
 pub fn absolute_root(raw: &str) -> Result<PathBuf> {
+    absolute_path(raw, "workspace root")
+}
+
+/// `absolute_root` for any configured path; `what` names it in errors.
+pub fn absolute_path(raw: &str, what: &str) -> Result<PathBuf> {
     let trimmed = raw.trim();
     if trimmed.is_empty() {
         return Err(WsfsError::new(
             ErrorCode::InvalidPath,
-            "workspace root is empty; give a directory path",
+            format!("{what} is empty; give a path"),
         ));
     }
     if trimmed.contains('\0') {
         return Err(WsfsError::new(
             ErrorCode::InvalidPath,
-            "workspace root contains a NUL byte",
+            format!("{what} contains a NUL byte"),
         ));
     }
-    let expanded = expand_tilde(trimmed)?;
+    let expanded = expand_tilde(trimmed, what)?;
     if expanded.is_absolute() {
         return Ok(expanded);
     }
@@ -123,7 +153,7 @@ pub fn absolute_root(raw: &str) -> Result<PathBuf> {
     Ok(cwd.join(expanded))
 }
 
-fn expand_tilde(path: &str) -> Result<PathBuf> {
+fn expand_tilde(path: &str, what: &str) -> Result<PathBuf> {
     let rest = if path == "~" {
         ""
     } else if let Some(rest) = path.strip_prefix("~/") {
@@ -134,7 +164,7 @@ fn expand_tilde(path: &str) -> Result<PathBuf> {
     let home = home_dir().ok_or_else(|| {
         WsfsError::new(
             ErrorCode::InvalidPath,
-            "workspace root starts with '~' but $HOME is not set",
+            format!("{what} starts with '~' but $HOME is not set"),
         )
     })?;
     Ok(home.join(rest))

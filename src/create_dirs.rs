@@ -1,6 +1,9 @@
 //! Creating the missing parent directories of a path, and removing them again when the call
 //! fails.
 //!
+//! Each directory created is fsynced into its parent at once, from the handle at hand (before
+//! the caller's commit point, so a stopped call still removes it).
+//!
 //! Both walk by handles, one name at a time, so each step costs a few system calls whatever the
 //! depth (2,000 nested directories are 2,000 steps, not 2,000 resolutions of ever longer
 //! paths), at most three descriptors are open, and the deadline is checked before every
@@ -64,7 +67,10 @@ impl Workspace {
     /// Creates the missing directories of `rel` (anchor-relative), recording each in `created`
     /// (outermost first), and returns a handle on `rel`. Existing directories are entered by
     /// name without following symlinks; a symlink or `..` is resolved from the anchor the usual
-    /// way (confined, or checked against the denylist in unrestricted mode).
+    /// way (confined, or checked against the denylist in unrestricted mode). `guard` is called
+    /// once, before the first directory is created, with the deepest existing directory and
+    /// the part of `rel` still to create: the policy refuses a denied target there, before
+    /// anything exists that would have to be removed again.
     pub(crate) fn create_dirs(
         &self,
         anchor: Anchor,
@@ -72,8 +78,9 @@ impl Workspace {
         display: &str,
         ctl: &CallControl,
         created: &mut Vec<CreatedDir>,
+        guard: &dyn Fn(&DirRef<'_>, &Path) -> Result<()>,
     ) -> Result<DirRef<'_>> {
-        let outcome = self.create_dirs_inner(anchor, rel, display, ctl, created);
+        let outcome = self.create_dirs_inner(anchor, rel, display, ctl, created, guard);
         outcome.map_err(|e| match e {
             CreateError::Io(e) => WsfsError::from_io(&e, display),
             CreateError::Refused(e) => e,
@@ -87,10 +94,12 @@ impl Workspace {
         display: &str,
         ctl: &CallControl,
         created: &mut Vec<CreatedDir>,
+        guard: &dyn Fn(&DirRef<'_>, &Path) -> Result<()>,
     ) -> std::result::Result<DirRef<'_>, CreateError> {
         let mut current = self.open_anchored_dir(anchor, Path::new(""))?;
         let mut prefix = PathBuf::new();
-        for component in rel.components() {
+        let mut guarded = false;
+        for (index, component) in rel.components().enumerate() {
             ctl.check().map_err(CreateError::Refused)?;
             prefix.push(component);
             let Component::Normal(name) = component else {
@@ -114,6 +123,11 @@ impl Workspace {
                 self.check_host_path(&target, display)
                     .map_err(CreateError::Refused)?;
             }
+            if !guarded {
+                let rest: PathBuf = rel.components().skip(index).collect();
+                guard(&current, &rest).map_err(CreateError::Refused)?;
+                guarded = true;
+            }
             match current.create_dir(name) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
@@ -134,6 +148,8 @@ impl Workspace {
             if let Some(last) = created.last_mut() {
                 last.id = file_id(&next)?;
             }
+            // Durable in its parent before anything is put in it (undone like the rest).
+            crate::fileops::sync_dir(&current)?;
             current = DirRef::Opened(next);
         }
         Ok(current)

@@ -1,6 +1,7 @@
 //! One tool call: the registry entry, the deadline, the tool itself, the envelope and its
 //! trace event.
 
+use crate::audit::{self, Finished, Notes};
 use crate::control::{token_flag, CallControl};
 use crate::envelope::{self, Output};
 use crate::error::{ErrorCode, Result, WsfsError};
@@ -10,7 +11,7 @@ use crate::tool::{Call, ToolOutput};
 use crate::tools::{self, write};
 use crate::workspace::Workspace;
 use serde::Deserialize;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// Options of `wsfs_call_with_options`.
 #[derive(Debug, Default, Deserialize)]
@@ -91,14 +92,18 @@ pub fn run_tool(
 }
 
 fn run(ws: &Workspace, req: &Request<'_>, ctl: &CallControl) -> Result<ToolResult> {
+    let started = ws.policy.audit.as_ref().map(|_| SystemTime::now());
     let mut call = Call::new(ws, ctl, req.content);
-    let result = run_entry(&mut call, req).map_err(|mut e| {
+    let mut result = run_entry(&mut call, req).map_err(|mut e| {
         if let (ErrorCode::PathNotFound, Some((anchor, rel))) = (e.code, &call.first_path) {
             let names = hints::similar_paths(ws, *anchor, rel, ctl);
             e.message.push_str(&hints::did_you_mean(&names));
         }
         e
     });
+    if let (Some(started), Some(notes)) = (started, call.audit.take()) {
+        result = audited(ws, req, started, ctl, &notes, result);
+    }
     trace(req.tool, &call.logged_paths, &result, ctl);
     result
 }
@@ -106,6 +111,11 @@ fn run(ws: &Workspace, req: &Request<'_>, ctl: &CallControl) -> Result<ToolResul
 fn run_entry(call: &mut Call<'_>, req: &Request<'_>) -> Result<ToolResult> {
     let entry = tools::find(req.tool).ok_or_else(|| unknown_tool(req.tool))?;
     check_args_size(call.ws, req.tool, req.args_json.len())?;
+    // Read-only mode, decided once for every tool from its annotations, before anything runs.
+    if !entry.annotations.read_only && !call.ws.policy.writes_enabled {
+        note_path_argument(call, req.args_json);
+        return Err(writes_disabled(entry.name));
+    }
     if let Some(content) = req.content {
         if !entry.content_buffer {
             return Err(WsfsError::new(
@@ -121,6 +131,79 @@ fn run_entry(call: &mut Call<'_>, req: &Request<'_>) -> Result<ToolResult> {
     }
     call.ctl.check()?;
     entry.run(call, req.args_json)
+}
+
+/// For the trace and the audit log of a refused call: its `path` argument, if it has one.
+fn note_path_argument(call: &mut Call<'_>, args_json: &str) {
+    let args: Option<serde_json::Value> = serde_json::from_str(args_json).ok();
+    if let Some(path) = args.as_ref().and_then(|a| a.get("path")?.as_str()) {
+        let _ = call.path(path);
+    }
+}
+
+fn writes_disabled(tool: &str) -> WsfsError {
+    let readers: Vec<&str> = tools::REGISTRY
+        .iter()
+        .filter(|t| t.annotations.read_only)
+        .map(|t| t.name)
+        .collect();
+    WsfsError::new(
+        ErrorCode::WritesDisabled,
+        format!(
+            "{tool} is disabled: the host opened this workspace read-only (policy.writes_enabled \
+             is false), so no tool may change anything. Only the reading tools work ({}); do \
+             not retry, and tell the user if the task needs changes",
+            readers.join(", ")
+        ),
+    )
+}
+
+/// Writes the call's audit line and settles the result when that fails: a change that was
+/// made is still reported (with a warning: it cannot be undone, and the model must not retry
+/// it); a result that changed nothing is withheld (`io_error`), so nothing is read unlogged; an
+/// error keeps its code and says the log failed too.
+fn audited(
+    ws: &Workspace,
+    req: &Request<'_>,
+    started: SystemTime,
+    ctl: &CallControl,
+    notes: &Notes,
+    result: Result<ToolResult>,
+) -> Result<ToolResult> {
+    let Some(log) = &ws.policy.audit else {
+        return result;
+    };
+    let (outcome, bytes_out) = match &result {
+        Ok((output, _)) => ("ok", output.text().len()),
+        Err(e) => (e.code.as_str(), e.code.as_str().len() + 2 + e.message.len()),
+    };
+    let tool: String = req.tool.chars().take(64).collect();
+    let finished = Finished {
+        tool: &tool,
+        started,
+        duration: ctl.elapsed(),
+        outcome,
+        bytes_in: (req.args_json.len() + req.content.map_or(0, <[u8]>::len)) as u64,
+        bytes_out: bytes_out as u64,
+    };
+    let Err(e) = audit::record(log, &finished, notes) else {
+        return result;
+    };
+    tracing::error!(target: "wsfs", tool = %tool, error = %e, "audit log write failed");
+    match result {
+        Ok((output, mut warnings)) if !notes.changes.is_empty() => {
+            warnings.push(format!(
+                "{}; the change was made (do not repeat it) but is missing from the log",
+                audit::failure_note(&e)
+            ));
+            Ok((output, warnings))
+        }
+        Ok(_) => Err(audit::withheld(&e)),
+        Err(err) => Err(WsfsError::new(
+            err.code,
+            format!("{} ({}, too)", err.message, audit::failure_note(&e)),
+        )),
+    }
 }
 
 fn content_tools() -> Vec<&'static str> {

@@ -161,6 +161,8 @@ mod tests {
             path: "a.txt".into(),
             bytes_written: 2,
             created: true,
+            existed_before: false,
+            mode: Default::default(),
         }
     }
 

@@ -23,6 +23,8 @@ pub enum ErrorCode {
     Timeout,
     LineOutOfRange,
     InvalidRegex,
+    WritesDisabled,
+    PolicyDenied,
     FileExists,
     RecursiveRequired,
 }
@@ -49,6 +51,8 @@ impl ErrorCode {
             ErrorCode::Timeout => "timeout",
             ErrorCode::LineOutOfRange => "line_out_of_range",
             ErrorCode::InvalidRegex => "invalid_regex",
+            ErrorCode::WritesDisabled => "writes_disabled",
+            ErrorCode::PolicyDenied => "policy_denied",
             ErrorCode::FileExists => "file_exists",
             ErrorCode::RecursiveRequired => "recursive_required",
         }

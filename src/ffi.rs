@@ -50,9 +50,17 @@ pub extern "C" fn wsfs_tool_specs() -> *mut c_char {
 }
 
 /// Opens a workspace. `config_json` is `{"root": str, "restrict_to_workspace": bool = true,
-/// "limits": {"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"}}`.
-/// On success `data.workspace` is the handle (never 0) and `data.root` the absolute root with
-/// symlinks resolved. The caller frees the result with `wsfs_string_free`.
+/// "limits": {"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"},
+/// "state_dir": str (optional; outside the root), "policy": {"writes_enabled": bool = true,
+/// "deny_read": [glob] = [], "deny_write": [glob], "audit_log": path}}`. Opening also undoes
+/// or finishes any multi-file `apply_patch` commit a crash interrupted. `writes_enabled:
+/// false` makes every changing tool return `writes_disabled`; the deny lists are
+/// gitignore-style globs matched on the resolved workspace-relative path (`policy_denied`;
+/// `deny_write` defaults to everything under the root's `.git`); `audit_log` gets one JSON
+/// line per call, fsynced before the call returns, and is unreachable by the tools. On
+/// success `data.workspace` is the handle (never 0), `data.root` the absolute root with
+/// symlinks resolved and `data.policy` the effective policy. The caller frees the result with
+/// `wsfs_string_free`.
 ///
 /// # Safety
 /// `config_json` must be NULL or a NUL-terminated string valid for the duration of the call.
@@ -149,7 +157,9 @@ pub unsafe extern "C" fn wsfs_read_file(workspace: u64, args_json: *const c_char
     }
 }
 
-/// `write_file {path, content}` -> `data: {path, bytes_written, created}`.
+/// `write_file {path, content, mode = "overwrite"}` -> `data: {path, bytes_written, created,
+/// existed_before}`. `mode` is "overwrite" (create or replace atomically), "create" (fails with
+/// `file_exists` if the name is taken, decided by an exclusive link) or "append".
 /// The caller frees the result with `wsfs_string_free`.
 ///
 /// # Safety
@@ -218,9 +228,10 @@ pub unsafe extern "C" fn wsfs_edit_file(workspace: u64, args_json: *const c_char
 
 /// Runs the tool named `tool_name` (`unknown_tool` if there is none): any tool that
 /// `wsfs_tool_specs` lists, the five above and those without a function of their own
-/// (`get_path_info`, `find_files`, `search_text`, `move_file`, `delete_file`, ...). Each tool's
-/// arguments are its spec's JSON Schema; its `data` is described in README.md's tool table.
-/// The caller frees the result with `wsfs_string_free`.
+/// (`get_path_info`, `find_files`, `search_text`, `apply_patch`, `create_directory`,
+/// `move_file`, `delete_file`, ...). Each tool's arguments are its spec's JSON Schema; its
+/// `data` is described in README.md's tool table. The caller frees the result with
+/// `wsfs_string_free`.
 ///
 /// # Safety
 /// `tool_name` and `args_json` must be NULL or NUL-terminated strings valid for the call.

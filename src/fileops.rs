@@ -148,22 +148,72 @@ pub fn atomic_replace(
     display: &str,
     ctl: &CallControl,
 ) -> Result<Vec<String>> {
+    let staged = stage(dir, content, keep, display, ctl)?;
+    staged
+        .commit(leaf, keep.is_none())
+        .map_err(|e| WsfsError::from_io(&e, display))?;
+    Ok(committed(dir))
+}
+
+/// Like `atomic_replace` for a name that must not exist: the content appears under `leaf`
+/// only if nothing has that name at the commit point, decided by the kernel (an exclusive
+/// `linkat`), never by an earlier check. A taken name is `file_exists` and changes nothing.
+pub fn atomic_create(
+    dir: &Dir,
+    leaf: &OsStr,
+    content: &[u8],
+    display: &str,
+    ctl: &CallControl,
+) -> Result<Vec<String>> {
+    let staged = stage(dir, content, None, display, ctl)?;
+    staged.commit_new(leaf).map_err(|e| {
+        if e.kind() == io::ErrorKind::AlreadyExists {
+            file_exists(display)
+        } else {
+            WsfsError::from_io(&e, display)
+        }
+    })?;
+    Ok(committed(dir))
+}
+
+/// The refusal of a create-only write whose name is taken.
+pub fn file_exists(display: &str) -> WsfsError {
+    WsfsError::new(
+        ErrorCode::FileExists,
+        format!(
+            "{display} already exists, and mode \"create\" never replaces anything; nothing was \
+             written. Read it first, then use mode \"overwrite\" to replace it, or choose \
+             another name"
+        ),
+    )
+}
+
+/// The staged, complete and fsynced content, ready to be committed (the deadline is checked
+/// once more last). Dropping it removes it.
+fn stage<'d>(
+    dir: &'d Dir,
+    content: &[u8],
+    keep: Option<&Metadata>,
+    display: &str,
+    ctl: &CallControl,
+) -> Result<Staged<'d>> {
     let io_err = |e: io::Error| WsfsError::from_io(&e, display);
     check_file_size_limit(content.len() as u64, display)?;
     ctl.check()?;
     let mut staged = Staged::create(dir).map_err(io_err)?;
-    write_staged(staged.file(), content, keep, ctl).map_err(|e| match e {
-        TempError::Io(e) => io_err(e),
-        TempError::Stopped(e) => e,
-    })?;
+    fill_staged(&mut staged, content, keep, display, ctl)?;
     ctl.check()?;
-    staged.commit(leaf, keep.is_none()).map_err(io_err)?;
-    // Committed. From here on the call reports success whatever happens.
-    Ok(sync_dir(dir)
+    Ok(staged)
+}
+
+/// After the commit point the call reports success whatever happens: a failed fsync of the
+/// directory is only a warning.
+fn committed(dir: &Dir) -> Vec<String> {
+    sync_dir(dir)
         .err()
         .map(|e| format!("written, but syncing the directory failed: {e}"))
         .into_iter()
-        .collect())
+        .collect()
 }
 
 /// Refuses a write that would make a file larger than the process's soft `RLIMIT_FSIZE`. The
@@ -182,6 +232,21 @@ pub fn check_file_size_limit(final_size: u64, display: &str) -> Result<()> {
         )),
         _ => Ok(()),
     }
+}
+
+/// Writes `content` to a staged file, gives it `keep`'s owner (best effort) and mode, and
+/// fsyncs it; the deadline is checked between chunks.
+pub fn fill_staged(
+    staged: &mut Staged<'_>,
+    content: &[u8],
+    keep: Option<&Metadata>,
+    display: &str,
+    ctl: &CallControl,
+) -> Result<()> {
+    write_staged(staged.file(), content, keep, ctl).map_err(|e| match e {
+        TempError::Io(e) => WsfsError::from_io(&e, display),
+        TempError::Stopped(e) => e,
+    })
 }
 
 enum TempError {

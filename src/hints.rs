@@ -4,6 +4,7 @@
 
 use crate::control::CallControl;
 use crate::names::display_path;
+use crate::resolve::DirRef;
 use crate::workspace::{Anchor, Workspace};
 use std::borrow::Cow;
 use std::ffi::OsStr;
@@ -70,7 +71,21 @@ pub(crate) fn similar_paths(
             // stopped it): nothing to suggest.
             return Vec::new();
         }
-        return ranked_names(&dir, missing, ctl)
+        // The policy's deny_read rules hide names from suggestions as from listings: on the
+        // resolved path of the directory (a symlinked parent is matched where it leads).
+        let dir = DirRef::Opened(dir);
+        let base = match ws.walks_filtered() {
+            true => match ws.resolved_rel(&dir, None) {
+                Ok(base) => Some(base),
+                Err(_) => return Vec::new(),
+            },
+            false => None,
+        };
+        let allowed = |name: &OsStr, is_dir: bool| match &base {
+            Some(base) => ws.walk_skip(&base.join(name), is_dir, None).is_none(),
+            None => true,
+        };
+        return ranked_names(&dir, missing, allowed, ctl)
             .into_iter()
             .map(|(name, is_dir)| {
                 let shown = display_path(&parent.join(&name));
@@ -100,7 +115,12 @@ fn root_relative(ws: &Workspace, anchor: Anchor, rel: &Path) -> Option<PathBuf> 
 }
 
 /// The names in `dir` most similar to `missing`, best first, with whether each is a directory.
-fn ranked_names(dir: &cap_std::fs::Dir, missing: &OsStr, ctl: &CallControl) -> Vec<(String, bool)> {
+fn ranked_names(
+    dir: &cap_std::fs::Dir,
+    missing: &OsStr,
+    allowed: impl Fn(&OsStr, bool) -> bool,
+    ctl: &CallControl,
+) -> Vec<(String, bool)> {
     let Ok(entries) = dir.entries() else {
         return Vec::new();
     };
@@ -121,6 +141,9 @@ fn ranked_names(dir: &cap_std::fs::Dir, missing: &OsStr, ctl: &CallControl) -> V
             continue;
         }
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if !allowed(&name, is_dir) {
+            continue;
+        }
         best.push((score, shown, is_dir));
         // Best first; equal scores in name order, so the answer does not depend on the
         // directory's order.

@@ -5,6 +5,8 @@
 //! absolute paths and symlinks cannot leave it; see `README.md` for the guarantees and limits.
 
 pub mod api;
+mod audit;
+mod commit;
 mod config;
 mod control;
 mod create_dirs;
@@ -20,6 +22,8 @@ mod json;
 mod lines;
 mod logging;
 mod names;
+mod patch;
+mod policy;
 mod render;
 mod resolve;
 mod specs;
@@ -33,9 +37,20 @@ pub use config::{Config, Limits};
 pub use control::{token_cancel, token_free, token_new, CallControl};
 pub use dispatch::{run_tool, ToolResult};
 pub use error::{ErrorCode, WsfsError};
+pub use policy::PolicyConfig;
 pub use tool::ToolOutput;
+pub use tools::create_directory::CreateDirectoryOutput;
 pub use tools::edit_file::EditOutput;
 pub use tools::list_dir::{Entry, ListOutput};
 pub use tools::read_file::ReadOutput;
-pub use tools::write::{AppendOutput, WriteOutput};
+pub use tools::write::{AppendOutput, WriteMode, WriteOutput};
 pub use workspace::Workspace;
+
+/// Hooks for wsfs's own tests (fault injection into commits). Not part of the API: never
+/// reachable through the C ABI or any tool argument.
+#[doc(hidden)]
+pub mod testing {
+    pub use crate::commit::fault::{
+        inject_commit_fault, resume_commit, wait_for_paused_commit, CommitFault,
+    };
+}

@@ -12,14 +12,17 @@ use crate::create_dirs::CreatedDir;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::fileops::require_regular;
 use crate::names::display_path;
+use crate::policy::Access;
 use crate::tempfile_ops::is_temp_name;
 use crate::workspace::{Anchor, ToolPath, Workspace};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, Metadata};
+use rustix::fs::{Mode, OFlags};
 use std::ffi::OsString;
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
 
 /// Symlinks followed in the leaf position before giving up (Linux's own limit).
 const MAX_SYMLINK_HOPS: usize = 40;
@@ -59,15 +62,26 @@ pub(crate) struct Located<'a> {
     pub leaf: Option<OsString>,
     /// The directory, relative to the anchor (kept to resolve relative symlink targets).
     parent_rel: PathBuf,
-    anchor: Anchor,
+    pub anchor: Anchor,
     /// Directories this resolution created, outermost first.
     pub created: Vec<CreatedDir>,
     /// The leaf's own metadata (`lstat`) when it existed at resolution time, so special files
     /// are refused without ever being opened.
     pub leaf_meta: Option<Metadata>,
+    /// Whether the path's last name was a symlink (followed to reach `dir` and `leaf`).
+    pub via_symlink: bool,
+    /// The resolved workspace-relative path of the leaf (or directory), when the policy check
+    /// needed it; kept so the tool need not ask the kernel again.
+    pub resolved_rel: Option<PathBuf>,
 }
 
 impl Located<'_> {
+    /// The directory, relative to the anchor (the workspace root, or `/`), after symlinks in
+    /// the leaf position were followed: resolving it again beneath the anchor reaches `dir`.
+    pub fn dir_rel(&self) -> &Path {
+        &self.parent_rel
+    }
+
     /// The leaf name, or `not_a_file` when the path names a directory such as `.` or `a/..`.
     pub fn leaf_name(&self, display: &str) -> Result<&OsString> {
         self.leaf.as_ref().ok_or_else(|| {
@@ -99,15 +113,23 @@ impl Located<'_> {
 impl Workspace {
     /// Resolves `path` to its directory and leaf, following a symlinked leaf while it stays
     /// allowed. The leaf need not exist. With `create_parents`, missing directories are made;
-    /// if resolution then fails, they are removed again.
+    /// if resolution then fails, they are removed again. The workspace policy is checked on
+    /// the resolved path for `access` (see `policy`): a denied path is `policy_denied`.
     pub(crate) fn resolve(
         &self,
         path: &ToolPath,
+        access: Access,
         create_parents: bool,
         ctl: &CallControl,
     ) -> Result<Located<'_>> {
         let mut created = Vec::new();
-        match self.follow_leaf_links(path, create_parents, ctl, &mut created) {
+        let resolved = self
+            .follow_leaf_links(path, access, create_parents, ctl, &mut created)
+            .and_then(|mut located| {
+                located.resolved_rel = self.check_access(&located, access, &path.display, ctl)?;
+                Ok(located)
+            });
+        match resolved {
             Ok(mut located) => {
                 located.created = created;
                 Ok(located)
@@ -122,13 +144,14 @@ impl Workspace {
     fn follow_leaf_links(
         &self,
         path: &ToolPath,
+        access: Access,
         create_parents: bool,
         ctl: &CallControl,
         created: &mut Vec<CreatedDir>,
     ) -> Result<Located<'_>> {
         let io_err = |e: io::Error| WsfsError::from_io(&e, &path.display);
         let mut rel = path.rel.clone();
-        for _ in 0..MAX_SYMLINK_HOPS {
+        for hop in 0..MAX_SYMLINK_HOPS {
             ctl.check()?;
             // Before anything is opened or created: the name, or a symlink's target, is one
             // of wsfs's own temp names.
@@ -136,7 +159,8 @@ impl Workspace {
                 refuse_temp_name(name, &path.display)?;
             }
             let create = create_parents.then_some(&mut *created);
-            let mut located = self.locate(path.anchor, &rel, create, &path.display, ctl)?;
+            let mut located = self.locate(path.anchor, &rel, create, access, &path.display, ctl)?;
+            located.via_symlink = hop > 0;
             let Some(leaf) = &located.leaf else {
                 return Ok(located);
             };
@@ -166,6 +190,7 @@ impl Workspace {
         anchor: Anchor,
         rel: &Path,
         created: Option<&mut Vec<CreatedDir>>,
+        access: Access,
         display: &str,
         ctl: &CallControl,
     ) -> Result<Located<'_>> {
@@ -173,7 +198,17 @@ impl Workspace {
         let io_err = |e: io::Error| WsfsError::from_io(&e, display);
         let dir = match (self.open_anchored_dir(anchor, &parent_rel), created) {
             (Err(e), Some(created)) if e.kind() == io::ErrorKind::NotFound => {
-                self.create_dirs(anchor, &parent_rel, display, ctl, created)?
+                // New directories cannot be symlinks, so the path they lead to is known (unless
+                // '..' follows): refuse a denied one before creating anything.
+                let guard = |existing: &DirRef<'_>, rest: &Path| {
+                    let mut target = rest.to_path_buf();
+                    target.extend(&leaf);
+                    if target.components().any(|c| c == Component::ParentDir) {
+                        return Ok(());
+                    }
+                    self.check_before_creating(existing, &target, access, display, ctl)
+                };
+                self.create_dirs(anchor, &parent_rel, display, ctl, created, &guard)?
             }
             (opened, _) => opened.map_err(io_err)?,
         };
@@ -192,6 +227,8 @@ impl Workspace {
             anchor,
             created: Vec::new(),
             leaf_meta: None,
+            via_symlink: false,
+            resolved_rel: None,
         })
     }
 
@@ -213,7 +250,14 @@ impl Workspace {
         ctl: &CallControl,
     ) -> Result<Located<'_>> {
         ctl.check()?;
-        let mut located = self.locate(path.anchor, &path.rel, None, &path.display, ctl)?;
+        let mut located = self.locate(
+            path.anchor,
+            &path.rel,
+            None,
+            Access::READ,
+            &path.display,
+            ctl,
+        )?;
         if let Some(leaf) = &located.leaf {
             match located.dir.symlink_metadata(leaf) {
                 Ok(meta) => located.leaf_meta = Some(meta),
@@ -232,6 +276,7 @@ impl Workspace {
     pub(crate) fn resolve_entry(
         &self,
         path: &ToolPath,
+        access: Access,
         create_parents: bool,
         ctl: &CallControl,
     ) -> Result<Located<'_>> {
@@ -241,7 +286,8 @@ impl Workspace {
         }
         let mut created = Vec::new();
         let create = create_parents.then_some(&mut created);
-        let mut located = match self.locate(path.anchor, &path.rel, create, &path.display, ctl) {
+        let located = self.locate(path.anchor, &path.rel, create, access, &path.display, ctl);
+        let mut located = match located {
             Ok(located) => located,
             Err(e) => {
                 self.remove_created(path.anchor, &created);
@@ -260,6 +306,14 @@ impl Workspace {
                 }
             }
         }
+        // The policy, on the entry itself (a symlink leaf is the link, never its target).
+        match self.check_access(&located, access, &path.display, ctl) {
+            Ok(rel) => located.resolved_rel = rel,
+            Err(e) => {
+                self.undo_created(located);
+                return Err(e);
+            }
+        }
         Ok(located)
     }
 
@@ -276,7 +330,7 @@ impl Workspace {
             display: String::new(),
             trailing_slash: false,
         };
-        let reached = self.resolve(&path, false, ctl).ok()?;
+        let reached = self.resolve(&path, Access::READ, false, ctl).ok()?;
         self.shown_location(&reached)
     }
 
@@ -389,10 +443,39 @@ fn split_leaf(rel: &Path) -> (PathBuf, Option<OsString>) {
     }
 }
 
-/// The path the kernel has for an open handle. Used only to refuse protected locations in
-/// unrestricted mode, after opening, so there is no window between check and use.
+/// The path the kernel has for an open handle. Used to refuse protected locations in
+/// unrestricted mode and to match the policy's rules, after opening, so there is no window
+/// between check and use. It reads the handle's link in `/proc/self/fd` through a handle on
+/// that directory kept for the process, which saves the kernel walking `/proc/self/fd` on
+/// every call (most of the cost); a forked child, whose handle would name its parent's
+/// descriptors, takes the full path instead.
 pub(crate) fn real_path(handle: &impl AsRawFd) -> io::Result<PathBuf> {
-    std::fs::read_link(format!("/proc/self/fd/{}", handle.as_raw_fd()))
+    use std::os::unix::ffi::OsStringExt;
+    let fd = handle.as_raw_fd();
+    match proc_fd_dir() {
+        Some((pid, dir)) if *pid == std::process::id() => {
+            let target = rustix::fs::readlinkat(dir, fd.to_string(), Vec::new())?;
+            Ok(PathBuf::from(std::ffi::OsString::from_vec(
+                target.into_bytes(),
+            )))
+        }
+        _ => std::fs::read_link(format!("/proc/self/fd/{fd}")),
+    }
+}
+
+/// The process's handle on `/proc/self/fd` and the pid it belongs to (`None` if it could not
+/// be opened). Opened by the first `Workspace::open`, not in the middle of a call, where it
+/// would take a descriptor the call may need (and keep it).
+pub(crate) fn proc_fd_dir() -> &'static Option<(u32, OwnedFd)> {
+    static PROC_FD: OnceLock<Option<(u32, OwnedFd)>> = OnceLock::new();
+    PROC_FD.get_or_init(|| {
+        let dir = rustix::fs::open(
+            "/proc/self/fd",
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        );
+        dir.ok().map(|dir| (std::process::id(), dir))
+    })
 }
 
 #[cfg(test)]
@@ -406,6 +489,8 @@ mod tests {
             root: root.to_string_lossy().into_owned(),
             restrict_to_workspace: true,
             limits: Limits::default(),
+            state_dir: None,
+            policy: Default::default(),
         };
         Workspace::open(&config).unwrap().0
     }
@@ -417,7 +502,7 @@ mod tests {
         let ctl = CallControl::new(Duration::from_secs(10), None);
         // Creates new/deeper, then finds the parent escapes the root.
         let path = ws.parse_path("new/deeper/../../../x").unwrap();
-        let err = ws.resolve(&path, true, &ctl).unwrap_err();
+        let err = ws.resolve(&path, Access::WRITE, true, &ctl).unwrap_err();
         assert_eq!(err.code, ErrorCode::OutsideWorkspace);
         assert!(
             !tmp.path().join("new").exists(),
@@ -433,7 +518,7 @@ mod tests {
         let ws = workspace(tmp.path());
         let ctl = CallControl::new(Duration::from_secs(10), None);
         let located = ws
-            .resolve(&ws.parse_path("link").unwrap(), false, &ctl)
+            .resolve(&ws.parse_path("link").unwrap(), Access::READ, false, &ctl)
             .unwrap();
         assert_eq!(located.leaf, Some(OsString::from("f.txt")));
         assert_eq!(located.parent_rel, PathBuf::from("real"));
@@ -447,7 +532,7 @@ mod tests {
         let ws = workspace(tmp.path());
         let ctl = CallControl::new(Duration::from_secs(10), None);
         let err = ws
-            .resolve(&ws.parse_path("a").unwrap(), false, &ctl)
+            .resolve(&ws.parse_path("a").unwrap(), Access::READ, false, &ctl)
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidPath);
     }

@@ -2,6 +2,7 @@
 //! the text a model sees, and a run function. [`crate::tools::REGISTRY`] lists every tool;
 //! specs, dispatch and tracing come from that list.
 
+use crate::audit::{Change, Notes};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::workspace::{Anchor, ToolPath, Workspace};
@@ -23,6 +24,8 @@ pub struct Call<'a> {
     /// The first path this call named (where it resolves from, and the path below that), for
     /// the suggestions added to a `path_not_found` error.
     pub(crate) first_path: Option<(Anchor, PathBuf)>,
+    /// What the audit log records of the call; `None` when the workspace keeps no log.
+    pub(crate) audit: Option<Notes>,
 }
 
 impl<'a> Call<'a> {
@@ -33,25 +36,45 @@ impl<'a> Call<'a> {
             content_buffer,
             logged_paths: String::new(),
             first_path: None,
+            audit: ws.policy.audit.as_ref().map(|_| Notes::default()),
         }
     }
 
-    /// Validates a path argument (see `Workspace::parse_path`) and records it for the trace.
+    /// Validates a path argument (see `Workspace::parse_path`) and records it for the trace
+    /// and the audit log.
     pub fn path(&mut self, raw: &str) -> Result<ToolPath> {
         let parsed = self.ws.parse_path(raw);
         if !self.logged_paths.is_empty() {
             self.logged_paths.push_str(" -> ");
         }
-        match &parsed {
+        let shown = match &parsed {
             Ok(p) => {
-                self.logged_paths.push_str(&p.display);
                 if self.first_path.is_none() {
                     self.first_path = Some((p.anchor, p.rel.clone()));
                 }
+                &p.display
             }
-            Err(_) => self.logged_paths.push_str("<invalid>"),
+            Err(_) => "<invalid>",
+        };
+        self.logged_paths.push_str(shown);
+        if let Some(notes) = &mut self.audit {
+            notes.paths.push(shown.to_string());
         }
         parsed
+    }
+
+    /// Whether changes must be recorded, with hashes: the workspace keeps an audit log. Tools
+    /// compute hashes only when this is true, so a workspace without a log pays nothing.
+    pub fn audits(&self) -> bool {
+        self.audit.is_some()
+    }
+
+    /// Records a file or directory the call changed, for the audit log. Every changing tool
+    /// reports each change here once it is committed (nothing happens without a log).
+    pub fn record_change(&mut self, change: Change) {
+        if let Some(notes) = &mut self.audit {
+            notes.changes.push(change);
+        }
     }
 }
 

@@ -22,13 +22,17 @@ fn tool_specs_describe_every_tool() {
     let specs = v
         .as_array()
         .unwrap_or_else(|| panic!("tool_specs is not an array: {v}"));
-    let expected: [(&str, &[&str], &[&str]); 10] = [
+    let expected: [(&str, &[&str], &[&str]); 12] = [
         (
             "read_file",
             &["path", "start_line", "max_lines", "line_numbers"],
             &["path"],
         ),
-        ("write_file", &["path", "content"], &["path", "content"]),
+        (
+            "write_file",
+            &["path", "content", "mode"],
+            &["path", "content"],
+        ),
         ("append_file", &["path", "content"], &["path", "content"]),
         (
             "list_dir",
@@ -73,6 +77,8 @@ fn tool_specs_describe_every_tool() {
             ],
             &["query"],
         ),
+        ("apply_patch", &["patch", "files", "dry_run", "strict"], &[]),
+        ("create_directory", &["path", "parents"], &["path"]),
         ("move_file", &["src", "dst", "overwrite"], &["src", "dst"]),
         ("delete_file", &["path", "recursive"], &["path"]),
     ];

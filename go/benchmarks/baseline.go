@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"container/heap"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -311,6 +313,13 @@ func (b *Baseline) ReadFile(ctx context.Context, in wsfs.ReadFileInput) (wsfs.Re
 		Truncated:  truncated,
 		Text:       content,
 	}
+	if !truncated && len(content) <= b.limits.MaxWriteBytes {
+		sum := sha256.Sum256(buf)
+		r.SHA256 = hex.EncodeToString(sum[:])
+	}
+	if content == "" && !truncated {
+		r.Text = "(empty file)"
+	}
 	if truncated {
 		var t strings.Builder
 		t.Grow(len(content) + 120)
@@ -552,11 +561,12 @@ func (b *Baseline) WriteFile(ctx context.Context, in wsfs.WriteFileInput) (wsfs.
 		warnings = append([]string{overwriteWarning}, warnings...)
 	}
 	return wsfs.WriteFileResult{
-		Path:         p.display,
-		BytesWritten: int64(len(in.Content)),
-		Created:      existing == nil,
-		Text:         withWarnings(how+" "+p.display+" ("+byteCount(int64(len(in.Content)))+")", warnings),
-		Warnings:     warnings,
+		Path:          p.display,
+		BytesWritten:  int64(len(in.Content)),
+		Created:       existing == nil,
+		ExistedBefore: existing != nil,
+		Text:          withWarnings(how+" "+p.display+" ("+byteCount(int64(len(in.Content)))+")", warnings),
+		Warnings:      warnings,
 	}, nil
 }
 

@@ -41,3 +41,28 @@ func WorkspaceConfig(file []byte, root string) ([]byte, error) {
 	}
 	return json.Marshal(cfg)
 }
+
+// ReadOnlyConfig returns cfg (a WorkspaceConfig result) with the policy's
+// "writes_enabled" set to false, keeping the policy's other keys. With
+// --read-only the server offers only read-only tools; this makes the
+// library refuse changes too (writes_disabled), so a read-only server
+// cannot write even if a changing tool were somehow reached.
+func ReadOnlyConfig(cfg []byte) ([]byte, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(cfg, &top); err != nil {
+		return nil, err
+	}
+	policy := map[string]json.RawMessage{}
+	if raw, ok := top["policy"]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		if err := json.Unmarshal(raw, &policy); err != nil {
+			return nil, fmt.Errorf("the config's \"policy\" must be a JSON object: %w", err)
+		}
+	}
+	policy["writes_enabled"] = json.RawMessage("false")
+	b, err := json.Marshal(policy)
+	if err != nil {
+		return nil, err
+	}
+	top["policy"] = b
+	return json.Marshal(top)
+}

@@ -178,12 +178,12 @@ func TestCallResults(t *testing.T) {
 
 	res := call(t, cs, wsfs.ToolWriteFile, map[string]any{"path": "a/b.txt", "content": "hello\n"})
 	if res.IsError || text(t, res) != "created a/b.txt (6 bytes)" ||
-		structured(t, res) != `{"bytes_written":6,"created":true,"path":"a/b.txt"}` {
+		structured(t, res) != `{"bytes_written":6,"created":true,"existed_before":false,"path":"a/b.txt"}` {
 		t.Fatalf("write_file: %v %q %s", res.IsError, text(t, res), structured(t, res))
 	}
 	res = call(t, cs, wsfs.ToolReadFile, map[string]any{"path": "a/b.txt"})
 	if res.IsError || text(t, res) != "hello\n" ||
-		structured(t, res) != `{"bytes":6,"content":"hello\n","path":"a/b.txt","total_bytes":6,"truncated":false}` {
+		structured(t, res) != `{"bytes":6,"content":"hello\n","path":"a/b.txt","sha256":"5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03","total_bytes":6,"truncated":false}` {
 		t.Fatalf("read_file: %v %q %s", res.IsError, text(t, res), structured(t, res))
 	}
 	// No arguments at all: the library's defaults apply.
@@ -261,6 +261,34 @@ func TestWorkspaceConfig(t *testing.T) {
 	cfg, _ := WorkspaceConfig([]byte(`{"no_such_key":1}`), t.TempDir())
 	if _, err := wsfs.OpenJSON(cfg, nil); !strings.Contains(err.Error(), "invalid_arguments") {
 		t.Fatalf("unknown key: %v", err)
+	}
+}
+
+func TestReadOnlyConfig(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"root":"/w"}`, `{"policy":{"writes_enabled":false},"root":"/w"}`},
+		{`{"root":"/w","policy":null}`, `{"policy":{"writes_enabled":false},"root":"/w"}`},
+		{`{"root":"/w","policy":{"deny_read":[".env"],"writes_enabled":true}}`, `{"policy":{"deny_read":[".env"],"writes_enabled":false},"root":"/w"}`},
+	} {
+		got, err := ReadOnlyConfig([]byte(tc.in))
+		if err != nil || string(got) != tc.want {
+			t.Errorf("ReadOnlyConfig(%s) = %s, %v; want %s", tc.in, got, err, tc.want)
+		}
+	}
+	if _, err := ReadOnlyConfig([]byte(`{"root":"/w","policy":[1]}`)); err == nil {
+		t.Error("a policy that is not an object is accepted")
+	}
+	// The library refuses changes in the resulting workspace.
+	cfg, _ := WorkspaceConfig(nil, t.TempDir())
+	cfg, _ = ReadOnlyConfig(cfg)
+	ws, err := wsfs.OpenJSON(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	raw, _ := ws.CallRaw(context.Background(), "write_file", `{"path":"x","content":"y"}`)
+	if res := Result(raw); !res.IsError || !strings.Contains(text(t, res), "writes_disabled") {
+		t.Fatalf("write in a read-only config: %v %q", res.IsError, text(t, res))
 	}
 }
 

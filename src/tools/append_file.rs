@@ -38,7 +38,7 @@ impl Tool for AppendFile {
     fn run(call: &mut Call<'_>, args: AppendFileArgs) -> Result<(AppendOutput, Vec<String>)> {
         let path = call.path(&args.path)?;
         let content = super::content(Self::NAME, args.content.as_deref(), call.content_buffer)?;
-        write::append_file(call.ws, &path, content, call.ctl)
+        write::append_file(call, &path, content)
     }
 }
 

@@ -16,19 +16,22 @@
 //! - After a complete deletion the parent directory is fsynced.
 
 use super::entry::{self, Entry};
+use crate::audit::{Change, FileHash};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::fileops::sync_dir;
+use crate::policy::Access;
 use crate::tool::{Annotations, Call, Tool, ToolOutput};
 use crate::walk::filter::is_internal_name;
-use crate::walk::remove::{remove_tree, Halt, Removal, RemoveOptions};
-use crate::walk::sys;
+use crate::walk::remove::{remove_tree, Halt, Removal, RemoveDenyHook, RemoveOptions};
+use crate::walk::sys::{self, Kind};
 use crate::workspace::{ToolPath, Workspace};
 use rustix::fs::{AtFlags, RawDir};
 use rustix::io::Errno;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
+use std::ffi::OsStr;
 use std::fmt::Write;
 use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
@@ -72,6 +75,10 @@ pub struct DeleteOutput {
     pub not_removed_count: Option<u64>,
     #[serde(skip)]
     kind: &'static str,
+    /// For the audit log (only when the workspace keeps one): the resolved path, and a
+    /// deleted file's hash.
+    #[serde(skip)]
+    audit: Option<(String, Option<String>)>,
 }
 
 /// An entry a recursive deletion left in place.
@@ -97,7 +104,20 @@ impl Tool for DeleteFile {
 
     fn run(call: &mut Call<'_>, args: DeleteFileArgs) -> Result<(DeleteOutput, Vec<String>)> {
         let path = call.path(&args.path)?;
-        delete_path(call.ws, &path, args.recursive, call.ctl)
+        let (mut out, warnings) =
+            delete_path(call.ws, &path, args.recursive, call.audits(), call.ctl)?;
+        if let Some((path, sha256_before)) = out.audit.take() {
+            // A recursive deletion is one change, the directory's (per-entry lines would not
+            // fit the log's line limit); `entries_removed` is in the result.
+            call.record_change(Change {
+                path,
+                kind: if out.was_directory { "dir" } else { "file" },
+                existed_before: true,
+                sha256_before,
+                sha256_after: None,
+            });
+        }
+        Ok((out, warnings))
     }
 }
 
@@ -106,22 +126,30 @@ pub(crate) fn delete_path(
     ws: &Workspace,
     path: &ToolPath,
     recursive: bool,
+    audits: bool,
     ctl: &CallControl,
 ) -> Result<(DeleteOutput, Vec<String>)> {
-    let entry = entry::existing_entry(ws, path, "delete", ctl)?;
-    // Policy seam (deny_write on the deleted path): the one check of `path` itself goes here;
-    // `entry` is resolved, nothing has changed yet. Paths inside a directory go through
-    // `RemoveOptions::deny` below.
+    // The policy checks `path` itself here (deny_write, the audit log); paths inside a
+    // directory go through `RemoveOptions::deny` below.
+    let entry = entry::existing_entry(ws, path, Access::WRITE, "delete", ctl)?;
+    let display = &path.display;
+    let audited_path = audits
+        .then(|| ws.shown_resolved(&entry.located.dir, Some(entry.leaf.as_os_str()), display));
     if entry.is_dir() {
         if !recursive {
             return Err(recursive_required(&entry, path, ctl));
         }
-        return delete_tree(ws, &entry, path, ctl);
+        let (mut out, warnings) = delete_tree(ws, &entry, path, ctl)?;
+        out.audit = audited_path.map(|p| (p, None));
+        return Ok((out, warnings));
     }
-    let display = &path.display;
-    let _lock = match entry.meta.is_file() {
+    let mut lock = match entry.meta.is_file() {
         true => entry::lock_file(entry.dir(), &entry.leaf, display, ctl)?,
         false => None,
+    };
+    let sha256_before = match (&audited_path, &mut lock) {
+        (Some(_), Some(locked)) => FileHash::of(&mut locked.file, ctl)?.map(|h| h.hex()),
+        _ => None,
     };
     ctl.check()?;
     match rustix::fs::unlinkat(entry.dir(), entry.leaf.as_os_str(), AtFlags::empty()) {
@@ -143,7 +171,7 @@ pub(crate) fn delete_path(
         }
         Err(e) => return Err(WsfsError::from_io(&e.into(), display)),
     }
-    // Committed. Audit seam: `path` was removed.
+    drop(lock);
     let output = DeleteOutput {
         path: display.clone(),
         deleted: true,
@@ -153,6 +181,7 @@ pub(crate) fn delete_path(
         not_removed: Vec::new(),
         not_removed_count: None,
         kind: entry::kind_wire(&entry.meta),
+        audit: audited_path.map(|p| (p, sha256_before)),
     };
     Ok((output, sync_warning(&entry)))
 }
@@ -172,11 +201,23 @@ fn delete_tree(
     ctl: &CallControl,
 ) -> Result<(DeleteOutput, Vec<String>)> {
     let display = &path.display;
+    // The policy on every path inside the directory: a denied entry (and the directories
+    // holding it) stays, reported as not removed.
+    let base = match ws.checks_inside(Access::WRITE) {
+        true => Some(ws.resolved_rel(&entry.located.dir, Some(entry.leaf.as_os_str()))?),
+        false => None,
+    };
+    let deny = |rel: &[u8], kind: Kind| {
+        base.as_ref().is_some_and(|base| {
+            let rel = base.join(OsStr::from_bytes(rel));
+            ws.refuses_inside(&rel, kind == Kind::Dir, Access::WRITE, ctl)
+                .is_some()
+        })
+    };
     let opts = RemoveOptions {
         max_entries: MAX_DELETE_ENTRIES,
         protect: Some(entry::root_id(ws, display)?),
-        // Policy seam (deny_write on every deleted path inside the directory).
-        deny: None,
+        deny: base.is_some().then_some(&deny as RemoveDenyHook<'_>),
     };
     let removal =
         remove_tree(entry.dir(), &entry.leaf, entry.id(), &opts, ctl).map_err(|e| {
@@ -246,6 +287,7 @@ fn delete_tree(
             .collect(),
         not_removed_count: is_not_removed.then_some(not_removed_count),
         kind: "dir",
+        audit: None,
     };
     Ok((output, warnings))
 }

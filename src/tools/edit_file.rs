@@ -1,15 +1,17 @@
 //! `edit_file`: exact text replacement, written back atomically under the file's lock.
 
+use crate::audit::sha256_hex;
 use crate::control::CallControl;
 use crate::edit_hints;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::fileops::{
     atomic_replace, decode_text, lock_current, open_error, open_leaf_read, require_regular,
 };
+use crate::policy::Access;
 use crate::render;
 use crate::tool::{Annotations, Call, Tool, ToolOutput};
-use crate::tools::write::check_write_size;
-use crate::workspace::{ToolPath, Workspace};
+use crate::tools::write::{check_write_size, record_file};
+use crate::workspace::ToolPath;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -42,7 +44,7 @@ impl Tool for EditFile {
     type Output = EditOutput;
 
     fn description() -> String {
-        format!("Replace exact text in a file. old_text must match the file byte for byte (whitespace, indentation and line endings included) and, unless replace_all is true, occur exactly once: otherwise nothing changes and the error says how many matches there were. Everything else in the file is kept exactly. Read the file first to copy old_text. {}", super::PATHS)
+        format!("Replace exact text in a file. old_text must match the file byte for byte (whitespace, indentation and line endings included) and, unless replace_all is true, occur exactly once: otherwise nothing changes and the error says how many matches there were. Everything else in the file is kept exactly. Read the file first to copy old_text. For several changes or files at once use apply_patch (docs/patch_vs_write.md says which to use). {}", super::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: EditFileArgs) -> Result<(EditOutput, Vec<String>)> {
@@ -52,7 +54,7 @@ impl Tool for EditFile {
             new_text: &args.new_text,
             replace_all: args.replace_all,
         };
-        edit_file(call.ws, &path, &req, call.ctl)
+        edit_file(call, &path, &req)
     }
 }
 
@@ -80,11 +82,11 @@ const TOO_BIG_TO_EDIT: &str =
     "edit_file rewrites the whole file, so it only edits files within that limit";
 
 pub fn edit_file(
-    ws: &Workspace,
+    call: &mut Call<'_>,
     path: &ToolPath,
     req: &EditRequest<'_>,
-    ctl: &CallControl,
 ) -> Result<(EditOutput, Vec<String>)> {
+    let (ws, ctl) = (call.ws, call.ctl);
     if req.old_text.is_empty() {
         return Err(WsfsError::new(
             ErrorCode::InvalidArguments,
@@ -100,7 +102,7 @@ pub fn edit_file(
     let display = &path.display;
     path.refuse_trailing_slash()?;
     let io_err = |e: std::io::Error| WsfsError::from_io(&e, display);
-    let located = ws.resolve(path, false, ctl)?;
+    let located = ws.resolve(path, Access::READ_WRITE, false, ctl)?;
     let leaf = located.file_leaf(display, false)?;
     let file = open_leaf_read(&located.dir, leaf).map_err(|e| open_error(e, display))?;
     require_regular(&file.metadata().map_err(io_err)?, display)?;
@@ -151,6 +153,16 @@ pub fn edit_file(
         ctl,
     )?;
     drop(locked);
+    if call.audits() {
+        let hashes = (sha256_hex(text.as_bytes()), sha256_hex(updated.as_bytes()));
+        record_file(
+            call,
+            &located,
+            display,
+            Some(Some(hashes.0)),
+            Some(hashes.1),
+        );
+    }
     Ok((
         EditOutput {
             path: display.clone(),

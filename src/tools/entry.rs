@@ -9,6 +9,7 @@ use crate::create_dirs::open_parent;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::fileops::{lock_current, open_error, open_leaf_read, LockedFile};
 use crate::names::display_path;
+use crate::policy::Access;
 use crate::resolve::Located;
 use crate::walk::sys;
 use crate::workspace::{Anchor, ToolPath, Workspace};
@@ -77,11 +78,12 @@ pub(crate) fn kind_phrase(meta: &Metadata) -> &'static str {
 pub(crate) fn existing_entry<'a>(
     ws: &'a Workspace,
     path: &ToolPath,
+    access: Access,
     action: &str,
     ctl: &CallControl,
 ) -> Result<Entry<'a>> {
     let display = &path.display;
-    let mut located = ws.resolve_entry(path, false, ctl)?;
+    let mut located = ws.resolve_entry(path, access, false, ctl)?;
     let Some(leaf) = located.leaf.clone() else {
         return Err(unnamed(ws, &located.dir, display, action));
     };

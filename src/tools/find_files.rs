@@ -2,7 +2,7 @@
 //! workspace's handle.
 
 use super::globs::PathGlob;
-use super::target::open_walk_dir;
+use super::target::{open_walk_dir, WalkDeny};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::render;
 use crate::tool::{Annotations, Call, Tool, ToolOutput};
@@ -54,6 +54,8 @@ pub struct FindOutput {
     pub truncated: bool,
     /// Files tested against the pattern.
     pub files_scanned: u64,
+    /// Entries left out because the workspace policy denies reading them.
+    pub denied: u64,
     #[serde(skip)]
     meta: FindMeta,
 }
@@ -94,7 +96,12 @@ impl Tool for FindFiles {
             call.ctl,
             "find_files searches a directory; give its parent",
         )?;
-        let opts = WalkOptions::new(args.include_hidden, args.respect_gitignore);
+        let mut opts = WalkOptions::new(args.include_hidden, args.respect_gitignore);
+        let deny = WalkDeny::new(call.ws, &dir)?;
+        let hook = |rel: &[u8], kind| deny.as_ref().and_then(|d| d.skip(rel, kind));
+        if deny.is_some() {
+            opts.deny = Some(&hook);
+        }
         let prefix = super::search_text::path_prefix(&path.display);
         let mut full = prefix.clone().into_bytes();
         let mut files = Vec::new();
@@ -124,6 +131,7 @@ impl Tool for FindFiles {
             files,
             truncated,
             files_scanned: scanned,
+            denied: walked.stats.denied,
             meta: FindMeta {
                 pattern: args.pattern,
                 path: path.display.clone(),
@@ -199,8 +207,15 @@ pub(crate) fn skipped_hint(
     }
 }
 
-/// Directories the walk could not enter.
+/// Directories the walk could not enter, and entries the workspace policy left out.
 pub(crate) fn refused_note(text: &mut String, stats: &WalkStats) {
+    if stats.denied > 0 {
+        let _ = writeln!(
+            text,
+            "[{} not shown: denied by the workspace policy]",
+            render::count(stats.denied, "entry", "entries")
+        );
+    }
     if stats.refused > 0 {
         let _ = writeln!(
             text,

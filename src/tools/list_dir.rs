@@ -3,6 +3,7 @@
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::policy::{Access, Skipped};
 use crate::render;
 use crate::resolve::DirRef;
 use crate::tempfile_ops::is_temp_name;
@@ -12,14 +13,15 @@ use crate::walk::Kind;
 use crate::workspace::{ToolPath, Workspace};
 use cap_fs_ext::DirExt;
 use cap_std::fs::Dir;
-use rustix::fs::RawDir;
+use rustix::fs::{FileType, RawDir};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BinaryHeap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fmt::Write;
 use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 
 pub struct ListDir;
 
@@ -96,12 +98,16 @@ impl ToolOutput for ListOutput {
             };
         }
         if self.truncated {
-            let _ = write!(
+            let _ = writeln!(
                 text,
                 "[truncated: showing the first {} of {} entries]",
                 self.entries.len(),
                 self.total
             );
+        }
+        if self.denied > 0 {
+            let what = render::count(self.denied, "entry", "entries");
+            let _ = write!(text, "[{what} not shown: denied by the workspace policy]");
         }
         text.truncate(text.trim_end().len());
         Cow::Owned(text)
@@ -127,6 +133,8 @@ pub struct ListOutput {
     pub truncated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tree: Option<super::list_tree::TreeOut>,
+    /// Entries left out because the workspace policy denies reading them (not in `total`).
+    pub denied: u64,
 }
 
 /// Directory entries read between cancellation checks: 128 of the longest names fill half of
@@ -151,7 +159,8 @@ pub(crate) fn list_filtered(
 ) -> Result<ListOutput> {
     let display = &path.display;
     let io_err = |e: std::io::Error| WsfsError::from_io(&e, display);
-    let located = ws.resolve(path, false, ctl)?;
+    let located = ws.resolve(path, Access::READ, false, ctl)?;
+    let resolved = located.resolved_rel.clone();
     let dir = match &located.leaf {
         None => located.dir,
         Some(leaf) => match located.dir.open_dir_nofollow(leaf) {
@@ -165,10 +174,15 @@ pub(crate) fn list_filtered(
             Err(e) => return Err(io_err(e)),
         },
     };
-    let (names, total) = smallest_names(&dir, max, ctl, keep).map_err(|e| match e {
-        Stop::Io(e) => io_err(e),
-        Stop::Call(e) => e,
-    })?;
+    let filter = match ws.walks_filtered() {
+        true => Some(PolicyFilter::new(ws, &dir, resolved)?),
+        false => None,
+    };
+    let (names, total, denied) =
+        smallest_names(&dir, max, filter.as_ref(), ctl, keep).map_err(|e| match e {
+            Stop::Io(e) => io_err(e),
+            Stop::Call(e) => e,
+        })?;
     let mut entries = Vec::with_capacity(names.len());
     for name in names {
         ctl.check()?;
@@ -180,7 +194,53 @@ pub(crate) fn list_filtered(
         total,
         truncated: total > max,
         tree: None,
+        denied,
     })
+}
+
+/// The policy's say over a listing's entries (`Workspace::walk_skip`): denied entries are left
+/// out and counted, the audit log left out silently.
+struct PolicyFilter<'a> {
+    ws: &'a Workspace,
+    dir: &'a Dir,
+    /// The listed directory's resolved workspace-relative path.
+    base: PathBuf,
+    /// Its device, for recognising the audit log by inode.
+    dev: u64,
+}
+
+impl<'a> PolicyFilter<'a> {
+    /// `resolved` is the listed directory's resolved path if the resolver already has it.
+    fn new(ws: &'a Workspace, dir: &'a DirRef<'_>, resolved: Option<PathBuf>) -> Result<Self> {
+        use cap_std::fs::MetadataExt;
+        let base = match resolved {
+            Some(base) => base,
+            None => ws.resolved_rel(dir, None)?,
+        };
+        // Only the audit log is recognised by inode.
+        let dev = match ws.policy.audit.is_some() {
+            true => dir
+                .dir_metadata()
+                .map_err(|e| WsfsError::from_io(&e, "the listed directory"))?
+                .dev(),
+            false => 0,
+        };
+        Ok(PolicyFilter { ws, dir, base, dev })
+    }
+
+    fn skip(&self, name: &[u8], kind: FileType, ino: u64) -> Option<Skipped> {
+        let is_dir = match kind {
+            FileType::Directory => true,
+            FileType::Unknown => self
+                .dir
+                .symlink_metadata(OsStr::from_bytes(name))
+                .is_ok_and(|m| m.is_dir()),
+            _ => false,
+        };
+        let rel = self.base.join(OsStr::from_bytes(name));
+        let file = self.ws.policy.audit.as_ref().map(|_| (self.dev, ino));
+        self.ws.walk_skip(&rel, is_dir, file)
+    }
 }
 
 enum Stop {
@@ -188,17 +248,20 @@ enum Stop {
     Call(WsfsError),
 }
 
-/// The `max` smallest names in byte order, and the number of entries. A max-heap of `max`
-/// names keeps memory bounded by the limit however large the directory is.
+/// The `max` smallest names in byte order, the number of entries, and the number `filter`
+/// denied. A max-heap of `max` names keeps memory bounded by the limit however large the
+/// directory is.
 fn smallest_names(
     dir: &Dir,
     max: u64,
+    filter: Option<&PolicyFilter<'_>>,
     ctl: &CallControl,
     mut keep: impl FnMut(&Dir, &[u8], Kind) -> bool,
-) -> std::result::Result<(Vec<OsString>, u64), Stop> {
+) -> std::result::Result<(Vec<OsString>, u64, u64), Stop> {
     let cap = usize::try_from(max).unwrap_or(usize::MAX);
     let mut heap: BinaryHeap<Vec<u8>> = BinaryHeap::with_capacity(cap.min(4096) + 1);
     let mut total = 0u64;
+    let mut denied = 0u64;
     // The handle may be O_PATH; getdents needs the directory open for reading. Entries are
     // read straight from the kernel's buffer, so a name is copied only when it is kept.
     let readable = dir.open(".").map_err(Stop::Io)?;
@@ -219,6 +282,14 @@ fn smallest_names(
         if !keep(dir, name, Kind::from_file_type(entry.file_type())) {
             continue;
         }
+        match filter.and_then(|f| f.skip(name, entry.file_type(), entry.ino())) {
+            Some(Skipped::Denied(_)) => {
+                denied += 1;
+                continue;
+            }
+            Some(Skipped::Reserved) => continue,
+            None => {}
+        }
         total += 1;
         if heap.len() < cap {
             heap.push(name.to_vec());
@@ -232,7 +303,7 @@ fn smallest_names(
         .into_iter()
         .map(|b| OsString::from(std::ffi::OsStr::from_bytes(&b)))
         .collect();
-    Ok((names, total))
+    Ok((names, total, denied))
 }
 
 /// The entry's own type and size (`lstat`); `None` if it vanished since it was listed.
@@ -269,7 +340,7 @@ mod tests {
         }
         let dir = Dir::open_ambient_dir(tmp.path(), ambient_authority()).unwrap();
         let ctl = CallControl::new(Duration::from_secs(10), None);
-        let (names, total) = match smallest_names(&dir, 3, &ctl, |_, _, _| true) {
+        let (names, total, _) = match smallest_names(&dir, 3, None, &ctl, |_, _, _| true) {
             Ok(found) => found,
             Err(_) => panic!("listing failed"),
         };

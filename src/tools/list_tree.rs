@@ -2,7 +2,7 @@
 //! a breadth-first tree (`crate::walk::tree`).
 
 use super::list_dir::{list_filtered, ListDirArgs, ListOutput};
-use super::target::open_walk_dir;
+use super::target::{open_walk_dir, WalkDeny};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::render;
 use crate::tool::Call;
@@ -41,7 +41,7 @@ pub(crate) fn run(
         0 => limit,
         n => n.min(limit),
     };
-    let opts = WalkOptions {
+    let mut opts = WalkOptions {
         include_hidden: args.include_hidden,
         respect_gitignore: args.respect_gitignore,
         max_depth: usize::try_from(args.depth).unwrap_or(usize::MAX),
@@ -51,6 +51,11 @@ pub(crate) fn run(
         return list_level(call, path, &opts, cap);
     }
     let dir = open_walk_dir(call.ws, path, call.ctl, "use read_file for files")?;
+    let deny = WalkDeny::new(call.ws, &dir)?;
+    let hook = |rel: &[u8], kind| deny.as_ref().and_then(|d| d.skip(rel, kind));
+    if deny.is_some() {
+        opts.deny = Some(&hook);
+    }
     let cap_entries = usize::try_from(cap).unwrap_or(usize::MAX);
     let mut tree = list_tree(dir.as_fd(), &path.display, &opts, cap_entries, call.ctl)?;
     let warnings = std::mem::take(&mut tree.warnings);
@@ -59,6 +64,7 @@ pub(crate) fn run(
         entries: Vec::new(),
         total: tree.shown(),
         truncated: tree.truncated,
+        denied: tree.stats.denied,
         tree: Some(TreeOut {
             tree,
             cap,

@@ -19,13 +19,18 @@
 //!   directories are fsynced after the rename.
 
 use super::entry::{self, Entry, FileId};
+use crate::audit::{Change, FileHash};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::fileops::open_leaf_read;
 use crate::fileops::sync_dir;
 use crate::hints::shown_name;
+use crate::policy::Access;
 use crate::resolve::Located;
 use crate::tool::{Annotations, Call, Tool, ToolOutput};
-use crate::walk::sys;
+use crate::walk::dfs::{walk, Flow};
+use crate::walk::sys::{self, Kind};
+use crate::walk::WalkOptions;
 use crate::workspace::{ToolPath, Workspace};
 use cap_std::fs::{Dir, Metadata};
 use rustix::fs::RenameFlags;
@@ -35,6 +40,8 @@ use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::os::fd::AsFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 
 pub struct MoveFile;
 
@@ -62,6 +69,9 @@ pub struct MoveOutput {
     pub replaced: bool,
     /// Parent directories of `dst` that were created, outermost first.
     pub dirs_created: Vec<String>,
+    /// For the audit log (only when the workspace keeps one).
+    #[serde(skip)]
+    audit: Vec<Change>,
 }
 
 impl Tool for MoveFile {
@@ -81,7 +91,12 @@ impl Tool for MoveFile {
     fn run(call: &mut Call<'_>, args: MoveFileArgs) -> Result<(MoveOutput, Vec<String>)> {
         let src = call.path(&args.src)?;
         let dst = call.path(&args.dst)?;
-        move_entry(call.ws, &src, &dst, args.overwrite, call.ctl)
+        let (mut out, warnings) =
+            move_entry(call.ws, &src, &dst, args.overwrite, call.audits(), call.ctl)?;
+        for change in std::mem::take(&mut out.audit) {
+            call.record_change(change);
+        }
+        Ok((out, warnings))
     }
 }
 
@@ -114,11 +129,13 @@ pub(crate) fn move_entry(
     src: &ToolPath,
     dst: &ToolPath,
     overwrite: bool,
+    audits: bool,
     ctl: &CallControl,
 ) -> Result<(MoveOutput, Vec<String>)> {
-    let from = entry::existing_entry(ws, src, "move", ctl)?;
-    // Policy seam (deny_write on src): the one check of the moved path goes here; `from` is
-    // resolved (its directory handle and name), nothing has changed yet.
+    // The policy checks both ends (resolve_entry): src may be neither read nor changed if
+    // denied (a move would change what it is named, and could make it readable), dst may
+    // not be changed; a directory's contents are checked by `check_moved_tree`.
+    let from = entry::existing_entry(ws, src, Access::READ_WRITE, "move", ctl)?;
     if dst.trailing_slash && !from.is_dir() {
         return Err(WsfsError::new(
             ErrorCode::NotAFile,
@@ -132,14 +149,34 @@ pub(crate) fn move_entry(
             ),
         ));
     }
-    let to = ws.resolve_entry(dst, true, ctl)?;
-    match rename_entry(ws, &from, &to, src, dst, overwrite, ctl) {
-        Ok((replaced, warnings)) => {
+    let dst_access = Access {
+        reads: false,
+        writes: true,
+        new_is_dir: from.is_dir(),
+    };
+    let to = ws.resolve_entry(dst, dst_access, true, ctl)?;
+    let audit = match audits {
+        true => audit_records(ws, &from, &to, src, dst, ctl),
+        false => Ok(Vec::new()),
+    };
+    let checked = audit.and_then(|audit| {
+        check_moved_tree(ws, &from, &to, src, ctl)?;
+        Ok(audit)
+    });
+    let moved = checked.and_then(|audit| {
+        rename_entry(ws, &from, &to, src, dst, overwrite, ctl).map(|done| (done, audit))
+    });
+    match moved {
+        Ok(((replaced, warnings), mut audit)) => {
             let dirs_created = to
                 .created
                 .iter()
                 .map(|d| entry::shown_rel(ws, dst.anchor, d.rel()))
                 .collect();
+            if audits {
+                let dirs = to.created.iter();
+                audit.extend(dirs.map(|d| Change::dir(ws.shown_anchored(dst.anchor, d.rel()))));
+            }
             Ok((
                 MoveOutput {
                     moved_from: src.display.clone(),
@@ -147,6 +184,7 @@ pub(crate) fn move_entry(
                     kind: entry::kind_wire(&from.meta),
                     replaced,
                     dirs_created,
+                    audit,
                 },
                 warnings,
             ))
@@ -173,8 +211,6 @@ fn rename_entry(
     let Some(to_leaf) = &to.leaf else {
         return Err(entry::unnamed(ws, &to.dir, &dst.display, "replace"));
     };
-    // Policy seam (deny_write on dst): the one check of the destination path goes here; `to`
-    // is resolved (parents created, undone by the caller on refusal).
     let io_err = |e: std::io::Error| WsfsError::from_io(&e, &dst.display);
     let from_dir_id = sys::identity(from.dir().as_fd()).map_err(io_err)?;
     let to_dir_id = sys::identity(to.dir.as_fd()).map_err(io_err)?;
@@ -203,8 +239,6 @@ fn rename_entry(
     rustix::fs::renameat_with(from.dir(), &from.leaf, &*to.dir, to_leaf, flags)
         .map_err(|e| rename_error(e, ws, from, to, src, dst, overwrite, ctl))?;
     // Committed: from here on the call succeeds; a failed fsync is a warning.
-    // Audit seam: `src` was moved to `dst` (and an existing `dst` replaced when
-    // `to.leaf_meta` is set).
     let mut warnings = Vec::new();
     let mut sync = |dir: &Dir| {
         if let Err(e) = sync_dir(dir) {
@@ -431,4 +465,103 @@ fn into_itself(src: &ToolPath, dst: &ToolPath) -> WsfsError {
 fn into(dst: &ToolPath, from: &Entry<'_>) -> String {
     let name: &OsStr = &from.leaf;
     format!("{}/{}", dst.display.trim_end_matches('/'), shown_name(name))
+}
+
+/// The audit log's two records of a move: `src` gone (with a file's hash), `dst` there (with
+/// the same hash; `existed_before` when it replaced something). Computed before the rename.
+fn audit_records(
+    ws: &Workspace,
+    from: &Entry<'_>,
+    to: &Located<'_>,
+    src: &ToolPath,
+    dst: &ToolPath,
+    ctl: &CallControl,
+) -> Result<Vec<Change>> {
+    let kind = if from.is_dir() { "dir" } else { "file" };
+    let mut sha256 = None;
+    if from.meta.is_file() {
+        if let Ok(file) = open_leaf_read(from.dir(), &from.leaf) {
+            let mut file = file.into_std();
+            let same = file
+                .metadata()
+                .is_ok_and(|m| (m.dev(), m.ino()) == from.id());
+            if same {
+                sha256 = FileHash::of(&mut file, ctl)?.map(|h| h.hex());
+            }
+        }
+    }
+    let src_shown = ws.shown_resolved(&from.located.dir, Some(&from.leaf), &src.display);
+    let dst_shown = ws.shown_resolved(&to.dir, to.leaf.as_deref(), &dst.display);
+    Ok(vec![
+        Change {
+            path: src_shown,
+            kind,
+            existed_before: true,
+            sha256_before: sha256.clone(),
+            sha256_after: None,
+        },
+        Change {
+            path: dst_shown,
+            kind,
+            existed_before: to.leaf_meta.is_some(),
+            sha256_before: None,
+            sha256_after: sha256,
+        },
+    ])
+}
+
+/// A directory move renames everything inside it: with deny rules (or an audit log inside
+/// the workspace), every entry is checked, under its current path (it may be neither read
+/// nor changed if denied) and its new one (it may not be changed there). The first refusal
+/// is `policy_denied` and nothing moves. Bounded by the deadline; a subdirectory that cannot
+/// be read is refused too, since what it holds cannot be checked.
+fn check_moved_tree(
+    ws: &Workspace,
+    from: &Entry<'_>,
+    to: &Located<'_>,
+    src: &ToolPath,
+    ctl: &CallControl,
+) -> Result<()> {
+    if !from.is_dir() || !ws.checks_inside(Access::READ_WRITE) {
+        return Ok(());
+    }
+    let src_base = ws.resolved_rel(&from.located.dir, Some(&from.leaf))?;
+    let dst_base = ws.resolved_rel(&to.dir, to.leaf.as_deref())?;
+    let dir = sys::open_child_dir(from.dir().as_fd(), from.leaf.as_bytes())
+        .map_err(|e| WsfsError::from_io(&e, &src.display))?;
+    let opts = WalkOptions::new(true, false);
+    let mut refused: Option<(String, String)> = None;
+    let walked = walk(dir.as_fd(), &src.display, &opts, ctl, |e| {
+        let rel = OsStr::from_bytes(e.rel);
+        let is_dir = e.kind == Kind::Dir;
+        let why = ws
+            .refuses_inside(&src_base.join(rel), is_dir, Access::READ_WRITE, ctl)
+            .or_else(|| ws.refuses_inside(&dst_base.join(rel), is_dir, Access::WRITE, ctl));
+        match why {
+            Some(why) => {
+                refused = Some((String::from_utf8_lossy(e.rel).into_owned(), why));
+                Ok(Flow::Stop)
+            }
+            None => Ok(Flow::Continue),
+        }
+    })?;
+    if let Some((inner, why)) = refused {
+        return Err(WsfsError::new(
+            ErrorCode::PolicyDenied,
+            format!(
+                "{} holds {inner}, which the workspace policy does not let this move rename                  ({why}); nothing was moved. Move the other entries one by one instead",
+                src.display
+            ),
+        ));
+    }
+    if walked.stats.refused > 0 {
+        return Err(WsfsError::new(
+            ErrorCode::PolicyDenied,
+            format!(
+                "{} holds directories that could not be read, so the workspace policy cannot                  be checked for them; nothing was moved",
+                src.display
+            ),
+        ));
+    }
+    Ok(())
 }

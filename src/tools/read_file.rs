@@ -5,6 +5,7 @@ use crate::control::CallControl;
 use crate::error::{Result, WsfsError};
 use crate::fileops::{decode_text, open_error, open_leaf_read, require_regular};
 use crate::lines::FileHash;
+use crate::policy::Access;
 use crate::tool::{Annotations, Call, Tool, ToolOutput};
 use crate::tools::read_range::{self, RangeRequest, RangeView};
 use crate::workspace::{ToolPath, Workspace};
@@ -172,7 +173,7 @@ const CHUNK: usize = 64 * 1024;
 fn open_regular(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<(File, Metadata)> {
     let display = &path.display;
     path.refuse_trailing_slash()?;
-    let located = ws.resolve(path, false, ctl)?;
+    let located = ws.resolve(path, Access::READ, false, ctl)?;
     let leaf = located.file_leaf(display, false)?;
     let file = open_leaf_read(&located.dir, leaf).map_err(|e| open_error(e, display))?;
     // Checked again on the open file: the name may have been swapped since resolution.

@@ -3,7 +3,7 @@
 
 use super::globs::PathGlob;
 use super::search_sink::{Collected, FileSink, TextMatch};
-use super::target::{open_target, Target};
+use super::target::{open_target, Target, WalkDeny};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::render;
@@ -85,6 +85,8 @@ pub struct SearchOutput {
     /// Files that could not be searched: unreadable, replaced during the search, a line
     /// longer than the limit; plus directories that could not be entered.
     pub files_skipped: u64,
+    /// Entries left out because the workspace policy denies reading them.
+    pub denied: u64,
     pub truncated: bool,
     #[serde(skip)]
     meta: SearchMeta,
@@ -149,7 +151,12 @@ impl Tool for SearchText {
                 run.search_file(dir.as_fd(), leaf.as_bytes(), &path.display)?;
             }
             Target::Dir(dir) => {
-                let opts = WalkOptions::new(args.include_hidden, args.respect_gitignore);
+                let mut opts = WalkOptions::new(args.include_hidden, args.respect_gitignore);
+                let deny = WalkDeny::new(call.ws, &dir)?;
+                let hook = |rel: &[u8], kind| deny.as_ref().and_then(|d| d.skip(rel, kind));
+                if deny.is_some() {
+                    opts.deny = Some(&hook);
+                }
                 let prefix = path_prefix(&path.display);
                 let mut full = prefix.clone().into_bytes();
                 let walked = walk(dir.as_fd(), &path.display, &opts, call.ctl, |e| {
@@ -179,6 +186,7 @@ impl Tool for SearchText {
             files_searched: run.files_searched,
             binary_files_skipped: run.binary,
             files_skipped: run.skipped + stats.refused,
+            denied: stats.denied,
             truncated: run.out.truncated,
             meta: SearchMeta {
                 query: args.query,
@@ -377,6 +385,13 @@ impl ToolOutput for SearchOutput {
                 render::count(self.matches.len() as u64, "matching line", "matching lines"),
                 render::count(m.files_with_matches, "file", "files"),
                 render::count(self.files_searched, "file", "files")
+            );
+        }
+        if self.denied > 0 {
+            let _ = writeln!(
+                text,
+                "[{} not searched: denied by the workspace policy]",
+                render::count(self.denied, "entry", "entries")
             );
         }
         if self.truncated {

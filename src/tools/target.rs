@@ -3,10 +3,15 @@
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::policy::{Access, Skipped};
 use crate::resolve::DirRef;
+use crate::walk::filter::Skip;
+use crate::walk::Kind;
 use crate::workspace::{ToolPath, Workspace};
 use cap_fs_ext::DirExt;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 
 /// What a path names.
 pub(crate) enum Target<'a> {
@@ -23,7 +28,7 @@ pub(crate) fn open_target<'a>(
     ctl: &CallControl,
 ) -> Result<Target<'a>> {
     let display = &path.display;
-    let located = ws.resolve(path, false, ctl)?;
+    let located = ws.resolve(path, Access::READ, false, ctl)?;
     let Some(leaf) = located.leaf.clone() else {
         return Ok(Target::Dir(located.dir));
     };
@@ -51,7 +56,7 @@ pub(crate) fn open_walk_dir<'a>(
     hint: &str,
 ) -> Result<DirRef<'a>> {
     let display = &path.display;
-    let located = ws.resolve(path, false, ctl)?;
+    let located = ws.resolve(path, Access::READ, false, ctl)?;
     let Some(leaf) = &located.leaf else {
         return Ok(located.dir);
     };
@@ -63,5 +68,33 @@ pub(crate) fn open_walk_dir<'a>(
             format!("{display} is not a directory; {hint}"),
         )),
         Err(e) => Err(WsfsError::from_io(&e, display)),
+    }
+}
+
+/// The workspace policy as a walk's deny hook: each entry's walk-relative path, prefixed
+/// with the resolved path of the directory the walk starts at, goes to
+/// [`Workspace::walk_skip`]. Denied entries are left out (not descended into) and counted;
+/// the audit log is left out silently. `None` when the policy can never skip anything, so an
+/// unrestricted walk pays nothing.
+pub(crate) struct WalkDeny<'w> {
+    ws: &'w Workspace,
+    base: PathBuf,
+}
+
+impl<'w> WalkDeny<'w> {
+    pub(crate) fn new(ws: &'w Workspace, start: &DirRef<'_>) -> Result<Option<Self>> {
+        if !ws.walks_filtered() {
+            return Ok(None);
+        }
+        let base = ws.resolved_rel(start, None)?;
+        Ok(Some(WalkDeny { ws, base }))
+    }
+
+    pub(crate) fn skip(&self, rel: &[u8], kind: Kind) -> Option<Skip> {
+        let path = self.base.join(OsStr::from_bytes(rel));
+        match self.ws.walk_skip(&path, kind == Kind::Dir, None)? {
+            Skipped::Denied(_) => Some(Skip::Denied),
+            Skipped::Reserved => Some(Skip::Internal),
+        }
     }
 }

@@ -1,23 +1,48 @@
-//! `write_file` and `append_file`.
+//! `write_file` (its three modes) and `append_file`.
 
+use crate::audit::{sha256_hex, Change, FileHash};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError, NO_SPACE_HINT};
 use crate::fileops::{
-    atomic_replace, check_file_size_limit, lock_current, open_error, open_leaf_append,
-    open_leaf_append_existing, open_leaf_append_new, open_leaf_read, require_regular, sync_dir,
+    atomic_create, atomic_replace, check_file_size_limit, file_exists, lock_current, open_error,
+    open_leaf_append, open_leaf_append_existing, open_leaf_append_new, open_leaf_read,
+    require_regular, sync_dir,
 };
+use crate::policy::Access;
 use crate::resolve::Located;
+use crate::tool::Call;
 use crate::workspace::{ToolPath, Workspace};
 use cap_std::fs::{Dir, File, Metadata, MetadataExt};
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::ffi::OsStr;
 use std::io::{self, Write};
+use std::os::unix::fs::MetadataExt as _;
 
 #[derive(Debug, Serialize)]
 pub struct WriteOutput {
     pub path: String,
     pub bytes_written: u64,
     pub created: bool,
+    /// Whether the file existed when the call began its change (`!created`).
+    pub existed_before: bool,
+    /// Not part of `data`: how the text words it.
+    #[serde(skip)]
+    pub mode: WriteMode,
+}
+
+/// `write_file`'s `mode`. (Plain comments on the variants: doc comments would turn the schema
+/// into a `oneOf`.)
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WriteMode {
+    // Create the file or replace it whole (the default, and the only mode before modes).
+    #[default]
+    Overwrite,
+    // Create the file; `file_exists` if the name is taken, decided by an exclusive link.
+    Create,
+    // Add to the end, exactly as `append_file`.
+    Append,
 }
 
 #[derive(Debug, Serialize)]
@@ -25,6 +50,9 @@ pub struct AppendOutput {
     pub path: String,
     pub bytes_appended: u64,
     pub size: u64,
+    /// Not part of `append_file`'s `data`: whether the append created the file.
+    #[serde(skip)]
+    pub created: bool,
 }
 
 pub const OVERWRITE_WARNING: &str = "file exists, overwriting";
@@ -43,41 +71,98 @@ pub fn check_write_size(ws: &Workspace, len: u64, what: &str, hint: &str) -> Res
 
 pub const SPLIT_HINT: &str = "Write less, or split it across write_file and append_file calls";
 
-/// Writes `content` atomically (see `fileops::atomic_replace`). An existing file is locked
-/// while it is replaced, so an edit in progress cannot write back stale content over it.
+/// Writes `content` in `mode`. Overwrite and create are atomic (see `fileops::atomic_replace`
+/// and `atomic_create`); an existing file is locked while it is replaced, so an edit in
+/// progress cannot write back stale content over it. Append is `append_file`.
 pub fn write_file(
-    ws: &Workspace,
+    call: &mut Call<'_>,
     path: &ToolPath,
     content: &str,
-    ctl: &CallControl,
+    mode: WriteMode,
 ) -> Result<(WriteOutput, Vec<String>)> {
+    if mode == WriteMode::Append {
+        let (appended, warnings) = append_file(call, path, content)?;
+        let output = WriteOutput {
+            path: appended.path,
+            bytes_written: appended.bytes_appended,
+            created: appended.created,
+            existed_before: !appended.created,
+            mode,
+        };
+        return Ok((output, warnings));
+    }
+    let ws = call.ws;
     check_write_size(ws, content.len() as u64, "content", SPLIT_HINT)?;
     path.refuse_trailing_slash()?;
-    let located = ws.resolve(path, true, ctl)?;
-    let written = replace_leaf(&located, content, &path.display, ctl);
-    if written.is_err() {
-        ws.undo_created(located);
-    }
-    let (created, warnings) = written?;
+    let located = ws.resolve(path, Access::WRITE, true, call.ctl)?;
+    let written = match mode {
+        WriteMode::Create => create_leaf(call, &located, content, &path.display),
+        _ => replace_leaf(call, &located, content, &path.display),
+    };
+    let (created, warnings) = match written {
+        Ok(written) => written,
+        Err(e) => {
+            ws.undo_created(located);
+            return Err(e);
+        }
+    };
     Ok((
         WriteOutput {
             path: path.display.clone(),
             bytes_written: content.len() as u64,
             created,
+            existed_before: !created,
+            mode,
         },
         warnings,
     ))
 }
 
-/// The write itself; returns whether the file was created, and the warnings.
+/// Right after a commit: records the parent directories the call created (each was fsynced
+/// into its parent when it was made), before the file, for the audit log.
+fn committed_dirs(call: &mut Call<'_>, located: &Located<'_>) {
+    if call.audits() {
+        for dir in &located.created {
+            let shown = call.ws.shown_anchored(located.anchor, dir.rel());
+            call.record_change(Change::dir(shown));
+        }
+    }
+}
+
+/// Records the file a write, append or edit committed, for the audit log: its resolved path
+/// and its content's hashes before (`None`: unknown) and after.
+pub(crate) fn record_file(
+    call: &mut Call<'_>,
+    located: &Located<'_>,
+    display: &str,
+    before: Option<Option<String>>,
+    after: Option<String>,
+) {
+    if !call.audits() {
+        return;
+    }
+    let path = call
+        .ws
+        .shown_resolved(&located.dir, located.leaf.as_deref(), display);
+    call.record_change(Change {
+        path,
+        kind: "file",
+        existed_before: before.is_some(),
+        sha256_before: before.flatten(),
+        sha256_after: after,
+    });
+}
+
+/// The overwrite itself; returns whether the file was created, and the warnings.
 fn replace_leaf(
+    call: &mut Call<'_>,
     located: &Located<'_>,
     content: &str,
     display: &str,
-    ctl: &CallControl,
 ) -> Result<(bool, Vec<String>)> {
+    let ctl = call.ctl;
     let leaf = located.file_leaf(display, true)?;
-    let locked = match open_leaf_read(&located.dir, leaf) {
+    let mut locked = match open_leaf_read(&located.dir, leaf) {
         Ok(file) => {
             let meta = file
                 .metadata()
@@ -102,6 +187,14 @@ fn replace_leaf(
         Some(locked) => Some(locked.meta.clone()),
         None => located.dir.symlink_metadata(leaf).ok(),
     };
+    // For the audit log only: the content being replaced (unknown if it cannot be read).
+    let before = match (&mut locked, &existing) {
+        (_, None) => None,
+        (Some(locked), Some(_)) if call.audits() => {
+            Some(FileHash::of(&mut locked.file, ctl)?.map(|h| h.hex()))
+        }
+        (_, Some(_)) => Some(None),
+    };
     let mut warnings = atomic_replace(
         &located.dir,
         leaf,
@@ -110,47 +203,75 @@ fn replace_leaf(
         display,
         ctl,
     )?;
+    drop(locked);
     if existing.is_some() {
         warnings.insert(0, OVERWRITE_WARNING.to_string());
     }
+    committed_dirs(call, located);
+    let after = call.audits().then(|| sha256_hex(content.as_bytes()));
+    record_file(call, located, display, before, after);
     Ok((existing.is_none(), warnings))
+}
+
+/// The create-only write: the name is taken only by an exclusive link at the commit point.
+/// A name found taken already at resolution is refused at once (it existed during the call).
+fn create_leaf(
+    call: &mut Call<'_>,
+    located: &Located<'_>,
+    content: &str,
+    display: &str,
+) -> Result<(bool, Vec<String>)> {
+    let leaf = located.file_leaf(display, true)?;
+    if located.leaf_meta.is_some() {
+        return Err(file_exists(display));
+    }
+    let warnings = atomic_create(&located.dir, leaf, content.as_bytes(), display, call.ctl)?;
+    committed_dirs(call, located);
+    let after = call.audits().then(|| sha256_hex(content.as_bytes()));
+    record_file(call, located, display, None, after);
+    Ok((true, warnings))
 }
 
 /// Appends with one `O_APPEND` write under the file's lock (all or nothing), then fsyncs. Refuses files with
 /// more than one hard link: appending in place would change the other names too.
 pub fn append_file(
-    ws: &Workspace,
+    call: &mut Call<'_>,
     path: &ToolPath,
     content: &str,
-    ctl: &CallControl,
 ) -> Result<(AppendOutput, Vec<String>)> {
+    let ws = call.ws;
     check_write_size(ws, content.len() as u64, "content", SPLIT_HINT)?;
     path.refuse_trailing_slash()?;
-    let located = ws.resolve(path, true, ctl)?;
-    let appended = append_leaf(&located, content, &path.display, ctl);
-    if appended.is_err() {
-        ws.undo_created(located);
-    }
-    let (size, warnings) = appended?;
+    let located = ws.resolve(path, Access::WRITE, true, call.ctl)?;
+    let appended = append_leaf(call, &located, content, &path.display);
+    let (size, created, warnings) = match appended {
+        Ok(appended) => appended,
+        Err(e) => {
+            ws.undo_created(located);
+            return Err(e);
+        }
+    };
     Ok((
         AppendOutput {
             path: path.display.clone(),
             bytes_appended: content.len() as u64,
             size,
+            created,
         },
         warnings,
     ))
 }
 
-/// The append itself; returns the new size and the warnings. It is all or nothing: a failed
-/// or short write is truncated back to the size the file had when the lock was taken, and a
-/// file this call created is removed again if the call fails.
+/// The append itself; returns the new size, whether it created the file, and the warnings.
+/// It is all or nothing: a failed or short write is truncated back to the size the file had
+/// when the lock was taken, and a file this call created is removed again if the call fails.
 fn append_leaf(
+    call: &mut Call<'_>,
     located: &Located<'_>,
     content: &str,
     display: &str,
-    ctl: &CallControl,
-) -> Result<(u64, Vec<String>)> {
+) -> Result<(u64, bool, Vec<String>)> {
+    let ctl = call.ctl;
     let io_err = |e: io::Error| WsfsError::from_io(&e, display);
     let leaf = located.file_leaf(display, true)?;
     let (file, created) =
@@ -160,8 +281,15 @@ fn append_leaf(
         .and_then(|()| lock_current(&located.dir, leaf, file, reopen, display, ctl))?;
     let before = locked.meta.len();
     let bytes = content.as_bytes();
+    let mut hashed = None;
     let appended = refuse_hard_links(&locked.meta, display)
         .and_then(|()| check_file_size_limit(before.saturating_add(bytes.len() as u64), display))
+        .and_then(|()| {
+            if call.audits() && !created {
+                hashed = hash_locked(&located.dir, leaf, &locked.meta, ctl)?;
+            }
+            Ok(())
+        })
         .and_then(|()| ctl.check())
         .and_then(|()| append_once(&mut locked.file, bytes, before, display));
     if let Err(e) = appended {
@@ -186,7 +314,39 @@ fn append_leaf(
         .metadata()
         .map(|m| m.len())
         .unwrap_or(before + bytes.len() as u64);
-    Ok((size, warnings))
+    drop(locked);
+    committed_dirs(call, located);
+    if call.audits() {
+        let (before, after) = match (created, hashed) {
+            (true, _) => (None, Some(sha256_hex(bytes))),
+            (false, Some(hash)) => (Some(Some(hash.hex())), Some(hash.hex_with(bytes))),
+            (false, None) => (Some(None), None),
+        };
+        record_file(call, located, display, before, after);
+    }
+    Ok((size, created, warnings))
+}
+
+/// For the audit log: the hash of the file an append holds locked, read through a second,
+/// read-only descriptor that must be the same file (the append descriptor is write-only).
+/// `None` if it cannot be read.
+fn hash_locked(
+    dir: &Dir,
+    leaf: &OsStr,
+    locked: &Metadata,
+    ctl: &CallControl,
+) -> Result<Option<FileHash>> {
+    let Ok(file) = open_leaf_read(dir, leaf) else {
+        return Ok(None);
+    };
+    let mut file = file.into_std();
+    let same = file
+        .metadata()
+        .is_ok_and(|m| m.dev() == locked.dev() && m.ino() == locked.ino());
+    if !same {
+        return Ok(None);
+    }
+    FileHash::of(&mut file, ctl)
 }
 
 /// Opens `leaf` for appending, creating it if missing; says whether this call created it.

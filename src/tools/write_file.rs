@@ -1,6 +1,6 @@
-//! `write_file`: create or replace a whole file, atomically.
+//! `write_file`: create or replace a whole file atomically, create one only if new, or append.
 
-use super::write::{self, WriteOutput};
+use super::write::{self, WriteMode, WriteOutput};
 use crate::error::Result;
 use crate::render;
 use crate::tool::{Annotations, Call, Tool, ToolOutput};
@@ -18,6 +18,9 @@ pub struct WriteFileArgs {
     /// The complete new content of the file.
     #[schemars(required, with = "String")]
     pub content: Option<String>,
+    /// 'overwrite' (default) creates the file or replaces it; 'create' only creates it and fails with file_exists if the name is taken; 'append' adds the content to the end, like append_file.
+    #[serde(default)]
+    pub mode: WriteMode,
 }
 
 impl Tool for WriteFile {
@@ -25,27 +28,32 @@ impl Tool for WriteFile {
     const ANNOTATIONS: Annotations = Annotations {
         read_only: false,
         destructive: true,
-        idempotent: true,
+        // Mode 'append' adds again on every call.
+        idempotent: false,
     };
     const CONTENT_BUFFER: bool = true;
     type Args = WriteFileArgs;
     type Output = WriteOutput;
 
     fn description() -> String {
-        format!("Create or overwrite a text file with the given content (the whole file). Missing parent directories are created. The write is atomic: readers see the old or the new file, never a mix. An existing file's permissions are kept. Content is limited to 1 MiB by default; use append_file to add to a file and edit_file to change part of it. {}", super::PATHS)
+        format!("Create or overwrite a text file with the given content (the whole file). Missing parent directories are created. The write is atomic: readers see the old or the new file, never a mix. An existing file's permissions are kept. With mode 'create' an existing file is never replaced (the call fails with file_exists instead), even if another writer creates it at the same moment. Content is limited to 1 MiB by default; use append_file (or mode 'append') to add to a file, edit_file to change part of it and apply_patch for several changes or files at once (docs/patch_vs_write.md says which to use). {}", super::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: WriteFileArgs) -> Result<(WriteOutput, Vec<String>)> {
         let path = call.path(&args.path)?;
         let content = super::content(Self::NAME, args.content.as_deref(), call.content_buffer)?;
-        write::write_file(call.ws, &path, content, call.ctl)
+        write::write_file(call, &path, content, args.mode)
     }
 }
 
 impl ToolOutput for WriteOutput {
     fn text(&self) -> Cow<'_, str> {
-        let how = if self.created { "created" } else { "overwrote" };
         let size = render::bytes(self.bytes_written);
-        Cow::Owned(format!("{how} {} ({size})", self.path))
+        Cow::Owned(match (self.mode, self.created) {
+            (WriteMode::Append, true) => format!("created {} and appended {size}", self.path),
+            (WriteMode::Append, false) => format!("appended {size} to {}", self.path),
+            (_, true) => format!("created {} ({size})", self.path),
+            (_, false) => format!("overwrote {} ({size})", self.path),
+        })
     }
 }

@@ -14,8 +14,9 @@ use std::path::Path;
 pub const MAX_GITIGNORE_BYTES: usize = 1 << 20;
 
 /// Decides, for a walk-relative path and its kind, whether the walk must leave it out
-/// entirely (not report it, not descend). The policy's deny rules plug in here.
-pub type DenyHook<'a> = &'a dyn Fn(&[u8], Kind) -> bool;
+/// entirely (not report it, not descend), and why (`Denied` is counted and reported,
+/// `Internal` is not). The policy's deny rules plug in here (`tools::target::WalkDeny`).
+pub type DenyHook<'a> = &'a dyn Fn(&[u8], Kind) -> Option<Skip>;
 
 /// What a walk shows and where it goes.
 #[derive(Clone, Copy)]
@@ -85,8 +86,8 @@ pub fn skip<'g>(
     if opts.respect_gitignore && ignored(ignores, rel, kind == Kind::Dir) {
         return Some(Skip::Ignored);
     }
-    if opts.deny.is_some_and(|deny| deny(rel, kind)) {
-        return Some(Skip::Denied);
+    if let Some(why) = opts.deny.and_then(|deny| deny(rel, kind)) {
+        return Some(why);
     }
     None
 }

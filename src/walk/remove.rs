@@ -22,7 +22,6 @@
 //!   file, the host's deny hook) is left with everything above it, and reported; the rest of
 //!   the tree is still removed.
 
-use super::filter::DenyHook;
 use super::names::shown;
 use super::sys::{self, Kind};
 use crate::control::CallControl;
@@ -62,14 +61,18 @@ const CHECK_EVERY: u64 = 128;
 type FileId = (u64, u64);
 
 /// What a recursive deletion does besides removing.
+/// Whether the entry at a path relative to the deleted directory must stay.
+pub type RemoveDenyHook<'a> = &'a dyn Fn(&[u8], Kind) -> bool;
+
 pub struct RemoveOptions<'a> {
     /// Removals at most; the deletion stops (reported) when the next would pass it.
     pub max_entries: u64,
     /// Never removed, never entered (the workspace root, in unrestricted mode).
     pub protect: Option<FileId>,
-    /// Policy seam (deny_write): an entry for which this returns true is left in place with
-    /// everything above it, and reported. `None` today.
-    pub deny: Option<DenyHook<'a>>,
+    /// The workspace policy (deny_write, the audit log): an entry (path relative to the
+    /// deleted directory) for which this returns true is left in place with everything above
+    /// it, and reported.
+    pub deny: Option<RemoveDenyHook<'a>>,
 }
 
 /// Why a deletion stopped before removing everything.

@@ -28,7 +28,7 @@ lib.wsfs_workspace_close.argtypes = [ctypes.c_uint64]
 lib.wsfs_workspace_close.restype = ctypes.c_void_p
 TOOLS = ("read_file", "write_file", "append_file", "list_dir", "edit_file")
 # Tools without a function of their own, reached through wsfs_call.
-NAMED_ONLY = ("get_path_info", "find_files", "search_text", "move_file", "delete_file")
+NAMED_ONLY = ("get_path_info", "find_files", "search_text", "apply_patch", "create_directory", "move_file", "delete_file")
 for tool in TOOLS:
     fn = getattr(lib, "wsfs_" + tool)
     fn.argtypes = [ctypes.c_uint64, ctypes.c_char_p]
@@ -37,6 +37,9 @@ lib.wsfs_call.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p]
 lib.wsfs_call.restype = ctypes.c_void_p
 lib.wsfs_call_with_options.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p]
 lib.wsfs_call_with_options.restype = ctypes.c_void_p
+lib.wsfs_call_with_content.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+                                       ctypes.c_char_p, ctypes.c_size_t]
+lib.wsfs_call_with_content.restype = ctypes.c_void_p
 lib.wsfs_cancel_token_new.argtypes = []
 lib.wsfs_cancel_token_new.restype = ctypes.c_uint64
 lib.wsfs_cancel_token_cancel.argtypes = [ctypes.c_uint64]
@@ -99,8 +102,11 @@ def tool_specs():
     assert sorted(s["name"] for s in specs) == sorted(TOOLS + NAMED_ONLY), specs
     for s in specs:
         p = s["parameters"]
-        paths = {"path"} if s["name"] != "move_file" else {"src", "dst"}
-        assert p["type"] == "object" and paths <= set(p["properties"]) and isinstance(p["required"], list), s
+        assert p["type"] == "object" and isinstance(p["required"], list), s
+        # apply_patch names its files inside the patch, move_file has src and dst; every other
+        # tool has a path.
+        paths = {"src", "dst"} if s["name"] == "move_file" else {"path"}
+        assert s["name"] == "apply_patch" or paths <= set(p["properties"]), s
 
 
 @test
@@ -120,7 +126,7 @@ def open_workspace():
 def every_tool():
     ws, root = STATE["ws"], STATE["root"]
     d = ok(tool(ws, "write_file", {"path": "dir/a.txt", "content": "hello\r\nworld"}))
-    assert d == {"path": "dir/a.txt", "bytes_written": 12, "created": True}, d
+    assert d == {"path": "dir/a.txt", "bytes_written": 12, "created": True, "existed_before": False}, d
     d = ok(tool(ws, "append_file", {"path": "dir/a.txt", "content": "\n"}))
     assert d["bytes_appended"] == 1 and d["size"] == 13, d
     d = ok(tool(ws, "edit_file", {"path": "dir/a.txt", "old_text": "world", "new_text": "wsfs"}))
@@ -189,7 +195,7 @@ def walking_tools():
         fh.write("import os\nneedle = 'ü'\n")
     os.symlink(STATE["base"], os.path.join(root, "tree", "up"))
     d = ok(take(lib.wsfs_call(ws, b"find_files", enc({"pattern": "**/*.py", "path": "tree"}))))
-    assert d == {"files": ["tree/sub/b.py"], "truncated": False, "files_scanned": 2}, d
+    assert d == {"files": ["tree/sub/b.py"], "truncated": False, "files_scanned": 2, "denied": 0}, d
     d = ok(take(lib.wsfs_call(ws, b"search_text", enc({"query": "NEEDLE", "case_sensitive": False, "context_lines": 1}))))
     assert d["matches"] == [{"file": "tree/sub/b.py", "line": 2, "column": 1, "snippet": "needle = 'ü'",
                              "match_start": 0, "match_end": 6, "before": ["import os"]}], d
@@ -244,6 +250,68 @@ def call_with_options():
     err(take(lib.wsfs_call_with_options(ws, b"write_file", enc({"path": "c.txt", "content": "x"}), opts)), "cancelled")
     lib.wsfs_cancel_token_free(tok)
     assert not os.path.exists(os.path.join(STATE["root"], "c.txt"))
+
+
+def named(ws, name, args):
+    return take(lib.wsfs_call(ws, name.encode(), enc(args)))
+
+
+@test
+def create_directory():
+    ws, root = STATE["ws"], STATE["root"]
+    d = ok(named(ws, "create_directory", {"path": "new/deep/er"}))
+    assert d == {"path": "new/deep/er", "created": True, "parents_created": 2}, d
+    assert os.path.isdir(os.path.join(root, "new", "deep", "er"))
+    d = ok(named(ws, "create_directory", {"path": "new/deep/er"}))
+    assert d["created"] is False and d["parents_created"] == 0, d
+    err(named(ws, "create_directory", {"path": "dir/a.txt"}), "not_a_directory")
+    err(named(ws, "create_directory", {"path": "nope/x", "parents": False}), "path_not_found")
+    err(named(ws, "create_directory", {"path": "../escape"}), "outside_workspace")
+    assert not os.path.exists(os.path.join(root, "nope"))
+
+
+@test
+def write_modes():
+    ws, root = STATE["ws"], STATE["root"]
+    d = ok(tool(ws, "write_file", {"path": "once.txt", "content": "first", "mode": "create"}))
+    assert d["created"] is True and d["existed_before"] is False, d
+    err(tool(ws, "write_file", {"path": "once.txt", "content": "second", "mode": "create"}), "file_exists")
+    # The content buffer works for every mode.
+    env = take(lib.wsfs_call_with_content(ws, b"write_file", enc({"path": "once.txt", "mode": "append"}), None,
+                                          b"+more", 5))
+    d = ok(env)
+    assert d["existed_before"] is True and d["bytes_written"] == 5, d
+    env = take(lib.wsfs_call_with_content(ws, b"write_file", enc({"path": "once.txt", "mode": "create"}), None,
+                                          b"x", 1))
+    err(env, "file_exists")
+    with open(os.path.join(root, "once.txt")) as fh:
+        assert fh.read() == "first+more"
+
+
+@test
+def policy_and_audit_log():
+    base = STATE["base"]
+    root = os.path.join(base, "policed")
+    log = os.path.join(base, "audit.jsonl")
+    os.makedirs(os.path.join(root, ".git"))
+    with open(os.path.join(root, ".env"), "w") as fh:
+        fh.write("TOKEN=1\n")
+    cfg = {"root": root, "policy": {"deny_read": [".env"], "audit_log": log}}
+    ws = ok(take(lib.wsfs_workspace_open(enc(cfg))))["workspace"]
+    os.symlink(".env", os.path.join(root, "link"))
+    msg = err(tool(ws, "read_file", {"path": "link"}), "policy_denied")
+    assert "'.env'" in msg, msg
+    err(tool(ws, "write_file", {"path": ".git/config", "content": "x"}), "policy_denied")
+    ok(tool(ws, "write_file", {"path": "a.txt", "content": "a"}))
+    ok(take(lib.wsfs_workspace_close(ws)))
+    with open(log) as fh:
+        lines = [json.loads(line) for line in fh]
+    assert [line["outcome"] for line in lines] == ["policy_denied", "policy_denied", "ok"], lines
+    assert lines[2]["changes"][0]["path"] == "a.txt", lines
+    ro = ok(take(lib.wsfs_workspace_open(enc({"root": root, "policy": {"writes_enabled": False}}))))["workspace"]
+    err(named(ro, "create_directory", {"path": "x"}), "writes_disabled")
+    ok(tool(ro, "read_file", {"path": "a.txt"}))
+    ok(take(lib.wsfs_workspace_close(ro)))
 
 
 @test
@@ -304,6 +372,26 @@ def close_and_use_after_close():
     err(take(lib.wsfs_call(ws, b"read_file", b'{"path":"dir/a.txt"}')), "invalid_workspace")
     err(take(lib.wsfs_workspace_close(ws)), "invalid_workspace")
     err(take(lib.wsfs_workspace_close(0)), "invalid_workspace")
+
+
+@test
+def apply_patch_commits_files_together():
+    base = STATE["base"]
+    root = os.path.join(base, "patched")
+    os.mkdir(root)
+    cfg = {"root": root, "state_dir": os.path.join(base, "state")}
+    ws = ok(take(lib.wsfs_workspace_open(enc(cfg))))["workspace"]
+    with open(os.path.join(root, "a.txt"), "wb") as fh:
+        fh.write(b"one\r\ntwo\r\n")
+    patch = "*** Begin Patch\n*** Update File: a.txt\n one\n-two\n+TWO\n*** Add File: b/c.txt\n+new\n*** End Patch\n"
+    d = ok(take(lib.wsfs_call(ws, b"apply_patch", enc({"patch": patch}))))
+    assert d["applied"] is True and d["rejected_hunks"] == [], d
+    assert [(f["action"], f["path"]) for f in d["files_changed"]] == [("update", "a.txt"), ("add", "b/c.txt")], d
+    with open(os.path.join(root, "a.txt"), "rb") as fh:
+        assert fh.read() == b"one\r\nTWO\r\n"
+    with open(os.path.join(root, "b", "c.txt"), "rb") as fh:
+        assert fh.read() == b"new\n"
+    ok(take(lib.wsfs_workspace_close(ws)))
 
 
 @test

@@ -68,6 +68,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	workspace := fs.String("workspace", "", "workspace root directory (required to run a tool)")
 	unrestricted := fs.Bool("unrestricted", false, "do not confine paths to the workspace (restrict_to_workspace=false)")
 	timeout := fs.Duration("timeout", 0, "operation timeout (default: the library's 10s)")
+	readOnly := fs.Bool("read-only", false, "refuse every changing tool with writes_disabled (policy writes_enabled=false)")
+	auditLog := fs.String("audit-log", "", "append one JSON line per call to this file (policy audit_log)")
 	maxIter := fs.Int("max-tool-iterations", 0, "demo: tool-iteration limit (default 10)")
 	verbose := fs.Bool("v", false, "log one line per tool call to stderr")
 	fs.Usage = func() {
@@ -163,6 +165,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			Root:                *workspace,
 			RestrictToWorkspace: wsfs.Bool(!*unrestricted),
 			Limits:              wsfs.Limits{OperationTimeout: *timeout},
+			Policy:              policy(*readOnly, *auditLog),
 			Logger:              logger,
 		})
 		if err != nil {
@@ -180,6 +183,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return 0
 	}
+}
+
+// policy is the workspace policy the flags ask for (the library's defaults
+// otherwise).
+func policy(readOnly bool, auditLog string) wsfs.Policy {
+	p := wsfs.Policy{AuditLog: auditLog}
+	if readOnly {
+		p.WritesEnabled = wsfs.Bool(false)
+	}
+	return p
 }
 
 func usageError(stderr io.Writer, msg string) int {

@@ -51,7 +51,7 @@ func TestTools(t *testing.T) {
 	for _, s := range specs {
 		names = append(names, s.Name)
 	}
-	if strings.Join(names, ",") != "read_file,write_file,append_file,list_dir,edit_file,get_path_info,find_files,search_text,move_file,delete_file" {
+	if strings.Join(names, ",") != "read_file,write_file,append_file,list_dir,edit_file,get_path_info,find_files,search_text,apply_patch,create_directory,move_file,delete_file" || strings.Join(names, ",") != strings.Join(wsfs.ToolNames, ",") {
 		t.Fatalf("names %v", names)
 	}
 }
@@ -104,6 +104,40 @@ func TestRunTool(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "hi\n" {
 		t.Fatalf("a.txt = %q", b)
+	}
+	// A one-file patch needs no state directory.
+	code, out, _ = runCLI(t, "", "-workspace", dir, "apply_patch", `{"patch":"--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-hi\n+ho\n"}`)
+	if env := decode(t, out); code != 0 || !env.OK || !strings.HasPrefix(env.Text, "applied the patch") {
+		t.Fatalf("apply_patch: exit %d, %q", code, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "ho\n" {
+		t.Fatalf("a.txt = %q", b)
+	}
+}
+
+func TestPolicyFlags(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := runCLI(t, "", "-workspace", dir, "create_directory", `{"path":"a/b"}`)
+	if env := decode(t, out); code != 0 || !env.OK || !strings.Contains(string(env.Data), `"parents_created":1`) {
+		t.Fatalf("create_directory: exit %d, %q, %q", code, out, stderr)
+	}
+	code, out, _ = runCLI(t, "", "-workspace", dir, "-read-only", "write_file", `{"path":"a/x","content":"x"}`)
+	if env := decode(t, out); code != 1 || env.OK || env.Error.Code != "writes_disabled" {
+		t.Fatalf("read-only write: exit %d, %q", code, out)
+	}
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	code, out, _ = runCLI(t, "", "-workspace", dir, "-audit-log", log, "list_dir", `{"path":"a"}`)
+	if code != 0 || !decode(t, out).OK {
+		t.Fatalf("audited list: exit %d, %q", code, out)
+	}
+	var line struct {
+		Tool    string   `json:"tool"`
+		Paths   []string `json:"paths"`
+		Outcome string   `json:"outcome"`
+	}
+	b, err := os.ReadFile(log)
+	if err != nil || json.Unmarshal(b, &line) != nil || line.Tool != "list_dir" || line.Outcome != "ok" || len(line.Paths) != 1 || line.Paths[0] != "a" {
+		t.Fatalf("audit log %q (%v): %+v", b, err, line)
 	}
 }
 

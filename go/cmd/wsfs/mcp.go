@@ -20,7 +20,7 @@ Serves the wsfs tools to an MCP client over stdio (stdin/stdout carry the
 protocol; diagnostics go to stderr). --config is the library's workspace
 configuration JSON ({"root", "restrict_to_workspace", "limits", ...});
 --root overrides its root. --read-only offers only the tools whose
-annotations say readOnlyHint.
+annotations say readOnlyHint, and sets the policy's writes_enabled to false.
 
 flags:
 `
@@ -56,6 +56,9 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer,
 		file = b
 	}
 	cfg, err := mcpserver.WorkspaceConfig(file, *root)
+	if err == nil && *readOnly {
+		cfg, err = mcpserver.ReadOnlyConfig(cfg)
+	}
 	if err != nil {
 		return usageError(stderr, err.Error())
 	}

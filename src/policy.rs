@@ -1,0 +1,710 @@
+//! The workspace policy: what the host lets an agent read and change.
+//!
+//! - `writes_enabled: false` refuses every tool whose annotations say it is not read-only,
+//!   with `writes_disabled`, before its arguments are even parsed (in `dispatch`).
+//! - `deny_read` / `deny_write` are gitignore-style globs (`ignore::gitignore`) matched against
+//!   the **resolved** workspace-relative path: the path of the directory handle the resolver
+//!   actually opened (its real path, read from `/proc/self/fd`, relative to the canonical root)
+//!   plus the leaf name. So `a/../.env`, `./.env` and a symlink to `.env` are all `.env`, and
+//!   the model's string is never what is matched. A pattern that names a directory denies
+//!   everything under it. Checking costs nothing for a call the rules cannot concern: reading
+//!   tools skip it when there are no `deny_read` rules (the default), changing tools when there
+//!   are no `deny_write` rules.
+//! - The audit log (see `audit`) is never reachable through the tools: a path whose file is the
+//!   log (same device and inode) is refused, and walks leave its resolved path out.
+//!
+//! Every tool states its [`Access`] when it resolves a path (`Workspace::resolve`), so the check
+//! cannot be forgotten; walkers ask [`Workspace::walk_skip`] about each entry.
+
+use crate::audit::AuditLog;
+use crate::control::CallControl;
+use crate::error::{ErrorCode, Result, WsfsError};
+use crate::names::display_path;
+use crate::resolve::{real_path, DirRef, Located};
+use crate::workspace::{Anchor, Workspace};
+use cap_std::fs::MetadataExt;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::Match;
+use serde::{Deserialize, Serialize};
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+/// The `policy` object of the workspace config. Every field is optional.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// `false` makes the workspace read-only: every changing tool returns `writes_disabled`.
+    #[serde(default = "yes")]
+    pub writes_enabled: bool,
+    /// Paths no tool may read (or list, or walk into).
+    #[serde(default)]
+    pub deny_read: Vec<String>,
+    /// Paths no tool may change. Giving the field replaces the default `[".git/**"]`.
+    #[serde(default = "default_deny_write")]
+    pub deny_write: Vec<String>,
+    /// Where one JSON line per call is appended; `None`: no audit log.
+    #[serde(default)]
+    pub audit_log: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Agents may read a repository's history but not rewrite it with file tools.
+pub const DEFAULT_DENY_WRITE: &[&str] = &[".git/**"];
+
+fn default_deny_write() -> Vec<String> {
+    DEFAULT_DENY_WRITE.iter().map(|s| s.to_string()).collect()
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig {
+            writes_enabled: true,
+            deny_read: Vec::new(),
+            deny_write: default_deny_write(),
+            audit_log: None,
+        }
+    }
+}
+
+/// Bounds on the rules, so one config cannot ask for unbounded matching work.
+const MAX_RULES: usize = 10_000;
+const MAX_RULE_BYTES: usize = 4096;
+
+impl PolicyConfig {
+    /// Refuses rules that are not valid globs, or that gitignore would silently ignore.
+    pub fn validate(&self) -> Result<()> {
+        Rules::compile("deny_read", &self.deny_read)?;
+        Rules::compile("deny_write", &self.deny_write)?;
+        if self
+            .audit_log
+            .as_deref()
+            .is_some_and(|p| p.trim().is_empty())
+        {
+            return Err(config_error(
+                "policy.audit_log is empty; give a file path, or leave the field out",
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn config_error(message: impl Into<String>) -> WsfsError {
+    WsfsError::new(ErrorCode::InvalidArguments, message)
+}
+
+/// One list of compiled gitignore-style rules.
+#[derive(Debug)]
+struct Rules {
+    field: &'static str,
+    set: Gitignore,
+}
+
+impl Rules {
+    /// `None` for an empty list: nothing to check, nothing to pay.
+    fn compile(field: &'static str, patterns: &[String]) -> Result<Option<Rules>> {
+        if patterns.is_empty() {
+            return Ok(None);
+        }
+        if patterns.len() > MAX_RULES {
+            return Err(config_error(format!(
+                "policy.{field} has {} rules; the limit is {MAX_RULES}",
+                patterns.len()
+            )));
+        }
+        // Root "." makes the matcher take paths as they are (we only ever pass relative ones).
+        let mut builder = GitignoreBuilder::new(".");
+        for (i, pattern) in patterns.iter().enumerate() {
+            let at = format!("policy.{field}[{i}]");
+            if pattern.trim().is_empty() || pattern.starts_with('#') {
+                return Err(config_error(format!(
+                    "{at} is {pattern:?}, which gitignore treats as a blank line or a comment \
+                     and never matches; remove it (write \\# for a name starting with '#')"
+                )));
+            }
+            if pattern.len() > MAX_RULE_BYTES || pattern.contains(['\n', '\r', '\0']) {
+                return Err(config_error(format!(
+                    "{at} must be one line without NUL bytes, at most {MAX_RULE_BYTES} bytes"
+                )));
+            }
+            builder
+                .add_line(None, pattern)
+                .map_err(|e| config_error(format!("{at} is not a valid glob: {e}")))?;
+        }
+        let set = builder
+            .build()
+            .map_err(|e| config_error(format!("policy.{field}: {e}")))?;
+        Ok(Some(Rules { field, set }))
+    }
+
+    /// The rule denying `rel` (or a directory above it), if any. A later `!rule` that matches
+    /// re-allows, as in gitignore. This is `Gitignore::matched_path_or_any_parents` (the path,
+    /// then each parent, nearest first, until one matches), with the deadline checked every
+    /// 64 levels: a 2,000-level path costs milliseconds of matching.
+    fn denying(&self, rel: &Path, is_dir: bool, ctl: &CallControl) -> Result<Option<&str>> {
+        let mut found = self.set.matched(rel, is_dir);
+        let mut path = rel;
+        let mut levels = 0u32;
+        while found.is_none() {
+            let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) else {
+                break; // the workspace root itself is never denied
+            };
+            levels += 1;
+            if levels.is_multiple_of(64) {
+                ctl.check()?;
+            }
+            found = self.set.matched(parent, true);
+            path = parent;
+        }
+        Ok(rule(found))
+    }
+
+    /// `denying` for an entry whose parent directories are known to be allowed (a walk's):
+    /// only the entry itself is matched, which is what `denying` would find first anyway.
+    fn denying_entry(&self, rel: &Path, is_dir: bool) -> Option<&str> {
+        rule(self.set.matched(rel, is_dir))
+    }
+}
+
+fn rule(found: Match<&ignore::gitignore::Glob>) -> Option<&str> {
+    match found {
+        Match::Ignore(glob) => Some(glob.original()),
+        Match::Whitelist(_) | Match::None => None,
+    }
+}
+
+/// What a tool does with the path it resolves. Every `Workspace::resolve` names one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Access {
+    pub reads: bool,
+    pub writes: bool,
+    /// What the path will name if it does not exist yet (gitignore's `dir/` rules match only
+    /// directories). An existing leaf is matched as what it is.
+    pub new_is_dir: bool,
+}
+
+impl Access {
+    /// `read_file`, `list_dir`: reads only.
+    pub const READ: Access = Access {
+        reads: true,
+        writes: false,
+        new_is_dir: false,
+    };
+    /// `write_file`, `append_file`: changes a file without returning its content.
+    pub const WRITE: Access = Access {
+        reads: false,
+        writes: true,
+        new_is_dir: false,
+    };
+    /// `edit_file`: reads the file (its errors show what it contains) and changes it.
+    pub const READ_WRITE: Access = Access {
+        reads: true,
+        writes: true,
+        new_is_dir: false,
+    };
+    /// `create_directory`.
+    pub const CREATE_DIR: Access = Access {
+        reads: false,
+        writes: true,
+        new_is_dir: true,
+    };
+}
+
+/// Why a walk leaves an entry out (see [`Workspace::walk_skip`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Skipped {
+    /// A `deny_read` rule matches (the rule is named): skip it, do not descend, count it.
+    Denied(String),
+    /// The audit log: skip it and do not count it, as if it were not there.
+    Reserved,
+}
+
+/// The compiled policy of an open workspace.
+#[derive(Debug)]
+pub(crate) struct Policy {
+    pub writes_enabled: bool,
+    deny_read: Option<Rules>,
+    deny_write: Option<Rules>,
+    pub audit: Option<AuditLog>,
+    /// The audit log's resolved path relative to the root, if it lies inside the workspace.
+    audit_rel: Option<PathBuf>,
+    config: PolicyConfig,
+}
+
+impl Policy {
+    /// Compiles the rules and opens the audit log. `root` is the canonical workspace root.
+    pub fn open(config: &PolicyConfig, root: &Path) -> Result<Policy> {
+        let audit = config
+            .audit_log
+            .as_deref()
+            .map(AuditLog::open)
+            .transpose()?;
+        let audit_rel = audit
+            .as_ref()
+            .and_then(|log| log.path().strip_prefix(root).ok().map(Path::to_path_buf));
+        let mut config = config.clone();
+        if let Some(log) = &audit {
+            config.audit_log = Some(log.path().display().to_string());
+        }
+        Ok(Policy {
+            writes_enabled: config.writes_enabled,
+            deny_read: Rules::compile("deny_read", &config.deny_read)?,
+            deny_write: Rules::compile("deny_write", &config.deny_write)?,
+            audit,
+            audit_rel,
+            config,
+        })
+    }
+
+    /// The effective policy, as `wsfs_workspace_open` reports it (the audit log absolute).
+    pub fn config(&self) -> &PolicyConfig {
+        &self.config
+    }
+
+    /// Whether resolving a path with `access` needs the resolved path at all.
+    fn needs_path(&self, access: Access) -> bool {
+        (access.reads && self.deny_read.is_some()) || (access.writes && self.deny_write.is_some())
+    }
+
+    /// The rule that refuses `access` to `rel`, with the list it comes from.
+    fn refusal(
+        &self,
+        rel: &Path,
+        is_dir: bool,
+        access: Access,
+        ctl: &CallControl,
+    ) -> Result<Option<(&'static str, &str)>> {
+        let lists = [
+            (access.reads, &self.deny_read),
+            (access.writes, &self.deny_write),
+        ];
+        for (_, rules) in lists.iter().filter(|(wanted, _)| *wanted) {
+            if let Some(r) = rules {
+                if let Some(rule) = r.denying(rel, is_dir, ctl)? {
+                    return Ok(Some((r.field, rule)));
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
+impl Workspace {
+    /// The policy check of a resolved path: the audit log by identity, then the deny rules on
+    /// the path the resolver actually reached. Called by `resolve` for every tool path; returns
+    /// the resolved workspace-relative path when it had to compute it.
+    pub(crate) fn check_access(
+        &self,
+        located: &Located<'_>,
+        access: Access,
+        display: &str,
+        ctl: &CallControl,
+    ) -> Result<Option<PathBuf>> {
+        let policy = &self.policy;
+        if let (Some(log), Some(meta)) = (&policy.audit, &located.leaf_meta) {
+            if log.is_file(meta.dev(), meta.ino()) {
+                return Err(reserved(display));
+            }
+        }
+        if !policy.needs_path(access) {
+            return Ok(None);
+        }
+        let (rel, inside) = self.resolved(&located.dir, located.leaf.as_deref())?;
+        let is_dir = match (&located.leaf, &located.leaf_meta) {
+            (None, _) => true,
+            (Some(_), Some(meta)) => meta.is_dir(),
+            (Some(_), None) => access.new_is_dir,
+        };
+        self.refuse_denied(&rel, inside, is_dir, access, display, ctl)?;
+        Ok(Some(rel))
+    }
+
+    /// Before directories are created for a path: refuses if the path they lead to is denied,
+    /// so a refused write does not create (and then remove) its parents. `existing` is the
+    /// deepest directory that exists, `rest` the names still to create and the leaf.
+    pub(crate) fn check_before_creating(
+        &self,
+        existing: &DirRef<'_>,
+        rest: &Path,
+        access: Access,
+        display: &str,
+        ctl: &CallControl,
+    ) -> Result<()> {
+        if !self.policy.needs_path(access) {
+            return Ok(());
+        }
+        let (base, inside) = self.resolved(existing, None)?;
+        let target = base.join(rest);
+        self.refuse_denied(&target, inside, access.new_is_dir, access, display, ctl)
+    }
+
+    fn refuse_denied(
+        &self,
+        rel: &Path,
+        inside: bool,
+        is_dir: bool,
+        access: Access,
+        display: &str,
+        ctl: &CallControl,
+    ) -> Result<()> {
+        let Some((field, rule)) = self.policy.refusal(rel, is_dir, access, ctl)? else {
+            return Ok(());
+        };
+        let resolved = shown(rel, inside);
+        let shown = if resolved == display {
+            display.to_string()
+        } else {
+            format!("{display} (which resolves to {resolved})")
+        };
+        let (what, next) = match field {
+            "deny_read" => ("reading", "Work with other files"),
+            _ => (
+                "changing",
+                "It can still be read if reading is allowed; change other files",
+            ),
+        };
+        Err(WsfsError::new(
+            ErrorCode::PolicyDenied,
+            format!(
+                "{shown} is closed to {what} by the workspace policy ({field} rule '{rule}'). \
+                 The host set this rule; retrying will not help. {next}"
+            ),
+        ))
+    }
+
+    /// The workspace-relative path of the directory `dir` (plus `leaf`), from the real path of
+    /// the open handle: what the kernel resolved, not what the model wrote. A path outside the
+    /// root (unrestricted mode, or a directory moved out during the call) is given as its
+    /// absolute path without the leading `/`, so unanchored rules (`.env`, `**/*.pem`) still
+    /// match it.
+    pub(crate) fn resolved_rel(&self, dir: &DirRef<'_>, leaf: Option<&OsStr>) -> Result<PathBuf> {
+        self.resolved(dir, leaf).map(|(rel, _)| rel)
+    }
+
+    /// `resolved_rel`, and whether the path is inside the root.
+    fn resolved(&self, dir: &DirRef<'_>, leaf: Option<&OsStr>) -> Result<(PathBuf, bool)> {
+        let (mut rel, inside) = match dir {
+            DirRef::Root(_) => (PathBuf::new(), true),
+            DirRef::Opened(handle) => {
+                let real = real_path(handle).map_err(|e| {
+                    WsfsError::new(
+                        ErrorCode::IoError,
+                        format!(
+                            "the workspace policy cannot check this path: the resolved \
+                             directory is unknown ({e}; is /proc mounted?)"
+                        ),
+                    )
+                })?;
+                match real.strip_prefix(&self.root) {
+                    Ok(inside) => (inside.to_path_buf(), true),
+                    Err(_) => (real.strip_prefix("/").unwrap_or(&real).to_path_buf(), false),
+                }
+            }
+        };
+        if let Some(leaf) = leaf {
+            rel.push(leaf);
+        }
+        Ok((rel, inside))
+    }
+
+    /// The resolved workspace-relative path as shown (for the audit log's changes); `fallback`
+    /// if it cannot be known.
+    pub(crate) fn shown_resolved(
+        &self,
+        dir: &DirRef<'_>,
+        leaf: Option<&OsStr>,
+        fallback: &str,
+    ) -> String {
+        match self.resolved(dir, leaf) {
+            Ok((rel, inside)) => shown(&rel, inside),
+            Err(_) => fallback.to_string(),
+        }
+    }
+
+    /// How the audit log names a directory a call created: `rel` is anchor-relative as the
+    /// path named it (in unrestricted mode, relative to `/`), shown like every other path.
+    pub(crate) fn shown_anchored(&self, anchor: Anchor, rel: &Path) -> String {
+        match anchor {
+            Anchor::Root => shown(rel, true),
+            Anchor::Host => {
+                let absolute = Path::new("/").join(rel);
+                match absolute.strip_prefix(&self.root) {
+                    Ok(inside) => shown(inside, true),
+                    Err(_) => shown(rel, false),
+                }
+            }
+        }
+    }
+
+    /// Whether a change that reaches below a directory (a recursive deletion, a directory
+    /// move) must ask [`Workspace::refuses_inside`] about each entry.
+    pub(crate) fn checks_inside(&self, access: Access) -> bool {
+        self.policy.needs_path(access) || self.policy.audit_rel.is_some()
+    }
+
+    /// For an entry a recursive deletion or a directory move reaches (`rel`: resolved,
+    /// workspace-relative): what refuses `access` to it, as a phrase for the model (`deny_write
+    /// rule '.git/**'`), or `None`. The audit log is always refused. A deadline passing
+    /// while rules are matched counts as refused: the caller keeps the entry.
+    pub(crate) fn refuses_inside(
+        &self,
+        rel: &Path,
+        is_dir: bool,
+        access: Access,
+        ctl: &CallControl,
+    ) -> Option<String> {
+        if self.policy.audit_rel.as_deref() == Some(rel) {
+            return Some("it is the workspace's audit log".to_string());
+        }
+        match self.policy.refusal(rel, is_dir, access, ctl) {
+            Ok(found) => found.map(|(field, rule)| format!("{field} rule '{rule}'")),
+            Err(_) => Some("the deadline passed while the policy was checked".to_string()),
+        }
+    }
+
+    /// Whether [`Workspace::walk_skip`] can ever skip anything, so a walker can avoid building
+    /// paths when it cannot.
+    pub(crate) fn walks_filtered(&self) -> bool {
+        self.policy.deny_read.is_some() || self.policy.audit_rel.is_some()
+    }
+
+    /// **The walkers' hook** (list_dir, and list_dir depth > 1, find_files, search_text and later
+    /// tools): whether the entry at the workspace-relative, resolved path `rel` (a directory if
+    /// `is_dir`; walks never follow symlinks, so a walk's relative paths are resolved paths
+    /// once prefixed with [`Workspace::resolved_rel`] of its start) must be left out. `file` is
+    /// the entry's (device, inode) when known, which also catches a hard link to the audit
+    /// log. `None`: show it. Only `rel` itself is matched: a walk starts at a directory its
+    /// resolution allowed and never enters one this hook denied, so the directories above
+    /// `rel` are allowed.
+    pub(crate) fn walk_skip(
+        &self,
+        rel: &Path,
+        is_dir: bool,
+        file: Option<(u64, u64)>,
+    ) -> Option<Skipped> {
+        let policy = &self.policy;
+        let is_log = match (&policy.audit, file) {
+            (Some(log), Some((dev, ino))) => log.is_file(dev, ino),
+            _ => false,
+        };
+        if is_log || policy.audit_rel.as_deref() == Some(rel) {
+            return Some(Skipped::Reserved);
+        }
+        let rules = policy.deny_read.as_ref()?;
+        rules
+            .denying_entry(rel, is_dir)
+            .map(|rule| Skipped::Denied(rule.to_string()))
+    }
+}
+
+/// A resolved path as the model sees paths: workspace-relative (`.` for the root), or
+/// absolute outside the root.
+fn shown(rel: &Path, inside: bool) -> String {
+    match (inside, rel.as_os_str().is_empty()) {
+        (true, true) => ".".to_string(),
+        (true, false) => display_path(rel),
+        (false, _) => display_path(&Path::new("/").join(rel)),
+    }
+}
+
+/// The refusal for the audit log, whatever the access.
+fn reserved(display: &str) -> WsfsError {
+    WsfsError::new(
+        ErrorCode::PolicyDenied,
+        format!(
+            "{display} is the workspace's audit log, which the host keeps out of reach of every \
+             tool; work with other files"
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(patterns: &[&str]) -> Rules {
+        let patterns: Vec<String> = patterns.iter().map(|s| s.to_string()).collect();
+        Rules::compile("deny_read", &patterns).unwrap().unwrap()
+    }
+
+    #[test]
+    fn gitignore_semantics() {
+        let r = rules(&[".env", "**/*.pem", "secrets/**", "build/", "!keep.pem"]);
+        let ctl = CallControl::new(std::time::Duration::from_secs(10), None);
+        let denied = |p: &str, dir: bool| {
+            r.denying(Path::new(p), dir, &ctl)
+                .unwrap()
+                .map(str::to_owned)
+        };
+        // No slash: the name at any depth; a directory so named denies what is under it.
+        assert_eq!(denied(".env", false).as_deref(), Some(".env"));
+        assert_eq!(denied("app/.env", false).as_deref(), Some(".env"));
+        assert_eq!(denied(".env/inner.txt", false).as_deref(), Some(".env"));
+        assert_eq!(denied(".envrc", false), None);
+        assert_eq!(denied("a/b/c.pem", false).as_deref(), Some("**/*.pem"));
+        assert_eq!(denied("keep.pem", false), None, "a later ! rule re-allows");
+        // Anchored: only at the root.
+        assert_eq!(
+            denied("secrets/a/b.txt", false).as_deref(),
+            Some("secrets/**")
+        );
+        assert_eq!(denied("x/secrets/a.txt", false), None);
+        assert_eq!(
+            denied("secrets", true),
+            None,
+            "secrets/** is what is under it"
+        );
+        // A trailing slash: directories only, and everything under them.
+        assert_eq!(denied("build", true).as_deref(), Some("build/"));
+        assert_eq!(denied("build", false), None);
+        assert_eq!(denied("src/build/out.o", false).as_deref(), Some("build/"));
+        assert_eq!(denied("", true), None, "the root is never denied");
+    }
+
+    /// `denying` is `matched_path_or_any_parents` with deadline checks: same answers, and a
+    /// deep path stops at the deadline.
+    #[test]
+    fn the_parent_walk_matches_the_library_and_stops_at_the_deadline() {
+        let r = rules(&[
+            "*.pem",
+            "!keep/",
+            "secrets",
+            "a/b/",
+            "!a/b/open.txt",
+            "x/**/y",
+        ]);
+        let ctl = CallControl::new(std::time::Duration::from_secs(10), None);
+        let paths = [
+            "k.pem",
+            "keep/k.pem",
+            "keep",
+            "s/secrets/t",
+            "a/b",
+            "a/b/c/d",
+            "a/b/open.txt",
+            "x/1/2/y/z",
+            "x/y",
+            "plain/file",
+            "secrets",
+        ];
+        for p in paths {
+            for is_dir in [false, true] {
+                let ours = r.denying(Path::new(p), is_dir, &ctl).unwrap();
+                let theirs = rule(r.set.matched_path_or_any_parents(p, is_dir));
+                assert_eq!(ours, theirs, "{p} (dir: {is_dir})");
+            }
+        }
+        let deep = "d/".repeat(2000) + "f";
+        let expired = CallControl::new(std::time::Duration::ZERO, None);
+        let e = r.denying(Path::new(&deep), false, &expired).unwrap_err();
+        assert_eq!(e.code, ErrorCode::Timeout);
+        assert_eq!(r.denying(Path::new(&deep), false, &ctl).unwrap(), None);
+    }
+
+    #[test]
+    fn defaults_and_validation() {
+        let c: PolicyConfig = serde_json::from_str("{}").unwrap();
+        assert_eq!(c, PolicyConfig::default());
+        assert_eq!(c.deny_write, vec![".git/**".to_string()]);
+        assert!(c.writes_enabled && c.deny_read.is_empty() && c.audit_log.is_none());
+        let c: PolicyConfig = serde_json::from_str(r#"{"deny_write":[]}"#).unwrap();
+        assert!(
+            c.deny_write.is_empty(),
+            "an explicit list replaces the default"
+        );
+        assert!(serde_json::from_str::<PolicyConfig>(r#"{"deny":[]}"#).is_err());
+        for bad in [
+            r#"{"deny_read":["{a,b"]}"#,
+            r#"{"deny_read":[""]}"#,
+            r##"{"deny_write":["# comment"]}"##,
+            r#"{"deny_read":["a\nb"]}"#,
+            r#"{"audit_log":"  "}"#,
+        ] {
+            let c: PolicyConfig = serde_json::from_str(bad).unwrap();
+            let e = c.validate().unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidArguments, "{bad}");
+            assert!(e.message.contains("policy."), "{bad}: {}", e.message);
+        }
+    }
+
+    /// The hook the walkers call: denied paths and directories (counted), the audit log by
+    /// path and by identity (not counted), nothing without rules.
+    #[test]
+    fn the_walk_hook() {
+        use crate::config::Config;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let config = |policy: serde_json::Value| {
+            let json = serde_json::json!({"root": root, "policy": policy}).to_string();
+            Workspace::open(&Config::from_json(&json).unwrap())
+                .unwrap()
+                .0
+        };
+        let plain = config(serde_json::json!({}));
+        assert!(!plain.walks_filtered(), "a default walk pays nothing");
+        assert_eq!(plain.walk_skip(Path::new(".env"), false, None), None);
+        let ws = config(serde_json::json!({
+            "deny_read": [".env", "secrets/", "*.pem", "!public.pem"],
+            "audit_log": root.join("logs/audit.jsonl"),
+        }));
+        assert!(ws.walks_filtered());
+        let skip = |p: &str, dir: bool| ws.walk_skip(Path::new(p), dir, None);
+        let denied = |rule: &str| Some(Skipped::Denied(rule.to_string()));
+        assert_eq!(skip(".env", false), denied(".env"));
+        assert_eq!(skip("a/b/.env", false), denied(".env"));
+        assert_eq!(skip("secrets", true), denied("secrets/"));
+        assert_eq!(
+            skip("secrets", false),
+            None,
+            "secrets/ names directories only"
+        );
+        assert_eq!(skip("x/secrets", true), denied("secrets/"));
+        // Under a denied directory a walk never asks; the entry alone is matched.
+        assert_eq!(skip("x/secrets/y.txt", false), None);
+        assert_eq!(skip("k/server.pem", false), denied("*.pem"));
+        assert_eq!(skip("public.pem", false), None);
+        assert_eq!(skip("src/main.rs", false), None);
+        assert_eq!(skip("logs/audit.jsonl", false), Some(Skipped::Reserved));
+        assert_eq!(skip("logs", true), None);
+        // A hard link to the log elsewhere is recognised by identity.
+        let log = std::fs::metadata(root.join("logs/audit.jsonl")).unwrap();
+        use std::os::unix::fs::MetadataExt as _;
+        let id = Some((log.dev(), log.ino()));
+        assert_eq!(
+            ws.walk_skip(Path::new("elsewhere.txt"), false, id),
+            Some(Skipped::Reserved)
+        );
+    }
+
+    #[test]
+    fn access_picks_the_list() {
+        let config = PolicyConfig {
+            deny_read: vec![".env".into()],
+            ..PolicyConfig::default()
+        };
+        let p = Policy::open(&config, Path::new("/nonexistent-root")).unwrap();
+        let ctl = CallControl::new(std::time::Duration::from_secs(10), None);
+        let at = |path: &str, access| {
+            let found = p.refusal(Path::new(path), false, access, &ctl).unwrap();
+            found.map(|r| r.0)
+        };
+        assert_eq!(at(".env", Access::READ), Some("deny_read"));
+        assert_eq!(
+            at(".env", Access::WRITE),
+            None,
+            "writing is a separate list"
+        );
+        assert_eq!(at(".git/config", Access::WRITE), Some("deny_write"));
+        assert_eq!(at(".git/config", Access::READ), None);
+        assert_eq!(at(".env", Access::READ_WRITE), Some("deny_read"));
+        assert_eq!(at(".git/HEAD", Access::READ_WRITE), Some("deny_write"));
+        assert!(p.needs_path(Access::READ) && p.needs_path(Access::WRITE));
+        let default = Policy::open(&PolicyConfig::default(), Path::new("/x")).unwrap();
+        assert!(
+            !default.needs_path(Access::READ),
+            "by default a read pays nothing"
+        );
+    }
+}

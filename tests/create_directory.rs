@@ -1,0 +1,160 @@
+//! `create_directory` through `wsfs_call`: creation with and without parents, idempotence,
+//! things in the way, symlinks in and out, reserved names, and clean-up of a failed call.
+#![allow(unused_unsafe)]
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::fs;
+use std::os::unix::fs::symlink;
+
+fn mkdir(f: &Fixture, args: Value) -> Value {
+    call_named(f.ws, "create_directory", &args.to_string())
+}
+
+#[test]
+fn creates_with_parents_and_is_idempotent() {
+    let f = Fixture::new();
+    let v = mkdir(&f, json!({"path": "a/b/c"}));
+    assert_eq!(
+        assert_ok(&v),
+        &json!({"path": "a/b/c", "created": true, "parents_created": 2})
+    );
+    assert_eq!(
+        v["text"],
+        "created directory a/b/c (and 2 parent directories)"
+    );
+    assert!(f.p("a/b/c").is_dir());
+    let again = mkdir(&f, json!({"path": "a/b/c/"}));
+    assert_eq!(
+        assert_ok(&again),
+        &json!({"path": "a/b/c", "created": false, "parents_created": 0})
+    );
+    assert!(again["text"].as_str().unwrap().contains("already exists"));
+    let v = mkdir(&f, json!({"path": "a/b/d", "parents": false}));
+    assert_eq!(assert_ok(&v)["created"], true);
+    for existing in [".", "a/..", "a/b/../b"] {
+        let v = mkdir(&f, json!({"path": existing}));
+        assert_eq!(assert_ok(&v)["created"], false, "{existing}");
+    }
+    let abs = f.p("a/e");
+    assert_eq!(assert_ok(&mkdir(&f, json!({"path": abs})))["created"], true);
+    let umask = current_umask();
+    use std::os::unix::fs::PermissionsExt;
+    let mode = fs::metadata(f.p("a/e")).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o777 & !umask, "like mkdir");
+}
+
+#[test]
+fn without_parents_a_missing_parent_is_path_not_found() {
+    let f = Fixture::new();
+    let before = snapshot(&f.root);
+    assert_err(
+        &mkdir(&f, json!({"path": "x/y", "parents": false})),
+        "path_not_found",
+    );
+    assert_eq!(snapshot(&f.root), before);
+}
+
+#[test]
+fn things_in_the_way() {
+    let f = Fixture::new();
+    f.write("file.txt", "x");
+    mkfifo(&f.p("fifo"));
+    let before = snapshot(&f.root);
+    for path in ["file.txt", "fifo", "file.txt/sub", "file.txt/sub/deeper"] {
+        let msg = assert_err(&mkdir(&f, json!({"path": path})), "not_a_directory");
+        assert!(!msg.is_empty(), "{path}");
+    }
+    assert_err(
+        &mkdir(&f, json!({"path": ".wsfs-0123456789abcdef.tmp"})),
+        "invalid_path",
+    );
+    assert_err(&mkdir(&f, json!({"path": ""})), "invalid_path");
+    assert_err(
+        &mkdir(&f, json!({"path": "a", "recursive": true})),
+        "invalid_arguments",
+    );
+    assert_eq!(snapshot(&f.root), before);
+}
+
+#[test]
+fn symlinks_are_followed_only_inside() {
+    let f = Fixture::new();
+    let outside = f.base.join("outside");
+    fs::create_dir(&outside).unwrap();
+    fs::create_dir(f.p("real")).unwrap();
+    symlink(&outside, f.p("abs-out")).unwrap();
+    symlink("../outside", f.p("rel-out")).unwrap();
+    symlink("real", f.p("in")).unwrap();
+    symlink("real/made-through-link", f.p("dangling")).unwrap();
+    for path in [
+        "abs-out/x",
+        "rel-out/x",
+        "rel-out/x/y",
+        "../outside/z",
+        "rel-out",
+    ] {
+        let v = mkdir(&f, json!({"path": path}));
+        let code = err_code(&v).map(str::to_owned);
+        if path == "rel-out" {
+            // The link leads outside: refused, not reported as an existing directory.
+            assert_err(&v, "outside_workspace");
+        } else {
+            assert_eq!(code.as_deref(), Some("outside_workspace"), "{path}: {v}");
+        }
+    }
+    assert_eq!(
+        fs::read_dir(&outside).unwrap().count(),
+        0,
+        "created outside"
+    );
+    assert_eq!(
+        assert_ok(&mkdir(&f, json!({"path": "in/sub"})))["created"],
+        true
+    );
+    assert!(f.p("real/sub").is_dir());
+    assert_eq!(
+        assert_ok(&mkdir(&f, json!({"path": "in"})))["created"],
+        false
+    );
+    // A dangling link inside is followed, as write_file does.
+    assert_eq!(
+        assert_ok(&mkdir(&f, json!({"path": "dangling"})))["created"],
+        true
+    );
+    assert!(f.p("real/made-through-link").is_dir());
+}
+
+#[test]
+fn a_failed_call_removes_the_parents_it_created() {
+    let f = Fixture::new();
+    let before = snapshot(&f.root);
+    // The leaf's mkdir fails (ENAMETOOLONG) after the parents were made.
+    let long = "n".repeat(300);
+    let v = mkdir(&f, json!({"path": format!("p/q/{long}")}));
+    assert_err(&v, "invalid_path");
+    assert_eq!(snapshot(&f.root), before, "parents left behind");
+    // A deadline that has already passed stops it before anything exists.
+    let v = call_opts(
+        f.ws,
+        "create_directory",
+        &json!({"path": "t/u/v"}).to_string(),
+        Some(r#"{"timeout_ms":0}"#),
+    );
+    assert_err(&v, "timeout");
+    assert_eq!(snapshot(&f.root), before);
+}
+
+#[test]
+fn the_data_is_workspace_relative_and_counts_only_what_it_made() {
+    let f = Fixture::new();
+    fs::create_dir_all(f.p("have/some")).unwrap();
+    let v = mkdir(&f, json!({"path": "./have/some/new/er"}));
+    assert_eq!(
+        assert_ok(&v),
+        &json!({"path": "have/some/new/er", "created": true, "parents_created": 1})
+    );
+    assert!(!v.to_string().contains(f.root.to_str().unwrap()));
+}

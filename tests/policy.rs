@@ -1,0 +1,595 @@
+//! The workspace policy through the C ABI: read-only workspaces, deny_read / deny_write rules
+//! matched on the resolved path (symlinks, `..`, absolute forms), the `.git/**` default, and
+//! invalid policies refused at open.
+#![allow(unused_unsafe)]
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::fs;
+use std::os::unix::fs::symlink;
+
+fn policy(p: Value) -> Value {
+    json!({ "policy": p })
+}
+
+/// `wsfs_call` by name (tools added after the first five have no dedicated function).
+fn named(f: &Fixture, tool: &str, args: Value) -> Value {
+    call_named(f.ws, tool, &args.to_string())
+}
+
+#[track_caller]
+fn denied(v: &Value, rule: &str) {
+    let msg = assert_err(v, "policy_denied");
+    assert!(msg.contains(&format!("'{rule}'")), "names the rule: {msg}");
+}
+
+#[test]
+fn deny_read_refuses_every_reading_tool_on_the_resolved_path() {
+    let f = Fixture::with_config(policy(
+        json!({"deny_read": [".env", "**/*.pem", "secrets/**"]}),
+    ));
+    f.write(".env", "TOKEN=1\n");
+    f.write("app/.env", "TOKEN=2\n");
+    f.write("keys/a/server.pem", "KEY\n");
+    f.write("secrets/db/pass.txt", "hunter2\n");
+    f.write("ok.txt", "fine\n");
+    fs::create_dir(f.p("sub")).unwrap();
+    let abs = f.p(".env").to_str().unwrap().to_owned();
+    for path in [".env", "./.env", "sub/../.env", &abs, "app/.env"] {
+        denied(&f.call("read_file", json!({"path": path})), ".env");
+        denied(
+            &f.call(
+                "edit_file",
+                json!({"path": path, "old_text": "T", "new_text": "X"}),
+            ),
+            ".env",
+        );
+    }
+    denied(
+        &f.call("read_file", json!({"path": "keys/a/server.pem"})),
+        "**/*.pem",
+    );
+    denied(
+        &f.call("read_file", json!({"path": "secrets/db/pass.txt"})),
+        "secrets/**",
+    );
+    denied(
+        &f.call("list_dir", json!({"path": "secrets/db"})),
+        "secrets/**",
+    );
+    // A denied name that does not exist is refused the same way: no existence oracle.
+    denied(&f.call("read_file", json!({"path": "sub/.env"})), ".env");
+    // Everything else still works, and files are untouched.
+    assert_ok(&f.call("read_file", json!({"path": "ok.txt"})));
+    assert_eq!(f.read(".env"), b"TOKEN=1\n");
+    // deny_read is not deny_write: a write-only tool may replace the file it cannot read.
+    assert_ok(&f.call(
+        "append_file",
+        json!({"path": ".env", "content": "MORE=1\n"}),
+    ));
+    assert_eq!(f.read(".env"), b"TOKEN=1\nMORE=1\n");
+}
+
+#[test]
+fn symlinks_to_denied_files_are_denied() {
+    let f = Fixture::with_config(policy(json!({"deny_read": [".env", "private"]})));
+    f.write(".env", "TOKEN=1\n");
+    f.write("private/notes/x.txt", "secret\n");
+    f.write("public/y.txt", "open\n");
+    symlink(".env", f.p("harmless.txt")).unwrap();
+    symlink("../.env", f.p("public/env-link")).unwrap();
+    symlink("private/notes", f.p("notes")).unwrap();
+    let msg = assert_err(
+        &f.call("read_file", json!({"path": "harmless.txt"})),
+        "policy_denied",
+    );
+    assert!(msg.contains("resolves to .env"), "{msg}");
+    denied(
+        &f.call("read_file", json!({"path": "public/env-link"})),
+        ".env",
+    );
+    // A directory named by a rule without a slash denies everything under it, at any depth,
+    // also when reached through a symlinked directory.
+    denied(
+        &f.call("read_file", json!({"path": "notes/x.txt"})),
+        "private",
+    );
+    denied(&f.call("list_dir", json!({"path": "notes"})), "private");
+    denied(
+        &f.call("read_file", json!({"path": "private/notes/x.txt"})),
+        "private",
+    );
+    assert_ok(&f.call("read_file", json!({"path": "public/y.txt"})));
+}
+
+#[test]
+fn listings_leave_denied_entries_out_and_count_them() {
+    let f = Fixture::with_config(policy(json!({"deny_read": [".env", "*.pem", "secrets/"]})));
+    for name in [".env", "a.pem", "b.txt", "c.txt"] {
+        f.write(name, "x");
+    }
+    f.write("secrets/k", "x");
+    fs::create_dir(f.p("secrets-not")).unwrap();
+    f.write("sub/d.pem", "x");
+    let v = f.call("list_dir", json!({"path": "."}));
+    let data = assert_ok(&v);
+    let names: Vec<&str> = data["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["b.txt", "c.txt", "secrets-not", "sub"]);
+    assert_eq!(data["total"], 4);
+    assert_eq!(data["denied"], 3);
+    assert!(
+        v["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("[3 entries not shown: denied by the workspace policy]"),
+        "{}",
+        v["text"]
+    );
+    let sub = f.call("list_dir", json!({"path": "sub"}));
+    assert_eq!(assert_ok(&sub)["denied"], 1);
+    assert_eq!(assert_ok(&sub)["total"], 0);
+    // Without rules nothing is hidden and the count is 0.
+    let plain = Fixture::new();
+    plain.write(".env", "x");
+    let data = assert_ok(&plain.call("list_dir", json!({})))["denied"].clone();
+    assert_eq!(data, 0);
+}
+
+#[test]
+fn walks_leave_denied_paths_out_and_count_them() {
+    let f = Fixture::with_config(policy(json!({"deny_read": [".env", "*.pem", "secrets/"]})));
+    for name in [
+        "app/.env",
+        "app/key.pem",
+        "app/main.rs",
+        "secrets/token",
+        "secrets/deep/x",
+    ] {
+        f.write(name, "needle\n");
+    }
+    f.write("notes.txt", "needle\n");
+    // A symlink inside a walk is never followed, but a walk started through a symlinked
+    // directory matches the rules on the resolved path.
+    symlink("secrets", f.p("alias")).unwrap();
+
+    let tree = named(
+        &f,
+        "list_dir",
+        json!({"path": ".", "depth": 5, "include_hidden": true}),
+    );
+    let data = assert_ok(&tree);
+    let text = tree["text"].as_str().unwrap();
+    for hidden in [".env", "key.pem", "token", "deep"] {
+        assert!(!text.contains(hidden), "{hidden} listed: {text}");
+    }
+    assert!(text.contains("main.rs"), "{text}");
+    assert_eq!(data["denied"], 3, "{text}");
+
+    let found = named(
+        &f,
+        "find_files",
+        json!({"pattern": "**", "include_hidden": true}),
+    );
+    let data = assert_ok(&found);
+    let files: Vec<&str> = data["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["alias", "app/main.rs", "notes.txt"]);
+    assert_eq!(data["denied"], 3);
+    assert!(
+        found["text"]
+            .as_str()
+            .unwrap()
+            .contains("3 entries not shown: denied"),
+        "{}",
+        found["text"]
+    );
+
+    let hits = named(
+        &f,
+        "search_text",
+        json!({"query": "needle", "include_hidden": true}),
+    );
+    let data = assert_ok(&hits);
+    let in_files: Vec<&str> = data["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(in_files, ["app/main.rs", "notes.txt"]);
+    assert_eq!(data["denied"], 3);
+    assert!(
+        hits["text"]
+            .as_str()
+            .unwrap()
+            .contains("3 entries not searched: denied"),
+        "{}",
+        hits["text"]
+    );
+
+    // Starting a walk inside a denied directory, directly or through a symlink, is refused.
+    for start in ["secrets", "alias", "secrets/deep"] {
+        denied(
+            &named(&f, "search_text", json!({"query": "needle", "path": start})),
+            "secrets/",
+        );
+        denied(
+            &named(&f, "find_files", json!({"pattern": "*", "path": start})),
+            "secrets/",
+        );
+    }
+    // Without rules every walk counts 0.
+    let plain = Fixture::new();
+    plain.write(".env", "needle\n");
+    let all = named(
+        &plain,
+        "search_text",
+        json!({"query": "needle", "include_hidden": true}),
+    );
+    assert_eq!(assert_ok(&all)["denied"], 0);
+    assert_eq!(assert_ok(&all)["matches"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn deny_write_refuses_every_changing_tool_and_leaves_reading() {
+    let f = Fixture::with_config(policy(json!({"deny_write": ["config/**", "*.lock"]})));
+    f.write("config/app.toml", "a = 1\n");
+    f.write("Cargo.lock", "lock\n");
+    fs::create_dir(f.p("sub")).unwrap();
+    let before = snapshot(&f.root);
+    for path in [
+        "config/app.toml",
+        "config/new.toml",
+        "sub/../config/app.toml",
+        "Cargo.lock",
+    ] {
+        let rule = if path.ends_with("lock") {
+            "*.lock"
+        } else {
+            "config/**"
+        };
+        for mode in ["overwrite", "create", "append"] {
+            denied(
+                &f.call(
+                    "write_file",
+                    json!({"path": path, "content": "z", "mode": mode}),
+                ),
+                rule,
+            );
+        }
+        denied(
+            &f.call("append_file", json!({"path": path, "content": "z"})),
+            rule,
+        );
+        denied(
+            &f.call(
+                "edit_file",
+                json!({"path": path, "old_text": "a", "new_text": "b"}),
+            ),
+            rule,
+        );
+    }
+    denied(
+        &named(&f, "create_directory", json!({"path": "config/sub"})),
+        "config/**",
+    );
+    // A missing directory before '..' is created to resolve the path, then removed again.
+    denied(
+        &f.call(
+            "write_file",
+            json!({"path": "x/../config/new.toml", "content": "z"}),
+        ),
+        "config/**",
+    );
+    assert_eq!(snapshot(&f.root), before, "a denied call changed something");
+    assert_eq!(
+        assert_ok(&f.call("read_file", json!({"path": "config/app.toml"})))["content"],
+        "a = 1\n"
+    );
+}
+
+#[test]
+fn a_denied_write_creates_no_parent_directories() {
+    let f = Fixture::with_config(policy(json!({"deny_write": ["secrets/**", "out/"]})));
+    let before = snapshot(&f.root);
+    // A directory created and removed again would still change the root's mtime.
+    let mtime = || fs::metadata(&f.root).unwrap().modified().unwrap();
+    let root_mtime = mtime();
+    denied(
+        &f.call(
+            "write_file",
+            json!({"path": "secrets/a/b/c.txt", "content": "x"}),
+        ),
+        "secrets/**",
+    );
+    denied(
+        &f.call(
+            "append_file",
+            json!({"path": "x/out/y/z.txt", "content": "x"}),
+        ),
+        "out/",
+    );
+    denied(
+        &named(&f, "create_directory", json!({"path": "secrets/a/b"})),
+        "secrets/**",
+    );
+    assert_eq!(
+        snapshot(&f.root),
+        before,
+        "directories were created and left"
+    );
+    assert_eq!(
+        mtime(),
+        root_mtime,
+        "directories were created, then removed"
+    );
+    // The same paths with the rule's directory existing: refused before anything is made.
+    fs::create_dir(f.p("secrets")).unwrap();
+    denied(
+        &f.call(
+            "write_file",
+            json!({"path": "secrets/a/b/c.txt", "content": "x"}),
+        ),
+        "secrets/**",
+    );
+    assert_eq!(fs::read_dir(f.p("secrets")).unwrap().count(), 0);
+}
+
+#[test]
+fn git_history_is_read_only_by_default() {
+    let f = Fixture::new();
+    f.write(".git/HEAD", "ref: refs/heads/main\n");
+    f.write(".git/config", "[core]\n");
+    let before = snapshot(&f.root);
+    denied(
+        &f.call("write_file", json!({"path": ".git/HEAD", "content": "x"})),
+        ".git/**",
+    );
+    denied(
+        &f.call(
+            "edit_file",
+            json!({"path": ".git/config", "old_text": "core", "new_text": "x"}),
+        ),
+        ".git/**",
+    );
+    denied(
+        &f.call(
+            "append_file",
+            json!({"path": ".git/hooks/pre-commit", "content": "rm -rf ~"}),
+        ),
+        ".git/**",
+    );
+    denied(
+        &named(&f, "create_directory", json!({"path": ".git/hooks"})),
+        ".git/**",
+    );
+    assert_eq!(snapshot(&f.root), before);
+    assert_ok(&f.call("read_file", json!({"path": ".git/HEAD"})));
+    assert_ok(&f.call("list_dir", json!({"path": ".git"})));
+    // The rule is anchored at the root, as in gitignore; an explicit list replaces it.
+    assert_ok(&f.call(
+        "write_file",
+        json!({"path": "vendor/.git/x", "content": "x"}),
+    ));
+    let open = Fixture::with_config(policy(json!({"deny_write": []})));
+    assert_ok(&open.call("write_file", json!({"path": ".git/HEAD", "content": "x"})));
+}
+
+#[test]
+fn read_only_workspaces_refuse_every_changing_tool_from_the_registry() {
+    let f = Fixture::with_config(policy(json!({"writes_enabled": false})));
+    f.write("a.txt", "hello\n");
+    let before = snapshot(&f.root);
+    let specs = take_json(unsafe { ffi::wsfs_tool_specs() });
+    let mut refused = Vec::new();
+    for spec in specs.as_array().unwrap() {
+        let name = spec["name"].as_str().unwrap();
+        let read_only = spec["annotations"]["readOnlyHint"].as_bool().unwrap();
+        // Arguments that would succeed, or no arguments at all: refused before parsing.
+        for args in [
+            json!({"path": "a.txt", "content": "x", "old_text": "hello", "new_text": "bye"}),
+            json!({}),
+        ] {
+            let v = named(&f, name, args);
+            if read_only {
+                assert_ne!(err_code(&v), Some("writes_disabled"), "{name}: {v}");
+            } else {
+                let msg = assert_err(&v, "writes_disabled");
+                assert!(msg.contains("read_file"), "names what still works: {msg}");
+            }
+        }
+        if !read_only {
+            refused.push(name.to_owned());
+        }
+    }
+    assert!(
+        refused.len() >= 4 && refused.contains(&"create_directory".to_string()),
+        "{refused:?}"
+    );
+    // Through the content buffer too.
+    let (t, a, content) = (cs("write_file"), cs(r#"{"path":"b.txt"}"#), b"x");
+    let v = take_envelope(unsafe {
+        ffi::wsfs_call_with_content(
+            f.ws,
+            t.as_ptr(),
+            a.as_ptr(),
+            std::ptr::null(),
+            content.as_ptr().cast(),
+            content.len(),
+        )
+    });
+    assert_err(&v, "writes_disabled");
+    assert_eq!(snapshot(&f.root), before);
+    assert_eq!(
+        assert_ok(&f.call("read_file", json!({"path": "a.txt"})))["content"],
+        "hello\n"
+    );
+}
+
+#[test]
+fn unrestricted_mode_matches_unanchored_rules_outside_the_root() {
+    let f = Fixture::with_config(json!({
+        "restrict_to_workspace": false,
+        "policy": {"deny_read": [".env"]},
+    }));
+    let outside = f.base.join("other");
+    fs::create_dir(&outside).unwrap();
+    fs::write(outside.join(".env"), "TOKEN=3\n").unwrap();
+    fs::write(outside.join("fine.txt"), "ok\n").unwrap();
+    let msg = assert_err(
+        &f.call("read_file", json!({"path": outside.join(".env")})),
+        "policy_denied",
+    );
+    assert!(
+        msg.contains(outside.join(".env").to_str().unwrap()),
+        "{msg}"
+    );
+    assert_ok(&f.call("read_file", json!({"path": outside.join("fine.txt")})));
+}
+
+#[test]
+fn the_open_data_reports_the_effective_policy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let v = open_raw(&json!({"root": tmp.path(), "policy": {"deny_read": ["*.key"]}}).to_string());
+    let data = assert_ok(&v);
+    assert_eq!(
+        data["policy"],
+        json!({"writes_enabled": true, "deny_read": ["*.key"], "deny_write": [".git/**"], "audit_log": null})
+    );
+    close_ws(data["workspace"].as_u64().unwrap());
+}
+
+#[test]
+fn invalid_policies_are_refused_at_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().to_str().unwrap();
+    for (p, hint) in [
+        (json!({"deny_read": ["{a,b"]}), "deny_read[0]"),
+        (json!({"deny_write": ["ok", ""]}), "deny_write[1]"),
+        (json!({"deny_read": "x"}), "expected a sequence"),
+        (json!({"writes": false}), "writes"),
+        (json!([]), "policy must be a JSON object"),
+        (json!(null), "policy must be a JSON object"),
+    ] {
+        let v = open_raw(&json!({"root": root, "policy": p}).to_string());
+        let msg = assert_err(&v, "invalid_arguments");
+        assert!(msg.contains(hint), "{p}: {msg}");
+    }
+}
+
+#[test]
+fn suggestions_after_path_not_found_never_name_denied_paths() {
+    let f = Fixture::with_config(policy(json!({"deny_read": [".env.local", "*.pem"]})));
+    f.write(".env.local", "SECRET=1");
+    f.write("server.pem", "key");
+    f.write("server.pam", "allowed");
+    let v = f.call("read_file", json!({"path": ".env.locl"}));
+    let msg = assert_err(&v, "path_not_found");
+    assert!(
+        !msg.contains(".env.local"),
+        "a denied name is suggested: {msg}"
+    );
+    let v = f.call("read_file", json!({"path": "server.pom"}));
+    let msg = assert_err(&v, "path_not_found");
+    assert!(
+        msg.contains("server.pam"),
+        "allowed names are still suggested: {msg}"
+    );
+    assert!(
+        !msg.contains("server.pem"),
+        "a denied name is suggested: {msg}"
+    );
+    // Without the rule the same typo is answered with the name.
+    let plain = Fixture::new();
+    plain.write(".env.local", "SECRET=1");
+    let msg = assert_err(
+        &plain.call("read_file", json!({"path": ".env.locl"})),
+        "path_not_found",
+    );
+    assert!(msg.contains(".env.local"), "{msg}");
+}
+
+#[test]
+fn move_and_delete_obey_the_policy_on_both_ends_and_inside_directories() {
+    let f = Fixture::with_config(policy(json!({
+        "deny_read": [".env"],
+        "deny_write": [".git/**", "locked/keep.txt"]
+    })));
+    f.write(".env", "SECRET=1");
+    f.write(".git/HEAD", "ref: refs/heads/main\n");
+    f.write("locked/keep.txt", "k");
+    f.write("locked/free.txt", "f");
+    f.write("a.txt", "a");
+    symlink(".env", f.p("env-link")).unwrap();
+
+    // A read-denied file cannot be renamed into a readable name.
+    denied(
+        &named(&f, "move_file", json!({"src": ".env", "dst": "public.txt"})),
+        ".env",
+    );
+    assert_eq!(fs::read_to_string(f.p(".env")).unwrap(), "SECRET=1");
+    // Nothing may be moved into a write-denied place, parents included.
+    denied(
+        &named(
+            &f,
+            "move_file",
+            json!({"src": "a.txt", "dst": ".git/hooks/x"}),
+        ),
+        ".git/**",
+    );
+    assert!(
+        !f.p(".git/hooks").exists(),
+        "a refused move left the parents it created"
+    );
+    // A directory holding a write-denied entry does not move, and nothing in it moves.
+    denied(
+        &named(&f, "move_file", json!({"src": ".git", "dst": "git-old"})),
+        ".git/**",
+    );
+    denied(
+        &named(&f, "move_file", json!({"src": "locked", "dst": "unlocked"})),
+        "locked/keep.txt",
+    );
+    assert!(f.p(".git/HEAD").exists() && f.p("locked/keep.txt").exists());
+    assert!(!f.p("git-old").exists() && !f.p("unlocked").exists());
+    // A symlink to a denied file is itself an allowed entry: moving the link is fine.
+    let v = named(&f, "move_file", json!({"src": "env-link", "dst": "link2"}));
+    assert_ok(&v);
+
+    // Deleting a write-denied file is refused; a read-denied one may be deleted.
+    denied(
+        &named(&f, "delete_file", json!({"path": ".git/HEAD"})),
+        ".git/**",
+    );
+    // A recursive deletion keeps the denied entries (and the directories holding them).
+    let v = named(
+        &f,
+        "delete_file",
+        json!({"path": "locked", "recursive": true}),
+    );
+    let data = assert_ok(&v);
+    assert_eq!(data["deleted"], false, "{v}");
+    assert_eq!(data["stopped"], "not_removed");
+    assert_eq!(data["entries_removed"], 1);
+    assert!(f.p("locked/keep.txt").exists() && !f.p("locked/free.txt").exists());
+    let v = named(
+        &f,
+        "delete_file",
+        json!({"path": ".git", "recursive": true}),
+    );
+    assert_err(&v, "permission_denied");
+    assert!(f.p(".git/HEAD").exists());
+    assert_ok(&named(&f, "delete_file", json!({"path": ".env"})));
+    assert!(!f.p(".env").exists());
+}

@@ -1,0 +1,206 @@
+//! `write_file`'s `mode`: overwrite (the default), create (never replaces, decided by the
+//! kernel even against a racing creator) and append, through JSON and the content buffer.
+#![allow(unused_unsafe)]
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::fs;
+use std::sync::{Arc, Barrier};
+
+fn call_content(ws: u64, args: &str, content: &[u8]) -> Value {
+    let (t, a) = (cs("write_file"), cs(args));
+    take_envelope(unsafe {
+        ffi::wsfs_call_with_content(
+            ws,
+            t.as_ptr(),
+            a.as_ptr(),
+            std::ptr::null(),
+            content.as_ptr().cast(),
+            content.len(),
+        )
+    })
+}
+
+/// Writes through JSON and through the content buffer, which must agree.
+fn both_ways(f: &Fixture, path: &str, mode: &str, content: &str) -> [Value; 2] {
+    let json_way = f.call(
+        "write_file",
+        json!({"path": path, "content": content, "mode": mode}),
+    );
+    let args = json!({"path": format!("{path}.buf"), "mode": mode}).to_string();
+    let buffer_way = call_content(f.ws, &args, content.as_bytes());
+    [json_way, buffer_way]
+}
+
+#[test]
+fn overwrite_is_the_default_and_reports_what_existed() {
+    let f = Fixture::new();
+    let v = f.call("write_file", json!({"path": "a.txt", "content": "one"}));
+    assert_eq!(
+        assert_ok(&v),
+        &json!({"path": "a.txt", "bytes_written": 3, "created": true, "existed_before": false})
+    );
+    let [replaced, created] = both_ways(&f, "a.txt", "overwrite", "two");
+    assert_eq!(assert_ok(&replaced)["existed_before"], true);
+    assert_eq!(assert_ok(&created)["existed_before"], false);
+    for v in both_ways(&f, "a.txt", "overwrite", "three") {
+        let data = assert_ok(&v);
+        assert_eq!(
+            (&data["created"], &data["existed_before"]),
+            (&json!(false), &json!(true))
+        );
+        assert_eq!(v["warnings"], json!(["file exists, overwriting"]));
+    }
+    assert_eq!(f.read("a.txt"), b"three");
+    assert_eq!(f.read("a.txt.buf"), b"three");
+}
+
+#[test]
+fn create_never_replaces_anything() {
+    let f = Fixture::new();
+    for v in both_ways(&f, "new/n.txt", "create", "first") {
+        let data = assert_ok(&v);
+        assert_eq!(
+            (&data["created"], &data["existed_before"]),
+            (&json!(true), &json!(false))
+        );
+        assert_eq!(v["warnings"], json!([]), "{v}");
+    }
+    for v in both_ways(&f, "new/n.txt", "create", "second") {
+        let msg = assert_err(&v, "file_exists");
+        assert!(msg.contains("overwrite"), "says how to replace it: {msg}");
+    }
+    assert_eq!(f.read("new/n.txt"), b"first");
+    assert_eq!(f.read("new/n.txt.buf"), b"first");
+    // Something else than a file in the way.
+    fs::create_dir(f.p("dir")).unwrap();
+    assert_err(
+        &f.call(
+            "write_file",
+            json!({"path": "dir", "content": "x", "mode": "create"}),
+        ),
+        "not_a_file",
+    );
+    // A dangling symlink is followed (as by every write): its target is created.
+    std::os::unix::fs::symlink("target.txt", f.p("link")).unwrap();
+    assert_ok(&f.call(
+        "write_file",
+        json!({"path": "link", "content": "t", "mode": "create"}),
+    ));
+    assert_eq!(f.read("target.txt"), b"t");
+    assert_err(
+        &f.call(
+            "write_file",
+            json!({"path": "link", "content": "u", "mode": "create"}),
+        ),
+        "file_exists",
+    );
+    // A refused create leaves no temp file and no directory behind.
+    let names: Vec<_> = fs::read_dir(f.p("new"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
+
+#[test]
+fn append_mode_is_append_file() {
+    let f = Fixture::new();
+    for v in both_ways(&f, "log.txt", "append", "a\n") {
+        let data = assert_ok(&v);
+        assert_eq!(
+            (&data["created"], &data["existed_before"]),
+            (&json!(true), &json!(false))
+        );
+        assert_eq!(data["bytes_written"], 2);
+    }
+    for v in both_ways(&f, "log.txt", "append", "b\n") {
+        let data = assert_ok(&v);
+        assert_eq!(
+            (&data["created"], &data["existed_before"]),
+            (&json!(false), &json!(true))
+        );
+        assert_eq!(
+            v["text"],
+            format!("appended 2 bytes to {}", data["path"].as_str().unwrap())
+        );
+    }
+    assert_eq!(f.read("log.txt"), b"a\nb\n");
+    assert_eq!(f.read("log.txt.buf"), b"a\nb\n");
+    // The same refusals as append_file: a hard-linked file is not appended in place.
+    fs::hard_link(f.p("log.txt"), f.p("twin.txt")).unwrap();
+    assert_err(
+        &f.call(
+            "write_file",
+            json!({"path": "log.txt", "content": "c", "mode": "append"}),
+        ),
+        "permission_denied",
+    );
+}
+
+#[test]
+fn an_unknown_mode_is_invalid_arguments() {
+    let f = Fixture::new();
+    for mode in [json!("replace"), json!(1), json!(null), json!("Create")] {
+        let v = f.call(
+            "write_file",
+            json!({"path": "a", "content": "x", "mode": mode}),
+        );
+        let msg = assert_err(&v, "invalid_arguments");
+        assert!(msg.contains("mode") || msg.contains("variant"), "{msg}");
+    }
+    assert!(!f.p("a").exists());
+}
+
+/// Many threads create the same name at once, round after round: exactly one wins each round,
+/// every other gets `file_exists`, and the file holds the winner's content, whole.
+#[test]
+fn create_races_have_exactly_one_winner() {
+    const THREADS: usize = 12;
+    const ROUNDS: usize = 150;
+    let f = Fixture::new();
+    let ws = f.ws;
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let handles: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                let mut wins = Vec::new();
+                for round in 0..ROUNDS {
+                    // Content of a few pages, unique to the thread, so a mix would show.
+                    let content = format!("{t:02}-{round}\n").repeat(1500);
+                    let args = json!({"path": format!("r/{round}.txt"), "mode": "create"});
+                    barrier.wait();
+                    let v = call_content(ws, &args.to_string(), content.as_bytes());
+                    match err_code(&v) {
+                        None => wins.push((round, content)),
+                        Some("file_exists") => {}
+                        Some(other) => panic!("round {round}: {other}: {v}"),
+                    }
+                }
+                wins
+            })
+        })
+        .collect();
+    let mut winners = vec![Vec::new(); ROUNDS];
+    for h in handles {
+        for (round, content) in h.join().unwrap() {
+            winners[round].push(content);
+        }
+    }
+    for (round, won) in winners.iter().enumerate() {
+        assert_eq!(won.len(), 1, "round {round}: {} winners", won.len());
+        assert_eq!(
+            f.read(&format!("r/{round}.txt")),
+            won[0].as_bytes(),
+            "round {round}"
+        );
+    }
+    assert_eq!(
+        fs::read_dir(f.p("r")).unwrap().count(),
+        ROUNDS,
+        "a temp file was left"
+    );
+}
