@@ -57,7 +57,11 @@ func TestRawReadEdgeCases(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if r.Content != content || r.Text != content || r.Bytes != int64(len(content)) || r.TotalBytes != int64(len(content)) ||
+		wantText := content
+		if content == "" {
+			wantText = emptyFileText
+		}
+		if r.Content != content || r.Text != wantText || r.Bytes != int64(len(content)) || r.TotalBytes != int64(len(content)) ||
 			r.Truncated || r.Path != name || r.Warnings == nil || len(r.Warnings) != 0 {
 			t.Fatalf("%s: ReadFile = %+v", name, r)
 		}
@@ -66,7 +70,7 @@ func TestRawReadEdgeCases(t *testing.T) {
 			t.Fatalf("%s: library text %q, typed text %q", name, text, r.Text)
 		}
 		resp, err := runTool(t, readTool, bg, args)
-		if err != nil || resp.IsError || resp.Content != content {
+		if err != nil || resp.IsError || resp.Content != wantText {
 			t.Fatalf("%s: fantasy read_file = %+v, %v", name, resp, err)
 		}
 	}
