@@ -7,20 +7,26 @@
 
 use crate::api;
 use crate::control;
+use crate::envelope::Envelope;
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// Runs `body`, turning a panic into an `io_error` envelope, and hands the string to C.
-fn guard(body: impl FnOnce() -> String) -> *mut c_char {
-    let json = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| api::internal_error());
-    into_c_string(json)
+/// Runs `body`, turning a panic into an `io_error` envelope, and hands the result to C.
+fn guard<R: Into<Envelope>>(body: impl FnOnce() -> R) -> *mut c_char {
+    let result = catch_unwind(AssertUnwindSafe(|| body().into()))
+        .unwrap_or_else(|_| Envelope::from(api::internal_error()));
+    into_c_string(result)
 }
 
-fn into_c_string(json: String) -> *mut c_char {
-    // serde_json escapes NUL as \u0000, so this only fails on a bug; never return NULL.
-    CString::new(json)
-        .unwrap_or_else(|_| c"{\"ok\":false,\"error\":{\"code\":\"io_error\",\"message\":\"result contained a NUL byte\"},\"text\":\"io_error: result contained a NUL byte\"}".to_owned())
-        .into_raw()
+/// The result as a C string, without scanning it for NUL again: an [`Envelope`] never holds
+/// one (strings become envelopes through `From<String>`, which scans them; a read's content
+/// was scanned while it was checked as text). Its buffer usually has room for the NUL, so a
+/// large result is not copied here either.
+fn into_c_string(result: Envelope) -> *mut c_char {
+    let bytes = result.into_bytes();
+    debug_assert!(memchr::memchr(0, &bytes).is_none());
+    // SAFETY: `Envelope`'s invariant: its bytes contain no NUL (see `envelope::Envelope`).
+    unsafe { CString::from_vec_unchecked(bytes) }.into_raw()
 }
 
 /// Borrows a C string argument as UTF-8, or returns the error envelope naming `param`.
@@ -100,16 +106,16 @@ unsafe fn call_tool_with_content(
     options_json: *const c_char,
     content: Option<&[u8]>,
 ) -> *mut c_char {
-    guard(|| {
+    guard(|| -> Envelope {
         // SAFETY: forwarded from this function's contract.
         let tool = match unsafe { borrow_str(tool, "tool_name") } {
             Ok(tool) => tool,
-            Err(envelope) => return envelope,
+            Err(envelope) => return envelope.into(),
         };
         // SAFETY: forwarded from this function's contract.
         let args = match unsafe { borrow_str(args_json, "args_json") } {
             Ok(args) => args,
-            Err(envelope) => return envelope,
+            Err(envelope) => return envelope.into(),
         };
         let options = if options_json.is_null() {
             None
@@ -117,10 +123,10 @@ unsafe fn call_tool_with_content(
             // SAFETY: non-NULL, forwarded from this function's contract.
             match unsafe { borrow_str(options_json, "options_json") } {
                 Ok(options) => Some(options),
-                Err(envelope) => return envelope,
+                Err(envelope) => return envelope.into(),
             }
         };
-        api::call(workspace, tool, args, options, content)
+        api::call_envelope(workspace, tool, args, options, content)
     })
 }
 

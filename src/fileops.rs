@@ -219,16 +219,10 @@ pub fn sync_dir(dir: &Dir) -> io::Result<()> {
 
 /// Checks that bytes are text a model can read: UTF-8 without NUL bytes.
 pub fn decode_text(bytes: Vec<u8>, display: &str) -> Result<String> {
-    let binary = || {
-        WsfsError::new(
-            ErrorCode::IoError,
-            format!("{display} is binary or not UTF-8; only text files can be read or edited"),
-        )
-    };
-    if bytes.contains(&0) {
-        return Err(binary());
+    if memchr::memchr(0, &bytes).is_some() {
+        return Err(crate::text::not_text(display));
     }
-    String::from_utf8(bytes).map_err(|_| binary())
+    String::from_utf8(bytes).map_err(|_| crate::text::not_text(display))
 }
 
 #[cfg(test)]
