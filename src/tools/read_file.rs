@@ -4,13 +4,13 @@
 use crate::control::CallControl;
 use crate::envelope::{self, Output};
 use crate::error::{Result, WsfsError};
-use crate::fileops::{open_error, open_leaf_read, require_regular};
+use crate::fileops::{open_error, open_leaf_read, regular_file_size};
 use crate::lines::FileHash;
 use crate::text::{self, FileText};
 use crate::tool::{Annotations, Call, Tool, ToolOutput};
 use crate::tools::read_range::{self, RangeRequest, RangeView};
 use crate::workspace::{ToolPath, Workspace};
-use cap_std::fs::{File, Metadata};
+use cap_std::fs::File;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -197,19 +197,16 @@ impl ReadOutput {
     }
 }
 
-/// Opens the regular file `path` names for reading, with its metadata.
-fn open_regular(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<(File, Metadata)> {
+/// Opens the regular file `path` names for reading, with its size.
+fn open_regular(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<(File, u64)> {
     let display = &path.display;
     path.refuse_trailing_slash()?;
     let located = ws.resolve(path, false, ctl)?;
     let leaf = located.file_leaf(display, false)?;
     let file = open_leaf_read(&located.dir, leaf).map_err(|e| open_error(e, display))?;
     // Checked again on the open file: the name may have been swapped since resolution.
-    let meta = file
-        .metadata()
-        .map_err(|e| WsfsError::from_io(&e, display))?;
-    require_regular(&meta, display)?;
-    Ok((file, meta))
+    let size = regular_file_size(&file, display)?;
+    Ok((file, size))
 }
 
 pub fn read_file_range(
@@ -218,8 +215,8 @@ pub fn read_file_range(
     range: &RangeRequest,
     ctl: &CallControl,
 ) -> Result<ReadOutput> {
-    let (file, meta) = open_regular(ws, path, ctl)?;
-    read_range::read_range(file, meta.len(), &ws.limits, range, &path.display, ctl)
+    let (file, size) = open_regular(ws, path, ctl)?;
+    read_range::read_range(file, size, &ws.limits, range, &path.display, ctl)
 }
 
 /// A plain read: at most `max_read_bytes` (cut back to a character boundary), checked as
@@ -234,9 +231,8 @@ pub fn read_file(
     output: Output,
 ) -> Result<ReadOutput> {
     let display = &path.display;
-    let (file, meta) = open_regular(ws, path, ctl)?;
+    let (file, size) = open_regular(ws, path, ctl)?;
     let limit = ws.limits.max_read_bytes;
-    let size = meta.len();
     // The result as the file's size predicts it: the head is as long as the real one unless
     // the file changes meanwhile (then the envelope copies the content instead).
     let mut out = ReadOutput {
