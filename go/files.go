@@ -247,6 +247,9 @@ func (ws *Workspace) ReadFile(ctx context.Context, in ReadFileInput) (ReadFileRe
 	if in.isRange() {
 		return ws.readRange(ctx, in)
 	}
+	if e := ws.outsideLexically(tool, in.Path); e != nil && ctx.Err() == nil {
+		return ReadFileResult{}, ws.reject(tool, in.Path, e)
+	}
 	var r ReadFileResult
 	env, err := ws.typedCall(ctx, callSpec{tool: tool, args: pathArgs(in.Path), output: outputDataRaw,
 		data: &r, spare: maxNoticeLen, path: in.Path})

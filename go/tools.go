@@ -282,6 +282,14 @@ func (ws *Workspace) runTool(ctx context.Context, tc toolConfig, tool, path stri
 	if strings.TrimSpace(args) == "" {
 		args = "{}"
 	}
+	if tool == ToolReadFile && ctx.Err() == nil {
+		if p, ok := onlyPath(args); ok {
+			if e := ws.outsideLexically(tool, p); e != nil {
+				ws.logCall(callSpec{tool: tool, path: path, logger: tc.logger}, e, 0)
+				return fantasy.NewTextErrorResponse(e.Text()), nil
+			}
+		}
+	}
 	_, env, err := ws.call(ctx, callSpec{
 		tool: tool, args: args, output: outputTextRaw, timeout: tc.timeout,
 		path: path, logger: tc.logger,
