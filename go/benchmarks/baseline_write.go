@@ -224,6 +224,17 @@ func withWarnings(text string, warnings []string) string {
 
 const overwriteWarning = "file exists, overwriting"
 
+// checkText refuses text arguments that are not UTF-8 (the contract's
+// strings are JSON strings).
+func checkText(tool string, texts ...string) *wsfs.Error {
+	for _, t := range texts {
+		if !utf8.ValidString(t) {
+			return bErr(tool, wsfs.CodeInvalidArguments, "text argument is not valid UTF-8")
+		}
+	}
+	return nil
+}
+
 func (b *Baseline) checkWrite(tool, what string, n int) *wsfs.Error {
 	if n > b.limits.MaxWriteBytes {
 		return bErr(tool, wsfs.CodeTooLarge, "%s is %d bytes; the limit is max_write_bytes = %d", what, n, b.limits.MaxWriteBytes)
@@ -237,11 +248,14 @@ func (b *Baseline) WriteFile(ctx context.Context, in wsfs.WriteFileInput) (wsfs.
 	if e := ctxErr(tool, ctx); e != nil {
 		return wsfs.WriteFileResult{}, e
 	}
-	if e := b.checkWrite(tool, "content", len(in.Content)); e != nil {
-		return wsfs.WriteFileResult{}, e
-	}
 	p, e := b.parse(tool, in.Path)
 	if e != nil {
+		return wsfs.WriteFileResult{}, e
+	}
+	if e := checkText(tool, in.Content); e != nil {
+		return wsfs.WriteFileResult{}, e
+	}
+	if e := b.checkWrite(tool, "content", len(in.Content)); e != nil {
 		return wsfs.WriteFileResult{}, e
 	}
 	loc, e := b.locate(tool, p, true)
@@ -303,11 +317,14 @@ func (b *Baseline) AppendFile(ctx context.Context, in wsfs.AppendFileInput) (wsf
 	if e := ctxErr(tool, ctx); e != nil {
 		return wsfs.AppendFileResult{}, e
 	}
-	if e := b.checkWrite(tool, "content", len(in.Content)); e != nil {
-		return wsfs.AppendFileResult{}, e
-	}
 	p, e := b.parse(tool, in.Path)
 	if e != nil {
+		return wsfs.AppendFileResult{}, e
+	}
+	if e := checkText(tool, in.Content); e != nil {
+		return wsfs.AppendFileResult{}, e
+	}
+	if e := b.checkWrite(tool, "content", len(in.Content)); e != nil {
 		return wsfs.AppendFileResult{}, e
 	}
 	loc, e := b.locate(tool, p, true)
@@ -396,6 +413,9 @@ func (b *Baseline) EditFile(ctx context.Context, in wsfs.EditFileInput) (wsfs.Ed
 		return wsfs.EditFileResult{}, bErr(tool, wsfs.CodeInvalidArguments, "old_text is empty")
 	case in.OldText == in.NewText:
 		return wsfs.EditFileResult{}, bErr(tool, wsfs.CodeInvalidArguments, "old_text and new_text are equal: no change")
+	}
+	if e := checkText(tool, in.OldText, in.NewText); e != nil {
+		return wsfs.EditFileResult{}, e
 	}
 	p, e := b.parse(tool, in.Path)
 	if e != nil {
