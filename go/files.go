@@ -57,11 +57,15 @@ type WriteFileInput struct {
 	Content string `json:"content" description:"The complete new content of the file."`
 }
 
+func (in WriteFileInput) contentArg() string { return in.Content }
+
 // AppendFileInput is the argument of append_file.
 type AppendFileInput struct {
 	Path    string `json:"path" description:"File to append to, e.g. 'log.txt'."`
 	Content string `json:"content" description:"Text to add at the end of the file."`
 }
+
+func (in AppendFileInput) contentArg() string { return in.Content }
 
 // ListDirInput is the argument of list_dir. An empty Path lists the
 // workspace root; with only Path set, the listing is one level, every name.
