@@ -838,6 +838,67 @@ def walk_section(w, walk, machine):
 
 
 
+def python_results(d):
+    """bench/python_read.py: {way: {"pairs": [...], "how", "plain_how", "case", "loads"}}."""
+    out = {}
+    for r in jsonl(os.path.join(d, "python.jsonl")):
+        w = out.setdefault(r["way"], {"pairs": [], "loads": []})
+        w["pairs"] += r["pairs"]
+        w["loads"].append(r.get("load", "?").split()[0])
+        for k in ("how", "plain_how", "case", "python"):
+            w[k] = r.get(k)
+    return out
+
+
+def python_ratio(w):
+    rs = [a / b for a, b in w["pairs"] if b > 0]
+    return statistics.median(rs), quantile(rs, 0.25), quantile(rs, 0.75), [], len(rs)
+
+
+def python_targets(ctx):
+    w = ctx["python"].get("fast")
+    if not w:
+        return []
+    r = python_ratio(w)
+    return [{"label": f"Python, {w['case']} with the documented fast path ({w['how']}) vs plain "
+                      "Python doing the same checks ≤ 1.5×",
+             "measured": f"{fmt_ratio(r)}; "
+                         f"{fmt_t(statistics.median(a for a, _ in w['pairs']))} vs "
+                         f"{fmt_t(statistics.median(b for _, b in w['pairs']))} ({r[4]} pairs)",
+             "ok": r[0] <= 1.5}]
+
+
+def python_section(ctx):
+    py = ctx["python"]
+    if not py:
+        return []
+    rows = []
+    for way, label in (("fast", "documented fast path (`data_raw`)"),
+                       ("full", "`wsfs_read_file`, full envelope (content twice)"),
+                       ("fast_vs_lexical", "documented fast path vs plain Python with a lexical "
+                                           "check only (not the same contract)")):
+        w = py.get(way)
+        if not w:
+            continue
+        r = python_ratio(w)
+        rows.append((label, w["how"], fmt_t(statistics.median(a for a, _ in w["pairs"])),
+                     w["plain_how"], fmt_t(statistics.median(b for _, b in w["pairs"])),
+                     fmt_ratio(r), ", ".join(w["loads"])))
+    any_w = next(iter(py.values()))
+    return ["## C and Python: read_file through the C ABI", "",
+            f"`bench/python_read.py` (Python {any_w.get('python', '?')}), {any_w.get('case')} "
+            "of the fixture, paired like the Go benchmarks: one read each way, back to back, "
+            "alternating the order; every result's content and SHA-256 are checked. *Plain "
+            "Python* is what a Python programmer writes for the same contract: the path "
+            "resolved with `os.path.realpath` and checked to be inside the workspace (the usual "
+            "confinement idiom; it is not race-free, the library's handles are), `open`, "
+            "`fstat` (regular files only), one read of at most max_read_bytes + 1 bytes, NUL and "
+            "UTF-8 checks, SHA-256. The documented fast path keeps the content out of the JSON; "
+            "the full envelope carries it twice and costs a `json.loads` of both.", "",
+            table(["way", "how", "time", "plain Python", "time", "wsfs / plain", "load"], rows),
+            ""]
+
+
 def walk_targets_of(ctx):
     return walk_targets(ctx["walk"])
 
@@ -860,11 +921,12 @@ SECTIONS = [
     context_section,
     layers_section,
     memory_section,
+    python_section,
     walk_section_of,
     misses_section,
     reproducing_section,
 ]
-TARGETS = [issue9_targets, scale_targets, walk_targets_of]
+TARGETS = [issue9_targets, python_targets, scale_targets, walk_targets_of]
 
 
 def main():
@@ -872,7 +934,8 @@ def main():
     res = Results(args.dir)
     if not res.pairs and not res.rust:
         sys.exit(f"report.py: no benchmark results in {args.dir}")
-    ctx = {"res": res, "args": args, "walk": load_walk(args.dir), "headlines": []}
+    ctx = {"res": res, "args": args, "walk": load_walk(args.dir), "headlines": [],
+           "python": python_results(args.dir)}
     ctx["targets"] = [] if args.short else [r for f in TARGETS for r in f(ctx)]
     md = []
     for section in SECTIONS:

@@ -180,6 +180,20 @@ WSFS_WALK_SRC=$GOSRC WSFS_WALK_RG=$RG WSFS_WALK_TREES=$SCRATCH/trees WSFS_WALK_S
 	exit 1
 }
 
+# read_file from Python (ctypes, or the python/ package when present) against
+# plain Python doing the same checks, paired.
+step "Python: read_file through libwsfs.so vs plain Python"
+PY_FLAGS=(--seconds 3)
+[[ $MODE == short ]] && PY_FLAGS=(--short)
+for rep in $(seq 1 "$([[ $MODE == short ]] && echo 1 || echo 2)"); do
+	"$PYTHON" bench/python_read.py --lib target/release/libwsfs.so --workspace "$FX/ws" \
+		--out "$OUT/python.jsonl" --rep "$rep" "${PY_FLAGS[@]}" 2>>"$OUT/python.log" || {
+		cat "$OUT/python.log" >&2
+		echo "bench: the Python read benchmark failed" >&2
+		exit 1
+	}
+done
+
 step "measuring peak RSS growth of the Go paths"
 (cd go/benchmarks && WSFS_BENCH_DIR="$FX" WSFS_BENCH_RSS_OUT="$OUT/rss-go.jsonl" \
 	"$SCRATCH/benchmarks.test" -test.run='^TestPeakRSS$' -test.count=1 >"$OUT/rss-go.log" 2>&1) || {

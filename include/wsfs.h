@@ -69,6 +69,10 @@ char *wsfs_workspace_close(uint64_t workspace);
  end) and `sha256` (of the whole file, lowercase hex, when it is at most `max_write_bytes`);
  `text` ends with a hint such as `[lines 1-2000 of 9120; continue with start_line=2001]`.
  A `start_line` past the end is `line_out_of_range`.
+ This returns the full envelope, which carries the content twice (`data.content` and
+ `text`); to read without that cost, call `wsfs_call_with_options(workspace, "read_file",
+ args_json, "{\"output\":\"data_raw\"}")`: the content then follows the JSON after one
+ newline, unescaped.
  The caller frees the result with `wsfs_string_free`.
 
  # Safety
