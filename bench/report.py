@@ -899,6 +899,42 @@ def python_section(ctx):
             ""]
 
 
+def decode_section(ctx):
+    rows_in = jsonl(os.path.join(ctx["args"].dir, "decode.jsonl"))
+    if not rows_in:
+        return []
+    by_case = {}
+    for r in rows_in:
+        by_case.setdefault(r["case"], []).append(r)
+    rows, jt = [], []
+    for case, rs in by_case.items():
+        hand = next((statistics.median(r["ns"]) for r in rs if r["decoder"].startswith("wsfs")), None)
+        for r in rs:
+            t = statistics.median(r["ns"])
+            rows.append((case, f"{r['bytes']} B", r["decoder"], fmt_t(t),
+                         fmt_r(t / hand if hand else None), f"{r['allocs']:.0f}"))
+            if r["decoder"].startswith("jsontext") and hand:
+                jt.append(t / hand)
+    load = rows_in[0].get("load", "?")
+    return ["## Go: decoding the envelope", "",
+            "Issue 8 asked whether the Go package's hand-written envelope reader "
+            "(`go/envelope.go`, which falls back to `encoding/json` on anything unexpected) "
+            "could be replaced by go-json-experiment's `jsontext` tokens (which validate, "
+            "unescape and check UTF-8) with hand field dispatch kept for the result types "
+            "(`go/envelope_jt_test.go`). Median time of one decode of a real library envelope "
+            "(rounds alternating the decoders, batches of 100) and allocations per decode; "
+            "encoding/json and json v2 `Unmarshal` into the same types for reference "
+            f"(`go/envelope_bench_test.go`; load {load} at the start):", "",
+            table(["envelope", "JSON", "decoder", "time", "vs hand-written", "allocations"], rows),
+            "",
+            (f"The `jsontext` reader is smaller, but {min(jt):.1f}× to {max(jt):.1f}× the time "
+             "of the hand-written one here" if jt else "The `jsontext` reader is smaller")
+            + ", with many more allocations (each string it returns is a copy), so the package "
+            "keeps its hand-written reader for the typed results of the first five tools; every "
+            "other tool's result is decoded with json v2 from the envelope's `data` bytes.",
+            ""]
+
+
 def walk_targets_of(ctx):
     return walk_targets(ctx["walk"])
 
@@ -922,6 +958,7 @@ SECTIONS = [
     layers_section,
     memory_section,
     python_section,
+    decode_section,
     walk_section_of,
     misses_section,
     reproducing_section,

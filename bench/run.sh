@@ -194,6 +194,16 @@ for rep in $(seq 1 "$([[ $MODE == short ]] && echo 1 || echo 2)"); do
 	}
 done
 
+# The Go package's envelope decoders (issue 8): its hand-written reader,
+# jsontext tokens with hand dispatch, encoding/json, json v2.
+step "Go: envelope decoders compared"
+(cd go && env WSFS_DECODE_OUT="$OUT/decode.jsonl" $([[ $MODE == short ]] && echo WSFS_BENCH_SHORT=1) \
+	$GO test -count=1 -run '^TestDecodeBench$' . >"$OUT/decode.log" 2>&1) || {
+	cat "$OUT/decode.log" >&2
+	echo "bench: the decoder benchmark failed" >&2
+	exit 1
+}
+
 step "measuring peak RSS growth of the Go paths"
 (cd go/benchmarks && WSFS_BENCH_DIR="$FX" WSFS_BENCH_RSS_OUT="$OUT/rss-go.jsonl" \
 	"$SCRATCH/benchmarks.test" -test.run='^TestPeakRSS$' -test.count=1 >"$OUT/rss-go.log" 2>&1) || {
