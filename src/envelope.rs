@@ -96,13 +96,31 @@ fn nul_in_result() -> String {
 /// the JSON head (with `meta` as `data` in the `data_raw` mode) and the separator. A tool that
 /// reserves exactly this room in front of its text gets the result built around it in place
 /// (see `ToolOutput::take_raw`). 0 for the other modes.
-pub fn raw_head_len(output: Output, meta: &dyn erased_serde::Serialize) -> usize {
-    let head = match output {
-        Output::DataRaw => encode_success(Some(meta), None, &[]),
-        Output::TextRaw => encode_success::<dyn ToolOutput>(None, None, &[]),
+pub fn raw_head_len<M: Serialize>(output: Output, meta: &M) -> usize {
+    /// Counts what is written: the length without building the string.
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let data = match output {
+        Output::DataRaw => Some(meta),
+        Output::TextRaw => None,
         _ => return 0,
     };
-    head.map_or(0, |h| h.len() + 1)
+    let success = Success {
+        ok: true,
+        data,
+        text: None,
+        warnings: &[],
+    };
+    serde_json::to_writer(&mut count, &success).map_or(0, |()| count.0 + 1)
 }
 
 pub fn success(mut data: Box<dyn ToolOutput>, warnings: &[String], output: Output) -> Envelope {

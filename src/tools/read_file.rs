@@ -235,36 +235,43 @@ pub fn read_file(
     let limit = ws.limits.max_read_bytes;
     // The result as the file's size predicts it: the head is as long as the real one unless
     // the file changes meanwhile (then the envelope copies the content instead).
-    let mut out = ReadOutput {
-        path: display.clone(),
-        content: FileText::default(),
+    let predicted = ReadMeta {
+        path: display,
         bytes: size.min(limit),
         total_bytes: size,
         truncated: size > limit,
         lines: None,
-        sha256: (size <= limit && size <= ws.limits.max_write_bytes).then(|| "0".repeat(64)),
-        limit,
-        view: None,
+        sha256: (size <= limit && size <= ws.limits.max_write_bytes).then_some(HASH_PLACEHOLDER),
     };
-    let room = envelope::raw_head_len(output, &out.meta());
-    let expected = usize::try_from(out.bytes).unwrap_or(usize::MAX);
+    let room = envelope::raw_head_len(output, &predicted);
+    let expected = usize::try_from(predicted.bytes).unwrap_or(usize::MAX);
     let (buf, more) =
         read_bounded(file.into_std(), room, expected, limit, ctl).map_err(|e| match e {
             Stop::Io(e) => WsfsError::from_io(&e, display),
             Stop::Call(e) => e,
         })?;
-    out.content = FileText::new(buf, room, more).map_err(|_| text::not_text(display))?;
-    let len = out.content.len() as u64;
-    out.bytes = len;
-    out.total_bytes = size.max(len);
-    out.truncated = more;
-    out.sha256 = (!more && len <= ws.limits.max_write_bytes).then(|| {
+    let content = FileText::new(buf, room, more).map_err(|_| text::not_text(display))?;
+    let len = content.len() as u64;
+    let sha256 = (!more && len <= ws.limits.max_write_bytes).then(|| {
         let mut hash = FileHash::default();
-        hash.feed(out.content.as_bytes());
+        hash.feed(content.as_bytes());
         hash.hex()
     });
-    Ok(out)
+    Ok(ReadOutput {
+        path: display.clone(),
+        content,
+        bytes: len,
+        total_bytes: size.max(len),
+        truncated: more,
+        lines: None,
+        sha256,
+        limit,
+        view: None,
+    })
 }
+
+/// A hex SHA-256's length, for the predicted head.
+const HASH_PLACEHOLDER: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 enum Stop {
     Io(std::io::Error),
@@ -333,6 +340,53 @@ pub(super) fn cut_to_char_boundary(mut bytes: Vec<u8>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{Config, Limits};
+    use crate::tool::ToolOutput;
+
+    /// The room a plain read keeps in front of its content is exactly the head the envelope
+    /// writes there, so raw results are built in place (a mismatch would only cost a copy, so
+    /// nothing else would notice).
+    #[test]
+    fn the_predicted_head_is_the_real_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            max_read_bytes: 1000,
+            ..Limits::default()
+        };
+        let config = Config {
+            root: tmp.path().to_string_lossy().into_owned(),
+            restrict_to_workspace: true,
+            limits,
+        };
+        let ws = Workspace::open(&config).unwrap().0;
+        let ctl = CallControl::new(std::time::Duration::from_secs(10), None);
+        let cases: [(&str, Vec<u8>); 6] = [
+            ("empty.txt", vec![]),
+            ("one.txt", b"x".to_vec()),
+            ("q\"uote\\d.txt", vec![b'a'; 999]),
+            ("exact.txt", vec![b'a'; 1000]),
+            ("long.txt", vec![b'a'; 5000]),
+            ("cut.txt", "é".repeat(600).into_bytes()),
+        ];
+        for (name, data) in cases {
+            std::fs::write(tmp.path().join(name), &data).unwrap();
+            let path = ws.parse_path(name).unwrap();
+            for output in [Output::DataRaw, Output::TextRaw] {
+                let mut out = read_file(&ws, &path, &ctl, output).unwrap();
+                let head = match output {
+                    Output::DataRaw => crate::envelope::raw_head_len(Output::DataRaw, &out.meta()),
+                    _ => crate::envelope::raw_head_len(Output::TextRaw, &()),
+                };
+                assert_eq!(out.content.room(), head, "{name} {output:?}");
+                let raw = out.take_raw(output, head);
+                assert_eq!(
+                    raw.is_some(),
+                    !(data.is_empty() && output == Output::TextRaw),
+                    "{name}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn cuts_only_an_incomplete_tail() {
