@@ -307,10 +307,23 @@ func (ws *Workspace) call(ctx context.Context, cs callSpec) (raw string, env *en
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if !ws.logged(cs) { // the usual case: no clock reads for a record nobody keeps
+		return ws.callC(ctx, cs)
+	}
 	start := time.Now()
 	raw, env, err = ws.callC(ctx, cs)
 	ws.logCall(cs, err, time.Since(start))
 	return raw, env, err
+}
+
+// logged reports whether cs's call may produce a log record (ok calls are
+// logged at Info, failures at Warn).
+func (ws *Workspace) logged(cs callSpec) bool {
+	logger := cs.logger
+	if logger == nil {
+		logger = ws.logger
+	}
+	return logger.Enabled(context.Background(), slog.LevelInfo) || logger.Enabled(context.Background(), slog.LevelWarn)
 }
 
 func (ws *Workspace) callC(ctx context.Context, cs callSpec) (string, *envelope, error) {
