@@ -115,6 +115,9 @@ struct Case {
     /// `"tmpfs"`: the case's workspace is the fixture's one on tmpfs.
     #[serde(default)]
     fs: String,
+    /// A probe of the Go context's cost: nothing to measure here but the call.
+    #[serde(default)]
+    probe: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -556,7 +559,7 @@ fn run_rss(fx: &Fixture, out: &Path) -> Result<(), String> {
     let mut lines = String::new();
     let tmp = out.with_extension("child");
     // The tmpfs cases use the memory their disk twins use.
-    for c in fx.cases.iter().filter(|c| c.fs != "tmpfs") {
+    for c in fx.cases.iter().filter(|c| c.fs != "tmpfs" && !c.probe) {
         for layer in RSS_LAYERS {
             let status = std::process::Command::new(&exe)
                 .args(std::env::args_os().skip(1))

@@ -120,6 +120,10 @@ type Case struct {
 	FS string `json:"fs,omitempty"`
 	// FullOnly cases need the full-scale fixture (bench/run.sh without --short).
 	FullOnly bool `json:"full_only,omitempty"`
+	// Probe cases measure one thing only, the cost of a cancellable context
+	// (ContextComparisons): a call the library refuses after reading its
+	// options and arguments, without touching a file.
+	Probe bool `json:"probe,omitempty"`
 	// Warm is the small case of the same tool run once before a peak-RSS
 	// measurement, so one-time initialisation is not counted.
 	Warm string `json:"warm"`
@@ -180,6 +184,8 @@ func AllCases() []Case {
 			ExpectOK: true, ExpectBytes: DefaultMaxReadBytes, Warm: "read_4k"},
 		{Name: "read_sparse10g_zeros", Tool: "read_file", Desc: "read_file, 10 GiB sparse file of zeros (refused as binary)", Path: "big/sparse10g_zeros.bin",
 			ExpectOK: false, ExpectCode: "io_error", Warm: "read_4k"},
+		{Name: "ctx_probe", Tool: "read_file", Desc: "read_file with max_lines 20000 (refused: invalid_arguments), the context's cost alone", Path: "small/f4k.txt",
+			MaxLines: 20_000, ExpectOK: false, ExpectCode: "invalid_arguments", Probe: true, Warm: "read_4k"},
 		{Name: "refuse_outside", Tool: "read_file", Desc: "read_file `../outside.txt` (refused: outside_workspace)", Path: "../outside.txt",
 			ExpectOK: false, ExpectCode: "outside_workspace", Warm: "read_4k"},
 		{Name: "write_4k", Tool: "write_file", Desc: "write_file, 4 KiB (overwrite)", Path: "mut/{layer}/w4k.txt",

@@ -33,7 +33,8 @@ var Comparisons = []Comparison{
 	{PathBaselineAA, PathBaseline},
 }
 
-// ContextComparisons measure what a cancellable context costs (read_4k only).
+// ContextComparisons measure what a cancellable context costs: on read_4k,
+// and alone on the probe case (Case.Probe).
 var ContextComparisons = []Comparison{
 	{PathTyped, PathTypedBackground},
 	{PathFantasy, PathFantasyBackground},
@@ -75,15 +76,18 @@ type unit struct{ a, b string }
 // Paired measures case c: rounds of every comparison (and ContextComparisons
 // for read_4k) and every single path, until the budget is spent.
 func (e *Env) Paired(c Case, o PairedOptions) (*PairedResult, error) {
-	comps := Comparisons
-	if c.Name == "read_4k" {
+	comps, singles := Comparisons, Singles
+	switch {
+	case c.Probe:
+		comps, singles = ContextComparisons, nil
+	case c.Name == "read_4k":
 		comps = append(append([]Comparison(nil), comps...), ContextComparisons...)
 	}
 	var units []unit
 	for _, cmp := range comps {
 		units = append(units, unit{cmp.A, cmp.B})
 	}
-	for _, s := range Singles {
+	for _, s := range singles {
 		units = append(units, unit{a: s})
 	}
 	runs := map[string]func() (time.Duration, error){}
