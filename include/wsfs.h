@@ -174,6 +174,24 @@ char *wsfs_call_with_content(uint64_t workspace,
                              uintptr_t content_len);
 
 /*
+ Like `wsfs_call_with_content` (a NULL `content` means no buffer, as there), and also stores
+ the result's length in bytes, without its terminating NUL, in `*result_len` (when
+ `result_len` is not NULL), so a caller that copies the result need not scan it for its end
+ first. The result is the same NUL-terminated string as `wsfs_call_with_content`'s; the
+ caller frees it with `wsfs_string_free`.
+
+ # Safety
+ As `wsfs_call_with_content`; `result_len` must be NULL or point to a writable `size_t`.
+ */
+char *wsfs_call_sized(uint64_t workspace,
+                      const char *tool_name,
+                      const char *args_json,
+                      const char *options_json,
+                      const char *content,
+                      uintptr_t content_len,
+                      uintptr_t *result_len);
+
+/*
  Creates a cancel token (never 0) for `wsfs_call_with_options`. Free it with
  `wsfs_cancel_token_free` once no call uses it.
  */

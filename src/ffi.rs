@@ -13,20 +13,29 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Runs `body`, turning a panic into an `io_error` envelope, and hands the result to C.
 fn guard<R: Into<Envelope>>(body: impl FnOnce() -> R) -> *mut c_char {
+    guard_sized(body).0
+}
+
+/// [`guard`], also returning the length of the result (without its NUL).
+fn guard_sized<R: Into<Envelope>>(body: impl FnOnce() -> R) -> (*mut c_char, usize) {
     let result = catch_unwind(AssertUnwindSafe(|| body().into()))
         .unwrap_or_else(|_| Envelope::from(api::internal_error()));
     into_c_string(result)
 }
 
-/// The result as a C string, without scanning it for NUL again: an [`Envelope`] never holds
-/// one (strings become envelopes through `From<String>`, which scans them; a read's content
-/// was scanned while it was checked as text). Its buffer usually has room for the NUL, so a
-/// large result is not copied here either.
-fn into_c_string(result: Envelope) -> *mut c_char {
+/// The result as a C string and its length, without scanning it for NUL again: an
+/// [`Envelope`] never holds one (strings become envelopes through `From<String>`, which scans
+/// them; a read's content was scanned while it was checked as text). Its buffer usually has
+/// room for the NUL, so a large result is not copied here either.
+fn into_c_string(result: Envelope) -> (*mut c_char, usize) {
     let bytes = result.into_bytes();
+    let len = bytes.len();
     debug_assert!(memchr::memchr(0, &bytes).is_none());
     // SAFETY: `Envelope`'s invariant: its bytes contain no NUL (see `envelope::Envelope`).
-    unsafe { CString::from_vec_unchecked(bytes) }.into_raw()
+    (
+        unsafe { CString::from_vec_unchecked(bytes) }.into_raw(),
+        len,
+    )
 }
 
 /// Borrows a C string argument as UTF-8, or returns the error envelope naming `param`.
@@ -106,7 +115,22 @@ unsafe fn call_tool_with_content(
     options_json: *const c_char,
     content: Option<&[u8]>,
 ) -> *mut c_char {
-    guard(|| -> Envelope {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { call_tool_sized(workspace, tool, args_json, options_json, content) }.0
+}
+
+/// [`call_tool_with_content`], also returning the result's length.
+///
+/// # Safety
+/// Each pointer must be NULL or a NUL-terminated string valid for the duration of the call.
+unsafe fn call_tool_sized(
+    workspace: u64,
+    tool: *const c_char,
+    args_json: *const c_char,
+    options_json: *const c_char,
+    content: Option<&[u8]>,
+) -> (*mut c_char, usize) {
+    guard_sized(|| -> Envelope {
         // SAFETY: forwarded from this function's contract.
         let tool = match unsafe { borrow_str(tool, "tool_name") } {
             Ok(tool) => tool,
@@ -302,6 +326,44 @@ pub unsafe extern "C" fn wsfs_call_with_content(
     };
     // SAFETY: forwarded from this function's contract.
     unsafe { call_tool_with_content(workspace, tool_name, args_json, options_json, content) }
+}
+
+/// Like `wsfs_call_with_content` (a NULL `content` means no buffer, as there), and also stores
+/// the result's length in bytes, without its terminating NUL, in `*result_len` (when
+/// `result_len` is not NULL), so a caller that copies the result need not scan it for its end
+/// first. The result is the same NUL-terminated string as `wsfs_call_with_content`'s; the
+/// caller frees it with `wsfs_string_free`.
+///
+/// # Safety
+/// As `wsfs_call_with_content`; `result_len` must be NULL or point to a writable `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_call_sized(
+    workspace: u64,
+    tool_name: *const c_char,
+    args_json: *const c_char,
+    options_json: *const c_char,
+    content: *const c_char,
+    content_len: usize,
+    result_len: *mut usize,
+) -> *mut c_char {
+    let (result, len) = if !content.is_null() && content_len > isize::MAX as usize {
+        guard_sized(|| api::bad_input("content_len", "is larger than any buffer can be"))
+    } else {
+        let content = if content.is_null() {
+            None
+        } else {
+            // SAFETY: non-NULL, and the caller guarantees `content_len` readable bytes that
+            // stay valid and unmodified for the duration of the call.
+            Some(unsafe { std::slice::from_raw_parts(content.cast::<u8>(), content_len) })
+        };
+        // SAFETY: forwarded from this function's contract.
+        unsafe { call_tool_sized(workspace, tool_name, args_json, options_json, content) }
+    };
+    if !result_len.is_null() {
+        // SAFETY: non-NULL, and the caller guarantees it points to a writable size_t.
+        unsafe { result_len.write(len) };
+    }
+    result
 }
 
 /// Creates a cancel token (never 0) for `wsfs_call_with_options`. Free it with

@@ -43,6 +43,9 @@ lib.wsfs_cancel_token_cancel.argtypes = [ctypes.c_uint64]
 lib.wsfs_cancel_token_cancel.restype = None
 lib.wsfs_cancel_token_free.argtypes = [ctypes.c_uint64]
 lib.wsfs_cancel_token_free.restype = None
+lib.wsfs_call_sized.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+                                ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]
+lib.wsfs_call_sized.restype = ctypes.c_void_p
 lib.wsfs_string_free.argtypes = [ctypes.c_void_p]
 lib.wsfs_string_free.restype = None
 
@@ -246,6 +249,14 @@ def fast_read_path():
     assert env["data"]["truncated"] is True and raw.decode("utf-8") == "é" * 500, env
     env, text = take_raw(lib.wsfs_call_with_options(ws, b"read_file", enc({"path": "big.txt"}), b'{"output":"text_raw"}'))
     assert text.decode("utf-8").endswith("max_read_bytes is 1000]"), text
+    # wsfs_call_sized gives the result's length; a content buffer works as with_content's.
+    n = ctypes.c_size_t(0)
+    ptr = lib.wsfs_call_sized(ws, b"read_file", enc({"path": "fast.txt"}), b'{"output":"data_raw"}', None, 0, ctypes.byref(n))
+    raw = ctypes.string_at(ptr, n.value)
+    assert n.value == len(ctypes.string_at(ptr)) and raw.endswith(b"\n\\two\t\xc3\xa9\n"), raw
+    lib.wsfs_string_free(ptr)
+    d = ok(take(lib.wsfs_call_sized(ws, b"write_file", enc({"path": "sized.txt"}), None, b"abc", 3, None)))
+    assert d["bytes_written"] == 3, d
     # Failures are plain envelopes, without a newline.
     env, rest = take_raw(lib.wsfs_call_with_options(ws, b"read_file", enc({"path": "../x"}), b'{"output":"data_raw"}'))
     assert rest is None and env["error"]["code"] == "outside_workspace", env
