@@ -6,7 +6,7 @@ GO ?= go
 PYTHON ?= python3
 LIB_DIR := $(CURDIR)/target/release
 
-.PHONY: all build run test test-rust test-c test-header test-python test-go test-go-install test-mcp bench bench-short lint clean
+.PHONY: all build run test test-rust test-c test-header test-python test-python-package test-go test-go-install test-mcp bench bench-short lint clean
 
 all: build
 
@@ -27,7 +27,7 @@ run: build
 	cd go && $(GO) run ./cmd/wsfs demo
 
 ## test: everything CI checks
-test: lint build test-header test-rust test-c test-python test-go test-go-install test-mcp bench-short
+test: lint build test-header test-rust test-c test-python test-python-package test-go test-go-install test-mcp bench-short
 	@echo "make test: all checks passed"
 
 lint:
@@ -51,6 +51,19 @@ test-c: build
 
 test-python: build
 	WSFS_LIB=$(LIB_DIR)/libwsfs.so $(PYTHON) tests/python/smoke_test.py
+
+# The Python package (python/): `pip install ./python` as a user runs it (pip builds it
+# in place, cargo builds and the package bundles libwsfs.so), into target/python-package
+# rather than the system's site-packages, then its pytest suite against that install with
+# WSFS_LIB unset, and the read benchmark once so it cannot rot. Needs pytest
+# (.ci/run installs python/requirements-test.txt) and PyPI for the build backend.
+PY_PKG_DIR := $(CURDIR)/target/python-package
+test-python-package: build
+	@$(PYTHON) -c 'import pytest' 2>/dev/null || { echo "test-python-package needs pytest: $(PYTHON) -m pip install -r python/requirements-test.txt"; exit 1; }
+	rm -rf $(PY_PKG_DIR)
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target $(PY_PKG_DIR) ./python
+	env -u WSFS_LIB PYTHONPATH=$(PY_PKG_DIR) $(PYTHON) -m pytest -q -p no:cacheprovider python/tests
+	env -u WSFS_LIB PYTHONPATH=$(PY_PKG_DIR) $(PYTHON) python/bench/bench_read.py --quick
 
 test-go: build
 	cd go && test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt needed"; exit 1; }

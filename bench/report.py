@@ -12,6 +12,7 @@ Reads (all written by bench/run.sh into --dir):
   walk.jsonl            benches/walk.rs: the walking tools vs ripgrep, list_dir trees
   python.jsonl          bench/python_read.py: read_file through ctypes vs plain Python
   decode.jsonl          go TestDecodeBench: envelope decoders compared
+  patch.jsonl           benches/patch.rs samples: apply_patch vs git apply, per filesystem
 
 Every number in the output is computed here from those files. The document is a list of
 sections (SECTIONS, near the end): each is a function of the loaded results returning its
@@ -79,6 +80,7 @@ RANGE_64M = "read_range_64m"
 CTX_PROBE = "ctx_probe"
 LIST_1M = "list_1m"
 SPARSE = [("read_sparse10g_text", "text head"), ("read_sparse10g_zeros", "all zeros")]
+PATCH_TARGET = "patch_100_hunks_10k_lines"
 # A sort key of list_dir's bounded heap: the name's bytes plus a Vec header.
 SORT_KEY_OVERHEAD = 24
 # A pair ratio whose quartiles lie further than this from its median is too noisy to judge.
@@ -946,6 +948,82 @@ def decode_section(ctx):
             ""]
 
 
+class PatchResults:
+    """benches/patch.rs: apply_patch through the Rust core and the C ABI vs `git apply`."""
+
+    def __init__(self, d):
+        self.times = {}  # (case, fs_label, path) -> [ns]
+        self.desc = {}   # case -> description
+        self.order = []  # (case, fs_label), in the order measured
+        for r in jsonl(os.path.join(d, "patch.jsonl")):
+            key = (r["case"], r["fs_label"])
+            if key not in self.order:
+                self.order.append(key)
+            self.times.setdefault((r["case"], r["fs_label"], r["path"]), []).append(r["ns_per_op"])
+            self.desc[r["case"]] = r["desc"]
+
+    def t(self, case, fs, path):
+        """Median ns/op, or None."""
+        s = self.times.get((case, fs, path))
+        return statistics.median(s) if s else None
+
+    def ratio(self, case, fs):
+        a, b = self.t(case, fs, "cabi"), self.t(case, fs, "git_apply")
+        return a / b if a is not None and b else None
+
+
+def fs_name(label):
+    if label == "tmpfs":
+        return "tmpfs (fsync costs nothing)"
+    if label.startswith("disk-"):
+        return f"disk ({label[5:]}, every fsync reaches the device)"
+    return label
+
+
+def patch_targets(ctx):
+    p = ctx["patch"]
+    rows = []
+    for case, fs in p.order:
+        if case != PATCH_TARGET:
+            continue
+        r = p.ratio(case, fs)
+        rows.append({
+            "label": f"apply_patch, 100 hunks on a 10,000-line file, {fs_name(fs)}: C ABI vs "
+                     "`git apply` ≤ 1.0×",
+            "measured": "–" if r is None else f"{fmt_r(r)} ({fmt_t(p.t(case, fs, 'cabi'))} vs "
+                        f"{fmt_t(p.t(case, fs, 'git_apply'))})",
+            "ok": None if r is None else r <= 1.0,
+            "case": case, "chain": "patch"})
+    return rows
+
+
+def patch_section(ctx):
+    p = ctx["patch"]
+    if not p.order:
+        return []
+    rows = []
+    for case, fs in p.order:
+        rows.append((p.desc.get(case, case), fs_name(fs),
+                     *(fmt_t(p.t(case, fs, x)) for x in ("core", "cabi", "git_apply")),
+                     fmt_r(p.ratio(case, fs))))
+    out = ["## apply_patch vs git apply", "",
+           "`benches/patch.rs`: a unified diff applied by `wsfs::run_tool` (Rust core), through "
+           "the C ABI (`wsfs_call`, the whole envelope with the returned diff), and by `git "
+           "apply` started as a process per call, as an agent's shell tool would. Calls "
+           "alternate the patch and its reverse, so each does the same work. `git apply` never "
+           "fsyncs; apply_patch fsyncs the new file and its directory, and a multi-file patch "
+           "also its journal and each directory again around the commit: on tmpfs fsync costs "
+           "nothing, so the tmpfs rows compare the work itself, and the disk rows add what "
+           "durability costs on this machine's disk. Median per call.", "",
+           table(["patch", "filesystem", "Rust core", "C ABI", "git apply", "C ABI / git apply"],
+                 rows), ""]
+    if any(r["ok"] is False for r in ctx["targets"] if r.get("chain") == "patch"):
+        out += ["Where `apply_patch` is slower than `git apply` on a disk, the gap is the "
+                "device's fsync latency: `git apply` does not fsync; apply_patch fsyncs the new "
+                "file and its directory (and, for several files, its journal).", ""]
+    return out
+
+
 def walk_targets_of(ctx):
     return walk_targets(ctx["walk"])
 
@@ -971,10 +1049,11 @@ SECTIONS = [
     python_section,
     decode_section,
     walk_section_of,
+    patch_section,
     misses_section,
     reproducing_section,
 ]
-TARGETS = [issue9_targets, python_targets, scale_targets, walk_targets_of]
+TARGETS = [issue9_targets, python_targets, scale_targets, walk_targets_of, patch_targets]
 
 
 def main():
@@ -983,7 +1062,7 @@ def main():
     if not res.pairs and not res.rust:
         sys.exit(f"report.py: no benchmark results in {args.dir}")
     ctx = {"res": res, "args": args, "walk": load_walk(args.dir), "headlines": [],
-           "python": python_results(args.dir)}
+           "python": python_results(args.dir), "patch": PatchResults(args.dir)}
     ctx["targets"] = [] if args.short else [r for f in TARGETS for r in f(ctx)]
     md = []
     for section in SECTIONS:

@@ -5,7 +5,8 @@
 # 1M-entry directory and 10 GiB sparse files) and a small one on tmpfs
 # (/dev/shm), runs the paired Go measurement (go/benchmarks, TestPaired) and
 # the Rust layer bench (benches/layers.rs) alternately three times, measures
-# peak RSS growth per call in child processes, and regenerates
+# apply_patch against git apply (benches/patch.rs) on tmpfs and on the scratch
+# disk, measures peak RSS growth per call in child processes, and regenerates
 # docs/PERFORMANCE.md with bench/report.py. Raw results stay in target/bench/.
 #
 # The walking tools (benches/walk.rs): search_text and find_files over Go's
@@ -46,7 +47,8 @@ OUT=$ROOT/target/bench/$MODE
 rm -rf "$OUT"
 mkdir -p "$OUT"
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/wsfs-bench.XXXXXX")
-# The change tools are also measured on tmpfs (their CPU cost, without fsync).
+# The change tools and apply_patch are also measured on tmpfs (their CPU cost,
+# without fsync).
 TMPFS=
 if [[ $(df -PT /dev/shm 2>/dev/null | awk 'NR==2 {print $2}') == tmpfs ]]; then
 	TMPFS=$(mktemp -d /dev/shm/wsfs-bench.XXXXXX)
@@ -93,8 +95,9 @@ cp "$FX/manifest.json" "$OUT/manifest.json"
 step "building the Go benchmark binary"
 (cd go && $GO test -c -o "$SCRATCH/benchmarks.test" ./benchmarks)
 
-step "building the Rust bench"
+step "building the Rust benches"
 $CARGO test --release --locked --bench layers --no-run
+$CARGO test --release --locked --bench patch --no-run
 
 # The Rust bench reads its configuration from the environment; the libtest
 # arguments matter only while Cargo.toml has no [[bench]] harness = false
@@ -203,6 +206,31 @@ step "Go: envelope decoders compared"
 	echo "bench: the decoder benchmark failed" >&2
 	exit 1
 }
+
+# apply_patch vs git apply (benches/patch.rs), on tmpfs and on the scratch disk.
+SCRATCH_FS=$(df -PT "$SCRATCH" | awk 'NR==2 {print $2}')
+PATCH_DIRS="disk-$SCRATCH_FS=$SCRATCH/patch"
+if [[ -n $TMPFS ]]; then
+	PATCH_DIRS="tmpfs=$TMPFS/patch $PATCH_DIRS"
+else
+	echo "bench: /dev/shm is not tmpfs; apply_patch is measured on the disk only" >&2
+fi
+mkdir -p "$SCRATCH/patch"
+patch_bench() {
+	env WSFS_PATCH_BENCH_DIRS="$PATCH_DIRS" WSFS_PATCH_BENCH_OUT="$OUT/patch.jsonl" "$@" \
+		$CARGO test --release --locked --bench patch >>"$OUT/patch.log" 2>&1 || {
+		tail -n 30 "$OUT/patch.log" >&2
+		echo "bench: the apply_patch bench failed (log: $OUT/patch.log)" >&2
+		exit 1
+	}
+}
+if [[ $MODE == short ]]; then
+	step "running the apply_patch bench once"
+	patch_bench WSFS_BENCH_SHORT=1
+else
+	step "apply_patch vs git apply ($REPS samples per path)"
+	patch_bench WSFS_PATCH_BENCH_SAMPLES="$REPS"
+fi
 
 step "measuring peak RSS growth of the Go paths"
 (cd go/benchmarks && WSFS_BENCH_DIR="$FX" WSFS_BENCH_RSS_OUT="$OUT/rss-go.jsonl" \

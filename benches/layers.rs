@@ -240,6 +240,7 @@ impl Opened {
             root: root.to_string_lossy().into_owned(),
             restrict_to_workspace: true,
             limits: wsfs::Limits::default(),
+            state_dir: None,
         };
         let (core, _) = wsfs::Workspace::open(&config).map_err(|e| e.to_string())?;
         let cfg = CString::new(serde_json::json!({ "root": config.root }).to_string())

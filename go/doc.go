@@ -1,6 +1,7 @@
 // Package wsfs gives Go programs and charm.land/fantasy agents filesystem
 // tools (read_file, write_file, append_file, list_dir, edit_file,
-// get_path_info) that can only touch one workspace directory. The work is done by the Rust
+// get_path_info, find_files, search_text, apply_patch) that can only touch one
+// workspace directory. The work is done by the Rust
 // library libwsfs through its C ABI (see the repository's README.md); this
 // package is a thin cgo binding (cgo.go) with a typed API on top.
 //

@@ -167,7 +167,7 @@ func TestToolSelection(t *testing.T) {
 			t.Errorf("%s is offered read-only but its spec says it changes things", name)
 		}
 	}
-	for _, writer := range []string{ToolWriteFile, ToolAppendFile, ToolEditFile} {
+	for _, writer := range []string{ToolWriteFile, ToolAppendFile, ToolEditFile, ToolApplyPatch} {
 		if slices.Contains(readOnly, writer) {
 			t.Errorf("read-only tools include %s", writer)
 		}

@@ -53,6 +53,10 @@ type Config struct {
 	RestrictToWorkspace *bool
 	// Limits bounds every call; zero fields take the library defaults.
 	Limits Limits
+	// StateDir is where the library keeps the journals of multi-file
+	// apply_patch commits. It must lie outside Root. Empty means the
+	// library's default, $XDG_STATE_HOME/wsfs or ~/.local/state/wsfs.
+	StateDir string
 	// Logger receives one record per tool call (tool, workspace-relative
 	// path, outcome code, duration). Never file contents. nil discards.
 	Logger *slog.Logger
@@ -114,6 +118,7 @@ type configJSON struct {
 	Root                string      `json:"root"`
 	RestrictToWorkspace bool        `json:"restrict_to_workspace"`
 	Limits              *limitsJSON `json:"limits,omitempty"`
+	StateDir            string      `json:"state_dir,omitempty"`
 }
 
 // Open checks the library's ABI version and opens a workspace. Failures are
@@ -134,7 +139,7 @@ func Open(cfg Config) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	cj := configJSON{Root: cfg.Root, RestrictToWorkspace: true}
+	cj := configJSON{Root: cfg.Root, RestrictToWorkspace: true, StateDir: cfg.StateDir}
 	if cfg.RestrictToWorkspace != nil {
 		cj.RestrictToWorkspace = *cfg.RestrictToWorkspace
 	}
@@ -150,7 +155,8 @@ func Open(cfg Config) (*Workspace, error) {
 
 // OpenJSON opens a workspace from the library's configuration JSON, passed
 // to wsfs_workspace_open as it is: {"root": ..., "restrict_to_workspace":
-// ..., "limits": {...}} and any key a newer library accepts, so a host that
+// ..., "limits": {...}, "state_dir": ...} (state_dir is Config.StateDir) and
+// any key a newer library accepts, so a host that
 // reads the configuration from a file (the MCP server's --config) needs no
 // change when the library gains one. The library validates it (unknown keys
 // and zero limits are CodeInvalidArguments). logger is Config.Logger.

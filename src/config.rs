@@ -64,6 +64,10 @@ pub struct Config {
     pub restrict_to_workspace: bool,
     #[serde(default, deserialize_with = "limits_object")]
     pub limits: Limits,
+    /// Where wsfs keeps its state (the journals of multi-file patches): a directory outside
+    /// the workspace. Default `$XDG_STATE_HOME/wsfs`, else `~/.local/state/wsfs`.
+    #[serde(default)]
+    pub state_dir: Option<String>,
 }
 
 fn default_true() -> bool {

@@ -50,6 +50,11 @@ impl CallControl {
         Ok(())
     }
 
+    /// When the call must stop.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
     pub fn elapsed(&self) -> Duration {
         self.started.elapsed()
     }

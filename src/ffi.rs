@@ -65,8 +65,9 @@ pub extern "C" fn wsfs_tool_specs() -> *mut c_char {
 }
 
 /// Opens a workspace. `config_json` is `{"root": str, "restrict_to_workspace": bool = true,
-/// "limits": {"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"}}`.
-/// On success `data.workspace` is the handle (never 0) and `data.root` the absolute root with
+/// "limits": {"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"},
+/// "state_dir": str (optional; outside the root)}`. Opening also undoes or finishes any
+/// multi-file `apply_patch` commit a crash interrupted. On success `data.workspace` is the handle (never 0) and `data.root` the absolute root with
 /// symlinks resolved. The caller frees the result with `wsfs_string_free`.
 ///
 /// # Safety

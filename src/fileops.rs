@@ -182,10 +182,7 @@ pub fn atomic_replace(
     check_file_size_limit(content.len() as u64, display)?;
     ctl.check()?;
     let mut staged = Staged::create(dir).map_err(io_err)?;
-    write_staged(staged.file(), content, keep, ctl).map_err(|e| match e {
-        TempError::Io(e) => io_err(e),
-        TempError::Stopped(e) => e,
-    })?;
+    fill_staged(&mut staged, content, keep, display, ctl)?;
     ctl.check()?;
     staged.commit(leaf, keep.is_none()).map_err(io_err)?;
     // Committed. From here on the call reports success whatever happens.
@@ -212,6 +209,21 @@ pub fn check_file_size_limit(final_size: u64, display: &str) -> Result<()> {
         )),
         _ => Ok(()),
     }
+}
+
+/// Writes `content` to a staged file, gives it `keep`'s owner (best effort) and mode, and
+/// fsyncs it; the deadline is checked between chunks.
+pub fn fill_staged(
+    staged: &mut Staged<'_>,
+    content: &[u8],
+    keep: Option<&Metadata>,
+    display: &str,
+    ctl: &CallControl,
+) -> Result<()> {
+    write_staged(staged.file(), content, keep, ctl).map_err(|e| match e {
+        TempError::Io(e) => WsfsError::from_io(&e, display),
+        TempError::Stopped(e) => e,
+    })
 }
 
 enum TempError {

@@ -5,6 +5,7 @@
 //! absolute paths and symlinks cannot leave it; see `README.md` for the guarantees and limits.
 
 pub mod api;
+mod commit;
 mod config;
 mod control;
 mod create_dirs;
@@ -20,6 +21,7 @@ mod json;
 mod lines;
 mod logging;
 mod names;
+mod patch;
 mod render;
 mod resolve;
 mod specs;
@@ -41,3 +43,12 @@ pub use tools::list_dir::{Entry, ListOutput};
 pub use tools::read_file::ReadOutput;
 pub use tools::write::{AppendOutput, WriteOutput};
 pub use workspace::Workspace;
+
+/// Hooks for wsfs's own tests (fault injection into commits). Not part of the API: never
+/// reachable through the C ABI or any tool argument.
+#[doc(hidden)]
+pub mod testing {
+    pub use crate::commit::fault::{
+        inject_commit_fault, resume_commit, wait_for_paused_commit, CommitFault,
+    };
+}

@@ -48,6 +48,13 @@ impl FileHash {
     }
 }
 
+/// [`FileHash`] of bytes already in memory.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let mut hash = FileHash::default();
+    hash.feed(bytes);
+    hash.hex()
+}
+
 fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
@@ -94,6 +101,10 @@ mod tests {
         h.feed(b"c");
         assert_eq!(
             h.hex(),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(
+            sha256_hex(b"abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
     }

@@ -65,9 +65,17 @@ pub(crate) struct Located<'a> {
     /// The leaf's own metadata (`lstat`) when it existed at resolution time, so special files
     /// are refused without ever being opened.
     pub leaf_meta: Option<Metadata>,
+    /// Whether the path's last name was a symlink (followed to reach `dir` and `leaf`).
+    pub via_symlink: bool,
 }
 
 impl Located<'_> {
+    /// The directory, relative to the anchor (the workspace root, or `/`), after symlinks in
+    /// the leaf position were followed: resolving it again beneath the anchor reaches `dir`.
+    pub fn dir_rel(&self) -> &Path {
+        &self.parent_rel
+    }
+
     /// The leaf name, or `not_a_file` when the path names a directory such as `.` or `a/..`.
     pub fn leaf_name(&self, display: &str) -> Result<&OsString> {
         self.leaf.as_ref().ok_or_else(|| {
@@ -128,7 +136,7 @@ impl Workspace {
     ) -> Result<Located<'_>> {
         let io_err = |e: io::Error| WsfsError::from_io(&e, &path.display);
         let mut rel = path.rel.clone();
-        for _ in 0..MAX_SYMLINK_HOPS {
+        for hop in 0..MAX_SYMLINK_HOPS {
             ctl.check()?;
             // Before anything is opened or created: the name, or a symlink's target, is one
             // of wsfs's own temp names.
@@ -137,6 +145,7 @@ impl Workspace {
             }
             let create = create_parents.then_some(&mut *created);
             let mut located = self.locate(path.anchor, &rel, create, &path.display, ctl)?;
+            located.via_symlink = hop > 0;
             let Some(leaf) = &located.leaf else {
                 return Ok(located);
             };
@@ -192,6 +201,7 @@ impl Workspace {
             anchor,
             created: Vec::new(),
             leaf_meta: None,
+            via_symlink: false,
         })
     }
 
@@ -378,6 +388,7 @@ mod tests {
             root: root.to_string_lossy().into_owned(),
             restrict_to_workspace: true,
             limits: Limits::default(),
+            state_dir: None,
         };
         Workspace::open(&config).unwrap().0
     }

@@ -7,17 +7,18 @@
 //! supported (some file systems, no `/proc`), the file is created under its temp name from the
 //! start, as before.
 //!
-//! Temp names are exactly `.wsfs-` + 16 lowercase hex digits + `.tmp` ([`is_temp_name`]). A
-//! writer holds an exclusive `flock` on its temp file for as long as the temp name exists, so
-//! [`sweep_leftovers`] (run when a workspace is opened) removes only files no live writer, in
-//! any process, still owns.
+//! Temp names are exactly `.wsfs-` + 16 lowercase hex digits + `.tmp` ([`is_temp_name`]), for
+//! every temp file wsfs makes: a write's staged file, and a multi-file commit's staged files
+//! and backups (see `commit`), whose names its journal records. A writer holds an exclusive
+//! `flock` on its temp file for as long as the temp name exists, so [`sweep_leftovers`] (run
+//! when a workspace is opened) removes only files no live writer, in any process, still owns.
 
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{Dir, MetadataExt, OpenOptions, OpenOptionsExt};
-use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
 use std::collections::hash_map::RandomState;
-use std::collections::VecDeque;
-use std::ffi::OsStr;
+use std::collections::{HashSet, VecDeque};
+use std::ffi::{OsStr, OsString};
 use std::hash::{BuildHasher, Hasher};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -52,12 +53,13 @@ pub(crate) fn is_temp_name(name: &[u8]) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
 }
 
-fn temp_name() -> String {
+/// A fresh random temp name.
+pub(crate) fn temp_name() -> String {
     format!(".wsfs-{:016x}.tmp", random_u64())
 }
 
 /// An unpredictable number: std's per-process random SipHash keys over a counter and the time.
-fn random_u64() -> u64 {
+pub(crate) fn random_u64() -> u64 {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut hasher = RandomState::new().build_hasher();
     hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
@@ -134,6 +136,45 @@ impl<'a> Staged<'a> {
         }
         self.name = None;
         Ok(())
+    }
+
+    /// Like [`Staged::commit`] for a new file, but never replaces anything: if `leaf` exists
+    /// (or appeared meanwhile), the commit fails with `AlreadyExists` and nothing changes.
+    pub fn commit_new(mut self, leaf: &OsStr) -> io::Result<()> {
+        match &self.name {
+            None => self.link_as(leaf.as_bytes())?,
+            Some(name) => rustix::fs::renameat_with(
+                self.dir,
+                name.as_str(),
+                self.dir,
+                leaf,
+                RenameFlags::NOREPLACE,
+            )?,
+        }
+        self.name = None;
+        Ok(())
+    }
+
+    /// Gives the complete, fsynced file the temp name `name`, chosen beforehand (a commit's
+    /// journal records it before the file exists), never replacing an existing name. Returns
+    /// the open file: it keeps the file's `flock` (a `dup` shares it) until it is closed, so
+    /// no sweep removes the name meanwhile. Whoever recorded the name removes it; dropping
+    /// the returned file does not.
+    pub fn name_as(mut self, name: &str) -> io::Result<std::fs::File> {
+        debug_assert!(is_temp_name(name.as_bytes()), "{name}");
+        let file = self.file.try_clone()?;
+        match &self.name {
+            None => self.link_as(name.as_bytes())?,
+            Some(current) => rustix::fs::renameat_with(
+                self.dir,
+                current.as_str(),
+                self.dir,
+                name,
+                RenameFlags::NOREPLACE,
+            )?,
+        }
+        self.name = None;
+        Ok(file)
     }
 
     /// `linkat` of the unnamed file through its `/proc/self/fd` magic link, which (unlike
@@ -267,10 +308,15 @@ pub(crate) struct SweepReport {
 }
 
 /// Removes wsfs temp files left by a crash: regular files with an exact temp name that no
-/// writer holds locked. Breadth-first from `root`, each directory opened by name beneath its
-/// parent without following symlinks, never into another file system, within `limits`.
-/// Best effort: errors skip an entry or a directory, never fail the caller.
-pub(crate) fn sweep_leftovers(root: &Dir, limits: SweepLimits) -> SweepReport {
+/// writer holds locked, except the names in `keep` (those a commit journal that is live or not
+/// yet recovered still records). Breadth-first from `root`, each directory opened by name
+/// beneath its parent without following symlinks, never into another file system, within
+/// `limits`. Best effort: errors skip an entry or a directory, never fail the caller.
+pub(crate) fn sweep_leftovers(
+    root: &Dir,
+    limits: SweepLimits,
+    keep: &HashSet<OsString>,
+) -> SweepReport {
     let started = Instant::now();
     let mut report = SweepReport::default();
     let Ok(root_dev) = root.dir_metadata().map(|m| m.dev()) else {
@@ -302,7 +348,7 @@ pub(crate) fn sweep_leftovers(root: &Dir, limits: SweepLimits) -> SweepReport {
                 continue;
             };
             if is_temp_name(name.as_bytes()) {
-                if kind.is_file() && remove_if_unlocked(dir, &name) {
+                if kind.is_file() && !keep.contains(&name) && remove_if_unlocked(dir, &name) {
                     report.removed += 1;
                 }
             } else if kind.is_dir() && descend {
@@ -420,7 +466,7 @@ mod tests {
         let (name, file) = create_named(&dir).unwrap();
         assert!(is_temp_name(name.as_bytes()));
         // A sweep (any other open file description) cannot take the lock, so it keeps it.
-        let report = sweep_leftovers(&dir, SWEEP_LIMITS);
+        let report = sweep_leftovers(&dir, SWEEP_LIMITS, &HashSet::new());
         assert_eq!(report.removed, 0);
         assert_eq!(names(tmp.path()), std::slice::from_ref(&name));
         let staged = Staged {
@@ -465,7 +511,7 @@ mod tests {
         std::fs::write(&live, b"being written").unwrap();
         let holder = std::fs::File::open(&live).unwrap();
         holder.lock().unwrap();
-        let report = sweep_leftovers(&open_dir(root), SWEEP_LIMITS);
+        let report = sweep_leftovers(&open_dir(root), SWEEP_LIMITS, &HashSet::new());
         assert_eq!(report.removed, 3);
         assert!(!report.stopped_early);
         assert_eq!(
@@ -480,8 +526,68 @@ mod tests {
         );
         assert_eq!(names(&root.join("a")), ["b"]);
         drop(holder);
-        assert_eq!(sweep_leftovers(&open_dir(root), SWEEP_LIMITS).removed, 1);
+        assert_eq!(
+            sweep_leftovers(&open_dir(root), SWEEP_LIMITS, &HashSet::new()).removed,
+            1
+        );
         assert!(!live.exists());
+    }
+
+    #[test]
+    fn a_new_file_commit_never_replaces() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = open_dir(tmp.path());
+        std::fs::write(tmp.path().join("f"), b"theirs").unwrap();
+        let mut staged = Staged::create(&dir).unwrap();
+        staged.file().write_all(b"mine").unwrap();
+        let err = staged.commit_new(OsStr::new("f")).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read(tmp.path().join("f")).unwrap(), b"theirs");
+        assert_eq!(names(tmp.path()), ["f"]);
+        // The named fallback refuses the same way and leaves no temp name.
+        let (name, file) = create_named(&dir).unwrap();
+        let staged = Staged {
+            dir: &dir,
+            file,
+            name: Some(name),
+        };
+        let err = staged.commit_new(OsStr::new("f")).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(names(tmp.path()), ["f"]);
+        let staged = Staged::create(&dir).unwrap();
+        staged.commit_new(OsStr::new("g")).unwrap();
+        assert_eq!(names(tmp.path()), ["f", "g"]);
+    }
+
+    #[test]
+    fn a_file_named_in_advance_stays_locked_and_named_until_its_owner_removes_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = open_dir(tmp.path());
+        let chosen = temp_name();
+        let mut staged = Staged::create(&dir).unwrap();
+        staged.file().write_all(b"staged").unwrap();
+        let held = staged.name_as(&chosen).unwrap();
+        assert_eq!(names(tmp.path()), std::slice::from_ref(&chosen));
+        // The lock outlives the `Staged`: a sweep leaves the file alone.
+        assert_eq!(
+            sweep_leftovers(&dir, SWEEP_LIMITS, &HashSet::new()).removed,
+            0
+        );
+        // A name taken already is never replaced.
+        let other = Staged::create(&dir).unwrap();
+        let err = other.name_as(&chosen).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read(tmp.path().join(&chosen)).unwrap(), b"staged");
+        // Closing it does not remove the name; once unlocked, only `keep` saves it.
+        drop(held);
+        assert_eq!(names(tmp.path()), std::slice::from_ref(&chosen));
+        let keep = HashSet::from([OsString::from(&chosen)]);
+        assert_eq!(sweep_leftovers(&dir, SWEEP_LIMITS, &keep).removed, 0);
+        assert_eq!(
+            sweep_leftovers(&dir, SWEEP_LIMITS, &HashSet::new()).removed,
+            1
+        );
+        assert!(names(tmp.path()).is_empty());
     }
 
     #[test]
@@ -497,12 +603,15 @@ mod tests {
             ..SWEEP_LIMITS
         };
         // Depth 3 is out of reach, and the symlink to it is never followed.
-        assert_eq!(sweep_leftovers(&open_dir(root), shallow).removed, 0);
+        assert_eq!(
+            sweep_leftovers(&open_dir(root), shallow, &HashSet::new()).removed,
+            0
+        );
         let few = SweepLimits {
             max_entries: 2,
             ..SWEEP_LIMITS
         };
-        let report = sweep_leftovers(&open_dir(root), few);
+        let report = sweep_leftovers(&open_dir(root), few, &HashSet::new());
         assert_eq!(
             report,
             SweepReport {
@@ -510,6 +619,9 @@ mod tests {
                 stopped_early: true
             }
         );
-        assert_eq!(sweep_leftovers(&open_dir(root), SWEEP_LIMITS).removed, 1);
+        assert_eq!(
+            sweep_leftovers(&open_dir(root), SWEEP_LIMITS, &HashSet::new()).removed,
+            1
+        );
     }
 }

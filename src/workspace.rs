@@ -1,5 +1,7 @@
 //! An open workspace: the root's directory handle, its limits, and how tool paths are parsed.
 
+use crate::commit::journal::recover_all;
+use crate::commit::state::{self, StateDir};
 use crate::config::{
     absolute_root, broad_root_warning, is_broad_root, unrestricted_warnings, Config, Limits,
 };
@@ -9,7 +11,8 @@ use crate::tempfile_ops::{sweep_leftovers, SweepLimits, SWEEP_LIMITS};
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use std::borrow::Cow;
-use std::ffi::OsStr;
+use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -26,6 +29,8 @@ pub struct Workspace {
     pub(crate) configured_root: PathBuf,
     pub(crate) restrict: bool,
     pub(crate) limits: Limits,
+    /// Where the journals of multi-file commits live, outside the workspace.
+    pub(crate) state: StateDir,
 }
 
 /// Where a tool path is resolved from.
@@ -88,21 +93,28 @@ impl Workspace {
             .map_err(|e| WsfsError::from_io(&e, &shown))?;
         let root_dir = Dir::open_ambient_dir(&root, ambient_authority())
             .map_err(|e| WsfsError::from_io(&e, &shown))?;
-        sweep(&root_dir, &root);
         let mut warnings: Vec<String> = broad_root_warning(&root).into_iter().collect();
         if !config.restrict_to_workspace {
             warnings.extend(unrestricted_warnings(&root));
         }
-        Ok((
-            Workspace {
-                root_dir,
-                root,
-                configured_root,
-                restrict: config.restrict_to_workspace,
-                limits: config.limits,
-            },
-            warnings,
-        ))
+        let (state, state_warnings) = state::choose(&root_dir, &root, config.state_dir.as_deref())?;
+        warnings.extend(state_warnings);
+        let ws = Workspace {
+            root_dir,
+            root,
+            configured_root,
+            restrict: config.restrict_to_workspace,
+            limits: config.limits,
+            state,
+        };
+        // Before anything else touches the workspace: undo or finish the commits a crash
+        // interrupted. Only then the sweep of temp leftovers, which would otherwise take the
+        // backups a rollback needs; the temp names of journals that could not be recovered
+        // (retried at the next open) are kept too.
+        let recovery = recover_all(&ws);
+        warnings.extend(recovery.warnings);
+        sweep(&ws.root_dir, &ws.root, &recovery.unrecovered);
+        Ok((ws, warnings))
     }
 
     pub fn root(&self) -> &Path {
@@ -231,9 +243,9 @@ fn decode_path(raw: &str) -> Result<PathBuf> {
     Ok(out)
 }
 
-/// Removes crash leftovers (see `tempfile_ops`). A root of `/` or the home directory gets only
-/// its own directory swept, so opening it never walks the disk.
-fn sweep(root_dir: &Dir, root: &Path) {
+/// Removes crash leftovers (see `tempfile_ops`), except the names in `keep`. A root of `/` or
+/// the home directory gets only its own directory swept, so opening it never walks the disk.
+fn sweep(root_dir: &Dir, root: &Path, keep: &HashSet<OsString>) {
     let limits = if is_broad_root(root) {
         SweepLimits {
             max_depth: 0,
@@ -242,7 +254,7 @@ fn sweep(root_dir: &Dir, root: &Path) {
     } else {
         SWEEP_LIMITS
     };
-    let report = sweep_leftovers(root_dir, limits);
+    let report = sweep_leftovers(root_dir, limits, keep);
     tracing::debug!(
         target: "wsfs",
         removed = report.removed,
@@ -260,6 +272,7 @@ mod tests {
             root: dir.to_string_lossy().into_owned(),
             restrict_to_workspace: restrict,
             limits: Limits::default(),
+            state_dir: None,
         };
         Workspace::open(&config).unwrap().0
     }

@@ -22,7 +22,7 @@ fn tool_specs_describe_every_tool() {
     let specs = v
         .as_array()
         .unwrap_or_else(|| panic!("tool_specs is not an array: {v}"));
-    let expected: [(&str, &[&str], &[&str]); 8] = [
+    let expected: [(&str, &[&str], &[&str]); 9] = [
         (
             "read_file",
             &["path", "start_line", "max_lines", "line_numbers"],
@@ -73,6 +73,7 @@ fn tool_specs_describe_every_tool() {
             ],
             &["query"],
         ),
+        ("apply_patch", &["patch", "files", "dry_run", "strict"], &[]),
     ];
     assert_eq!(specs.len(), expected.len(), "{v}");
     for (name, props, required) in expected {

@@ -5,6 +5,7 @@ use crate::error::{ErrorCode, Result, WsfsError};
 use crate::tool::{entry, ToolEntry};
 
 pub mod append_file;
+pub mod apply_patch;
 pub mod edit_file;
 pub mod find_files;
 pub mod get_path_info;
@@ -29,6 +30,7 @@ pub static REGISTRY: &[ToolEntry] = &[
     entry::<get_path_info::GetPathInfo>(),
     entry::<find_files::FindFiles>(),
     entry::<search_text::SearchText>(),
+    entry::<apply_patch::ApplyPatch>(),
 ];
 
 /// The registry entry named `name`.
@@ -38,6 +40,10 @@ pub fn find(name: &str) -> Option<&'static ToolEntry> {
 
 /// Said of every path argument in tool descriptions.
 pub(crate) const PATHS: &str = "Paths are relative to the workspace root ('.' is the root); absolute paths are accepted only inside the workspace. '..', absolute symlinks and symlinks leading outside the workspace are refused.";
+
+pub(crate) fn yes() -> bool {
+    true
+}
 
 pub(crate) fn dot() -> String {
     ".".to_string()

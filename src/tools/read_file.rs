@@ -357,6 +357,7 @@ mod tests {
             root: tmp.path().to_string_lossy().into_owned(),
             restrict_to_workspace: true,
             limits,
+            state_dir: None,
         };
         let ws = Workspace::open(&config).unwrap().0;
         let ctl = CallControl::new(std::time::Duration::from_secs(10), None);

@@ -32,7 +32,7 @@ impl Tool for WriteFile {
     type Output = WriteOutput;
 
     fn description() -> String {
-        format!("Create or overwrite a text file with the given content (the whole file). Missing parent directories are created. The write is atomic: readers see the old or the new file, never a mix. An existing file's permissions are kept. Content is limited to 1 MiB by default; use append_file to add to a file and edit_file to change part of it. {}", super::PATHS)
+        format!("Create or overwrite a text file with the given content (the whole file). Missing parent directories are created. The write is atomic: readers see the old or the new file, never a mix. An existing file's permissions are kept. Content is limited to 1 MiB by default; use append_file to add to a file, edit_file to change part of it and apply_patch for several changes or files at once (docs/patch_vs_write.md says which to use). {}", super::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: WriteFileArgs) -> Result<(WriteOutput, Vec<String>)> {

@@ -349,6 +349,38 @@ impl Fixture {
         }
     }
 
+    /// A fixture whose workspace keeps its state (commit journals) in `base/state`, beside
+    /// the root rather than under `$HOME`.
+    pub fn with_state_dir(extra: Value) -> Self {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let base = fs::canonicalize(tmp.path()).unwrap();
+        let root = base.join("ws");
+        fs::create_dir(&root).unwrap();
+        let mut config = json!({ "state_dir": base.join("state").to_str().unwrap() });
+        merge(&mut config, extra);
+        let ws = open_ws(&root, config);
+        Fixture {
+            tmp,
+            base,
+            root,
+            ws,
+        }
+    }
+
+    /// The files in the state directory of a `with_state_dir` fixture (journals, markers).
+    pub fn state_files(&self) -> Vec<String> {
+        let mut names = vec![];
+        let Ok(dirs) = fs::read_dir(self.base.join("state")) else {
+            return names;
+        };
+        for d in dirs {
+            for e in fs::read_dir(d.unwrap().path()).unwrap() {
+                names.push(e.unwrap().file_name().to_string_lossy().into_owned());
+            }
+        }
+        names
+    }
+
     /// Absolute path of `rel` inside the root.
     pub fn p(&self, rel: &str) -> PathBuf {
         self.root.join(rel)
@@ -416,6 +448,18 @@ fn snap_into(top: &Path, dir: &Path, out: &mut Snapshot) {
             out.insert(rel, ("other".into(), vec![], mode, md.ino()));
         }
     }
+}
+
+/// Every name under `dir` (recursively, without following symlinks) that starts with
+/// `.wsfs-`: wsfs's temp, staged and backup files.
+pub fn wsfs_names(dir: &Path) -> Vec<PathBuf> {
+    snapshot(dir)
+        .into_keys()
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(".wsfs-"))
+        })
+        .collect()
 }
 
 /// A random-ish token unique to this process and call (no external crates needed).

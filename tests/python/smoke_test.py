@@ -28,7 +28,7 @@ lib.wsfs_workspace_close.argtypes = [ctypes.c_uint64]
 lib.wsfs_workspace_close.restype = ctypes.c_void_p
 TOOLS = ("read_file", "write_file", "append_file", "list_dir", "edit_file")
 # Tools without a function of their own, reached through wsfs_call.
-NAMED_ONLY = ("get_path_info", "find_files", "search_text")
+NAMED_ONLY = ("get_path_info", "find_files", "search_text", "apply_patch")
 for tool in TOOLS:
     fn = getattr(lib, "wsfs_" + tool)
     fn.argtypes = [ctypes.c_uint64, ctypes.c_char_p]
@@ -102,7 +102,9 @@ def tool_specs():
     assert sorted(s["name"] for s in specs) == sorted(TOOLS + NAMED_ONLY), specs
     for s in specs:
         p = s["parameters"]
-        assert p["type"] == "object" and "path" in p["properties"] and isinstance(p["required"], list), s
+        assert p["type"] == "object" and isinstance(p["required"], list), s
+        # apply_patch names its files inside the patch; every other tool has a path.
+        assert s["name"] == "apply_patch" or "path" in p["properties"], s
 
 
 @test
@@ -320,6 +322,26 @@ def close_and_use_after_close():
     err(take(lib.wsfs_call(ws, b"read_file", b'{"path":"dir/a.txt"}')), "invalid_workspace")
     err(take(lib.wsfs_workspace_close(ws)), "invalid_workspace")
     err(take(lib.wsfs_workspace_close(0)), "invalid_workspace")
+
+
+@test
+def apply_patch_commits_files_together():
+    base = STATE["base"]
+    root = os.path.join(base, "patched")
+    os.mkdir(root)
+    cfg = {"root": root, "state_dir": os.path.join(base, "state")}
+    ws = ok(take(lib.wsfs_workspace_open(enc(cfg))))["workspace"]
+    with open(os.path.join(root, "a.txt"), "wb") as fh:
+        fh.write(b"one\r\ntwo\r\n")
+    patch = "*** Begin Patch\n*** Update File: a.txt\n one\n-two\n+TWO\n*** Add File: b/c.txt\n+new\n*** End Patch\n"
+    d = ok(take(lib.wsfs_call(ws, b"apply_patch", enc({"patch": patch}))))
+    assert d["applied"] is True and d["rejected_hunks"] == [], d
+    assert [(f["action"], f["path"]) for f in d["files_changed"]] == [("update", "a.txt"), ("add", "b/c.txt")], d
+    with open(os.path.join(root, "a.txt"), "rb") as fh:
+        assert fh.read() == b"one\r\nTWO\r\n"
+    with open(os.path.join(root, "b", "c.txt"), "rb") as fh:
+        assert fh.read() == b"new\n"
+    ok(take(lib.wsfs_workspace_close(ws)))
 
 
 @test

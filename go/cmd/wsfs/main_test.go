@@ -51,7 +51,7 @@ func TestTools(t *testing.T) {
 	for _, s := range specs {
 		names = append(names, s.Name)
 	}
-	if strings.Join(names, ",") != "read_file,write_file,append_file,list_dir,edit_file,get_path_info,find_files,search_text" {
+	if strings.Join(names, ",") != "read_file,write_file,append_file,list_dir,edit_file,get_path_info,find_files,search_text,apply_patch" || strings.Join(names, ",") != strings.Join(wsfs.ToolNames, ",") {
 		t.Fatalf("names %v", names)
 	}
 }
@@ -103,6 +103,14 @@ func TestRunTool(t *testing.T) {
 		t.Fatalf("bad JSON: exit %d, %q", code, out)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "hi\n" {
+		t.Fatalf("a.txt = %q", b)
+	}
+	// A one-file patch needs no state directory.
+	code, out, _ = runCLI(t, "", "-workspace", dir, "apply_patch", `{"patch":"--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-hi\n+ho\n"}`)
+	if env := decode(t, out); code != 0 || !env.OK || !strings.HasPrefix(env.Text, "applied the patch") {
+		t.Fatalf("apply_patch: exit %d, %q", code, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "ho\n" {
 		t.Fatalf("a.txt = %q", b)
 	}
 }

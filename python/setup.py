@@ -1,0 +1,114 @@
+"""Builds libwsfs with cargo and bundles it in the wheel as ``wsfs/libwsfs.so``.
+
+The package loads the library with ctypes, so it is a plain C ABI ``cdylib``, not a Python
+extension module. A small ``build_py`` step runs the same ``cargo build --release --locked``
+as ``make build`` (so a built checkout is reused, not rebuilt) and copies the result in.
+setuptools-rust's no-binding mode would instead name it like an extension module
+(``_libwsfs.cpython-311-x86_64-linux-gnu.so``), tag the wheel for one CPython version, and
+build with ``--crate-type cdylib``, which changes cargo's fingerprint so ``make build`` and
+``pip install`` would rebuild the crate in turn. maturin packages extension modules, cffi
+or binaries, not a ctypes-loaded library.
+
+The crate is the repository root (``../Cargo.toml``): build from a wsfs checkout. pip builds
+a local directory in place (pip >= 21.3), so ``pip install ./python`` works; an sdist does not.
+Environment: ``CARGO`` (the cargo to run), ``CARGO_TARGET_DIR`` (honoured by cargo).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from setuptools import Distribution, setup
+from setuptools.command.bdist_wheel import bdist_wheel
+from setuptools.command.build_py import build_py
+
+HERE = Path(__file__).resolve().parent
+MANIFEST = HERE.parent / "Cargo.toml"
+LIB_NAME = "libwsfs.so"
+
+
+def find_cargo() -> str:
+    for candidate in (os.environ.get("CARGO"), shutil.which("cargo"), str(Path.home() / ".cargo/bin/cargo")):
+        if candidate and Path(candidate).is_file():
+            return candidate
+    sys.exit("building wsfs needs Rust's cargo (https://rustup.rs); put it on PATH or set CARGO")
+
+
+def build_library() -> Path:
+    """Runs cargo and returns the path of the built libwsfs.so."""
+    if not MANIFEST.is_file():
+        sys.exit(
+            f"wsfs: {MANIFEST} not found. The Python package builds the Rust crate it sits in: "
+            "install it from a wsfs checkout with `pip install ./python` (not from an sdist)."
+        )
+    cmd = [
+        find_cargo(),
+        "build",
+        "--release",
+        "--locked",
+        "--lib",
+        "--manifest-path",
+        str(MANIFEST),
+        "--message-format=json-render-diagnostics",
+    ]
+    print("wsfs: " + " ".join(cmd), flush=True)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)  # diagnostics go to stderr
+    if proc.returncode != 0:
+        sys.exit(f"wsfs: cargo build failed (exit {proc.returncode}); see its messages above")
+    for line in proc.stdout.splitlines():
+        message = json.loads(line) if line.startswith("{") else {}
+        if message.get("reason") == "compiler-artifact" and message["target"]["name"] == "wsfs":
+            for filename in message.get("filenames", []):
+                if filename.endswith("/" + LIB_NAME):
+                    return Path(filename)
+    sys.exit(f"wsfs: cargo did not report building {LIB_NAME}")
+
+
+class BuildWithLibrary(build_py):
+    """build_py, plus libwsfs.so built by cargo and copied into the package."""
+
+    def run(self) -> None:
+        super().run()
+        built = build_library()
+        package_dir = (
+            Path(self.get_package_dir("wsfs")) if self.editable_mode else Path(self.build_lib) / "wsfs"
+        )
+        package_dir.mkdir(parents=True, exist_ok=True)
+        target = package_dir / LIB_NAME
+        tmp = target.with_name(LIB_NAME + ".tmp")
+        shutil.copyfile(built, tmp)
+        # The release profile keeps debug info (docs/PERFORMANCE.md profiles use it); the
+        # wheel does not need it (28 MB -> a few MB). Without a strip tool it is bundled as is.
+        if shutil.which("strip"):
+            subprocess.run(["strip", "--strip-debug", str(tmp)], check=False)
+        tmp.chmod(0o755)
+        os.replace(tmp, target)  # a running process keeps its mapping of the old file
+
+    def get_outputs(self, include_bytecode: bool = True) -> list[str]:
+        return super().get_outputs(include_bytecode) + [str(Path(self.build_lib) / "wsfs" / LIB_NAME)]
+
+
+class NativeDistribution(Distribution):
+    """Holds a native library: installed to platlib, in a platform wheel."""
+
+    def has_ext_modules(self) -> bool:
+        return True
+
+
+class PlatformWheel(bdist_wheel):
+    """The library is no extension module, so any Python 3 can load it: py3-none-<platform>."""
+
+    def get_tag(self) -> tuple[str, str, str]:
+        _, _, platform = super().get_tag()
+        return "py3", "none", platform
+
+
+setup(
+    distclass=NativeDistribution,
+    cmdclass={"build_py": BuildWithLibrary, "bdist_wheel": PlatformWheel},
+)

@@ -1,0 +1,84 @@
+"""wsfs: filesystem tools for AI agents, confined to one workspace directory.
+
+The Rust library ``libwsfs`` (bundled in this package, or ``$WSFS_LIB``) is loaded with ctypes.
+
+- :class:`Workspace`: a typed method per tool, results as frozen dataclasses, errors raised as
+  :class:`WsfsError` subclasses (``PathNotFound``, ``OutsideWorkspace``, ...).
+- :class:`FileSystemTools`: the tools as async callables returning ``{"success", ...}`` dicts,
+  for agent frameworks.
+- :func:`tool_specs`: the specs in the OpenAI or Anthropic function-calling shape.
+"""
+
+from __future__ import annotations
+
+import json as _json
+
+from . import _native
+from .agent_tools import FileSystemSettings, FileSystemTools
+from .cancel import CancelToken
+from .errors import *  # noqa: F403 - the generated subclasses, one per code
+from .errors import ERROR_CLASSES, ERROR_CODES, LibraryError, WsfsError
+from .results import (
+    AppendFileResult,
+    ApplyPatchResult,
+    DirEntry,
+    EditFileResult,
+    FileChange,
+    FindFilesResult,
+    GetPathInfoResult,
+    ListDirResult,
+    ReadFileResult,
+    RejectedHunk,
+    SearchTextResult,
+    TextMatch,
+    ToolResult,
+    TreeNode,
+    WriteFileResult,
+)
+from .specs import tool_specs
+from .workspace import Limits, Workspace
+
+__version__ = "0.1.0"
+
+
+def library_path() -> str:
+    """The path of the libwsfs this process uses: ``$WSFS_LIB``, else the bundled library."""
+    return _native.library_path()
+
+
+def library_version() -> dict:
+    """The loaded library's ``{"version": ..., "abi": ...}``."""
+    lib = _native.load()
+    return _json.loads(_native.take(lib, lib.wsfs_version()))
+
+
+__all__ = [
+    "ERROR_CLASSES",
+    "ERROR_CODES",
+    "LibraryError",
+    "WsfsError",
+    "AppendFileResult",
+    "ApplyPatchResult",
+    "CancelToken",
+    "DirEntry",
+    "EditFileResult",
+    "FileChange",
+    "FileSystemSettings",
+    "FileSystemTools",
+    "FindFilesResult",
+    "GetPathInfoResult",
+    "Limits",
+    "ListDirResult",
+    "ReadFileResult",
+    "RejectedHunk",
+    "SearchTextResult",
+    "TextMatch",
+    "ToolResult",
+    "TreeNode",
+    "Workspace",
+    "WriteFileResult",
+    "library_path",
+    "library_version",
+    "tool_specs",
+    *(cls.__name__ for cls in ERROR_CLASSES.values()),
+]

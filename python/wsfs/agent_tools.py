@@ -1,0 +1,303 @@
+"""``FileSystemTools``: the wsfs tools as an Agent-Base-style toolset of async methods.
+
+Each tool is an ``async`` callable named after the library's tool, with a signature and
+docstring built from the library's spec (so every tool the library lists is here, with no
+per-tool code). A call returns ``{"success": True, "result": {...data...}, "message":
+"<text>"}`` or ``{"success": False, "error": "<code>", "message": "..."}`` and never raises
+for a tool failure. The blocking library call runs in a thread (``asyncio.to_thread``);
+cancelling the awaiting task cancels the call in the library too (nothing is changed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from .cancel import CancelToken
+from .errors import WsfsError
+from .specs import SpecFormat, is_read_only, library_specs, tool_specs
+from .workspace import Limits, Workspace
+
+log = logging.getLogger("wsfs")
+
+ROOT_ENV = "AGENT_WORKSPACE_ROOT"
+WRITES_DISABLED = "writes_disabled"
+_JSON_TYPES: dict[str, type] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+}
+_LOGGED_PATH_CHARS = 200
+
+ToolResponse = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class FileSystemSettings:
+    """The settings FileSystemTools reads (any object or mapping with these names works, such
+    as an Agent-Base ``AgentConfig``). ``None`` means: look further (root) or the default."""
+
+    workspace_root: str | os.PathLike | None = None
+    filesystem_writes_enabled: bool = False
+    filesystem_max_read_bytes: int | None = None
+    filesystem_max_write_bytes: int | None = None
+
+
+class FileSystemTools:
+    """The wsfs tools for an agent framework: ``get_tools()`` lists async callables.
+
+    Settings, each from the keyword argument, else the ``config`` object's (or mapping's)
+    attribute of the same name as :class:`FileSystemSettings`, else the default:
+
+    - root: ``root`` / ``workspace_root``, else ``$AGENT_WORKSPACE_ROOT``, else the current
+      directory. A root of ``/`` or the home directory is logged as a warning.
+    - ``writes_enabled`` / ``filesystem_writes_enabled`` (default False): while False, every
+      tool whose spec annotations do not say ``readOnlyHint: true`` returns
+      ``{"success": False, "error": "writes_disabled", ...}`` without calling the library.
+    - ``max_read_bytes`` / ``filesystem_max_read_bytes`` and ``max_write_bytes`` /
+      ``filesystem_max_write_bytes``: the workspace limits (library defaults when unset).
+
+    Or pass an open ``workspace`` (it is then not closed by :meth:`close`).
+    Each call logs one record on the ``wsfs`` logger (INFO): tool, path, outcome, duration;
+    never contents.
+    """
+
+    def __init__(
+        self,
+        config: object | None = None,
+        *,
+        root: str | os.PathLike | None = None,
+        writes_enabled: bool | None = None,
+        max_read_bytes: int | None = None,
+        max_write_bytes: int | None = None,
+        workspace: Workspace | None = None,
+    ) -> None:
+        writes = _pick(writes_enabled, config, "filesystem_writes_enabled", False)
+        if not isinstance(writes, bool):  # a string such as "false" must not enable writes
+            raise TypeError(f"filesystem_writes_enabled must be a bool, not {type(writes).__name__}")
+        self.writes_enabled = writes
+        if workspace is not None:
+            if root is not None or max_read_bytes is not None or max_write_bytes is not None:
+                raise ValueError("give either an open workspace or root/limits, not both")
+            self._workspace, self._owned = workspace, False
+        else:
+            limits = Limits(
+                max_read_bytes=_pick(max_read_bytes, config, "filesystem_max_read_bytes", None),
+                max_write_bytes=_pick(max_write_bytes, config, "filesystem_max_write_bytes", None),
+            )
+            self._workspace, self._owned = Workspace(_workspace_root(root, config), limits=limits), True
+        self._tools: list[Callable[..., Awaitable[ToolResponse]]] = []
+        self._specs: dict[str, dict[str, Any]] = {}
+        for spec in library_specs():
+            tool = self._make_tool(spec)
+            self._specs[spec["name"]] = spec
+            self._tools.append(tool)
+            setattr(self, spec["name"], tool)
+
+    @property
+    def workspace(self) -> Workspace:
+        return self._workspace
+
+    @property
+    def root(self) -> str:
+        return self._workspace.root
+
+    def get_tools(self) -> list[Callable[..., Awaitable[ToolResponse]]]:
+        """The tools, in the library's order: async callables named after the tools."""
+        return list(self._tools)
+
+    def tool_specs(self, format: SpecFormat = "openai") -> list[dict[str, Any]]:
+        """The tools' specs for a function-calling API (see :func:`wsfs.tool_specs`). With
+        writes disabled, only the read-only tools are listed."""
+        return tool_specs(format, read_only=not self.writes_enabled)
+
+    async def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolResponse:
+        """Runs the tool ``name`` with ``arguments`` (a mapping, or a JSON object text as a
+        model sends it), as the tool's own method would."""
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except ValueError as e:
+                return _refused(name, "invalid_arguments", f"arguments are not valid JSON: {e}")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, Mapping):
+            return _refused(name, "invalid_arguments", "arguments must be a JSON object")
+        return await self._run(name, dict(arguments))
+
+    def close(self) -> None:
+        """Closes the workspace if this toolset opened it (idempotent)."""
+        if self._owned:
+            self._workspace.close()
+
+    def __enter__(self) -> FileSystemTools:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> FileSystemTools:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _make_tool(self, spec: dict[str, Any]) -> Callable[..., Awaitable[ToolResponse]]:
+        name = spec["name"]
+        signature = _signature(spec["parameters"])
+        positional = [p.name for p in signature.parameters.values() if p.kind is p.POSITIONAL_OR_KEYWORD]
+
+        async def tool(*args: Any, **kwargs: Any) -> ToolResponse:
+            if len(args) > len(positional):
+                return _refused(
+                    name, "invalid_arguments", f"{name} takes at most {len(positional)} positional arguments"
+                )
+            for key, value in zip(positional, args, strict=False):  # len checked above
+                if key in kwargs:
+                    return _refused(name, "invalid_arguments", f"{name} got {key!r} twice")
+                kwargs[key] = value
+            return await self._run(name, kwargs)
+
+        tool.__name__ = tool.__qualname__ = name
+        tool.__doc__ = _docstring(spec)
+        tool.__signature__ = signature  # type: ignore[attr-defined]
+        tool.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()}
+        tool.__annotations__["return"] = signature.return_annotation
+        return tool
+
+    async def _run(self, name: str, args: dict[str, Any]) -> ToolResponse:
+        started = time.perf_counter()
+        outcome = "error"
+        try:
+            response = await self._dispatch(name, args)
+            outcome = "ok" if response["success"] else response["error"]
+            return response
+        except asyncio.CancelledError:
+            outcome = "cancelled"
+            raise
+        finally:
+            if log.isEnabledFor(logging.INFO):
+                _log_call(name, args, outcome, time.perf_counter() - started)
+
+    async def _dispatch(self, name: str, args: dict[str, Any]) -> ToolResponse:
+        spec = self._specs.get(name)
+        if spec is None:
+            known = ", ".join(self._specs)
+            return _failure("unknown_tool", f"there is no tool named {name!r}; the tools are: {known}")
+        if not self.writes_enabled and not is_read_only(spec):
+            return _failure(
+                WRITES_DISABLED,
+                f"{name} is not available: file changes are disabled for this agent "
+                "(filesystem_writes_enabled is false). The read-only tools still work.",
+            )
+        token = CancelToken()
+        try:
+            envelope = await asyncio.to_thread(self._envelope, name, args, token)
+        except asyncio.CancelledError:
+            token.cancel()  # the library call stops at its next check; nothing is changed
+            raise
+        finally:
+            token.close()
+        if envelope["ok"]:
+            return {"success": True, "result": envelope["data"], "message": envelope["text"]}
+        error = envelope["error"]
+        return _failure(error["code"], error["message"])
+
+    def _envelope(self, name: str, args: dict[str, Any], token: CancelToken) -> dict[str, Any]:
+        try:
+            return self._workspace._envelope(name, args, None, token)
+        except WsfsError as e:  # refused before the library (a NUL in a C string, ...)
+            return {"ok": False, "error": {"code": e.code, "message": e.message}, "text": str(e)}
+
+
+def _failure(code: str, message: str) -> ToolResponse:
+    return {"success": False, "error": code, "message": message}
+
+
+def _refused(name: str, code: str, message: str) -> ToolResponse:
+    """A failure found before the call could start, logged as a call."""
+    if log.isEnabledFor(logging.INFO):
+        _log_call(name, {}, code, 0.0)
+    return _failure(code, message)
+
+
+def _pick(explicit: Any, config: object | None, name: str, default: Any) -> Any:
+    if explicit is not None:
+        return explicit
+    if config is not None:
+        value = config.get(name) if isinstance(config, Mapping) else getattr(config, name, None)
+        if value is not None:
+            return value
+    return default
+
+
+def _workspace_root(root: str | os.PathLike | None, config: object | None) -> str | os.PathLike:
+    """The explicit root, else the config's workspace_root, else $AGENT_WORKSPACE_ROOT, else
+    the current directory."""
+    chosen = _pick(root, config, "workspace_root", None)
+    if chosen is not None:
+        return chosen
+    return os.environ.get(ROOT_ENV) or os.getcwd()
+
+
+def _signature(schema: Mapping[str, Any]) -> inspect.Signature:
+    """A Python signature for a tool's JSON Schema: required parameters first (positional or
+    keyword), then the optional ones (keyword only, with the schema's defaults), each
+    annotated ``Annotated[<type>, "<description>"]``."""
+    required = list(schema.get("required", []))
+    properties: Mapping[str, Any] = schema.get("properties", {})
+    params = []
+    for name in required + [n for n in properties if n not in required]:
+        prop = properties.get(name, {})
+        annotation: Any = _JSON_TYPES.get(prop.get("type", ""), Any)
+        if prop.get("description"):
+            annotation = Annotated[annotation, prop["description"]]
+        if name in required:
+            params.append(
+                inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation)
+            )
+        else:
+            default = prop.get("default")
+            params.append(
+                inspect.Parameter(
+                    name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+                )
+            )
+    return inspect.Signature(params, return_annotation=dict[str, Any])
+
+
+def _docstring(spec: Mapping[str, Any]) -> str:
+    lines = [spec["description"]]
+    properties = spec["parameters"].get("properties", {})
+    if properties:
+        lines += ["", "Args:"]
+        lines += [f"    {name}: {prop.get('description', '')}" for name, prop in properties.items()]
+    return "\n".join(lines)
+
+
+def _log_call(name: str, args: Mapping[str, Any], outcome: str, seconds: float) -> None:
+    path = args.get("path", ".")
+    path = path if isinstance(path, str) else repr(path)
+    if len(path) > _LOGGED_PATH_CHARS:
+        path = path[:_LOGGED_PATH_CHARS] + "..."
+    ms = seconds * 1000
+    log.info(
+        "%s path=%r outcome=%s duration_ms=%.2f",
+        name,
+        path,
+        outcome,
+        ms,
+        extra={"wsfs_tool": name, "wsfs_path": path, "wsfs_outcome": outcome, "wsfs_duration_ms": ms},
+    )

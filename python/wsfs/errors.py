@@ -1,0 +1,81 @@
+"""Errors: ``WsfsError(code, message)`` and one subclass per stable error code.
+
+The subclasses are generated from :data:`ERROR_CODES` (the library's code list, in the
+order of the C ABI documentation): ``path_not_found`` is :class:`PathNotFound`,
+``outside_workspace`` is :class:`OutsideWorkspace`, and so on. A code this package does not
+know yet (from a newer library) is raised as a plain :class:`WsfsError` carrying it.
+"""
+
+from __future__ import annotations
+
+# code -> meaning (the subclass's docstring). Keep in step with README.md's error table,
+# include/wsfs.h and go/errors.go; tests/test_errors.py compares it with the header.
+ERROR_CODES: dict[str, str] = {
+    "invalid_path": "Empty path, NUL byte, invalid UTF-8, path over 4096 bytes, symlink loop, "
+    "a name reserved for wsfs's temp files, or a \\xNN escape for '/' or NUL.",
+    "outside_workspace": "The path, or a symlink on it, leads outside the workspace.",
+    "path_not_found": "The file or a parent directory does not exist (the message suggests similar names).",
+    "permission_denied": "The OS refused, a protected system path, or an append to a hard-linked file.",
+    "io_error": "Any other I/O failure, a binary or non-UTF-8 file, or an internal error.",
+    "ambiguous_edit": "old_text occurs more than once and replace_all is false.",
+    "edit_not_found": "old_text does not occur in the file (the message shows the closest text).",
+    "not_a_file": "A directory, FIFO, socket or device where a regular file is needed.",
+    "not_a_directory": "A file where a directory is needed.",
+    "too_large": "Content, result or arguments over a configured limit.",
+    "no_space": "The device is full, the quota is exceeded, or the file would pass the largest "
+    "size allowed; nothing was changed.",
+    "invalid_arguments": "Invalid JSON, wrong types, missing or unknown fields, bad options or limits.",
+    "unknown_tool": "No tool has this name.",
+    "invalid_workspace": "The workspace is closed (or its handle is unknown to the library).",
+    "cancelled": "The cancel token fired before the commit point; nothing was changed.",
+    "timeout": "The deadline passed before the commit point; nothing was changed.",
+    "line_out_of_range": "read_file's start_line is past the end of the file.",
+    "invalid_regex": "search_text's query is not a valid regular expression.",
+}
+
+
+class WsfsError(Exception):
+    """A failed wsfs call: ``code`` is the stable error code, ``message`` says what to do next.
+
+    ``str(error)`` is ``"<code>: <message>"``, the envelope's ``text`` (what a model should see).
+    Catch a subclass (``except wsfs.PathNotFound``) or compare ``error.code``.
+    """
+
+    code: str
+    message: str
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(code, message)
+        self.code = code
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.code!r}, {self.message!r})"
+
+    @staticmethod
+    def for_code(code: str, message: str) -> WsfsError:
+        """The exception for ``code``: its subclass, or a plain WsfsError for an unknown code."""
+        return ERROR_CLASSES.get(code, WsfsError)(code, message)
+
+
+class LibraryError(OSError):
+    """libwsfs could not be loaded (not bundled, ``WSFS_LIB`` wrong, or an incompatible ABI)."""
+
+
+def class_name(code: str) -> str:
+    """``path_not_found`` -> ``PathNotFound``."""
+    return "".join(part.capitalize() for part in code.split("_"))
+
+
+ERROR_CLASSES: dict[str, type[WsfsError]] = {
+    code: type(class_name(code), (WsfsError,), {"__doc__": meaning, "__module__": __name__})
+    for code, meaning in ERROR_CODES.items()
+}
+globals().update({cls.__name__: cls for cls in ERROR_CLASSES.values()})
+
+__all__ = ["ERROR_CODES", "ERROR_CLASSES", "LibraryError", "WsfsError"] + [
+    cls.__name__ for cls in ERROR_CLASSES.values()
+]

@@ -1,0 +1,530 @@
+"""``Workspace``: one open workspace, with a typed method per tool."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
+
+from . import _native
+from .cancel import CancelToken
+from .errors import ERROR_CLASSES, WsfsError
+from .results import (
+    AppendFileResult,
+    ApplyPatchResult,
+    EditFileResult,
+    FindFilesResult,
+    GetPathInfoResult,
+    ListDirResult,
+    ReadFileResult,
+    SearchTextResult,
+    ToolResult,
+    WriteFileResult,
+)
+from .specs import SpecFormat, tool_specs
+
+log = logging.getLogger("wsfs")
+
+R = TypeVar("R", bound=ToolResult)
+PathArg = str | os.PathLike
+
+# Tools whose `content` goes to wsfs_call_with_content as a buffer (no JSON escaping).
+CONTENT_TOOLS = frozenset({"write_file", "append_file"})
+# The write_file warning the library leaves out of `text` (the text says "overwrote").
+OVERWRITE_WARNING = "file exists, overwriting"
+EMPTY_FILE_TEXT = "(empty file)"
+CONFIG_KEYWORDS = ("root", "restrict_to_workspace", "limits", "policy", "state_dir")
+
+_OPTIONS = {out: b'{"output":"%s"}' % out.encode() for out in ("full", "data_raw")}
+_READ = b"read_file"
+_encode_json_string = json.encoder.encode_basestring  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The workspace limits; ``None`` means the library's default (README, "Limits")."""
+
+    max_read_bytes: int | None = None
+    max_write_bytes: int | None = None
+    max_list_entries: int | None = None
+    operation_timeout_ms: int | None = None
+
+    def to_config(self) -> dict[str, int]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+
+
+class Workspace:
+    """An open workspace: every path a method receives stays beneath ``root`` (see the
+    top-level README, "Confinement"). Use it as a context manager, or call :meth:`close`.
+
+    Thread-safe: one workspace may serve many threads at once, and calls run in parallel (the
+    GIL is released while the library works). Each tool method takes the tool's arguments as
+    keyword arguments (required ones may be positional), plus ``timeout`` (seconds; it can
+    only shorten ``limits.operation_timeout_ms``) and ``cancel`` (a :class:`CancelToken`),
+    returns the tool's frozen result dataclass, and raises :class:`WsfsError` (a subclass per
+    code) on failure.
+
+    ``config`` holds further library configuration keys (for keys this class has no keyword
+    for yet); :meth:`from_config` takes a whole configuration mapping as is.
+    """
+
+    root: str
+    """The absolute root, symlinks resolved."""
+    restrict_to_workspace: bool
+    limits: Limits
+    """The effective limits (defaults filled in)."""
+    warnings: tuple[str, ...]
+    """Warnings of the open (a root of ``/`` or the home directory, unrestricted mode)."""
+    info: dict[str, Any]
+    """The ``data`` of ``wsfs_workspace_open`` (handle, root, limits, and any newer keys)."""
+
+    def __init__(
+        self,
+        root: PathArg,
+        *,
+        restrict_to_workspace: bool = True,
+        limits: Limits | Mapping[str, int] | None = None,
+        policy: Mapping[str, Any] | None = None,
+        state_dir: PathArg | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> None:
+        extra = dict(config or {})
+        repeated = sorted(set(extra) & set(CONFIG_KEYWORDS))
+        if repeated:
+            raise ValueError(
+                f"pass {', '.join(repeated)} as keyword arguments, not in config "
+                "(or use Workspace.from_config with a whole configuration)"
+            )
+        cfg: dict[str, Any] = {"root": os.fspath(root), "restrict_to_workspace": restrict_to_workspace}
+        if limits is not None:
+            cfg["limits"] = limits.to_config() if isinstance(limits, Limits) else dict(limits)
+        if policy is not None:
+            cfg["policy"] = dict(policy)
+        if state_dir is not None:
+            cfg["state_dir"] = os.fspath(state_dir)
+        cfg.update(extra)
+        self._open(cfg)
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> Workspace:
+        """Opens a workspace from a whole library configuration (``{"root": ..., "limits":
+        {...}, ...}``), passed through as is, so every key the library accepts works."""
+        ws = cls.__new__(cls)
+        ws._open(dict(config))
+        return ws
+
+    def _open(self, cfg: dict[str, Any]) -> None:
+        self._handle = 0
+        self._closed = True  # until opened: __del__ must not close anything
+        self._close_lock = threading.Lock()
+        self._lib = lib = _native.load()
+        text = json.dumps(cfg, ensure_ascii=False, default=_json_default)
+        env = json.loads(_native.take(lib, lib.wsfs_workspace_open(_native.utf8(text, "config"))))
+        if not env["ok"]:
+            raise _error(env)
+        data = env["data"]
+        self.info = data
+        self._handle = data["workspace"]
+        self._closed = False
+        self.root = data["root"]
+        self.restrict_to_workspace = data["restrict_to_workspace"]
+        known = {f.name for f in fields(Limits)}
+        self.limits = Limits(**{k: v for k, v in data["limits"].items() if k in known})
+        self._max_read = self.limits.max_read_bytes
+        self.warnings = tuple(env.get("warnings", ()))
+        for warning in self.warnings:
+            log.warning("workspace %s: %s", self.root, warning)
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    @property
+    def handle(self) -> int:
+        return self._handle
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        """Closes the workspace (idempotent). Calls in flight finish normally; later calls
+        raise :class:`InvalidWorkspace`."""
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        env = json.loads(_native.take(self._lib, self._lib.wsfs_workspace_close(self._handle)))
+        if not env["ok"]:
+            raise _error(env)
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            if not getattr(self, "_closed", True):
+                self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown may have torn down ctypes
+            pass
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return f"<wsfs.Workspace {getattr(self, 'root', '?')!r} {state}>"
+
+    # -- specs and generic calls --------------------------------------------------------
+
+    @staticmethod
+    def tool_specs(format: SpecFormat = "openai", *, read_only: bool = False) -> list[dict[str, Any]]:
+        """The tool specs for a function-calling API: see :func:`wsfs.tool_specs`."""
+        return tool_specs(format, read_only=read_only)
+
+    def call(
+        self,
+        name: str,
+        /,
+        *,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+        **args: Any,
+    ) -> dict[str, Any]:
+        """Runs any tool by name and returns its envelope as a dict: ``{"ok": True, "data",
+        "text", "warnings"}`` or ``{"ok": False, "error": {"code", "message"}, "text"}``.
+        Tool failures are returned, not raised; arguments that cannot be sent at all raise
+        :class:`InvalidArguments` (not JSON, a NUL in ``name``, a closed cancel token)."""
+        return self._envelope(name, args, timeout, cancel)
+
+    def call_json(
+        self,
+        name: str,
+        args_json: str | bytes,
+        /,
+        *,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> dict[str, Any]:
+        """Like :meth:`call`, with the arguments as a JSON object text (as a model sends them);
+        the library parses and checks it."""
+        args_b = _native.c_string(args_json, "args_json")
+        raw = self._invoke(_native.c_string(name, "tool name"), args_b, _options("full", timeout, cancel))
+        return json.loads(raw)
+
+    def _envelope(
+        self, name: str, args: dict[str, Any], timeout: float | None, cancel: CancelToken | None
+    ) -> dict[str, Any]:
+        """The full envelope of a call; plain reads take the raw fast path and rebuild it."""
+        if name == "read_file" and _is_plain_read(args):
+            options = _options("data_raw", timeout, cancel)
+            try:
+                data, text, warnings = self._plain_read(args["path"], options)
+            except WsfsError as e:  # the library's, or a path refused as the library would
+                return {"ok": False, "error": {"code": e.code, "message": e.message}, "text": str(e)}
+            return {"ok": True, "data": data, "text": text, "warnings": list(warnings)}
+        content = None
+        if name in CONTENT_TOOLS and isinstance(args.get("content"), str):
+            args = dict(args)
+            content = _native.utf8(args.pop("content"), "content")
+        raw = self._invoke(
+            _native.c_string(name, "tool name"),
+            _encode_args(args),
+            _options("full", timeout, cancel),
+            content,
+        )
+        return json.loads(raw)
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def _invoke(self, name: bytes, args: bytes, options: bytes, content: bytes | None = None) -> bytes:
+        lib = self._lib
+        if content is None:
+            ptr = lib.wsfs_call_with_options(self._handle, name, args, options)
+        else:
+            ptr = lib.wsfs_call_with_content(self._handle, name, args, options, content, len(content))
+        return _native.take(lib, ptr)
+
+    def _run(
+        self,
+        cls: type[R],
+        args: dict[str, Any],
+        timeout: float | None,
+        cancel: CancelToken | None,
+        content: str | None = None,
+    ) -> R:
+        """Runs ``cls.tool`` and returns its typed result, or raises its error."""
+        _check_path(args.get("path"))
+        body = None if content is None else _native.utf8(content, "content")
+        raw = self._invoke(cls.tool.encode(), _encode_args(args), _options("full", timeout, cancel), body)
+        env = json.loads(raw)
+        if not env["ok"]:
+            raise _error(env)
+        return cls.from_data(env["data"], env["text"], tuple(env.get("warnings", ())))
+
+    def _plain_read(self, path: PathArg, options: bytes) -> tuple[dict[str, Any], str, tuple[str, ...]]:
+        """A whole-file read with output "data_raw": the JSON part, one newline, then the
+        content unescaped, so the content is neither escaped nor parsed. Returns (data with
+        content, text as the library renders it, warnings)."""
+        if type(path) is not str:
+            path = _path_str(path)
+        _check_path(path)
+        args_b = _native.utf8('{"path":' + _encode_json_string(path) + "}", "path")
+        raw = self._invoke(_READ, args_b, options)
+        newline = raw.find(b"\n")
+        if newline < 0:  # a failure (or a library that kept the content in the JSON)
+            env = json.loads(raw)
+            if not env["ok"]:
+                raise _error(env)
+            data = env["data"]
+            content = data.get("content", "")
+        else:
+            env = json.loads(raw[:newline].decode())  # str parses faster than bytes
+            data = env["data"]
+            content = str(memoryview(raw)[newline + 1 :], "utf-8")
+        data["content"] = content
+        warnings = tuple(env.get("warnings", ()))
+        return data, _read_text(content, data, self._max_read, warnings), warnings
+
+    # -- tools: one method per tool; tests/test_registry.py checks them against the specs --
+
+    def read_file(
+        self,
+        path: PathArg,
+        *,
+        start_line: int = 0,
+        max_lines: int = 0,
+        line_numbers: bool = False,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ReadFileResult:
+        """Reads a UTF-8 text file (at most ``max_read_bytes``), or with ``start_line``,
+        ``max_lines`` or ``line_numbers`` a range of its lines."""
+        if start_line or max_lines or line_numbers:
+            args = {
+                "path": path,
+                "start_line": start_line,
+                "max_lines": max_lines,
+                "line_numbers": line_numbers,
+            }
+            return self._run(ReadFileResult, args, timeout, cancel)
+        data, text, warnings = self._plain_read(path, _options("data_raw", timeout, cancel))
+        # Built directly (not from_data): this is the hot path the benchmark measures.
+        return ReadFileResult(
+            text=text,
+            warnings=warnings,
+            path=data["path"],
+            content=data["content"],
+            bytes=data["bytes"],
+            total_bytes=data["total_bytes"],
+            truncated=data["truncated"],
+            sha256=data.get("sha256"),
+        )
+
+    def write_file(
+        self, path: PathArg, content: str, *, timeout: float | None = None, cancel: CancelToken | None = None
+    ) -> WriteFileResult:
+        """Creates or atomically replaces a file with ``content`` (passed as a buffer)."""
+        return self._run(WriteFileResult, {"path": path}, timeout, cancel, content)
+
+    def append_file(
+        self, path: PathArg, content: str, *, timeout: float | None = None, cancel: CancelToken | None = None
+    ) -> AppendFileResult:
+        """Appends ``content`` to a file (created if missing) with one all-or-nothing write."""
+        return self._run(AppendFileResult, {"path": path}, timeout, cancel, content)
+
+    def list_dir(
+        self,
+        path: PathArg = ".",
+        *,
+        depth: int = 1,
+        include_hidden: bool = True,
+        max_entries: int = 0,
+        respect_gitignore: bool = False,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ListDirResult:
+        """Lists a directory, or with ``depth`` > 1 a breadth-first tree."""
+        args = {
+            "path": path,
+            "depth": depth,
+            "include_hidden": include_hidden,
+            "max_entries": max_entries,
+            "respect_gitignore": respect_gitignore,
+        }
+        return self._run(ListDirResult, args, timeout, cancel)
+
+    def edit_file(
+        self,
+        path: PathArg,
+        old_text: str,
+        new_text: str,
+        *,
+        replace_all: bool = False,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> EditFileResult:
+        """Replaces exact text: ``old_text`` must occur once (or every occurrence with
+        ``replace_all``)."""
+        args = {"path": path, "old_text": old_text, "new_text": new_text, "replace_all": replace_all}
+        return self._run(EditFileResult, args, timeout, cancel)
+
+    def get_path_info(
+        self, path: PathArg, *, timeout: float | None = None, cancel: CancelToken | None = None
+    ) -> GetPathInfoResult:
+        """Describes a path without reading it out (a missing path is ``exists=False``)."""
+        return self._run(GetPathInfoResult, {"path": path}, timeout, cancel)
+
+    def find_files(
+        self,
+        pattern: str,
+        *,
+        path: PathArg = ".",
+        max_results: int = 200,
+        include_hidden: bool = False,
+        respect_gitignore: bool = True,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> FindFilesResult:
+        """Finds files by glob pattern (``**/*.py``), in path order."""
+        args = {
+            "pattern": pattern,
+            "path": path,
+            "max_results": max_results,
+            "include_hidden": include_hidden,
+            "respect_gitignore": respect_gitignore,
+        }
+        return self._run(FindFilesResult, args, timeout, cancel)
+
+    def search_text(
+        self,
+        query: str,
+        *,
+        path: PathArg = ".",
+        glob: str = "",
+        use_regex: bool = False,
+        case_sensitive: bool = True,
+        max_matches: int = 50,
+        context_lines: int = 0,
+        include_hidden: bool = False,
+        respect_gitignore: bool = True,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> SearchTextResult:
+        """Searches file contents for a literal string (or a regex with ``use_regex``)."""
+        args = {
+            "query": query,
+            "path": path,
+            "glob": glob,
+            "use_regex": use_regex,
+            "case_sensitive": case_sensitive,
+            "max_matches": max_matches,
+            "context_lines": context_lines,
+            "include_hidden": include_hidden,
+            "respect_gitignore": respect_gitignore,
+        }
+        return self._run(SearchTextResult, args, timeout, cancel)
+
+    def apply_patch(
+        self,
+        *,
+        patch: str = "",
+        files: Sequence[Mapping[str, Any]] | None = None,
+        dry_run: bool = False,
+        strict: bool = True,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ApplyPatchResult:
+        """Applies a unified diff or a ``*** Begin Patch`` patch (``patch``), or line-range
+        edits (``files``: ``[{"path", "file_hash"?, "hunks": [{"start_line", "end_line",
+        "replace_with"}]}]``), all files together. A rejected hunk is reported in the result
+        (``applied=False`` under ``strict``), not raised."""
+        args: dict[str, Any] = {"dry_run": dry_run, "strict": strict}
+        if patch:
+            args["patch"] = patch
+        if files is not None:
+            args["files"] = [dict(f) for f in files]
+        return self._run(ApplyPatchResult, args, timeout, cancel)
+
+
+def _error(env: Mapping[str, Any]) -> WsfsError:
+    err = env["error"]
+    return WsfsError.for_code(err["code"], err["message"])
+
+
+def _json_default(value: object) -> str:
+    if isinstance(value, os.PathLike):
+        path = os.fspath(value)
+        if isinstance(path, str):
+            return path
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def _encode_args(args: Mapping[str, Any]) -> bytes:
+    """The arguments as compact UTF-8 JSON (NUL and control characters escaped)."""
+    try:
+        text = json.dumps(args, ensure_ascii=False, separators=(",", ":"), default=_json_default)
+    except (TypeError, ValueError) as e:
+        raise ERROR_CLASSES["invalid_arguments"](
+            "invalid_arguments", f"arguments are not JSON: {e}"
+        ) from None
+    return _native.utf8(text, "arguments")
+
+
+def _path_str(path: object) -> str:
+    """A path argument as text: ``str`` or an ``os.PathLike`` naming a ``str`` path."""
+    text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else path
+    if not isinstance(text, str):
+        raise ERROR_CLASSES["invalid_arguments"](
+            "invalid_arguments", f"path must be a str or os.PathLike[str], not {type(path).__name__}"
+        )
+    return text
+
+
+def _check_path(path: object) -> None:
+    """A NUL in a path is refused here, as the Go package does, before any call."""
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if isinstance(path, str) and "\0" in path:
+        raise ERROR_CLASSES["invalid_path"]("invalid_path", "path contains a NUL byte")
+
+
+def _options(output: str, timeout: float | None, cancel: CancelToken | None) -> bytes:
+    if timeout is None and cancel is None:
+        return _OPTIONS[output]
+    options: dict[str, Any] = {"output": output}
+    if timeout is not None:
+        if not timeout >= 0:  # also refuses NaN
+            raise ValueError(f"timeout must be >= 0 seconds, got {timeout!r}")
+        if not math.isinf(timeout):
+            options["timeout_ms"] = math.ceil(timeout * 1000)
+    if cancel is not None:
+        if not cancel.id:
+            raise ERROR_CLASSES["invalid_arguments"]("invalid_arguments", "the cancel token is closed")
+        options["cancel_token"] = cancel.id
+    return json.dumps(options).encode()
+
+
+def _is_plain_read(args: Mapping[str, Any]) -> bool:
+    """A read with only a path: its text is the content, so the raw fast path can rebuild it."""
+    return len(args) == 1 and isinstance(args.get("path"), (str, os.PathLike))
+
+
+def _read_text(content: str, data: Mapping[str, Any], limit: int | None, warnings: tuple[str, ...]) -> str:
+    """read_file's text for a whole-file read, exactly as the library renders it: the
+    content ("(empty file)" if empty), a truncation notice if cut, then shown warnings."""
+    if data.get("truncated"):
+        newline = "" if content.endswith("\n") else "\n"
+        text = (
+            f"{content}{newline}[truncated: showing the first {data['bytes']} of "
+            f"{data['total_bytes']} bytes; max_read_bytes is {limit}]"
+        )
+    else:
+        text = content or EMPTY_FILE_TEXT
+    for warning in warnings:
+        if warning != OVERWRITE_WARNING:
+            text += "\nwarning: " + warning
+    return text

@@ -1,0 +1,441 @@
+//! The journal of a multi-file commit, and recovery from it.
+//!
+//! A journal lists, before anything in the workspace changes, every name the commit will
+//! touch: each target (its directory relative to the anchor and its name), the staged file
+//! that will replace it, the backup (a hard link of the old file) that lets it be put back,
+//! and the directories the commit will create. It is fsynced, and held under an exclusive
+//! `flock` while its commit runs, so recovery never touches a live commit. Renaming it from
+//! `<id>.journal` to `<id>.committed` (one atomic step, fsynced) says every rename is done.
+//! Recovery (the commit's own rollback, its clean-up, and
+//! `Workspace::open` after a crash) then rolls back an uncommitted journal, finishes a
+//! committed one, and removes the journal; every step checks what is there first, so
+//! running it again after a crash part-way through recovery is harmless.
+
+use super::state::StateDir;
+use crate::fileops::{open_leaf_read, sync_dir};
+use crate::lines::sha256_hex;
+use crate::tempfile_ops::is_temp_name;
+use crate::workspace::{Anchor, Workspace};
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
+use std::io::{self, Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+const VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryOp {
+    /// `staged` is renamed over the existing name; `backup` keeps the old file.
+    Replace,
+    /// `staged` is renamed to the new name, never over an existing one.
+    Create,
+    /// The name is removed; `backup` keeps the old file.
+    Remove,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The directory, relative to the anchor (bytes: names need not be UTF-8).
+    pub dir: Vec<u8>,
+    pub leaf: Vec<u8>,
+    pub op: EntryOp,
+    pub staged: Option<String>,
+    pub backup: Option<String>,
+    /// The new content's hash: a created file is removed on rollback only if it is ours.
+    pub new_sha256: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Journal {
+    pub version: u32,
+    pub id: String,
+    /// The canonical workspace root the entries are relative to (with `anchor` "root").
+    pub root: Vec<u8>,
+    pub anchor: JournalAnchor,
+    /// Directories the commit creates, anchor-relative, outermost first.
+    pub created_dirs: Vec<Vec<u8>>,
+    pub entries: Vec<Entry>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JournalAnchor {
+    Root,
+    Host,
+}
+
+impl From<Anchor> for JournalAnchor {
+    fn from(a: Anchor) -> Self {
+        match a {
+            Anchor::Root => JournalAnchor::Root,
+            Anchor::Host => JournalAnchor::Host,
+        }
+    }
+}
+
+fn journal_name(id: &str) -> String {
+    format!("{id}.journal")
+}
+
+fn committed_name(id: &str) -> String {
+    format!("{id}.committed")
+}
+
+impl Journal {
+    pub fn new(id: String, root: &Path, anchor: Anchor) -> Journal {
+        Journal {
+            version: VERSION,
+            id,
+            root: root.as_os_str().as_bytes().to_vec(),
+            anchor: anchor.into(),
+            created_dirs: Vec::new(),
+            entries: Vec::new(),
+        }
+    }
+
+    /// Writes the journal as a new file, locked, fsynced (and its directory). The returned
+    /// file holds the lock until it is dropped.
+    pub fn write_new(&self, state: &Dir) -> io::Result<std::fs::File> {
+        let mut opts = OpenOptions::new();
+        opts.write(true).create_new(true).mode(0o600);
+        let file = state.open_with(journal_name(&self.id), &opts)?.into_std();
+        file.try_lock()
+            .map_err(|_| io::Error::other("journal is locked"))?;
+        let bytes = serde_json::to_vec(self).map_err(io::Error::other)?;
+        (&file).write_all(&bytes)?;
+        file.sync_all()?;
+        sync_dir(state)?;
+        Ok(file)
+    }
+
+    /// Every name in it is one wsfs would have written: single names as targets, and staged
+    /// and backup names that are wsfs temp names (`.wsfs-<16 hex>.tmp`), each used once, so
+    /// recovery never renames or removes anything else.
+    fn validate(&self) -> io::Result<()> {
+        let bad = |what: &str| Err(io::Error::other(format!("invalid journal: {what}")));
+        if self.version != VERSION
+            || self.id.len() != 16
+            || !self.id.bytes().all(|b| b.is_ascii_hexdigit())
+        {
+            return bad("version or id");
+        }
+        let mut temp_names = HashSet::new();
+        for e in &self.entries {
+            let leaf = Path::new(OsStr::from_bytes(&e.leaf));
+            if leaf.components().count() != 1
+                || !matches!(leaf.components().next(), Some(Component::Normal(_)))
+            {
+                return bad("a name is not a single file name");
+            }
+            for name in e.temp_names() {
+                if !is_temp_name(name.as_bytes()) {
+                    return bad("a staged or backup name is not a wsfs temp name");
+                }
+                if !temp_names.insert(name) {
+                    return bad("a staged or backup name is used twice");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every staged and backup name it records.
+    pub fn temp_names(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().flat_map(Entry::temp_names)
+    }
+}
+
+impl Entry {
+    fn temp_names(&self) -> impl Iterator<Item = &str> {
+        self.staged.iter().chain(&self.backup).map(String::as_str)
+    }
+}
+
+/// Marks the commit done (the journal becomes `<id>.committed`, durably): from now on
+/// recovery finishes it instead of rolling it back.
+pub fn mark_committed(state: &Dir, id: &str) -> io::Result<()> {
+    state.rename(journal_name(id), state, committed_name(id))?;
+    sync_dir(state)
+}
+
+/// Rolls back (`committed` false) or finishes a commit, then removes its journal. The
+/// directories are fsynced before the journal goes, so no backup or staged name can outlive
+/// it; a removed journal that reappears after a power loss is recovered again, harmlessly.
+pub fn recover(ws: &Workspace, state: &Dir, journal: &Journal, committed: bool) -> io::Result<()> {
+    journal.validate()?;
+    if journal.anchor == JournalAnchor::Root && journal.root != ws.root.as_os_str().as_bytes() {
+        return Err(io::Error::other("journal of another workspace root"));
+    }
+    let mut touched: Vec<Dir> = Vec::new();
+    for entry in journal.entries.iter().rev() {
+        let dir = match open_dir(ws, journal.anchor, &entry.dir) {
+            Ok(dir) => dir,
+            // A directory this commit was to create and never did (or already removed).
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        let leaf = OsStr::from_bytes(&entry.leaf);
+        if committed {
+            remove_if_there(&dir, entry.backup.as_deref())?;
+        } else {
+            undo(ws, &dir, leaf, entry)?;
+        }
+        remove_if_there(&dir, entry.staged.as_deref())?;
+        touched.push(dir);
+    }
+    for dir in super::distinct_dirs(&touched.iter().collect::<Vec<_>>()) {
+        sync_dir(dir)?;
+    }
+    if !committed {
+        for created in journal.created_dirs.iter().rev() {
+            let rel = Path::new(OsStr::from_bytes(created));
+            let _ = match journal.anchor {
+                JournalAnchor::Root => ws.root_dir.remove_dir(rel),
+                JournalAnchor::Host => std::fs::remove_dir(Path::new("/").join(rel)),
+            };
+        }
+    }
+    remove_if_there(state, Some(&journal_name(&journal.id)))?;
+    remove_if_there(state, Some(&committed_name(&journal.id)))
+}
+
+/// Puts one target back as it was before the commit.
+fn undo(ws: &Workspace, dir: &Dir, leaf: &OsStr, entry: &Entry) -> io::Result<()> {
+    match entry.op {
+        EntryOp::Replace | EntryOp::Remove => {
+            if let Some(backup) = entry.backup.as_deref() {
+                if exists(dir, backup)? {
+                    // Over our new file, or over the old file itself (a no-op for two names
+                    // of one inode; the backup name is removed below).
+                    dir.rename(backup, dir, leaf)?;
+                    remove_if_there(dir, Some(backup))?;
+                }
+            }
+        }
+        EntryOp::Create => {
+            let staged_left = match entry.staged.as_deref() {
+                Some(s) => exists(dir, s)?,
+                None => false,
+            };
+            if !staged_left && is_ours(ws, dir, leaf, entry.new_sha256.as_deref())? {
+                dir.remove_file(leaf)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `leaf` is a regular file with exactly the content this commit created.
+fn is_ours(ws: &Workspace, dir: &Dir, leaf: &OsStr, sha: Option<&str>) -> io::Result<bool> {
+    let Some(sha) = sha else { return Ok(false) };
+    let file = match open_leaf_read(dir, leaf) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    if !file.metadata()?.is_file() {
+        return Ok(false);
+    }
+    let mut bytes = Vec::new();
+    file.take(ws.limits.max_write_bytes + 1)
+        .read_to_end(&mut bytes)?;
+    Ok(sha256_hex(&bytes) == sha)
+}
+
+fn exists(dir: &Dir, name: &str) -> io::Result<bool> {
+    match dir.symlink_metadata(name) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+fn remove_if_there(dir: &Dir, name: Option<&str>) -> io::Result<()> {
+    match name.map(|n| dir.remove_file(n)) {
+        None | Some(Ok(())) => Ok(()),
+        Some(Err(e)) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Some(Err(e)) => Err(e),
+    }
+}
+
+/// A journal directory, opened beneath the workspace root (or from `/` for an unrestricted
+/// workspace's journal).
+fn open_dir(ws: &Workspace, anchor: JournalAnchor, rel: &[u8]) -> io::Result<Dir> {
+    let rel = Path::new(OsStr::from_bytes(rel));
+    match anchor {
+        JournalAnchor::Root if rel.as_os_str().is_empty() => ws.root_dir.try_clone(),
+        JournalAnchor::Root => ws.root_dir.open_dir(rel),
+        JournalAnchor::Host => Dir::open_ambient_dir(Path::new("/").join(rel), ambient_authority()),
+    }
+}
+
+/// What [`recover_all`] did.
+#[derive(Debug, Default)]
+pub struct Recovery {
+    /// One for each journal that could not be recovered (it is retried next time).
+    pub warnings: Vec<String>,
+    /// The staged and backup names of the journals still there (held by a live commit, or not
+    /// recoverable now): the open-time sweep must leave them, a rollback may need them.
+    pub unrecovered: HashSet<OsString>,
+}
+
+/// At `Workspace::open`: recovers every journal of this workspace that no live commit holds.
+pub fn recover_all(ws: &Workspace) -> Recovery {
+    let mut recovery = Recovery::default();
+    let StateDir::At(path) = &ws.state else {
+        return recovery;
+    };
+    let state = match Dir::open_ambient_dir(path, ambient_authority()) {
+        Ok(dir) => dir,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return recovery,
+        Err(e) => {
+            recovery.warnings.push(format!(
+                "cannot open the state directory {}: {e}",
+                path.display()
+            ));
+            return recovery;
+        }
+    };
+    let Ok(entries) = state.entries() else {
+        recovery.warnings.push(format!(
+            "cannot list the state directory {}",
+            path.display()
+        ));
+        return recovery;
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    for name in &names {
+        let found = match (
+            name.strip_suffix(".journal"),
+            name.strip_suffix(".committed"),
+        ) {
+            (Some(id), _) => Some((id, false)),
+            (_, Some(id)) => Some((id, true)),
+            _ => None,
+        };
+        let Some((id, committed)) = found else {
+            continue;
+        };
+        if let Err(e) = recover_one(ws, &state, name, id, committed, &mut recovery.unrecovered) {
+            recovery.warnings.push(format!(
+                "an interrupted apply_patch commit ({}) could not be recovered: {e}; it is retried when the workspace is next opened",
+                path.join(name).display()
+            ));
+        }
+    }
+    recovery
+}
+
+/// Recovers one journal, unless a live commit holds it. The temp names of a journal left in
+/// place (live, or failing) go to `unrecovered`.
+fn recover_one(
+    ws: &Workspace,
+    state: &Dir,
+    name: &str,
+    id: &str,
+    committed: bool,
+    unrecovered: &mut HashSet<OsString>,
+) -> io::Result<()> {
+    let mut opts = OpenOptions::new();
+    opts.read(true).write(true);
+    let file = state.open_with(name, &opts)?.into_std();
+    let live = file.try_lock().is_err(); // a live commit, in this process or another
+    let mut bytes = Vec::new();
+    (&file).read_to_end(&mut bytes)?;
+    let parsed = serde_json::from_slice::<Journal>(&bytes);
+    if let Ok(journal) = &parsed {
+        unrecovered.extend(journal.temp_names().map(OsString::from));
+    }
+    if live {
+        // Its files are locked by their commit anyway; its names are kept all the same.
+        return Ok(());
+    }
+    let journal: Journal = match parsed {
+        Ok(j) => j,
+        // Torn while being written: nothing in the workspace had changed yet.
+        Err(_) if !committed => {
+            state.remove_file(name)?;
+            return Ok(());
+        }
+        Err(e) => return Err(io::Error::other(e)),
+    };
+    if journal.id != id {
+        return Err(io::Error::other("journal id does not match its name"));
+    }
+    if journal.anchor == JournalAnchor::Root && journal.root != ws.root.as_os_str().as_bytes() {
+        return Ok(()); // another root whose id collides: not ours to touch
+    }
+    recover(ws, state, &journal, committed)?;
+    for done in journal.temp_names() {
+        unrecovered.remove(OsStr::new(done));
+    }
+    Ok(())
+}
+
+pub fn path_bytes(p: &Path) -> Vec<u8> {
+    p.as_os_str().as_bytes().to_vec()
+}
+
+pub fn created_list(dirs: &[PathBuf]) -> Vec<Vec<u8>> {
+    dirs.iter().map(|d| path_bytes(d)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tempfile_ops::temp_name;
+
+    fn journal() -> Journal {
+        let mut j = Journal::new("0123456789abcdef".into(), Path::new("/ws"), Anchor::Root);
+        j.entries.push(Entry {
+            dir: b"sub".to_vec(),
+            leaf: b"a.txt".to_vec(),
+            op: EntryOp::Replace,
+            staged: Some(temp_name()),
+            backup: Some(temp_name()),
+            new_sha256: None,
+        });
+        j
+    }
+
+    #[test]
+    fn only_names_wsfs_would_write_are_accepted() {
+        assert!(journal().validate().is_ok());
+        let mut j = journal();
+        j.entries[0].leaf = b"../x".to_vec();
+        assert!(j.validate().is_err(), "a path as a leaf");
+        let mut j = journal();
+        j.entries[0].staged = Some(".wsfs-ffffffffffffffff-0.tmp".into());
+        assert!(j.validate().is_err(), "not a wsfs temp name");
+        let mut j = journal();
+        j.entries[0].backup = j.entries[0].staged.clone();
+        assert!(j.validate().is_err(), "one temp name for two files");
+        let mut j = journal();
+        let mut second = j.entries[0].clone();
+        second.leaf = b"b.txt".to_vec();
+        j.entries.push(second);
+        assert!(j.validate().is_err(), "another entry's temp names");
+        let mut j = journal();
+        j.entries[0].backup = Some("precious.txt".into());
+        assert!(j.validate().is_err(), "a user's file as a backup");
+        let mut j = journal();
+        j.id = "../../etc".into();
+        assert!(j.validate().is_err());
+    }
+
+    #[test]
+    fn journals_roundtrip_through_json() {
+        let j = journal();
+        let bytes = serde_json::to_vec(&j).unwrap();
+        assert_eq!(serde_json::from_slice::<Journal>(&bytes).unwrap(), j);
+    }
+}

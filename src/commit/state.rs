@@ -1,0 +1,235 @@
+//! The state directory: where wsfs keeps what must survive a crash (the journals of
+//! multi-file commits), outside the workspace so that no tool can ever reach it.
+//!
+//! It is `<base>/<id>`: `<base>` is the configured `state_dir`, else `$XDG_STATE_HOME/wsfs`,
+//! else `~/.local/state/wsfs`; `<id>` names the workspace by its canonical root (its last
+//! name and a hash of the whole path). Whether it lies inside the workspace is decided on
+//! directory handles (walking `..` from the state directory and comparing device and inode
+//! with the root's), not on path strings.
+
+use crate::config::{absolute_root, home_dir};
+use crate::error::{ErrorCode, Result, WsfsError};
+use crate::lines::sha256_hex;
+use cap_std::fs::Dir;
+use rustix::fs::{Mode, OFlags, CWD};
+use std::io;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// Where this workspace's state lives, or why it has none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StateDir {
+    At(PathBuf),
+    Unavailable(String),
+}
+
+/// The state directory of the workspace rooted at `root` (canonical), whose handle is
+/// `root_dir`. A configured `state_dir` inside the workspace is refused; the default one
+/// inside it (a workspace at `$HOME` or above) leaves the workspace without one, with a
+/// warning.
+pub fn choose(
+    root_dir: &Dir,
+    root: &Path,
+    configured: Option<&str>,
+) -> Result<(StateDir, Vec<String>)> {
+    choose_with(root_dir, root, configured, default_base())
+}
+
+fn choose_with(
+    root_dir: &Dir,
+    root: &Path,
+    configured: Option<&str>,
+    default: Option<PathBuf>,
+) -> Result<(StateDir, Vec<String>)> {
+    let (base, is_default) = match configured {
+        Some(raw) => (
+            absolute_root(raw).map_err(|e| config_error(&e.message))?,
+            false,
+        ),
+        None => match default {
+            Some(base) => (base, true),
+            None => {
+                return Ok((
+                    StateDir::Unavailable("neither $XDG_STATE_HOME nor $HOME is set".into()),
+                    Vec::new(),
+                ))
+            }
+        },
+    };
+    let dir = base.join(workspace_id(root));
+    match inside_root(root_dir, &dir) {
+        Ok(false) => Ok((StateDir::At(dir), Vec::new())),
+        Ok(true) if !is_default => Err(config_error(&format!(
+            "state_dir {} is inside the workspace, where the tools could reach it; choose a directory outside {}",
+            base.display(),
+            root.display()
+        ))),
+        Ok(true) => {
+            let why = format!(
+                "the default state directory {} is inside the workspace",
+                base.display()
+            );
+            let warning = format!("{why}, so apply_patch commits one file per call; set state_dir to a directory outside the workspace to allow multi-file patches");
+            Ok((StateDir::Unavailable(why), vec![warning]))
+        }
+        Err(e) => Ok((
+            StateDir::Unavailable(format!("{}: {e}", base.display())),
+            vec![format!("the state directory {} cannot be checked ({e}); apply_patch commits one file per call", base.display())],
+        )),
+    }
+}
+
+fn config_error(why: &str) -> WsfsError {
+    WsfsError::new(
+        ErrorCode::InvalidArguments,
+        format!("invalid workspace config: {why}"),
+    )
+}
+
+/// `$XDG_STATE_HOME/wsfs` (only an absolute one counts, as the XDG spec says), else
+/// `~/.local/state/wsfs`.
+fn default_base() -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
+    xdg.or_else(|| home_dir().map(|h| h.join(".local/state")))
+        .map(|base| base.join("wsfs"))
+}
+
+/// `<last name of the root>-<first 16 hex digits of sha256(root)>`: readable, and distinct
+/// for distinct roots.
+pub fn workspace_id(root: &Path) -> String {
+    let name: String = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "root".into())
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    let hash = sha256_hex(root.as_os_str().as_bytes());
+    format!("{}-{}", name.trim_start_matches('.'), &hash[..16])
+}
+
+/// Whether `path` (or, while it does not exist, its nearest existing ancestor) is the root
+/// or beneath it, by walking `..` on directory handles up to `/`.
+pub fn inside_root(root_dir: &Dir, path: &Path) -> io::Result<bool> {
+    let root = rustix::fs::fstat(root_dir)?;
+    let mut existing = path;
+    let mut dir = loop {
+        match open_path_dir(CWD, existing) {
+            Ok(fd) => break fd,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                existing = existing.parent().ok_or(e)?;
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    for _ in 0..4096 {
+        let here = rustix::fs::fstat(&dir)?;
+        if (here.st_dev, here.st_ino) == (root.st_dev, root.st_ino) {
+            return Ok(true);
+        }
+        let up = open_path_dir(&dir, Path::new(".."))?;
+        let above = rustix::fs::fstat(&up)?;
+        if (above.st_dev, above.st_ino) == (here.st_dev, here.st_ino) {
+            return Ok(false); // `/`
+        }
+        dir = up;
+    }
+    Err(io::Error::other("too many directory levels"))
+}
+
+fn open_path_dir<Fd: std::os::fd::AsFd>(at: Fd, path: &Path) -> io::Result<OwnedFd> {
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    Ok(rustix::fs::openat(at, path, flags, Mode::empty())?)
+}
+
+/// Creates (mode 0700) and opens the state directory for a commit, checking again that it is
+/// not inside the workspace (something could have been moved since the workspace opened).
+pub fn open_for_commit(root_dir: &Dir, path: &Path) -> io::Result<Dir> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)?;
+    if inside_root(root_dir, path)? {
+        return Err(io::Error::other(
+            "the state directory is inside the workspace",
+        ));
+    }
+    Dir::open_ambient_dir(path, cap_std::ambient_authority())
+}
+
+use std::os::unix::fs::DirBuilderExt;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cap_std::ambient_authority;
+
+    fn root(tmp: &Path) -> (Dir, PathBuf) {
+        let root = tmp.join("ws");
+        std::fs::create_dir_all(&root).unwrap();
+        let root = root.canonicalize().unwrap();
+        (
+            Dir::open_ambient_dir(&root, ambient_authority()).unwrap(),
+            root,
+        )
+    }
+
+    #[test]
+    fn inside_is_decided_on_handles() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (dir, root) = root(tmp.path());
+        assert!(inside_root(&dir, &root).unwrap());
+        assert!(inside_root(&dir, &root.join("a/b/not/yet")).unwrap());
+        assert!(!inside_root(&dir, &tmp.path().join("state/x")).unwrap());
+        // A symlink outside that leads inside is inside.
+        std::os::unix::fs::symlink(&root, tmp.path().join("link")).unwrap();
+        assert!(inside_root(&dir, &tmp.path().join("link/state")).unwrap());
+    }
+
+    #[test]
+    fn configured_state_dir_inside_is_refused_and_outside_is_used() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (dir, root) = root(tmp.path());
+        let inside = root.join("state");
+        let e = choose(&dir, &root, Some(inside.to_str().unwrap())).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArguments);
+        assert!(e.message.contains("inside the workspace"), "{}", e.message);
+        let outside = tmp.path().join("state");
+        let (state, warnings) = choose(&dir, &root, Some(outside.to_str().unwrap())).unwrap();
+        assert_eq!(state, StateDir::At(outside.join(workspace_id(&root))));
+        assert!(warnings.is_empty());
+    }
+
+    #[test]
+    fn a_default_inside_the_workspace_leaves_it_without_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (dir, root) = root(tmp.path());
+        let default = Some(root.join(".local/state/wsfs"));
+        let (state, warnings) = choose_with(&dir, &root, None, default).unwrap();
+        assert!(matches!(state, StateDir::Unavailable(_)), "{state:?}");
+        assert!(warnings[0].contains("one file per call"), "{warnings:?}");
+        let (state, _) = choose_with(&dir, &root, None, None).unwrap();
+        assert!(matches!(state, StateDir::Unavailable(_)));
+    }
+
+    #[test]
+    fn ids_are_readable_and_distinct() {
+        let a = workspace_id(Path::new("/home/u/my proj"));
+        assert!(
+            a.starts_with("my_proj-") && a.len() == "my_proj-".len() + 16,
+            "{a}"
+        );
+        assert_ne!(a, workspace_id(Path::new("/other/my proj")));
+        assert!(workspace_id(Path::new("/")).starts_with("root-"));
+    }
+}

@@ -1,0 +1,550 @@
+//! apply_patch through the C ABI: every patch form, every rejection reason, dry runs, strict
+//! and non-strict, exact bytes, symlinks, modes, and failures part-way that roll back.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+
+fn patch(f: &Fixture, args: Value) -> Value {
+    call_named(f.ws, "apply_patch", &args.to_string())
+}
+
+#[track_caller]
+fn applied(v: &Value) -> Value {
+    let d = assert_ok(v).clone();
+    assert_eq!(d["applied"], json!(true), "not applied: {}", short(v));
+    assert_eq!(d["rejected_hunks"], json!([]), "{}", short(v));
+    d
+}
+
+/// Asserts a rejected patch: success envelope, applied false, the reasons in order.
+#[track_caller]
+fn rejected(v: &Value, reasons: &[&str]) -> Value {
+    let d = assert_ok(v).clone();
+    assert_eq!(d["applied"], json!(false), "{}", short(v));
+    let got: Vec<&str> = d["rejected_hunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(got, reasons, "{}", short(v));
+    assert!(
+        v["text"].as_str().unwrap().starts_with("PATCH NOT APPLIED"),
+        "{}",
+        short(v)
+    );
+    d
+}
+
+fn actions(d: &Value) -> Vec<(String, String)> {
+    d["files_changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["action"].as_str().unwrap().to_string(),
+                f["path"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+#[test]
+fn unified_diff_of_several_files() {
+    let f = Fixture::with_state_dir(json!({}));
+    f.write("src/a.txt", "one\ntwo\nthree\n");
+    f.write("gone.txt", "bye\n");
+    let p = "\
+diff --git a/src/a.txt b/src/a.txt
+--- a/src/a.txt
++++ b/src/a.txt
+@@ -1,3 +1,3 @@
+ one
+-two
++TWO
+ three
+--- /dev/null
++++ b/new/deep/b.txt
+@@ -0,0 +1,2 @@
++hello
++world
+--- a/gone.txt
++++ /dev/null
+@@ -1 +0,0 @@
+-bye
+";
+    let d = applied(&patch(&f, json!({ "patch": p })));
+    assert_eq!(
+        actions(&d),
+        pairs(&[
+            ("update", "src/a.txt"),
+            ("add", "new/deep/b.txt"),
+            ("delete", "gone.txt")
+        ])
+    );
+    assert_eq!(d["files_changed"][0]["added_lines"], json!(1));
+    assert_eq!(d["files_changed"][0]["removed_lines"], json!(1));
+    assert_eq!(f.read("src/a.txt"), b"one\nTWO\nthree\n");
+    assert_eq!(f.read("new/deep/b.txt"), b"hello\nworld\n");
+    assert!(!f.p("gone.txt").exists());
+    assert!(d["diff"].as_str().unwrap().contains("+++ b/new/deep/b.txt"));
+    assert!(wsfs_names(&f.root).is_empty());
+    assert!(f.state_files().is_empty(), "{:?}", f.state_files());
+}
+
+#[test]
+fn git_rename_and_begin_patch_move() {
+    let f = Fixture::with_state_dir(json!({}));
+    f.write("old.txt", "a\nb\n");
+    fs::set_permissions(f.p("old.txt"), fs::Permissions::from_mode(0o751)).unwrap();
+    let p = "diff --git a/old.txt b/dir/new.txt\nsimilarity index 60%\nrename from old.txt\nrename to dir/new.txt\n--- a/old.txt\n+++ b/dir/new.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n";
+    let d = applied(&patch(&f, json!({ "patch": p })));
+    assert_eq!(actions(&d), pairs(&[("move", "dir/new.txt")]));
+    assert_eq!(d["files_changed"][0]["from"], json!("old.txt"));
+    assert!(!f.p("old.txt").exists());
+    assert_eq!(f.read("dir/new.txt"), b"a\nB\n");
+    let mode = fs::metadata(f.p("dir/new.txt"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o7777;
+    assert_eq!(mode, 0o751, "a moved file keeps its mode");
+    let p = "*** Begin Patch\n*** Update File: dir/new.txt\n*** Move to: back.txt\n*** End Patch\n";
+    applied(&patch(&f, json!({ "patch": p })));
+    assert_eq!(f.read("back.txt"), b"a\nB\n");
+    assert!(!f.p("dir/new.txt").exists());
+}
+
+#[test]
+fn begin_patch_every_section() {
+    let f = Fixture::with_state_dir(json!({}));
+    f.write(
+        "app.py",
+        "class A:\n    def run(self):\n        pass\nclass B:\n    def run(self):\n        pass\n",
+    );
+    f.write("old.txt", "x\n");
+    f.write("m.txt", "keep\nx\n");
+    let p = "\
+*** Begin Patch
+*** Update File: app.py
+@@ class B:
+@@     def run(self):
+-        pass
++        return 1
+*** Add File: docs/new.md
++# New
+*** Delete File: old.txt
+*** Update File: m.txt
+*** Move to: moved/m.txt
+@@
+ keep
+-x
++y
+*** End Patch
+";
+    let d = applied(&patch(&f, json!({ "patch": p })));
+    assert_eq!(
+        actions(&d),
+        pairs(&[
+            ("update", "app.py"),
+            ("add", "docs/new.md"),
+            ("delete", "old.txt"),
+            ("move", "moved/m.txt")
+        ])
+    );
+    assert!(String::from_utf8(f.read("app.py"))
+        .unwrap()
+        .ends_with("class B:\n    def run(self):\n        return 1\n"));
+    assert_eq!(f.read("docs/new.md"), b"# New\n");
+    assert_eq!(f.read("moved/m.txt"), b"keep\ny\n");
+    assert!(!f.p("old.txt").exists() && !f.p("m.txt").exists());
+}
+
+#[test]
+fn structured_files_with_file_hash() {
+    let f = Fixture::with_state_dir(json!({}));
+    f.write("a.txt", "1\n2\n3\n");
+    f.write("b.txt", "x\n");
+    let hash = "67d4a36a9d0ab1b26c4ac3a1b9df74d3d00a3d8a0b8e6f2c4a5d6a7aaf15d5d8"; // wrong on purpose
+    let d = rejected(
+        &patch(
+            &f,
+            json!({"files": [{"path": "a.txt", "file_hash": hash, "hunks": [{"start_line": 2, "end_line": 2, "replace_with": "two"}]}]}),
+        ),
+        &["stale"],
+    );
+    assert_eq!(d["rejected_hunks"][0]["expected"], json!([]));
+    let real = {
+        use std::process::Command;
+        let out = Command::new("sha256sum")
+            .arg(f.p("a.txt"))
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()[..64].to_string()
+    };
+    let d = applied(&patch(
+        &f,
+        json!({"files": [
+            {"path": "a.txt", "file_hash": real, "hunks": [{"start_line": 2, "end_line": 2, "replace_with": "two"}, {"start_line": 4, "end_line": 3, "replace_with": "four\n"}]},
+            {"path": "b.txt", "hunks": [{"start_line": 1, "end_line": 0, "replace_with": "top"}]}
+        ]}),
+    ));
+    assert_eq!(
+        actions(&d),
+        pairs(&[("update", "a.txt"), ("update", "b.txt")])
+    );
+    assert_eq!(f.read("a.txt"), b"1\ntwo\n3\nfour\n");
+    assert_eq!(f.read("b.txt"), b"top\nx\n");
+}
+
+#[test]
+fn every_rejection_reason_changes_nothing() {
+    let f = Fixture::with_state_dir(json!({}));
+    f.write("a.txt", "alpha\nbeta\ngamma\nbeta\n");
+    f.write("b.txt", "b\n");
+    let before = snapshot(&f.root);
+    let cases: Vec<(Value, Vec<&str>)> = vec![
+        (
+            json!({"patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-nothere\n+x\n"}),
+            vec!["context_not_found"],
+        ),
+        (
+            json!({"patch": "*** Begin Patch\n*** Update File: a.txt\n-beta\n+B\n*** End Patch\n"}),
+            vec!["ambiguous"],
+        ),
+        (
+            json!({"files": [{"path": "a.txt", "file_hash": "0".repeat(64), "hunks": [{"start_line": 1, "end_line": 1, "replace_with": "x"}]}]}),
+            vec!["stale"],
+        ),
+        (
+            json!({"files": [{"path": "a.txt", "hunks": [{"start_line": 9, "end_line": 9, "replace_with": "x"}]}]}),
+            vec!["out_of_range"],
+        ),
+        (
+            json!({"patch": "*** Begin Patch\n*** Update File: missing.txt\n-a\n+b\n*** End Patch\n"}),
+            vec!["file_not_found"],
+        ),
+        (
+            json!({"patch": "*** Begin Patch\n*** Add File: b.txt\n+new\n*** End Patch\n"}),
+            vec!["file_exists"],
+        ),
+        (
+            json!({"files": [{"path": "a.txt", "hunks": [{"start_line": 1, "end_line": 2, "replace_with": "x"}, {"start_line": 2, "end_line": 3, "replace_with": "y"}]}]}),
+            vec!["overlap"],
+        ),
+        // A rejection in one file keeps every other file of the patch unchanged (strict).
+        (
+            json!({"patch": "*** Begin Patch\n*** Update File: b.txt\n-b\n+B\n*** Update File: a.txt\n-zzz\n+y\n*** End Patch\n"}),
+            vec!["context_not_found"],
+        ),
+    ];
+    for (args, reasons) in cases {
+        let v = patch(&f, args.clone());
+        let d = rejected(&v, &reasons);
+        let r = &d["rejected_hunks"][0];
+        assert!(
+            r["path"].is_string() && r["hunk"].is_u64() && r["expected"].is_array(),
+            "{args}: {r}"
+        );
+        assert_eq!(d["files_changed"], json!([]));
+        assert_eq!(snapshot(&f.root), before, "{args} changed something");
+    }
+    // nearest_line names the candidate.
+    let d = rejected(
+        &patch(
+            &f,
+            json!({"patch": "*** Begin Patch\n*** Update File: a.txt\n alpha\n-BETA\n+x\n*** End Patch\n"}),
+        ),
+        &["context_not_found"],
+    );
+    assert_eq!(d["rejected_hunks"][0]["nearest_line"], json!(1));
+    assert_eq!(d["rejected_hunks"][0]["expected"], json!(["alpha", "BETA"]));
+}
+
+#[test]
+fn dry_run_changes_nothing_and_shows_the_diff() {
+    let f = Fixture::with_state_dir(json!({}));
+    f.write("a.txt", "1\n2\n");
+    let before = snapshot(&f.root);
+    let p = "*** Begin Patch\n*** Update File: a.txt\n-2\n+two\n*** Add File: b.txt\n+b\n*** Delete File: a.txt\n*** End Patch\n";
+    // a.txt twice: refused before anything.
+    assert_err(
+        &patch(&f, json!({"patch": p, "dry_run": true})),
+        "invalid_arguments",
+    );
+    let p = "*** Begin Patch\n*** Update File: a.txt\n-2\n+two\n*** Add File: b.txt\n+b\n*** End Patch\n";
+    let v = patch(&f, json!({"patch": p, "dry_run": true}));
+    let d = applied(&v);
+    assert_eq!(actions(&d).len(), 2);
+    assert!(d["diff"].as_str().unwrap().contains("+two"));
+    let text = v["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("dry run") && text.contains("+two"),
+        "{text}"
+    );
+    assert_eq!(snapshot(&f.root), before);
+    assert!(f.state_files().is_empty());
+}
+
+#[test]
+fn strict_false_writes_the_files_that_applied() {
+    let f = Fixture::with_state_dir(json!({}));
+    f.write("good.txt", "g\n");
+    f.write("bad.txt", "b\n");
+    let p = "*** Begin Patch\n*** Update File: good.txt\n-g\n+G\n*** Update File: bad.txt\n-nope\n+x\n*** End Patch\n";
+    rejected(&patch(&f, json!({"patch": p})), &["context_not_found"]);
+    assert_eq!(f.read("good.txt"), b"g\n");
+    let v = patch(&f, json!({"patch": p, "strict": false}));
+    let d = assert_ok(&v).clone();
+    assert_eq!(d["applied"], json!(true));
+    assert_eq!(actions(&d), pairs(&[("update", "good.txt")]));
+    assert_eq!(d["rejected_hunks"][0]["path"], json!("bad.txt"));
+    assert!(
+        v["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("PATCH PARTLY APPLIED"),
+        "{v}"
+    );
+    assert_eq!(f.read("good.txt"), b"G\n");
+    assert_eq!(f.read("bad.txt"), b"b\n");
+}
+
+#[test]
+fn crlf_bom_and_final_newline_survive_patches() {
+    let f = Fixture::with_state_dir(json!({}));
+    f.write("crlf.txt", "\u{feff}a\r\nb\r\nc\r\n");
+    f.write("nonl.txt", "a\nb\nc");
+    f.write("mixed.txt", "a\r\nb\nc\r\n");
+    let p = "*** Begin Patch\n*** Update File: crlf.txt\n a\n-b\n+B\n+B2\n*** Update File: nonl.txt\n b\n-c\n+C\n*** Update File: mixed.txt\n-b\n+B\n*** End Patch\n";
+    applied(&patch(&f, json!({ "patch": p })));
+    assert_eq!(
+        f.read("crlf.txt"),
+        "\u{feff}a\r\nB\r\nB2\r\nc\r\n".as_bytes()
+    );
+    assert_eq!(f.read("nonl.txt"), b"a\nb\nC");
+    assert_eq!(f.read("mixed.txt"), b"a\r\nB\r\nc\r\n");
+    // A unified diff made by `diff -u` on the CRLF file applies, CRLF in the patch or not.
+    let p = "--- a/crlf.txt\n+++ b/crlf.txt\n@@ -2,2 +2,2 @@\n B\n-B2\n+b2\n c\n";
+    applied(&patch(&f, json!({ "patch": p })));
+    assert_eq!(
+        f.read("crlf.txt"),
+        "\u{feff}a\r\nB\r\nb2\r\nc\r\n".as_bytes()
+    );
+}
+
+#[test]
+fn symlinks_inside_are_followed_and_outside_refused() {
+    let f = Fixture::with_state_dir(json!({}));
+    f.write("real/t.txt", "a\n");
+    std::os::unix::fs::symlink("real/t.txt", f.p("link.txt")).unwrap();
+    fs::write(f.base.join("outside.txt"), "secret\n").unwrap();
+    std::os::unix::fs::symlink("../outside.txt", f.p("out.txt")).unwrap();
+    let p = "*** Begin Patch\n*** Update File: link.txt\n-a\n+A\n*** End Patch\n";
+    applied(&patch(&f, json!({ "patch": p })));
+    assert_eq!(f.read("real/t.txt"), b"A\n");
+    assert!(fs::symlink_metadata(f.p("link.txt"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    for p in [
+        "*** Begin Patch\n*** Update File: out.txt\n-secret\n+pwned\n*** End Patch\n",
+        "*** Begin Patch\n*** Update File: ../outside.txt\n-secret\n+pwned\n*** End Patch\n",
+        "*** Begin Patch\n*** Add File: ../evil.txt\n+x\n*** End Patch\n",
+        "*** Begin Patch\n*** Update File: real/t.txt\n*** Move to: ../moved.txt\n*** End Patch\n",
+    ] {
+        assert_err(&patch(&f, json!({ "patch": p })), "outside_workspace");
+    }
+    assert_eq!(fs::read(f.base.join("outside.txt")).unwrap(), b"secret\n");
+    assert!(!f.base.join("evil.txt").exists() && !f.base.join("moved.txt").exists());
+    assert_eq!(f.read("real/t.txt"), b"A\n");
+    // Deleting or moving a symlink's target through the link is refused.
+    let p = "*** Begin Patch\n*** Delete File: link.txt\n*** End Patch\n";
+    assert_err(&patch(&f, json!({ "patch": p })), "not_a_file");
+    assert!(f.p("real/t.txt").exists());
+    // Adding over a symlink (even a dangling one) is file_exists.
+    std::os::unix::fs::symlink("nowhere", f.p("dangling")).unwrap();
+    let p = "*** Begin Patch\n*** Add File: dangling\n+x\n*** End Patch\n";
+    rejected(&patch(&f, json!({ "patch": p })), &["file_exists"]);
+}
+
+#[test]
+fn bad_arguments_and_limits() {
+    let f = Fixture::with_state_dir(json!({"limits": {"max_write_bytes": 100}}));
+    f.write("a.txt", "a\n");
+    assert_err(&patch(&f, json!({})), "invalid_arguments");
+    assert_err(
+        &patch(
+            &f,
+            json!({"patch": "x", "files": [{"path": "a.txt", "hunks": []}]}),
+        ),
+        "invalid_arguments",
+    );
+    assert_err(
+        &patch(&f, json!({"patch": "not a patch"})),
+        "invalid_arguments",
+    );
+    assert_err(
+        &patch(
+            &f,
+            json!({"patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1,5 +1,5 @@\n-a\n+b\n"}),
+        ),
+        "invalid_arguments",
+    );
+    assert_err(
+        &patch(
+            &f,
+            json!({"files": [{"path": "a.txt", "hunks": [], "extra": 1}]}),
+        ),
+        "invalid_arguments",
+    );
+    let big = format!(
+        "*** Begin Patch\n*** Add File: big.txt\n{}*** End Patch\n",
+        "+0123456789\n".repeat(20)
+    );
+    assert_err(&patch(&f, json!({ "patch": big })), "too_large");
+    f.write("binary.bin", b"a\0b\n");
+    let p = "*** Begin Patch\n*** Update File: binary.bin\n-a\n+b\n*** End Patch\n";
+    assert_err(&patch(&f, json!({ "patch": p })), "io_error");
+    let p = "*** Begin Patch\n*** Update File: .\n-a\n+b\n*** End Patch\n";
+    assert_err(&patch(&f, json!({ "patch": p })), "not_a_file");
+    assert!(!f.p("big.txt").exists());
+}
+
+#[test]
+fn an_expired_deadline_changes_nothing() {
+    let f = Fixture::with_state_dir(json!({}));
+    f.write("a.txt", "a\n");
+    f.write("b.txt", "b\n");
+    let before = snapshot(&f.root);
+    let p = "*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Update File: b.txt\n-b\n+B\n*** End Patch\n";
+    let args = json!({ "patch": p }).to_string();
+    let v = call_opts(f.ws, "apply_patch", &args, Some(r#"{"timeout_ms": 0}"#));
+    assert_err(&v, "timeout");
+    assert_eq!(snapshot(&f.root), before);
+}
+
+#[test]
+fn a_state_dir_inside_the_workspace_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(tmp.path()).unwrap().join("ws");
+    fs::create_dir(&root).unwrap();
+    let cfg = json!({"root": root, "state_dir": root.join(".state")}).to_string();
+    let v = open_raw(&cfg);
+    assert!(
+        assert_err(&v, "invalid_arguments").contains("inside the workspace"),
+        "{v}"
+    );
+}
+
+/// Patches and appends to the same file from several threads: every append survives.
+#[test]
+fn patches_and_appends_lose_nothing() {
+    let f = Fixture::with_state_dir(json!({}));
+    let body: String = (0..40).map(|i| format!("<M{i:02}>\n")).collect();
+    f.write("shared.txt", &body);
+    let ws = f.ws;
+    let mut threads = vec![];
+    for t in 0..4 {
+        threads.push(std::thread::spawn(move || {
+            for i in (t..40).step_by(4) {
+                let p = format!("*** Begin Patch\n*** Update File: shared.txt\n-<M{i:02}>\n+<D{i:02}>\n*** End Patch\n");
+                let v = call_named(ws, "apply_patch", &json!({ "patch": p }).to_string());
+                applied(&v);
+            }
+        }));
+    }
+    threads.push(std::thread::spawn(move || {
+        for i in 0..50 {
+            assert_ok(&call(
+                ws,
+                "append_file",
+                json!({"path": "shared.txt", "content": format!("append {i}\n")}),
+            ));
+        }
+    }));
+    for t in threads {
+        t.join().unwrap();
+    }
+    let text = String::from_utf8(f.read("shared.txt")).unwrap();
+    assert!(!text.contains("<M"), "a patch was lost");
+    assert_eq!(text.matches("<D").count(), 40);
+    assert_eq!(text.matches("append ").count(), 50, "an append was lost");
+}
+
+/// A file whose name is not UTF-8 is patched by the escaped name a listing shows, in every
+/// patch form, alone and with other files; the results show the same escaped names.
+#[test]
+fn names_that_are_not_utf8_round_trip_through_patches() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let f = Fixture::with_state_dir(json!({}));
+    let raw = |name: &[u8]| f.root.join(OsStr::from_bytes(name));
+    fs::create_dir(raw(b"d\xff")).unwrap();
+    fs::write(raw(b"d\xff/caf\xe9.txt"), "one\ntwo\n").unwrap();
+    // A UTF-8 name that reads like the escaped form of the other: it must stay untouched.
+    fs::write(raw(b"d\xff/caf\\xe9.txt"), "one\ntwo\n").unwrap();
+    f.write("plain.txt", "p\n");
+    let listed = f.call("list_dir", json!({"path": r"d\xff"}));
+    let names: Vec<&str> = assert_ok(&listed)["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, [r"caf\\xe9.txt", r"caf\xe9.txt"], "{listed}");
+    let shown = format!(r"d\xff/{}", names[1]);
+
+    // Unified diff, one file.
+    let p = format!("--- a/{shown}\n+++ b/{shown}\n@@ -1,2 +1,2 @@\n-one\n+ONE\n two\n");
+    let d = applied(&patch(&f, json!({ "patch": p })));
+    assert_eq!(actions(&d), pairs(&[("update", &shown)]));
+    assert_eq!(fs::read(raw(b"d\xff/caf\xe9.txt")).unwrap(), b"ONE\ntwo\n");
+
+    // Begin Patch, several files (a journaled commit): update it, add a new non-UTF-8 name.
+    let p = format!(
+        "*** Begin Patch\n*** Update File: {shown}\n-two\n+TWO\n*** Add File: d\\xff/new\\xfe.txt\n+new\n*** Update File: plain.txt\n-p\n+P\n*** End Patch\n"
+    );
+    let d = applied(&patch(&f, json!({ "patch": p })));
+    assert_eq!(
+        actions(&d),
+        pairs(&[
+            ("update", &shown),
+            ("add", r"d\xff/new\xfe.txt"),
+            ("update", "plain.txt")
+        ])
+    );
+    assert!(d["diff"].as_str().unwrap().contains(&shown), "{d}");
+    assert_eq!(fs::read(raw(b"d\xff/caf\xe9.txt")).unwrap(), b"ONE\nTWO\n");
+    assert_eq!(fs::read(raw(b"d\xff/new\xfe.txt")).unwrap(), b"new\n");
+
+    // A unified diff as git writes it: the same names C-quoted, in octal.
+    let p = "diff --git \"a/d\\377/caf\\351.txt\" \"b/d\\377/caf\\351.txt\"\n--- \"a/d\\377/caf\\351.txt\"\n+++ \"b/d\\377/caf\\351.txt\"\n@@ -1,2 +1,2 @@\n-ONE\n+One\n TWO\n";
+    let d = applied(&patch(&f, json!({ "patch": p })));
+    assert_eq!(actions(&d), pairs(&[("update", &shown)]));
+    assert_eq!(fs::read(raw(b"d\xff/caf\xe9.txt")).unwrap(), b"One\nTWO\n");
+
+    // The line-range form, by the name and hash read_file reports.
+    let read = f.call("read_file", json!({ "path": shown }));
+    let sha = assert_ok(&read)["sha256"].as_str().unwrap().to_string();
+    let args = json!({"files": [{"path": shown, "file_hash": sha,
+        "hunks": [{"start_line": 1, "end_line": 1, "replace_with": "uno"}]}]});
+    let d = applied(&patch(&f, args));
+    assert_eq!(actions(&d), pairs(&[("update", &shown)]));
+    assert_eq!(fs::read(raw(b"d\xff/caf\xe9.txt")).unwrap(), b"uno\nTWO\n");
+
+    // The look-alike UTF-8 name was never touched, and no temp name is left.
+    assert_eq!(fs::read(raw(b"d\xff/caf\\xe9.txt")).unwrap(), b"one\ntwo\n");
+    assert!(wsfs_names(&f.root).is_empty(), "{:?}", wsfs_names(&f.root));
+}
