@@ -56,25 +56,70 @@ const RAW_SEPARATOR: u8 = b'\n';
 /// holds a NUL byte, which lets the C ABI hand it out as a C string without scanning it again:
 /// serde_json escapes NUL inside strings, and a raw part is scanned for NUL when it is added,
 /// unless it is a read's text, which was checked as it was read (`text::FileText`).
+///
+/// Successes are built with [`FRONT_ROOM`] free bytes in front of the result, where the C ABI
+/// keeps the allocation's size, so a result becomes a C string, and is freed, without being
+/// copied or scanned (see `ffi::into_c_string`).
 #[derive(Debug)]
-pub struct Envelope(Vec<u8>);
+pub struct Envelope {
+    buf: Vec<u8>,
+    /// Where the result starts in `buf`: 0, or [`FRONT_ROOM`] when that room was kept.
+    start: usize,
+}
+
+/// Bytes kept free in front of a result for the C ABI's allocation header.
+pub const FRONT_ROOM: usize = 8;
+
+/// What a framed buffer starts with: the room in front, as text (NUL is valid UTF-8; it is
+/// overwritten before the result leaves the library and is never part of the result).
+const FRONT: &str = "\0\0\0\0\0\0\0\0";
 
 impl Envelope {
     /// JSON made by serde_json (or a literal without NUL).
     fn json(json: String) -> Envelope {
-        Envelope(json.into_bytes())
+        Envelope {
+            buf: json.into_bytes(),
+            start: 0,
+        }
     }
 
-    /// The bytes (UTF-8, no NUL), with room for one more byte (a C string's NUL) when built
-    /// around a read's text.
+    /// `buf` holds [`FRONT_ROOM`] free bytes, then the result.
+    fn framed(buf: Vec<u8>) -> Envelope {
+        Envelope {
+            buf,
+            start: FRONT_ROOM,
+        }
+    }
+
+    /// The result's bytes (UTF-8, no NUL).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+
+    /// The result's bytes (UTF-8, no NUL).
     pub fn into_bytes(self) -> Vec<u8> {
-        self.0
+        let mut buf = self.buf;
+        buf.drain(..self.start);
+        buf
     }
 
     /// The result as a Rust string (for Rust callers; the C ABI uses the bytes).
     pub fn into_string(self) -> String {
-        String::from_utf8(self.0)
+        String::from_utf8(self.into_bytes())
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+
+    /// The result after [`FRONT_ROOM`] free bytes: the buffer it was built in, or, for an
+    /// envelope built without that room (failures, literals), a copy.
+    pub(crate) fn into_framed(self) -> Vec<u8> {
+        if self.start == FRONT_ROOM {
+            return self.buf;
+        }
+        let bytes = &self.buf[self.start..];
+        let mut buf = Vec::with_capacity(FRONT_ROOM + bytes.len() + 1);
+        buf.extend_from_slice(FRONT.as_bytes());
+        buf.extend_from_slice(bytes);
+        buf
     }
 }
 
@@ -93,9 +138,9 @@ fn nul_in_result() -> String {
 }
 
 /// How many bytes go in front of a raw part in `output` mode for a success without warnings:
-/// the JSON head (with `meta` as `data` in the `data_raw` mode) and the separator. A tool that
-/// reserves exactly this room in front of its text gets the result built around it in place
-/// (see `ToolOutput::take_raw`). 0 for the other modes.
+/// [`FRONT_ROOM`], the JSON head (with `meta` as `data` in the `data_raw` mode) and the
+/// separator. A tool that reserves exactly this room in front of its text gets the result
+/// built around it in place (see `ToolOutput::take_raw`). 0 for the other modes.
 pub fn raw_head_len<M: Serialize>(output: Output, meta: &M) -> usize {
     /// Counts what is written: the length without building the string.
     struct Count(usize);
@@ -120,7 +165,7 @@ pub fn raw_head_len<M: Serialize>(output: Output, meta: &M) -> usize {
         text: None,
         warnings: &[],
     };
-    serde_json::to_writer(&mut count, &success).map_or(0, |()| count.0 + 1)
+    serde_json::to_writer(&mut count, &success).map_or(0, |()| FRONT_ROOM + count.0 + 1)
 }
 
 pub fn success(mut data: Box<dyn ToolOutput>, warnings: &[String], output: Output) -> Envelope {
@@ -128,22 +173,26 @@ pub fn success(mut data: Box<dyn ToolOutput>, warnings: &[String], output: Outpu
         Output::Full | Output::Text => {
             let text = with_warnings(data.text(), warnings);
             let data = (output == Output::Full).then_some(data.as_ref());
-            encode_success(data, Some(&text), warnings).map(Envelope::json)
+            encode_framed(data, Some(&text), warnings).map(Envelope::framed)
         }
-        Output::Data => encode_success(Some(data.as_ref()), None, warnings).map(Envelope::json),
+        Output::Data => encode_framed(Some(data.as_ref()), None, warnings).map(Envelope::framed),
         Output::DataRaw => {
             let head = data
                 .raw_meta()
                 .map(|meta| encode_success(Some(meta.as_ref()), None, warnings));
             match head {
-                None => encode_success(Some(data.as_ref()), None, warnings).map(Envelope::json),
-                Some(head) => head.map(|head| match data.take_raw(output, head.len() + 1) {
-                    Some(buf) => in_place(buf, &head),
-                    None => {
-                        let raw = data.raw_part();
-                        with_raw(head, |out| out.push_str(raw), raw.len())
-                    }
-                }),
+                None => encode_framed(Some(data.as_ref()), None, warnings).map(Envelope::framed),
+                Some(head) => {
+                    head.map(
+                        |head| match data.take_raw(output, FRONT_ROOM + head.len() + 1) {
+                            Some(buf) => in_place(buf, &head),
+                            None => {
+                                let raw = data.raw_part();
+                                with_raw(head, |out| out.push_str(raw), raw.len())
+                            }
+                        },
+                    )
+                }
             }
         }
         Output::TextRaw => encode_success::<dyn ToolOutput>(None, None, warnings).map(|head| {
@@ -151,7 +200,7 @@ pub fn success(mut data: Box<dyn ToolOutput>, warnings: &[String], output: Outpu
                 let text = with_warnings(data.text(), warnings);
                 return with_raw(head, |out| out.push_str(&text), text.len());
             }
-            match data.take_raw(output, head.len() + 1) {
+            match data.take_raw(output, FRONT_ROOM + head.len() + 1) {
                 Some(buf) => in_place(buf, &head),
                 None => with_raw(head, |out| data.push_text(out), 0),
             }
@@ -160,31 +209,53 @@ pub fn success(mut data: Box<dyn ToolOutput>, warnings: &[String], output: Outpu
     encoded.unwrap_or_else(|_| Envelope::json(encode_failed()))
 }
 
-/// The result built around a raw part that lies in `buf` after exactly the room `head` and the
-/// separator need (see `ToolOutput::take_raw`): the head is written into that room, and
-/// nothing is copied.
+/// The result built around a raw part that lies in `buf` after exactly the room
+/// [`FRONT_ROOM`], `head` and the separator need (see `ToolOutput::take_raw`): the head is
+/// written into that room, and nothing is copied.
 fn in_place(mut buf: Vec<u8>, head: &str) -> Envelope {
-    if buf.len() <= head.len() {
+    let end = FRONT_ROOM + head.len();
+    if buf.len() <= end {
         return Envelope::json(encode_failed()); // not what take_raw promises
     }
-    buf[..head.len()].copy_from_slice(head.as_bytes());
-    buf[head.len()] = RAW_SEPARATOR;
-    Envelope(buf)
+    buf[FRONT_ROOM..end].copy_from_slice(head.as_bytes());
+    buf[end] = RAW_SEPARATOR;
+    Envelope::framed(buf)
 }
 
 /// `json`, the separator, then what `push` appends (with room reserved for `len` bytes and
 /// the C string's NUL, so a raw part of known size is copied once). The raw part is scanned
 /// for NUL: tools' texts hold none, but the C ABI relies on it.
 fn with_raw(json: String, push: impl FnOnce(&mut String), len: usize) -> Envelope {
-    let mut out = json;
-    out.reserve_exact(len + 2);
+    let mut out = String::with_capacity(FRONT_ROOM + json.len() + len + 2);
+    out.push_str(FRONT);
+    out.push_str(&json);
     out.push(char::from(RAW_SEPARATOR));
     let raw_start = out.len();
     push(&mut out);
     if memchr::memchr(0, &out.as_bytes()[raw_start..]).is_some() {
         return Envelope::json(nul_in_result());
     }
-    Envelope::json(out)
+    Envelope::framed(out.into_bytes())
+}
+
+/// [`encode_success`] after [`FRONT_ROOM`] free bytes.
+fn encode_framed<D: Serialize + ?Sized>(
+    data: Option<&D>,
+    text: Option<&str>,
+    warnings: &[String],
+) -> serde_json::Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(FRONT_ROOM + 128 + text.map_or(0, str::len));
+    buf.extend_from_slice(FRONT.as_bytes());
+    serde_json::to_writer(
+        &mut buf,
+        &Success {
+            ok: true,
+            data,
+            text,
+            warnings,
+        },
+    )?;
+    Ok(buf)
 }
 
 fn encode_success<D: Serialize + ?Sized>(

@@ -7,8 +7,8 @@
 
 use crate::api;
 use crate::control;
-use crate::envelope::Envelope;
-use std::ffi::{c_char, CStr, CString};
+use crate::envelope::{Envelope, FRONT_ROOM};
+use std::ffi::{c_char, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Runs `body`, turning a panic into an `io_error` envelope, and hands the result to C.
@@ -25,17 +25,23 @@ fn guard_sized<R: Into<Envelope>>(body: impl FnOnce() -> R) -> (*mut c_char, usi
 
 /// The result as a C string and its length, without scanning it for NUL again: an
 /// [`Envelope`] never holds one (strings become envelopes through `From<String>`, which scans
-/// them; a read's content was scanned while it was checked as text). Its buffer usually has
-/// room for the NUL, so a large result is not copied here either.
+/// them; a read's content was scanned while it was checked as text).
+///
+/// The string is the envelope's own buffer, neither copied nor shrunk: the C string starts
+/// [`FRONT_ROOM`] bytes into it, and those bytes hold the buffer's capacity, which is all
+/// [`wsfs_string_free`] needs to free it (no `strlen` over a large result, as
+/// `CString::from_raw` would make). A buffer with room for the NUL (a read's) is not grown.
 fn into_c_string(result: Envelope) -> (*mut c_char, usize) {
-    let bytes = result.into_bytes();
-    let len = bytes.len();
-    debug_assert!(memchr::memchr(0, &bytes).is_none());
-    // SAFETY: `Envelope`'s invariant: its bytes contain no NUL (see `envelope::Envelope`).
-    (
-        unsafe { CString::from_vec_unchecked(bytes) }.into_raw(),
-        len,
-    )
+    let mut buf = result.into_framed();
+    let len = buf.len() - FRONT_ROOM;
+    debug_assert!(memchr::memchr(0, &buf[FRONT_ROOM..]).is_none());
+    buf.push(0);
+    let capacity = buf.capacity() as u64;
+    buf[..FRONT_ROOM].copy_from_slice(&capacity.to_ne_bytes());
+    let mut buf = std::mem::ManuallyDrop::new(buf);
+    // SAFETY: the buffer is at least FRONT_ROOM + 1 bytes long, so the pointer stays inside it.
+    let s = unsafe { buf.as_mut_ptr().add(FRONT_ROOM) };
+    (s.cast::<c_char>(), len)
 }
 
 /// Borrows a C string argument as UTF-8, or returns the error envelope naming `param`.
@@ -398,6 +404,11 @@ pub unsafe extern "C" fn wsfs_string_free(s: *mut c_char) {
     if s.is_null() {
         return;
     }
-    // SAFETY: `s` came from `CString::into_raw` in `into_c_string` and is freed only once.
-    drop(unsafe { CString::from_raw(s) });
+    // SAFETY: `s` came from `into_c_string`, FRONT_ROOM bytes into a Vec<u8> allocation whose
+    // capacity those bytes hold, and is freed only once.
+    unsafe {
+        let base = s.cast::<u8>().sub(FRONT_ROOM);
+        let capacity = u64::from_ne_bytes(base.cast::<[u8; FRONT_ROOM]>().read());
+        drop(Vec::from_raw_parts(base, 0, capacity as usize));
+    }
 }
