@@ -449,8 +449,10 @@ def method_section(ctx):
         "`os.Root` we know how to write (`go/benchmarks/baseline*.go`: one copy of a read's "
         "content, SHA-256 of a whole file, `O_TMPFILE` atomic writes with fsync, kept mode and "
         "directory fsync, `O_APPEND` + fdatasync, exact unique edit, bounded sorted listing, "
-        "flock like wsfs); `TestBenchCasesMatch` checks that it returns exactly what wsfs returns "
-        "(data and text) for every case below. **baseline as fantasy tool** wraps it with "
+        "flock like wsfs, and like wsfs a look at the leaf before opening it, so special files "
+        "are refused unopened); `TestBenchCasesMatch` checks that it returns exactly what wsfs "
+        "returns (data and text) for every case below, and `TestSpecialFilesAreNotOpened` that "
+        "neither side opens a FIFO. **baseline as fantasy tool** wraps it with "
         "`fantasy.NewAgentTool`;",
         "- **Rust core**: `wsfs::run_tool` on a `wsfs::Workspace` (`benches/layers.rs`);",
         "- **C ABI**: `wsfs_call_with_options` (or `wsfs_call_with_content`) + `wsfs_string_free` "

@@ -29,8 +29,12 @@ import (
 //   - every path is resolved beneath the workspace by os.Root (openat of
 //     each component with O_NOFOLLOW; ".." and absolute symlinks that would
 //     leave the root are refused, a leading ".." without a system call);
-//   - read_file: one os.Root open (O_NONBLOCK|O_NOCTTY: a FIFO never blocks),
-//     fstat (regular files only), at most MaxReadBytes+1 bytes read into one
+//   - read_file: like every file tool, the leaf's lstat in its directory
+//     (the directory opened once with os.Root.OpenRoot; a relative symlink
+//     there followed as wsfs does), so special files are refused before
+//     anything opens them (a FIFO's waiting writer is not woken), then one
+//     open (O_NONBLOCK|O_NOCTTY: a FIFO swapped in never blocks), fstat
+//     (regular files only), at most MaxReadBytes+1 bytes read into one
 //     buffer sized from st_size, which also has room for the truncation
 //     notice, so the content is in memory once: Content and Text share it; cut
 //     back to a UTF-8 boundary, NUL and UTF-8 checked, SHA-256 of a whole file
@@ -232,13 +236,20 @@ func refuseTrailing(tool string, p bpath) *wsfs.Error {
 	return nil
 }
 
-// openRegular opens the regular file p names for reading (symlinks are
-// followed by os.Root while they stay inside) and returns it with its size.
+// openRegular opens the regular file p names for reading and returns it with
+// its size. As wsfs does, and the other tools here, it looks at the leaf
+// before opening it (locate, fileLeaf): directories and special files are
+// refused without being opened.
 func (b *Baseline) openRegular(tool string, p bpath) (*os.File, int64, *wsfs.Error) {
-	if e := refuseTrailing(tool, p); e != nil {
+	loc, e := b.locate(tool, p, false)
+	if e != nil {
 		return nil, 0, e
 	}
-	f, err := b.root.OpenFile(p.rel, os.O_RDONLY|leafFlags, 0)
+	defer b.closeDir(loc.dir)
+	if e := loc.fileLeaf(tool, p.display, false); e != nil {
+		return nil, 0, e
+	}
+	f, err := loc.dir.OpenFile(loc.leaf, os.O_RDONLY|leafFlags, 0)
 	if err != nil {
 		return nil, 0, ioErr(tool, p.display, err)
 	}
