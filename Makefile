@@ -45,7 +45,9 @@ test-rust:
 # The README's C example, linked against the static library.
 test-c: build
 	cc -Wall -Werror -Iinclude examples/c/example.c $(LIB_DIR)/libwsfs.a -lpthread -ldl -lm -o target/c-example
-	./target/c-example | grep -q '"code":"outside_workspace"'
+	./target/c-example > target/c-example.out
+	grep -qx 'content: hi' target/c-example.out
+	grep -q '"code":"outside_workspace"' target/c-example.out
 
 test-python: build
 	WSFS_LIB=$(LIB_DIR)/libwsfs.so $(PYTHON) tests/python/smoke_test.py

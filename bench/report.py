@@ -5,24 +5,26 @@ Usage: bench/report.py --dir target/bench/full --out docs/PERFORMANCE.md [--shor
 
 Reads (all written by bench/run.sh into --dir):
   manifest.json         the benchmark cases (from go/benchmarks' fixture)
-  machine.json          nproc, CPU, kernel, tool versions, scratch filesystem
-  go.txt / go-N.txt     `go test -bench -benchmem` output, one sample per benchmark and file
+  machine.json          nproc, CPU, kernel, tool versions, filesystems, load, disk busy-ness
+  paired.jsonl          go/benchmarks TestPaired: per-pair times of each comparison, per case
   rust.jsonl            benches/layers.rs samples
   rss-go.jsonl, rss-rust.jsonl   peak RSS growth of one call, per case and path
   walk.jsonl            benches/walk.rs: the walking tools vs ripgrep, list_dir trees
+  python.jsonl          bench/python_read.py: read_file through ctypes vs plain Python
+  decode.jsonl          go TestDecodeBench: envelope decoders compared
   patch.jsonl           benches/patch.rs samples: apply_patch vs git apply, per filesystem
   delete.jsonl          benches/delete.rs: recursive delete_file vs rm -rf
 
-Every number in the output is computed here from those files: medians over the samples,
-ratios of medians, and the targets' verdicts. Python 3 standard library only.
+Every number in the output is computed here from those files. The document is a list of
+sections (SECTIONS, near the end): each is a function of the loaded results returning its
+lines, and each may add targets (TARGETS). A new benchmark adds its loader, a section and its
+targets there. Python 3 standard library only.
 """
 
 import argparse
 import datetime
-import glob
 import json
 import os
-import re
 import statistics
 import sys
 
@@ -30,6 +32,7 @@ import sys
 NAMES = {
     "floor": "syscall floor",
     "baseline": "pure-Go baseline",
+    "baseline_aa": "baseline again (A/A)",
     "baseline_fantasy": "baseline as fantasy tool",
     "core": "Rust core",
     "cabi_typed": "C ABI, typed API's call",
@@ -37,15 +40,18 @@ NAMES = {
     "cgo_typed": "cgo, typed API's call",
     "cgo_fantasy": "cgo, fantasy's call",
     "typed": "typed Go API",
+    "typed_bg": "typed Go API, context.Background()",
     "fantasy": "fantasy tool",
+    "fantasy_bg": "fantasy tool, context.Background()",
 }
 
 FLOOR_DESC = {
     "read_file": "openat, fstat, read of at most max_read_bytes + 1 bytes, close (for a "
     "range of lines: 64 KiB reads to the end of the file, newlines counted, the range copied "
-    "out)",
-    "write_file": "openat + flock + fstat of the existing file, openat(O_EXCL) of a temp file, "
-    "write, fchown, fchmod, fsync, close, renameat, openat + fsync + close of the directory",
+    "out; for a path starting with `..`: no system call)",
+    "write_file": "openat + flock + fstat of the existing file, openat(O_TMPFILE), write, "
+    "fchown, fchmod, fsync, linkat under a temp name, close, renameat, openat + fsync + close "
+    "of the directory",
     "append_file": "openat(O_APPEND), fstat, flock, write, fdatasync, close",
     "edit_file": "openat, fstat, flock, read of the whole file, then the write_file sequence "
     "for the new content (the replacement is a copy at a known offset: no search)",
@@ -60,42 +66,26 @@ LAYER_DESC = {
     "text, building the envelope (JSON, or a JSON header and the unescaped text or content in "
     "the raw output modes), the C string, `wsfs_string_free`",
     "cgo": "the cgo transition and copying the result into Go memory",
-    "go": "the Go package: UTF-8/NUL checks, building the argument JSON, a cancel token and "
-    "`context.AfterFunc` (the context is cancellable, as an agent's is), decoding the "
-    "envelope into the result",
+    "go": "the Go package: UTF-8/NUL checks, building the argument JSON, the context's cancel "
+    "token, decoding the envelope into the result",
     "fantasy": "fantasy decoding the call's JSON into the input struct, the Go package's "
     "context handling and envelope decoding, the `ToolResponse`",
 }
 
-# Targets of the issue.
-SMALL = [
-    ("read_4k", "read 4 KiB"),
-    ("append_100b", "append 100 B"),
-    ("list_50", "list 50 entries"),
-]
-LARGE = [
-    ("edit_1m", "edit 1 MiB"),
-    ("read_64m_capped", "read capped at 256 KiB"),
-    ("list_100k", "list 500 of 100k entries"),
-]
-SPARSE = [("read_sparse10g_text", "text head"), ("read_sparse10g_zeros", "all zeros")]
+TYPED = ("typed", "baseline")
+FANTASY = ("fantasy", "baseline_fantasy")
+AA = ("baseline_aa", "baseline")
+CTX = [("typed", "typed_bg"), ("fantasy", "fantasy_bg")]
+
 RANGE_64M = "read_range_64m"
+CTX_PROBE = "ctx_probe"
 LIST_1M = "list_1m"
+SPARSE = [("read_sparse10g_text", "text head"), ("read_sparse10g_zeros", "all zeros")]
 PATCH_TARGET = "patch_100_hunks_10k_lines"
-
-
-def ratio_of(a, b):
-    return a / b if a is not None and b else None
-
-
-def fs_name(label):
-    if label == "tmpfs":
-        return "tmpfs (fsync costs nothing)"
-    if label.startswith("disk-"):
-        return f"disk ({label[5:]}, every fsync reaches the device)"
-    return label
 # A sort key of list_dir's bounded heap: the name's bytes plus a Vec header.
 SORT_KEY_OVERHEAD = 24
+# A pair ratio whose quartiles lie further than this from its median is too noisy to judge.
+NOISY_IQR = 0.25
 
 
 def parse_args():
@@ -107,114 +97,135 @@ def parse_args():
     return p.parse_args()
 
 
-GO_LINE = re.compile(
-    r"^Benchmark(?P<kind>Tools|Context)/(?P<case>[^/\s]+)/(?P<path>[^\s]+?)(?:-\d+)?\s+(?P<n>\d+)\s+"
-    r"(?P<ns>[\d.]+) ns/op(?:\s+(?P<b>[\d.]+) B/op)?(?:\s+(?P<a>[\d.]+) allocs/op)?"
-)
+def jsonl(path):
+    if not os.path.exists(path):
+        return []
+    return [json.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
 
 
-def load(d):
-    samples = {}  # (case, path) -> list of (ns, bytes, allocs)
-    files = sorted(glob.glob(os.path.join(d, "go.txt")) + glob.glob(os.path.join(d, "go-*.txt")))
-    for f in files:
-        for line in open(f, encoding="utf-8"):
-            m = GO_LINE.match(line)
-            if m:
-                path = m["path"] if m["kind"] == "Tools" else "ctx:" + m["path"]
-                samples.setdefault((m["case"], path), []).append(
-                    (float(m["ns"]), float(m["b"] or 0), float(m["a"] or 0))
-                )
-    rust = os.path.join(d, "rust.jsonl")
-    if os.path.exists(rust):
-        for line in open(rust, encoding="utf-8"):
-            if line.strip():
-                r = json.loads(line)
-                samples.setdefault((r["case"], r["layer"]), []).append(
-                    (r["ns_per_op"], r["bytes_per_op"], r["allocs_per_op"])
-                )
-    rss = {}
-    for name in ("rss-go.jsonl", "rss-rust.jsonl"):
-        f = os.path.join(d, name)
-        if os.path.exists(f):
-            for line in open(f, encoding="utf-8"):
-                if line.strip():
-                    r = json.loads(line)
-                    rss[(r["case"], r["path"])] = r
-    patch = {}  # (case, fs_label, path) -> list of ns, plus ("desc", case) -> description
-    pf = os.path.join(d, "patch.jsonl")
-    if os.path.exists(pf):
-        for line in open(pf, encoding="utf-8"):
-            if line.strip():
-                r = json.loads(line)
-                patch.setdefault((r["case"], r["fs_label"], r["path"]), []).append(r["ns_per_op"])
-                patch[("desc", r["case"])] = r["desc"]
-    manifest = json.load(open(os.path.join(d, "manifest.json"), encoding="utf-8"))
-    machine = {}
-    mf = os.path.join(d, "machine.json")
-    if os.path.exists(mf):
-        machine = json.load(open(mf, encoding="utf-8"))
-    return samples, rss, patch, manifest, machine, files
+def quantile(xs, q):
+    xs = sorted(xs)
+    if not xs:
+        return None
+    k = (len(xs) - 1) * q
+    lo = int(k)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
 class Results:
-    def __init__(self, samples, rss, patch=None):
-        self.samples = samples
-        self.rss = rss
-        self.patch = patch or {}
+    """Everything measured: the paired Go runs, the Rust layer samples, RSS, and the rest."""
 
-    def patch_t(self, case, fs, path):
-        """Median ns/op of the apply_patch bench, or None."""
-        s = self.patch.get((case, fs, path))
-        return statistics.median(s) if s else None
+    def __init__(self, d):
+        self.dir = d
+        self.manifest = json.load(open(os.path.join(d, "manifest.json"), encoding="utf-8"))
+        self.cases = {c["name"]: c for c in self.manifest["cases"]}
+        # Probes measure one thing (the context's cost) and are not cases of the tables.
+        self.order = [c["name"] for c in self.manifest["cases"] if not c.get("probe")]
+        mf = os.path.join(d, "machine.json")
+        self.machine = json.load(open(mf, encoding="utf-8")) if os.path.exists(mf) else {}
+        self.pairs = {}    # (case, "a/b") -> [(a_ns, b_ns, rep)]
+        self.singles = {}  # (case, path) -> [ns]
+        self.fsync = {}    # case -> [ns]
+        self.mem = {}      # (case, path) -> (bytes, allocs)
+        self.loads = {}    # case -> [load string per rep]
+        self.rounds = {}   # case -> rounds in all
+        for r in jsonl(os.path.join(d, "paired.jsonl")):
+            c = r["case"]
+            for name, ps in r["pairs"].items():
+                self.pairs.setdefault((c, name), []).extend((a, b, r["rep"]) for a, b in ps)
+            for path, ns in r["singles"].items():
+                self.singles.setdefault((c, path), []).extend(ns)
+            self.fsync.setdefault(c, []).extend(r.get("fsync_ns") or [])
+            for path, m in (r.get("mem") or {}).items():
+                self.mem[(c, path)] = tuple(m)
+            self.loads.setdefault(c, []).append(r.get("load", "?"))
+            self.rounds[c] = self.rounds.get(c, 0) + r["rounds"]
+        self.rust = {}  # (case, layer) -> [(ns, bytes, allocs)]
+        for r in jsonl(os.path.join(d, "rust.jsonl")):
+            self.rust.setdefault((r["case"], r["layer"]), []).append(
+                (r["ns_per_op"], r["bytes_per_op"], r["allocs_per_op"]))
+        self.rss = {}
+        for name in ("rss-go.jsonl", "rss-rust.jsonl"):
+            for r in jsonl(os.path.join(d, name)):
+                self.rss[(r["case"], r["path"])] = r
 
-    def patch_cases(self):
-        """(case, fs_label) pairs measured, in the order measured."""
-        seen = []
-        for key in self.patch:
-            if key[0] != "desc" and (key[0], key[1]) not in seen:
-                seen.append((key[0], key[1]))
-        return seen
+    def samples(self, case, path):
+        """Every time measured for a Go path (from all its pairs and rounds), or Rust samples."""
+        out = list(self.singles.get((case, path), []))
+        for (c, name), ps in self.pairs.items():
+            if c != case:
+                continue
+            a, b = name.split("/")
+            out += [x[0] for x in ps if a == path] + [x[1] for x in ps if b == path]
+        if not out and (case, path) in self.rust:
+            out = [x[0] for x in self.rust[(case, path)]]
+        return out
 
     def t(self, case, path):
-        """Median ns/op, or None."""
-        s = self.samples.get((case, path))
-        return statistics.median(x[0] for x in s) if s else None
+        s = self.samples(case, path)
+        return statistics.median(s) if s else None
 
-    def spread(self, case, path):
-        """(max - min) / median of the samples, or None."""
-        s = self.samples.get((case, path))
-        if not s or len(s) < 2:
+    def ratio(self, case, a, b):
+        """(median, p25, p75, per-rep medians, n) of the per-pair ratios a/b, or None."""
+        ps = self.pairs.get((case, f"{a}/{b}"))
+        if not ps:
             return None
-        ns = [x[0] for x in s]
-        med = statistics.median(ns)
-        return (max(ns) - min(ns)) / med if med else None
+        rs = [x[0] / x[1] for x in ps if x[1] > 0]
+        reps = sorted({x[2] for x in ps})
+        per_rep = [statistics.median(x[0] / x[1] for x in ps if x[2] == rep and x[1] > 0)
+                   for rep in reps]
+        return (statistics.median(rs), quantile(rs, 0.25), quantile(rs, 0.75), per_rep, len(rs))
 
-    def n(self, case, path):
-        return len(self.samples.get((case, path), []))
-
-    def mem(self, case, path):
-        s = self.samples.get((case, path))
-        if not s:
+    def diff(self, case, a, b):
+        """(median, p25, p75, n) of the per-pair differences a - b (ns), or None."""
+        ps = self.pairs.get((case, f"{a}/{b}"))
+        if not ps:
             return None
-        return statistics.median(x[1] for x in s), statistics.median(x[2] for x in s)
+        ds = [x[0] - x[1] for x in ps]
+        return statistics.median(ds), quantile(ds, 0.25), quantile(ds, 0.75), len(ds)
+
+    def mem_of(self, case, path):
+        if (case, path) in self.mem:
+            return self.mem[(case, path)]
+        s = self.rust.get((case, path))
+        if s:
+            return statistics.median(x[1] for x in s), statistics.median(x[2] for x in s)
+        return None
 
     def rss_kib(self, case, path):
         r = self.rss.get((case, path))
         return None if r is None or r.get("error") else r["growth_kib"]
 
-    def ratio(self, case, a, b):
-        ta, tb = self.t(case, a), self.t(case, b)
-        return ta / tb if ta is not None and tb else None
+    def fsync_share(self, case):
+        f, t = self.fsync.get(case), self.t(case, "floor")
+        if not f or not t:
+            return None
+        return statistics.median(f), statistics.median(f) / t
+
+    def disk_busy(self):
+        try:
+            return int(self.machine.get("disk_busy"))
+        except (TypeError, ValueError):
+            return None
+
+    def busy_cpu(self):
+        try:
+            n = float(self.machine["nproc"])
+            return max(float(self.machine["load_start"].split()[0]),
+                       float(self.machine["load_end"].split()[0])) > 0.5 * n
+        except (KeyError, ValueError, IndexError):
+            return False
 
 
 def fmt_t(ns):
     if ns is None:
         return "–"
-    if ns < 1e3:
+    if abs(ns) < 1e3:
         return f"{ns:.0f} ns"
-    if ns < 1e6:
-        return f"{ns / 1e3:.1f} µs" if ns < 1e5 else f"{ns / 1e3:.0f} µs"
-    if ns < 1e9:
+    if abs(ns) < 1e6:
+        return f"{ns / 1e3:.1f} µs" if abs(ns) < 1e5 else f"{ns / 1e3:.0f} µs"
+    if abs(ns) < 1e9:
         return f"{ns / 1e6:.2f} ms"
     return f"{ns / 1e9:.2f} s"
 
@@ -222,12 +233,18 @@ def fmt_t(ns):
 def fmt_delta(ns):
     if ns is None:
         return "–"
-    sign = "+" if ns >= 0 else "−"
-    return sign + fmt_t(abs(ns))
+    return ("+" if ns >= 0 else "−") + fmt_t(abs(ns))
 
 
 def fmt_r(r):
     return "–" if r is None else f"{r:.2f}×"
+
+
+def fmt_ratio(r):
+    """A pair ratio with its quartiles: 0.93× (0.88–0.99)."""
+    if r is None:
+        return "–"
+    return f"{r[0]:.2f}× ({r[1]:.2f}–{r[2]:.2f})"
 
 
 def fmt_kib(k):
@@ -248,10 +265,6 @@ def fmt_bytes(b):
     return f"{b:.0f} B"
 
 
-def fmt_spread(s):
-    return "–" if s is None else f"±{s * 50:.0f}%"
-
-
 def table(header, rows):
     out = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     for r in rows:
@@ -259,124 +272,410 @@ def table(header, rows):
     return "\n".join(out)
 
 
-def verdict(ok, noise=None):
-    if ok is None:
-        return "not measured"
-    if ok:
-        return "met"
-    if noise is not None:
-        return f"**not met** (within the run-to-run spread, {fmt_spread(noise)})"
-    return "**not met**"
+def noisy(r):
+    return r is not None and (r[2] - r[1]) / 2 > NOISY_IQR * r[0]
 
 
-def evaluate(res, cases):
-    """The targets: list of dicts with label, measured text, ok, and for misses a breakdown key."""
+def fsync_bound(res, case):
+    c = res.cases.get(case, {})
+    return c.get("tool") in ("write_file", "append_file", "edit_file") and c.get("fs") != "tmpfs"
+
+
+def case_load(res, case):
+    loads = res.loads.get(case)
+    return ", ".join(l.split()[0] for l in loads) if loads else "?"
+
+
+# ---------------------------------------------------------------------------------------------
+# Targets. Each function returns rows: {"label", "measured", "ok" (True, False or None: not
+# measured), "why" (when not judged), "case", "chain"}.
+
+def ratio_target(res, case, label, pair, limit, judge_fsync=False):
+    r = res.ratio(case, *pair)
+    what = "typed Go API vs pure-Go baseline" if pair == TYPED else \
+        "fantasy tool vs baseline as fantasy tool"
+    row = {"label": f"{label}: {what} ≤ {limit:g}×", "case": case,
+           "chain": "typed" if pair == TYPED else "fantasy"}
+    if r is None:
+        return dict(row, measured="–", ok=None)
+    row["measured"] = (f"{fmt_ratio(r)}; {fmt_t(res.t(case, pair[0]))} vs "
+                       f"{fmt_t(res.t(case, pair[1]))} (median of {r[4]} pairs; runs: "
+                       + ", ".join(f"{x:.2f}×" for x in r[3]) + ")")
+    busy = res.disk_busy()
+    if fsync_bound(res, case) and not judge_fsync and (noisy(r) or (busy or 0) >= 5):
+        return dict(row, ok=None, why="fsync-bound on a shared disk"
+                    + (f" ({busy}% busy before the run)" if busy is not None else "")
+                    + ": the ratio means little; see the tmpfs case")
+    return dict(row, ok=r[0] <= limit)
+
+
+def issue9_targets(ctx):
+    res = ctx["res"]
     rows = []
-
-    def ratio_row(case, label, kind, limit):
-        a, b = ("typed", "baseline") if kind == "typed" else ("fantasy", "baseline_fantasy")
-        r = res.ratio(case, a, b)
-        what = "typed Go API vs pure-Go baseline" if kind == "typed" else (
-            "fantasy tool vs baseline as fantasy tool"
-        )
-        measured = "–" if r is None else (
-            f"{fmt_r(r)} ({fmt_t(res.t(case, a))} vs {fmt_t(res.t(case, b))})"
-        )
-        ok = None if r is None else r <= limit
-        noise = None
-        if ok is False:
-            # A miss smaller than the run-to-run spread of the two paths is flagged as such.
-            spreads = [x for x in (res.spread(case, a), res.spread(case, b)) if x is not None]
-            if spreads and r - limit < max(spreads) / 2:
-                noise = max(spreads)
+    for case, label, limit in [("read_4k", "read 4 KiB", 1.0),
+                               ("read_1m_capped", "read 256 KiB of a 1 MiB file", 1.0),
+                               ("refuse_outside", "refuse `../outside.txt`", 2.0)]:
+        rows.append(ratio_target(res, case, label, TYPED, limit))
+    for case in res.order:
+        c = res.cases[case]
+        if c.get("fs") == "tmpfs":
+            rows.append(ratio_target(res, case, c["desc"], TYPED, 1.0))
+    for case in res.order:
+        if res.cases[case]["tool"] == "list_dir":
+            rows.append(ratio_target(res, case, res.cases[case]["desc"] + " (keeps its lead)",
+                                     TYPED, 1.0))
+    for case in res.order:
+        rows.append(ratio_target(res, case, res.cases[case]["desc"], FANTASY, 1.1))
+    for a, b in CTX:
+        d = res.diff(CTX_PROBE, a, b)
         rows.append({
-            "label": f"{label}: {what} ≤ {limit:.1f}×",
-            "measured": measured,
-            "ok": ok, "noise": noise,
-            "case": case, "chain": kind,
-        })
+            "label": f"a cancellable context costs the {NAMES[a]} < 0.5 µs per call (measured "
+                     "alone)",
+            "measured": "–" if d is None else
+            f"{fmt_delta(d[0])} (quartiles {fmt_delta(d[1])} to {fmt_delta(d[2])}, {d[3]} pairs "
+            f"of `{CTX_PROBE}`)",
+            "ok": None if d is None else d[0] < 500, "case": CTX_PROBE, "chain": a})
+    return rows
 
-    for case, label in SMALL:
-        ratio_row(case, label, "typed", 1.3)
-        ratio_row(case, label, "fantasy", 1.3)
-    for case, label in LARGE:
-        ratio_row(case, label, "typed", 1.0)
-        ratio_row(case, label, "fantasy", 1.0)
 
-    c1m = cases.get(LIST_1M)
+def scale_targets(ctx):
+    res = ctx["res"]
+    rows = []
+    c1m = res.cases.get(LIST_1M)
     sort_keys_kib = None
     if c1m:
         # The names of the 500 kept entries ("entry-0000000.txt") plus a Vec header each.
         sort_keys_kib = c1m["expect_entries"] * (len("entry-0000000.txt") + SORT_KEY_OVERHEAD) / 1024
     for kind in ("typed", "fantasy"):
         t = res.t(LIST_1M, kind)
-        rows.append({
-            "label": f"list_dir, 1M entries ({NAMES[kind]}): < 1 s",
-            "measured": fmt_t(t), "ok": None if t is None else t < 1e9,
-            "case": LIST_1M, "chain": kind,
-        })
+        rows.append({"label": f"list_dir, 1M entries ({NAMES[kind]}): < 1 s",
+                     "measured": fmt_t(t), "ok": None if t is None else t < 1e9,
+                     "case": LIST_1M, "chain": kind})
     for kind in ("typed", "fantasy"):
         k = res.rss_kib(LIST_1M, kind)
         beyond = None if k is None else k - (sort_keys_kib or 0)
-        rows.append({
-            "label": f"list_dir, 1M entries ({NAMES[kind]}): RSS growth < 8 MiB beyond the sort keys",
-            "measured": "–" if k is None else
-            f"{fmt_kib(k)} (sort keys {fmt_kib(sort_keys_kib)})",
-            "ok": None if beyond is None else beyond < 8 * 1024,
-            "case": LIST_1M, "chain": kind, "rss": True,
-        })
-    for case, fs in res.patch_cases():
-        if case != PATCH_TARGET:
-            continue
-        r = ratio_of(res.patch_t(case, fs, "cabi"), res.patch_t(case, fs, "git_apply"))
-        rows.append({
-            "label": f"apply_patch, 100 hunks on a 10,000-line file, {fs_name(fs)}: C ABI vs `git apply` ≤ 1.0×",
-            "measured": "–" if r is None else f"{fmt_r(r)} ({fmt_t(res.patch_t(case, fs, 'cabi'))} vs "
-            f"{fmt_t(res.patch_t(case, fs, 'git_apply'))})",
-            "ok": None if r is None else r <= 1.0,
-            "case": case, "chain": "patch",
-        })
+        rows.append({"label": f"list_dir, 1M entries ({NAMES[kind]}): RSS growth < 8 MiB beyond "
+                              "the sort keys",
+                     "measured": "–" if k is None else
+                     f"{fmt_kib(k)} (sort keys {fmt_kib(sort_keys_kib)})",
+                     "ok": None if beyond is None else beyond < 8 * 1024,
+                     "case": LIST_1M, "chain": kind, "rss": True})
     for case, what in SPARSE:
         for kind in ("typed", "fantasy"):
             t = res.t(case, kind)
-            rows.append({
-                "label": f"read_file, 10 GiB sparse file, {what} ({NAMES[kind]}): < 5 ms",
-                "measured": fmt_t(t), "ok": None if t is None else t < 5e6,
-                "case": case, "chain": kind,
-            })
+            rows.append({"label": f"read_file, 10 GiB sparse file, {what} ({NAMES[kind]}): < 5 ms",
+                         "measured": fmt_t(t), "ok": None if t is None else t < 5e6,
+                         "case": case, "chain": kind})
         for kind in ("typed", "fantasy"):
             k = res.rss_kib(case, kind)
-            rows.append({
-                "label": f"read_file, 10 GiB sparse file, {what} ({NAMES[kind]}): RSS growth < 2 MiB",
-                "measured": fmt_kib(k), "ok": None if k is None else k < 2 * 1024,
-                "case": case, "chain": kind, "rss": True,
-            })
+            rows.append({"label": f"read_file, 10 GiB sparse file, {what} ({NAMES[kind]}): RSS "
+                                  "growth < 2 MiB",
+                         "measured": fmt_kib(k), "ok": None if k is None else k < 2 * 1024,
+                         "case": case, "chain": kind, "rss": True})
     # The time of this case is reported (headline, tables), not held to a target.
     for kind in ("typed", "fantasy"):
         k = res.rss_kib(RANGE_64M, kind)
-        rows.append({
-            "label": f"read_file, lines 500000-500100 of a 64 MiB file ({NAMES[kind]}): "
-                     "RSS growth < 2 MiB",
-            "measured": fmt_kib(k), "ok": None if k is None else k < 2 * 1024,
-            "case": RANGE_64M, "chain": kind, "rss": True,
-        })
+        rows.append({"label": f"read_file, lines 500000-500100 of a 64 MiB file ({NAMES[kind]}): "
+                              "RSS growth < 2 MiB",
+                     "measured": fmt_kib(k), "ok": None if k is None else k < 2 * 1024,
+                     "case": RANGE_64M, "chain": kind, "rss": True})
     return rows
 
 
-def describe_modes(cases, key):
-    """How a path calls the C ABI, per tool, from the manifest's call modes."""
-    groups = {}
-    for c in cases.values():
-        m = c.get(key) or {}
-        how = f"`\"{m.get('output', '?')}\"` output"
-        if m.get("content_buffer"):
-            how = "the content as a separate buffer, " + how
-        groups.setdefault(how, [])
-        if c["tool"] not in groups[how]:
-            groups[how].append(c["tool"])
-    if len(groups) == 1:
-        return next(iter(groups))
-    return "; ".join(", ".join(tools) + ": " + how for how, tools in groups.items())
+def verdict(row):
+    if row["ok"] is None:
+        return f"not judged: {row['why']}" if row.get("why") else "not measured"
+    return "met" if row["ok"] else "**not met**"
+
+
+# ---------------------------------------------------------------------------------------------
+# Sections. Each takes the context dict and returns its lines.
+
+def header_section(ctx):
+    res, args, m = ctx["res"], ctx["args"], ctx["res"].machine
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    out = ["# wsfs performance", "",
+           "<!-- Generated by bench/run.sh (bench/report.py) from measured results. Do not edit: "
+           "run `make bench` to regenerate. -->", ""]
+    if args.short:
+        out += ["> **Short mode** (`bench/run.sh --short`): every benchmark ran once; the numbers "
+                "below are single cold iterations, meaningless as timings.", ""]
+    out += [f"Generated {now} by `make bench`"
+            + (f" in {args.elapsed / 60:.1f} minutes" if args.elapsed else "") + ".", ""]
+    busy = res.disk_busy()
+    out += [table(["machine", ""], [
+        ("CPUs (nproc)", m.get("nproc", "?")),
+        ("CPU model", m.get("cpu", "?")),
+        ("kernel", m.get("kernel", "?")),
+        ("memory", m.get("mem", "?")),
+        ("Go", m.get("go", "?")),
+        ("Rust", m.get("rustc", "?")),
+        ("scratch filesystem (the disk cases)", m.get("scratch_fs", "?")),
+        ("tmpfs cases", "on /dev/shm (tmpfs)" if m.get("tmpfs") else "none (no tmpfs)"),
+        ("load average (1, 5, 15 min) at start / end",
+         f"{m.get('load_start', '?')} / {m.get('load_end', '?')}"),
+        ("scratch disk busy with other I/O before the run",
+         "?" if busy is None else f"{busy}% of 3 s"),
+    ]), ""]
+    if res.busy_cpu():
+        out += ["> **A busy machine.** Other processes were running (see the load average, and "
+                "the load column of the tables, taken when each case started): timings are "
+                "slower and noisier than on an idle machine. The ratios are of paired calls, so "
+                "they suffer much less than the times themselves; the A/A column shows how much.",
+                ""]
+    return out
+
+
+def method_section(ctx):
+    res = ctx["res"]
+    m = res.machine
+    return [
+        "## How it is measured", "",
+        "Each comparison is measured **paired** (`go/benchmarks/paired.go`): one call of each "
+        "side, back to back, alternating which side goes first, and each pair gives one ratio. "
+        "A round makes one pair of every comparison of a case (typed Go API vs baseline, "
+        "fantasy tool vs baseline as fantasy tool, baseline vs baseline) and one call of the "
+        "floor and of the cgo layers, in a rotating order, after a warm-up round. Rounds go on "
+        f"for {m.get('paired_ms', '?')} ms per case (at least 5), in {m.get('reps', '?')} runs "
+        "that alternate with the Rust layer bench. Ratios are **medians of per-pair ratios**, "
+        "with their quartiles (p25–p75) as the spread and the median of each run after them; "
+        "times are medians of every call of the path. The **A/A control** pairs the baseline "
+        "with itself: its ratio should be 1.00×, and its spread is what noise alone does to a "
+        "ratio on this machine at this time.",
+        "",
+        "What is measured (fastest to slowest layer):", "",
+        "- **syscall floor**: only the system calls the contract needs, with preallocated "
+        "buffers and no checks (`go/benchmarks/floor.go`);",
+        "- **pure-Go baseline**: the leanest correct implementation of the same contract on "
+        "`os.Root` we know how to write (`go/benchmarks/baseline*.go`: one copy of a read's "
+        "content, SHA-256 of a whole file, `O_TMPFILE` atomic writes with fsync, kept mode and "
+        "directory fsync, `O_APPEND` + fdatasync, exact unique edit, bounded sorted listing, "
+        "flock like wsfs, and like wsfs a look at the leaf before opening it, so special files "
+        "are refused unopened); `TestBenchCasesMatch` checks that it returns exactly what wsfs "
+        "returns (data and text) for every case below, and `TestSpecialFilesAreNotOpened` that "
+        "neither side opens a FIFO. **baseline as fantasy tool** wraps it with "
+        "`fantasy.NewAgentTool`;",
+        "- **Rust core**: `wsfs::run_tool` on a `wsfs::Workspace` (`benches/layers.rs`);",
+        "- **C ABI**: `wsfs_call_with_options` (or `wsfs_call_with_content`) + `wsfs_string_free` "
+        "from Rust, called exactly as the typed Go API calls it (read_file: `\"data_raw\"`; "
+        "write_file, append_file: the content as a buffer; others `\"full\"`) or as the fantasy "
+        "tools call it (the model's JSON arguments, `\"text_raw\"`);",
+        "- **cgo**: the same calls made from Go through cgo as `go/cgo.go` makes them, without "
+        "the Go package's checks, context handling or decoding;",
+        "- **typed Go API**: `ws.ReadFile(ctx, wsfs.ReadFileInput{...})` etc.;",
+        "- **fantasy tool**: `wsfs.Tools(ws)` then `tool.Run(ctx, fantasy.ToolCall{Input: json})`.",
+        "",
+        "Every path gets the same cancellable context (as an agent run's is), works on its own "
+        "copy of the case's files, and every call's result is checked. The write, append and "
+        "edit cases run twice: on the scratch disk (" + str(m.get("scratch_fs", "?")) + "), "
+        "where fsync dominates and the disk is shared with other processes, and on **tmpfs**, "
+        "where fsync costs nothing and the CPU cost of each layer shows. The targets for those "
+        "tools are judged on tmpfs.",
+        "",
+    ]
+
+
+def headline_section(ctx):
+    res = ctx["res"]
+    out = ["## Headline", ""]
+    heads = []
+    parts = []
+    for case, label in (("read_4k", "read 4 KiB"), ("read_1m_capped", "read 256 KiB"),
+                        ("refuse_outside", "refuse `../x`"), ("write_4k_tmpfs", "write 4 KiB"),
+                        ("append_100b_tmpfs", "append 100 B"), ("edit_1m_tmpfs", "edit 1 MiB"),
+                        ("list_50", "list 50 entries")):
+        r = res.ratio(case, *TYPED)
+        if r is not None:
+            parts.append(f"{label} {r[0]:.2f}×")
+    if parts:
+        heads.append("Typed Go API vs a lean pure-Go `os.Root` implementation of the same "
+                     "contract (median of per-pair ratios; writes on tmpfs): "
+                     + ", ".join(parts) + ".")
+    parts = []
+    for case, label in (("read_4k", "read 4 KiB"), ("write_1m_tmpfs", "write 1 MiB"),
+                        ("list_50", "list 50 entries")):
+        r = res.ratio(case, *FANTASY)
+        if r is not None:
+            parts.append(f"{label} {r[0]:.2f}×")
+    if parts:
+        heads.append("fantasy agent tools vs the same baseline wrapped with "
+                     "`fantasy.NewAgentTool`: " + ", ".join(parts) + ".")
+    t1m = res.t(LIST_1M, "typed")
+    if t1m is not None:
+        heads.append(f"`list_dir` on a directory of 1,000,000 entries returns the first 500 in "
+                     f"{fmt_t(t1m)} with {fmt_kib(res.rss_kib(LIST_1M, 'typed'))} of RSS growth "
+                     f"(typed Go API; pure-Go baseline {fmt_t(res.t(LIST_1M, 'baseline'))}).")
+    ts = res.t("read_sparse10g_text", "typed")
+    if ts is not None:
+        heads.append(f"`read_file` on a 10 GiB sparse file returns its first 256 KiB in "
+                     f"{fmt_t(ts)} with {fmt_kib(res.rss_kib('read_sparse10g_text', 'typed'))} "
+                     f"of RSS growth.")
+    tr = res.t(RANGE_64M, "typed")
+    if tr is not None:
+        heads.append(f"`read_file` returns lines 500000-500100 of a 64 MiB file (streaming "
+                     f"through it and counting all its lines) in {fmt_t(tr)} with "
+                     f"{fmt_kib(res.rss_kib(RANGE_64M, 'typed'))} of RSS growth.")
+    for h in heads + ctx.get("headlines", []):
+        out.append(f"- {h}")
+    out.append("")
+    return out
+
+
+def targets_section(ctx):
+    targets = ctx["targets"]
+    met = sum(1 for r in targets if r["ok"])
+    missed = [r for r in targets if r["ok"] is False]
+    unjudged = [r for r in targets if r["ok"] is None]
+    out = ["## Targets", "",
+           f"{met} of {len(targets)} targets met"
+           + (f", {len(missed)} not met" if missed else "")
+           + (f", {len(unjudged)} not judged or not measured" if unjudged else "")
+           + (" (breakdown of each miss below)" if missed else "") + ".", "",
+           table(["target", "measured", "result"],
+                 [(r["label"], r["measured"], verdict(r)) for r in targets]), ""]
+    return out
+
+
+def cases_section(ctx):
+    res = ctx["res"]
+    out = ["## Every case", "",
+           "Median time per call of each path, and the medians of the per-pair ratios with "
+           "their quartiles. *load*: the 1-minute load average when the case started, per run.",
+           ""]
+    rows = []
+    for case in res.order:
+        c = res.cases[case]
+        fs = "tmpfs" if c.get("fs") == "tmpfs" else res.machine.get("scratch_fs", "disk")
+        typed = res.ratio(case, *TYPED)
+        note = ""
+        if fsync_bound(res, case):
+            note = " ¹"
+        rows.append((
+            c["desc"], fs, fmt_t(res.t(case, "floor")), fmt_t(res.t(case, "baseline")),
+            fmt_t(res.t(case, "typed")), fmt_ratio(typed) + note,
+            fmt_ratio(res.ratio(case, *AA)),
+            fmt_t(res.t(case, "baseline_fantasy")), fmt_t(res.t(case, "fantasy")),
+            fmt_ratio(res.ratio(case, *FANTASY)) + note, case_load(res, case)))
+    out += [table(["case", "fs", "floor", "baseline", "typed Go API", "typed / baseline",
+                   "A/A", "baseline fantasy", "fantasy", "fantasy / baseline fantasy", "load"],
+                  rows), ""]
+    busy = res.disk_busy()
+    out += ["¹ fsync-bound on the scratch disk, which other processes share"
+            + (f" ({busy}% busy with their I/O before the run)" if busy is not None else "")
+            + ": these times are mostly the disk's, and their ratios mean little when the A/A "
+            "spread is wide. The same calls on tmpfs show what the layers cost.", ""]
+    return out
+
+
+def writes_section(ctx):
+    res = ctx["res"]
+    rows = []
+    for case in res.order:
+        c = res.cases[case]
+        if c["tool"] not in ("write_file", "append_file", "edit_file"):
+            continue
+        fs = res.fsync_share(case)
+        typed = res.t(case, "typed")
+        rows.append((c["desc"], fmt_t(res.t(case, "floor")),
+                     "–" if fs is None else fmt_t(fs[0]),
+                     "–" if fs is None else f"{fs[1] * 100:.0f}%",
+                     "–" if fs is None or not typed else f"{fs[0] / typed * 100:.0f}%"))
+    if not rows:
+        return []
+    return ["## Writes: what fsync costs", "",
+            "Time the floor spends in `fsync`/`fdatasync` (median per call), as a share of the "
+            "floor and of the typed Go API's call. Every implementation makes the same syncs, so "
+            "this part of each call is the disk's, whatever the code.", "",
+            table(["case", "floor", "fsync", "share of the floor", "share of the typed call"],
+                  rows), ""]
+
+
+def context_section(ctx):
+    res = ctx["res"]
+    rows = []
+    for case in (CTX_PROBE, "read_4k"):
+        for a, b in CTX:
+            d = res.diff(case, a, b)
+            if d is not None:
+                rows.append((f"`{case}`", NAMES[a], fmt_t(res.t(case, b)), fmt_t(res.t(case, a)),
+                             fmt_delta(d[0]), f"{fmt_delta(d[1])} to {fmt_delta(d[2])}", d[3]))
+    if not rows:
+        return []
+    return ["## Cost of a cancellable context", "",
+            "The same call with `context.Background()` and with a cancellable context, paired; "
+            "the cost is the median of the per-pair differences. A cancellable context makes "
+            "the library stop at its next check when it is cancelled: it needs a cancel token "
+            "for the context, which the Go package keeps for the context's life (one lookup per "
+            "call) and passes in the call's options. "
+            f"`{CTX_PROBE}` measures that alone: {res.cases.get(CTX_PROBE, {}).get('desc', '')}, "
+            "a call the library refuses after reading its options and arguments, so nothing but "
+            "the call varies; on `read_4k` the same cost is lost in the noise of the file system "
+            "calls (see the quartiles).", "",
+            table(["case", "path", "context.Background()", "cancellable context", "difference",
+                   "quartiles", "pairs"], rows), ""]
+
+
+def layers_section(ctx):
+    res = ctx["res"]
+    out = ["## Cost of each layer", "",
+           "Median time per call of each layer, and in parentheses what the layer adds to the one "
+           "below it. The typed Go API and the fantasy tools call the C ABI differently (output "
+           "mode, content buffer), so the two stacks are shown separately. The Rust layers run "
+           "in another process (alternating with the Go runs), so small differences across the "
+           "Rust/Go boundary are noise.", ""]
+    rows = []
+    for case in res.order:
+        def cell(path, below):
+            t = res.t(case, path)
+            tb = res.t(case, below) if below else None
+            if t is None:
+                return "–"
+            return fmt_t(t) + ("" if tb is None else f" ({fmt_delta(t - tb)})")
+        rows.append((case, fmt_t(res.t(case, "floor")), cell("core", "floor"),
+                     cell("cabi_typed", "core"), cell("cgo_typed", "cabi_typed"),
+                     cell("typed", "cgo_typed"), cell("cabi_fantasy", "core"),
+                     cell("cgo_fantasy", "cabi_fantasy"), cell("fantasy", "cgo_fantasy")))
+    out += [table(["case", "floor", "Rust core", "C ABI (typed)", "cgo (typed)", "typed Go API",
+                   "C ABI (fantasy)", "cgo (fantasy)", "fantasy tool"], rows), "",
+            "Distance from the floor (time / floor time):", ""]
+    rows = []
+    for case in res.order:
+        f = res.t(case, "floor")
+        rows.append([case, fmt_t(f)] + [
+            fmt_r(res.t(case, p) / f if f and res.t(case, p) is not None else None)
+            for p in ("core", "baseline", "typed", "baseline_fantasy", "fantasy")])
+    out += [table(["case", "floor", "Rust core", "baseline", "typed Go API", "baseline fantasy",
+                   "fantasy"], rows), ""]
+    return out
+
+
+def memory_section(ctx):
+    res = ctx["res"]
+    order = [c for c in res.order if res.cases[c].get("fs") != "tmpfs"]
+    out = ["## Memory", "",
+           "Peak RSS growth of one call, each measured in a fresh process after a warm-up call of "
+           "the same tool on a small input (`/proc/self/clear_refs` = 5 resets `VmHWM`; growth = "
+           "`VmHWM` after the call − `VmRSS` before it). Memory the warm-up already mapped is "
+           "reused, so this is what the call itself adds. (The tmpfs cases use what their twins "
+           "on disk use.)", ""]
+    rss_paths = ("floor", "baseline", "baseline_fantasy", "core", "cabi_typed", "typed", "fantasy")
+    out += [table(["case"] + [NAMES[p] for p in rss_paths],
+                  [[c] + [fmt_kib(res.rss_kib(c, p)) for p in rss_paths] for c in order]), "",
+            "Heap allocated per call (bytes and allocations; Go: `runtime.MemStats` around a few "
+            "calls, Rust: a counting global allocator, which also sees the C ABI's strings):", ""]
+    mem_paths = ("baseline", "baseline_fantasy", "core", "cabi_typed", "cgo_typed", "typed",
+                 "fantasy")
+    rows = []
+    for c in res.order:
+        row = [c]
+        for p in mem_paths:
+            m = res.mem_of(c, p)
+            row.append("–" if m is None else f"{fmt_bytes(m[0])} / {m[1]:.0f}")
+        rows.append(row)
+    out += [table(["case"] + [NAMES[p] for p in mem_paths], rows), "",
+            "The cgo and Go rows count only Go's heap; the Rust library's allocations in the same "
+            "calls are in the Rust rows.", ""]
+    return out
 
 
 def chain(kind):
@@ -388,79 +687,63 @@ def chain(kind):
             ("cgo", "cgo_fantasy", "cgo"), ("fantasy + Go package", "fantasy", "fantasy")]
 
 
-def breakdown(res, case, kind):
-    """Rows (layer, cumulative, own cost, share) for a path's chain."""
-    rows, prev = [], 0.0
-    total = res.t(case, kind)
-    for label, path, _ in chain(kind):
-        t = res.t(case, path)
-        own = None if t is None else t - prev
-        share = None if own is None or not total else own / total
-        rows.append((label, t, own, share))
-        prev = t if t is not None else prev
-    return rows
-
-
-def explain_miss(res, cases, row):
-    case, kind = row["case"], row["chain"]
-    if kind == "patch":
-        return [f"#### {row['label']}: {row['measured']}", "",
-                "See [apply_patch vs git apply](#apply_patch-vs-git-apply): `git apply` does not "
-                "fsync; apply_patch fsyncs the new file and its directory (and, for several files, "
-                "its journal), so on a disk the gap is the device's fsync latency.", ""]
-    c = cases[case]
-    base = "baseline" if kind == "typed" else "baseline_fantasy"
-    out = [f"#### {row['label']}: {row['measured']}", ""]
-    if row.get("rss"):
-        out.append(
-            f"Peak RSS growth of one call: floor {fmt_kib(res.rss_kib(case, 'floor'))}, "
-            f"baseline {fmt_kib(res.rss_kib(case, 'baseline'))}, "
-            f"Rust core {fmt_kib(res.rss_kib(case, 'core'))}, "
-            f"C ABI {fmt_kib(res.rss_kib(case, 'cabi_typed'))}, "
-            f"{NAMES[kind]} {fmt_kib(res.rss_kib(case, kind))}."
-        )
-        out.append("")
-        return out
-    rows = breakdown(res, case, kind)
-    def share(own, s):
-        if own is not None and own < 0:
-            return "– (faster than the layer below: noise)"
-        return "–" if s is None else f"{s * 100:.0f}%"
-    out.append(table(
-        ["layer", "cumulative", "this layer", "share of the total"],
-        [(label, fmt_t(t), fmt_delta(own), share(own, s)) for label, t, own, s in rows],
-    ))
-    out.append("")
-    floor, core, total, b = (res.t(case, "floor"), res.t(case, "core"),
-                             res.t(case, kind), res.t(case, base))
-    biggest = max((r for r in rows if r[2] is not None), key=lambda r: r[2], default=None)
-    text = []
-    if floor is not None:
-        text.append(
-            f"The floor ({FLOOR_DESC[c['tool']]}) is {fmt_t(floor)}: the Rust core is "
-            f"{fmt_r(core / floor if core else None)} the floor, the {NAMES[base]} "
-            f"{fmt_r(b / floor if b else None)} and the {NAMES[kind]} "
-            f"{fmt_r(total / floor if total else None)}."
-        )
-    if b is not None and total is not None:
-        text.append(f"The gap to the {NAMES[base]} is {fmt_delta(total - b)} per call.")
-    if biggest is not None and total and biggest[2] > total:
-        text.append(f"The {NAMES[kind]} measured faster than its own lower layers here, so the "
-                    "differences between layers are within the noise of this run.")
-    elif biggest is not None:
-        desc = dict((lbl, d) for lbl, _, d in chain(kind))[biggest[0]]
-        text.append(
-            f"The largest layer is **{biggest[0]}** ({fmt_delta(biggest[2])}, "
-            f"{biggest[3] * 100:.0f}% of the call): {LAYER_DESC[desc]}."
-        )
-    mem = res.mem(case, kind)
-    if mem:
-        text.append(f"Go allocations per call: {fmt_bytes(mem[0])} in {mem[1]:.0f} allocations "
-                    f"({NAMES[base]}: {fmt_bytes((res.mem(case, base) or (None, 0))[0])}).")
-    out.append(" ".join(text))
-    out.append("")
+def misses_section(ctx):
+    res = ctx["res"]
+    missed = [r for r in ctx["targets"] if r["ok"] is False and r.get("case") in res.cases
+              and r.get("chain") in ("typed", "fantasy")]
+    if not missed:
+        return []
+    out = ["## Where targets are not met", "",
+           "Per-layer breakdown of each missed target (median time of each layer of that path "
+           "and what it adds), and what the floor is made of.", ""]
+    for row in missed:
+        case, kind = row["case"], row["chain"]
+        out += [f"#### {row['label']}: {row['measured']}", ""]
+        if row.get("rss"):
+            out += [f"Peak RSS growth of one call: floor {fmt_kib(res.rss_kib(case, 'floor'))}, "
+                    f"baseline {fmt_kib(res.rss_kib(case, 'baseline'))}, Rust core "
+                    f"{fmt_kib(res.rss_kib(case, 'core'))}, C ABI "
+                    f"{fmt_kib(res.rss_kib(case, 'cabi_typed'))}, {NAMES[kind]} "
+                    f"{fmt_kib(res.rss_kib(case, kind))}.", ""]
+            continue
+        rows, prev = [], 0.0
+        total = res.t(case, kind)
+        for label, path, _ in chain(kind):
+            t = res.t(case, path)
+            own = None if t is None else t - prev
+            rows.append((label, fmt_t(t), fmt_delta(own),
+                         "– (below the layer under it: noise)" if own is not None and own < 0
+                         else ("–" if own is None or not total else f"{own / total * 100:.0f}%")))
+            prev = t if t is not None else prev
+        out += [table(["layer", "cumulative", "this layer", "share of the total"], rows), ""]
+        floor = res.t(case, "floor")
+        base = "baseline" if kind == "typed" else "baseline_fantasy"
+        b = res.t(case, base)
+        text = []
+        if floor is not None:
+            text.append(f"The floor ({FLOOR_DESC[res.cases[case]['tool']]}) is {fmt_t(floor)}; "
+                        f"the {NAMES[base]} takes {fmt_t(b)} and the {NAMES[kind]} "
+                        f"{fmt_t(total)}.")
+        aa = res.ratio(case, *AA)
+        if aa is not None:
+            text.append(f"The A/A control of this case: {fmt_ratio(aa)}.")
+        m = res.mem_of(case, kind)
+        if m:
+            text.append(f"Go allocations per call: {fmt_bytes(m[0])} in {m[1]:.0f} allocations "
+                        f"({NAMES[base]}: {fmt_bytes((res.mem_of(case, base) or (None, 0))[0])}).")
+        out += [" ".join(text), ""]
     return out
 
+
+def reproducing_section(ctx):
+    args = ctx["args"]
+    return ["## Reproducing", "",
+            "`make bench` (about " + (f"{args.elapsed / 60:.0f}" if args.elapsed else "?")
+            + " minutes here) rebuilds this file; `make bench-short` runs every benchmark once "
+            "without timing anything. Raw results: `target/bench/full/`. By hand, after `make "
+            "build`: `cd go && WSFS_BENCH_TMPFS=/dev/shm WSFS_BENCH_PAIRED_OUT=/tmp/p.jsonl "
+            "WSFS_BENCH_CASES=read_4k go test -run TestPaired ./benchmarks` (a small fixture in "
+            "a temporary directory).", ""]
 
 WALK_SEARCH = ["search_literal", "search_regex", "find_go"]
 WALK_TREE_MAX_RSS_KIB = 2 * 1024
@@ -633,318 +916,244 @@ def delete_section(w, dele):
              "range (delete_file / rm)", "samples"], rows))
     w("")
 
+def python_results(d):
+    """bench/python_read.py: {way: {"pairs": [...], "how", "plain_how", "case", "loads"}}."""
+    out = {}
+    for r in jsonl(os.path.join(d, "python.jsonl")):
+        w = out.setdefault(r["way"], {"pairs": [], "loads": []})
+        w["pairs"] += r["pairs"]
+        w["loads"].append(r.get("load", "?").split()[0])
+        for k in ("how", "plain_how", "case", "python"):
+            w[k] = r.get(k)
+    return out
+
+
+def python_ratio(w):
+    rs = [a / b for a, b in w["pairs"] if b > 0]
+    return statistics.median(rs), quantile(rs, 0.25), quantile(rs, 0.75), [], len(rs)
+
+
+def python_targets(ctx):
+    w = ctx["python"].get("fast")
+    if not w:
+        return []
+    r = python_ratio(w)
+    return [{"label": f"Python, {w['case']} with the documented fast path ({w['how']}) vs plain "
+                      "Python doing the same checks ≤ 1.5×",
+             "measured": f"{fmt_ratio(r)}; "
+                         f"{fmt_t(statistics.median(a for a, _ in w['pairs']))} vs "
+                         f"{fmt_t(statistics.median(b for _, b in w['pairs']))} ({r[4]} pairs)",
+             "ok": r[0] <= 1.5}]
+
+
+def python_section(ctx):
+    py = ctx["python"]
+    if not py:
+        return []
+    rows = []
+    for way, label in (("fast", "documented fast path (`data_raw`)"),
+                       ("full", "`wsfs_read_file`, full envelope (content twice)"),
+                       ("fast_vs_lexical", "documented fast path vs plain Python with a lexical "
+                                           "check only (not the same contract)")):
+        w = py.get(way)
+        if not w:
+            continue
+        r = python_ratio(w)
+        rows.append((label, w["how"], fmt_t(statistics.median(a for a, _ in w["pairs"])),
+                     w["plain_how"], fmt_t(statistics.median(b for _, b in w["pairs"])),
+                     fmt_ratio(r), ", ".join(w["loads"])))
+    any_w = next(iter(py.values()))
+    return ["## C and Python: read_file through the C ABI", "",
+            f"`bench/python_read.py` (Python {any_w.get('python', '?')}), {any_w.get('case')} "
+            "of the fixture, paired like the Go benchmarks: one read each way, back to back, "
+            "alternating the order; every result's content and SHA-256 are checked. *Plain "
+            "Python* is what a Python programmer writes for the same contract: the path "
+            "resolved with `os.path.realpath` and checked to be inside the workspace (the usual "
+            "confinement idiom; it is not race-free, the library's handles are), `open`, "
+            "`fstat` (regular files only), one read of at most max_read_bytes + 1 bytes, NUL and "
+            "UTF-8 checks, SHA-256. The documented fast path keeps the content out of the JSON; "
+            "the full envelope carries it twice and costs a `json.loads` of both.", "",
+            table(["way", "how", "time", "plain Python", "time", "wsfs / plain", "load"], rows),
+            ""]
+
+
+def decode_section(ctx):
+    rows_in = jsonl(os.path.join(ctx["args"].dir, "decode.jsonl"))
+    if not rows_in:
+        return []
+    by_case = {}
+    for r in rows_in:
+        by_case.setdefault(r["case"], []).append(r)
+    rows, jt = [], []
+    for case, rs in by_case.items():
+        hand = next((statistics.median(r["ns"]) for r in rs if r["decoder"].startswith("wsfs")), None)
+        for r in rs:
+            t = statistics.median(r["ns"])
+            rows.append((case, f"{r['bytes']} B", r["decoder"], fmt_t(t),
+                         fmt_r(t / hand if hand else None), f"{r['allocs']:.0f}"))
+            if r["decoder"].startswith("jsontext") and hand:
+                jt.append(t / hand)
+    load = rows_in[0].get("load", "?")
+    return ["## Go: decoding the envelope", "",
+            "Issue 8 asked whether the Go package's hand-written envelope reader "
+            "(`go/envelope.go`, which falls back to `encoding/json` on anything unexpected) "
+            "could be replaced by go-json-experiment's `jsontext` tokens (which validate, "
+            "unescape and check UTF-8) with hand field dispatch kept for the result types "
+            "(`go/envelope_jt_test.go`). Median time of one decode of a real library envelope "
+            "(rounds alternating the decoders, batches of 100) and allocations per decode; "
+            "encoding/json and json v2 `Unmarshal` into the same types for reference "
+            f"(`go/envelope_bench_test.go`; load {load} at the start):", "",
+            table(["envelope", "JSON", "decoder", "time", "vs hand-written", "allocations"], rows),
+            "",
+            (f"The `jsontext` reader is smaller, but {min(jt):.1f}× to {max(jt):.1f}× the time "
+             "of the hand-written one here" if jt else "The `jsontext` reader is smaller")
+            + ", with many more allocations (each string it returns is a copy), so the package "
+            "keeps its hand-written reader for the typed results of the first five tools; every "
+            "other tool's result is decoded with json v2 from the envelope's `data` bytes.",
+            ""]
+
+
+class PatchResults:
+    """benches/patch.rs: apply_patch through the Rust core and the C ABI vs `git apply`."""
+
+    def __init__(self, d):
+        self.times = {}  # (case, fs_label, path) -> [ns]
+        self.desc = {}   # case -> description
+        self.order = []  # (case, fs_label), in the order measured
+        for r in jsonl(os.path.join(d, "patch.jsonl")):
+            key = (r["case"], r["fs_label"])
+            if key not in self.order:
+                self.order.append(key)
+            self.times.setdefault((r["case"], r["fs_label"], r["path"]), []).append(r["ns_per_op"])
+            self.desc[r["case"]] = r["desc"]
+
+    def t(self, case, fs, path):
+        """Median ns/op, or None."""
+        s = self.times.get((case, fs, path))
+        return statistics.median(s) if s else None
+
+    def ratio(self, case, fs):
+        a, b = self.t(case, fs, "cabi"), self.t(case, fs, "git_apply")
+        return a / b if a is not None and b else None
+
+
+def fs_name(label):
+    if label == "tmpfs":
+        return "tmpfs (fsync costs nothing)"
+    if label.startswith("disk-"):
+        return f"disk ({label[5:]}, every fsync reaches the device)"
+    return label
+
+
+def patch_targets(ctx):
+    p = ctx["patch"]
+    rows = []
+    for case, fs in p.order:
+        if case != PATCH_TARGET:
+            continue
+        r = p.ratio(case, fs)
+        rows.append({
+            "label": f"apply_patch, 100 hunks on a 10,000-line file, {fs_name(fs)}: C ABI vs "
+                     "`git apply` ≤ 1.0×",
+            "measured": "–" if r is None else f"{fmt_r(r)} ({fmt_t(p.t(case, fs, 'cabi'))} vs "
+                        f"{fmt_t(p.t(case, fs, 'git_apply'))})",
+            "ok": None if r is None else r <= 1.0,
+            "case": case, "chain": "patch"})
+    return rows
+
+
+def patch_section(ctx):
+    p = ctx["patch"]
+    if not p.order:
+        return []
+    rows = []
+    for case, fs in p.order:
+        rows.append((p.desc.get(case, case), fs_name(fs),
+                     *(fmt_t(p.t(case, fs, x)) for x in ("core", "cabi", "git_apply")),
+                     fmt_r(p.ratio(case, fs))))
+    out = ["## apply_patch vs git apply", "",
+           "`benches/patch.rs`: a unified diff applied by `wsfs::run_tool` (Rust core), through "
+           "the C ABI (`wsfs_call`, the whole envelope with the returned diff), and by `git "
+           "apply` started as a process per call, as an agent's shell tool would. Calls "
+           "alternate the patch and its reverse, so each does the same work. `git apply` never "
+           "fsyncs; apply_patch fsyncs the new file and its directory, and a multi-file patch "
+           "also its journal and each directory again around the commit: on tmpfs fsync costs "
+           "nothing, so the tmpfs rows compare the work itself, and the disk rows add what "
+           "durability costs on this machine's disk. Median per call.", "",
+           table(["patch", "filesystem", "Rust core", "C ABI", "git apply", "C ABI / git apply"],
+                 rows), ""]
+    if any(r["ok"] is False for r in ctx["targets"] if r.get("chain") == "patch"):
+        out += ["Where `apply_patch` is slower than `git apply` on a disk, the gap is the "
+                "device's fsync latency: `git apply` does not fsync; apply_patch fsyncs the new "
+                "file and its directory (and, for several files, its journal).", ""]
+    return out
+
+
+def walk_targets_of(ctx):
+    return walk_targets(ctx["walk"])
+
+
+def walk_section_of(ctx):
+    out = []
+    walk_section(out.append, ctx["walk"], ctx["res"].machine)
+    return out
+
+
+def delete_targets_of(ctx):
+    return delete_targets(ctx["delete"])
+
+
+def delete_section_of(ctx):
+    out = []
+    delete_section(out.append, ctx["delete"])
+    return out
+
+
+# The document: sections in order, and the functions that add targets. A new benchmark adds
+# its section (a function of ctx returning lines) and, if it has targets, a target function.
+SECTIONS = [
+    header_section,
+    method_section,
+    headline_section,
+    targets_section,
+    cases_section,
+    writes_section,
+    context_section,
+    layers_section,
+    memory_section,
+    python_section,
+    decode_section,
+    walk_section_of,
+    patch_section,
+    delete_section_of,
+    misses_section,
+    reproducing_section,
+]
+TARGETS = [issue9_targets, python_targets, scale_targets, walk_targets_of, patch_targets,
+           delete_targets_of]
+
 
 def main():
     args = parse_args()
-    samples, rss, patch, manifest, machine, files = load(args.dir)
-    if not samples:
+    res = Results(args.dir)
+    if not res.pairs and not res.rust:
         sys.exit(f"report.py: no benchmark results in {args.dir}")
-    res = Results(samples, rss, patch)
-    cases = {c["name"]: c for c in manifest["cases"]}
-    order = [c["name"] for c in manifest["cases"]]
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-
+    ctx = {"res": res, "args": args, "walk": load_walk(args.dir), "headlines": [],
+           "python": python_results(args.dir), "patch": PatchResults(args.dir),
+           "delete": load_delete(args.dir)}
+    ctx["targets"] = [] if args.short else [r for f in TARGETS for r in f(ctx)]
     md = []
-    w = md.append
-    w("# wsfs performance")
-    w("")
-    w("<!-- Generated by bench/run.sh (bench/report.py) from measured results. Do not edit: "
-      "run `make bench` to regenerate. -->")
-    w("")
-    if args.short:
-        w("> **Short mode** (`bench/run.sh --short`): every benchmark ran once; the numbers "
-          "below are single cold iterations, meaningless as timings.")
-        w("")
-    w(f"Generated {now} by `make bench`"
-      + (f" in {args.elapsed / 60:.1f} minutes" if args.elapsed else "") + ".")
-    w("")
-    w(table(["machine", ""], [
-        ("CPUs (nproc)", machine.get("nproc", "?")),
-        ("CPU model", machine.get("cpu", "?")),
-        ("kernel", machine.get("kernel", "?")),
-        ("memory", machine.get("mem", "?")),
-        ("Go", machine.get("go", "?")),
-        ("Rust", machine.get("rustc", "?")),
-        ("scratch filesystem", machine.get("scratch_fs", "?")),
-        ("load average (1, 5, 15 min) at start / end",
-         f"{machine.get('load_start', '?')} / {machine.get('load_end', '?')}"),
-    ]))
-    w("")
-    try:
-        busy = float(machine["load_start"].split()[0]) > 0.5 * float(machine["nproc"]) or \
-            float(machine["load_end"].split()[0]) > 0.5 * float(machine["nproc"]) + 1
-    except (KeyError, ValueError, IndexError):
-        busy = False
-    if busy:
-        w("> Other processes were running during this run (see the load average), so the "
-          "timings are noisier than on an idle machine.")
-        w("")
-    w(f"Every value is the median of {machine.get('reps', '?')} samples: the Go benchmarks "
-      f"(`go test -bench -benchmem -benchtime={machine.get('benchtime', '?')}`) and the Rust "
-      f"layer bench (~{machine.get('rust_sample_ms', '?')} ms per sample) run alternately "
-      f"{machine.get('reps', '?')} times, each run giving one sample per benchmark, so every "
-      "layer is measured under the same conditions over time. Ratios are ratios of medians. "
-      "All paths run the same calls on the same files (`go/benchmarks/fixtures.go`); each timed "
-      "run starts from the same file state, and every call's result is checked.")
-    w("")
-    w("What is measured (fastest to slowest layer):")
-    w("")
-    w("- **syscall floor**: only the system calls the contract needs (`go/benchmarks/floor.go`);")
-    w("- **pure-Go baseline**: the same contract implemented on `os.Root` "
-      "(`go/benchmarks/baseline.go`: atomic temp-file write with fsync, kept mode and "
-      "directory fsync, `O_APPEND` + fdatasync, exact unique edit, bounded sorted listing, capped "
-      "read with UTF-8/NUL check, flock like wsfs); `baseline_test.go` checks it returns what "
-      "wsfs returns. **baseline as fantasy tool** wraps it with `fantasy.NewAgentTool`;")
-    w("- **Rust core**: `wsfs::run_tool` on a `wsfs::Workspace` (`benches/layers.rs`);")
-    w("- **C ABI**: `wsfs::ffi::wsfs_call_with_options` (or `wsfs_call_with_content`) + "
-      "`wsfs_string_free` from Rust, called exactly as the typed Go API calls it ("
-      + describe_modes(cases, "typed") + ") or as the fantasy tools call it (the model's JSON "
-      "arguments; " + describe_modes(cases, "fantasy") + ");")
-    w("- **cgo**: the same calls made from Go through cgo as `go/cgo.go` makes them, without "
-      "the Go package's checks, context handling or decoding;")
-    w("- **typed Go API**: `ws.ReadFile(ctx, wsfs.ReadFileInput{...})` etc.;")
-    w("- **fantasy tool**: `wsfs.Tools(ws)` then `tool.Run(ctx, fantasy.ToolCall{Input: json})`.")
-    w("")
-    w("The Go context is cancellable in every path (as an agent run's is).")
-    w("")
-
-    walk = load_walk(args.dir)
-    dele = load_delete(args.dir)
-    targets = [] if args.short else evaluate(res, cases) + walk_targets(walk) + delete_targets(dele)
-    if args.short:
-        w("Targets and headline numbers are evaluated only by `make bench`.")
-        w("")
-    else:
-        headline(w, res)
-        write_targets(w, targets)
-    main_tables(w, res, cases, order)
-    walk_section(w, walk, machine)
-    patch_table(w, res)
-    delete_section(w, dele)
-    missed = [r for r in targets if r["ok"] is False and not r.get("walk")]
-    if missed:
-        w("## Where targets are not met")
-        w("")
-        w("Per-layer breakdown of each missed target (cumulative median time of each layer of "
-          "that path and what it adds), and what the floor is made of.")
-        w("")
-        for r in missed:
-            for line in explain_miss(res, cases, r):
-                w(line)
-    reproducing(w, args, samples, rss, files)
+    for section in SECTIONS:
+        if args.short and section in (headline_section, targets_section, misses_section):
+            continue
+        md += section(ctx)
     with open(args.out, "w", encoding="utf-8") as f:
         f.write("\n".join(md))
     if args.short:
         print(f"report.py: wrote {args.out} (short mode: no targets evaluated)")
     else:
-        met = sum(1 for r in targets if r["ok"])
-        print(f"report.py: wrote {args.out} ({met}/{len(targets)} targets met)")
-
-
-def headline(w, res):
-    w("## Headline")
-    w("")
-    heads = []
-    t1m = res.t(LIST_1M, "typed")
-    if t1m is not None:
-        heads.append(f"`list_dir` on a directory of 1,000,000 entries returns the first 500 in "
-                     f"{fmt_t(t1m)} with {fmt_kib(res.rss_kib(LIST_1M, 'typed'))} of RSS growth "
-                     f"(typed Go API; pure-Go baseline {fmt_t(res.t(LIST_1M, 'baseline'))}).")
-    ts = res.t("read_sparse10g_text", "typed")
-    if ts is not None:
-        heads.append(f"`read_file` on a 10 GiB sparse file returns its first 256 KiB in "
-                     f"{fmt_t(ts)} with {fmt_kib(res.rss_kib('read_sparse10g_text', 'typed'))} "
-                     f"of RSS growth.")
-    tr = res.t(RANGE_64M, "typed")
-    if tr is not None:
-        heads.append(f"`read_file` returns lines 500000-500100 of a 64 MiB file (streaming "
-                     f"through it and counting all its lines) in {fmt_t(tr)} with "
-                     f"{fmt_kib(res.rss_kib(RANGE_64M, 'typed'))} of RSS growth.")
-    parts = []
-    for case, label in (("append_100b", "append 100 B"), ("edit_1m", "edit 1 MiB"),
-                        ("write_4k", "write 4 KiB"), ("read_4k", "read 4 KiB")):
-        r = res.ratio(case, "typed", "baseline")
-        if r is not None:
-            parts.append(f"{label} {fmt_r(r)}")
-    if parts:
-        heads.append("Typed Go API vs a pure-Go `os.Root` implementation of the same contract: "
-                     + ", ".join(parts) + ".")
-    parts = []
-    for case, label in (("append_100b", "append 100 B"), ("read_4k", "read 4 KiB"),
-                        ("list_50", "list 50 entries")):
-        r = res.ratio(case, "fantasy", "baseline_fantasy")
-        if r is not None:
-            parts.append(f"{label} {fmt_r(r)}")
-    if parts:
-        heads.append("fantasy agent tools vs the same baseline wrapped with "
-                     "`fantasy.NewAgentTool`: " + ", ".join(parts) + ".")
-    for h in heads:
-        w(f"- {h}")
-    w("")
-
-
-
-def write_targets(w, targets):
-    met = sum(1 for r in targets if r["ok"])
-    missed = [r for r in targets if r["ok"] is False]
-    w("## Targets")
-    w("")
-    w(f"{met} of {len(targets)} targets met"
-      + (f", {len(missed)} not met (breakdown below)" if missed else "") + ".")
-    w("")
-    w(table(["target", "measured", "result"],
-            [(r["label"], r["measured"], verdict(r["ok"], r.get("noise"))) for r in targets]))
-    w("")
-
-
-
-def main_tables(w, res, cases, order):
-    w("## Every case, every path (median time per call)")
-    w("")
-    rows = []
-    for case in order:
-        rows.append((
-            cases[case]["desc"],
-            fmt_t(res.t(case, "floor")),
-            fmt_t(res.t(case, "baseline")),
-            fmt_t(res.t(case, "typed")),
-            fmt_r(res.ratio(case, "typed", "baseline")),
-            fmt_t(res.t(case, "baseline_fantasy")),
-            fmt_t(res.t(case, "fantasy")),
-            fmt_r(res.ratio(case, "fantasy", "baseline_fantasy")),
-            fmt_spread(max((s for s in (res.spread(case, p) for p in
-                            ("baseline", "typed", "baseline_fantasy", "fantasy")) if s is not None),
-                           default=None)),
-        ))
-    w(table(["case", "floor", "baseline", "typed Go API", "typed / baseline",
-             "baseline fantasy", "fantasy", "fantasy / baseline fantasy", "spread"], rows))
-    w("")
-    w("*spread*: the largest half-range of the samples of the four compared paths, relative "
-      "to their median; ratios closer to 1 than that are within the run-to-run noise "
-      "(fsync-bound cases vary most).")
-    w("")
-
-    # Layers.
-    w("## Cost of each layer")
-    w("")
-    w("Median time per call of each layer, and in parentheses what the layer adds to the one "
-      "below it. The typed Go API and the fantasy tools call the C ABI differently (output "
-      "mode, content buffer), so the two stacks are shown separately. Rust and Go layers run "
-      "in different processes, so small differences between them are noise.")
-    w("")
-    rows = []
-    for case in order:
-        def cell(path, below):
-            t = res.t(case, path)
-            tb = res.t(case, below) if below else None
-            if t is None:
-                return "–"
-            return fmt_t(t) + ("" if tb is None else f" ({fmt_delta(t - tb)})")
-        rows.append((
-            case, fmt_t(res.t(case, "floor")),
-            cell("core", "floor"),
-            cell("cabi_typed", "core"), cell("cgo_typed", "cabi_typed"), cell("typed", "cgo_typed"),
-            cell("cabi_fantasy", "core"), cell("cgo_fantasy", "cabi_fantasy"),
-            cell("fantasy", "cgo_fantasy"),
-        ))
-    w(table(["case", "floor", "Rust core", "C ABI (typed)", "cgo (typed)", "typed Go API",
-             "C ABI (fantasy)", "cgo (fantasy)", "fantasy tool"], rows))
-    w("")
-    w("Distance from the floor (time / floor time):")
-    w("")
-    rows = []
-    for case in order:
-        f = res.t(case, "floor")
-        rows.append([case, fmt_t(f)] + [
-            fmt_r(res.t(case, p) / f if f and res.t(case, p) is not None else None)
-            for p in ("core", "baseline", "typed", "baseline_fantasy", "fantasy")])
-    w(table(["case", "floor", "Rust core", "baseline", "typed Go API", "baseline fantasy",
-             "fantasy"], rows))
-    w("")
-
-    # Memory.
-    w("## Memory")
-    w("")
-    w("Peak RSS growth of one call, each measured in a fresh process after a warm-up call of "
-      "the same tool on a small input (`/proc/self/clear_refs` = 5 resets `VmHWM`; growth = "
-      "`VmHWM` after the call − `VmRSS` before it). Memory the warm-up already mapped is "
-      "reused, so this is what the call itself adds.")
-    w("")
-    rss_paths = ("floor", "baseline", "baseline_fantasy", "core", "cabi_typed", "typed", "fantasy")
-    w(table(["case"] + [NAMES[p] for p in rss_paths],
-            [[case] + [fmt_kib(res.rss_kib(case, p)) for p in rss_paths] for case in order]))
-    w("")
-    w("Heap allocated per call (bytes and allocations; Go: `-benchmem`, Rust: a counting "
-      "global allocator, which also sees the C ABI's strings):")
-    w("")
-    mem_paths = ("baseline", "baseline_fantasy", "core", "cabi_typed", "cgo_typed", "typed",
-                 "fantasy")
-    rows = []
-    for case in order:
-        row = [case]
-        for p in mem_paths:
-            m = res.mem(case, p)
-            row.append("–" if m is None else f"{fmt_bytes(m[0])} / {m[1]:.0f}")
-        rows.append(row)
-    w(table(["case"] + [NAMES[p] for p in mem_paths], rows))
-    w("")
-    w("The cgo and Go rows count only Go's heap; the Rust library's allocations in the same "
-      "calls are in the Rust rows.")
-    w("")
-    rows = []
-    for kind in ("typed", "fantasy"):
-        bg, cc = res.t("read_4k", f"ctx:{kind}_background"), res.t("read_4k", f"ctx:{kind}_cancellable")
-        if bg is not None and cc is not None:
-            rows.append((NAMES[kind], fmt_t(bg), fmt_t(cc), fmt_delta(cc - bg)))
-    if rows:
-        w("## Cost of a cancellable context")
-        w("")
-        w("With a context that can be cancelled, every call also creates, watches "
-          "(`context.AfterFunc`) and frees a cancel token; with `context.Background()` it does "
-          "not. read_4k, median per call (`BenchmarkContext`):")
-        w("")
-        w(table(["path", "context.Background()", "cancellable context", "difference"], rows))
-        w("")
-
-
-
-def patch_table(w, res):
-    pairs = res.patch_cases()
-    if not pairs:
-        return
-    w("## apply_patch vs git apply")
-    w("")
-    w("`benches/patch.rs`: a unified diff applied by `wsfs::run_tool` (Rust core), through the C "
-      "ABI (`wsfs_call`, the whole envelope with the returned diff), and by `git apply` started "
-      "as a process per call, as an agent's shell tool would. Calls alternate the patch and its "
-      "reverse, so each does the same work. `git apply` never fsyncs; apply_patch fsyncs the new "
-      "file and its directory, and a multi-file patch also its journal and each directory again "
-      "around the commit: on tmpfs fsync costs nothing, so the tmpfs rows compare the work itself, "
-      "and the disk rows add what durability costs on this machine's disk. Median per call.")
-    w("")
-    rows = []
-    for case, fs in pairs:
-        core, cabi, git = (res.patch_t(case, fs, p) for p in ("core", "cabi", "git_apply"))
-        rows.append((res.patch.get(("desc", case), case), fs_name(fs), fmt_t(core), fmt_t(cabi),
-                     fmt_t(git), fmt_r(ratio_of(cabi, git))))
-    w(table(["patch", "filesystem", "Rust core", "C ABI", "git apply", "C ABI / git apply"], rows))
-    w("")
-
-
-def reproducing(w, args, samples, rss, files):
-    w("## Reproducing")
-    w("")
-    w("`make bench` (about "
-      + (f"{args.elapsed / 60:.0f}" if args.elapsed else "?")
-      + " minutes here) rebuilds this file; `make bench-short` runs every benchmark once "
-      "without timing anything. Raw results: `target/bench/full/`. Single paths: "
-      "`cd go && go test -run '^$' -bench 'Tools/read_4k' -benchmem ./benchmarks` (small "
-      "fixture in a temporary directory).")
-    w("")
-    w(f"Inputs: {len(files)} Go result files, "
-      f"{sum(len(v) for k, v in samples.items() if k[1] in ('core', 'cabi_typed', 'cabi_fantasy'))} "
-      f"Rust samples, {len(rss)} RSS measurements.")
-    w("")
+        met = sum(1 for r in ctx["targets"] if r["ok"])
+        print(f"report.py: wrote {args.out} ({met}/{len(ctx['targets'])} targets met)")
 
 
 if __name__ == "__main__":

@@ -2,11 +2,11 @@
 # bench/run.sh [--short]
 #
 # Full mode (make bench): builds a fixture under ${TMPDIR:-/tmp} (including a
-# 1M-entry directory and 10 GiB sparse files), runs the Rust layer bench
-# (benches/layers.rs) and the Go benchmarks (go/benchmarks) five times,
-# measures apply_patch against git apply (benches/patch.rs) on tmpfs
-# (/dev/shm) and on the scratch disk,
-# measures peak RSS growth per call in child processes, and regenerates
+# 1M-entry directory and 10 GiB sparse files) and a small one on tmpfs
+# (/dev/shm), runs the paired Go measurement (go/benchmarks, TestPaired) and
+# the Rust layer bench (benches/layers.rs) alternately three times, measures
+# apply_patch against git apply (benches/patch.rs) on tmpfs and on the scratch
+# disk, measures peak RSS growth per call in child processes, and regenerates
 # docs/PERFORMANCE.md with bench/report.py. Raw results stay in target/bench/.
 #
 # The walking tools (benches/walk.rs): search_text and find_files over Go's
@@ -42,30 +42,47 @@ case "${1:-}" in
 	;;
 esac
 
-# Full-mode knobs (the defaults keep make bench under 10 minutes on 2 cores).
-REPS=${WSFS_BENCH_REPS:-5}          # Go and Rust runs (one sample per benchmark each)
-BENCHTIME=${WSFS_BENCH_TIME:-250ms} # go test -benchtime per benchmark and run
+# Full-mode knobs (the defaults keep make bench under 15 minutes on 2 cores).
+REPS=${WSFS_BENCH_REPS:-3}                  # paired Go runs and Rust layer runs, alternating
+PAIRED_MS=${WSFS_BENCH_PAIRED_MS:-1500}     # time budget of one case in one paired run
 RUST_SAMPLE_MS=${WSFS_BENCH_SAMPLE_MS:-150} # target duration of one Rust sample
 
 OUT=$ROOT/target/bench/$MODE
 rm -rf "$OUT"
 mkdir -p "$OUT"
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/wsfs-bench.XXXXXX")
-# apply_patch is measured on tmpfs (fsync costs nothing) and on the scratch disk.
-PATCH_TMPFS=
+# The change tools and apply_patch are also measured on tmpfs (their CPU cost,
+# without fsync).
+TMPFS=
 if [[ $(df -PT /dev/shm 2>/dev/null | awk 'NR==2 {print $2}') == tmpfs ]]; then
-	PATCH_TMPFS=$(mktemp -d /dev/shm/wsfs-patch.XXXXXX)
+	TMPFS=$(mktemp -d /dev/shm/wsfs-bench.XXXXXX)
+else
+	echo "bench: /dev/shm is not tmpfs: the tmpfs cases are left out" >&2
 fi
 cleanup() {
 	local t=$SECONDS
-	rm -rf "$SCRATCH"
-	if [[ -n $PATCH_TMPFS ]]; then rm -rf "$PATCH_TMPFS"; fi
+	rm -rf "$SCRATCH" ${TMPFS:+"$TMPFS"}
 	echo "bench: removed scratch data in $((SECONDS - t))s" >&2
 }
 trap cleanup EXIT
 
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 step() { echo "bench: [$((SECONDS))s] $*" >&2; }
+
+# How busy the scratch disk is with other processes' I/O: the share of a few
+# seconds, before anything here runs, in which it had requests in flight
+# (/proc/diskstats io_ticks). fsync-bound timings mean little on a busy disk.
+disk_busy() { # disk_busy SECONDS -> percent, or "?"
+	local dev ticks0 ticks1
+	dev=$(basename "$(df -P "$SCRATCH" | awk 'NR==2 {print $1}')")
+	ticks0=$(awk -v d="$dev" '$3 == d {print $13}' /proc/diskstats)
+	[[ -n $ticks0 ]] || { echo "?"; return; }
+	sleep "$1"
+	ticks1=$(awk -v d="$dev" '$3 == d {print $13}' /proc/diskstats)
+	echo $(( (ticks1 - ticks0) / ($1 * 10) ))
+}
+DISK_BUSY=?
+[[ $MODE == full ]] && DISK_BUSY=$(disk_busy 3)
 
 if [[ ! -f target/release/libwsfs.a ]]; then
 	step "building the library"
@@ -76,7 +93,7 @@ FX=$SCRATCH/fixture
 step "building the $MODE fixture in $FX"
 FULL_FLAG=()
 [[ $MODE == full ]] && FULL_FLAG=(-full)
-(cd go && $GO run ./benchmarks/cmd/wsfs-bench-fixtures -dir "$FX" "${FULL_FLAG[@]}")
+(cd go && $GO run ./benchmarks/cmd/wsfs-bench-fixtures -dir "$FX" "${FULL_FLAG[@]}" ${TMPFS:+-tmpfs "$TMPFS"})
 cp "$FX/manifest.json" "$OUT/manifest.json"
 
 step "building the Go benchmark binary"
@@ -104,6 +121,19 @@ go_bench() {
 	(cd go/benchmarks && WSFS_BENCH_DIR="$FX" "$SCRATCH/benchmarks.test" -test.run='^$' -test.bench=. \
 		-test.benchmem -test.count=1 "$@")
 }
+# The paired measurement (go/benchmarks/paired.go): every comparison of a case
+# made call by call, back to back, alternating which side goes first.
+go_paired() { # go_paired REP VAR=VALUE...
+	local rep=$1
+	shift
+	(cd go/benchmarks && env WSFS_BENCH_DIR="$FX" WSFS_BENCH_PAIRED_OUT="$OUT/paired.jsonl" \
+		WSFS_BENCH_PAIRED_REP="$rep" WSFS_BENCH_PAIRED_MS="$PAIRED_MS" "$@" \
+		"$SCRATCH/benchmarks.test" -test.run='^TestPaired$' -test.count=1 -test.v) >>"$OUT/paired.log" 2>&1 || {
+		tail -n 30 "$OUT/paired.log" >&2
+		echo "bench: the paired Go benchmark failed (log: $OUT/paired.log)" >&2
+		exit 1
+	}
+}
 if [[ $MODE == short ]]; then
 	step "running every Rust layer bench once"
 	rust_bench "$OUT/rust.log" WSFS_BENCH_SHORT=1 WSFS_BENCH_RSS_OUT="$OUT/rss-rust.jsonl"
@@ -112,15 +142,14 @@ if [[ $MODE == short ]]; then
 		cat "$OUT/go.txt" >&2
 		exit 1
 	}
+	step "one round of every paired comparison"
+	go_paired 1 WSFS_BENCH_SHORT=1
 else
 	# Go and Rust runs alternate, so the layers of the stack are measured under
 	# the same conditions over time and their differences mean something.
 	for rep in $(seq 1 "$REPS"); do
-		step "Go benchmarks, run $rep of $REPS (-benchtime=$BENCHTIME)"
-		go_bench -test.benchtime="$BENCHTIME" >"$OUT/go-$rep.txt" || {
-			cat "$OUT/go-$rep.txt" >&2
-			exit 1
-		}
+		step "paired Go measurement, run $rep of $REPS (${PAIRED_MS} ms per case)"
+		go_paired "$rep"
 		step "Rust layer bench, run $rep of $REPS"
 		rust_bench "$OUT/rust.log" WSFS_BENCH_SAMPLES=1
 	done
@@ -158,11 +187,35 @@ WSFS_WALK_SRC=$GOSRC WSFS_WALK_RG=$RG WSFS_WALK_TREES=$SCRATCH/trees WSFS_WALK_S
 	exit 1
 }
 
+# read_file from Python (ctypes, or the python/ package when present) against
+# plain Python doing the same checks, paired.
+step "Python: read_file through libwsfs.so vs plain Python"
+PY_FLAGS=(--seconds 3)
+[[ $MODE == short ]] && PY_FLAGS=(--short)
+for rep in $(seq 1 "$([[ $MODE == short ]] && echo 1 || echo 2)"); do
+	"$PYTHON" bench/python_read.py --lib target/release/libwsfs.so --workspace "$FX/ws" \
+		--out "$OUT/python.jsonl" --rep "$rep" "${PY_FLAGS[@]}" 2>>"$OUT/python.log" || {
+		cat "$OUT/python.log" >&2
+		echo "bench: the Python read benchmark failed" >&2
+		exit 1
+	}
+done
+
+# The Go package's envelope decoders (issue 8): its hand-written reader,
+# jsontext tokens with hand dispatch, encoding/json, json v2.
+step "Go: envelope decoders compared"
+(cd go && env WSFS_DECODE_OUT="$OUT/decode.jsonl" $([[ $MODE == short ]] && echo WSFS_BENCH_SHORT=1) \
+	$GO test -count=1 -run '^TestDecodeBench$' . >"$OUT/decode.log" 2>&1) || {
+	cat "$OUT/decode.log" >&2
+	echo "bench: the decoder benchmark failed" >&2
+	exit 1
+}
+
 # apply_patch vs git apply (benches/patch.rs), on tmpfs and on the scratch disk.
 SCRATCH_FS=$(df -PT "$SCRATCH" | awk 'NR==2 {print $2}')
 PATCH_DIRS="disk-$SCRATCH_FS=$SCRATCH/patch"
-if [[ -n $PATCH_TMPFS ]]; then
-	PATCH_DIRS="tmpfs=$PATCH_TMPFS $PATCH_DIRS"
+if [[ -n $TMPFS ]]; then
+	PATCH_DIRS="tmpfs=$TMPFS/patch $PATCH_DIRS"
 else
 	echo "bench: /dev/shm is not tmpfs; apply_patch is measured on the disk only" >&2
 fi
@@ -223,8 +276,9 @@ WSFS_M_NPROC=$(nproc) \
 	WSFS_M_GO=$($GO version | sed 's/^go version //') \
 	WSFS_M_RUSTC=$(rustc --version) \
 	WSFS_M_SCRATCH_FS=$(df -PT "$SCRATCH" | awk 'NR==2 {print $2}') \
+	WSFS_M_TMPFS="${TMPFS:+tmpfs}" WSFS_M_DISK_BUSY="$DISK_BUSY" \
 	WSFS_M_LOAD_START=$LOAD_START WSFS_M_LOAD_END="$(cut -d' ' -f1-3 /proc/loadavg)" \
-	WSFS_M_MODE=$MODE WSFS_M_REPS=$REPS WSFS_M_BENCHTIME=$BENCHTIME \
+	WSFS_M_MODE=$MODE WSFS_M_REPS=$REPS WSFS_M_PAIRED_MS=$PAIRED_MS \
 	WSFS_M_RUST_SAMPLE_MS=$RUST_SAMPLE_MS WSFS_M_RG="$([[ -n $RG ]] && "$RG" --version 2>/dev/null | sed -n 1p || echo none)" \
 	WSFS_M_WALK_SRC=$GOSRC \
 	"$PYTHON" -c 'import json, os, sys

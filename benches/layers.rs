@@ -112,17 +112,26 @@ struct Case {
     warm: String,
     typed: CallMode,
     fantasy: CallMode,
+    /// `"tmpfs"`: the case's workspace is the fixture's one on tmpfs.
+    #[serde(default)]
+    fs: String,
+    /// A probe of the Go context's cost: nothing to measure here but the call.
+    #[serde(default)]
+    probe: bool,
 }
 
 #[derive(Debug, Deserialize)]
 struct Manifest {
     workspace: String,
+    #[serde(default)]
+    workspace_tmpfs: Option<PathBuf>,
     cases: Vec<Case>,
 }
 
 struct Fixture {
     dir: PathBuf,
     ws: PathBuf,
+    ws_tmpfs: Option<PathBuf>,
     cases: Vec<Case>,
 }
 
@@ -134,8 +143,20 @@ impl Fixture {
         Ok(Fixture {
             dir: dir.to_path_buf(),
             ws: dir.join(&m.workspace),
+            ws_tmpfs: m.workspace_tmpfs,
             cases: m.cases,
         })
+    }
+
+    /// The workspace of `c`: on the scratch disk, or on tmpfs.
+    fn ws_of(&self, c: &Case) -> Result<&Path, String> {
+        if c.fs == "tmpfs" {
+            return self
+                .ws_tmpfs
+                .as_deref()
+                .ok_or_else(|| format!("{}: the fixture has no tmpfs workspace", c.name));
+        }
+        Ok(&self.ws)
     }
 
     fn case(&self, name: &str) -> Result<&Case, String> {
@@ -152,7 +173,7 @@ impl Fixture {
     /// Puts the case's file back in its initial state.
     fn reset(&self, c: &Case, layer: &str) -> Result<(), String> {
         if let Some(from) = &c.reset_from {
-            let to = self.ws.join(self.tool_path(c, layer));
+            let to = self.ws_of(c)?.join(self.tool_path(c, layer));
             let data = std::fs::read(self.dir.join(from)).map_err(|e| format!("{from}: {e}"))?;
             std::fs::write(&to, data).map_err(|e| format!("{to:?}: {e}"))?;
         }
@@ -208,16 +229,15 @@ type Call = (String, Option<Vec<u8>>);
 type Runner<'a> = Box<dyn FnMut(usize) -> Result<(), String> + 'a>;
 
 /// The layers under test, on one workspace directory.
-struct Layers {
+struct Opened {
     core: wsfs::Workspace,
     handle: u64,
-    ctl_timeout: Duration,
 }
 
-impl Layers {
-    fn open(fx: &Fixture) -> Result<Layers, String> {
+impl Opened {
+    fn open(root: &Path) -> Result<Opened, String> {
         let config = wsfs::Config {
-            root: fx.ws.to_string_lossy().into_owned(),
+            root: root.to_string_lossy().into_owned(),
             restrict_to_workspace: true,
             limits: wsfs::Limits::default(),
             state_dir: None,
@@ -232,15 +252,45 @@ impl Layers {
         let handle = v["data"]["workspace"]
             .as_u64()
             .ok_or_else(|| format!("wsfs_workspace_open: {opened}"))?;
+        Ok(Opened { core, handle })
+    }
+}
+
+impl Drop for Opened {
+    fn drop(&mut self) {
+        take(wsfs::ffi::wsfs_workspace_close(self.handle));
+    }
+}
+
+/// The layers under test, on the fixture's workspaces (scratch disk, and tmpfs if present).
+struct Layers {
+    disk: Opened,
+    tmpfs: Option<Opened>,
+    ctl_timeout: Duration,
+}
+
+impl Layers {
+    fn open(fx: &Fixture) -> Result<Layers, String> {
         Ok(Layers {
-            core,
-            handle,
-            ctl_timeout: Duration::from_millis(config.limits.operation_timeout_ms),
+            disk: Opened::open(&fx.ws)?,
+            tmpfs: fx.ws_tmpfs.as_deref().map(Opened::open).transpose()?,
+            ctl_timeout: Duration::from_millis(wsfs::Limits::default().operation_timeout_ms),
         })
+    }
+
+    fn on(&self, c: &Case) -> Result<&Opened, String> {
+        if c.fs == "tmpfs" {
+            return self
+                .tmpfs
+                .as_ref()
+                .ok_or_else(|| format!("{}: no tmpfs workspace", c.name));
+        }
+        Ok(&self.disk)
     }
 
     /// A function making call `i` of `c` through `layer` and checking its outcome.
     fn runner<'a>(&'a self, fx: &Fixture, c: &'a Case, layer: &str) -> Result<Runner<'a>, String> {
+        let on = self.on(c)?;
         let mode = match layer {
             "core" => None,
             "cabi_typed" => Some(&c.typed),
@@ -253,7 +303,7 @@ impl Layers {
             let args: Vec<String> = calls.into_iter().map(|(a, _)| a).collect();
             return Ok(Box::new(move |i| {
                 let ctl = wsfs::CallControl::new(self.ctl_timeout, None);
-                let result = wsfs::run_tool(&self.core, &c.tool, &args[i % n], &ctl);
+                let result = wsfs::run_tool(&on.core, &c.tool, &args[i % n], &ctl);
                 check_core(c, result)
             }));
         };
@@ -264,7 +314,7 @@ impl Layers {
             .into_iter()
             .map(|(a, content)| Ok((CString::new(a).map_err(|e| e.to_string())?, content)))
             .collect::<Result<_, String>>()?;
-        let handle = self.handle;
+        let handle = on.handle;
         Ok(Box::new(move |i| {
             let (args, content) = &calls[i % n];
             // SAFETY: valid NUL-terminated strings and a content buffer that outlive the call.
@@ -296,12 +346,6 @@ impl Layers {
                 Err(format!("{}: unexpected envelope (ok={ok})", c.name))
             }
         }))
-    }
-}
-
-impl Drop for Layers {
-    fn drop(&mut self) {
-        take(wsfs::ffi::wsfs_workspace_close(self.handle));
     }
 }
 
@@ -516,7 +560,8 @@ fn run_rss(fx: &Fixture, out: &Path) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut lines = String::new();
     let tmp = out.with_extension("child");
-    for c in &fx.cases {
+    // The tmpfs cases use the memory their disk twins use.
+    for c in fx.cases.iter().filter(|c| c.fs != "tmpfs" && !c.probe) {
         for layer in RSS_LAYERS {
             let status = std::process::Command::new(&exe)
                 .args(std::env::args_os().skip(1))

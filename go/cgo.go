@@ -41,24 +41,22 @@ package wsfs
 #include "wsfs.h"
 
 // A string returned by the library and its length, so Go copies it without
-// scanning for the NUL itself.
+// scanning for the NUL.
 typedef struct {
 	char  *s;
 	size_t len;
 } wsfs_go_string;
 
-// One call of a tool, in one cgo transition: wsfs_call_with_options, or
-// wsfs_call_with_content if with_content is set. A NULL content with
-// with_content set is passed as an empty buffer: Go passes the bytes of a
-// string, the empty string may have none, and NULL would mean "no buffer".
+// One call of a tool, in one cgo transition: wsfs_call_sized, which also
+// gives the result's length. A NULL content with with_content set is passed
+// as an empty buffer: Go passes the bytes of a string, the empty string may
+// have none, and NULL would mean "no buffer".
 static wsfs_go_string wsfs_go_call(uint64_t workspace, const char *tool_name,
 		const char *args_json, const char *options_json,
 		int with_content, const char *content, size_t content_len) {
-	char *s = with_content
-		? wsfs_call_with_content(workspace, tool_name, args_json, options_json,
-			content ? content : "", content_len)
-		: wsfs_call_with_options(workspace, tool_name, args_json, options_json);
-	wsfs_go_string r = { s, s ? strlen(s) : 0 };
+	wsfs_go_string r = { NULL, 0 };
+	r.s = wsfs_call_sized(workspace, tool_name, args_json, options_json,
+		with_content ? (content ? content : "") : NULL, content_len, &r.len);
 	return r;
 }
 */
@@ -152,8 +150,9 @@ func callStrings(tool, argsJSON, optionsJSON string) (ctool, cargs, copts *C.cha
 // cMemoryArgs is the size above which callStrings uses C memory.
 const cMemoryArgs = 64 << 10
 
-// cCall calls wsfs_call_with_options, or wsfs_call_with_content with
-// *content as the buffer if content is not nil. The content is passed in
+// cCall calls wsfs_call_sized (wsfs_call_with_options, or
+// wsfs_call_with_content with *content as the buffer if content is not nil,
+// with the result's length). The content is passed in
 // place (zero copy; it may contain NUL bytes). The result is copied into
 // result, an empty builder, with room for spare more bytes, so the caller
 // can extend it without copying it again (ReadFile's truncation notice). ok

@@ -70,12 +70,15 @@ const (
 	// WriteAppend appends, exactly as AppendFile.
 	WriteAppend = "append"
 )
+func (in WriteFileInput) contentArg() string { return in.Content }
 
 // AppendFileInput is the argument of append_file.
 type AppendFileInput struct {
 	Path    string `json:"path" description:"File to append to, e.g. 'log.txt'."`
 	Content string `json:"content" description:"Text to add at the end of the file."`
 }
+
+func (in AppendFileInput) contentArg() string { return in.Content }
 
 // ListDirInput is the argument of list_dir. An empty Path lists the
 // workspace root; with only Path set, the listing is one level, every name.
@@ -268,6 +271,9 @@ func (ws *Workspace) ReadFile(ctx context.Context, in ReadFileInput) (ReadFileRe
 	}
 	if in.isRange() {
 		return ws.readRange(ctx, in)
+	}
+	if e := ws.outsideLexically(tool, in.Path); e != nil && ctx.Err() == nil {
+		return ReadFileResult{}, ws.reject(tool, in.Path, e)
 	}
 	var r ReadFileResult
 	env, err := ws.typedCall(ctx, callSpec{tool: tool, args: pathArgs(in.Path), output: outputDataRaw,

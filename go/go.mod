@@ -6,6 +6,7 @@ require (
 	charm.land/fantasy v0.42.0
 	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	golang.org/x/sys v0.47.0
 )
 
 require (
@@ -27,7 +28,6 @@ require (
 	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
-	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )

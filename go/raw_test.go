@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,7 +60,7 @@ func TestRawReadEdgeCases(t *testing.T) {
 		}
 		wantText := content
 		if content == "" {
-			wantText = "(empty file)"
+			wantText = emptyFileText
 		}
 		if r.Content != content || r.Text != wantText || r.Bytes != int64(len(content)) || r.TotalBytes != int64(len(content)) ||
 			r.Truncated || r.Path != name || r.Warnings == nil || len(r.Warnings) != 0 {
@@ -284,6 +285,13 @@ func TestRawModeErrors(t *testing.T) {
 	}
 }
 
+// tokenUsable reports whether the library knows tok and it is not cancelled.
+func tokenUsable(ws *Workspace, tok uint64) bool {
+	var buf strings.Builder
+	cCall(&buf, ws.handle, ToolListDir, `{}`, `{"output":"text","cancel_token":`+strconv.FormatUint(tok, 10)+`}`, nil, 0)
+	return strings.HasPrefix(buf.String(), `{"ok":true`)
+}
+
 // freeTokensUsable checks that every cancel token kept for reuse is known
 // to the library and not cancelled.
 func freeTokensUsable(t *testing.T, ws *Workspace) int {
@@ -292,25 +300,111 @@ func freeTokensUsable(t *testing.T, ws *Workspace) int {
 	free := append([]uint64(nil), tokens.free...)
 	tokens.mu.Unlock()
 	for _, tok := range free {
-		var buf strings.Builder
-		cCall(&buf, ws.handle, ToolListDir, `{}`, `{"output":"text","cancel_token":`+strconv.FormatUint(tok, 10)+`}`, nil, 0)
-		if !strings.HasPrefix(buf.String(), `{"ok":true`) {
-			t.Fatalf("kept cancel token %d: %s", tok, buf.String())
+		if !tokenUsable(ws, tok) {
+			t.Fatalf("kept cancel token %d is unknown or cancelled", tok)
 		}
 	}
 	return len(free)
 }
 
-// TestCancelTokenReuse: tokens of calls that were not cancelled are kept
-// and reused; a token that was cancelled never is.
+// contextTokenOf is the cancel token kept for ctx (0 if none).
+func contextTokenOf(ctx context.Context) uint64 {
+	if v, ok := contextTokens.Load(ctx.Done()); ok {
+		return v.(*contextToken).token
+	}
+	return 0
+}
+
+// TestContextTokens: a cancellable context gets one cancel token for all its
+// calls, cancelled with the context and then freed; a context that ends by
+// its deadline does not cancel it; nothing is kept for an ended context.
+func TestContextTokens(t *testing.T) {
+	ws := openTest(t, Config{})
+	before := contextTokenCount.Load()
+	ctx, cancel := context.WithCancel(bg)
+	for range 3 {
+		if _, err := ws.ListDir(ctx, ListDirInput{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tok := contextTokenOf(ctx)
+	if tok == 0 || !tokenUsable(ws, tok) || contextTokenCount.Load() != before+1 {
+		t.Fatalf("token %d kept for the context (count %d -> %d)", tok, before, contextTokenCount.Load())
+	}
+	vctx := context.WithValue(ctx, struct{}{}, 1) // same Done channel, same token
+	if _, err := ws.ListDir(vctx, ListDirInput{}); err != nil || contextTokenOf(vctx) != tok {
+		t.Fatalf("derived context: %v, token %d", err, contextTokenOf(vctx))
+	}
+	cancel()
+	v, _ := contextTokens.Load(ctx.Done())
+	if v != nil {
+		<-v.(*contextToken).fired
+	}
+	for contextTokenOf(ctx) != 0 { // CompareAndDelete follows the channel's close
+		runtime.Gosched()
+	}
+	if tokenUsable(ws, tok) || contextTokenCount.Load() != before {
+		t.Fatalf("token %d still usable after its context was cancelled", tok)
+	}
+	_, err := ws.ListDir(ctx, ListDirInput{})
+	wantCode(t, err, CodeCancelled)
+	if contextTokenOf(ctx) != 0 {
+		t.Fatal("a token was kept for an ended context")
+	}
+
+	// Cancelled during calls: each call reports cancelled, and no token
+	// outlives its context.
+	var cancelNow context.CancelFunc
+	hookBefore(t, func(_ string, tokenDone <-chan struct{}) {
+		if cancelNow != nil {
+			cancelNow()
+			<-tokenDone
+		}
+	})
+	for range 5 {
+		var ctx context.Context
+		ctx, cancelNow = context.WithCancel(bg)
+		_, err := ws.ListDir(ctx, ListDirInput{})
+		wantCode(t, err, CodeCancelled)
+	}
+	cancelNow = nil
+	for contextTokenCount.Load() != before {
+		runtime.Gosched()
+	}
+
+	// A context that ends by its deadline leaves the token uncancelled (the
+	// library reports the timeout itself) and frees it.
+	dctx, dcancel := context.WithTimeout(bg, 50*time.Millisecond)
+	defer dcancel()
+	if _, err := ws.ListDir(dctx, ListDirInput{}); err != nil {
+		t.Fatal(err)
+	}
+	dtok := contextTokenOf(dctx)
+	<-dctx.Done()
+	for contextTokenOf(dctx) != 0 {
+		runtime.Gosched()
+	}
+	if dtok == 0 || tokenUsable(ws, dtok) {
+		t.Fatalf("deadline context's token %d: still usable after the context ended", dtok)
+	}
+}
+
+// TestCancelTokenReuse: past maxContextTokens contexts, calls take tokens
+// from a pool; tokens of calls that were not cancelled are kept and reused,
+// a token that was cancelled never is.
 func TestCancelTokenReuse(t *testing.T) {
 	ws := openTest(t, Config{})
+	contextTokenCount.Add(maxContextTokens)
+	defer contextTokenCount.Add(-maxContextTokens)
 	ctx, cancel := context.WithCancel(bg)
 	defer cancel()
 	for range 3 {
 		if _, err := ws.ListDir(ctx, ListDirInput{}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if contextTokenOf(ctx) != 0 {
+		t.Fatal("a token was kept for a context past the limit")
 	}
 	if freeTokensUsable(t, ws) == 0 {
 		t.Fatal("no cancel token was kept for reuse")

@@ -144,11 +144,20 @@ var agentTools = map[string]func(ws *Workspace, tc toolConfig) fantasy.AgentTool
 func registerTool[In any](name string, pathOf func(In) string) struct{} {
 	agentTools[name] = func(ws *Workspace, tc toolConfig) fantasy.AgentTool {
 		return withSpec(name, tc.parallelReads, func(ctx context.Context, in In, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
-			return ws.runTool(ctx, tc, name, pathOf(in), call)
+			var content *string
+			if c, ok := any(in).(contentArg); ok {
+				s := c.contentArg()
+				content = &s
+			}
+			return ws.runTool(ctx, tc, name, pathOf(in), call, content)
 		})
 	}
 	return struct{}{}
 }
+
+// contentArg is implemented by the inputs whose content the library can
+// take as a buffer (wsfs_call_with_content): write_file and append_file.
+type contentArg interface{ contentArg() string }
 
 // ToolOption configures Tools.
 type ToolOption func(*toolConfig)
@@ -276,16 +285,32 @@ func toolNames() []string {
 	return names
 }
 
-// runTool is the body of every agent tool.
-func (ws *Workspace) runTool(ctx context.Context, tc toolConfig, tool, path string, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
+// runTool is the body of every agent tool. content is the content fantasy
+// decoded from the call's arguments, for the tools that take it as a buffer
+// (nil for the others).
+func (ws *Workspace) runTool(ctx context.Context, tc toolConfig, tool, path string, call fantasy.ToolCall, content *string) (fantasy.ToolResponse, error) {
 	args := call.Input
 	if strings.TrimSpace(args) == "" {
 		args = "{}"
 	}
-	_, env, err := ws.call(ctx, callSpec{
-		tool: tool, args: args, output: outputTextRaw, timeout: tc.timeout,
-		path: path, logger: tc.logger,
-	})
+	if tool == ToolReadFile && ctx.Err() == nil {
+		if p, ok := onlyPath(args); ok {
+			if e := ws.outsideLexically(tool, p); e != nil {
+				ws.logCall(callSpec{tool: tool, path: path, logger: tc.logger}, e, 0)
+				return fantasy.NewTextErrorResponse(e.Text()), nil
+			}
+		}
+	}
+	cs := callSpec{tool: tool, args: args, output: outputTextRaw, timeout: tc.timeout, path: path, logger: tc.logger}
+	if content != nil && len(args) >= bufferedContentArgs && len(*content) <= ws.limits.MaxWriteBytes {
+		// Large content: fantasy has already decoded it from the JSON, so the
+		// library takes it as a buffer instead of decoding it again; the
+		// other arguments still go as the model sent them.
+		if rest, ok := withoutContent(args); ok {
+			cs.args, cs.content, cs.hasContent = rest, *content, true
+		}
+	}
+	_, env, err := ws.call(ctx, cs)
 	if err == nil {
 		if env.HasRaw {
 			return fantasy.NewTextResponse(env.Raw), nil
@@ -309,4 +334,68 @@ func (ws *Workspace) runTool(ctx context.Context, tc toolConfig, tool, path stri
 		return resp, err
 	}
 	return resp, nil
+}
+
+// bufferedContentArgs is the size of arguments from which the content goes to
+// the library as a buffer rather than inside the JSON.
+const bufferedContentArgs = 64 << 10
+
+// withoutContent returns the JSON object args without its "content" member,
+// when args is an object with exactly one "content" member, a string that
+// encoding/json and the library decode alike (no \u escape of a surrogate,
+// which encoding/json replaces and the library may refuse). ok is false
+// otherwise; the arguments then go to the library as they are.
+func withoutContent(args string) (rest string, ok bool) {
+	d := decoder{s: args}
+	if !d.object() {
+		return "", false
+	}
+	b := make([]byte, 0, 256)
+	b = append(b, '{')
+	found := false
+	for n := 0; ; {
+		start := d.i
+		key, more := d.field(&n)
+		if !more {
+			break
+		}
+		if key == "content" {
+			if found || d.peek() != '"' {
+				return "", false
+			}
+			from := d.i
+			d.skip()
+			if hasSurrogateEscape(args[from:d.i]) {
+				return "", false
+			}
+			found = true
+			continue
+		}
+		d.skip()
+		member := strings.TrimLeft(args[start:d.i], " \t\r\n,")
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, member...)
+	}
+	if !found || d.bad || d.peek() != 0 {
+		return "", false
+	}
+	return string(append(b, '}')), true
+}
+
+// hasSurrogateEscape reports whether a JSON string may hold a \u escape of a
+// UTF-16 surrogate (\uD800-\uDFFF). It may say yes for an escaped backslash
+// followed by such text: then the content simply goes inside the JSON.
+func hasSurrogateEscape(s string) bool {
+	for {
+		i := strings.Index(s, `\u`)
+		if i < 0 || i+3 >= len(s) {
+			return false
+		}
+		if c, d := s[i+2]|0x20, s[i+3]|0x20; c == 'd' && (d >= '8' && d <= '9' || d >= 'a' && d <= 'f') {
+			return true
+		}
+		s = s[i+2:]
+	}
 }

@@ -277,3 +277,54 @@ func TestToolFatalErrors(t *testing.T) {
 		t.Fatalf("closed = %+v, %v", resp, err)
 	}
 }
+
+// TestLargeToolContentAsBuffer: a fantasy write_file or append_file with
+// large content passes it to the library as a buffer, with the same result
+// and the same errors as inside the JSON.
+func TestLargeToolContentAsBuffer(t *testing.T) {
+	ws := openTest(t, Config{})
+	big := strings.Repeat("line \"quoted\" \\ é\n", bufferedContentArgs/16)
+	enc := string(appendJSONString(nil, big))
+	for _, c := range []struct {
+		tool, args string
+		want       string // "" for success: the file then holds the content
+	}{
+		{ToolWriteFile, `{"path":"w.txt","content":` + enc + `}`, ""},
+		{ToolWriteFile, ` { "content" : ` + enc + ` , "path" : "w2.txt" } `, ""},
+		{ToolAppendFile, `{"path":"a.txt","content":` + enc + `}`, ""},
+		{ToolWriteFile, `{"path":"w3.txt","content":` + enc + `,"bogus":1}`, "invalid_arguments: "},
+		{ToolWriteFile, `{"path":"../w4.txt","content":` + enc + `}`, "outside_workspace: "},
+	} {
+		if rest, ok := withoutContent(c.args); !ok || strings.Contains(rest, "content") {
+			t.Fatalf("withoutContent(%.60s...) = %q, %v", c.args, rest, ok)
+		}
+		resp, err := runTool(t, toolByName(t, Tools(ws), c.tool), bg, c.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.want != "" {
+			if !resp.IsError || !strings.HasPrefix(resp.Content, c.want) {
+				t.Fatalf("%s %.40s: %+v", c.tool, c.args, resp)
+			}
+			continue
+		}
+		var path struct {
+			Path string `json:"path"`
+		}
+		json.Unmarshal([]byte(c.args), &path)
+		if resp.IsError || readFile(t, filepath.Join(ws.Root(), path.Path)) != big {
+			t.Fatalf("%s %s: %+v", c.tool, path.Path, resp)
+		}
+	}
+	for _, args := range []string{
+		`{"path":"x","content":"a","content":"b"}`, `{"path":"x"}`, `{"path":"x","content":1}`,
+		`{"path":"x","content":"\ud83d\ude00"}`, `{"path":"x","content":"a"} x`, `[]`,
+	} {
+		if _, ok := withoutContent(args); ok {
+			t.Errorf("withoutContent(%s) accepted", args)
+		}
+	}
+	if rest, ok := withoutContent(`{"path":"x","content":"a\\\"b"}`); !ok || rest != `{"path":"x"}` {
+		t.Errorf("withoutContent = %q, %v", rest, ok)
+	}
+}

@@ -413,10 +413,23 @@ func (ws *Workspace) call(ctx context.Context, cs callSpec) (raw string, env *en
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if !ws.logged(cs) { // the usual case: no clock reads for a record nobody keeps
+		return ws.callC(ctx, cs)
+	}
 	start := time.Now()
 	raw, env, err = ws.callC(ctx, cs)
 	ws.logCall(cs, err, time.Since(start))
 	return raw, env, err
+}
+
+// logged reports whether cs's call may produce a log record (ok calls are
+// logged at Info, failures at Warn).
+func (ws *Workspace) logged(cs callSpec) bool {
+	logger := cs.logger
+	if logger == nil {
+		logger = ws.logger
+	}
+	return logger.Enabled(context.Background(), slog.LevelInfo) || logger.Enabled(context.Background(), slog.LevelWarn)
 }
 
 func (ws *Workspace) callC(ctx context.Context, cs callSpec) (string, *envelope, error) {
@@ -449,22 +462,16 @@ func (ws *Workspace) callC(ctx context.Context, cs callSpec) (string, *envelope,
 	}
 
 	var token uint64
-	var stop func() bool
-	var fired chan struct{}
+	var ct *contextToken
+	var release func()
+	var fired <-chan struct{}
 	if ctx.Done() != nil {
-		token = tokens.get()
+		var ok bool
+		if token, fired, ct, release, ok = cancelToken(ctx); !ok {
+			return failure(ctxError(cs.tool, ctx)) // it ended just now
+		}
 		opts = append(opts, `,"cancel_token":`...)
 		opts = strconv.AppendUint(opts, token, 10)
-		fired = make(chan struct{})
-		stop = context.AfterFunc(ctx, func() {
-			defer close(fired)
-			// A deadline is already enforced by timeout_ms, which makes the
-			// library report "timeout"; only a real cancellation cancels.
-			if _, hasDeadline := ctx.Deadline(); hasDeadline && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return
-			}
-			cCancelTokenCancel(token)
-		})
 	}
 	opts = append(opts, '}')
 
@@ -481,13 +488,10 @@ func (ws *Workspace) callC(ctx context.Context, cs callSpec) (string, *envelope,
 	raw := res.buf.String()
 	runtime.KeepAlive(ws)
 
-	if stop != nil {
-		if stop() {
-			tokens.put(token) // never cancelled: reusable
-		} else {
-			<-fired // the AfterFunc is running: let it finish before freeing
-			cCancelTokenFree(token)
-		}
+	if ct != nil {
+		ct.release()
+	} else if release != nil {
+		release()
 	}
 
 	env, perr := parseEnvelopeInto(&res.env, cs.tool, raw, cs.output, cs.data)
@@ -507,11 +511,129 @@ type callResult struct {
 	buf strings.Builder
 }
 
-// tokens keeps cancel tokens that were never cancelled, for reuse: a call
-// with a cancellable context then costs no wsfs_cancel_token_new and
-// wsfs_cancel_token_free. A token is in at most one call at a time, and one
-// that was cancelled (or might have been) is freed, never reused. The list
-// is bounded; tokens beyond it are freed.
+// Cancellation. The library stops a call when the call's cancel token is
+// cancelled, so a cancellable context needs a token that is cancelled when
+// the context is. A context usually makes many calls (an agent run), so the
+// token is made on its first call and kept for the context's life: a
+// context.AfterFunc, registered once, cancels it when the context is
+// cancelled and frees it when no call uses it any more. Every later call of
+// that context costs a map lookup. Contexts are told apart by their Done
+// channel (contexts derived with WithValue share their parent's, and its
+// cancellation). At most maxContextTokens contexts keep a token (one that
+// is dropped without ever being cancelled keeps its token until the
+// process ends); beyond them, a call takes a token from the pool below and
+// watches its context with an AfterFunc of its own.
+
+// contextTokens maps a context's Done channel to its *contextToken.
+var (
+	contextTokens     sync.Map
+	contextTokenCount atomic.Int64
+)
+
+const maxContextTokens = 1024
+
+// contextToken is the cancel token of one context.
+type contextToken struct {
+	token uint64
+	fired chan struct{} // closed once the context ended and the token was cancelled
+	mu    sync.Mutex
+	users int  // calls using the token now
+	ended bool // the context ended: the token is freed once users is 0
+}
+
+// cancelToken returns the token for a call with the cancellable ctx and the
+// channel closed once ctx's end has been passed on to the token. When the
+// call is over, the caller calls ct.release(), or release() if ct is nil.
+// ok is false if ctx has already ended (nothing to release then).
+func cancelToken(ctx context.Context) (token uint64, fired <-chan struct{}, ct *contextToken, release func(), ok bool) {
+	done := ctx.Done()
+	v, found := contextTokens.Load(done)
+	if !found {
+		if contextTokenCount.Load() >= maxContextTokens {
+			token, fired, release = callToken(ctx)
+			return token, fired, nil, release, true
+		}
+		ct := &contextToken{token: cCancelTokenNew(), fired: make(chan struct{})}
+		if v, found = contextTokens.LoadOrStore(done, ct); found {
+			cCancelTokenFree(ct.token) // another call of ctx was first
+		} else {
+			contextTokenCount.Add(1)
+			v = ct
+			context.AfterFunc(ctx, func() { ct.end(ctx, done) })
+		}
+	}
+	ct = v.(*contextToken)
+	ct.mu.Lock()
+	if ct.ended {
+		ct.mu.Unlock()
+		return 0, nil, nil, nil, false
+	}
+	ct.users++
+	ct.mu.Unlock()
+	return ct.token, ct.fired, ct, nil, true
+}
+
+// end runs when the context ends: the token is cancelled (unless the
+// context's deadline passed: the library already enforces the deadline as
+// timeout_ms and reports "timeout"), forgotten, and freed once unused.
+func (ct *contextToken) end(ctx context.Context, done <-chan struct{}) {
+	if !deadlinePassed(ctx) {
+		cCancelTokenCancel(ct.token)
+	}
+	close(ct.fired)
+	if contextTokens.CompareAndDelete(done, ct) {
+		contextTokenCount.Add(-1)
+	}
+	ct.mu.Lock()
+	ct.ended = true
+	unused := ct.users == 0
+	ct.mu.Unlock()
+	if unused {
+		cCancelTokenFree(ct.token)
+	}
+}
+
+func (ct *contextToken) release() {
+	ct.mu.Lock()
+	ct.users--
+	free := ct.ended && ct.users == 0
+	ct.mu.Unlock()
+	if free {
+		cCancelTokenFree(ct.token)
+	}
+}
+
+// deadlinePassed reports whether ctx ended because its deadline passed.
+func deadlinePassed(ctx context.Context) bool {
+	_, hasDeadline := ctx.Deadline()
+	return hasDeadline && errors.Is(ctx.Err(), context.DeadlineExceeded)
+}
+
+// callToken is cancelToken for one call, when too many contexts keep a
+// token: a token from the pool, and an AfterFunc watching ctx for the call.
+func callToken(ctx context.Context) (token uint64, fired <-chan struct{}, release func()) {
+	token = tokens.get()
+	f := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(f)
+		if !deadlinePassed(ctx) {
+			cCancelTokenCancel(token)
+		}
+	})
+	return token, f, func() {
+		if stop() {
+			tokens.put(token) // never cancelled: reusable
+		} else {
+			<-f // the AfterFunc is running: let it finish before freeing
+			cCancelTokenFree(token)
+		}
+	}
+}
+
+// tokens keeps cancel tokens that were never cancelled, for reuse by
+// callToken. A token is in at most one call at a time, and one that was
+// cancelled (or might have been) is freed, never reused. The list is
+// bounded; tokens beyond it are freed.
 var tokens tokenList
 
 type tokenList struct {

@@ -78,6 +78,10 @@ char *wsfs_workspace_close(uint64_t workspace);
  end) and `sha256` (of the whole file, lowercase hex, when it is at most `max_write_bytes`);
  `text` ends with a hint such as `[lines 1-2000 of 9120; continue with start_line=2001]`.
  A `start_line` past the end is `line_out_of_range`.
+ This returns the full envelope, which carries the content twice (`data.content` and
+ `text`); to read without that cost, call `wsfs_call_with_options(workspace, "read_file",
+ args_json, "{\"output\":\"data_raw\"}")`: the content then follows the JSON after one
+ newline, unescaped.
  The caller frees the result with `wsfs_string_free`.
 
  # Safety
@@ -180,6 +184,24 @@ char *wsfs_call_with_content(uint64_t workspace,
                              const char *options_json,
                              const char *content,
                              uintptr_t content_len);
+
+/*
+ Like `wsfs_call_with_content` (a NULL `content` means no buffer, as there), and also stores
+ the result's length in bytes, without its terminating NUL, in `*result_len` (when
+ `result_len` is not NULL), so a caller that copies the result need not scan it for its end
+ first. The result is the same NUL-terminated string as `wsfs_call_with_content`'s; the
+ caller frees it with `wsfs_string_free`.
+
+ # Safety
+ As `wsfs_call_with_content`; `result_len` must be NULL or point to a writable `size_t`.
+ */
+char *wsfs_call_sized(uint64_t workspace,
+                      const char *tool_name,
+                      const char *args_json,
+                      const char *options_json,
+                      const char *content,
+                      uintptr_t content_len,
+                      uintptr_t *result_len);
 
 /*
  Creates a cancel token (never 0) for `wsfs_call_with_options`. Free it with

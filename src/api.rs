@@ -3,7 +3,7 @@
 
 use crate::config::Config;
 use crate::dispatch::{self, CallOptions, Request};
-use crate::envelope;
+use crate::envelope::{self, Envelope};
 use crate::error::{ErrorCode, WsfsError};
 use crate::handles;
 use crate::workspace::Workspace;
@@ -61,6 +61,18 @@ pub fn call(
     options_json: Option<&str>,
     content: Option<&[u8]>,
 ) -> String {
+    call_envelope(id, tool, args_json, options_json, content).into_string()
+}
+
+/// [`call`], with the result as the C ABI hands it out (bytes without NUL, see
+/// `envelope::Envelope`).
+pub fn call_envelope(
+    id: u64,
+    tool: &str,
+    args_json: &str,
+    options_json: Option<&str>,
+    content: Option<&[u8]>,
+) -> Envelope {
     crate::logging::init();
     let req = Request {
         tool,
@@ -69,7 +81,7 @@ pub fn call(
     };
     match CallOptions::from_json(options_json) {
         Ok(options) => dispatch::call(id, &req, &options),
-        Err(e) => envelope::failure(&e),
+        Err(e) => envelope::failure_envelope(&e),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use crate::audit::{self, Finished, Notes};
 use crate::control::{token_flag, CallControl};
-use crate::envelope::{self, Output};
+use crate::envelope::{self, Envelope, Output};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::handles;
 use crate::hints;
@@ -49,14 +49,14 @@ pub struct Request<'a> {
 pub type ToolResult = (Box<dyn ToolOutput>, Vec<String>);
 
 /// Runs a request on workspace `id` and returns the envelope. Never panics on bad input.
-pub fn call(id: u64, req: &Request<'_>, options: &CallOptions) -> String {
+pub fn call(id: u64, req: &Request<'_>, options: &CallOptions) -> Envelope {
     let outcome = handles::get(id).and_then(|ws| {
         let ctl = control(&ws, options)?;
-        run(&ws, req, &ctl)
+        run(&ws, req, &ctl, options.output)
     });
     match outcome {
-        Ok((data, warnings)) => envelope::success(data.as_ref(), &warnings, options.output),
-        Err(e) => envelope::failure(&e),
+        Ok((data, warnings)) => envelope::success(data, &warnings, options.output),
+        Err(e) => envelope::failure_envelope(&e),
     }
 }
 
@@ -88,12 +88,12 @@ pub fn run_tool(
         args_json,
         content: None,
     };
-    run(ws, &req, ctl)
+    run(ws, &req, ctl, Output::Full)
 }
 
-fn run(ws: &Workspace, req: &Request<'_>, ctl: &CallControl) -> Result<ToolResult> {
+fn run(ws: &Workspace, req: &Request<'_>, ctl: &CallControl, output: Output) -> Result<ToolResult> {
     let started = ws.policy.audit.as_ref().map(|_| SystemTime::now());
-    let mut call = Call::new(ws, ctl, req.content);
+    let mut call = Call::new(ws, ctl, req.content, output);
     let mut result = run_entry(&mut call, req).map_err(|mut e| {
         if let (ErrorCode::PathNotFound, Some((anchor, rel))) = (e.code, &call.first_path) {
             let names = hints::similar_paths(ws, *anchor, rel, ctl);

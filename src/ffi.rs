@@ -7,20 +7,41 @@
 
 use crate::api;
 use crate::control;
-use std::ffi::{c_char, CStr, CString};
+use crate::envelope::{Envelope, FRONT_ROOM};
+use std::ffi::{c_char, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// Runs `body`, turning a panic into an `io_error` envelope, and hands the string to C.
-fn guard(body: impl FnOnce() -> String) -> *mut c_char {
-    let json = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| api::internal_error());
-    into_c_string(json)
+/// Runs `body`, turning a panic into an `io_error` envelope, and hands the result to C.
+fn guard<R: Into<Envelope>>(body: impl FnOnce() -> R) -> *mut c_char {
+    guard_sized(body).0
 }
 
-fn into_c_string(json: String) -> *mut c_char {
-    // serde_json escapes NUL as \u0000, so this only fails on a bug; never return NULL.
-    CString::new(json)
-        .unwrap_or_else(|_| c"{\"ok\":false,\"error\":{\"code\":\"io_error\",\"message\":\"result contained a NUL byte\"},\"text\":\"io_error: result contained a NUL byte\"}".to_owned())
-        .into_raw()
+/// [`guard`], also returning the length of the result (without its NUL).
+fn guard_sized<R: Into<Envelope>>(body: impl FnOnce() -> R) -> (*mut c_char, usize) {
+    let result = catch_unwind(AssertUnwindSafe(|| body().into()))
+        .unwrap_or_else(|_| Envelope::from(api::internal_error()));
+    into_c_string(result)
+}
+
+/// The result as a C string and its length, without scanning it for NUL again: an
+/// [`Envelope`] never holds one (strings become envelopes through `From<String>`, which scans
+/// them; a read's content was scanned while it was checked as text).
+///
+/// The string is the envelope's own buffer, neither copied nor shrunk: the C string starts
+/// [`FRONT_ROOM`] bytes into it, and those bytes hold the buffer's capacity, which is all
+/// [`wsfs_string_free`] needs to free it (no `strlen` over a large result, as
+/// `CString::from_raw` would make). A buffer with room for the NUL (a read's) is not grown.
+fn into_c_string(result: Envelope) -> (*mut c_char, usize) {
+    let mut buf = result.into_framed();
+    let len = buf.len() - FRONT_ROOM;
+    debug_assert!(memchr::memchr(0, &buf[FRONT_ROOM..]).is_none());
+    buf.push(0);
+    let capacity = buf.capacity() as u64;
+    buf[..FRONT_ROOM].copy_from_slice(&capacity.to_ne_bytes());
+    let mut buf = std::mem::ManuallyDrop::new(buf);
+    // SAFETY: the buffer is at least FRONT_ROOM + 1 bytes long, so the pointer stays inside it.
+    let s = unsafe { buf.as_mut_ptr().add(FRONT_ROOM) };
+    (s.cast::<c_char>(), len)
 }
 
 /// Borrows a C string argument as UTF-8, or returns the error envelope naming `param`.
@@ -108,16 +129,31 @@ unsafe fn call_tool_with_content(
     options_json: *const c_char,
     content: Option<&[u8]>,
 ) -> *mut c_char {
-    guard(|| {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { call_tool_sized(workspace, tool, args_json, options_json, content) }.0
+}
+
+/// [`call_tool_with_content`], also returning the result's length.
+///
+/// # Safety
+/// Each pointer must be NULL or a NUL-terminated string valid for the duration of the call.
+unsafe fn call_tool_sized(
+    workspace: u64,
+    tool: *const c_char,
+    args_json: *const c_char,
+    options_json: *const c_char,
+    content: Option<&[u8]>,
+) -> (*mut c_char, usize) {
+    guard_sized(|| -> Envelope {
         // SAFETY: forwarded from this function's contract.
         let tool = match unsafe { borrow_str(tool, "tool_name") } {
             Ok(tool) => tool,
-            Err(envelope) => return envelope,
+            Err(envelope) => return envelope.into(),
         };
         // SAFETY: forwarded from this function's contract.
         let args = match unsafe { borrow_str(args_json, "args_json") } {
             Ok(args) => args,
-            Err(envelope) => return envelope,
+            Err(envelope) => return envelope.into(),
         };
         let options = if options_json.is_null() {
             None
@@ -125,10 +161,10 @@ unsafe fn call_tool_with_content(
             // SAFETY: non-NULL, forwarded from this function's contract.
             match unsafe { borrow_str(options_json, "options_json") } {
                 Ok(options) => Some(options),
-                Err(envelope) => return envelope,
+                Err(envelope) => return envelope.into(),
             }
         };
-        api::call(workspace, tool, args, options, content)
+        api::call_envelope(workspace, tool, args, options, content)
     })
 }
 
@@ -140,6 +176,10 @@ unsafe fn call_tool_with_content(
 /// end) and `sha256` (of the whole file, lowercase hex, when it is at most `max_write_bytes`);
 /// `text` ends with a hint such as `[lines 1-2000 of 9120; continue with start_line=2001]`.
 /// A `start_line` past the end is `line_out_of_range`.
+/// This returns the full envelope, which carries the content twice (`data.content` and
+/// `text`); to read without that cost, call `wsfs_call_with_options(workspace, "read_file",
+/// args_json, "{\"output\":\"data_raw\"}")`: the content then follows the JSON after one
+/// newline, unescaped.
 /// The caller frees the result with `wsfs_string_free`.
 ///
 /// # Safety
@@ -305,6 +345,44 @@ pub unsafe extern "C" fn wsfs_call_with_content(
     unsafe { call_tool_with_content(workspace, tool_name, args_json, options_json, content) }
 }
 
+/// Like `wsfs_call_with_content` (a NULL `content` means no buffer, as there), and also stores
+/// the result's length in bytes, without its terminating NUL, in `*result_len` (when
+/// `result_len` is not NULL), so a caller that copies the result need not scan it for its end
+/// first. The result is the same NUL-terminated string as `wsfs_call_with_content`'s; the
+/// caller frees it with `wsfs_string_free`.
+///
+/// # Safety
+/// As `wsfs_call_with_content`; `result_len` must be NULL or point to a writable `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_call_sized(
+    workspace: u64,
+    tool_name: *const c_char,
+    args_json: *const c_char,
+    options_json: *const c_char,
+    content: *const c_char,
+    content_len: usize,
+    result_len: *mut usize,
+) -> *mut c_char {
+    let (result, len) = if !content.is_null() && content_len > isize::MAX as usize {
+        guard_sized(|| api::bad_input("content_len", "is larger than any buffer can be"))
+    } else {
+        let content = if content.is_null() {
+            None
+        } else {
+            // SAFETY: non-NULL, and the caller guarantees `content_len` readable bytes that
+            // stay valid and unmodified for the duration of the call.
+            Some(unsafe { std::slice::from_raw_parts(content.cast::<u8>(), content_len) })
+        };
+        // SAFETY: forwarded from this function's contract.
+        unsafe { call_tool_sized(workspace, tool_name, args_json, options_json, content) }
+    };
+    if !result_len.is_null() {
+        // SAFETY: non-NULL, and the caller guarantees it points to a writable size_t.
+        unsafe { result_len.write(len) };
+    }
+    result
+}
+
 /// Creates a cancel token (never 0) for `wsfs_call_with_options`. Free it with
 /// `wsfs_cancel_token_free` once no call uses it.
 #[no_mangle]
@@ -336,6 +414,11 @@ pub unsafe extern "C" fn wsfs_string_free(s: *mut c_char) {
     if s.is_null() {
         return;
     }
-    // SAFETY: `s` came from `CString::into_raw` in `into_c_string` and is freed only once.
-    drop(unsafe { CString::from_raw(s) });
+    // SAFETY: `s` came from `into_c_string`, FRONT_ROOM bytes into a Vec<u8> allocation whose
+    // capacity those bytes hold, and is freed only once.
+    unsafe {
+        let base = s.cast::<u8>().sub(FRONT_ROOM);
+        let capacity = u64::from_ne_bytes(base.cast::<[u8; FRONT_ROOM]>().read());
+        drop(Vec::from_raw_parts(base, 0, capacity as usize));
+    }
 }

@@ -235,6 +235,7 @@ impl Workspace {
     pub(crate) fn open_anchored_dir(&self, anchor: Anchor, rel: &Path) -> io::Result<DirRef<'_>> {
         match anchor {
             Anchor::Root if rel.as_os_str().is_empty() => Ok(DirRef::Root(&self.root_dir)),
+            Anchor::Root if leaves_root(rel) => Err(io::Error::from_raw_os_error(libc::EXDEV)),
             Anchor::Root => self.root_dir.open_dir(rel).map(DirRef::Opened),
             Anchor::Host => Dir::open_ambient_dir(Path::new("/").join(rel), ambient_authority())
                 .map(DirRef::Opened),
@@ -417,6 +418,16 @@ pub(crate) fn protected_location(real: &Path) -> Option<&'static Path> {
         .find(|p| real.starts_with(p))
 }
 
+/// Whether `rel` certainly leads out of the directory it is resolved beneath: it starts with
+/// `..`. The kernel refuses that too (`openat2(RESOLVE_BENEATH)` answers `EXDEV` for any `..`
+/// above the starting directory), so this only spares the system call, with the same error.
+/// It never decides that a path is inside: `a/../..` may be (when `a` is a symlink to a
+/// deeper directory), and is left to the kernel. Tool paths reach here with `.` components
+/// dropped, and an escaped name (`\x2e\x2e`) is never read back as `..` (see `names`).
+fn leaves_root(rel: &Path) -> bool {
+    rel.components().next() == Some(Component::ParentDir)
+}
+
 /// The wsfs temp-file names are reserved: no tool reads, writes or lists one.
 fn refuse_temp_name(leaf: &std::ffi::OsStr, display: &str) -> Result<()> {
     use std::os::unix::ffi::OsStrExt;
@@ -535,6 +546,34 @@ mod tests {
             .resolve(&ws.parse_path("a").unwrap(), Access::READ, false, &ctl)
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidPath);
+    }
+
+    /// A leading `..` is refused before any system call, with the error the kernel gives;
+    /// `..` further in is left to the kernel, which follows it physically.
+    #[test]
+    fn leading_parent_is_refused_without_the_kernel() {
+        assert!(leaves_root(Path::new("..")));
+        assert!(leaves_root(Path::new("../x")));
+        assert!(leaves_root(Path::new("../../x/y")));
+        assert!(!leaves_root(Path::new("a/../..")));
+        assert!(!leaves_root(Path::new("x")));
+        assert!(!leaves_root(Path::new("...")));
+        assert!(!leaves_root(Path::new("..x/y")));
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("ws/a/b")).unwrap();
+        std::os::unix::fs::symlink("a/b", tmp.path().join("ws/deep")).unwrap();
+        std::fs::write(tmp.path().join("ws/in.txt"), "in").unwrap();
+        let ws = workspace(&tmp.path().join("ws"));
+        let ctl = CallControl::new(Duration::from_secs(10), None);
+        for path in ["../x", "./../x", "..", "../ws/in.txt"] {
+            let p = ws.parse_path(path).unwrap();
+            let err = ws.resolve(&p, Access::READ, false, &ctl).unwrap_err();
+            assert_eq!(err.code, ErrorCode::OutsideWorkspace, "{path}");
+        }
+        // `deep/../..` is `a/b/../..` for the kernel: the root itself, inside.
+        let p = ws.parse_path("deep/../../in.txt").unwrap();
+        let located = ws.resolve(&p, Access::READ, false, &ctl).unwrap();
+        assert_eq!(located.leaf, Some(OsString::from("in.txt")));
     }
 
     #[test]

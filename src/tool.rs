@@ -4,6 +4,7 @@
 
 use crate::audit::{Change, Notes};
 use crate::control::CallControl;
+use crate::envelope::Output;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::workspace::{Anchor, ToolPath, Workspace};
 use schemars::JsonSchema;
@@ -19,6 +20,9 @@ pub struct Call<'a> {
     pub ctl: &'a CallControl,
     /// `wsfs_call_with_content`'s buffer; only tools with `CONTENT_BUFFER` ever see one.
     pub content_buffer: Option<&'a [u8]>,
+    /// The envelope the result will be put in: a tool whose result holds a large text may
+    /// keep room in front of it for the JSON head (see `ToolOutput::take_raw`).
+    pub output: Output,
     /// The paths this call named, as shown to the model, for the trace event.
     pub(crate) logged_paths: String,
     /// The first path this call named (where it resolves from, and the path below that), for
@@ -29,11 +33,17 @@ pub struct Call<'a> {
 }
 
 impl<'a> Call<'a> {
-    pub fn new(ws: &'a Workspace, ctl: &'a CallControl, content_buffer: Option<&'a [u8]>) -> Self {
+    pub fn new(
+        ws: &'a Workspace,
+        ctl: &'a CallControl,
+        content_buffer: Option<&'a [u8]>,
+        output: Output,
+    ) -> Self {
         Call {
             ws,
             ctl,
             content_buffer,
+            output,
             logged_paths: String::new(),
             first_path: None,
             audit: ws.policy.audit.as_ref().map(|_| Notes::default()),
@@ -129,9 +139,23 @@ pub trait ToolOutput: erased_serde::Serialize + Any + Send {
         out.push_str(&text);
     }
 
-    /// For the `data_raw` output mode: `data` without its bulk string, and that string, which
-    /// is sent unescaped after the JSON. `None` when the output has no such string.
-    fn split_raw(&self) -> Option<(Box<dyn erased_serde::Serialize + '_>, &str)> {
+    /// For the `data_raw` output mode: `data` without its bulk string ([`Self::raw_part`]),
+    /// which is sent unescaped after the JSON. `None` when the output has no such string.
+    fn raw_meta(&self) -> Option<Box<dyn erased_serde::Serialize + '_>> {
+        None
+    }
+
+    /// The bulk string [`Self::raw_meta`] leaves out.
+    fn raw_part(&self) -> &str {
+        ""
+    }
+
+    /// For the raw output modes: the buffer holding the raw part (`raw_part` for
+    /// `data_raw`, the text for `text_raw`), when exactly `room` bytes are reserved in front of
+    /// it for the JSON head and the separator (`envelope::raw_head_len`), so the result is built
+    /// around it without a copy. The output gives it up (it is not used afterwards). The raw
+    /// part must be text without NUL. `None` (the default) means: copy it.
+    fn take_raw(&mut self, _output: Output, _room: usize) -> Option<Vec<u8>> {
         None
     }
 }

@@ -166,3 +166,71 @@ fn truncated_text_raw_equals_the_full_text() {
         assert_eq!(split(&result).1, Some(expected), "{name}");
     }
 }
+
+/// `wsfs_call_sized` returns what `wsfs_call_with_content` returns, with its length: for a read
+/// built in place around the content, a copied one, a write with a buffer, and a failure.
+#[test]
+fn call_sized_gives_the_result_and_its_length() {
+    let fx = Fixture::new();
+    fx.write("a.txt", "x".repeat(5000));
+    fx.write("big.txt", "é".repeat(200_000));
+    let cases: [(&str, &str, &str, Option<&[u8]>); 5] = [
+        (
+            "read_file",
+            r#"{"path":"a.txt"}"#,
+            r#"{"output":"data_raw"}"#,
+            None,
+        ),
+        (
+            "read_file",
+            r#"{"path":"big.txt"}"#,
+            r#"{"output":"text_raw"}"#,
+            None,
+        ),
+        (
+            "read_file",
+            r#"{"path":"a.txt"}"#,
+            r#"{"output":"full"}"#,
+            None,
+        ),
+        ("write_file", r#"{"path":"w.txt"}"#, "{}", Some(b"hello")),
+        (
+            "read_file",
+            r#"{"path":"../x"}"#,
+            r#"{"output":"data_raw"}"#,
+            None,
+        ),
+    ];
+    for (tool, args, options, content) in cases {
+        let (t, a, o) = (cs(tool), cs(args), cs(options));
+        let (ptr, len) = content.map_or((ptr::null(), 0), |c| (c.as_ptr().cast(), c.len()));
+        let mut n = usize::MAX;
+        let sized = unsafe {
+            ffi::wsfs_call_sized(fx.ws, t.as_ptr(), a.as_ptr(), o.as_ptr(), ptr, len, &mut n)
+        };
+        let result = take_string(sized);
+        assert_eq!(n, result.len(), "{tool} {args} {options}");
+        if tool == "write_file" {
+            assert!(result.contains(r#""created":true"#), "{result}");
+            continue; // a second write would overwrite: nothing to compare with
+        }
+        let plain = take_string(unsafe {
+            ffi::wsfs_call_with_content(fx.ws, t.as_ptr(), a.as_ptr(), o.as_ptr(), ptr, len)
+        });
+        assert_eq!(result, plain, "{tool} {args} {options}");
+    }
+    // A NULL length pointer is allowed.
+    let (t, a) = (cs("list_dir"), cs("{}"));
+    let r = unsafe {
+        ffi::wsfs_call_sized(
+            fx.ws,
+            t.as_ptr(),
+            a.as_ptr(),
+            ptr::null(),
+            ptr::null(),
+            0,
+            ptr::null_mut(),
+        )
+    };
+    assert!(take_string(r).starts_with(r#"{"ok":true"#));
+}

@@ -8,7 +8,7 @@ use common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::io::Write;
-use std::os::unix::fs::symlink;
+use std::os::unix::fs::{symlink, OpenOptionsExt};
 
 const MIB: u64 = 1024 * 1024;
 
@@ -40,6 +40,61 @@ fn fifo_is_refused_at_once_by_every_tool() {
     }
     let names: Vec<_> = snapshot(&f.root).into_keys().collect();
     assert_eq!(names.len(), 3, "temp files left: {names:?}");
+}
+
+/// Special files are refused before anything opens them: a writer waiting in `open` for a
+/// FIFO's first reader is not let in by any tool (opening the FIFO, even without blocking,
+/// would count as that reader and wake it).
+#[test]
+fn a_waiting_fifo_writer_is_not_woken() {
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+    let f = Fixture::new();
+    mkfifo(&f.p("fifo"));
+    let path = f.p("fifo");
+    let (tid_tx, tid_rx) = mpsc::channel();
+    let (opened_tx, opened_rx) = mpsc::channel();
+    let writer = std::thread::spawn(move || {
+        tid_tx.send(unsafe { libc::gettid() }).unwrap();
+        // Blocks until a reader opens the FIFO.
+        let opened = fs::OpenOptions::new().write(true).open(&path);
+        opened_tx.send(()).ok();
+        opened
+    });
+    // Wait until the writer is blocked in openat (syscall 257 on x86-64, 56 on aarch64).
+    let tid = tid_rx.recv().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let sc = fs::read_to_string(format!("/proc/self/task/{tid}/syscall")).unwrap_or_default();
+        if sc.starts_with("257 ") || sc.starts_with("56 ") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the writer never blocked in open: {sc}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for tool in ["read_file", "write_file", "append_file", "edit_file"] {
+        assert_err(
+            &call(f.ws, tool, args_for(tool, "fifo", "x", "y")),
+            "not_a_file",
+        );
+    }
+    let range = json!({"path": "fifo", "start_line": 1});
+    assert_err(&call(f.ws, "read_file", range), "not_a_file");
+    assert!(
+        opened_rx.recv_timeout(Duration::from_millis(200)).is_err(),
+        "a tool opened the FIFO: its waiting writer was let in"
+    );
+    // Let the writer in, so its thread ends.
+    let _reader = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(f.p("fifo"))
+        .unwrap();
+    opened_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    writer.join().unwrap().unwrap();
 }
 
 #[test]

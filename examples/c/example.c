@@ -1,4 +1,5 @@
 #include <stdio.h>
+#include <string.h>
 #include "wsfs.h"
 
 int main(void) {
@@ -9,6 +10,13 @@ int main(void) {
 
     char *r = wsfs_write_file(ws, "{\"path\": \"notes/hello.txt\", \"content\": \"hi\\n\"}");
     puts(r);
+    wsfs_string_free(r);
+
+    /* Reads: the content after the first '\n', outside the JSON (see "Reading files"). */
+    r = wsfs_call_with_options(ws, "read_file", "{\"path\": \"notes/hello.txt\"}",
+                               "{\"output\": \"data_raw\"}");
+    char *nl = strchr(r, '\n');
+    printf("content: %s", nl ? nl + 1 : r);   /* content: hi */
     wsfs_string_free(r);
 
     r = wsfs_call(ws, "read_file", "{\"path\": \"../../etc/passwd\"}");

@@ -3,6 +3,7 @@ package benchmarks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -195,6 +196,9 @@ func TestBaselineMatchesWsfs(t *testing.T) {
 		wsfs.WriteFileInput{Path: "mode.txt", Content: "still private"},
 		wsfs.WriteFileInput{Path: "link", Content: "through the link"},
 		wsfs.WriteFileInput{Path: "one.txt", Content: "1"},
+		wsfs.WriteFileInput{Path: "bad.txt", Content: "bad \xff byte"},
+		wsfs.AppendFileInput{Path: "bad.txt", Content: "\xfe"},
+		wsfs.EditFileInput{Path: "a.txt", OldText: "one", NewText: "\xff"},
 		wsfs.AppendFileInput{Path: "nonl.txt", Content: "+more"},
 		wsfs.AppendFileInput{Path: "fresh/log.txt", Content: "first\n"},
 		wsfs.AppendFileInput{Path: "hard.txt", Content: "x"},
@@ -266,4 +270,74 @@ func TestBaselineToolsMatchWsfsTools(t *testing.T) {
 			t.Fatalf("%s %s:\nwsfs     %q\nbaseline %q", c.tool, c.input, want.Content, got.Content)
 		}
 	}
+}
+
+// TestBenchCasesMatch runs every benchmarked case once through wsfs and the
+// Baseline, typed and as fantasy tools, each on its own copy of the case's
+// files, and requires identical results: the same data and text (paths
+// differ only by the layer's directory), or the same error code, and for
+// outside_workspace the same text. So the benchmark compares two
+// implementations of the same contract, case by case.
+func TestBenchCasesMatch(t *testing.T) {
+	e := benchEnv(t)
+	for _, c := range e.Fx.Manifest.Cases {
+		m, err := e.on(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pair := range [][2]string{{PathTyped, PathBaseline}, {PathFantasy, PathBaselineFantasy}} {
+			for _, p := range pair {
+				must(t, e.Fx.Reset(c, p))
+			}
+			wsCalls, err := e.calls(c, pair[0])
+			must(t, err)
+			baseCalls, err := e.calls(c, pair[1])
+			must(t, err)
+			same := func(s string) string { return strings.ReplaceAll(s, "/"+pair[1]+"/", "/"+pair[0]+"/") }
+			for i := range wsCalls {
+				if pair[0] == PathTyped {
+					want, werr := typedCall(bg, m.WS, wsCalls[i].in)
+					got, gerr := typedCall(bg, m.Base, baseCalls[i].in)
+					if code(werr) != code(gerr) {
+						t.Fatalf("%s: wsfs error %v, baseline error %v", c.Name, werr, gerr)
+					}
+					if werr != nil {
+						if code(werr) == wsfs.CodeOutsideWorkspace && werr.Error() != gerr.Error() {
+							t.Fatalf("%s: wsfs %q, baseline %q", c.Name, werr, gerr)
+						}
+						continue
+					}
+					w, g := normalize(want), relayer(normalize(got), same)
+					if !reflect.DeepEqual(w, g) {
+						t.Fatalf("%s:\nwsfs     %.600s\nbaseline %.600s", c.Name, fmt.Sprintf("%+v", w), fmt.Sprintf("%+v", g))
+					}
+					continue
+				}
+				call := func(tools map[string]fantasy.AgentTool, args string) fantasy.ToolResponse {
+					resp, err := tools[c.Tool].Run(bg, fantasy.ToolCall{ID: "1", Name: c.Tool, Input: args})
+					must(t, err)
+					return resp
+				}
+				want, got := call(m.Tools, wsCalls[i].args), call(m.BTools, baseCalls[i].args)
+				wc, _, _ := strings.Cut(want.Content, ":")
+				gc, _, _ := strings.Cut(got.Content, ":")
+				if want.IsError != got.IsError || (want.IsError && wc != gc) ||
+					((!want.IsError || wc == string(wsfs.CodeOutsideWorkspace)) && want.Content != same(got.Content)) {
+					t.Fatalf("%s (fantasy):\nwsfs     %.300q\nbaseline %.300q", c.Name, want.Content, got.Content)
+				}
+			}
+		}
+	}
+}
+
+// relayer applies f to the Path and Text of a result struct.
+func relayer(v any, f func(string) string) any {
+	rv := reflect.New(reflect.TypeOf(v)).Elem()
+	rv.Set(reflect.ValueOf(v))
+	for _, name := range []string{"Path", "Text"} {
+		if fv := rv.FieldByName(name); fv.IsValid() && fv.Kind() == reflect.String {
+			fv.SetString(f(fv.String()))
+		}
+	}
+	return rv.Interface()
 }

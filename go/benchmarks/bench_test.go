@@ -9,10 +9,11 @@ import (
 )
 
 var (
-	fxOnce sync.Once
-	fx     *Fixture
-	fxErr  error
-	fxTemp string // removed by TestMain when we created it
+	fxOnce  sync.Once
+	fx      *Fixture
+	fxErr   error
+	fxTemp  string // removed by TestMain when we created it
+	fxTmpfs string // likewise, on tmpfs
 
 	envOnce sync.Once
 	env     *Env
@@ -24,25 +25,36 @@ func TestMain(m *testing.M) {
 	if env != nil {
 		env.Close()
 	}
-	if fxTemp != "" {
-		os.RemoveAll(fxTemp)
+	for _, d := range []string{fxTemp, fxTmpfs} {
+		if d != "" {
+			os.RemoveAll(d)
+		}
 	}
 	os.Exit(code)
 }
 
 // fixture returns the fixture in $WSFS_BENCH_DIR (built there if missing,
 // full scale if WSFS_BENCH_FULL=1), or a small one in a temporary directory.
+// A temporary fixture has tmpfs cases if WSFS_BENCH_TMPFS names a directory
+// on tmpfs (such as /dev/shm).
 func fixture(tb testing.TB) *Fixture {
 	tb.Helper()
 	fxOnce.Do(func() {
 		dir := os.Getenv("WSFS_BENCH_DIR")
+		tmpfs := ""
 		if dir == "" {
 			if dir, fxErr = os.MkdirTemp("", "wsfs-bench-"); fxErr != nil {
 				return
 			}
 			fxTemp = dir
+			if t := os.Getenv("WSFS_BENCH_TMPFS"); t != "" {
+				if tmpfs, fxErr = os.MkdirTemp(t, "wsfs-bench-"); fxErr != nil {
+					return
+				}
+				fxTmpfs = tmpfs
+			}
 		}
-		fx, fxErr = BuildFixture(dir, os.Getenv("WSFS_BENCH_FULL") == "1", os.Stderr)
+		fx, fxErr = BuildFixture(dir, os.Getenv("WSFS_BENCH_FULL") == "1", tmpfs, os.Stderr)
 	})
 	if fxErr != nil {
 		tb.Fatalf("fixture: %v", fxErr)

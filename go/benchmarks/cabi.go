@@ -2,8 +2,8 @@ package benchmarks
 
 // The "cgo" layer: the library called straight through cgo the way the wsfs
 // package calls it (go/cgo.go: tool, arguments and options in one Go buffer
-// read in place, write_file/append_file content passed in place with
-// wsfs_call_with_content, the result's length taken in C and the result
+// read in place, write_file/append_file content passed in place, the call
+// made with wsfs_call_sized, which gives the result's length, and the result
 // copied once), but without the package's validation, context handling and
 // decoding. The difference between this layer and the Rust bench's C ABI
 // layer is the cost of cgo itself; the difference between it and the typed
@@ -24,10 +24,9 @@ typedef struct {
 
 static bench_string bench_call(uint64_t workspace, const char *tool, const char *args,
 		const char *options, int with_content, const char *content, size_t content_len) {
-	char *s = with_content
-		? wsfs_call_with_content(workspace, tool, args, options, content ? content : "", content_len)
-		: wsfs_call_with_options(workspace, tool, args, options);
-	bench_string r = { s, s ? strlen(s) : 0 };
+	bench_string r = { NULL, 0 };
+	r.s = wsfs_call_sized(workspace, tool, args, options,
+		with_content ? (content ? content : "") : NULL, content_len, &r.len);
 	return r;
 }
 */

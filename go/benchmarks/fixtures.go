@@ -33,10 +33,25 @@ const (
 	PathBaselineFantasy = "baseline_fantasy"
 	// PathFloor: the system calls alone (Floor).
 	PathFloor = "floor"
+	// PathBaselineAA: the Baseline again, on its own files: the A/A control
+	// (baseline against itself) shows the noise of the paired measurement.
+	PathBaselineAA = "baseline_aa"
+	// PathTypedBackground and PathFantasyBackground: the typed API and the
+	// fantasy tools with context.Background() instead of a cancellable
+	// context, to measure what cancellation costs.
+	PathTypedBackground   = "typed_bg"
+	PathFantasyBackground = "fantasy_bg"
 )
 
 // GoPaths are the paths the Go benchmarks measure, in table order.
-var GoPaths = []string{PathFloor, PathBaseline, PathBaselineFantasy, PathCgoTyped, PathCgoFantasy, PathTyped, PathFantasy}
+var GoPaths = []string{PathFloor, PathBaseline, PathBaselineAA, PathBaselineFantasy, PathCgoTyped, PathCgoFantasy, PathTyped, PathFantasy}
+
+// Filesystems a case's workspace can be on: the scratch disk (ext4 here),
+// or tmpfs, where fsync costs nothing and a write's CPU cost shows.
+const (
+	FSDisk  = ""
+	FSTmpfs = "tmpfs"
+)
 
 // RustLayers are the layers the Rust bench (benches/layers.rs) measures:
 // wsfs::run_tool (core), and the C ABI called as the typed API calls it and
@@ -99,8 +114,16 @@ type Case struct {
 	// ExpectEntries and ExpectTotal (list_dir).
 	ExpectEntries int `json:"expect_entries,omitempty"`
 	ExpectTotal   int `json:"expect_total,omitempty"`
+	// ExpectCode (a failing case) is the error code the call must return.
+	ExpectCode string `json:"expect_code,omitempty"`
+	// FS is the filesystem of the case's workspace: FSDisk or FSTmpfs.
+	FS string `json:"fs,omitempty"`
 	// FullOnly cases need the full-scale fixture (bench/run.sh without --short).
 	FullOnly bool `json:"full_only,omitempty"`
+	// Probe cases measure one thing only, the cost of a cancellable context
+	// (ContextComparisons): a call the library refuses after reading its
+	// options and arguments, without touching a file.
+	Probe bool `json:"probe,omitempty"`
 	// Warm is the small case of the same tool run once before a peak-RSS
 	// measurement, so one-time initialisation is not counted.
 	Warm string `json:"warm"`
@@ -115,10 +138,13 @@ type Manifest struct {
 	Version int    `json:"version"`
 	Full    bool   `json:"full"`
 	WS      string `json:"workspace"`
+	// WSTmpfs is the absolute path of the workspace on tmpfs, for the cases
+	// with FS == FSTmpfs ("" when the fixture has none).
+	WSTmpfs string `json:"workspace_tmpfs,omitempty"`
 	Cases   []Case `json:"cases"`
 }
 
-const manifestVersion = 3
+const manifestVersion = 4
 
 // Edit markers: equal length, each unique in its file.
 const (
@@ -133,6 +159,8 @@ const (
 	entries10k  = 10_000
 	entries50   = 50
 	sparseSize  = 10 << 30
+	// text1m.txt is read capped at max_read_bytes.
+	size1m = 1 << 20
 	// text64m.txt is this block repeated 64 times.
 	block64m  = 1 << 20
 	blocks64m = 64
@@ -148,14 +176,18 @@ func AllCases() []Case {
 	cases := []Case{
 		{Name: "read_4k", Tool: "read_file", Desc: "read_file, 4 KiB text file", Path: "small/f4k.txt",
 			ExpectOK: true, ExpectBytes: 4 << 10, Warm: "read_4k"},
-		{Name: "read_64m_capped", Tool: "read_file", Desc: "read_file, 64 MiB text file (capped at 256 KiB)", Path: "big/text64m.txt",
+		{Name: "read_1m_capped", Tool: "read_file", Desc: "read_file, 256 KiB of a 1 MiB text file (capped)", Path: "big/text1m.txt",
 			ExpectOK: true, ExpectBytes: DefaultMaxReadBytes, Warm: "read_4k"},
 		{Name: "read_range_64m", Tool: "read_file", Desc: "read_file, 64 MiB text file, lines 500000-500100 (a range)", Path: "big/text64m.txt",
 			StartLine: rangeStart, MaxLines: rangeLines, ExpectOK: true, ExpectBytes: rangeBytes(text(block64m), blocks64m, rangeStart, rangeLines), Warm: "read_4k"},
 		{Name: "read_sparse10g_text", Tool: "read_file", Desc: "read_file, 10 GiB sparse file, first 256 KiB text (capped)", Path: "big/sparse10g_text.txt",
 			ExpectOK: true, ExpectBytes: DefaultMaxReadBytes, Warm: "read_4k"},
 		{Name: "read_sparse10g_zeros", Tool: "read_file", Desc: "read_file, 10 GiB sparse file of zeros (refused as binary)", Path: "big/sparse10g_zeros.bin",
-			ExpectOK: false, Warm: "read_4k"},
+			ExpectOK: false, ExpectCode: "io_error", Warm: "read_4k"},
+		{Name: "ctx_probe", Tool: "read_file", Desc: "read_file with max_lines 20000 (refused: invalid_arguments), the context's cost alone", Path: "small/f4k.txt",
+			MaxLines: 20_000, ExpectOK: false, ExpectCode: "invalid_arguments", Probe: true, Warm: "read_4k"},
+		{Name: "refuse_outside", Tool: "read_file", Desc: "read_file `../outside.txt` (refused: outside_workspace)", Path: "../outside.txt",
+			ExpectOK: false, ExpectCode: "outside_workspace", Warm: "read_4k"},
 		{Name: "write_4k", Tool: "write_file", Desc: "write_file, 4 KiB (overwrite)", Path: "mut/{layer}/w4k.txt",
 			ContentFile: "templates/c4k.txt", ResetFrom: "templates/c4k.txt", ExpectOK: true, Warm: "write_4k"},
 		{Name: "write_1m", Tool: "write_file", Desc: "write_file, 1 MiB (overwrite)", Path: "mut/{layer}/w1m.txt",
@@ -175,6 +207,18 @@ func AllCases() []Case {
 		{Name: "list_1m", Tool: "list_dir", Desc: "list_dir, first 500 of 1M entries", Path: "list/d1m",
 			ExpectOK: true, ExpectEntries: limit, ExpectTotal: entries1M, FullOnly: true, Warm: "list_50"},
 	}
+	// The change tools again on tmpfs, where their CPU cost is not hidden
+	// behind fsync.
+	var onTmpfs []Case
+	for _, c := range cases {
+		if c.Tool == "write_file" || c.Tool == "append_file" || c.Tool == "edit_file" {
+			c.Name += "_tmpfs"
+			c.Desc += ", tmpfs"
+			c.FS = FSTmpfs
+			onTmpfs = append(onTmpfs, c)
+		}
+	}
+	cases = append(cases, onTmpfs...)
 	for i := range cases {
 		cases[i].Typed, cases[i].Fantasy = typedMode(cases[i]), fantasyMode
 	}
@@ -191,8 +235,16 @@ type Fixture struct {
 	content map[string]string
 }
 
-// WS is the workspace root.
+// WS is the workspace root on the scratch disk.
 func (fx *Fixture) WS() string { return filepath.Join(fx.Dir, fx.Manifest.WS) }
+
+// WSOf is the workspace root of c (on disk or on tmpfs).
+func (fx *Fixture) WSOf(c Case) string {
+	if c.FS == FSTmpfs {
+		return fx.Manifest.WSTmpfs
+	}
+	return fx.WS()
+}
 
 // Case returns the case named name.
 func (fx *Fixture) Case(name string) (Case, bool) {
@@ -239,7 +291,7 @@ func (fx *Fixture) Reset(c Case, layer string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(fx.WS(), fx.ToolPath(c, layer)), b, 0o644)
+	return os.WriteFile(filepath.Join(fx.WSOf(c), fx.ToolPath(c, layer)), b, 0o644)
 }
 
 // LoadFixture reads dir/manifest.json.
@@ -260,12 +312,14 @@ func LoadFixture(dir string) (*Fixture, error) {
 
 // BuildFixture creates the fixture in dir (which may exist) unless a fixture
 // of at least the requested scale is already there. full adds the 100k-
-// and 1M-entry directories. Progress goes to log (may be nil).
-func BuildFixture(dir string, full bool, log io.Writer) (*Fixture, error) {
+// and 1M-entry directories; tmpfs, if not "", is a directory on tmpfs for
+// the tmpfs cases' workspace (without it they are left out). Progress goes
+// to log (may be nil).
+func BuildFixture(dir string, full bool, tmpfs string, log io.Writer) (*Fixture, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	if fx, err := LoadFixture(dir); err == nil && (fx.Manifest.Full || !full) {
+	if fx, err := LoadFixture(dir); err == nil && (fx.Manifest.Full || !full) && (fx.Manifest.WSTmpfs != "" || tmpfs == "") {
 		return fx, nil
 	}
 	start := time.Now()
@@ -276,9 +330,21 @@ func BuildFixture(dir string, full bool, log io.Writer) (*Fixture, error) {
 			return nil, err
 		}
 	}
-	for _, layer := range append(append([]string(nil), GoPaths...), RustLayers...) {
-		if err := os.MkdirAll(filepath.Join(ws, "mut", layer), 0o755); err != nil {
+	wsTmpfs := ""
+	if tmpfs != "" {
+		var err error
+		if wsTmpfs, err = filepath.Abs(filepath.Join(tmpfs, "ws")); err != nil {
 			return nil, err
+		}
+	}
+	for _, root := range []string{ws, wsTmpfs} {
+		for _, layer := range append(append([]string(nil), GoPaths...), RustLayers...) {
+			if root == "" {
+				continue
+			}
+			if err := os.MkdirAll(filepath.Join(root, "mut", layer), 0o755); err != nil {
+				return nil, err
+			}
 		}
 	}
 
@@ -295,6 +361,7 @@ func BuildFixture(dir string, full bool, log io.Writer) (*Fixture, error) {
 		{filepath.Join(tmpl, "edit4k.txt"), edit4k},
 		{filepath.Join(tmpl, "edit1m.txt"), edit1m},
 		{filepath.Join(ws, "small", "f4k.txt"), text(4 << 10)},
+		{filepath.Join(ws, "big", "text1m.txt"), text(size1m)},
 	}
 	for _, f := range files {
 		if err := os.WriteFile(f.path, f.data, 0o644); err != nil {
@@ -330,11 +397,11 @@ func BuildFixture(dir string, full bool, log io.Writer) (*Fixture, error) {
 
 	var cases []Case
 	for _, c := range AllCases() {
-		if full || !c.FullOnly {
+		if (full || !c.FullOnly) && (c.FS != FSTmpfs || wsTmpfs != "") {
 			cases = append(cases, c)
 		}
 	}
-	m := Manifest{Version: manifestVersion, Full: full, WS: "ws", Cases: cases}
+	m := Manifest{Version: manifestVersion, Full: full, WS: "ws", WSTmpfs: wsTmpfs, Cases: cases}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return nil, err

@@ -6,8 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // Floor performs, for each tool, only the system calls the contract needs,
@@ -19,14 +24,20 @@ import (
 //     range of lines: openat, fstat, reads of 64 KiB to the end of the file
 //     (the contract counts every line of a file up to 64 MiB), newlines
 //     counted and the range's bytes copied out, close;
-//   - write_file: openat + flock + fstat of the existing file, openat of a
-//     temp file (O_EXCL), write, fchown, fchmod, fsync, close, renameat,
-//     openat + fsync + close of the directory, close;
+//   - write_file: openat + flock + fstat of the existing file, openat of an
+//     unnamed temp file (O_TMPFILE), write, fchown, fchmod, fsync, linkat
+//     under a temp name, close, renameat, openat + fsync + close of the
+//     directory, close;
 //   - append_file: openat(O_APPEND), fstat, flock, write, fdatasync, close;
 //   - edit_file: openat, fstat, flock, read, the write_file sequence for the
 //     new content (the replacement is a copy at a known offset: no search);
 //   - list_dir: openat(O_DIRECTORY), getdents64 until the end, newfstatat of
-//     the first MaxListEntries names returned (no sorting), close.
+//     the first MaxListEntries names returned (no sorting), close;
+//   - a refusal of a path that leaves the workspace ("../x"): no system
+//     call at all (a lexical check).
+//
+// The time spent in fsync and fdatasync by the last call is kept
+// (LastFsync), for the fsync share of the writes.
 //
 // Confinement is not part of the floor: openat resolves the multi-component
 // path in one call without RESOLVE_BENEATH.
@@ -38,6 +49,26 @@ type Floor struct {
 	arena  []byte // NUL-terminated names to lstat
 	offs   []int
 	limits struct{ read, write, list int }
+	fsync  time.Duration // spent in fsync/fdatasync by the last call
+}
+
+// LastFsync is the time the last call spent in fsync and fdatasync.
+func (f *Floor) LastFsync() time.Duration { return f.fsync }
+
+// timedSync runs fsync or fdatasync and adds its time to f.fsync.
+func (f *Floor) timedSync(sync func(int) error, fd int) error {
+	t := time.Now()
+	err := sync(fd)
+	f.fsync += time.Since(t)
+	return err
+}
+
+// Refuse refuses rel if it starts with "..": what a lexical pre-check costs.
+func (f *Floor) Refuse(rel string) error {
+	if rel == ".." || strings.HasPrefix(rel, "../") {
+		return nil
+	}
+	return fmt.Errorf("floor: %s is not certainly outside", rel)
 }
 
 // OpenFloor opens dir as the floor's root directory.
@@ -154,6 +185,7 @@ func (f *Floor) ReadRange(rel string, start, n int) (int, error) {
 
 // Write replaces rel with content.
 func (f *Floor) Write(rel string, content []byte) error {
+	f.fsync = 0
 	lfd, err := syscall.Openat(f.root, rel, openRead, 0)
 	var st *syscall.Stat_t
 	if err == nil {
@@ -172,7 +204,9 @@ func (f *Floor) Write(rel string, content []byte) error {
 func (f *Floor) replace(rel string, content []byte, keep *syscall.Stat_t) error {
 	dir := path.Dir(rel)
 	tmp := path.Join(dir, ".floor.tmp")
-	tfd, err := syscall.Openat(f.root, tmp, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, 0o644)
+	// An unnamed temp file, as the contract asks (a crash before the commit
+	// leaves nothing), linked under a temp name and renamed over rel.
+	tfd, err := syscall.Openat(f.root, dir, syscall.O_WRONLY|unix.O_TMPFILE|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
 		return err
 	}
@@ -182,7 +216,10 @@ func (f *Floor) replace(rel string, content []byte, keep *syscall.Stat_t) error 
 		err = syscall.Fchmod(tfd, keep.Mode&0o7777)
 	}
 	if err == nil {
-		err = syscall.Fsync(tfd)
+		err = f.timedSync(syscall.Fsync, tfd)
+	}
+	if err == nil {
+		err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(tfd), f.root, tmp, unix.AT_SYMLINK_FOLLOW)
 	}
 	syscall.Close(tfd)
 	if err == nil {
@@ -197,11 +234,12 @@ func (f *Floor) replace(rel string, content []byte, keep *syscall.Stat_t) error 
 		return err
 	}
 	defer syscall.Close(dfd)
-	return syscall.Fsync(dfd)
+	return f.timedSync(syscall.Fsync, dfd)
 }
 
 // Append appends content to rel with O_APPEND.
 func (f *Floor) Append(rel string, content []byte) error {
+	f.fsync = 0
 	fd, err := syscall.Openat(f.root, rel, syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CREAT|syscall.O_NONBLOCK|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
 		return err
@@ -217,12 +255,13 @@ func (f *Floor) Append(rel string, content []byte) error {
 	if err := writeFull(fd, content); err != nil {
 		return err
 	}
-	return syscall.Fdatasync(fd)
+	return f.timedSync(syscall.Fdatasync, fd)
 }
 
 // Edit copies replacement over rel's bytes at offset and writes the file back
 // atomically. The caller knows the offset (found once, outside the timing).
 func (f *Floor) Edit(rel string, offset int, replacement []byte) error {
+	f.fsync = 0
 	fd, err := syscall.Openat(f.root, rel, openRead, 0)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -12,9 +13,10 @@ import (
 	wsfs "github.com/wsfs/wsfs/go"
 )
 
-// Env holds everything the benchmarks call: one wsfs workspace (typed API and
-// fantasy tools), a raw cgo handle, the Baseline (typed and fantasy) and the
-// Floor, all on the same fixture workspace.
+// Env holds everything the benchmarks call, on the same fixture: for each
+// workspace (the one on the scratch disk, and the one on tmpfs if the
+// fixture has it) one wsfs workspace (typed API and fantasy tools), a raw cgo
+// handle, the Baseline (typed and fantasy) and the Floor.
 type Env struct {
 	Fx *Fixture
 	// Ctx is cancellable, as an agent run's context is: the typed API and
@@ -22,6 +24,12 @@ type Env struct {
 	Ctx    context.Context
 	cancel context.CancelFunc
 
+	*Impls        // on the scratch disk
+	Tmpfs  *Impls // on tmpfs; nil if the fixture has no tmpfs workspace
+}
+
+// Impls are the implementations opened on one workspace directory.
+type Impls struct {
 	WS     *wsfs.Workspace
 	Tools  map[string]fantasy.AgentTool
 	Raw    *RawWorkspace
@@ -30,46 +38,82 @@ type Env struct {
 	Floor  *Floor
 }
 
-// NewEnv opens every implementation on fx's workspace.
+// NewEnv opens every implementation on fx's workspaces.
 func NewEnv(fx *Fixture) (*Env, error) {
 	e := &Env{Fx: fx}
 	e.Ctx, e.cancel = context.WithCancel(context.Background())
 	var err error
-	if e.WS, err = wsfs.Open(wsfs.Config{Root: fx.WS()}); err != nil {
-		return nil, err
-	}
-	e.Tools = toolMap(wsfs.Tools(e.WS))
-	if e.Raw, err = OpenRaw(fx.WS()); err != nil {
+	if e.Impls, err = openImpls(fx.WS()); err != nil {
 		e.Close()
 		return nil, err
 	}
-	if e.Base, err = OpenBaseline(fx.WS(), wsfs.Limits{}); err != nil {
-		e.Close()
-		return nil, err
-	}
-	e.BTools = toolMap(BaselineTools(e.Base))
-	if e.Floor, err = OpenFloor(fx.WS()); err != nil {
-		e.Close()
-		return nil, err
+	if fx.Manifest.WSTmpfs != "" {
+		if e.Tmpfs, err = openImpls(fx.Manifest.WSTmpfs); err != nil {
+			e.Close()
+			return nil, err
+		}
 	}
 	return e, nil
+}
+
+func openImpls(dir string) (*Impls, error) {
+	m := &Impls{}
+	var err error
+	if m.WS, err = wsfs.Open(wsfs.Config{Root: dir}); err != nil {
+		return nil, err
+	}
+	m.Tools = toolMap(wsfs.Tools(m.WS))
+	if m.Raw, err = OpenRaw(dir); err != nil {
+		m.Close()
+		return nil, err
+	}
+	if m.Base, err = OpenBaseline(dir, wsfs.Limits{}); err != nil {
+		m.Close()
+		return nil, err
+	}
+	m.BTools = toolMap(BaselineTools(m.Base))
+	if m.Floor, err = OpenFloor(dir); err != nil {
+		m.Close()
+		return nil, err
+	}
+	return m, nil
 }
 
 // Close releases everything.
 func (e *Env) Close() {
 	e.cancel()
-	if e.WS != nil {
-		e.WS.Close()
+	for _, m := range []*Impls{e.Impls, e.Tmpfs} {
+		if m != nil {
+			m.Close()
+		}
 	}
-	if e.Raw != nil {
-		e.Raw.Close()
+}
+
+// Close releases the implementations.
+func (m *Impls) Close() {
+	if m.WS != nil {
+		m.WS.Close()
 	}
-	if e.Base != nil {
-		e.Base.Close()
+	if m.Raw != nil {
+		m.Raw.Close()
 	}
-	if e.Floor != nil {
-		e.Floor.Close()
+	if m.Base != nil {
+		m.Base.Close()
 	}
+	if m.Floor != nil {
+		m.Floor.Close()
+	}
+}
+
+// on returns the implementations on c's workspace.
+func (e *Env) on(c Case) (*Impls, error) {
+	if c.FS == FSTmpfs {
+		if e.Tmpfs == nil {
+			return nil, fmt.Errorf("%s: the fixture has no tmpfs workspace", c.Name)
+		}
+		return e.Tmpfs, nil
+	}
+	return e.Impls, nil
 }
 
 func toolMap(tools []fantasy.AgentTool) map[string]fantasy.AgentTool {
@@ -149,26 +193,35 @@ func (e *Env) Runner(c Case, path string) (func(i int) error, error) {
 }
 
 // RunnerCtx is Runner with another context for the typed and fantasy paths
-// (the layer's files are still path's).
+// (the layer's files are still path's). PathTypedBackground and
+// PathFantasyBackground use context.Background() whatever ctx is.
 func (e *Env) RunnerCtx(ctx context.Context, c Case, path string) (func(i int) error, error) {
+	m, err := e.on(c)
+	if err != nil {
+		return nil, err
+	}
 	calls, err := e.calls(c, path)
 	if err != nil {
 		return nil, err
 	}
 	n := len(calls)
 	switch path {
-	case PathTyped:
+	case PathTypedBackground, PathFantasyBackground:
+		ctx = context.Background()
+	}
+	switch path {
+	case PathTyped, PathTypedBackground:
 		return func(i int) error {
-			return c.check(typedCall(ctx, e.WS, calls[i%n].in))
+			return c.check(typedCall(ctx, m.WS, calls[i%n].in))
 		}, nil
-	case PathBaseline:
+	case PathBaseline, PathBaselineAA:
 		return func(i int) error {
-			return c.check(typedCall(ctx, e.Base, calls[i%n].in))
+			return c.check(typedCall(ctx, m.Base, calls[i%n].in))
 		}, nil
-	case PathFantasy, PathBaselineFantasy:
-		tools := e.Tools
+	case PathFantasy, PathFantasyBackground, PathBaselineFantasy:
+		tools := m.Tools
 		if path == PathBaselineFantasy {
-			tools = e.BTools
+			tools = m.BTools
 		}
 		tool := tools[c.Tool]
 		return func(i int) error {
@@ -176,7 +229,7 @@ func (e *Env) RunnerCtx(ctx context.Context, c Case, path string) (func(i int) e
 			if err != nil {
 				return err
 			}
-			if resp.IsError == c.ExpectOK {
+			if resp.IsError == c.ExpectOK || (c.ExpectCode != "" && !strings.HasPrefix(resp.Content, c.ExpectCode+": ")) {
 				return fmt.Errorf("%s via %s: unexpected response (is_error=%v): %.200s", c.Name, path, resp.IsError, resp.Content)
 			}
 			return nil
@@ -189,29 +242,31 @@ func (e *Env) RunnerCtx(ctx context.Context, c Case, path string) (func(i int) e
 			if cl.hasContent {
 				content = &cl.content
 			}
-			return c.checkEnvelope(path, e.Raw.Call(c.Tool, cl.typedArgs, opts, content))
+			return c.checkEnvelope(path, m.Raw.Call(c.Tool, cl.typedArgs, opts, content))
 		}, nil
 	case PathCgoFantasy:
 		opts := `{"output":"` + c.Fantasy.Output + `"}`
 		return func(i int) error {
-			return c.checkEnvelope(path, e.Raw.Call(c.Tool, calls[i%n].args, opts, nil))
+			return c.checkEnvelope(path, m.Raw.Call(c.Tool, calls[i%n].args, opts, nil))
 		}, nil
 	case PathFloor:
-		return e.floorRunner(c, path)
+		return e.floorRunner(m.Floor, c, path)
 	}
 	return nil, fmt.Errorf("unknown path %q", path)
 }
 
-func (e *Env) floorRunner(c Case, layer string) (func(i int) error, error) {
+func (e *Env) floorRunner(f *Floor, c Case, layer string) (func(i int) error, error) {
 	p := e.Fx.ToolPath(c, layer)
 	content, err := e.Fx.Content(c)
 	if err != nil {
 		return nil, err
 	}
 	data := []byte(content)
-	f := e.Floor
 	switch c.Tool {
 	case wsfs.ToolReadFile:
+		if c.ExpectCode == string(wsfs.CodeOutsideWorkspace) {
+			return func(int) error { return f.Refuse(p) }, nil
+		}
 		if c.StartLine != 0 || c.MaxLines != 0 {
 			return func(int) error {
 				n, err := f.ReadRange(p, c.StartLine, c.MaxLines)
@@ -286,7 +341,8 @@ func typedCall(ctx context.Context, api typedAPI, in any) (any, error) {
 
 // checkEnvelope verifies the outcome of a raw C call.
 func (c Case) checkEnvelope(path, env string) error {
-	if strings.HasPrefix(env, `{"ok":true`) != c.ExpectOK {
+	if strings.HasPrefix(env, `{"ok":true`) != c.ExpectOK ||
+		(c.ExpectCode != "" && !strings.HasPrefix(env, `{"ok":false,"error":{"code":"`+c.ExpectCode+`"`)) {
 		return fmt.Errorf("%s via %s: unexpected envelope: %.200s", c.Name, path, env)
 	}
 	return nil
@@ -295,8 +351,12 @@ func (c Case) checkEnvelope(path, env string) error {
 // check verifies a typed result against the case's expectations.
 func (c Case) check(res any, err error) error {
 	if !c.ExpectOK {
-		if err == nil {
+		var e *wsfs.Error
+		switch {
+		case err == nil:
 			return fmt.Errorf("%s: succeeded, want an error", c.Name)
+		case c.ExpectCode != "" && (!errors.As(err, &e) || string(e.Code) != c.ExpectCode):
+			return fmt.Errorf("%s: %v, want %s", c.Name, err, c.ExpectCode)
 		}
 		return nil
 	}

@@ -38,6 +38,10 @@ PROTOTYPES: dict[str, tuple[list, object]] = {
     "wsfs_call": ([_c_u64, _c_str, _c_str], _c_ptr),
     "wsfs_call_with_options": ([_c_u64, _c_str, _c_str, _c_str], _c_ptr),
     "wsfs_call_with_content": ([_c_u64, _c_str, _c_str, _c_str, _c_str, ctypes.c_size_t], _c_ptr),
+    "wsfs_call_sized": (
+        [_c_u64, _c_str, _c_str, _c_str, _c_str, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)],
+        _c_ptr,
+    ),
     "wsfs_cancel_token_new": ([], _c_u64),
     "wsfs_cancel_token_cancel": ([_c_u64], None),
     "wsfs_cancel_token_free": ([_c_u64], None),

@@ -306,23 +306,22 @@ fn smallest_names(
     Ok((names, total, denied))
 }
 
-/// The entry's own type and size (`lstat`); `None` if it vanished since it was listed.
+/// The entry's own type and size (`lstat`, as `fstatat(AT_SYMLINK_NOFOLLOW)` on the one name
+/// beneath the directory handle: only the type and size are needed, which `statx` with its
+/// fuller set of fields costs more for); `None` if it vanished since it was listed.
 fn describe(dir: &Dir, name: OsString) -> Option<Entry> {
-    let meta = dir.symlink_metadata(&name).ok()?;
-    let ft = meta.file_type();
-    let kind = if ft.is_symlink() {
-        "symlink"
-    } else if ft.is_dir() {
-        "dir"
-    } else if ft.is_file() {
-        "file"
-    } else {
-        "other"
+    use rustix::fs::{AtFlags, FileType};
+    let st = rustix::fs::statat(dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    let kind = match FileType::from_raw_mode(st.st_mode) {
+        FileType::Symlink => "symlink",
+        FileType::Directory => "dir",
+        FileType::RegularFile => "file",
+        _ => "other",
     };
     Some(Entry {
         name: shown(name.as_bytes()).into_owned(),
         kind,
-        size: meta.len(),
+        size: u64::try_from(st.st_size).unwrap_or(0),
     })
 }
 

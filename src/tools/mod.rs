@@ -66,9 +66,8 @@ pub(crate) fn content<'a>(
     let invalid = |m: &str| WsfsError::new(ErrorCode::InvalidArguments, format!("{tool}: {m}"));
     match (in_args, buffer) {
         (Some(content), None) => Ok(content),
-        (None, Some(bytes)) => {
-            std::str::from_utf8(bytes).map_err(|_| invalid("the content buffer is not valid UTF-8"))
-        }
+        (None, Some(bytes)) => simdutf8::basic::from_utf8(bytes)
+            .map_err(|_| invalid("the content buffer is not valid UTF-8")),
         (Some(_), Some(_)) => Err(invalid(
             "content was given both in the arguments and as a separate buffer; give it once",
         )),

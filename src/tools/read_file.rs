@@ -2,18 +2,19 @@
 //! lines (see [`super::read_range`]).
 
 use crate::control::CallControl;
+use crate::envelope::{self, Output};
 use crate::error::{Result, WsfsError};
-use crate::fileops::{decode_text, open_error, open_leaf_read, require_regular};
+use crate::fileops::{open_error, open_leaf_read, regular_file_size};
 use crate::lines::FileHash;
 use crate::policy::Access;
+use crate::text::{self, FileText};
 use crate::tool::{Annotations, Call, Tool, ToolOutput};
 use crate::tools::read_range::{self, RangeRequest, RangeView};
 use crate::workspace::{ToolPath, Workspace};
-use cap_std::fs::{File, Metadata};
+use cap_std::fs::File;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::io::Read;
 
 pub struct ReadFile;
 
@@ -47,7 +48,7 @@ impl Tool for ReadFile {
         let range = RangeRequest::from_args(args.start_line, args.max_lines, args.line_numbers)?;
         let path = call.path(&args.path)?;
         let output = match range {
-            None => read_file(call.ws, &path, call.ctl)?,
+            None => read_file(call.ws, &path, call.ctl, call.output)?,
             Some(range) => read_file_range(call.ws, &path, &range, call.ctl)?,
         };
         Ok((output, Vec::new()))
@@ -60,7 +61,7 @@ impl Tool for ReadFile {
 #[derive(Debug, Serialize)]
 pub struct ReadOutput {
     pub path: String,
-    pub content: String,
+    pub content: FileText,
     pub bytes: u64,
     pub total_bytes: u64,
     pub truncated: bool,
@@ -99,8 +100,8 @@ impl ToolOutput for ReadOutput {
         }
         match self.notice() {
             None if self.content.is_empty() => Cow::Borrowed(EMPTY_FILE),
-            None => Cow::Borrowed(&self.content),
-            Some(notice) => Cow::Owned(self.content.clone() + &notice),
+            None => Cow::Borrowed(self.content.as_str()),
+            Some(notice) => Cow::Owned(self.content.as_str().to_owned() + &notice),
         }
     }
 
@@ -114,20 +115,37 @@ impl ToolOutput for ReadOutput {
         }
         let notice = self.notice().unwrap_or_default();
         out.reserve_exact(self.content.len() + notice.len() + 1);
-        out.push_str(&self.content);
+        out.push_str(self.content.as_str());
         out.push_str(&notice);
     }
 
-    fn split_raw(&self) -> Option<(Box<dyn erased_serde::Serialize + '_>, &str)> {
-        let meta = ReadMeta {
-            path: &self.path,
-            bytes: self.bytes,
-            total_bytes: self.total_bytes,
-            truncated: self.truncated,
-            lines: self.lines.as_ref(),
-            sha256: self.sha256.as_deref(),
+    fn raw_meta(&self) -> Option<Box<dyn erased_serde::Serialize + '_>> {
+        Some(Box::new(self.meta()))
+    }
+
+    fn raw_part(&self) -> &str {
+        self.content.as_str()
+    }
+
+    /// A plain read keeps the room in front of its content that the envelope's head needs
+    /// (see [`read_file`]); the text of `text_raw` is the content and the notice, appended in
+    /// the room kept after it.
+    fn take_raw(&mut self, output: Output, room: usize) -> Option<Vec<u8>> {
+        let notice = match output {
+            _ if self.lines.is_some() => return None,
+            Output::DataRaw => None,
+            Output::TextRaw if self.content.is_empty() => return None, // "(empty file)"
+            Output::TextRaw => self.notice(),
+            _ => return None,
         };
-        Some((Box::new(meta), &self.content))
+        if self.content.room() != room {
+            return None;
+        }
+        let (mut buf, _) = std::mem::take(&mut self.content).into_parts();
+        if let Some(notice) = notice {
+            buf.extend_from_slice(notice.as_bytes());
+        }
+        Some(buf)
     }
 }
 
@@ -147,14 +165,28 @@ struct ReadMeta<'a> {
 /// The text of an empty file, so a model does not take an empty answer for a failure.
 pub const EMPTY_FILE: &str = "(empty file)";
 
+/// The longest truncation notice (three 20-digit numbers).
+const MAX_NOTICE: usize = 160;
+
 impl ReadOutput {
+    fn meta(&self) -> ReadMeta<'_> {
+        ReadMeta {
+            path: &self.path,
+            bytes: self.bytes,
+            total_bytes: self.total_bytes,
+            truncated: self.truncated,
+            lines: self.lines.as_ref(),
+            sha256: self.sha256.as_deref(),
+        }
+    }
+
     /// What follows the content in a truncated read's text: a newline unless the content ends
     /// with one, then the notice. `None` when the read was complete.
     pub fn notice(&self) -> Option<String> {
         if !self.truncated {
             return None;
         }
-        let newline = if self.content.ends_with('\n') {
+        let newline = if self.content.ends_with_newline() {
             ""
         } else {
             "\n"
@@ -166,22 +198,16 @@ impl ReadOutput {
     }
 }
 
-/// Bytes read per step between cancellation checks.
-const CHUNK: usize = 64 * 1024;
-
-/// Opens the regular file `path` names for reading, with its metadata.
-fn open_regular(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<(File, Metadata)> {
+/// Opens the regular file `path` names for reading, with its size.
+fn open_regular(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<(File, u64)> {
     let display = &path.display;
     path.refuse_trailing_slash()?;
     let located = ws.resolve(path, Access::READ, false, ctl)?;
     let leaf = located.file_leaf(display, false)?;
     let file = open_leaf_read(&located.dir, leaf).map_err(|e| open_error(e, display))?;
     // Checked again on the open file: the name may have been swapped since resolution.
-    let meta = file
-        .metadata()
-        .map_err(|e| WsfsError::from_io(&e, display))?;
-    require_regular(&meta, display)?;
-    Ok((file, meta))
+    let size = regular_file_size(&file, display)?;
+    Ok((file, size))
 }
 
 pub fn read_file_range(
@@ -190,35 +216,54 @@ pub fn read_file_range(
     range: &RangeRequest,
     ctl: &CallControl,
 ) -> Result<ReadOutput> {
-    let (file, meta) = open_regular(ws, path, ctl)?;
-    read_range::read_range(file, meta.len(), &ws.limits, range, &path.display, ctl)
+    let (file, size) = open_regular(ws, path, ctl)?;
+    read_range::read_range(file, size, &ws.limits, range, &path.display, ctl)
 }
 
-pub fn read_file(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<ReadOutput> {
+/// A plain read: at most `max_read_bytes` (cut back to a character boundary), checked as
+/// text in one pass. The content is read once, into a buffer that also has the room the
+/// envelope of `output` needs in front of it (the JSON head, whose length is known from the
+/// file's size) and after it (a truncation notice, a C string's NUL), so the C ABI's result
+/// is built around it without copying it (see `envelope::success`).
+pub fn read_file(
+    ws: &Workspace,
+    path: &ToolPath,
+    ctl: &CallControl,
+    output: Output,
+) -> Result<ReadOutput> {
     let display = &path.display;
-    let (file, meta) = open_regular(ws, path, ctl)?;
-    let io_err = |e: std::io::Error| WsfsError::from_io(&e, display);
+    let (file, size) = open_regular(ws, path, ctl)?;
     let limit = ws.limits.max_read_bytes;
-    let (bytes, more) = read_bounded(file, limit, meta.len(), ctl).map_err(|e| match e {
-        Stop::Io(e) => io_err(e),
-        Stop::Call(e) => e,
-    })?;
-    let (content, truncated) = if more {
-        (decode_text(cut_to_char_boundary(bytes), display)?, true)
-    } else {
-        (decode_text(bytes, display)?, false)
+    // The result as the file's size predicts it: the head is as long as the real one unless
+    // the file changes meanwhile (then the envelope copies the content instead).
+    let predicted = ReadMeta {
+        path: display,
+        bytes: size.min(limit),
+        total_bytes: size,
+        truncated: size > limit,
+        lines: None,
+        sha256: (size <= limit && size <= ws.limits.max_write_bytes).then_some(HASH_PLACEHOLDER),
     };
-    let sha256 = (!truncated && content.len() as u64 <= ws.limits.max_write_bytes).then(|| {
+    let room = envelope::raw_head_len(output, &predicted);
+    let expected = usize::try_from(predicted.bytes).unwrap_or(usize::MAX);
+    let (buf, more) =
+        read_bounded(file.into_std(), room, expected, limit, ctl).map_err(|e| match e {
+            Stop::Io(e) => WsfsError::from_io(&e, display),
+            Stop::Call(e) => e,
+        })?;
+    let content = FileText::new(buf, room, more).map_err(|_| text::not_text(display))?;
+    let len = content.len() as u64;
+    let sha256 = (!more && len <= ws.limits.max_write_bytes).then(|| {
         let mut hash = FileHash::default();
         hash.feed(content.as_bytes());
         hash.hex()
     });
     Ok(ReadOutput {
         path: display.clone(),
-        bytes: content.len() as u64,
-        total_bytes: meta.len().max(content.len() as u64),
-        truncated,
         content,
+        bytes: len,
+        total_bytes: size.max(len),
+        truncated: more,
         lines: None,
         sha256,
         limit,
@@ -226,41 +271,62 @@ pub fn read_file(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<R
     })
 }
 
+/// A hex SHA-256's length, for the predicted head.
+const HASH_PLACEHOLDER: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
 enum Stop {
     Io(std::io::Error),
     Call(WsfsError),
 }
 
-/// Reads at most `limit` bytes, whatever the size the file claims, and says whether more
-/// follows. Memory is bounded by `limit`, not by the file.
+/// Reads at most `limit` bytes after `room` bytes kept free at the start of the buffer, and
+/// says whether more follows. The buffer is allocated once for the size the file claims (at
+/// most `limit`), with room after the content for a truncation notice and a NUL, and read
+/// into without being zeroed first. The size is only a hint (files change, and /proc or FUSE
+/// files lie), so the buffer grows if the file is longer. Memory is bounded by `limit`.
 fn read_bounded(
-    file: cap_std::fs::File,
+    file: std::fs::File,
+    room: usize,
+    expected: usize,
     limit: u64,
-    size_hint: u64,
     ctl: &CallControl,
 ) -> std::result::Result<(Vec<u8>, bool), Stop> {
-    let limit_len = usize::try_from(limit).unwrap_or(usize::MAX);
-    // The size is only a hint (it can change, or lie for /proc files), but it saves regrowing
-    // the buffer for the usual file; one spare byte detects that more follows.
-    let hint = usize::try_from(size_hint.min(limit)).unwrap_or(limit_len);
-    let mut buf = Vec::with_capacity(hint.saturating_add(1));
-    // One byte past the limit tells whether the file goes on (st_size can lie: /proc, FUSE).
-    let mut reader = file.take(limit.saturating_add(1));
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    // One byte past the limit tells whether the file goes on.
+    let want = limit.saturating_add(1);
+    let tail = MAX_NOTICE + 1;
+    // `with_capacity` gives exactly this capacity, so a read never goes past `want` bytes
+    // of content by more than the tail (which is cut off again below).
+    let mut buf = Vec::with_capacity(room + expected.min(limit) + 1 + tail);
+    buf.resize(room, b' ');
     loop {
         ctl.check().map_err(Stop::Call)?;
-        let n = (&mut reader)
-            .take(CHUNK as u64)
-            .read_to_end(&mut buf)
-            .map_err(Stop::Io)?;
-        // read_to_end stops at CHUNK bytes or at end of file: anything short is the end.
-        if n < CHUNK {
+        if buf.capacity() - buf.len() <= tail {
+            if buf.len() - room >= want {
+                break;
+            }
+            // Longer than its size said: grow by a chunk (a copy, in this rare case).
+            let more = (buf.len() - room).clamp(CHUNK, limit) + tail;
+            let mut grown = Vec::with_capacity(buf.len() + more);
+            grown.extend_from_slice(&buf);
+            buf = grown;
+        }
+        let n = match rustix::io::read(&file, rustix::buffer::spare_capacity(&mut buf)) {
+            Ok(n) => n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(Stop::Io(e.into())),
+        };
+        if n == 0 || buf.len() - room >= want {
             break;
         }
     }
-    let more = buf.len() > limit_len;
-    buf.truncate(limit_len);
+    let more = buf.len() - room > limit;
+    buf.truncate(room + limit.min(buf.len() - room));
     Ok((buf, more))
 }
+
+/// Bytes a buffer grows by when a file is longer than its size said.
+const CHUNK: usize = 64 * 1024;
 
 /// Drops a UTF-8 sequence cut in half at the end of a truncated read.
 pub(super) fn cut_to_char_boundary(mut bytes: Vec<u8>) -> Vec<u8> {
@@ -275,6 +341,55 @@ pub(super) fn cut_to_char_boundary(mut bytes: Vec<u8>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{Config, Limits};
+    use crate::tool::ToolOutput;
+
+    /// The room a plain read keeps in front of its content is exactly the head the envelope
+    /// writes there, so raw results are built in place (a mismatch would only cost a copy, so
+    /// nothing else would notice).
+    #[test]
+    fn the_predicted_head_is_the_real_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            max_read_bytes: 1000,
+            ..Limits::default()
+        };
+        let config = Config {
+            root: tmp.path().to_string_lossy().into_owned(),
+            restrict_to_workspace: true,
+            limits,
+            state_dir: None,
+            policy: crate::policy::PolicyConfig::default(),
+        };
+        let ws = Workspace::open(&config).unwrap().0;
+        let ctl = CallControl::new(std::time::Duration::from_secs(10), None);
+        let cases: [(&str, Vec<u8>); 6] = [
+            ("empty.txt", vec![]),
+            ("one.txt", b"x".to_vec()),
+            ("q\"uote\\d.txt", vec![b'a'; 999]),
+            ("exact.txt", vec![b'a'; 1000]),
+            ("long.txt", vec![b'a'; 5000]),
+            ("cut.txt", "é".repeat(600).into_bytes()),
+        ];
+        for (name, data) in cases {
+            std::fs::write(tmp.path().join(name), &data).unwrap();
+            let path = ws.parse_path(name).unwrap();
+            for output in [Output::DataRaw, Output::TextRaw] {
+                let mut out = read_file(&ws, &path, &ctl, output).unwrap();
+                let head = match output {
+                    Output::DataRaw => crate::envelope::raw_head_len(Output::DataRaw, &out.meta()),
+                    _ => crate::envelope::raw_head_len(Output::TextRaw, &()),
+                };
+                assert_eq!(out.content.room(), head, "{name} {output:?}");
+                let raw = out.take_raw(output, head);
+                assert_eq!(
+                    raw.is_some(),
+                    !(data.is_empty() && output == Output::TextRaw),
+                    "{name}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn cuts_only_an_incomplete_tail() {

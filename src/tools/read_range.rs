@@ -20,6 +20,7 @@ use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::fileops::decode_text;
 use crate::lines::{FileHash, LineCounter};
+use crate::text::FileText;
 use crate::tools::read_file::{cut_to_char_boundary, LineFields, ReadOutput};
 use cap_std::fs::File;
 use std::fmt::Write;
@@ -272,7 +273,7 @@ pub fn read_range(
     } else {
         bytes
     };
-    let content = decode_text(bytes, display)?;
+    let content = FileText::from_string(decode_text(bytes, display)?);
     let end_line = range.start + lines - 1;
     let next_start_line = match total_lines {
         Some(total) => (end_line < total).then_some(end_line + 1),
@@ -316,15 +317,15 @@ pub fn push_text(o: &ReadOutput, out: &mut String) {
     if view.line_numbers {
         let digits = lines.end_line.to_string().len() + 2;
         out.reserve(o.content.len() + (lines.end_line - lines.start_line + 1) as usize * digits);
-        for (n, line) in (lines.start_line..).zip(o.content.split_inclusive('\n')) {
+        for (n, line) in (lines.start_line..).zip(o.content.as_str().split_inclusive('\n')) {
             let _ = write!(out, "{n}| ");
             out.push_str(line);
         }
     } else {
         out.reserve(o.content.len() + 96);
-        out.push_str(&o.content);
+        out.push_str(o.content.as_str());
     }
-    if !o.content.ends_with('\n') {
+    if !o.content.ends_with_newline() {
         out.push('\n');
     }
     push_hint(o, lines, view, out);

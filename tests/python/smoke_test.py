@@ -46,6 +46,9 @@ lib.wsfs_cancel_token_cancel.argtypes = [ctypes.c_uint64]
 lib.wsfs_cancel_token_cancel.restype = None
 lib.wsfs_cancel_token_free.argtypes = [ctypes.c_uint64]
 lib.wsfs_cancel_token_free.restype = None
+lib.wsfs_call_sized.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+                                ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]
+lib.wsfs_call_sized.restype = ctypes.c_void_p
 lib.wsfs_string_free.argtypes = [ctypes.c_void_p]
 lib.wsfs_string_free.restype = None
 
@@ -312,6 +315,46 @@ def policy_and_audit_log():
     err(named(ro, "create_directory", {"path": "x"}), "writes_disabled")
     ok(tool(ro, "read_file", {"path": "a.txt"}))
     ok(take(lib.wsfs_workspace_close(ro)))
+def take_raw(ptr):
+    """A raw-mode result: the JSON head, and the bytes after the first newline (None if none)."""
+    try:
+        raw = ctypes.string_at(ptr)
+    finally:
+        lib.wsfs_string_free(ptr)
+    head, nl, rest = raw.partition(b"\n")
+    return json.loads(head), (rest if nl else None)
+
+
+@test
+def fast_read_path():
+    """The documented way to read from C or Python: "data_raw", the content after the JSON."""
+    ws, root = STATE["ws"], STATE["root"]
+    for name, content in (("fast.txt", "line \"one\"\n\\two\t\u00e9\n"), ("empty.txt", "")):
+        with open(os.path.join(root, name), "w", encoding="utf-8") as fh:
+            fh.write(content)
+        env, raw = take_raw(lib.wsfs_call_with_options(ws, b"read_file", enc({"path": name}), b'{"output":"data_raw"}'))
+        data = content.encode("utf-8")
+        assert env["ok"] is True and raw == data and "content" not in env["data"], (env, raw)
+        assert env["data"]["bytes"] == len(data) and env["data"]["sha256"] == hashlib.sha256(data).hexdigest(), env
+        env, text = take_raw(lib.wsfs_call_with_options(ws, b"read_file", enc({"path": name}), b'{"output":"text_raw"}'))
+        assert env == {"ok": True, "warnings": []}, env
+        assert text.decode("utf-8") == (content or "(empty file)"), text
+    # A truncated read: the text_raw text ends with the notice, data_raw carries only the content.
+    env, raw = take_raw(lib.wsfs_call_with_options(ws, b"read_file", enc({"path": "big.txt"}), b'{"output":"data_raw"}'))
+    assert env["data"]["truncated"] is True and raw.decode("utf-8") == "é" * 500, env
+    env, text = take_raw(lib.wsfs_call_with_options(ws, b"read_file", enc({"path": "big.txt"}), b'{"output":"text_raw"}'))
+    assert text.decode("utf-8").endswith("max_read_bytes is 1000]"), text
+    # wsfs_call_sized gives the result's length; a content buffer works as with_content's.
+    n = ctypes.c_size_t(0)
+    ptr = lib.wsfs_call_sized(ws, b"read_file", enc({"path": "fast.txt"}), b'{"output":"data_raw"}', None, 0, ctypes.byref(n))
+    raw = ctypes.string_at(ptr, n.value)
+    assert n.value == len(ctypes.string_at(ptr)) and raw.endswith(b"\n\\two\t\xc3\xa9\n"), raw
+    lib.wsfs_string_free(ptr)
+    d = ok(take(lib.wsfs_call_sized(ws, b"write_file", enc({"path": "sized.txt"}), None, b"abc", 3, None)))
+    assert d["bytes_written"] == 3, d
+    # Failures are plain envelopes, without a newline.
+    env, rest = take_raw(lib.wsfs_call_with_options(ws, b"read_file", enc({"path": "../x"}), b'{"output":"data_raw"}'))
+    assert rest is None and env["error"]["code"] == "outside_workspace", env
 
 
 @test

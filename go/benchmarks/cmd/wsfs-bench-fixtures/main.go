@@ -14,12 +14,13 @@ import (
 func main() {
 	dir := flag.String("dir", "", "fixture directory (created if missing)")
 	full := flag.Bool("full", false, "full scale (adds the 1M-entry directory)")
+	tmpfs := flag.String("tmpfs", "", "a directory on tmpfs for the tmpfs cases (left out if empty)")
 	flag.Parse()
 	if *dir == "" {
-		fmt.Fprintln(os.Stderr, "usage: wsfs-bench-fixtures -dir DIR [-full]")
+		fmt.Fprintln(os.Stderr, "usage: wsfs-bench-fixtures -dir DIR [-full] [-tmpfs DIR]")
 		os.Exit(2)
 	}
-	if _, err := benchmarks.BuildFixture(*dir, *full, os.Stderr); err != nil {
+	if _, err := benchmarks.BuildFixture(*dir, *full, *tmpfs, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "wsfs-bench-fixtures:", err)
 		os.Exit(1)
 	}

@@ -1,0 +1,214 @@
+//! Text a model can read: UTF-8 without NUL bytes, checked in one pass.
+//!
+//! A read's bytes are checked block by block, each block small enough to stay in the L1
+//! cache while it is searched for NUL (`memchr`) and validated as UTF-8 (`simdutf8`), both
+//! with SIMD: one pass over memory, at a few bytes per cycle.
+
+use crate::error::{ErrorCode, WsfsError};
+
+/// Bytes checked per step: well within a core's L1 data cache.
+const BLOCK: usize = 16 * 1024;
+
+/// Why bytes are not text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotText {
+    Nul,
+    Utf8,
+}
+
+/// Checks that `bytes` are UTF-8 without NUL. With `cut_tail` (a read that stopped at a byte
+/// limit), a UTF-8 sequence cut short at the very end is dropped rather than refused. Returns
+/// the length of the text: `bytes.len()`, or less by the cut sequence.
+pub fn check(bytes: &[u8], cut_tail: bool) -> Result<usize, NotText> {
+    let mut start = 0;
+    while start < bytes.len() {
+        let mut end = (start + BLOCK).min(bytes.len());
+        if end < bytes.len() {
+            // End the block at a character boundary (at most 3 continuation bytes back), so
+            // that blocks are valid exactly when the whole is.
+            let back = bytes[end - 3..=end]
+                .iter()
+                .rev()
+                .position(|&b| !is_continuation(b));
+            end -= back.unwrap_or(0);
+        }
+        let block = &bytes[start..end];
+        if memchr::memchr(0, block).is_some() {
+            return Err(NotText::Nul);
+        }
+        if simdutf8::basic::from_utf8(block).is_err() {
+            // Rare: find out where, and whether it is only a sequence cut at the end.
+            return match simdutf8::compat::from_utf8(block) {
+                Err(e) if cut_tail && end == bytes.len() && e.error_len().is_none() => {
+                    Ok(start + e.valid_up_to())
+                }
+                _ => Err(NotText::Utf8),
+            };
+        }
+        start = end;
+    }
+    Ok(bytes.len())
+}
+
+fn is_continuation(b: u8) -> bool {
+    b & 0xc0 == 0x80
+}
+
+/// The error for bytes that are not text.
+pub fn not_text(display: &str) -> WsfsError {
+    WsfsError::new(
+        ErrorCode::IoError,
+        format!("{display} is binary or not UTF-8; only text files can be read or edited"),
+    )
+}
+
+/// A file's text in a buffer that may hold other bytes in front of it: `buf[start..]` is UTF-8
+/// without NUL (checked when it was made). Reads keep room in front for the envelope's JSON, so
+/// a raw-mode result is built around the text without copying it (see `envelope`).
+#[derive(Debug, Default)]
+pub struct FileText {
+    buf: Vec<u8>,
+    start: usize,
+}
+
+impl FileText {
+    /// `buf[start..]`, checked (see [`check`]); with `cut_tail`, a sequence cut at the end is
+    /// dropped from `buf`.
+    pub fn new(
+        mut buf: Vec<u8>,
+        start: usize,
+        cut_tail: bool,
+    ) -> std::result::Result<FileText, NotText> {
+        let start = start.min(buf.len());
+        let len = check(&buf[start..], cut_tail)?;
+        buf.truncate(start + len);
+        Ok(FileText { buf, start })
+    }
+
+    /// Text that is already a string.
+    pub fn from_string(text: String) -> FileText {
+        FileText {
+            buf: text.into_bytes(),
+            start: 0,
+        }
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+
+    /// The text as a string. It was checked when made; this checks again (at SIMD speed)
+    /// rather than trust an invariant with `unsafe`, and only the envelope modes that escape
+    /// the text into JSON (far slower than the check) ask for it.
+    pub fn as_str(&self) -> &str {
+        simdutf8::basic::from_utf8(self.as_bytes()).unwrap_or_default()
+    }
+
+    /// The bytes in front of the text.
+    pub fn room(&self) -> usize {
+        self.start
+    }
+
+    pub fn len(&self) -> usize {
+        self.buf.len() - self.start
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn ends_with_newline(&self) -> bool {
+        self.as_bytes().last() == Some(&b'\n')
+    }
+
+    /// The buffer and where the text starts in it.
+    pub fn into_parts(self) -> (Vec<u8>, usize) {
+        (self.buf, self.start)
+    }
+}
+
+impl serde::Serialize for FileText {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_passes_and_binary_does_not() {
+        assert_eq!(check(b"", false), Ok(0));
+        assert_eq!(check("héllo\n".as_bytes(), false), Ok(7));
+        assert_eq!(check(b"a\0b", false), Err(NotText::Nul));
+        assert_eq!(check(b"a\xffb", false), Err(NotText::Utf8));
+        // A lone continuation byte, an overlong form, a surrogate.
+        for bad in [&b"\x80"[..], b"\xc0\xaf", b"\xed\xa0\x80"] {
+            assert_eq!(check(bad, false), Err(NotText::Utf8), "{bad:?}");
+            assert_eq!(check(bad, true), Err(NotText::Utf8), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn only_a_sequence_cut_at_the_end_is_dropped() {
+        let euro = "€".as_bytes(); // 3 bytes
+        let mut cut = b"ab".to_vec();
+        cut.extend_from_slice(&euro[..2]);
+        assert_eq!(check(&cut, true), Ok(2));
+        assert_eq!(check(&cut, false), Err(NotText::Utf8));
+        // Invalid (not merely incomplete) at the end is refused even when cut.
+        assert_eq!(check(b"ab\xe2\x28", true), Err(NotText::Utf8));
+    }
+
+    /// Blocks split at character boundaries: every multi-byte character across every block
+    /// boundary passes, and a NUL or bad byte anywhere is found.
+    #[test]
+    fn block_boundaries_split_no_character() {
+        for ch in ["é", "€", "😀"] {
+            for shift in 0..4 {
+                let mut text = "a".repeat(BLOCK - shift);
+                while text.len() < 3 * BLOCK {
+                    text.push_str(ch);
+                }
+                assert_eq!(
+                    check(text.as_bytes(), false),
+                    Ok(text.len()),
+                    "{ch} {shift}"
+                );
+                for at in [BLOCK - 1, BLOCK, BLOCK + 1, 2 * BLOCK + 2, text.len() - 1] {
+                    // A NUL in place of a continuation byte also breaks the UTF-8 before it:
+                    // either finding refuses the text.
+                    let mut bad = text.clone().into_bytes();
+                    bad[at] = 0;
+                    assert!(check(&bad, false).is_err(), "{ch} {shift} {at}");
+                    bad[at] = 0xff;
+                    assert_eq!(check(&bad, false), Err(NotText::Utf8), "{ch} {shift} {at}");
+                }
+                let mut nul = text.clone().into_bytes();
+                nul.insert(BLOCK + 1, 0);
+                nul.insert(0, b'a'); // ASCII before the NUL: it is the first problem
+                assert_eq!(check(&nul, false).map_err(|_| ()), Err(()), "{ch} {shift}");
+                let cut = &text.as_bytes()[..text.len() - 1];
+                let whole = text.len() - ch.len();
+                assert_eq!(check(cut, true), Ok(whole), "{ch} {shift}");
+            }
+        }
+    }
+
+    #[test]
+    fn file_text_keeps_the_room_in_front() {
+        let mut buf = b"HEAD".to_vec();
+        buf.extend_from_slice("hé".as_bytes());
+        buf.push(0xe2); // cut
+        let t = FileText::new(buf, 4, true).unwrap();
+        assert_eq!(t.as_str(), "hé");
+        assert_eq!(t.len(), 3);
+        let (buf, start) = t.into_parts();
+        assert_eq!((&buf[..start], start), (&b"HEAD"[..], 4));
+        assert_eq!(
+            FileText::new(b"x\0".to_vec(), 0, false).unwrap_err(),
+            NotText::Nul
+        );
+    }
+}
