@@ -69,11 +69,17 @@ fn a_waiting_fifo_writer_is_not_woken() {
         if sc.starts_with("257 ") || sc.starts_with("56 ") {
             break;
         }
-        assert!(Instant::now() < deadline, "the writer never blocked in open: {sc}");
+        assert!(
+            Instant::now() < deadline,
+            "the writer never blocked in open: {sc}"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     for tool in ["read_file", "write_file", "append_file", "edit_file"] {
-        assert_err(&call(f.ws, tool, args_for(tool, "fifo", "x", "y")), "not_a_file");
+        assert_err(
+            &call(f.ws, tool, args_for(tool, "fifo", "x", "y")),
+            "not_a_file",
+        );
     }
     let range = json!({"path": "fifo", "start_line": 1});
     assert_err(&call(f.ws, "read_file", range), "not_a_file");
