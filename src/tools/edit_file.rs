@@ -4,14 +4,14 @@ use crate::audit::sha256_hex;
 use crate::control::CallControl;
 use crate::edit_hints;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::{
-    atomic_replace, decode_text, lock_current, open_error, open_leaf_read, require_regular,
-};
+use crate::fileops::{atomic_replace, lock_current, open_error, open_leaf_read, require_regular};
 use crate::policy::Access;
 use crate::render;
+use crate::text;
 use crate::tool::{Annotations, Call, Tool, ToolOutput};
 use crate::tools::write::{check_write_size, record_file};
 use crate::workspace::ToolPath;
+use memchr::memmem;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -119,42 +119,45 @@ pub fn edit_file(
             }
         })?;
     check_write_size(ws, bytes.len() as u64, display, TOO_BIG_TO_EDIT)?;
-    let text = decode_text(bytes, display)?;
-    let matches = text.matches(req.old_text).count() as u64;
-    let updated = match (matches, req.replace_all) {
+    // The text is checked (no NUL, UTF-8) and searched as bytes, with SIMD: a UTF-8 needle
+    // only ever matches a UTF-8 text at character boundaries, so replacing bytes is
+    // replacing text. The hints of a failure take the text as a `str`.
+    text::check(&bytes, false).map_err(|_| text::not_text(display))?;
+    let as_str = || simdutf8::basic::from_utf8(&bytes).map_err(|_| text::not_text(display));
+    let finder = memmem::Finder::new(req.old_text.as_bytes());
+    let matches = finder.find_iter(&bytes).count() as u64;
+    match (matches, req.replace_all) {
         (0, _) => {
             return Err(WsfsError::new(
                 ErrorCode::EditNotFound,
-                edit_hints::not_found_message(display, &text, req.old_text, &|| {
+                edit_hints::not_found_message(display, as_str()?, req.old_text, &|| {
                     ctl.check().is_err()
                 }),
             ))
         }
-        (1, _) | (_, true) => text.replace(req.old_text, req.new_text),
+        (1, _) | (_, true) => {}
         (n, false) => {
             return Err(WsfsError::new(
                 ErrorCode::AmbiguousEdit,
-                edit_hints::ambiguous_message(display, &text, req.old_text, n),
+                edit_hints::ambiguous_message(display, as_str()?, req.old_text, n),
             ))
         }
-    };
-    check_write_size(
-        ws,
-        updated.len() as u64,
-        "the edited file",
-        "Replace less text",
-    )?;
+    }
+    // Refused before the new content is built.
+    let new_len = replaced_len(bytes.len(), matches, req.old_text.len(), req.new_text.len());
+    check_write_size(ws, new_len, "the edited file", "Replace less text")?;
+    let updated = replace(&bytes, &finder, req.new_text.as_bytes(), new_len);
     let warnings = atomic_replace(
         &located.dir,
         leaf,
-        updated.as_bytes(),
+        &updated,
         Some(&locked.meta),
         display,
         ctl,
     )?;
     drop(locked);
     if call.audits() {
-        let hashes = (sha256_hex(text.as_bytes()), sha256_hex(updated.as_bytes()));
+        let hashes = (sha256_hex(&bytes), sha256_hex(&updated));
         record_file(
             call,
             &located,
@@ -171,6 +174,28 @@ pub fn edit_file(
         },
         warnings,
     ))
+}
+
+/// The length of `len` bytes once `matches` matches of `old` bytes each become `new` bytes
+/// (saturating: a result that large is refused anyway).
+fn replaced_len(len: usize, matches: u64, old: usize, new: usize) -> u64 {
+    (len as u64)
+        .saturating_sub(matches.saturating_mul(old as u64))
+        .saturating_add(matches.saturating_mul(new as u64))
+}
+
+/// `bytes` with every match of `finder` (non-overlapping, left to right, as `str::replace`
+/// finds them) replaced by `new`; `len` is the result's length.
+fn replace(bytes: &[u8], finder: &memmem::Finder<'_>, new: &[u8], len: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    let mut from = 0;
+    for at in finder.find_iter(bytes) {
+        out.extend_from_slice(&bytes[from..at]);
+        out.extend_from_slice(new);
+        from = at + finder.needle().len();
+    }
+    out.extend_from_slice(&bytes[from..]);
+    out
 }
 
 enum Stop {
@@ -196,6 +221,40 @@ fn read_checked(
             .map_err(Stop::Io)?;
         if (n as u64) < CHUNK {
             return Ok(bytes);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counting and replacing with `memmem` on bytes is `str::matches` and `str::replace`.
+    #[test]
+    fn byte_replacement_is_str_replace() {
+        let cases = [
+            ("aaaa", "aa", "b"),
+            ("aaaaa", "aa", "aab"),
+            ("abcabc", "abc", ""),
+            ("xabcx", "abc", "ünï"),
+            ("ünïcödé ünï", "ünï", "u"),
+            ("line1\r\nline2\r\n", "\r\n", "\n"),
+            ("no match here", "zzz", "y"),
+            ("€€€", "€", "e"),
+            ("a€a€", "a€", "€a"),
+        ];
+        for (text, old, new) in cases {
+            let finder = memmem::Finder::new(old.as_bytes());
+            let matches = finder.find_iter(text.as_bytes()).count() as u64;
+            assert_eq!(
+                matches,
+                text.matches(old).count() as u64,
+                "{text:?} {old:?}"
+            );
+            let len = replaced_len(text.len(), matches, old.len(), new.len());
+            let out = replace(text.as_bytes(), &finder, new.as_bytes(), len);
+            assert_eq!(out, text.replace(old, new).into_bytes(), "{text:?} {old:?}");
+            assert_eq!(out.len() as u64, len);
         }
     }
 }
