@@ -6,10 +6,7 @@ mod common;
 
 use common::*;
 use serde_json::{json, Value};
-use std::ffi::CString;
 use std::fs;
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,36 +15,6 @@ const ATTEMPTS: u64 = 3000;
 const MAX_TIME: Duration = Duration::from_secs(20);
 /// Swaps the racing threads must make during the calls.
 const MIN_SWAPS: u64 = 1000;
-
-fn c(p: &Path) -> CString {
-    CString::new(p.as_os_str().as_bytes()).unwrap()
-}
-
-/// Keeps atomically exchanging the names `a` and `b` until `stop`.
-fn spawn_exchanger(
-    a: &Path,
-    b: &Path,
-    stop: Arc<AtomicBool>,
-    swaps: Arc<AtomicU64>,
-) -> std::thread::JoinHandle<()> {
-    let (a, b) = (c(a), c(b));
-    std::thread::spawn(move || {
-        while !stop.load(Ordering::Relaxed) {
-            let r = unsafe {
-                libc::syscall(
-                    libc::SYS_renameat2,
-                    libc::AT_FDCWD,
-                    a.as_ptr(),
-                    libc::AT_FDCWD,
-                    b.as_ptr(),
-                    2, /* RENAME_EXCHANGE */
-                )
-            };
-            assert_eq!(r, 0, "renameat2: {}", std::io::Error::last_os_error());
-            swaps.fetch_add(1, Ordering::Relaxed);
-        }
-    })
-}
 
 #[test]
 fn swapped_symlinks_never_lead_range_reads_or_path_info_outside() {

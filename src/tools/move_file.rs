@@ -19,10 +19,10 @@
 //!   directories are fsynced after the rename.
 
 use super::entry::{self, Entry, FileId};
-use crate::audit::{Change, FileHash};
+use super::write::hash_same_file;
+use crate::audit::Change;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::open_leaf_read;
 use crate::fileops::sync_dir;
 use crate::hints::shown_name;
 use crate::policy::Access;
@@ -41,7 +41,6 @@ use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 
 pub struct MoveFile;
 
@@ -478,18 +477,10 @@ fn audit_records(
     ctl: &CallControl,
 ) -> Result<Vec<Change>> {
     let kind = if from.is_dir() { "dir" } else { "file" };
-    let mut sha256 = None;
-    if from.meta.is_file() {
-        if let Ok(file) = open_leaf_read(from.dir(), &from.leaf) {
-            let mut file = file.into_std();
-            let same = file
-                .metadata()
-                .is_ok_and(|m| (m.dev(), m.ino()) == from.id());
-            if same {
-                sha256 = FileHash::of(&mut file, ctl)?.map(|h| h.hex());
-            }
-        }
-    }
+    let sha256 = match from.meta.is_file() {
+        true => hash_same_file(from.dir(), &from.leaf, &from.meta, ctl)?.map(|h| h.hex()),
+        false => None,
+    };
     let src_shown = ws.shown_resolved(&from.located.dir, Some(&from.leaf), &src.display);
     let dst_shown = ws.shown_resolved(&to.dir, to.leaf.as_deref(), &dst.display);
     Ok(vec![

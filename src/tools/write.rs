@@ -286,7 +286,7 @@ fn append_leaf(
         .and_then(|()| check_file_size_limit(before.saturating_add(bytes.len() as u64), display))
         .and_then(|()| {
             if call.audits() && !created {
-                hashed = hash_locked(&located.dir, leaf, &locked.meta, ctl)?;
+                hashed = hash_same_file(&located.dir, leaf, &locked.meta, ctl)?;
             }
             Ok(())
         })
@@ -327,13 +327,13 @@ fn append_leaf(
     Ok((size, created, warnings))
 }
 
-/// For the audit log: the hash of the file an append holds locked, read through a second,
-/// read-only descriptor that must be the same file (the append descriptor is write-only).
-/// `None` if it cannot be read.
-fn hash_locked(
+/// For the audit log: the hash of the file `meta` describes (one an append holds locked, or
+/// one about to be moved), read through a new read-only descriptor that must be that same
+/// file. `None` if it cannot be read or the name now holds another file.
+pub(crate) fn hash_same_file(
     dir: &Dir,
     leaf: &OsStr,
-    locked: &Metadata,
+    meta: &Metadata,
     ctl: &CallControl,
 ) -> Result<Option<FileHash>> {
     let Ok(file) = open_leaf_read(dir, leaf) else {
@@ -342,7 +342,7 @@ fn hash_locked(
     let mut file = file.into_std();
     let same = file
         .metadata()
-        .is_ok_and(|m| m.dev() == locked.dev() && m.ino() == locked.ino());
+        .is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino());
     if !same {
         return Ok(None);
     }
