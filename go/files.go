@@ -70,6 +70,7 @@ const (
 	// WriteAppend appends, exactly as AppendFile.
 	WriteAppend = "append"
 )
+
 func (in WriteFileInput) contentArg() string { return in.Content }
 
 // AppendFileInput is the argument of append_file.
