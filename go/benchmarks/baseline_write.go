@@ -303,11 +303,12 @@ func (b *Baseline) WriteFile(ctx context.Context, in wsfs.WriteFileInput) (wsfs.
 		warnings = append([]string{overwriteWarning}, warnings...)
 	}
 	return wsfs.WriteFileResult{
-		Path:         p.display,
-		BytesWritten: int64(len(in.Content)),
-		Created:      existing == nil,
-		Text:         withWarnings(how+" "+p.display+" ("+byteCount(int64(len(in.Content)))+")", warnings),
-		Warnings:     warnings,
+		Path:          p.display,
+		BytesWritten:  int64(len(in.Content)),
+		Created:       existing == nil,
+		ExistedBefore: existing != nil,
+		Text:          withWarnings(how+" "+p.display+" ("+byteCount(int64(len(in.Content)))+")", warnings),
+		Warnings:      warnings,
 	}, nil
 }
 
