@@ -63,7 +63,6 @@ test-python-package: build
 	rm -rf $(PY_PKG_DIR)
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target $(PY_PKG_DIR) ./python
 	env -u WSFS_LIB PYTHONPATH=$(PY_PKG_DIR) $(PYTHON) -m pytest -q -p no:cacheprovider python/tests
-	env -u WSFS_LIB PYTHONPATH=$(PY_PKG_DIR) $(PYTHON) python/bench/bench_read.py --quick
 
 test-go: build
 	cd go && test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt needed"; exit 1; }

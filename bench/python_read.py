@@ -5,17 +5,18 @@ Usage: bench/python_read.py --lib target/release/libwsfs.so --workspace WS --pat
                             --out python.jsonl [--seconds 3] [--short]
 
 Paired like the Go benchmarks: one read each way, back to back, alternating which goes first;
-each pair gives one ratio. Three ways of reading:
+each pair gives one ratio. Four ways of reading:
 
 - plain: what a Python programmer writes for the same contract without wsfs: the path made
   absolute and resolved (os.path.realpath) and checked to be inside the workspace, open,
   fstat (regular files only), one read of at most max_read_bytes + 1 bytes sized from
   st_size, NUL and UTF-8 checks (bytes.decode), SHA-256 of a whole file within
   max_write_bytes;
-- wsfs (fast path): the documented fast path, output "data_raw": the JSON head, a newline,
-  the content unescaped (json.loads of the small head, the content decoded from bytes). It
-  uses the wsfs Python package (`python/` in the repository) when it is there and offers
-  `Workspace(root).read_file(path)`; otherwise the same calls through ctypes, here;
+- wsfs (package): the wsfs Python package (`python/` in the repository) on this library,
+  `Workspace(root).read_file(path)`, which takes the documented fast path;
+- wsfs (ctypes fast path): that fast path by hand, output "data_raw": the JSON head, a
+  newline, the content unescaped (json.loads of the small head, the content decoded from
+  bytes);
 - wsfs (full envelope): `wsfs_read_file`, whose default envelope carries the content twice
   (`data.content` and `text`), parsed with json.loads: what the fast path avoids.
 
@@ -103,23 +104,26 @@ class Lib:
         return env["data"]["workspace"]
 
 
-def fast_reader(lib_path, root):
-    """The documented fast path: the wsfs package if present, else the same through ctypes."""
+def package_reader(lib_path, root):
+    """The Python package (`python/` in the repository, on this library): Workspace.read_file,
+    which takes the documented fast path. An import failure stops the benchmark: it must not
+    quietly measure something else."""
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    os.environ.setdefault("WSFS_LIB", lib_path)
+    os.environ["WSFS_LIB"] = os.path.abspath(lib_path)
     sys.path.insert(0, os.path.join(repo, "python"))
-    try:
-        import wsfs  # noqa: PLC0415 (the package may not exist yet)
+    import wsfs  # noqa: PLC0415 (found through the sys.path entry above)
 
-        ws = wsfs.Workspace(root)
+    ws = wsfs.Workspace(root)
 
-        def read_package(path):
-            r = ws.read_file(path)
-            return r.content, r.sha256
+    def read(path):
+        r = ws.read_file(path)
+        return r.content, r.sha256
 
-        return read_package, "the wsfs Python package: Workspace.read_file (data_raw)"
-    except Exception:  # no package, or not the API expected: use ctypes
-        sys.path.pop(0)
+    return read, "the wsfs Python package: Workspace.read_file (data_raw)"
+
+
+def ctypes_fast_reader(lib_path, root):
+    """The documented fast path by hand through ctypes, for a host without the package."""
     lib = Lib(lib_path)
     handle = lib.open(root)
     call, take = lib.lib.wsfs_call_with_options, lib.take
@@ -189,12 +193,14 @@ def main():
     want = (data.decode("utf-8"), hashlib.sha256(data).hexdigest())
     plain, plain_how = plain_reader(root)
     lexical, lexical_how = plain_reader(root, resolve=False)
-    fast, fast_how = fast_reader(args.lib, root)
+    fast, fast_how = package_reader(args.lib, root)
+    ctypes_fast, ctypes_fast_how = ctypes_fast_reader(args.lib, root)
     full, full_how = full_reader(args.lib, root)
     load = " ".join(open("/proc/loadavg").read().split()[:3])
     with open(args.out, "a", encoding="utf-8") as out:
         for name, f, how, plain, plain_how in (
                 ("fast", fast, fast_how, plain, plain_how),
+                ("ctypes_fast", ctypes_fast, ctypes_fast_how, plain, plain_how),
                 ("full", full, full_how, plain, plain_how),
                 ("fast_vs_lexical", fast, fast_how, lexical, lexical_how)):
             pairs = paired(f, plain, args.path, args.seconds, want, args.short)

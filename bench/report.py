@@ -951,7 +951,8 @@ def python_section(ctx):
     if not py:
         return []
     rows = []
-    for way, label in (("fast", "documented fast path (`data_raw`)"),
+    for way, label in (("fast", "the Python package, `Workspace.read_file`"),
+                       ("ctypes_fast", "documented fast path (`data_raw`) by hand, ctypes"),
                        ("full", "`wsfs_read_file`, full envelope (content twice)"),
                        ("fast_vs_lexical", "documented fast path vs plain Python with a lexical "
                                            "check only (not the same contract)")):
