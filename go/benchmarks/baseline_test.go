@@ -218,6 +218,46 @@ func TestBaselineMatchesWsfs(t *testing.T) {
 	p.sameTree(t)
 }
 
+// TestOpenFirstReadsMatchWsfs: the open-first variant of the Baseline
+// (OpenBaselineOpenFirst) reads and refuses what wsfs does, special files
+// aside (special_test.go), so its reference row measures the one system
+// call it skips and nothing else.
+func TestOpenFirstReadsMatchWsfs(t *testing.T) {
+	for _, limits := range []wsfs.Limits{{}, {MaxReadBytes: 5}} {
+		p := newPair(t, limits)
+		must(t, p.base.Close()) // newPair's cleanup closes the one put in its place
+		var err error
+		if p.base, err = OpenBaselineOpenFirst(p.baseDir, limits); err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range []wsfs.ReadFileInput{
+			{Path: "a.txt"},
+			{Path: "utf8.txt"},
+			{Path: "./d/../a.txt"},
+			{Path: "link"},
+			{Path: "d/sub/up/a"},
+			{Path: "crlf.txt"},
+			{Path: "bin.dat"},
+			{Path: "bad.txt"},
+			{Path: "missing.txt"},
+			{Path: "missing/x.txt"},
+			{Path: "a.txt/x"},
+			{Path: "d"},
+			{Path: "d/"},
+			{Path: "a.txt/"},
+			{Path: ""},
+			{Path: "../outside"},
+			{Path: "abs"},
+			{Path: "escape"},
+			{Path: "/etc/passwd"},
+			{Path: ".wsfs-0123456789abcdef.tmp"},
+			{Path: "a.txt", StartLine: 2},
+		} {
+			p.same(t, in)
+		}
+	}
+}
+
 func TestBaselineLimits(t *testing.T) {
 	p := newPair(t, wsfs.Limits{MaxReadBytes: 5, MaxListEntries: 2, MaxWriteBytes: 10})
 	for _, in := range []any{
