@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -218,6 +219,46 @@ func TestBaselineMatchesWsfs(t *testing.T) {
 	p.sameTree(t)
 }
 
+// TestOpenFirstReadsMatchWsfs: the open-first variant of the Baseline
+// (OpenBaselineOpenFirst) reads and refuses what wsfs does, special files
+// aside (special_test.go), so its reference row measures the one system
+// call it skips and nothing else.
+func TestOpenFirstReadsMatchWsfs(t *testing.T) {
+	for _, limits := range []wsfs.Limits{{}, {MaxReadBytes: 5}} {
+		p := newPair(t, limits)
+		must(t, p.base.Close()) // newPair's cleanup closes the one put in its place
+		var err error
+		if p.base, err = OpenBaselineOpenFirst(p.baseDir, limits); err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range []wsfs.ReadFileInput{
+			{Path: "a.txt"},
+			{Path: "utf8.txt"},
+			{Path: "./d/../a.txt"},
+			{Path: "link"},
+			{Path: "d/sub/up/a"},
+			{Path: "crlf.txt"},
+			{Path: "bin.dat"},
+			{Path: "bad.txt"},
+			{Path: "missing.txt"},
+			{Path: "missing/x.txt"},
+			{Path: "a.txt/x"},
+			{Path: "d"},
+			{Path: "d/"},
+			{Path: "a.txt/"},
+			{Path: ""},
+			{Path: "../outside"},
+			{Path: "abs"},
+			{Path: "escape"},
+			{Path: "/etc/passwd"},
+			{Path: ".wsfs-0123456789abcdef.tmp"},
+			{Path: "a.txt", StartLine: 2},
+		} {
+			p.same(t, in)
+		}
+	}
+}
+
 func TestBaselineLimits(t *testing.T) {
 	p := newPair(t, wsfs.Limits{MaxReadBytes: 5, MaxListEntries: 2, MaxWriteBytes: 10})
 	for _, in := range []any{
@@ -277,15 +318,23 @@ func TestBaselineToolsMatchWsfsTools(t *testing.T) {
 // files, and requires identical results: the same data and text (paths
 // differ only by the layer's directory), or the same error code, and for
 // outside_workspace the same text. So the benchmark compares two
-// implementations of the same contract, case by case.
+// implementations of the same contract, case by case. The open-first
+// variant (a reference, measured on OpenFirstCases) must return the same on
+// those cases too.
 func TestBenchCasesMatch(t *testing.T) {
 	e := benchEnv(t)
+	openFirstSeen := 0
 	for _, c := range e.Fx.Manifest.Cases {
 		m, err := e.on(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, pair := range [][2]string{{PathTyped, PathBaseline}, {PathFantasy, PathBaselineFantasy}} {
+		pairs := [][2]string{{PathTyped, PathBaseline}, {PathFantasy, PathBaselineFantasy}}
+		if slices.Contains(OpenFirstCases, c.Name) {
+			pairs = append(pairs, [2]string{PathTyped, PathBaselineOpenFirst})
+			openFirstSeen++
+		}
+		for _, pair := range pairs {
 			for _, p := range pair {
 				must(t, e.Fx.Reset(c, p))
 			}
@@ -297,19 +346,19 @@ func TestBenchCasesMatch(t *testing.T) {
 			for i := range wsCalls {
 				if pair[0] == PathTyped {
 					want, werr := typedCall(bg, m.WS, wsCalls[i].in)
-					got, gerr := typedCall(bg, m.Base, baseCalls[i].in)
+					got, gerr := typedCall(bg, m.baseline(pair[1]), baseCalls[i].in)
 					if code(werr) != code(gerr) {
-						t.Fatalf("%s: wsfs error %v, baseline error %v", c.Name, werr, gerr)
+						t.Fatalf("%s: wsfs error %v, %s error %v", c.Name, werr, pair[1], gerr)
 					}
 					if werr != nil {
 						if code(werr) == wsfs.CodeOutsideWorkspace && werr.Error() != gerr.Error() {
-							t.Fatalf("%s: wsfs %q, baseline %q", c.Name, werr, gerr)
+							t.Fatalf("%s: wsfs %q, %s %q", c.Name, werr, pair[1], gerr)
 						}
 						continue
 					}
 					w, g := normalize(want), relayer(normalize(got), same)
 					if !reflect.DeepEqual(w, g) {
-						t.Fatalf("%s:\nwsfs     %.600s\nbaseline %.600s", c.Name, fmt.Sprintf("%+v", w), fmt.Sprintf("%+v", g))
+						t.Fatalf("%s:\nwsfs     %.600s\n%s %.600s", c.Name, fmt.Sprintf("%+v", w), pair[1], fmt.Sprintf("%+v", g))
 					}
 					continue
 				}
@@ -327,6 +376,9 @@ func TestBenchCasesMatch(t *testing.T) {
 				}
 			}
 		}
+	}
+	if openFirstSeen != len(OpenFirstCases) {
+		t.Fatalf("the fixture has %d of OpenFirstCases %v", openFirstSeen, OpenFirstCases)
 	}
 }
 

@@ -15,6 +15,11 @@
 //   - baseline_fantasy: the Baseline wrapped with fantasy.NewAgentTool;
 //   - floor: Floor, the system calls alone.
 //
+// The paired measurement (TestPaired, paired.go) also compares the typed API
+// with baseline_open_first on the whole-file reads: a Baseline whose
+// read_file opens before looking at the leaf (OpenBaselineOpenFirst), which
+// does not keep the special-file contract; a reference, not a target.
+//
 // Run them by hand (after make build) with
 //
 //	cd go && go test -run '^$' -bench . -benchmem ./benchmarks

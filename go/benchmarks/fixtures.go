@@ -41,6 +41,11 @@ const (
 	// context, to measure what cancellation costs.
 	PathTypedBackground   = "typed_bg"
 	PathFantasyBackground = "fantasy_bg"
+	// PathBaselineOpenFirst: the Baseline whose read_file opens the path
+	// before looking at the leaf (OpenBaselineOpenFirst), which does not keep
+	// the special-file contract. Measured for reference only, paired with the
+	// typed API on OpenFirstCases; not in GoPaths.
+	PathBaselineOpenFirst = "baseline_open_first"
 )
 
 // GoPaths are the paths the Go benchmarks measure, in table order.

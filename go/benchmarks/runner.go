@@ -16,7 +16,8 @@ import (
 // Env holds everything the benchmarks call, on the same fixture: for each
 // workspace (the one on the scratch disk, and the one on tmpfs if the
 // fixture has it) one wsfs workspace (typed API and fantasy tools), a raw cgo
-// handle, the Baseline (typed and fantasy) and the Floor.
+// handle, the Baseline (typed and fantasy, and its open-first variant) and
+// the Floor.
 type Env struct {
 	Fx *Fixture
 	// Ctx is cancellable, as an agent run's context is: the typed API and
@@ -35,7 +36,9 @@ type Impls struct {
 	Raw    *RawWorkspace
 	Base   *Baseline
 	BTools map[string]fantasy.AgentTool
-	Floor  *Floor
+	// BaseOpenFirst is OpenBaselineOpenFirst's Baseline: for reference only.
+	BaseOpenFirst *Baseline
+	Floor         *Floor
 }
 
 // NewEnv opens every implementation on fx's workspaces.
@@ -72,6 +75,10 @@ func openImpls(dir string) (*Impls, error) {
 		return nil, err
 	}
 	m.BTools = toolMap(BaselineTools(m.Base))
+	if m.BaseOpenFirst, err = OpenBaselineOpenFirst(dir, wsfs.Limits{}); err != nil {
+		m.Close()
+		return nil, err
+	}
 	if m.Floor, err = OpenFloor(dir); err != nil {
 		m.Close()
 		return nil, err
@@ -100,9 +107,21 @@ func (m *Impls) Close() {
 	if m.Base != nil {
 		m.Base.Close()
 	}
+	if m.BaseOpenFirst != nil {
+		m.BaseOpenFirst.Close()
+	}
 	if m.Floor != nil {
 		m.Floor.Close()
 	}
+}
+
+// baseline is the Baseline a baseline path calls: the open-first variant for
+// PathBaselineOpenFirst, the Baseline otherwise.
+func (m *Impls) baseline(path string) *Baseline {
+	if path == PathBaselineOpenFirst {
+		return m.BaseOpenFirst
+	}
+	return m.Base
 }
 
 // on returns the implementations on c's workspace.
@@ -214,9 +233,10 @@ func (e *Env) RunnerCtx(ctx context.Context, c Case, path string) (func(i int) e
 		return func(i int) error {
 			return c.check(typedCall(ctx, m.WS, calls[i%n].in))
 		}, nil
-	case PathBaseline, PathBaselineAA:
+	case PathBaseline, PathBaselineAA, PathBaselineOpenFirst:
+		base := m.baseline(path)
 		return func(i int) error {
-			return c.check(typedCall(ctx, m.Base, calls[i%n].in))
+			return c.check(typedCall(ctx, base, calls[i%n].in))
 		}, nil
 	case PathFantasy, PathFantasyBackground, PathBaselineFantasy:
 		tools := m.Tools

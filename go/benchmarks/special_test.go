@@ -82,3 +82,28 @@ func blockedFIFOWriter(t *testing.T, path string) (woken <-chan struct{}, releas
 		syscall.Close(fd)
 	}
 }
+
+// TestOpenFirstOpensSpecialFiles: the open-first variant of the Baseline
+// (OpenBaselineOpenFirst, measured for reference only) refuses a FIFO too,
+// but only after opening it, which lets a writer waiting for a reader in.
+// That is the one system call it saves, and why it is not the baseline; if
+// it stopped opening first, its reference row would measure something else.
+func TestOpenFirstOpensSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	b, err := OpenBaselineOpenFirst(dir, wsfs.Limits{})
+	must(t, err)
+	defer b.Close()
+	for _, in := range []wsfs.ReadFileInput{{Path: "fifo"}, {Path: "fifo", StartLine: 1}} {
+		woken, release := blockedFIFOWriter(t, filepath.Join(dir, "fifo"))
+		if _, err := b.ReadFile(bg, in); code(err) != wsfs.CodeNotAFile {
+			t.Errorf("open-first %+v: %v, want not_a_file", in, err)
+		}
+		select {
+		case <-woken:
+		case <-time.After(5 * time.Second):
+			t.Errorf("open-first %+v did not open the FIFO: its waiting writer is still blocked", in)
+		}
+		release()
+		must(t, os.Remove(filepath.Join(dir, "fifo")))
+	}
+}
