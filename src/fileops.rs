@@ -120,6 +120,8 @@ pub struct LockedFile {
 
 /// Locks the file `leaf` names, retrying when the name was replaced while we waited (a writer
 /// renames a new inode over it), until the lock is held on the file the name still refers to.
+/// Anything but a regular file is refused (`not_a_file`), so `opened` need not be checked
+/// first.
 /// `reopen` opens the name again the same way `opened` was opened.
 pub fn lock_current(
     dir: &Dir,
@@ -133,7 +135,11 @@ pub fn lock_current(
     let mut file = opened.into_std();
     loop {
         wait_for_lock(&file, display, ctl)?;
+        // One fstat, after the lock: the size is the size under the lock, and a file swapped
+        // for a special file since the resolver looked at the name is refused here (callers
+        // need not fstat before locking; the open was non-blocking).
         let meta = Metadata::from_just_metadata(file.metadata().map_err(io_err)?);
+        require_regular(&meta, display)?;
         match dir.symlink_metadata(leaf) {
             Ok(now) if now.dev() == meta.dev() && now.ino() == meta.ino() => {
                 return Ok(LockedFile { file, meta })
@@ -158,6 +164,10 @@ fn wait_for_lock(file: &std::fs::File, display: &str, ctl: &CallControl) -> Resu
                 pause = (pause * 2).min(Duration::from_millis(5));
             }
             Err(std::fs::TryLockError::Error(e)) => {
+                // Not every special file can be locked: say what it is rather than the errno.
+                if let Ok(meta) = file.metadata() {
+                    require_regular(&Metadata::from_just_metadata(meta), display)?;
+                }
                 return Err(WsfsError::from_io(&e, display));
             }
         }

@@ -4,7 +4,7 @@ use crate::audit::sha256_hex;
 use crate::control::CallControl;
 use crate::edit_hints;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::{atomic_replace, lock_current, open_error, open_leaf_read, require_regular};
+use crate::fileops::{atomic_replace, lock_current, open_error, open_leaf_read};
 use crate::policy::Access;
 use crate::render;
 use crate::text;
@@ -105,7 +105,6 @@ pub fn edit_file(
     let located = ws.resolve(path, Access::READ_WRITE, false, ctl)?;
     let leaf = located.file_leaf(display, false)?;
     let file = open_leaf_read(&located.dir, leaf).map_err(|e| open_error(e, display))?;
-    require_regular(&file.metadata().map_err(io_err)?, display)?;
     let reopen = || open_leaf_read(&located.dir, leaf);
     let mut locked = lock_current(&located.dir, leaf, file, reopen, display, ctl)?;
     let size = locked.meta.len();

@@ -5,8 +5,7 @@ use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError, NO_SPACE_HINT};
 use crate::fileops::{
     atomic_create, atomic_replace, check_file_size_limit, file_exists, lock_current, open_error,
-    open_leaf_append, open_leaf_append_existing, open_leaf_append_new, open_leaf_read,
-    require_regular, sync_dir,
+    open_leaf_append, open_leaf_append_existing, open_leaf_append_new, open_leaf_read, sync_dir,
 };
 use crate::policy::Access;
 use crate::resolve::Located;
@@ -164,10 +163,6 @@ fn replace_leaf(
     let leaf = located.file_leaf(display, true)?;
     let mut locked = match open_leaf_read(&located.dir, leaf) {
         Ok(file) => {
-            let meta = file
-                .metadata()
-                .map_err(|e| WsfsError::from_io(&e, display))?;
-            require_regular(&meta, display)?;
             let reopen = || open_leaf_read(&located.dir, leaf);
             Some(lock_current(
                 &located.dir,
@@ -272,13 +267,11 @@ fn append_leaf(
     display: &str,
 ) -> Result<(u64, bool, Vec<String>)> {
     let ctl = call.ctl;
-    let io_err = |e: io::Error| WsfsError::from_io(&e, display);
     let leaf = located.file_leaf(display, true)?;
     let (file, created) =
         open_or_create_for_append(&located.dir, leaf).map_err(|e| open_error(e, display))?;
     let reopen = || open_leaf_append(&located.dir, leaf);
-    let mut locked = require_regular(&file.metadata().map_err(io_err)?, display)
-        .and_then(|()| lock_current(&located.dir, leaf, file, reopen, display, ctl))?;
+    let mut locked = lock_current(&located.dir, leaf, file, reopen, display, ctl)?;
     let before = locked.meta.len();
     let bytes = content.as_bytes();
     let mut hashed = None;
