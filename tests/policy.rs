@@ -375,6 +375,25 @@ fn git_history_is_read_only_by_default() {
         ".git/**",
     );
     assert_eq!(snapshot(&f.root), before);
+    // The same files by other spellings: `..` through a real directory, and a symlinked
+    // directory on the way (the resolver then asks the kernel where it is).
+    std::fs::create_dir(f.p("sub")).unwrap();
+    symlink(".git", f.p("repo")).unwrap();
+    std::fs::create_dir(f.p(".git/hooks")).unwrap();
+    symlink("../.git/hooks", f.p("sub/hooks")).unwrap();
+    let before = snapshot(&f.root);
+    for path in [
+        "sub/../.git/HEAD",
+        "./sub/./../.git/config",
+        "repo/HEAD",
+        "sub/hooks/x",
+    ] {
+        denied(
+            &f.call("append_file", json!({"path": path, "content": "x"})),
+            ".git/**",
+        );
+    }
+    assert_eq!(snapshot(&f.root), before);
     assert_ok(&f.call("read_file", json!({"path": ".git/HEAD"})));
     assert_ok(&f.call("list_dir", json!({"path": ".git"})));
     // The rule is anchored at the root, as in gitignore; an explicit list replaces it.
