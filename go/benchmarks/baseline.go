@@ -41,6 +41,8 @@ import (
 //     Text share it; cut back to a UTF-8 boundary, NUL and UTF-8 checked,
 //     SHA-256 of a whole file within MaxWriteBytes; a range of lines is
 //     streamed through one 64 KiB buffer (baseline_range.go);
+//   - the change tools refuse paths under .git, wsfs's default policy,
+//     by a lexical check of the path (refuseGitWrite);
 //   - write_file: size check before touching the disk, parents created, an
 //     exclusive flock on the existing file (re-checked after locking), an
 //     unnamed O_TMPFILE temp file (a crash before the commit leaves nothing),

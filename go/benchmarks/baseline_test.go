@@ -203,6 +203,8 @@ func TestBaselineMatchesWsfs(t *testing.T) {
 		wsfs.AppendFileInput{Path: "nonl.txt", Content: "+more"},
 		wsfs.AppendFileInput{Path: "fresh/log.txt", Content: "first\n"},
 		wsfs.AppendFileInput{Path: "hard.txt", Content: "x"},
+		wsfs.WriteFileInput{Path: ".git/HEAD", Content: "x"},
+		wsfs.AppendFileInput{Path: "d/../.git/config", Content: "x"},
 		wsfs.EditFileInput{Path: "edit/target.txt", OldText: "BEFORE", NewText: "AFTER"},
 		wsfs.EditFileInput{Path: "crlf.txt", OldText: "line2", NewText: "LINE2"},
 		wsfs.EditFileInput{Path: "mode.txt", OldText: "still", NewText: "yet"},

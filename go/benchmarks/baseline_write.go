@@ -49,6 +49,9 @@ func (b *Baseline) locate(tool string, p bpath, create bool) (located, *wsfs.Err
 	}
 	rel := p.rel
 	for range 40 {
+		if e := refuseGitWrite(tool, p.display, rel); e != nil {
+			return located{}, e
+		}
 		dirRel, leaf := path.Split(rel)
 		dirRel = strings.TrimSuffix(dirRel, "/")
 		if leaf == "." || leaf == ".." {
@@ -85,6 +88,25 @@ func (b *Baseline) locate(tool string, p bpath, create bool) (located, *wsfs.Err
 		}
 	}
 	return located{}, bErr(tool, wsfs.CodeInvalidPath, "%s: too many levels of symbolic links", p.display)
+}
+
+// refuseGitWrite is wsfs's default policy (deny_write [".git/**"]) checked
+// the lean way: on the path as given and on each symlink target followed,
+// lexically ('..' cleaned). wsfs matches the path the kernel resolved, which
+// also catches a symlinked directory leading into .git; this check costs less.
+func refuseGitWrite(tool, display, rel string) *wsfs.Error {
+	if tool == wsfs.ToolReadFile {
+		return nil
+	}
+	clean := path.Clean(rel)
+	if clean != ".git" && !strings.HasPrefix(clean, ".git/") {
+		return nil
+	}
+	shown := display
+	if clean != display {
+		shown = display + " (which resolves to " + clean + ")"
+	}
+	return bErr(tool, wsfs.CodePolicyDenied, "%s is closed to changing by the workspace policy (deny_write rule '.git/**'). The host set this rule; retrying will not help. It can still be read if reading is allowed; change other files", shown)
 }
 
 func (b *Baseline) openDir(rel string, create bool) (*os.Root, error) {
