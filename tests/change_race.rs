@@ -8,31 +8,10 @@ mod common;
 
 use common::*;
 use serde_json::{json, Value};
-use std::ffi::CString;
 use std::fs;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-
-fn c(p: &Path) -> CString {
-    CString::new(p.as_os_str().as_bytes()).unwrap()
-}
-
-/// Atomically exchanges two names (RENAME_EXCHANGE); false if either is missing.
-fn exchange(a: &CString, b: &CString) -> bool {
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_renameat2,
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            2,
-        )
-    };
-    r == 0
-}
 
 /// `levels` nested directories, each with a file, and a file at the bottom.
 fn nested(top: &Path, levels: usize, content: &str) {
@@ -67,7 +46,7 @@ impl Swapper {
         let thread = {
             let (active, stop, pause, swaps) =
                 (active.clone(), stop.clone(), pause.clone(), swaps.clone());
-            let (a, b) = (c(&a), c(&b));
+            let (a, b) = (c_path(&a), c_path(&b));
             std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
                     if !active.load(Ordering::Relaxed) {

@@ -7,57 +7,21 @@ mod common;
 
 use common::*;
 use serde_json::json;
-use std::ffi::CString;
-use std::fs;
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-
-fn c(p: &Path) -> CString {
-    CString::new(p.as_os_str().as_bytes()).unwrap()
-}
-
-/// `renameat2` with `RENAME_EXCHANGE`: the two names swap atomically.
-fn exchange(a: &CString, b: &CString) -> bool {
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_renameat2,
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            2,
-        )
-    };
-    r == 0
-}
 
 #[test]
 fn swapping_a_directory_for_a_symlink_never_creates_outside() {
     const ATTEMPTS: u64 = 3000;
     let f = Fixture::new();
-    let outside = f.base.join("outside");
-    fs::create_dir_all(outside.join("sub")).unwrap();
-    fs::write(outside.join("f.txt"), "OUTSIDE\n").unwrap();
-    fs::create_dir_all(f.p("d/sub")).unwrap();
-    f.write("d/f.txt", "INSIDE\n");
-    std::os::unix::fs::symlink(&outside, f.p("s")).unwrap();
+    let outside = swap_pair(&f, "OUTSIDE\n");
     let before = snapshot(&outside);
-    let base_names = || {
-        let mut v: Vec<_> = fs::read_dir(&f.base)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        v.sort();
-        v
-    };
-    let base_before = base_names();
+    let base_before = sorted_names(&f.base);
 
     let stop = Arc::new(AtomicBool::new(false));
     let swaps = Arc::new(AtomicU64::new(0));
     let swapper = {
-        let (d, s) = (c(&f.p("d")), c(&f.p("s")));
+        let (d, s) = (c_path(&f.p("d")), c_path(&f.p("s")));
         let (stop, swaps) = (stop.clone(), swaps.clone());
         std::thread::spawn(move || {
             // A pause between swap pairs lets calls through (openat2 gives up with EAGAIN
@@ -127,7 +91,7 @@ fn swapping_a_directory_for_a_symlink_never_creates_outside() {
         "something was created or changed outside"
     );
     assert_eq!(
-        base_names(),
+        sorted_names(&f.base),
         base_before,
         "something was created next to the workspace"
     );

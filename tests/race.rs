@@ -11,7 +11,6 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::fs;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -20,41 +19,18 @@ use std::time::{Duration, Instant};
 const LIB_PHASE: Duration = Duration::from_secs(2);
 const NAIVE_BOUND: Duration = Duration::from_secs(60);
 
-fn c(p: &Path) -> CString {
-    CString::new(p.as_os_str().as_bytes()).unwrap()
-}
-
-fn renameat2(a: &CString, b: &CString, flags: libc::c_uint) -> bool {
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_renameat2,
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            flags,
-        )
-    };
-    r == 0
-}
-
-/// Atomically exchanges two names.
-fn exchange(a: &CString, b: &CString) -> bool {
-    renameat2(a, b, 2 /* RENAME_EXCHANGE */)
-}
-
 /// Renames `a` to `b`; if a tool call created `b` meanwhile (write_file creates missing parent
 /// directories), that directory is moved aside to `junk*` inside the workspace first.
 fn rename_into(a: &CString, b: &CString, root: &Path, junk: &mut u64) {
     loop {
-        if renameat2(a, b, 1 /* RENAME_NOREPLACE */) {
+        if renameat2(a, b, libc::RENAME_NOREPLACE) {
             return;
         }
         let err = std::io::Error::last_os_error();
         assert_eq!(err.raw_os_error(), Some(libc::EEXIST), "rename: {err}");
         *junk += 1;
-        let j = c(&root.join(format!("junk{junk}")));
-        let _ = renameat2(b, &j, 1);
+        let j = c_path(&root.join(format!("junk{junk}")));
+        let _ = renameat2(b, &j, libc::RENAME_NOREPLACE);
     }
 }
 
@@ -68,9 +44,9 @@ fn spawn_swapper(
 ) -> std::thread::JoinHandle<()> {
     let root = root.to_path_buf();
     let (d, s, hold) = (
-        c(&root.join("d")),
-        c(&root.join("s")),
-        c(&root.join("hold")),
+        c_path(&root.join("d")),
+        c_path(&root.join("s")),
+        c_path(&root.join("hold")),
     );
     std::thread::spawn(move || {
         let (mut i, mut junk) = (0u64, 0u64);
@@ -101,29 +77,16 @@ fn spawn_swapper(
 #[test]
 fn symlink_swaps_never_escape_the_workspace() {
     let f = Fixture::new();
-    let outside = f.base.join("outside");
     let secret_tok = token();
     let canary_tok = token();
-    fs::create_dir_all(outside.join("sub")).unwrap();
-    fs::write(outside.join("f.txt"), format!("OUTSIDE-{secret_tok}\n")).unwrap();
+    let outside = swap_pair(&f, &format!("OUTSIDE-{secret_tok}\n"));
     fs::write(
         outside.join(format!("canary-{canary_tok}")),
         format!("OUTSIDE-{secret_tok}\n"),
     )
     .unwrap();
-    fs::create_dir_all(f.p("d/sub")).unwrap();
-    f.write("d/f.txt", "INSIDE\n");
-    std::os::unix::fs::symlink(&outside, f.p("s")).unwrap();
     let before = snapshot(&outside);
-    let base_names = || {
-        let mut v: Vec<_> = fs::read_dir(&f.base)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        v.sort();
-        v
-    };
-    let base_before = base_names();
+    let base_before = sorted_names(&f.base);
 
     let stop = Arc::new(AtomicBool::new(false));
     let swaps = Arc::new(AtomicU64::new(0));
@@ -257,7 +220,7 @@ fn symlink_swaps_never_escape_the_workspace() {
         "the outside directory was changed or created in"
     );
     assert_eq!(
-        base_names(),
+        sorted_names(&f.base),
         base_before,
         "something was created next to the workspace"
     );

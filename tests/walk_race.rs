@@ -8,31 +8,10 @@ mod common;
 
 use common::*;
 use serde_json::{json, Value};
-use std::ffi::CString;
 use std::fs;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-
-fn c(p: &Path) -> CString {
-    CString::new(p.as_os_str().as_bytes()).unwrap()
-}
-
-/// Atomically exchanges two names (RENAME_EXCHANGE).
-fn exchange(a: &CString, b: &CString) -> bool {
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_renameat2,
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            2,
-        )
-    };
-    r == 0
-}
 
 /// Ten nested levels (deeper than the walker keeps handles for), each with a file before
 /// and after its subdirectory, so walks return to levels whose handles were closed.
@@ -55,22 +34,9 @@ fn swapping_a_directory_for_a_symlink_never_leads_a_walk_outside() {
     nested(&outside, &format!("{canary}\n"), &canary);
     nested(&f.p("sw"), "inside\n", "in");
     std::os::unix::fs::symlink(&outside, f.p("sw_link")).unwrap();
-    let (a, b) = (c(&f.p("sw")), c(&f.p("sw_link")));
     let stop = Arc::new(AtomicBool::new(false));
     let swaps = Arc::new(AtomicU64::new(0));
-    let swapper = {
-        let (stop, swaps) = (stop.clone(), swaps.clone());
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                assert!(
-                    exchange(&a, &b),
-                    "exchange: {}",
-                    std::io::Error::last_os_error()
-                );
-                swaps.fetch_add(1, Ordering::Relaxed);
-            }
-        })
-    };
+    let swapper = spawn_exchanger(&f.p("sw"), &f.p("sw_link"), stop.clone(), swaps.clone());
     const ATTEMPTS: usize = 2000;
     let (mut saw_link, mut saw_dir, mut refused) = (0, 0, 0);
     let search = json!({"query": canary, "include_hidden": true, "respect_gitignore": false, "max_matches": 1000}).to_string();

@@ -10,11 +10,16 @@ use std::collections::BTreeMap;
 use std::ffi::{CStr, CString};
 use std::fs;
 use std::os::raw::c_char;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 pub use wsfs::ffi;
+
+mod race;
+
+// Not every test binary uses every helper (the same reason as `dead_code` above).
+#[allow(unused_imports)]
+pub use race::*;
 
 pub const TOOLS: [&str; 5] = [
     "read_file",
@@ -535,35 +540,4 @@ pub fn with_watchdog<T: Send + 'static>(
             panic!("{what}: the checked code panicked")
         }
     }
-}
-
-fn c_path(p: &Path) -> CString {
-    CString::new(p.as_os_str().as_bytes()).unwrap()
-}
-
-/// Keeps atomically exchanging the names `a` and `b` (`renameat2(RENAME_EXCHANGE)`) until
-/// `stop`, counting the swaps: the race partner of the symlink-swap tests.
-pub fn spawn_exchanger(
-    a: &Path,
-    b: &Path,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    swaps: std::sync::Arc<std::sync::atomic::AtomicU64>,
-) -> std::thread::JoinHandle<()> {
-    let (a, b) = (c_path(a), c_path(b));
-    std::thread::spawn(move || {
-        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-            let r = unsafe {
-                libc::syscall(
-                    libc::SYS_renameat2,
-                    libc::AT_FDCWD,
-                    a.as_ptr(),
-                    libc::AT_FDCWD,
-                    b.as_ptr(),
-                    2, /* RENAME_EXCHANGE */
-                )
-            };
-            assert_eq!(r, 0, "renameat2: {}", std::io::Error::last_os_error());
-            swaps.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
-    })
 }

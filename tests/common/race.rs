@@ -1,0 +1,79 @@
+//! The symlink-swap race tests' tools: atomic renames by path, the exchanger thread, and the
+//! directory/symlink pair they swap.
+
+use super::Fixture;
+use std::ffi::{CString, OsString};
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// `p` as a C string for a raw syscall (panics on an interior NUL).
+pub fn c_path(p: &Path) -> CString {
+    CString::new(p.as_os_str().as_bytes()).unwrap()
+}
+
+/// `renameat2(a, b, flags)` on two paths; true if the kernel did it (errno is left to read).
+pub fn renameat2(a: &CString, b: &CString, flags: libc::c_uint) -> bool {
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            flags,
+        )
+    };
+    r == 0
+}
+
+/// Atomically exchanges the names `a` and `b` (`RENAME_EXCHANGE`); false if either is missing.
+pub fn exchange(a: &CString, b: &CString) -> bool {
+    renameat2(a, b, libc::RENAME_EXCHANGE)
+}
+
+/// Keeps atomically exchanging the names `a` and `b` (`renameat2(RENAME_EXCHANGE)`) until
+/// `stop`, counting the swaps: the race partner of the symlink-swap tests.
+pub fn spawn_exchanger(
+    a: &Path,
+    b: &Path,
+    stop: Arc<AtomicBool>,
+    swaps: Arc<AtomicU64>,
+) -> std::thread::JoinHandle<()> {
+    let (a, b) = (c_path(a), c_path(b));
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::Relaxed) {
+            assert!(
+                exchange(&a, &b),
+                "renameat2: {}",
+                std::io::Error::last_os_error()
+            );
+            swaps.fetch_add(1, Ordering::Relaxed);
+        }
+    })
+}
+
+/// Builds `base/outside` (`sub/`, and `f.txt` holding `outside_text`) and, in the root, `d`
+/// (`sub/`, and `f.txt` holding "INSIDE\n") and `s`, a symlink to outside; returns outside.
+pub fn swap_pair(f: &Fixture, outside_text: &str) -> PathBuf {
+    let outside = f.base.join("outside");
+    fs::create_dir_all(outside.join("sub")).unwrap();
+    fs::write(outside.join("f.txt"), outside_text).unwrap();
+    fs::create_dir_all(f.p("d/sub")).unwrap();
+    f.write("d/f.txt", "INSIDE\n");
+    std::os::unix::fs::symlink(&outside, f.p("s")).unwrap();
+    outside
+}
+
+/// The names directly in `dir`, sorted: equal before and after a race only if nothing was
+/// created or removed there.
+pub fn sorted_names(dir: &Path) -> Vec<OsString> {
+    let mut names: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    names
+}
