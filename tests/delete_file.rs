@@ -353,27 +353,6 @@ fn a_cancelled_deletion_changes_nothing() {
     assert_eq!(snapshot(&f.root), before);
 }
 
-/// Unmounts on drop, so a failing test does not leave a mount behind.
-struct Mount(std::path::PathBuf);
-
-impl Mount {
-    /// `mount ARGS... at`, or `None` where this process may not mount (not root).
-    fn new(args: &[&str], at: &Path) -> Option<Mount> {
-        let ok = std::process::Command::new("mount")
-            .args(args)
-            .arg(at)
-            .status()
-            .is_ok_and(|s| s.success());
-        ok.then(|| Mount(at.to_path_buf()))
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.0).status();
-    }
-}
-
 /// Mount points and bind mounts inside a tree (even of a directory on the same file system,
 /// even one outside the workspace) are never entered, and never deleted as the top either.
 #[test]
@@ -441,11 +420,7 @@ fn deep_delete_child() {
     let Ok(dir) = std::env::var(DEEP_ENV) else {
         return;
     };
-    let lim = libc::rlimit {
-        rlim_cur: 32,
-        rlim_max: 32,
-    };
-    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) }, 0);
+    limit_open_files(32);
     let ws = open_ws(Path::new(&dir), json!({}));
     let v = call(
         ws,
@@ -463,34 +438,8 @@ fn deep_delete_child() {
 #[test]
 fn deep_trees_are_deleted_under_a_low_fd_limit() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut dir = tmp.path().join("deep");
-    fs::create_dir(&dir).unwrap();
-    for _ in 0..DEPTH {
-        fs::create_dir(dir.join("d")).unwrap();
-        fs::write(dir.join("z.txt"), "zz\n").unwrap();
-        dir = dir.join("d");
-    }
-    fs::write(dir.join("bottom.txt"), "deepest\n").unwrap();
-    let exe = std::env::current_exe().unwrap();
-    let out = std::process::Command::new(exe)
-        .args([
-            "deep_delete_child",
-            "--exact",
-            "--ignored",
-            "--test-threads=1",
-            "--nocapture",
-        ])
-        .env(DEEP_ENV, tmp.path())
-        .output()
-        .unwrap();
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "child failed:\n{log}");
-    assert!(
-        log.contains("1 passed"),
-        "child did not run the test:\n{log}"
-    );
+    let deep = tmp.path().join("deep");
+    fs::create_dir(&deep).unwrap();
+    deep_chain(&deep, DEPTH);
+    run_child_test("deep_delete_child", DEEP_ENV, tmp.path());
 }

@@ -12,39 +12,8 @@ use common::*;
 use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 use serde_json::{json, Value};
 use std::fs;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// Runs the ignored test `name` in a child process with `dir` in its environment and fails
-/// unless it passed: a child killed by a signal (SIGXFSZ) is exactly the bug to catch.
-fn run_child(name: &str, env: &str, dir: &Path) {
-    let exe = std::env::current_exe().unwrap();
-    let out = std::process::Command::new(exe)
-        .args([
-            name,
-            "--exact",
-            "--ignored",
-            "--test-threads=1",
-            "--nocapture",
-        ])
-        .env(env, dir)
-        .output()
-        .unwrap();
-    let report = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    if let Some(signal) = out.status.signal() {
-        panic!("the child {name} was killed by signal {signal} (25 is SIGXFSZ):\n{report}");
-    }
-    assert!(out.status.success(), "the child {name} failed:\n{report}");
-    assert!(
-        report.contains("1 passed"),
-        "the child {name} did not run:\n{report}"
-    );
-}
 
 /// Every name under `root` (recursively), relative to it.
 fn tree(root: &Path) -> Vec<PathBuf> {
@@ -143,7 +112,7 @@ fn file_size_limit_child() {
 #[test]
 fn file_size_limit_is_no_space_not_a_dead_host() {
     let tmp = tempfile::tempdir().unwrap();
-    run_child("file_size_limit_child", FSIZE_ENV, tmp.path());
+    run_child_test("file_size_limit_child", FSIZE_ENV, tmp.path());
 }
 
 // ------------------------------------------------------------ full disk (findings 1, 2)
@@ -336,7 +305,7 @@ fn fd_starvation_child() {
 #[test]
 fn failed_writes_remove_the_directories_they_created() {
     let tmp = tempfile::tempdir().unwrap();
-    run_child("fd_starvation_child", FD_ENV, tmp.path());
+    run_child_test("fd_starvation_child", FD_ENV, tmp.path());
 }
 
 // ------------------------------------------------------------ deadlines (finding 6)

@@ -375,30 +375,11 @@ fn a_stopped_move_changes_nothing() {
     assert!(exists(&f.p("a.txt")) && !exists(&f.p("new")));
 }
 
-/// Unmounts on drop, so a failing test does not leave a mount behind.
-struct Mount(std::path::PathBuf);
-
-impl Mount {
-    fn tmpfs(at: &Path) -> Option<Mount> {
-        let ok = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "wsfs-test", at.to_str().unwrap()])
-            .status()
-            .is_ok_and(|s| s.success());
-        ok.then(|| Mount(at.to_path_buf()))
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.0).status();
-    }
-}
-
 #[test]
 fn moving_across_file_systems_is_an_error_not_a_copy() {
     let f = Fixture::new();
     fs::create_dir(f.p("mnt")).unwrap();
-    let Some(_mount) = Mount::tmpfs(&f.p("mnt")) else {
+    let Some(_mount) = Mount::new(&["-t", "tmpfs", "wsfs-test"], &f.p("mnt")) else {
         eprintln!("skipped: cannot mount a tmpfs here (not root?)");
         return;
     };

@@ -477,11 +477,7 @@ fn deep_nesting_child() {
     let Ok(dir) = std::env::var(DEEP_ENV) else {
         return;
     };
-    let lim = libc::rlimit {
-        rlim_cur: 64,
-        rlim_max: 64,
-    };
-    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) }, 0);
+    limit_open_files(64);
     let ws = open_ws(std::path::Path::new(&dir), json!({}));
     let deep = "d/".repeat(DEPTH);
     let file = format!("{deep}bottom.txt");
@@ -515,28 +511,7 @@ fn deep_nesting_child() {
 #[test]
 fn deep_nesting_under_low_fd_limit() {
     let tmp = tempfile::tempdir().unwrap();
-    let exe = std::env::current_exe().unwrap();
-    let out = std::process::Command::new(exe)
-        .args([
-            "deep_nesting_child",
-            "--exact",
-            "--ignored",
-            "--test-threads=1",
-            "--nocapture",
-        ])
-        .env(DEEP_ENV, tmp.path())
-        .output()
-        .unwrap();
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "child failed:\n{log}");
-    assert!(
-        log.contains("1 passed"),
-        "child did not run the test:\n{log}"
-    );
+    run_child_test("deep_nesting_child", DEEP_ENV, tmp.path());
     let path = tmp.path().join("d/".repeat(DEPTH)).join("bottom.txt");
     assert_eq!(fs::read(&path).unwrap(), b"deep\nest\n");
 }

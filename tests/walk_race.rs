@@ -96,11 +96,7 @@ fn deep_walk_child() {
     let Ok(dir) = std::env::var(DEEP_ENV) else {
         return;
     };
-    let lim = libc::rlimit {
-        rlim_cur: 64,
-        rlim_max: 64,
-    };
-    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) }, 0);
+    limit_open_files(64);
     let ws = open_ws(
         Path::new(&dir),
         json!({"limits": {"max_list_entries": 100000}}),
@@ -146,33 +142,6 @@ fn deep_walk_child() {
 #[test]
 fn deep_trees_walk_under_a_low_fd_limit() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut dir = tmp.path().to_path_buf();
-    for _ in 0..DEPTH {
-        fs::create_dir(dir.join("d")).unwrap();
-        fs::write(dir.join("z.txt"), "zz\n").unwrap();
-        dir = dir.join("d");
-    }
-    fs::write(dir.join("bottom.txt"), "deepest\n").unwrap();
-    let exe = std::env::current_exe().unwrap();
-    let out = std::process::Command::new(exe)
-        .args([
-            "deep_walk_child",
-            "--exact",
-            "--ignored",
-            "--test-threads=1",
-            "--nocapture",
-        ])
-        .env(DEEP_ENV, tmp.path())
-        .output()
-        .unwrap();
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "child failed:\n{log}");
-    assert!(
-        log.contains("1 passed"),
-        "child did not run the test:\n{log}"
-    );
+    deep_chain(tmp.path(), DEPTH);
+    run_child_test("deep_walk_child", DEEP_ENV, tmp.path());
 }

@@ -15,9 +15,12 @@ use std::path::{Path, PathBuf};
 
 pub use wsfs::ffi;
 
+mod host;
 mod race;
 
 // Not every test binary uses every helper (the same reason as `dead_code` above).
+#[allow(unused_imports)]
+pub use host::*;
 #[allow(unused_imports)]
 pub use race::*;
 

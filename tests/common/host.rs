@@ -1,0 +1,86 @@
+//! Tests that need the host: the test binary re-run as a child process (for process-wide
+//! limits), descriptor limits, deep trees and mounts.
+
+use rustix::process::{setrlimit, Resource, Rlimit};
+use std::ffi::OsStr;
+use std::fs;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+
+/// Runs the ignored test `name` of this binary in a child process with `env` set to `value`;
+/// fails unless it exited cleanly (naming any killing signal) after running exactly that
+/// test. Returns its stdout and stderr.
+#[track_caller]
+pub fn run_child_test(name: &str, env: &str, value: impl AsRef<OsStr>) -> String {
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe)
+        .args([
+            name,
+            "--exact",
+            "--ignored",
+            "--test-threads=1",
+            "--nocapture",
+        ])
+        .env(env, value)
+        .output()
+        .unwrap();
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if let Some(signal) = out.status.signal() {
+        panic!("the child {name} was killed by signal {signal} (25 is SIGXFSZ):\n{log}");
+    }
+    assert!(out.status.success(), "the child {name} failed:\n{log}");
+    assert!(
+        log.contains("1 passed"),
+        "the child {name} did not run the test:\n{log}"
+    );
+    log
+}
+
+/// Sets this process's open-file limit, soft and hard, to `n` (for good: child processes only).
+pub fn limit_open_files(n: u64) {
+    setrlimit(
+        Resource::Nofile,
+        Rlimit {
+            current: Some(n),
+            maximum: Some(n),
+        },
+    )
+    .unwrap();
+}
+
+/// Builds `depth` nested directories `d/d/...` in `top`, each level holding a `z.txt` ("zz\n")
+/// beside its `d`, and `bottom.txt` ("deepest\n") in the last.
+pub fn deep_chain(top: &Path, depth: usize) {
+    let mut dir = top.to_path_buf();
+    for _ in 0..depth {
+        fs::create_dir(dir.join("d")).unwrap();
+        fs::write(dir.join("z.txt"), "zz\n").unwrap();
+        dir = dir.join("d");
+    }
+    fs::write(dir.join("bottom.txt"), "deepest\n").unwrap();
+}
+
+/// A mount that is unmounted on drop, so a failing test does not leave it behind.
+pub struct Mount(PathBuf);
+
+impl Mount {
+    /// `mount ARGS... at`, or `None` where this process may not mount (not root).
+    pub fn new(args: &[&str], at: &Path) -> Option<Mount> {
+        let ok = std::process::Command::new("mount")
+            .args(args)
+            .arg(at)
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Mount(at.to_path_buf()))
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
