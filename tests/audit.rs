@@ -37,20 +37,6 @@ fn audited(extra: Value) -> (Fixture, PathBuf, tempfile::TempDir) {
     (Fixture::with_config(config), log, dir)
 }
 
-fn call_content(ws: u64, tool: &str, args: &str, content: &[u8]) -> Value {
-    let (t, a) = (cs(tool), cs(args));
-    take_envelope(unsafe {
-        ffi::wsfs_call_with_content(
-            ws,
-            t.as_ptr(),
-            a.as_ptr(),
-            std::ptr::null(),
-            content.as_ptr().cast(),
-            content.len(),
-        )
-    })
-}
-
 #[test]
 fn every_call_is_one_line_with_its_facts_and_hashes() {
     let (f, log, _dir) = audited(json!({"policy": {"deny_read": [".env"]}}));

@@ -437,17 +437,7 @@ fn read_only_workspaces_refuse_every_changing_tool_from_the_registry() {
         "{refused:?}"
     );
     // Through the content buffer too.
-    let (t, a, content) = (cs("write_file"), cs(r#"{"path":"b.txt"}"#), b"x");
-    let v = take_envelope(unsafe {
-        ffi::wsfs_call_with_content(
-            f.ws,
-            t.as_ptr(),
-            a.as_ptr(),
-            std::ptr::null(),
-            content.as_ptr().cast(),
-            content.len(),
-        )
-    });
+    let v = call_content(f.ws, "write_file", r#"{"path":"b.txt"}"#, b"x");
     assert_err(&v, "writes_disabled");
     assert_eq!(snapshot(&f.root), before);
     assert_eq!(

@@ -9,20 +9,6 @@ use serde_json::{json, Value};
 use std::fs;
 use std::sync::{Arc, Barrier};
 
-fn call_content(ws: u64, args: &str, content: &[u8]) -> Value {
-    let (t, a) = (cs("write_file"), cs(args));
-    take_envelope(unsafe {
-        ffi::wsfs_call_with_content(
-            ws,
-            t.as_ptr(),
-            a.as_ptr(),
-            std::ptr::null(),
-            content.as_ptr().cast(),
-            content.len(),
-        )
-    })
-}
-
 /// Writes through JSON and through the content buffer, which must agree.
 fn both_ways(f: &Fixture, path: &str, mode: &str, content: &str) -> [Value; 2] {
     let json_way = f.call(
@@ -30,7 +16,7 @@ fn both_ways(f: &Fixture, path: &str, mode: &str, content: &str) -> [Value; 2] {
         json!({"path": path, "content": content, "mode": mode}),
     );
     let args = json!({"path": format!("{path}.buf"), "mode": mode}).to_string();
-    let buffer_way = call_content(f.ws, &args, content.as_bytes());
+    let buffer_way = call_content(f.ws, "write_file", &args, content.as_bytes());
     [json_way, buffer_way]
 }
 
@@ -173,7 +159,7 @@ fn create_races_have_exactly_one_winner() {
                     let content = format!("{t:02}-{round}\n").repeat(1500);
                     let args = json!({"path": format!("r/{round}.txt"), "mode": "create"});
                     barrier.wait();
-                    let v = call_content(ws, &args.to_string(), content.as_bytes());
+                    let v = call_content(ws, "write_file", &args.to_string(), content.as_bytes());
                     match err_code(&v) {
                         None => wins.push((round, content)),
                         Some("file_exists") => {}

@@ -316,6 +316,21 @@ pub fn call_opts(ws: u64, tool: &str, args: &str, options: Option<&str>) -> Valu
     v
 }
 
+/// `wsfs_call_with_content`: `content` goes as the separate write buffer, with no options.
+pub fn call_content(ws: u64, tool: &str, args: &str, content: &[u8]) -> Value {
+    let (t, a) = (cs(tool), cs(args));
+    take_envelope(unsafe {
+        ffi::wsfs_call_with_content(
+            ws,
+            t.as_ptr(),
+            a.as_ptr(),
+            std::ptr::null(),
+            content.as_ptr().cast(),
+            content.len(),
+        )
+    })
+}
+
 /// Default arguments that would succeed against an in-workspace file for each tool.
 /// Write/append write `content`; edit replaces `old` with `content`.
 pub fn args_for(tool: &str, path: &str, old: &str, content: &str) -> Value {
