@@ -8,9 +8,7 @@ mod common;
 
 use common::*;
 use serde_json::{json, Value};
-use std::ffi::CString;
 use std::fs;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
@@ -20,15 +18,6 @@ fn del(f: &Fixture, path: &str) -> Value {
 
 fn del_r(f: &Fixture, path: &str) -> Value {
     f.call("delete_file", json!({ "path": path, "recursive": true }))
-}
-
-fn exists(p: &Path) -> bool {
-    fs::symlink_metadata(p).is_ok()
-}
-
-fn mkfifo(p: &Path) {
-    let c = CString::new(p.as_os_str().as_bytes()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
 }
 
 /// Entries below `dir` (not followed), `dir` excluded.

@@ -23,10 +23,6 @@ fn mv_over(f: &Fixture, src: &str, dst: &str) -> Value {
     )
 }
 
-fn exists(p: &Path) -> bool {
-    fs::symlink_metadata(p).is_ok()
-}
-
 #[test]
 fn renames_a_file_keeping_its_inode_and_content() {
     let f = Fixture::new();

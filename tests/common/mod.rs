@@ -525,6 +525,11 @@ pub fn current_umask() -> u32 {
     u32::from_str_radix(line["Umask:".len()..].trim(), 8).unwrap()
 }
 
+/// Whether `p` names anything, a dangling symlink included: the last component is not followed.
+pub fn exists(p: &Path) -> bool {
+    fs::symlink_metadata(p).is_ok()
+}
+
 pub fn mkfifo(p: &Path) {
     let c = cs(p.to_str().unwrap());
     let r = unsafe { libc::mkfifo(c.as_ptr(), 0o644) };
