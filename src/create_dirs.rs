@@ -191,7 +191,7 @@ impl Workspace {
                 return;
             }
             current = match parent {
-                DirRef::Opened(handle) => Some((handle, dir.parent)),
+                DirRef::Opened(handle) | DirRef::Known(handle, _) => Some((handle, dir.parent)),
                 DirRef::Root(_) => None,
             };
         }

@@ -5,8 +5,8 @@
 //! - `deny_read` / `deny_write` are gitignore-style globs (`ignore::gitignore`) matched against
 //!   the **resolved** workspace-relative path: the path of the directory handle the resolver
 //!   actually opened (its real path, read from `/proc/self/fd`, relative to the canonical root)
-//!   plus the leaf name. When the kernel opened that directory with no symlink on the way
-//!   (`RESOLVE_NO_SYMLINKS`), its path is the one given, `..` taken lexically, and
+//!   plus the leaf name. When the resolver opened that directory by plain names with no
+//!   symlink on the way (`DirRef::Known`), its path is the one it was opened by, and
 //!   `/proc/self/fd` is not read (two system calls saved on every checked call). So `a/../.env`, `./.env` and a symlink to `.env` are all `.env`, and
 //!   the model's string is never what is matched. A pattern that names a directory denies
 //!   everything under it. Checking costs nothing for a call the rules cannot concern: reading
@@ -313,14 +313,7 @@ impl Workspace {
         if !policy.needs_path(access) {
             return Ok(None);
         }
-        let (rel, inside) = match &located.dir_path {
-            Some(dir) => {
-                let mut rel = dir.clone();
-                rel.extend(located.leaf.as_deref());
-                (rel, true)
-            }
-            None => self.resolved(&located.dir, located.leaf.as_deref())?,
-        };
+        let (rel, inside) = self.resolved(&located.dir, located.leaf.as_deref())?;
         let is_dir = match (&located.leaf, &located.leaf_meta) {
             (None, _) => true,
             (Some(_), Some(meta)) => meta.is_dir(),
@@ -396,6 +389,7 @@ impl Workspace {
     fn resolved(&self, dir: &DirRef<'_>, leaf: Option<&OsStr>) -> Result<(PathBuf, bool)> {
         let (mut rel, inside) = match dir {
             DirRef::Root(_) => (PathBuf::new(), true),
+            DirRef::Known(_, rel) => (rel.clone(), true),
             DirRef::Opened(handle) => {
                 let real = real_path(handle).map_err(|e| {
                     WsfsError::new(

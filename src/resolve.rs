@@ -42,6 +42,9 @@ pub(crate) const UNPROTECTED_INSIDE: &[&str] = &["/var/tmp"];
 pub(crate) enum DirRef<'a> {
     Root(&'a Dir),
     Opened(Dir),
+    /// Opened beneath the root with no symlink on the way, so its workspace-relative path is
+    /// the one it was opened by: the policy need not ask the kernel (`real_path`) for it.
+    Known(Dir, PathBuf),
 }
 
 impl std::ops::Deref for DirRef<'_> {
@@ -50,7 +53,7 @@ impl std::ops::Deref for DirRef<'_> {
     fn deref(&self) -> &Dir {
         match self {
             DirRef::Root(dir) => dir,
-            DirRef::Opened(dir) => dir,
+            DirRef::Opened(dir) | DirRef::Known(dir, _) => dir,
         }
     }
 }
@@ -73,9 +76,6 @@ pub(crate) struct Located<'a> {
     /// The resolved workspace-relative path of the leaf (or directory), when the policy check
     /// needed it; kept so the tool need not ask the kernel again.
     pub resolved_rel: Option<PathBuf>,
-    /// The directory's workspace-relative path when it was opened with no symlink on the way
-    /// (see `open_symlink_free`); `None`: only the kernel knows it (`real_path`).
-    pub dir_path: Option<PathBuf>,
 }
 
 impl Located<'_> {
@@ -203,10 +203,7 @@ impl Workspace {
             Anchor::Root => self.open_symlink_free(&parent_rel),
             Anchor::Host => None,
         };
-        let (opened, dir_path) = match symlink_free {
-            Some((dir, path)) => (Ok(dir), Some(path)),
-            None => (self.open_anchored_dir(anchor, &parent_rel), None),
-        };
+        let opened = symlink_free.map_or_else(|| self.open_anchored_dir(anchor, &parent_rel), Ok);
         let dir = match (opened, created) {
             (Err(e), Some(created)) if e.kind() == io::ErrorKind::NotFound => {
                 // New directories cannot be symlinks, so the path they lead to is known (unless
@@ -240,28 +237,26 @@ impl Workspace {
             leaf_meta: None,
             via_symlink: false,
             resolved_rel: None,
-            dir_path,
         })
     }
 
-    /// Opens the directory `rel` beneath the root only if no symlink is on the way
-    /// (`openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)`), and returns
-    /// it with its workspace-relative path: with no symlink followed, that is `rel` with `..`
-    /// taken lexically, so the policy need not ask the kernel where the directory is
-    /// (`real_path`). `None` whenever that does not hold or anything fails (a symlink on the
-    /// way, no `openat2`, a missing directory): the caller then opens it the general way,
-    /// which also reports the error.
-    fn open_symlink_free(&self, rel: &Path) -> Option<(DirRef<'_>, PathBuf)> {
-        use rustix::fs::ResolveFlags;
-        let path = lexical_path(rel)?;
-        if path.as_os_str().is_empty() {
-            return Some((DirRef::Root(&self.root_dir), path));
+    /// Opens the directory `rel` (plain names only: no `.` or `..`) beneath the root if no
+    /// symlink is on the way (`walk::sys::reopen_beneath`: `RESOLVE_NO_SYMLINKS`, or one name
+    /// at a time where `openat2` is missing), as a `DirRef::Known` by `rel`. `None` for any
+    /// other path or any failure: the caller then opens it the general way, which also
+    /// reports the error.
+    fn open_symlink_free(&self, rel: &Path) -> Option<DirRef<'_>> {
+        use std::os::fd::AsFd;
+        use std::os::unix::ffi::OsStrExt;
+        if rel.as_os_str().is_empty() {
+            return Some(DirRef::Root(&self.root_dir));
         }
-        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        let resolve =
-            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-        let fd = rustix::fs::openat2(&self.root_dir, rel, flags, Mode::empty(), resolve).ok()?;
-        Some((DirRef::Opened(Dir::from(fd)), path))
+        if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
+            return None;
+        }
+        let fd =
+            crate::walk::sys::reopen_beneath(self.root_dir.as_fd(), rel.as_os_str().as_bytes());
+        Some(DirRef::Known(Dir::from(fd.ok()?), rel.to_path_buf()))
     }
 
     pub(crate) fn open_anchored_dir(&self, anchor: Anchor, rel: &Path) -> io::Result<DirRef<'_>> {
@@ -475,25 +470,6 @@ fn refuse_temp_name(leaf: &std::ffi::OsStr, display: &str) -> Result<()> {
     Ok(())
 }
 
-/// `rel` with `.` dropped and each `..` removing the name before it; `None` if a `..` would
-/// go above the start or `rel` is not relative. Right for a path resolved with no symlink.
-fn lexical_path(rel: &Path) -> Option<PathBuf> {
-    let mut out = PathBuf::new();
-    for component in rel.components() {
-        match component {
-            Component::Normal(name) => out.push(name),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    return None;
-                }
-            }
-            Component::RootDir | Component::Prefix(_) => return None,
-        }
-    }
-    Some(out)
-}
-
 /// Splits `rel` into its directory part and last name; `.`/`..` endings name directories.
 fn split_leaf(rel: &Path) -> (PathBuf, Option<OsString>) {
     match rel.components().next_back() {
@@ -625,24 +601,6 @@ mod tests {
         let p = ws.parse_path("deep/../../in.txt").unwrap();
         let located = ws.resolve(&p, Access::READ, false, &ctl).unwrap();
         assert_eq!(located.leaf, Some(OsString::from("in.txt")));
-    }
-
-    #[test]
-    fn lexical_paths_take_dot_dot_and_never_leave_the_start() {
-        let cases = [
-            ("a/b", Some("a/b")),
-            ("./a/./b", Some("a/b")),
-            ("a/../b", Some("b")),
-            ("a/b/../../c", Some("c")),
-            ("a/..", Some("")),
-            ("..", None),
-            ("a/../../b", None),
-            ("/a", None),
-        ];
-        for (rel, want) in cases {
-            let got = lexical_path(Path::new(rel));
-            assert_eq!(got.as_deref(), want.map(Path::new), "{rel}");
-        }
     }
 
     #[test]
