@@ -797,13 +797,7 @@ def load_walk(d):
     """benches/walk.rs results: {case: {"desc", "wsfs": [ns], "rg": [ns], "results", "command",
     "entries", "rss_kib"}}, in file order."""
     out = {}
-    f = os.path.join(d, "walk.jsonl")
-    if not os.path.exists(f):
-        return out
-    for line in open(f, encoding="utf-8"):
-        if not line.strip():
-            continue
-        r = json.loads(line)
+    for r in jsonl(os.path.join(d, "walk.jsonl")):
         c = out.setdefault(r["case"], {"wsfs": [], "rg": []})
         if "ns" in r:
             c[r["path"]].append(r["ns"])
@@ -903,13 +897,7 @@ DELETE_MAX_RATIO = 1.5
 def load_delete(d):
     """benches/delete.rs results: {case: {"desc", "files", "entries", "wsfs": [ns], "rm": [ns]}}."""
     out = {}
-    f = os.path.join(d, "delete.jsonl")
-    if not os.path.exists(f):
-        return out
-    for line in open(f, encoding="utf-8"):
-        if not line.strip():
-            continue
-        r = json.loads(line)
+    for r in jsonl(os.path.join(d, "delete.jsonl")):
         c = out.setdefault(r["case"], {"wsfs": [], "rm": []})
         c[r["path"]].append(r["ns"])
         for k in ("desc", "files", "entries"):
