@@ -502,9 +502,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = open_dir(tmp.path());
         // Unnamed (O_TMPFILE) and named (fallback) staging both refuse a taken name.
-        for named in [false, true] {
-            std::fs::write(tmp.path().join("taken"), b"theirs").unwrap();
-            let mut staged = if named {
+        let stage = |named: bool| {
+            if named {
                 let (name, file) = create_named(&dir).unwrap();
                 Staged {
                     dir: &dir,
@@ -513,22 +512,17 @@ mod tests {
                 }
             } else {
                 Staged::create(&dir).unwrap()
-            };
+            }
+        };
+        for named in [false, true] {
+            std::fs::write(tmp.path().join("taken"), b"theirs").unwrap();
+            let mut staged = stage(named);
             staged.file().write_all(b"mine").unwrap();
             let err = staged.commit_new(OsStr::new("taken")).unwrap_err();
             assert_eq!(err.kind(), io::ErrorKind::AlreadyExists, "named: {named}");
             assert_eq!(std::fs::read(tmp.path().join("taken")).unwrap(), b"theirs");
             assert_eq!(names(tmp.path()), ["taken"], "named: {named}");
-            let mut staged = if named {
-                let (name, file) = create_named(&dir).unwrap();
-                Staged {
-                    dir: &dir,
-                    file,
-                    name: Some(name),
-                }
-            } else {
-                Staged::create(&dir).unwrap()
-            };
+            let mut staged = stage(named);
             staged.file().write_all(b"new").unwrap();
             staged.commit_new(OsStr::new("free")).unwrap();
             assert_eq!(std::fs::read(tmp.path().join("free")).unwrap(), b"new");
