@@ -13,7 +13,7 @@
 //! `flock` on its temp file for as long as the temp name exists, so [`sweep_leftovers`] (run
 //! when a workspace is opened) removes only files no live writer, in any process, still owns.
 
-use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
+use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{Dir, MetadataExt, OpenOptions, OpenOptionsExt};
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
 use rustix::io::Errno;
@@ -378,15 +378,16 @@ pub(crate) fn sweep_leftovers(
     report
 }
 
-/// Opens `rel` one name at a time beneath `root`, refusing symlinks at every step. `Some(None)`
-/// is the root itself.
+/// Opens `rel` beneath `root`, refusing any symlink on the way (the walks' opener,
+/// `walk::sys::reopen_beneath`). `Some(None)` is the root itself.
 fn open_beneath_nofollow(root: &Dir, rel: &Path) -> Option<Option<Dir>> {
-    let mut current: Option<Dir> = None;
-    for name in rel.iter() {
-        let parent = current.as_ref().unwrap_or(root);
-        current = Some(parent.open_dir_nofollow(name).ok()?);
+    use std::os::fd::AsFd;
+    use std::os::unix::ffi::OsStrExt;
+    if rel.as_os_str().is_empty() {
+        return Some(None);
     }
-    Some(current)
+    let fd = crate::walk::sys::reopen_beneath(root.as_fd(), rel.as_os_str().as_bytes()).ok()?;
+    Some(Some(Dir::from(fd)))
 }
 
 /// Removes the temp file `name` if it is a regular file that nobody holds locked, checking
