@@ -241,9 +241,9 @@ impl Workspace {
     }
 
     /// Opens the directory `rel` (plain names only: no `.` or `..`) beneath the root if no
-    /// symlink is on the way (`walk::sys::reopen_beneath`: `RESOLVE_NO_SYMLINKS`, or one name
-    /// at a time where `openat2` is missing), as a `DirRef::Known` by `rel`. `None` for any
-    /// other path or any failure: the caller then opens it the general way, which also
+    /// symlink is on the way (`walk::sys::open_dir_path_beneath`: one `openat2` with
+    /// `RESOLVE_NO_SYMLINKS`, an `O_PATH` handle), as a `DirRef::Known` by `rel`. `None` for
+    /// any other path or any failure: the caller then opens it the general way, which also
     /// reports the error.
     fn open_symlink_free(&self, rel: &Path) -> Option<DirRef<'_>> {
         use std::os::fd::AsFd;
@@ -254,9 +254,9 @@ impl Workspace {
         if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
             return None;
         }
-        let fd =
-            crate::walk::sys::reopen_beneath(self.root_dir.as_fd(), rel.as_os_str().as_bytes());
-        Some(DirRef::Known(Dir::from(fd.ok()?), rel.to_path_buf()))
+        let bytes = rel.as_os_str().as_bytes();
+        let fd = crate::walk::sys::open_dir_path_beneath(self.root_dir.as_fd(), bytes).ok()?;
+        Some(DirRef::Known(Dir::from(fd), rel.to_path_buf()))
     }
 
     pub(crate) fn open_anchored_dir(&self, anchor: Anchor, rel: &Path) -> io::Result<DirRef<'_>> {

@@ -151,11 +151,32 @@ fn split_piece(rel: &[u8]) -> (&[u8], &[u8]) {
     (&rel[..cut], rest)
 }
 
+/// How every `openat2` here resolves: never above the base, no symlink, no magic link.
+const NO_SYMLINK_BENEATH: ResolveFlags = ResolveFlags::BENEATH
+    .union(ResolveFlags::NO_SYMLINKS)
+    .union(ResolveFlags::NO_MAGICLINKS);
+
+/// An `O_PATH` handle on the directory `rel` beneath `root` with no symlink on the way, in
+/// one `openat2`: for looking names up in it (the resolver), where a readable handle's open
+/// work is wasted. Errors where `openat2` is missing or the path is long: no fallback, the
+/// caller has its own.
+pub fn open_dir_path_beneath(root: BorrowedFd<'_>, rel: &[u8]) -> io::Result<OwnedFd> {
+    if NO_OPENAT2.load(Ordering::Relaxed) || rel.len() > MAX_RESOLVE_BYTES {
+        return Err(io::Error::from_raw_os_error(libc::ENOSYS));
+    }
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    Ok(rustix::fs::openat2(
+        root,
+        rel,
+        flags,
+        Mode::empty(),
+        NO_SYMLINK_BENEATH,
+    )?)
+}
+
 fn open_beneath(base: BorrowedFd<'_>, rel: &[u8]) -> io::Result<OwnedFd> {
     if !NO_OPENAT2.load(Ordering::Relaxed) {
-        let resolve =
-            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-        match rustix::fs::openat2(base, rel, DIR_FLAGS, Mode::empty(), resolve) {
+        match rustix::fs::openat2(base, rel, DIR_FLAGS, Mode::empty(), NO_SYMLINK_BENEATH) {
             // No openat2 here (an older kernel, or a sandbox filtering it): the
             // component-by-component path below gives the same guarantees.
             Err(Errno::NOSYS) => NO_OPENAT2.store(true, Ordering::Relaxed),
