@@ -11,6 +11,7 @@
 //! committed one, and removes the journal; every step checks what is there first, so
 //! running it again after a crash part-way through recovery is harmless.
 
+use super::fault::{self, Sys};
 use super::state::StateDir;
 use crate::fileops::{open_leaf_read, sync_dir};
 use crate::lines::sha256_hex;
@@ -103,12 +104,16 @@ impl Journal {
     pub fn write_new(&self, state: &Dir) -> io::Result<std::fs::File> {
         let mut opts = OpenOptions::new();
         opts.write(true).create_new(true).mode(0o600);
+        fault::sys(Sys::Open)?;
         let file = state.open_with(journal_name(&self.id), &opts)?.into_std();
         file.try_lock()
             .map_err(|_| io::Error::other("journal is locked"))?;
         let bytes = serde_json::to_vec(self).map_err(io::Error::other)?;
+        fault::sys(Sys::Write)?;
         (&file).write_all(&bytes)?;
+        fault::sys(Sys::Fsync)?;
         file.sync_all()?;
+        fault::sys(Sys::Fsync)?;
         sync_dir(state)?;
         Ok(file)
     }
@@ -159,7 +164,9 @@ impl Entry {
 /// Marks the commit done (the journal becomes `<id>.committed`, durably): from now on
 /// recovery finishes it instead of rolling it back.
 pub fn mark_committed(state: &Dir, id: &str) -> io::Result<()> {
+    fault::sys(Sys::Rename)?;
     state.rename(journal_name(id), state, committed_name(id))?;
+    fault::sys(Sys::Fsync)?;
     sync_dir(state)
 }
 
@@ -189,15 +196,16 @@ pub fn recover(ws: &Workspace, state: &Dir, journal: &Journal, committed: bool) 
         touched.push(dir);
     }
     for dir in super::distinct_dirs(&touched.iter().collect::<Vec<_>>()) {
+        fault::sys(Sys::Fsync)?;
         sync_dir(dir)?;
     }
     if !committed {
         for created in journal.created_dirs.iter().rev() {
             let rel = Path::new(OsStr::from_bytes(created));
-            let _ = match journal.anchor {
+            let _ = fault::sys(Sys::Rmdir).and_then(|()| match journal.anchor {
                 JournalAnchor::Root => ws.root_dir.remove_dir(rel),
                 JournalAnchor::Host => std::fs::remove_dir(Path::new("/").join(rel)),
-            };
+            });
         }
     }
     remove_if_there(state, Some(&journal_name(&journal.id)))?;
@@ -212,6 +220,7 @@ fn undo(ws: &Workspace, dir: &Dir, leaf: &OsStr, entry: &Entry) -> io::Result<()
                 if exists(dir, backup)? {
                     // Over our new file, or over the old file itself (a no-op for two names
                     // of one inode; the backup name is removed below).
+                    fault::sys(Sys::Rename)?;
                     dir.rename(backup, dir, leaf)?;
                     remove_if_there(dir, Some(backup))?;
                 }
@@ -223,6 +232,7 @@ fn undo(ws: &Workspace, dir: &Dir, leaf: &OsStr, entry: &Entry) -> io::Result<()
                 None => false,
             };
             if !staged_left && is_ours(ws, dir, leaf, entry.new_sha256.as_deref())? {
+                fault::sys(Sys::Unlink)?;
                 dir.remove_file(leaf)?;
             }
         }
@@ -233,6 +243,7 @@ fn undo(ws: &Workspace, dir: &Dir, leaf: &OsStr, entry: &Entry) -> io::Result<()
 /// Whether `leaf` is a regular file with exactly the content this commit created.
 fn is_ours(ws: &Workspace, dir: &Dir, leaf: &OsStr, sha: Option<&str>) -> io::Result<bool> {
     let Some(sha) = sha else { return Ok(false) };
+    fault::sys(Sys::Open)?;
     let file = match open_leaf_read(dir, leaf) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
@@ -243,12 +254,14 @@ fn is_ours(ws: &Workspace, dir: &Dir, leaf: &OsStr, sha: Option<&str>) -> io::Re
         return Ok(false);
     }
     let mut bytes = Vec::new();
+    fault::sys(Sys::Read)?;
     file.take(ws.limits.max_write_bytes + 1)
         .read_to_end(&mut bytes)?;
     Ok(sha256_hex(&bytes) == sha)
 }
 
 fn exists(dir: &Dir, name: &str) -> io::Result<bool> {
+    fault::sys(Sys::Stat)?;
     match dir.symlink_metadata(name) {
         Ok(_) => Ok(true),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
@@ -257,6 +270,9 @@ fn exists(dir: &Dir, name: &str) -> io::Result<bool> {
 }
 
 fn remove_if_there(dir: &Dir, name: Option<&str>) -> io::Result<()> {
+    if name.is_some() {
+        fault::sys(Sys::Unlink)?;
+    }
     match name.map(|n| dir.remove_file(n)) {
         None | Some(Ok(())) => Ok(()),
         Some(Err(e)) if e.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -267,6 +283,7 @@ fn remove_if_there(dir: &Dir, name: Option<&str>) -> io::Result<()> {
 /// A journal directory, opened beneath the workspace root (or from `/` for an unrestricted
 /// workspace's journal).
 fn open_dir(ws: &Workspace, anchor: JournalAnchor, rel: &[u8]) -> io::Result<Dir> {
+    fault::sys(Sys::Open)?;
     let rel = Path::new(OsStr::from_bytes(rel));
     match anchor {
         JournalAnchor::Root if rel.as_os_str().is_empty() => ws.root_dir.try_clone(),
@@ -291,7 +308,9 @@ pub fn recover_all(ws: &Workspace) -> Recovery {
     let StateDir::At(path) = &ws.state else {
         return recovery;
     };
-    let state = match Dir::open_ambient_dir(path, ambient_authority()) {
+    let state = match fault::sys(Sys::Open)
+        .and_then(|()| Dir::open_ambient_dir(path, ambient_authority()))
+    {
         Ok(dir) => dir,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return recovery,
         Err(e) => {
@@ -347,9 +366,11 @@ fn recover_one(
 ) -> io::Result<()> {
     let mut opts = OpenOptions::new();
     opts.read(true).write(true);
+    fault::sys(Sys::Open)?;
     let file = state.open_with(name, &opts)?.into_std();
     let live = file.try_lock().is_err(); // a live commit, in this process or another
     let mut bytes = Vec::new();
+    fault::sys(Sys::Read)?;
     (&file).read_to_end(&mut bytes)?;
     let parsed = serde_json::from_slice::<Journal>(&bytes);
     if let Ok(journal) = &parsed {

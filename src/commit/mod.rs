@@ -40,7 +40,7 @@ use crate::resolve::Located;
 use crate::tempfile_ops::{random_u64, temp_name, Staged};
 use crate::workspace::{Anchor, ToolPath, Workspace};
 use cap_std::fs::{Dir, Metadata};
-use fault::CommitFault;
+use fault::{CommitFault, Sys};
 use journal::{created_list, path_bytes, Entry, EntryOp, Journal};
 use rustix::fs::{AtFlags, RenameFlags};
 use state::StateDir;
@@ -144,9 +144,13 @@ fn stage<'d>(
     display: &str,
     ctl: &CallControl,
 ) -> Result<Staged<'d>> {
+    let io_err = |e: io::Error| WsfsError::from_io(&e, display);
     check_file_size_limit(content.len() as u64, display)?;
     ctl.check()?;
-    let mut staged = Staged::create(dir).map_err(|e| WsfsError::from_io(&e, display))?;
+    fault::sys(Sys::Open).map_err(io_err)?;
+    let mut staged = Staged::create(dir).map_err(io_err)?;
+    fault::sys(Sys::Write).map_err(io_err)?;
+    fault::sys(Sys::Fsync).map_err(io_err)?;
     fill_staged(&mut staged, content, keep, display, ctl)?;
     Ok(staged)
 }
@@ -162,8 +166,9 @@ fn stage_file(
     display: &str,
     ctl: &CallControl,
 ) -> Result<std::fs::File> {
-    stage(dir, content, keep, display, ctl)?
-        .name_as(name)
+    let staged = stage(dir, content, keep, display, ctl)?;
+    fault::sys(Sys::Link)
+        .and_then(|()| staged.name_as(name))
         .map_err(|e| WsfsError::from_io(&e, display))
 }
 
@@ -180,7 +185,10 @@ fn resolve_place<'w>(
 ) -> Result<(Located<'w>, OsString)> {
     let located = match place {
         Place::Resolved(located) => *located,
-        Place::Pending { path, .. } => ws.resolve(&path, Access::WRITE, true, ctl)?,
+        Place::Pending { path, .. } => {
+            fault::sys(Sys::Mkdir).map_err(|e| WsfsError::from_io(&e, &path.display))?;
+            ws.resolve(&path, Access::WRITE, true, ctl)?
+        }
     };
     let leaf = located.leaf_name("the target")?.clone();
     Ok((located, leaf))
@@ -268,15 +276,17 @@ fn commit_journaled(
             .into())
         }
     };
-    let state = state::open_for_commit(&ws.root_dir, state_path).map_err(|e| {
-        WsfsError::new(
-            ErrorCode::IoError,
-            format!(
-                "cannot use the state directory {}: {e}",
-                state_path.display()
-            ),
-        )
-    })?;
+    let state = fault::sys(Sys::Mkdir)
+        .and_then(|()| state::open_for_commit(&ws.root_dir, state_path))
+        .map_err(|e| {
+            WsfsError::new(
+                ErrorCode::IoError,
+                format!(
+                    "cannot use the state directory {}: {e}",
+                    state_path.display()
+                ),
+            )
+        })?;
     let id = new_id();
     let journal = plan_journal(ws, anchor, &id, &ops);
     let lock = journal.write_new(&state).map_err(|e| {
@@ -409,6 +419,7 @@ fn run(
         }
         if let Some(backup) = &entry.backup {
             // A second name of the file the caller holds locked: the lock covers it too.
+            fault::sys(Sys::Link).map_err(io_err)?;
             rustix::fs::linkat(
                 &*located.dir,
                 leaf.as_os_str(),
@@ -421,12 +432,14 @@ fn run(
     }
     let dirs = distinct_dirs(&ready.iter().map(|r| &*r.0.dir).collect::<Vec<_>>());
     for dir in &dirs {
-        sync_dir(dir).map_err(|e| {
-            WsfsError::new(
-                ErrorCode::IoError,
-                format!("syncing a directory failed: {e}"),
-            )
-        })?;
+        fault::sys(Sys::Fsync)
+            .and_then(|()| sync_dir(dir))
+            .map_err(|e| {
+                WsfsError::new(
+                    ErrorCode::IoError,
+                    format!("syncing a directory failed: {e}"),
+                )
+            })?;
     }
     ctl.check()?;
     // The commit point: from here on the commit completes or is undone, never stopped.
@@ -455,8 +468,9 @@ fn run(
         }
         let dir: &Dir = &located.dir;
         let done = match &entry.staged {
-            Some(staged) => rename(dir, staged, leaf, *kind == OpKind::Create),
-            None => dir.remove_file(leaf),
+            Some(staged) => fault::sys(Sys::Rename)
+                .and_then(|()| rename(dir, staged, leaf, *kind == OpKind::Create)),
+            None => fault::sys(Sys::Unlink).and_then(|()| dir.remove_file(leaf)),
         };
         done.map_err(|e| match e.raw_os_error() {
             Some(libc::EEXIST) => CommitError::Exists(k),
@@ -464,12 +478,14 @@ fn run(
         })?;
     }
     for dir in &dirs {
-        sync_dir(dir).map_err(|e| {
-            WsfsError::new(
-                ErrorCode::IoError,
-                format!("syncing a directory failed: {e}"),
-            )
-        })?;
+        fault::sys(Sys::Fsync)
+            .and_then(|()| sync_dir(dir))
+            .map_err(|e| {
+                WsfsError::new(
+                    ErrorCode::IoError,
+                    format!("syncing a directory failed: {e}"),
+                )
+            })?;
     }
     journal::mark_committed(state, &journal.id).map_err(|e| {
         WsfsError::new(
