@@ -118,10 +118,12 @@ impl Journal {
         Ok(file)
     }
 
-    /// Every name in it is one wsfs would have written: single names as targets, and staged
-    /// and backup names that are wsfs temp names (`.wsfs-<16 hex>.tmp`), each used once, so
-    /// recovery never renames or removes anything else.
-    fn validate(&self) -> io::Result<()> {
+    /// Every name in it is one wsfs would have written and recovery can replay: single names
+    /// as targets, relative directories, created directories that end in a name, the staged
+    /// and backup names each operation needs, and those are wsfs temp names (`.wsfs-<16
+    /// hex>.tmp`), each used once, so recovery never renames or removes anything else.
+    /// Checked before a journal is written, and again before one is recovered.
+    pub(crate) fn validate(&self) -> io::Result<()> {
         let bad = |what: &str| Err(io::Error::other(format!("invalid journal: {what}")));
         if self.version != VERSION
             || self.id.len() != 16
@@ -129,13 +131,39 @@ impl Journal {
         {
             return bad("version or id");
         }
+        let relative = |bytes: &[u8]| {
+            Path::new(OsStr::from_bytes(bytes))
+                .components()
+                .all(|c| !matches!(c, Component::RootDir | Component::Prefix(_)))
+        };
+        for dir in &self.created_dirs {
+            let ends_in_name = matches!(
+                Path::new(OsStr::from_bytes(dir)).components().next_back(),
+                Some(Component::Normal(_))
+            );
+            if !relative(dir) || !ends_in_name {
+                return bad("a created directory is not a relative path ending in a name");
+            }
+        }
         let mut temp_names = HashSet::new();
         for e in &self.entries {
             let leaf = Path::new(OsStr::from_bytes(&e.leaf));
             if leaf.components().count() != 1
                 || !matches!(leaf.components().next(), Some(Component::Normal(_)))
+                || e.leaf.contains(&b'/')
             {
                 return bad("a name is not a single file name");
+            }
+            if !relative(&e.dir) {
+                return bad("a directory is not a relative path");
+            }
+            let names_needed = match e.op {
+                EntryOp::Replace => e.staged.is_some() && e.backup.is_some(),
+                EntryOp::Create => e.staged.is_some() && e.backup.is_none(),
+                EntryOp::Remove => e.staged.is_none() && e.backup.is_some(),
+            };
+            if !names_needed {
+                return bad("an operation lacks its staged or backup name");
             }
             for name in e.temp_names() {
                 if !is_temp_name(name.as_bytes()) {
@@ -451,6 +479,23 @@ mod tests {
         let mut j = journal();
         j.id = "../../etc".into();
         assert!(j.validate().is_err());
+        // Issue 16 finding 6: names no recovery could replay are refused before writing.
+        for (leaf, dir) in [("", "sub"), ("..", "sub"), ("x/", "sub"), ("a.txt", "/etc")] {
+            let mut j = journal();
+            j.entries[0].leaf = leaf.as_bytes().to_vec();
+            j.entries[0].dir = dir.as_bytes().to_vec();
+            assert!(j.validate().is_err(), "{leaf:?} in {dir:?}");
+        }
+        for created in ["", "nd/x/..", "/tmp/nd", "."] {
+            let mut j = journal();
+            j.created_dirs.push(created.as_bytes().to_vec());
+            assert!(j.validate().is_err(), "created {created:?}");
+        }
+        let mut j = journal();
+        j.created_dirs.push(b"nd/x".to_vec());
+        assert!(j.validate().is_ok());
+        j.entries[0].backup = None;
+        assert!(j.validate().is_err(), "a replacement without a backup");
     }
 
     #[test]

@@ -181,6 +181,7 @@ fn new_id() -> String {
 fn resolve_place<'w>(
     ws: &'w Workspace,
     place: Place<'w>,
+    display: &str,
     ctl: &CallControl,
 ) -> Result<(Located<'w>, OsString)> {
     let located = match place {
@@ -190,8 +191,16 @@ fn resolve_place<'w>(
             ws.resolve(&path, Access::WRITE, true, ctl)?
         }
     };
-    let leaf = located.leaf_name("the target")?.clone();
-    Ok((located, leaf))
+    match located.leaf.clone() {
+        Some(leaf) => Ok((located, leaf)),
+        None => {
+            ws.undo_created(located);
+            Err(WsfsError::new(
+                ErrorCode::NotAFile,
+                format!("{display} is a directory, not a file; use list_dir"),
+            ))
+        }
+    }
 }
 
 fn commit_one(
@@ -199,7 +208,7 @@ fn commit_one(
     op: Op<'_>,
     ctl: &CallControl,
 ) -> std::result::Result<Vec<String>, CommitError> {
-    let (located, leaf) = resolve_place(ws, op.place, ctl)?;
+    let (located, leaf) = resolve_place(ws, op.place, &op.display, ctl)?;
     let outcome = commit_one_at(
         &located.dir,
         &leaf,
@@ -288,7 +297,7 @@ fn commit_journaled(
             )
         })?;
     let id = new_id();
-    let journal = plan_journal(ws, anchor, &id, &ops);
+    let journal = plan_journal(ws, anchor, &id, &ops)?;
     let lock = journal.write_new(&state).map_err(|e| {
         WsfsError::new(
             ErrorCode::IoError,
@@ -325,7 +334,8 @@ fn commit_journaled(
     Ok(result)
 }
 
-fn plan_journal(ws: &Workspace, anchor: Anchor, id: &str, ops: &[Op<'_>]) -> Journal {
+/// The journal of `ops`, refused unless recovery could replay every name in it.
+fn plan_journal(ws: &Workspace, anchor: Anchor, id: &str, ops: &[Op<'_>]) -> Result<Journal> {
     let mut journal = Journal::new(id.to_string(), &ws.root, anchor);
     for op in ops {
         let (dir, leaf) = match &op.place {
@@ -367,7 +377,13 @@ fn plan_journal(ws: &Workspace, anchor: Anchor, id: &str, ops: &[Op<'_>]) -> Jou
         });
     }
     journal.created_dirs.sort_by_key(|d| d.len());
-    journal
+    journal.validate().map_err(|e| {
+        WsfsError::new(
+            ErrorCode::InvalidArguments,
+            format!("this patch cannot be committed ({e}); nothing was changed: name each file by a plain path"),
+        )
+    })?;
+    Ok(journal)
 }
 
 enum Step {
@@ -401,7 +417,7 @@ fn run(
     let mut ready = Vec::with_capacity(ops.len());
     for op in ops {
         ctl.check()?;
-        let (located, leaf) = resolve_place(ws, op.place, ctl)?;
+        let (located, leaf) = resolve_place(ws, op.place, &op.display, ctl)?;
         ready.push((located, leaf, op.kind, op.content, op.keep, op.display));
     }
     for ((located, leaf, _, content, keep, display), entry) in ready.iter().zip(&journal.entries) {

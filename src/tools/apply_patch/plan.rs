@@ -204,11 +204,13 @@ fn resolve_section<'w>(
     let action = section.spec.action;
     if action == Action::Add {
         let path = call.path(&section.spec.path)?;
+        require_file_name(&path)?;
         section.display = path.display.clone();
         section.dest = resolve_new(call.ws, &path, &mut section, call.ctl)?;
         return Ok(section);
     }
     let path = call.path(&section.spec.path)?;
+    require_file_name(&path)?;
     section.display = path.display.clone();
     match open_source(call.ws, &path, action, call.ctl)? {
         Some(source) => {
@@ -226,10 +228,25 @@ fn resolve_section<'w>(
     }
     if let Some(to) = section.spec.move_to.clone() {
         let path = call.path(&to)?;
+        require_file_name(&path)?;
         section.dst_display = Some(path.display.clone());
         section.dest = resolve_new(call.ws, &path, &mut section, call.ctl)?;
     }
     Ok(section)
+}
+
+/// Refuses a path that names a directory by its last name (`x/..`, `.`, or a trailing `/`),
+/// before anything is resolved or created: a commit, and the journal it may write, works on
+/// file names only.
+fn require_file_name(path: &ToolPath) -> Result<()> {
+    path.refuse_trailing_slash()?;
+    match path.rel.components().next_back() {
+        Some(Component::Normal(_)) => Ok(()),
+        _ => Err(WsfsError::new(
+            ErrorCode::NotAFile,
+            format!("{} is a directory, not a file; use list_dir", path.display),
+        )),
+    }
 }
 
 /// Resolves and opens a file to update, delete or move; `None` when it does not exist.
