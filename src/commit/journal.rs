@@ -101,11 +101,19 @@ impl Journal {
 
     /// Writes the journal as a new file, locked, fsynced (and its directory). The returned
     /// file holds the lock until it is dropped.
+    /// A journal that could not be written whole is removed again.
     pub fn write_new(&self, state: &Dir) -> io::Result<std::fs::File> {
         let mut opts = OpenOptions::new();
         opts.write(true).create_new(true).mode(0o600);
         fault::sys(Sys::Open)?;
         let file = state.open_with(journal_name(&self.id), &opts)?.into_std();
+        self.fill(state, file).inspect_err(|_| {
+            // Best effort: one that stays is torn or uncommitted, removed at the next open.
+            let _ = remove_if_there(state, Some(&journal_name(&self.id)));
+        })
+    }
+
+    fn fill(&self, state: &Dir, file: std::fs::File) -> io::Result<std::fs::File> {
         file.try_lock()
             .map_err(|_| io::Error::other("journal is locked"))?;
         let bytes = serde_json::to_vec(self).map_err(io::Error::other)?;
@@ -343,17 +351,15 @@ pub fn recover_all(ws: &Workspace) -> Recovery {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return recovery,
         Err(e) => {
             recovery.warnings.push(format!(
-                "cannot open the state directory {}: {e}",
-                path.display()
+                "cannot open wsfs's state directory (state_dir) to recover interrupted apply_patch commits: {e}"
             ));
             return recovery;
         }
     };
     let Ok(entries) = state.entries() else {
-        recovery.warnings.push(format!(
-            "cannot list the state directory {}",
-            path.display()
-        ));
+        recovery.warnings.push(
+            "cannot list wsfs's state directory (state_dir) to recover interrupted apply_patch commits".into(),
+        );
         return recovery;
     };
     let mut names: Vec<String> = entries
@@ -374,8 +380,7 @@ pub fn recover_all(ws: &Workspace) -> Recovery {
         };
         if let Err(e) = recover_one(ws, &state, name, id, committed, &mut recovery.unrecovered) {
             recovery.warnings.push(format!(
-                "an interrupted apply_patch commit ({}) could not be recovered: {e}; it is retried when the workspace is next opened",
-                path.join(name).display()
+                "an interrupted apply_patch commit (journal {name} in wsfs's state directory) could not be recovered: {e}; it is retried when the workspace is next opened"
             ));
         }
     }

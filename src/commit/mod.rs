@@ -33,7 +33,7 @@ pub mod journal;
 pub mod state;
 
 use crate::control::CallControl;
-use crate::error::{ErrorCode, Result, WsfsError};
+use crate::error::{ErrorCode, Result, WsfsError, NO_SPACE_HINT};
 use crate::fileops::{check_file_size_limit, fill_staged, sync_dir};
 use crate::policy::Access;
 use crate::resolve::Located;
@@ -172,6 +172,18 @@ fn stage_file(
         .map_err(|e| WsfsError::from_io(&e, display))
 }
 
+/// A failure of the commit's own machinery (the state directory, the journal, a directory's
+/// fsync), where no path of the model's is at fault and no host path is shown: `no_space` for
+/// a full disk or quota, else `io_error`.
+fn machinery_error(what: &str, e: &io::Error) -> WsfsError {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC | libc::EDQUOT | libc::EFBIG) => {
+            WsfsError::new(ErrorCode::NoSpace, format!("{what}: {e}. {NO_SPACE_HINT}"))
+        }
+        _ => WsfsError::new(ErrorCode::IoError, format!("{what}: {e}")),
+    }
+}
+
 /// A random id for journals.
 fn new_id() -> String {
     format!("{:016x}", random_u64())
@@ -287,23 +299,12 @@ fn commit_journaled(
     };
     let state = fault::sys(Sys::Mkdir)
         .and_then(|()| state::open_for_commit(&ws.root_dir, state_path))
-        .map_err(|e| {
-            WsfsError::new(
-                ErrorCode::IoError,
-                format!(
-                    "cannot use the state directory {}: {e}",
-                    state_path.display()
-                ),
-            )
-        })?;
+        .map_err(|e| machinery_error("cannot create or open wsfs's state directory", &e))?;
     let id = new_id();
     let journal = plan_journal(ws, anchor, &id, &ops)?;
-    let lock = journal.write_new(&state).map_err(|e| {
-        WsfsError::new(
-            ErrorCode::IoError,
-            format!("cannot write the commit journal: {e}"),
-        )
-    })?;
+    let lock = journal
+        .write_new(&state)
+        .map_err(|e| machinery_error("cannot write the commit journal", &e))?;
     // The staged files' locks, held until the commit is over (a crash releases them).
     let mut held = Vec::new();
     let outcome = run(ws, &state, &journal, ops, &mut held, ctl);
@@ -450,12 +451,7 @@ fn run(
     for dir in &dirs {
         fault::sys(Sys::Fsync)
             .and_then(|()| sync_dir(dir))
-            .map_err(|e| {
-                WsfsError::new(
-                    ErrorCode::IoError,
-                    format!("syncing a directory failed: {e}"),
-                )
-            })?;
+            .map_err(|e| machinery_error("syncing a directory failed", &e))?;
     }
     ctl.check()?;
     // The commit point: from here on the commit completes or is undone, never stopped.
@@ -496,19 +492,10 @@ fn run(
     for dir in &dirs {
         fault::sys(Sys::Fsync)
             .and_then(|()| sync_dir(dir))
-            .map_err(|e| {
-                WsfsError::new(
-                    ErrorCode::IoError,
-                    format!("syncing a directory failed: {e}"),
-                )
-            })?;
+            .map_err(|e| machinery_error("syncing a directory failed", &e))?;
     }
-    journal::mark_committed(state, &journal.id).map_err(|e| {
-        WsfsError::new(
-            ErrorCode::IoError,
-            format!("cannot mark the commit journal committed: {e}"),
-        )
-    })?;
+    journal::mark_committed(state, &journal.id)
+        .map_err(|e| machinery_error("cannot mark the commit journal committed", &e))?;
     if fault == Some(CommitFault::AbandonAfterCommitMark) {
         return Err(Step::Abandoned(WsfsError::new(
             ErrorCode::IoError,
