@@ -15,15 +15,16 @@ use super::fault::{self, Sys};
 use super::state::StateDir;
 use crate::fileops::{open_leaf_read, sync_dir};
 use crate::lines::sha256_hex;
-use crate::tempfile_ops::is_temp_name;
+use crate::tempfile_ops::{is_temp_name, remove_if_unlocked, Staged};
 use crate::workspace::{Anchor, Workspace};
 use cap_std::ambient_authority;
-use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
+use cap_std::fs::{Dir, OpenOptions};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Read, Write};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
 const VERSION: u32 = 1;
@@ -79,11 +80,11 @@ impl From<Anchor> for JournalAnchor {
     }
 }
 
-fn journal_name(id: &str) -> String {
+pub(crate) fn journal_name(id: &str) -> String {
     format!("{id}.journal")
 }
 
-fn committed_name(id: &str) -> String {
+pub(crate) fn committed_name(id: &str) -> String {
     format!("{id}.committed")
 }
 
@@ -99,30 +100,30 @@ impl Journal {
         }
     }
 
-    /// Writes the journal as a new file, locked, fsynced (and its directory). The returned
-    /// file holds the lock until it is dropped.
-    /// A journal that could not be written whole is removed again.
+    /// Writes the journal as a new file in `state` (open readable): staged as a temp file
+    /// (see `tempfile_ops`), locked, written, fsynced, and only then given its name, which
+    /// never replaces another; then the state directory is fsynced. So a journal is never seen
+    /// torn or unlocked, and one that fails leaves nothing. The returned file holds the lock
+    /// until it is dropped.
     pub fn write_new(&self, state: &Dir) -> io::Result<std::fs::File> {
-        let mut opts = OpenOptions::new();
-        opts.write(true).create_new(true).mode(0o600);
-        fault::sys(Sys::Open)?;
-        let file = state.open_with(journal_name(&self.id), &opts)?.into_std();
-        self.fill(state, file).inspect_err(|_| {
-            // Best effort: one that stays is torn or uncommitted, removed at the next open.
-            let _ = remove_if_there(state, Some(&journal_name(&self.id)));
-        })
-    }
-
-    fn fill(&self, state: &Dir, file: std::fs::File) -> io::Result<std::fs::File> {
-        file.try_lock()
-            .map_err(|_| io::Error::other("journal is locked"))?;
         let bytes = serde_json::to_vec(self).map_err(io::Error::other)?;
+        fault::sys(Sys::Open)?;
+        let mut staged = Staged::create(state)?;
+        staged
+            .file()
+            .set_permissions(std::fs::Permissions::from_mode(0o600))?;
         fault::sys(Sys::Write)?;
-        (&file).write_all(&bytes)?;
+        staged.file().write_all(&bytes)?;
         fault::sys(Sys::Fsync)?;
-        file.sync_all()?;
-        fault::sys(Sys::Fsync)?;
-        sync_dir(state)?;
+        staged.file().sync_all()?;
+        let name = journal_name(&self.id);
+        fault::sys(Sys::Link)?;
+        let file = staged.name_locked(OsStr::new(&name))?;
+        let synced = fault::sys(Sys::Fsync).and_then(|()| Ok(rustix::fs::fsync(state)?));
+        if let Err(e) = synced {
+            let _ = remove_if_there(state, Some(&name));
+            return Err(e);
+        }
         Ok(file)
     }
 
@@ -197,24 +198,23 @@ impl Entry {
     }
 }
 
-/// Marks the commit done (the journal becomes `<id>.committed`, durably): from now on
-/// recovery finishes it instead of rolling it back.
+/// The commit point: the journal becomes `<id>.committed`, and from now on recovery finishes
+/// the commit instead of rolling it back. (The caller fsyncs the state directory after it.)
 pub fn mark_committed(state: &Dir, id: &str) -> io::Result<()> {
-    fault::sys(Sys::Rename)?;
-    state.rename(journal_name(id), state, committed_name(id))?;
-    fault::sys(Sys::Fsync)?;
-    sync_dir(state)
+    state.rename(journal_name(id), state, committed_name(id))
 }
 
-/// Rolls back (`committed` false) or finishes a commit, then removes its journal. The
-/// directories are fsynced before the journal goes, so no backup or staged name can outlive
-/// it; a removed journal that reappears after a power loss is recovered again, harmlessly.
+/// Rolls back (`committed` false) or finishes a commit after a crash, from what is on disk,
+/// then removes its journal. The directories are fsynced before the journal goes, so no
+/// backup or staged name can outlive it; a removed journal that reappears after a power loss
+/// is recovered again, harmlessly.
 pub fn recover(ws: &Workspace, state: &Dir, journal: &Journal, committed: bool) -> io::Result<()> {
     journal.validate()?;
     if journal.anchor == JournalAnchor::Root && journal.root != ws.root.as_os_str().as_bytes() {
         return Err(io::Error::other("journal of another workspace root"));
     }
-    let mut touched: Vec<Dir> = Vec::new();
+    // Each directory once, by device and inode.
+    let mut touched: Vec<(Dir, (u64, u64))> = Vec::new();
     for entry in journal.entries.iter().rev() {
         let dir = match open_dir(ws, journal.anchor, &entry.dir) {
             Ok(dir) => dir,
@@ -229,23 +229,68 @@ pub fn recover(ws: &Workspace, state: &Dir, journal: &Journal, committed: bool) 
             undo(ws, &dir, leaf, entry)?;
         }
         remove_if_there(&dir, entry.staged.as_deref())?;
-        touched.push(dir);
+        let stat = rustix::fs::fstat(&dir)?;
+        let id = (stat.st_dev, stat.st_ino);
+        if !touched.iter().any(|(_, known)| *known == id) {
+            touched.push((dir, id));
+        }
     }
-    for dir in super::distinct_dirs(&touched.iter().collect::<Vec<_>>()) {
+    for (dir, _) in &touched {
         fault::sys(Sys::Fsync)?;
         sync_dir(dir)?;
     }
     if !committed {
-        for created in journal.created_dirs.iter().rev() {
-            let rel = Path::new(OsStr::from_bytes(created));
-            let _ = fault::sys(Sys::Rmdir).and_then(|()| match journal.anchor {
-                JournalAnchor::Root => ws.root_dir.remove_dir(rel),
-                JournalAnchor::Host => std::fs::remove_dir(Path::new("/").join(rel)),
-            });
-        }
+        remove_created_dirs(ws, journal)?;
     }
     remove_if_there(state, Some(&journal_name(&journal.id)))?;
     remove_if_there(state, Some(&committed_name(&journal.id)))
+}
+
+/// Removes the directories a rolled-back commit created, innermost first, then fsyncs each
+/// parent that stays, so none comes back once the journal is gone. A directory already gone
+/// is fine, and one that is no longer an empty directory is left: something else put a name
+/// in it (or in its place).
+pub(crate) fn remove_created_dirs(ws: &Workspace, journal: &Journal) -> io::Result<()> {
+    let mut parents: Vec<&Path> = Vec::new();
+    for created in journal.created_dirs.iter().rev() {
+        let rel = Path::new(OsStr::from_bytes(created));
+        fault::sys(Sys::Rmdir)?;
+        let removed = match journal.anchor {
+            JournalAnchor::Root => ws.root_dir.remove_dir(rel),
+            JournalAnchor::Host => std::fs::remove_dir(Path::new("/").join(rel)),
+        };
+        match removed {
+            Ok(()) => {
+                let parent = rel.parent().unwrap_or(Path::new(""));
+                if !parents.contains(&parent) {
+                    parents.push(parent);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ENOTEMPTY | libc::EEXIST | libc::ENOTDIR)
+                ) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    for parent in parents {
+        fault::sys(Sys::Fsync)?;
+        let synced = match journal.anchor {
+            JournalAnchor::Root if parent.as_os_str().is_empty() => sync_dir(&ws.root_dir),
+            JournalAnchor::Root => ws.root_dir.open(parent).and_then(|d| d.sync_all()),
+            JournalAnchor::Host => {
+                std::fs::File::open(Path::new("/").join(parent)).and_then(|d| d.sync_all())
+            }
+        };
+        match synced {
+            // A parent that was itself created, and removed above.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            other => other?,
+        }
+    }
+    Ok(())
 }
 
 /// Puts one target back as it was before the commit.
@@ -336,6 +381,10 @@ pub struct Recovery {
     /// The staged and backup names of the journals still there (held by a live commit, or not
     /// recoverable now): the open-time sweep must leave them, a rollback may need them.
     pub unrecovered: HashSet<OsString>,
+    /// A journal may be there whose names are not in `unrecovered` (the state directory or a
+    /// journal could not be read): no sweep may run, it could take the backups a rollback
+    /// needs.
+    pub names_unknown: bool,
 }
 
 /// At `Workspace::open`: recovers every journal of this workspace that no live commit holds.
@@ -351,22 +400,37 @@ pub fn recover_all(ws: &Workspace) -> Recovery {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return recovery,
         Err(e) => {
             recovery.warnings.push(format!(
-                "cannot open wsfs's state directory (state_dir) to recover interrupted apply_patch commits: {e}"
+                "cannot open wsfs's state directory (state_dir) to recover interrupted apply_patch commits: {e}; they are retried when the workspace is next opened"
             ));
+            recovery.names_unknown = true;
             return recovery;
         }
     };
-    let Ok(entries) = state.entries() else {
-        recovery.warnings.push(
-            "cannot list wsfs's state directory (state_dir) to recover interrupted apply_patch commits".into(),
-        );
-        return recovery;
+    let listed = fault::sys(Sys::Read)
+        .and_then(|()| state.entries())
+        .and_then(|entries| entries.map(|e| e.map(|e| e.file_name())).collect());
+    let names: Vec<OsString> = match listed {
+        Ok(names) => names,
+        Err(e) => {
+            recovery.warnings.push(format!(
+                "cannot list wsfs's state directory (state_dir) to recover interrupted apply_patch commits: {e}; they are retried when the workspace is next opened"
+            ));
+            recovery.names_unknown = true;
+            return recovery;
+        }
     };
-    let mut names: Vec<String> = entries
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+    let mut names: Vec<String> = names
+        .into_iter()
+        .filter_map(|n| n.into_string().ok())
         .collect();
     names.sort();
     for name in &names {
+        if is_temp_name(name.as_bytes()) {
+            // A journal staged where the file system has no `O_TMPFILE`, by a commit that
+            // died before naming it (a live one holds its lock).
+            remove_if_unlocked(&state, OsStr::new(name));
+            continue;
+        }
         let found = match (
             name.strip_suffix(".journal"),
             name.strip_suffix(".committed"),
@@ -378,7 +442,7 @@ pub fn recover_all(ws: &Workspace) -> Recovery {
         let Some((id, committed)) = found else {
             continue;
         };
-        if let Err(e) = recover_one(ws, &state, name, id, committed, &mut recovery.unrecovered) {
+        if let Err(e) = recover_one(ws, &state, name, id, committed, &mut recovery) {
             recovery.warnings.push(format!(
                 "an interrupted apply_patch commit (journal {name} in wsfs's state directory) could not be recovered: {e}; it is retried when the workspace is next opened"
             ));
@@ -388,23 +452,38 @@ pub fn recover_all(ws: &Workspace) -> Recovery {
 }
 
 /// Recovers one journal, unless a live commit holds it. The temp names of a journal left in
-/// place (live, or failing) go to `unrecovered`.
+/// place (live, or failing) go to `recovery.unrecovered`.
 fn recover_one(
     ws: &Workspace,
     state: &Dir,
     name: &str,
     id: &str,
     committed: bool,
-    unrecovered: &mut HashSet<OsString>,
+    recovery: &mut Recovery,
 ) -> io::Result<()> {
     let mut opts = OpenOptions::new();
     opts.read(true).write(true);
-    fault::sys(Sys::Open)?;
-    let file = state.open_with(name, &opts)?.into_std();
-    let live = file.try_lock().is_err(); // a live commit, in this process or another
     let mut bytes = Vec::new();
-    fault::sys(Sys::Read)?;
-    (&file).read_to_end(&mut bytes)?;
+    let opened = fault::sys(Sys::Open)
+        .and_then(|()| state.open_with(name, &opts))
+        .and_then(|file| {
+            let file = file.into_std();
+            fault::sys(Sys::Read)?;
+            (&file).read_to_end(&mut bytes)?;
+            Ok(file)
+        });
+    let file = match opened {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()), // finished meanwhile
+        Err(e) => {
+            recovery.names_unknown = true;
+            return Err(e);
+        }
+    };
+    // A live commit, in this process or another (a journal is named only once it is whole
+    // and locked).
+    let live = file.try_lock().is_err();
+    let unrecovered = &mut recovery.unrecovered;
     let parsed = serde_json::from_slice::<Journal>(&bytes);
     if let Ok(journal) = &parsed {
         unrecovered.extend(journal.temp_names().map(OsString::from));
