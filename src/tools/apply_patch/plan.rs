@@ -30,6 +30,12 @@ use std::path::{Component, Path, PathBuf};
 const TOO_BIG: &str =
     "apply_patch rewrites whole files, so it only changes files within that limit";
 
+/// Most files one patch may change. Until they all commit, a patch holds each file's lock
+/// and, while committing, its staged file and a handle on its directory (twice for a move):
+/// at most four descriptors a file, so a patch at this cap fits a process's usual limit of
+/// 1024 open files with room to spare.
+pub const MAX_PATCH_FILES: usize = 200;
+
 /// An existing file the patch updates, deletes or moves.
 struct Source<'w> {
     located: Option<Located<'w>>,
@@ -76,6 +82,15 @@ pub fn apply_patch(
 ) -> Result<(ApplyPatchOutput, Vec<String>)> {
     let (ws, ctl) = (call.ws, call.ctl);
     let parsed = parse_args(&args)?;
+    if parsed.files.len() > MAX_PATCH_FILES {
+        return Err(WsfsError::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "this patch changes {} files; apply_patch changes at most {MAX_PATCH_FILES} files per call (each stays open and locked until they all commit); nothing was written: split it into patches of at most {MAX_PATCH_FILES} files",
+                parsed.files.len()
+            ),
+        ));
+    }
     let mut warnings = parsed.notes;
     let mut sources: Vec<Source<'_>> = Vec::new();
     let mut sections: Vec<Section<'_>> = Vec::new();
