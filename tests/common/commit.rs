@@ -96,11 +96,17 @@ impl Case {
         v["warnings"].clone()
     }
 
-    /// Journals (and anything else) in the state directory.
+    /// Journals (and anything else) in the workspace's state directory, and any file beside
+    /// it.
     pub fn state_files(&self) -> Vec<String> {
         let mut names = vec![];
-        for d in fs::read_dir(&self.state).into_iter().flatten() {
-            for e in fs::read_dir(d.unwrap().path()).unwrap() {
+        for entry in fs::read_dir(&self.state).into_iter().flatten() {
+            let entry = entry.unwrap();
+            if !entry.file_type().unwrap().is_dir() {
+                names.push(entry.file_name().to_string_lossy().into_owned());
+                continue;
+            }
+            for e in fs::read_dir(entry.path()).unwrap() {
                 names.push(e.unwrap().file_name().to_string_lossy().into_owned());
             }
         }
