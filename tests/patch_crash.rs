@@ -519,10 +519,10 @@ fn no_state_child() {
     fs::write(root.join("b.txt"), "b\n").unwrap();
     let two = "*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Update File: b.txt\n-b\n+B\n*** End Patch\n";
     let v = call_named(ws, "apply_patch", &json!({ "patch": two }).to_string());
-    assert!(
-        assert_err(&v, "invalid_arguments").contains("one per call"),
-        "{v}"
-    );
+    let msg = assert_err(&v, "invalid_arguments");
+    assert!(msg.contains("one per call"), "{v}");
+    // Issue 16 finding 10: no host path (here, the default state directory's).
+    assert!(!msg.contains(root.to_str().unwrap()), "{msg}");
     assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"a\n");
     let one = "*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** End Patch\n";
     let v = call_named(ws, "apply_patch", &json!({ "patch": one }).to_string());

@@ -369,10 +369,11 @@ fn commit_journaled(
 ) -> std::result::Result<Vec<String>, CommitError> {
     let state_path = match &ws.state {
         StateDir::At(path) => path,
-        StateDir::Unavailable(why) => {
+        // Why is in the warning of the workspace's open: it may name a host path.
+        StateDir::Unavailable(_) => {
             return Err(WsfsError::new(
                 ErrorCode::InvalidArguments,
-                format!("this patch changes {} files, which must commit together under a journal, but this workspace has no state directory ({why}); apply the files one per call, or have the host set state_dir outside the workspace", ops.len()),
+                format!("this patch changes {} files, which must commit together under a journal, but this workspace has no state directory (the host was warned why when it opened the workspace); apply the files one per call, or have the host set state_dir outside the workspace", ops.len()),
             )
             .into())
         }
