@@ -109,6 +109,12 @@ impl Journal {
         let bytes = serde_json::to_vec(self).map_err(io::Error::other)?;
         fault::sys(Sys::Open)?;
         let mut staged = Staged::create(state)?;
+        // Taken by `create` where the file system has locks; without one, a recovery could
+        // take a live commit for a crashed one.
+        staged
+            .file()
+            .try_lock()
+            .map_err(|e| io::Error::other(format!("cannot lock the journal: {e}")))?;
         staged
             .file()
             .set_permissions(std::fs::Permissions::from_mode(0o600))?;

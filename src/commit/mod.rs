@@ -12,10 +12,11 @@
 //! back: the call succeeds, and whatever it could not clean up (or a crash) is finished at the
 //! next open. The journal's name on disk always says which way recovery goes.
 //!
-//! 1. **Journal.** `<id>.journal` (every target, its staged name and backup name, the
-//!    directories to create) is written, fsynced, and the state directory fsynced. On disk:
-//!    the workspace is untouched. A failure removes the journal; a crash leaves a whole or torn
-//!    journal, which recovery removes (there is nothing to undo).
+//! 1. **Journal.** The journal (every target, its staged name and backup name, the
+//!    directories to create) is staged as a temp file, locked, written and fsynced, and only
+//!    then named `<id>.journal`; the state directory is fsynced. On disk: the workspace is
+//!    untouched. A failure leaves no journal; after a crash, recovery removes one (there is
+//!    nothing to undo).
 //! 2. **Prepare.** Missing directories are created; each new content is staged in its
 //!    target's directory (an unnamed temp file, written, fsynced, with the old file's mode and
 //!    owner, then linked under its staged name); each file to be replaced or removed gets a
