@@ -6,7 +6,7 @@ GO ?= go
 PYTHON ?= python3
 LIB_DIR := $(CURDIR)/target/release
 
-.PHONY: all build run test test-rust test-c test-header test-python test-python-package test-go test-go-install test-mcp bench bench-short lint clean
+.PHONY: all build run test test-rust test-c test-header test-python test-python-package test-go test-go-install test-mcp test-crash bench bench-short lint clean
 
 all: build
 
@@ -81,6 +81,12 @@ test-mcp: build
 	@$(PYTHON) -c 'import mcp' 2>/dev/null || { echo "test-mcp needs the MCP Python SDK: $(PYTHON) -m pip install -r tests/mcp/requirements.txt"; exit 1; }
 	cd go && $(GO) build -o ../target/wsfs ./cmd/wsfs
 	$(PYTHON) tests/mcp/test_mcp_client.py target/wsfs
+
+## test-crash: the multi-file commit crash tests for longer than make test runs them: SIGKILL
+## at 3,000 random moments, and at every hooked call after an EIO injected at each call
+## (once and from then on). A few minutes.
+test-crash:
+	WSFS_PATCH_CRASH_TRIALS=3000 WSFS_KILL_POINTS=all $(CARGO) test --release --locked --test patch_crash -- --nocapture sigkill
 
 ## bench: full benchmarks; regenerates docs/PERFORMANCE.md
 bench: build

@@ -53,6 +53,7 @@ pub use workspace::Workspace;
 #[doc(hidden)]
 pub mod testing {
     pub use crate::commit::fault::{
-        inject_commit_fault, resume_commit, wait_for_paused_commit, CommitFault,
+        inject_commit_fault, resume_commit, set_thread_faults, take_thread_faults,
+        wait_for_paused_commit, CommitFault, FaultLog, FaultPlan, Sys, SysFault,
     };
 }

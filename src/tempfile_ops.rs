@@ -179,16 +179,23 @@ impl<'a> Staged<'a> {
     /// the open file: it keeps the file's `flock` (a `dup` shares it) until it is closed, so
     /// no sweep removes the name meanwhile. Whoever recorded the name removes it; dropping
     /// the returned file does not.
-    pub fn name_as(mut self, name: &str) -> io::Result<std::fs::File> {
+    pub fn name_as(self, name: &str) -> io::Result<std::fs::File> {
         debug_assert!(is_temp_name(name.as_bytes()), "{name}");
+        self.name_locked(OsStr::new(name))
+    }
+
+    /// Gives the complete, fsynced file the name `leaf` only if nothing has that name yet, and
+    /// returns the open file, which keeps the staged file's `flock` until it is closed: so a
+    /// commit journal appears whole and already locked, and no recovery reads it half-written.
+    pub fn name_locked(mut self, leaf: &OsStr) -> io::Result<std::fs::File> {
         let file = self.file.try_clone()?;
         match &self.name {
-            None => self.link_as(name.as_bytes())?,
+            None => self.link_as(leaf.as_bytes())?,
             Some(current) => rustix::fs::renameat_with(
                 self.dir,
                 current.as_str(),
                 self.dir,
-                name,
+                leaf,
                 RenameFlags::NOREPLACE,
             )?,
         }

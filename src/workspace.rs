@@ -116,10 +116,13 @@ impl Workspace {
         // Before anything else touches the workspace: undo or finish the commits a crash
         // interrupted. Only then the sweep of temp leftovers, which would otherwise take the
         // backups a rollback needs; the temp names of journals that could not be recovered
-        // (retried at the next open) are kept too.
+        // (retried at the next open) are kept too, and nothing is swept while a journal could
+        // not even be read.
         let recovery = recover_all(&ws);
         warnings.extend(recovery.warnings);
-        sweep(&ws.root_dir, &ws.root, &recovery.unrecovered);
+        if !recovery.names_unknown {
+            sweep(&ws.root_dir, &ws.root, &recovery.unrecovered);
+        }
         Ok((ws, warnings))
     }
 

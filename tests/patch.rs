@@ -422,6 +422,57 @@ fn bad_arguments_and_limits() {
     assert!(!f.p("big.txt").exists());
 }
 
+/// Issue 16 finding 6: a patch path whose last name is `..` or `.` names a directory. It used
+/// to be planned anyway: `Add File: nd/x/..` beside a deletion created `nd/x`, wrote a journal
+/// no recovery could replay (every open warned, and the sweep kept its names), and `Add File:
+/// s1/..` alone left `s1`. Every path is now checked before anything is created.
+#[test]
+fn a_path_naming_a_directory_is_refused_before_anything_is_created() {
+    let f = Fixture::with_state_dir(json!({}));
+    f.write("victim.txt", "v\n");
+    f.write("keep.txt", "k\n");
+    let before = snapshot(&f.root);
+    let sections = [
+        (
+            "*** Delete File: victim.txt\n*** Add File: nd/x/..\n+x\n",
+            "nd/x/..",
+        ),
+        ("*** Add File: s1/..\n+x\n", "s1/.."),
+        (
+            "*** Add File: s2/.\n+x\n*** Add File: s3/x/..\n+y\n",
+            "s3/x/..",
+        ),
+        (
+            "*** Delete File: victim.txt\n*** Delete File: d1/..\n",
+            "d1/..",
+        ),
+        (
+            "*** Update File: keep.txt\n*** Move to: m1/m2/..\n@@\n-k\n+K\n",
+            "m1/m2/..",
+        ),
+        (
+            "*** Add File: a1/b1.txt\n+x\n*** Update File: u1/..\n@@\n-k\n+K\n",
+            "u1/..",
+        ),
+    ];
+    for (body, bad) in sections {
+        let p = format!("*** Begin Patch\n{body}*** End Patch\n");
+        let v = patch(&f, json!({ "patch": p }));
+        let msg = assert_err(&v, "not_a_file");
+        assert!(
+            msg.contains(bad) && msg.contains("directory"),
+            "{bad}: {msg}"
+        );
+        assert_eq!(snapshot(&f.root), before, "{bad}: the tree changed");
+        assert!(f.state_files().is_empty(), "{bad}: {:?}", f.state_files());
+    }
+    // Nothing is left for an open to warn about.
+    let v = open_raw(&json!({"root": f.root, "state_dir": f.base.join("state")}).to_string());
+    let again = assert_ok(&v)["workspace"].as_u64().unwrap();
+    assert_eq!(v["warnings"], json!([]), "{v}");
+    assert_ok(&close_ws(again));
+}
+
 #[test]
 fn an_expired_deadline_changes_nothing() {
     let f = Fixture::with_state_dir(json!({}));

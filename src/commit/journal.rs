@@ -11,18 +11,20 @@
 //! committed one, and removes the journal; every step checks what is there first, so
 //! running it again after a crash part-way through recovery is harmless.
 
+use super::fault::{self, Sys};
 use super::state::StateDir;
 use crate::fileops::{open_leaf_read, sync_dir};
 use crate::lines::sha256_hex;
-use crate::tempfile_ops::is_temp_name;
+use crate::tempfile_ops::{is_temp_name, remove_if_unlocked, Staged};
 use crate::workspace::{Anchor, Workspace};
 use cap_std::ambient_authority;
-use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
+use cap_std::fs::{Dir, OpenOptions};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Read, Write};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
 const VERSION: u32 = 1;
@@ -78,11 +80,11 @@ impl From<Anchor> for JournalAnchor {
     }
 }
 
-fn journal_name(id: &str) -> String {
+pub(crate) fn journal_name(id: &str) -> String {
     format!("{id}.journal")
 }
 
-fn committed_name(id: &str) -> String {
+pub(crate) fn committed_name(id: &str) -> String {
     format!("{id}.committed")
 }
 
@@ -98,25 +100,45 @@ impl Journal {
         }
     }
 
-    /// Writes the journal as a new file, locked, fsynced (and its directory). The returned
-    /// file holds the lock until it is dropped.
+    /// Writes the journal as a new file in `state` (open readable): staged as a temp file
+    /// (see `tempfile_ops`), locked, written, fsynced, and only then given its name, which
+    /// never replaces another; then the state directory is fsynced. So a journal is never seen
+    /// torn or unlocked, and one that fails leaves nothing. The returned file holds the lock
+    /// until it is dropped.
     pub fn write_new(&self, state: &Dir) -> io::Result<std::fs::File> {
-        let mut opts = OpenOptions::new();
-        opts.write(true).create_new(true).mode(0o600);
-        let file = state.open_with(journal_name(&self.id), &opts)?.into_std();
-        file.try_lock()
-            .map_err(|_| io::Error::other("journal is locked"))?;
         let bytes = serde_json::to_vec(self).map_err(io::Error::other)?;
-        (&file).write_all(&bytes)?;
-        file.sync_all()?;
-        sync_dir(state)?;
+        fault::sys(Sys::Open)?;
+        let mut staged = Staged::create(state)?;
+        // Taken by `create` where the file system has locks; without one, a recovery could
+        // take a live commit for a crashed one.
+        staged
+            .file()
+            .try_lock()
+            .map_err(|e| io::Error::other(format!("cannot lock the journal: {e}")))?;
+        staged
+            .file()
+            .set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        fault::sys(Sys::Write)?;
+        staged.file().write_all(&bytes)?;
+        fault::sys(Sys::Fsync)?;
+        staged.file().sync_all()?;
+        let name = journal_name(&self.id);
+        fault::sys(Sys::Link)?;
+        let file = staged.name_locked(OsStr::new(&name))?;
+        let synced = fault::sys(Sys::Fsync).and_then(|()| Ok(rustix::fs::fsync(state)?));
+        if let Err(e) = synced {
+            let _ = remove_if_there(state, Some(&name));
+            return Err(e);
+        }
         Ok(file)
     }
 
-    /// Every name in it is one wsfs would have written: single names as targets, and staged
-    /// and backup names that are wsfs temp names (`.wsfs-<16 hex>.tmp`), each used once, so
-    /// recovery never renames or removes anything else.
-    fn validate(&self) -> io::Result<()> {
+    /// Every name in it is one wsfs would have written and recovery can replay: single names
+    /// as targets, relative directories, created directories that end in a name, the staged
+    /// and backup names each operation needs, and those are wsfs temp names (`.wsfs-<16
+    /// hex>.tmp`), each used once, so recovery never renames or removes anything else.
+    /// Checked before a journal is written, and again before one is recovered.
+    pub(crate) fn validate(&self) -> io::Result<()> {
         let bad = |what: &str| Err(io::Error::other(format!("invalid journal: {what}")));
         if self.version != VERSION
             || self.id.len() != 16
@@ -124,13 +146,39 @@ impl Journal {
         {
             return bad("version or id");
         }
+        let relative = |bytes: &[u8]| {
+            Path::new(OsStr::from_bytes(bytes))
+                .components()
+                .all(|c| !matches!(c, Component::RootDir | Component::Prefix(_)))
+        };
+        for dir in &self.created_dirs {
+            let ends_in_name = matches!(
+                Path::new(OsStr::from_bytes(dir)).components().next_back(),
+                Some(Component::Normal(_))
+            );
+            if !relative(dir) || !ends_in_name {
+                return bad("a created directory is not a relative path ending in a name");
+            }
+        }
         let mut temp_names = HashSet::new();
         for e in &self.entries {
             let leaf = Path::new(OsStr::from_bytes(&e.leaf));
             if leaf.components().count() != 1
                 || !matches!(leaf.components().next(), Some(Component::Normal(_)))
+                || e.leaf.contains(&b'/')
             {
                 return bad("a name is not a single file name");
+            }
+            if !relative(&e.dir) {
+                return bad("a directory is not a relative path");
+            }
+            let names_needed = match e.op {
+                EntryOp::Replace => e.staged.is_some() && e.backup.is_some(),
+                EntryOp::Create => e.staged.is_some() && e.backup.is_none(),
+                EntryOp::Remove => e.staged.is_none() && e.backup.is_some(),
+            };
+            if !names_needed {
+                return bad("an operation lacks its staged or backup name");
             }
             for name in e.temp_names() {
                 if !is_temp_name(name.as_bytes()) {
@@ -156,22 +204,23 @@ impl Entry {
     }
 }
 
-/// Marks the commit done (the journal becomes `<id>.committed`, durably): from now on
-/// recovery finishes it instead of rolling it back.
+/// The commit point: the journal becomes `<id>.committed`, and from now on recovery finishes
+/// the commit instead of rolling it back. (The caller fsyncs the state directory after it.)
 pub fn mark_committed(state: &Dir, id: &str) -> io::Result<()> {
-    state.rename(journal_name(id), state, committed_name(id))?;
-    sync_dir(state)
+    state.rename(journal_name(id), state, committed_name(id))
 }
 
-/// Rolls back (`committed` false) or finishes a commit, then removes its journal. The
-/// directories are fsynced before the journal goes, so no backup or staged name can outlive
-/// it; a removed journal that reappears after a power loss is recovered again, harmlessly.
+/// Rolls back (`committed` false) or finishes a commit after a crash, from what is on disk,
+/// then removes its journal. The directories are fsynced before the journal goes, so no
+/// backup or staged name can outlive it; a removed journal that reappears after a power loss
+/// is recovered again, harmlessly.
 pub fn recover(ws: &Workspace, state: &Dir, journal: &Journal, committed: bool) -> io::Result<()> {
     journal.validate()?;
     if journal.anchor == JournalAnchor::Root && journal.root != ws.root.as_os_str().as_bytes() {
         return Err(io::Error::other("journal of another workspace root"));
     }
-    let mut touched: Vec<Dir> = Vec::new();
+    // Each directory once, by device and inode.
+    let mut touched: Vec<(Dir, (u64, u64))> = Vec::new();
     for entry in journal.entries.iter().rev() {
         let dir = match open_dir(ws, journal.anchor, &entry.dir) {
             Ok(dir) => dir,
@@ -186,22 +235,68 @@ pub fn recover(ws: &Workspace, state: &Dir, journal: &Journal, committed: bool) 
             undo(ws, &dir, leaf, entry)?;
         }
         remove_if_there(&dir, entry.staged.as_deref())?;
-        touched.push(dir);
+        let stat = rustix::fs::fstat(&dir)?;
+        let id = (stat.st_dev, stat.st_ino);
+        if !touched.iter().any(|(_, known)| *known == id) {
+            touched.push((dir, id));
+        }
     }
-    for dir in super::distinct_dirs(&touched.iter().collect::<Vec<_>>()) {
+    for (dir, _) in &touched {
+        fault::sys(Sys::Fsync)?;
         sync_dir(dir)?;
     }
     if !committed {
-        for created in journal.created_dirs.iter().rev() {
-            let rel = Path::new(OsStr::from_bytes(created));
-            let _ = match journal.anchor {
-                JournalAnchor::Root => ws.root_dir.remove_dir(rel),
-                JournalAnchor::Host => std::fs::remove_dir(Path::new("/").join(rel)),
-            };
-        }
+        remove_created_dirs(ws, journal)?;
     }
     remove_if_there(state, Some(&journal_name(&journal.id)))?;
     remove_if_there(state, Some(&committed_name(&journal.id)))
+}
+
+/// Removes the directories a rolled-back commit created, innermost first, then fsyncs each
+/// parent that stays, so none comes back once the journal is gone. A directory already gone
+/// is fine, and one that is no longer an empty directory is left: something else put a name
+/// in it (or in its place).
+pub(crate) fn remove_created_dirs(ws: &Workspace, journal: &Journal) -> io::Result<()> {
+    let mut parents: Vec<&Path> = Vec::new();
+    for created in journal.created_dirs.iter().rev() {
+        let rel = Path::new(OsStr::from_bytes(created));
+        fault::sys(Sys::Rmdir)?;
+        let removed = match journal.anchor {
+            JournalAnchor::Root => ws.root_dir.remove_dir(rel),
+            JournalAnchor::Host => std::fs::remove_dir(Path::new("/").join(rel)),
+        };
+        match removed {
+            Ok(()) => {
+                let parent = rel.parent().unwrap_or(Path::new(""));
+                if !parents.contains(&parent) {
+                    parents.push(parent);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ENOTEMPTY | libc::EEXIST | libc::ENOTDIR)
+                ) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    for parent in parents {
+        fault::sys(Sys::Fsync)?;
+        let synced = match journal.anchor {
+            JournalAnchor::Root if parent.as_os_str().is_empty() => sync_dir(&ws.root_dir),
+            JournalAnchor::Root => ws.root_dir.open(parent).and_then(|d| d.sync_all()),
+            JournalAnchor::Host => {
+                std::fs::File::open(Path::new("/").join(parent)).and_then(|d| d.sync_all())
+            }
+        };
+        match synced {
+            // A parent that was itself created, and removed above.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            other => other?,
+        }
+    }
+    Ok(())
 }
 
 /// Puts one target back as it was before the commit.
@@ -212,6 +307,7 @@ fn undo(ws: &Workspace, dir: &Dir, leaf: &OsStr, entry: &Entry) -> io::Result<()
                 if exists(dir, backup)? {
                     // Over our new file, or over the old file itself (a no-op for two names
                     // of one inode; the backup name is removed below).
+                    fault::sys(Sys::Rename)?;
                     dir.rename(backup, dir, leaf)?;
                     remove_if_there(dir, Some(backup))?;
                 }
@@ -223,6 +319,7 @@ fn undo(ws: &Workspace, dir: &Dir, leaf: &OsStr, entry: &Entry) -> io::Result<()
                 None => false,
             };
             if !staged_left && is_ours(ws, dir, leaf, entry.new_sha256.as_deref())? {
+                fault::sys(Sys::Unlink)?;
                 dir.remove_file(leaf)?;
             }
         }
@@ -233,6 +330,7 @@ fn undo(ws: &Workspace, dir: &Dir, leaf: &OsStr, entry: &Entry) -> io::Result<()
 /// Whether `leaf` is a regular file with exactly the content this commit created.
 fn is_ours(ws: &Workspace, dir: &Dir, leaf: &OsStr, sha: Option<&str>) -> io::Result<bool> {
     let Some(sha) = sha else { return Ok(false) };
+    fault::sys(Sys::Open)?;
     let file = match open_leaf_read(dir, leaf) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
@@ -243,12 +341,14 @@ fn is_ours(ws: &Workspace, dir: &Dir, leaf: &OsStr, sha: Option<&str>) -> io::Re
         return Ok(false);
     }
     let mut bytes = Vec::new();
+    fault::sys(Sys::Read)?;
     file.take(ws.limits.max_write_bytes + 1)
         .read_to_end(&mut bytes)?;
     Ok(sha256_hex(&bytes) == sha)
 }
 
 fn exists(dir: &Dir, name: &str) -> io::Result<bool> {
+    fault::sys(Sys::Stat)?;
     match dir.symlink_metadata(name) {
         Ok(_) => Ok(true),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
@@ -257,6 +357,9 @@ fn exists(dir: &Dir, name: &str) -> io::Result<bool> {
 }
 
 fn remove_if_there(dir: &Dir, name: Option<&str>) -> io::Result<()> {
+    if name.is_some() {
+        fault::sys(Sys::Unlink)?;
+    }
     match name.map(|n| dir.remove_file(n)) {
         None | Some(Ok(())) => Ok(()),
         Some(Err(e)) if e.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -267,6 +370,7 @@ fn remove_if_there(dir: &Dir, name: Option<&str>) -> io::Result<()> {
 /// A journal directory, opened beneath the workspace root (or from `/` for an unrestricted
 /// workspace's journal).
 fn open_dir(ws: &Workspace, anchor: JournalAnchor, rel: &[u8]) -> io::Result<Dir> {
+    fault::sys(Sys::Open)?;
     let rel = Path::new(OsStr::from_bytes(rel));
     match anchor {
         JournalAnchor::Root if rel.as_os_str().is_empty() => ws.root_dir.try_clone(),
@@ -283,6 +387,10 @@ pub struct Recovery {
     /// The staged and backup names of the journals still there (held by a live commit, or not
     /// recoverable now): the open-time sweep must leave them, a rollback may need them.
     pub unrecovered: HashSet<OsString>,
+    /// A journal may be there whose names are not in `unrecovered` (the state directory or a
+    /// journal could not be read): no sweep may run, it could take the backups a rollback
+    /// needs.
+    pub names_unknown: bool,
 }
 
 /// At `Workspace::open`: recovers every journal of this workspace that no live commit holds.
@@ -291,29 +399,44 @@ pub fn recover_all(ws: &Workspace) -> Recovery {
     let StateDir::At(path) = &ws.state else {
         return recovery;
     };
-    let state = match Dir::open_ambient_dir(path, ambient_authority()) {
+    let state = match fault::sys(Sys::Open)
+        .and_then(|()| Dir::open_ambient_dir(path, ambient_authority()))
+    {
         Ok(dir) => dir,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return recovery,
         Err(e) => {
             recovery.warnings.push(format!(
-                "cannot open the state directory {}: {e}",
-                path.display()
+                "cannot open wsfs's state directory (state_dir) to recover interrupted apply_patch commits: {e}; they are retried when the workspace is next opened"
             ));
+            recovery.names_unknown = true;
             return recovery;
         }
     };
-    let Ok(entries) = state.entries() else {
-        recovery.warnings.push(format!(
-            "cannot list the state directory {}",
-            path.display()
-        ));
-        return recovery;
+    let listed = fault::sys(Sys::Read)
+        .and_then(|()| state.entries())
+        .and_then(|entries| entries.map(|e| e.map(|e| e.file_name())).collect());
+    let names: Vec<OsString> = match listed {
+        Ok(names) => names,
+        Err(e) => {
+            recovery.warnings.push(format!(
+                "cannot list wsfs's state directory (state_dir) to recover interrupted apply_patch commits: {e}; they are retried when the workspace is next opened"
+            ));
+            recovery.names_unknown = true;
+            return recovery;
+        }
     };
-    let mut names: Vec<String> = entries
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+    let mut names: Vec<String> = names
+        .into_iter()
+        .filter_map(|n| n.into_string().ok())
         .collect();
     names.sort();
     for name in &names {
+        if is_temp_name(name.as_bytes()) {
+            // A journal staged where the file system has no `O_TMPFILE`, by a commit that
+            // died before naming it (a live one holds its lock).
+            remove_if_unlocked(&state, OsStr::new(name));
+            continue;
+        }
         let found = match (
             name.strip_suffix(".journal"),
             name.strip_suffix(".committed"),
@@ -325,10 +448,9 @@ pub fn recover_all(ws: &Workspace) -> Recovery {
         let Some((id, committed)) = found else {
             continue;
         };
-        if let Err(e) = recover_one(ws, &state, name, id, committed, &mut recovery.unrecovered) {
+        if let Err(e) = recover_one(ws, &state, name, id, committed, &mut recovery) {
             recovery.warnings.push(format!(
-                "an interrupted apply_patch commit ({}) could not be recovered: {e}; it is retried when the workspace is next opened",
-                path.join(name).display()
+                "an interrupted apply_patch commit (journal {name} in wsfs's state directory) could not be recovered: {e}; it is retried when the workspace is next opened"
             ));
         }
     }
@@ -336,21 +458,38 @@ pub fn recover_all(ws: &Workspace) -> Recovery {
 }
 
 /// Recovers one journal, unless a live commit holds it. The temp names of a journal left in
-/// place (live, or failing) go to `unrecovered`.
+/// place (live, or failing) go to `recovery.unrecovered`.
 fn recover_one(
     ws: &Workspace,
     state: &Dir,
     name: &str,
     id: &str,
     committed: bool,
-    unrecovered: &mut HashSet<OsString>,
+    recovery: &mut Recovery,
 ) -> io::Result<()> {
     let mut opts = OpenOptions::new();
     opts.read(true).write(true);
-    let file = state.open_with(name, &opts)?.into_std();
-    let live = file.try_lock().is_err(); // a live commit, in this process or another
     let mut bytes = Vec::new();
-    (&file).read_to_end(&mut bytes)?;
+    let opened = fault::sys(Sys::Open)
+        .and_then(|()| state.open_with(name, &opts))
+        .and_then(|file| {
+            let file = file.into_std();
+            fault::sys(Sys::Read)?;
+            (&file).read_to_end(&mut bytes)?;
+            Ok(file)
+        });
+    let file = match opened {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()), // finished meanwhile
+        Err(e) => {
+            recovery.names_unknown = true;
+            return Err(e);
+        }
+    };
+    // A live commit, in this process or another (a journal is named only once it is whole
+    // and locked).
+    let live = file.try_lock().is_err();
+    let unrecovered = &mut recovery.unrecovered;
     let parsed = serde_json::from_slice::<Journal>(&bytes);
     if let Ok(journal) = &parsed {
         unrecovered.extend(journal.temp_names().map(OsString::from));
@@ -430,6 +569,23 @@ mod tests {
         let mut j = journal();
         j.id = "../../etc".into();
         assert!(j.validate().is_err());
+        // Issue 16 finding 6: names no recovery could replay are refused before writing.
+        for (leaf, dir) in [("", "sub"), ("..", "sub"), ("x/", "sub"), ("a.txt", "/etc")] {
+            let mut j = journal();
+            j.entries[0].leaf = leaf.as_bytes().to_vec();
+            j.entries[0].dir = dir.as_bytes().to_vec();
+            assert!(j.validate().is_err(), "{leaf:?} in {dir:?}");
+        }
+        for created in ["", "nd/x/..", "/tmp/nd", "."] {
+            let mut j = journal();
+            j.created_dirs.push(created.as_bytes().to_vec());
+            assert!(j.validate().is_err(), "created {created:?}");
+        }
+        let mut j = journal();
+        j.created_dirs.push(b"nd/x".to_vec());
+        assert!(j.validate().is_ok());
+        j.entries[0].backup = None;
+        assert!(j.validate().is_err(), "a replacement without a backup");
     }
 
     #[test]

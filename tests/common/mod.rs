@@ -15,10 +15,13 @@ use std::path::{Path, PathBuf};
 
 pub use wsfs::ffi;
 
+mod commit;
 mod host;
 mod race;
 
 // Not every test binary uses every helper (the same reason as `dead_code` above).
+#[allow(unused_imports)]
+pub use commit::*;
 #[allow(unused_imports)]
 pub use host::*;
 #[allow(unused_imports)]

@@ -30,6 +30,12 @@ use std::path::{Component, Path, PathBuf};
 const TOO_BIG: &str =
     "apply_patch rewrites whole files, so it only changes files within that limit";
 
+/// Most files one patch may change. Until they all commit, a patch holds each file's lock
+/// and, while committing, its staged file and a handle on its directory (twice for a move):
+/// at most four descriptors a file, so a patch at this cap fits a process's usual limit of
+/// 1024 open files with room to spare.
+pub const MAX_PATCH_FILES: usize = 200;
+
 /// An existing file the patch updates, deletes or moves.
 struct Source<'w> {
     located: Option<Located<'w>>,
@@ -76,6 +82,15 @@ pub fn apply_patch(
 ) -> Result<(ApplyPatchOutput, Vec<String>)> {
     let (ws, ctl) = (call.ws, call.ctl);
     let parsed = parse_args(&args)?;
+    if parsed.files.len() > MAX_PATCH_FILES {
+        return Err(WsfsError::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "this patch changes {} files; apply_patch changes at most {MAX_PATCH_FILES} files per call (each stays open and locked until they all commit); nothing was written: split it into patches of at most {MAX_PATCH_FILES} files",
+                parsed.files.len()
+            ),
+        ));
+    }
     let mut warnings = parsed.notes;
     let mut sources: Vec<Source<'_>> = Vec::new();
     let mut sections: Vec<Section<'_>> = Vec::new();
@@ -204,11 +219,13 @@ fn resolve_section<'w>(
     let action = section.spec.action;
     if action == Action::Add {
         let path = call.path(&section.spec.path)?;
+        require_file_name(&path)?;
         section.display = path.display.clone();
         section.dest = resolve_new(call.ws, &path, &mut section, call.ctl)?;
         return Ok(section);
     }
     let path = call.path(&section.spec.path)?;
+    require_file_name(&path)?;
     section.display = path.display.clone();
     match open_source(call.ws, &path, action, call.ctl)? {
         Some(source) => {
@@ -226,10 +243,25 @@ fn resolve_section<'w>(
     }
     if let Some(to) = section.spec.move_to.clone() {
         let path = call.path(&to)?;
+        require_file_name(&path)?;
         section.dst_display = Some(path.display.clone());
         section.dest = resolve_new(call.ws, &path, &mut section, call.ctl)?;
     }
     Ok(section)
+}
+
+/// Refuses a path that names a directory by its last name (`x/..`, `.`, or a trailing `/`),
+/// before anything is resolved or created: a commit, and the journal it may write, works on
+/// file names only.
+fn require_file_name(path: &ToolPath) -> Result<()> {
+    path.refuse_trailing_slash()?;
+    match path.rel.components().next_back() {
+        Some(Component::Normal(_)) => Ok(()),
+        _ => Err(WsfsError::new(
+            ErrorCode::NotAFile,
+            format!("{} is a directory, not a file; use list_dir", path.display),
+        )),
+    }
 }
 
 /// Resolves and opens a file to update, delete or move; `None` when it does not exist.
