@@ -602,3 +602,85 @@ fn move_and_delete_obey_the_policy_on_both_ends_and_inside_directories() {
     assert_ok(&named(&f, "delete_file", json!({"path": ".env"})));
     assert!(!f.p(".env").exists());
 }
+
+/// A directory move carries everything inside it, nested `.git` directories and wsfs's own
+/// temp names included, so its check walk looks at every entry; a recursive deletion, which
+/// removes every entry, does too.
+#[test]
+fn a_directory_move_checks_inside_nested_git_directories() {
+    let f = Fixture::with_config(policy(json!({
+        "deny_read": ["vendor/lib/.git/**"],
+        "deny_write": ["**/.git/**", "tmps/**"]
+    })));
+    f.write("vendor/lib/.git/config", "[remote]\ntoken = s3cret\n");
+    f.write("vendor/lib/src.rs", "fn main() {}\n");
+    f.write("nested/repo/.git/HEAD", "ref: refs/heads/main\n");
+    f.write("nested/repo/README", "read me\n");
+    // A crash leftover, which listings hide but a move carries along.
+    f.write("tmps/.wsfs-0123456789abcdef.tmp", "left by a crash");
+    let before = snapshot(&f.root);
+    denied(
+        &named(
+            &f,
+            "move_file",
+            json!({"src": "vendor/lib", "dst": "pub/lib"}),
+        ),
+        "vendor/lib/.git/**",
+    );
+    denied(
+        &named(
+            &f,
+            "move_file",
+            json!({"src": "nested", "dst": "other/nested"}),
+        ),
+        "**/.git/**",
+    );
+    denied(
+        &named(&f, "move_file", json!({"src": "tmps", "dst": "tmps2"})),
+        "tmps/**",
+    );
+    assert_eq!(
+        snapshot(&f.root),
+        before,
+        "a refused move changed something"
+    );
+    denied(
+        &f.call("read_file", json!({"path": "vendor/lib/.git/config"})),
+        "vendor/lib/.git/**",
+    );
+    // The recursive deletion keeps what the rules protect, inside `.git` too.
+    let v = named(
+        &f,
+        "delete_file",
+        json!({"path": "nested", "recursive": true}),
+    );
+    assert_eq!(assert_ok(&v)["stopped"], "not_removed", "{v}");
+    assert_eq!(f.read("nested/repo/.git/HEAD"), b"ref: refs/heads/main\n");
+    assert!(!f.p("nested/repo/README").exists());
+}
+
+/// The audit log inside a nested `.git` is never carried away by a directory move (after
+/// which its configured path could be written with forged lines), nor deleted.
+#[test]
+fn an_audit_log_in_a_nested_git_directory_is_never_moved() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(tmp.path()).unwrap().join("ws");
+    fs::create_dir(&root).unwrap();
+    let log = root.join("proj/.git/wsfs-audit.jsonl");
+    let ws = open_ws(&root, policy(json!({"audit_log": log.to_str().unwrap()})));
+    let f = |tool: &str, args: Value| call_named(ws, tool, &args.to_string());
+    assert_ok(&f(
+        "write_file",
+        json!({"path": "proj/src/a.rs", "content": "a"}),
+    ));
+    let v = f("move_file", json!({"src": "proj", "dst": "moved"}));
+    let msg = assert_err(&v, "policy_denied");
+    assert!(msg.contains("audit log"), "{msg}");
+    assert!(log.is_file() && !root.join("moved").exists());
+    let v = f("delete_file", json!({"path": "proj", "recursive": true}));
+    assert_eq!(assert_ok(&v)["stopped"], "not_removed", "{v}");
+    assert!(log.is_file());
+    let lines = fs::read_to_string(&log).unwrap().lines().count();
+    assert!(lines >= 3, "the log lost lines: {lines}");
+    assert_ok(&close_ws(ws));
+}
