@@ -16,7 +16,7 @@ use crate::workspace::{Anchor, Workspace};
 use cap_fs_ext::DirExt;
 use cap_std::fs::{Dir, MetadataExt};
 use rustix::fs::{Mode, OFlags};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
@@ -70,7 +70,8 @@ impl Workspace {
     /// way (confined, or checked against the denylist in unrestricted mode). `guard` is called
     /// once, before the first directory is created, with the deepest existing directory and
     /// the part of `rel` still to create: the policy refuses a denied target there, before
-    /// anything exists that would have to be removed again.
+    /// anything exists that would have to be removed again. Each directory is also checked
+    /// against `deny_write` itself, by the path it will have, just before it is made.
     pub(crate) fn create_dirs(
         &self,
         anchor: Anchor,
@@ -108,7 +109,7 @@ impl Workspace {
             };
             match current.open_dir_nofollow(name) {
                 Ok(next) => {
-                    current = DirRef::Opened(next);
+                    current = entered(anchor, &current, next, name);
                     continue;
                 }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
@@ -128,6 +129,8 @@ impl Workspace {
                 guard(&current, &rest).map_err(CreateError::Refused)?;
                 guarded = true;
             }
+            self.check_new_dir(&current, name, display, ctl)
+                .map_err(CreateError::Refused)?;
             match current.create_dir(name) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
@@ -150,7 +153,7 @@ impl Workspace {
             }
             // Durable in its parent before anything is put in it (undone like the rest).
             crate::fileops::sync_dir(&current)?;
-            current = DirRef::Opened(next);
+            current = entered(anchor, &current, next, name);
         }
         Ok(current)
     }
@@ -195,6 +198,16 @@ impl Workspace {
                 DirRef::Root(_) => None,
             };
         }
+    }
+}
+
+/// `next`, opened as `name` inside `current` without following a symlink: in a confined
+/// workspace its path is known when `current`'s is, which saves the policy asking the kernel.
+fn entered<'w>(anchor: Anchor, current: &DirRef<'w>, next: Dir, name: &OsStr) -> DirRef<'w> {
+    match (anchor, current) {
+        (Anchor::Root, DirRef::Root(_)) => DirRef::Known(next, PathBuf::from(name)),
+        (Anchor::Root, DirRef::Known(_, rel)) => DirRef::Known(next, rel.join(name)),
+        _ => DirRef::Opened(next),
     }
 }
 
