@@ -158,3 +158,20 @@ fn the_data_is_workspace_relative_and_counts_only_what_it_made() {
     );
     assert!(!v.to_string().contains(f.root.to_str().unwrap()));
 }
+
+/// A path through missing directories and `..` to an existing one: nothing to create at the
+/// end, but the directories on the way were made, and the result says so.
+#[test]
+fn directories_made_on_the_way_to_an_existing_one_are_reported() {
+    let f = Fixture::new();
+    let v = mkdir(&f, json!({"path": "x/y/.."}));
+    assert_eq!(
+        assert_ok(&v),
+        &json!({"path": "x/y/..", "created": false, "parents_created": 2})
+    );
+    assert_eq!(
+        v["text"],
+        "x/y/.. already exists (a directory); created 2 directories on the way to it"
+    );
+    assert!(f.p("x/y").is_dir());
+}
