@@ -55,4 +55,5 @@ pub mod testing {
     pub use crate::commit::fault::{
         inject_commit_fault, resume_commit, wait_for_paused_commit, CommitFault,
     };
+    pub use crate::commit::new_dirs::abandon_next_new_dirs;
 }

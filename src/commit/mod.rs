@@ -30,6 +30,7 @@
 
 pub mod fault;
 pub mod journal;
+pub mod new_dirs;
 pub mod state;
 
 use crate::control::CallControl;

@@ -227,6 +227,31 @@ pub fn open_outside(root_dir: &Dir, path: &Path) -> io::Result<Dir> {
     Ok(Dir::from_std_file(std::fs::File::from(readable)))
 }
 
+/// Opens the directory `path` if it exists, checked by handle to lie outside the workspace
+/// (an error if it does not); `None` if it does not exist. Nothing is created.
+pub fn open_existing_outside(root_dir: &Dir, path: &Path) -> io::Result<Option<Dir>> {
+    let dir = match open_path_dir(CWD, path) {
+        Ok(fd) => fd,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if is_at_or_below_root(root_dir, &dir)? {
+        return Err(inside_error());
+    }
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let readable = rustix::fs::openat(&dir, ".", flags, Mode::empty())?;
+    Ok(Some(Dir::from_std_file(std::fs::File::from(readable))))
+}
+
+/// Where the workspaces' state directories are (`<base>`), and this workspace's id, the name
+/// of its own in there; `None` without a state directory.
+pub fn base_and_id(state: &StateDir) -> Option<(&Path, &std::ffi::OsStr)> {
+    match state {
+        StateDir::At(path) => Some((path.parent()?, path.file_name()?)),
+        StateDir::Unavailable(_) => None,
+    }
+}
+
 /// Creates (mode 0700) and opens the state directory for a commit, checking again, before
 /// anything is created, that it is not inside the workspace (a symlink on the way could lead
 /// there by now).
