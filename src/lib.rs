@@ -56,4 +56,5 @@ pub mod testing {
         inject_commit_fault, resume_commit, set_thread_faults, take_thread_faults,
         wait_for_paused_commit, CommitFault, FaultLog, FaultPlan, Sys, SysFault,
     };
+    pub use crate::commit::new_dirs::abandon_next_new_dirs;
 }

@@ -342,6 +342,36 @@ impl Workspace {
         self.refuse_denied(&target, inside, access.new_is_dir, access, display, ctl)
     }
 
+    /// Before `create_dirs` makes the directory `name` in `parent` on the way to a path:
+    /// refuses it if `deny_write` denies the path it will have (resolved, as every check).
+    /// Each directory is checked as it is made, so no path (a `..` after a missing directory,
+    /// a `!` rule re-allowing a file inside a denied directory) can leave one in a denied area.
+    pub(crate) fn check_new_dir(
+        &self,
+        parent: &DirRef<'_>,
+        name: &OsStr,
+        display: &str,
+        ctl: &CallControl,
+    ) -> Result<()> {
+        if !self.policy.needs_path(Access::CREATE_DIR) {
+            return Ok(());
+        }
+        let (rel, inside) = self.resolved(parent, Some(name))?;
+        let refusal = self.policy.refusal(&rel, true, Access::CREATE_DIR, ctl)?;
+        let Some((field, rule)) = refusal else {
+            return Ok(());
+        };
+        Err(WsfsError::new(
+            ErrorCode::PolicyDenied,
+            format!(
+                "{display} would create the directory {}, which is closed to changing by the \
+                 workspace policy ({field} rule '{rule}'). The host set this rule; retrying will \
+                 not help. Nothing was created; use a path that does not pass through it",
+                shown(&rel, inside)
+            ),
+        ))
+    }
+
     fn refuse_denied(
         &self,
         rel: &Path,

@@ -8,7 +8,7 @@
 //! checked first and opened by path afterwards.
 
 use crate::control::CallControl;
-use crate::create_dirs::CreatedDir;
+use crate::create_dirs::CreatedDirs;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::fileops::require_regular;
 use crate::names::display_path;
@@ -67,7 +67,7 @@ pub(crate) struct Located<'a> {
     parent_rel: PathBuf,
     pub anchor: Anchor,
     /// Directories this resolution created, outermost first.
-    pub created: Vec<CreatedDir>,
+    pub created: CreatedDirs,
     /// The leaf's own metadata (`lstat`) when it existed at resolution time, so special files
     /// are refused without ever being opened.
     pub leaf_meta: Option<Metadata>,
@@ -125,7 +125,7 @@ impl Workspace {
         create_parents: bool,
         ctl: &CallControl,
     ) -> Result<Located<'_>> {
-        let mut created = Vec::new();
+        let mut created = CreatedDirs::default();
         let resolved = self
             .follow_leaf_links(path, access, create_parents, ctl, &mut created)
             .and_then(|mut located| {
@@ -150,7 +150,7 @@ impl Workspace {
         access: Access,
         create_parents: bool,
         ctl: &CallControl,
-        created: &mut Vec<CreatedDir>,
+        created: &mut CreatedDirs,
     ) -> Result<Located<'_>> {
         let io_err = |e: io::Error| WsfsError::from_io(&e, &path.display);
         let mut rel = path.rel.clone();
@@ -192,7 +192,7 @@ impl Workspace {
         &self,
         anchor: Anchor,
         rel: &Path,
-        created: Option<&mut Vec<CreatedDir>>,
+        created: Option<&mut CreatedDirs>,
         access: Access,
         display: &str,
         ctl: &CallControl,
@@ -233,7 +233,7 @@ impl Workspace {
             leaf,
             parent_rel,
             anchor,
-            created: Vec::new(),
+            created: CreatedDirs::default(),
             leaf_meta: None,
             via_symlink: false,
             resolved_rel: None,
@@ -312,7 +312,7 @@ impl Workspace {
         if let Some(Component::Normal(name)) = path.rel.components().next_back() {
             refuse_temp_name(name, &path.display)?;
         }
-        let mut created = Vec::new();
+        let mut created = CreatedDirs::default();
         let create = create_parents.then_some(&mut created);
         let located = self.locate(path.anchor, &path.rel, create, access, &path.display, ctl);
         let mut located = match located {

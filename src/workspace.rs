@@ -16,6 +16,7 @@ use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 /// Longest tool path accepted, in bytes (Linux `PATH_MAX`).
 pub const MAX_PATH_BYTES: usize = 4096;
@@ -32,6 +33,9 @@ pub struct Workspace {
     pub(crate) limits: Limits,
     /// Where the journals of multi-file commits live, outside the workspace.
     pub(crate) state: StateDir,
+    /// The directory holding the state directories, where calls that make directories keep
+    /// their record (`commit::new_dirs`): opened, and checked to be outside, once.
+    pub(crate) records_dir: OnceLock<Arc<Dir>>,
     /// Deny rules, read-only mode and the audit log (see `policy`).
     pub(crate) policy: Policy,
 }
@@ -111,6 +115,7 @@ impl Workspace {
             restrict: config.restrict_to_workspace,
             limits: config.limits,
             state,
+            records_dir: OnceLock::new(),
             policy,
         };
         // Before anything else touches the workspace: undo or finish the commits a crash
@@ -120,6 +125,8 @@ impl Workspace {
         // not even be read.
         let recovery = recover_all(&ws);
         warnings.extend(recovery.warnings);
+        // Then the directories of calls killed part-way, once no journal needs them.
+        warnings.extend(crate::commit::new_dirs::recover_all(&ws));
         if !recovery.names_unknown {
             sweep(&ws.root_dir, &ws.root, &recovery.unrecovered);
         }

@@ -158,3 +158,50 @@ fn the_data_is_workspace_relative_and_counts_only_what_it_made() {
     );
     assert!(!v.to_string().contains(f.root.to_str().unwrap()));
 }
+
+/// A path through missing directories and `..` to an existing one: nothing to create at the
+/// end, but the directories on the way were made, and the result says so.
+#[test]
+fn directories_made_on_the_way_to_an_existing_one_are_reported() {
+    let f = Fixture::new();
+    let v = mkdir(&f, json!({"path": "x/y/.."}));
+    assert_eq!(
+        assert_ok(&v),
+        &json!({"path": "x/y/..", "created": false, "parents_created": 2})
+    );
+    assert_eq!(
+        v["text"],
+        "x/y/.. already exists (a directory); created 2 directories on the way to it"
+    );
+    assert!(f.p("x/y").is_dir());
+}
+
+/// A call killed after making the parents, before the leaf: the next open removes them; a
+/// directory someone else made with a name the call meant to use is never taken for its own.
+#[test]
+fn parents_left_by_a_killed_call_are_removed_at_the_next_open() {
+    let f = Fixture::with_state_dir(json!({}));
+    let before = snapshot(&f.root);
+    wsfs::testing::abandon_next_new_dirs(&f.root, true);
+    let long = "n".repeat(300); // the leaf would fail anyway; the stop comes first
+    assert_err(
+        &mkdir(&f, json!({"path": format!("p/q/{long}")})),
+        "io_error",
+    );
+    assert!(f.p("p/q").is_dir());
+    let again = open_ws(&f.root, json!({"state_dir": f.base.join("state")}));
+    assert_eq!(snapshot(&f.root), before, "parents left behind");
+    assert!(f.state_files().is_empty(), "{:?}", f.state_files());
+    assert_ok(&close_ws(again));
+    // Parents made, then replaced by someone else's empty directory of the same name.
+    wsfs::testing::abandon_next_new_dirs(&f.root, true);
+    assert_err(&mkdir(&f, json!({"path": "r/s/t"})), "io_error");
+    // Past a tick of the kernel's coarse clock, so the new directory's birth time differs
+    // (its inode number is the freed one's).
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    fs::remove_dir(f.p("r/s")).unwrap();
+    fs::create_dir(f.p("r/s")).unwrap();
+    let again = open_ws(&f.root, json!({"state_dir": f.base.join("state")}));
+    assert!(f.p("r/s").is_dir(), "someone else's directory was removed");
+    assert_ok(&close_ws(again));
+}

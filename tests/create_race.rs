@@ -1,6 +1,6 @@
 //! `create_directory` and `write_file` (every mode) while a thread keeps swapping a directory in
 //! the workspace with a symlink to an outside directory: thousands of attempts, and nothing is
-//! ever created or changed outside.
+//! ever created or changed outside, nor left under a temp name.
 #![allow(unused_unsafe)]
 
 mod common;
@@ -107,4 +107,7 @@ fn swapping_a_directory_for_a_symlink_never_creates_outside() {
         "almost every call succeeded: the swapper did not interfere"
     );
     assert_eq!(f.read("d/f.txt"), b"INSIDE\n");
+    // Directories are made under temp names and renamed: none is left under one, whatever
+    // the swaps did to the directory they were made in.
+    assert_eq!(wsfs_names(&f.root), Vec::<std::path::PathBuf>::new());
 }

@@ -125,6 +125,167 @@ fn sigkill_during_writes_leaves_old_or_new() {
     assert_ok(&close_ws(ws));
 }
 
+const DIRS_CRASH_ENV: &str = "WSFS_DIRS_CRASH_CHILD";
+
+/// Child half of `sigkill_while_making_directories_leaves_none_after_reopen`: calls that make
+/// parent directories, in trial directory `t<N>`, forever.
+#[test]
+#[ignore = "child process of sigkill_while_making_directories_leaves_none_after_reopen"]
+fn dirs_crash_child() {
+    let Ok(spec) = std::env::var(DIRS_CRASH_ENV) else {
+        return;
+    };
+    let mut parts = spec.split('\n');
+    let (root, state, trial) = (
+        parts.next().unwrap(),
+        parts.next().unwrap(),
+        parts.next().unwrap(),
+    );
+    let ws = open_ws(Path::new(root), json!({"state_dir": state}));
+    for i in 0.. {
+        let t = format!("t{trial}");
+        let calls = [
+            (
+                "write_file",
+                json!({"path": format!("{t}/w{i}/a/b/f.txt"), "content": "f"}),
+            ),
+            (
+                "move_file",
+                json!({"src": format!("{t}/w{i}/a/b/f.txt"), "dst": format!("{t}/m{i}/x/y/f.txt")}),
+            ),
+            ("create_directory", json!({"path": format!("{t}/c{i}/p/q")})),
+            (
+                "append_file",
+                json!({"path": format!("{t}/l{i}/z/log.txt"), "content": "l"}),
+            ),
+        ];
+        for (tool, args) in calls {
+            assert_ok(&call_named(ws, tool, &args.to_string()));
+        }
+    }
+}
+
+/// The empty directories under `dir` (relative to `top`), without following symlinks.
+fn empty_dirs(top: &Path, dir: &Path, out: &mut Vec<String>) {
+    let mut entries = 0;
+    for entry in fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        entries += 1;
+        if entry.file_type().unwrap().is_dir() {
+            empty_dirs(top, &entry.path(), out);
+        }
+    }
+    if entries == 0 && dir != top {
+        out.push(
+            dir.strip_prefix(top)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned(),
+        );
+    }
+}
+
+/// Whether the empty directory `rel` is one a completed call left: `create_directory`'s own
+/// directory, or the directory a completed move took its file out of.
+fn left_by_a_completed_call(root: &Path, rel: &str) -> bool {
+    let parts: Vec<&str> = rel.split('/').collect();
+    match parts.as_slice() {
+        [_, c, "p", "q"] => c.starts_with('c'),
+        [t, w, "a", "b"] => {
+            let i = w.trim_start_matches('w');
+            root.join(format!("{t}/m{i}/x/y/f.txt")).is_file()
+        }
+        _ => false,
+    }
+}
+
+/// SIGKILL at many moments of calls that make parent directories (`write_file`, `move_file`'s
+/// `dst`, `create_directory`, `append_file`): once the workspace is reopened, no directory a
+/// killed call made is left empty, and nothing of wsfs's is left in the workspace or the state
+/// directory.
+#[test]
+fn sigkill_while_making_directories_leaves_none_after_reopen() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(tmp.path()).unwrap();
+    let (root, state) = (base.join("ws"), base.join("state"));
+    fs::create_dir(&root).unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let trials: u64 = std::env::var("WSFS_DIRS_CRASH_TRIALS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    let (mut interrupted, mut strays_before) = (0, 0);
+    for trial in 0..trials {
+        let mut child = std::process::Command::new(&exe)
+            .args([
+                "dirs_crash_child",
+                "--exact",
+                "--ignored",
+                "--test-threads=1",
+            ])
+            .env(
+                DIRS_CRASH_ENV,
+                format!("{}\n{}\n{trial}", root.display(), state.display()),
+            )
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(30 + (trial * 37) % 150));
+        let still_running = child.try_wait().unwrap().is_none();
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        assert!(
+            still_running,
+            "the crash child exited early (trial {trial})"
+        );
+        let records = fs::read_dir(&state).map_or(0, |d| {
+            d.filter(|e| e.as_ref().unwrap().file_type().unwrap().is_file())
+                .count()
+        });
+        if records > 0 {
+            interrupted += 1;
+        }
+        let mut empty = Vec::new();
+        empty_dirs(&root, &root, &mut empty);
+        if empty.iter().any(|d| !left_by_a_completed_call(&root, d)) {
+            strays_before += 1;
+        }
+        let ws = open_ws(&root, json!({"state_dir": state}));
+        let mut empty = Vec::new();
+        empty_dirs(&root, &root, &mut empty);
+        let strays: Vec<&String> = empty
+            .iter()
+            .filter(|d| !left_by_a_completed_call(&root, d))
+            .collect();
+        assert!(
+            strays.is_empty(),
+            "trial {trial}: empty directories left: {strays:?}"
+        );
+        assert_eq!(
+            wsfs_names(&root),
+            Vec::<std::path::PathBuf>::new(),
+            "trial {trial}"
+        );
+        let left: Vec<_> = fs::read_dir(&state)
+            .map(|d| d.map(|e| e.unwrap().file_name()).collect())
+            .unwrap_or_default();
+        assert!(
+            left.iter().all(|n| !n.to_string_lossy().ends_with(".dirs")),
+            "trial {trial}: a record is left: {left:?}"
+        );
+        assert_ok(&close_ws(ws));
+    }
+    eprintln!(
+        "{trials} kills: {interrupted} inside a call making directories, \
+         {strays_before} left empty directories for the reopen to remove"
+    );
+    assert!(
+        strays_before > 0,
+        "no kill left an empty directory before the reopen: the test proves nothing"
+    );
+}
+
 fn line(t: usize, i: usize) -> String {
     format!(
         "thread {t:02} line {i:04} {}\n",

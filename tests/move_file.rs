@@ -390,3 +390,37 @@ fn moving_across_file_systems_is_an_error_not_a_copy() {
     // The mount point itself cannot be moved either.
     assert_err_in(&mv(&f, "mnt", "mnt2"), &["io_error"]);
 }
+
+/// A move killed after making `dst`'s parents, before the rename: the next open removes
+/// them (the stop is injected where a SIGKILL would leave them; `durability.rs` kills for real).
+#[test]
+fn parents_left_by_a_killed_move_are_removed_at_the_next_open() {
+    let f = Fixture::with_state_dir(json!({}));
+    f.write("a.txt", "x");
+    fs::create_dir(f.p("have")).unwrap();
+    let before = snapshot(&f.root);
+    wsfs::testing::abandon_next_new_dirs(&f.root, true);
+    assert_err(&mv(&f, "a.txt", "have/new/deeper/a.txt"), "io_error");
+    assert!(
+        f.p("have/new/deeper").is_dir(),
+        "the stop must leave them, as a kill does"
+    );
+    assert_eq!(f.state_files().len(), 1, "{:?}", f.state_files());
+    // Directories something was put in since stay; the record is replayed once.
+    f.write("have/new/kept.txt", "k");
+    let again = open_ws(&f.root, json!({"state_dir": f.base.join("state")}));
+    assert!(!f.p("have/new/deeper").exists() && f.p("have/new/kept.txt").exists());
+    fs::remove_file(f.p("have/new/kept.txt")).unwrap();
+    fs::remove_dir(f.p("have/new")).unwrap();
+    assert_eq!(snapshot(&f.root), before);
+    assert!(f.state_files().is_empty(), "{:?}", f.state_files());
+    // And a move that completes keeps what it made.
+    let d = assert_ok(&mv(&f, "a.txt", "have/new/deeper/a.txt")).clone();
+    assert_eq!(d["dirs_created"], json!(["have/new", "have/new/deeper"]));
+    assert_ok(&close_ws(again));
+    let third = open_ws(&f.root, json!({"state_dir": f.base.join("state")}));
+    assert_eq!(f.read("have/new/deeper/a.txt"), b"x");
+    assert!(f.state_files().is_empty(), "{:?}", f.state_files());
+    assert!(wsfs_names(&f.root).is_empty());
+    assert_ok(&close_ws(third));
+}

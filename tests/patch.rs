@@ -499,6 +499,40 @@ fn a_state_dir_inside_the_workspace_is_refused() {
     );
 }
 
+/// A `state_dir` reached through a symlink that dangled at open and later leads into the
+/// workspace: the commit is refused, and nothing is created inside the workspace on the way.
+#[test]
+fn a_state_dir_that_later_leads_inside_creates_nothing_there() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(tmp.path()).unwrap();
+    let root = base.join("ws");
+    fs::create_dir(&root).unwrap();
+    std::os::unix::fs::symlink(root.join("later"), base.join("later")).unwrap();
+    let cfg = json!({"state_dir": base.join("later/st")});
+    let ws = open_ws(&root, cfg);
+    let call = |tool: &str, args: Value| call_named(ws, tool, &args.to_string());
+    fs::write(root.join("a.txt"), "a\n").unwrap();
+    fs::write(root.join("b.txt"), "b\n").unwrap();
+    // The model makes the directory the symlink names.
+    assert_ok(&call("create_directory", json!({"path": "later"})));
+    let two = "*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Update File: b.txt\n-b\n+B\n*** End Patch\n";
+    let v = call("apply_patch", json!({"patch": two}));
+    let msg = assert_err(&v, "io_error");
+    assert!(msg.contains("inside the workspace"), "{msg}");
+    // Calls that create directories keep working, and put nothing there either.
+    assert_ok(&call(
+        "write_file",
+        json!({"path": "new/dir/f.txt", "content": "f"}),
+    ));
+    assert_eq!(
+        fs::read_dir(root.join("later")).unwrap().count(),
+        0,
+        "the state directory was created inside the workspace"
+    );
+    assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"a\n");
+    assert_ok(&close_ws(ws));
+}
+
 /// Patches and appends to the same file from several threads: every append survives.
 #[test]
 fn patches_and_appends_lose_nothing() {

@@ -98,12 +98,25 @@ fn which_version(root: &Path) -> &'static str {
     first
 }
 
+/// Journals, in the workspaces' state directories under `state`.
 fn journals(state: &Path) -> usize {
     let Ok(dirs) = fs::read_dir(state) else {
         return 0;
     };
-    dirs.map(|d| fs::read_dir(d.unwrap().path()).unwrap().count())
+    dirs.map(|d| d.unwrap())
+        .filter(|d| d.file_type().unwrap().is_dir())
+        .map(|d| fs::read_dir(d.path()).unwrap().count())
         .sum()
+}
+
+/// Records of the directories a call is making, kept beside the state directories.
+fn dir_records(state: &Path) -> usize {
+    let Ok(entries) = fs::read_dir(state) else {
+        return 0;
+    };
+    entries
+        .filter(|e| e.as_ref().unwrap().file_type().unwrap().is_file())
+        .count()
 }
 
 fn config(state: &Path) -> Value {
@@ -177,6 +190,7 @@ fn sigkill_during_multi_file_patches() {
             "trial {i}"
         );
         assert_eq!(journals(&state), 0, "trial {i}: a journal is left");
+        assert_eq!(dir_records(&state), 0, "trial {i}: a record is left");
         let listed = assert_ok(&call(ws, "list_dir", json!({}))).clone();
         assert!(!listed.to_string().contains(".wsfs-"), "{listed}");
         assert_ok(&close_ws(ws));

@@ -602,3 +602,174 @@ fn move_and_delete_obey_the_policy_on_both_ends_and_inside_directories() {
     assert_ok(&named(&f, "delete_file", json!({"path": ".env"})));
     assert!(!f.p(".env").exists());
 }
+
+/// Directories made on the way to a path are checked against `deny_write` as they are made,
+/// by the path they get: a `..` after a missing directory cannot plant one inside a denied
+/// area (a `.git/index.lock` directory breaks every `git add`), whichever tool creates it.
+#[test]
+fn directories_made_on_the_way_are_checked_as_they_are_made() {
+    let f = Fixture::with_config(policy(json!({"deny_write": [".git/**", "locked/**"]})));
+    f.write(".git/HEAD", "ref: refs/heads/main\n");
+    f.write("src.txt", "s");
+    fs::create_dir(f.p("locked")).unwrap();
+    fs::create_dir(f.p("pub")).unwrap();
+    let before = snapshot(&f.root);
+    let v = named(
+        &f,
+        "create_directory",
+        json!({"path": ".git/index.lock/.."}),
+    );
+    denied(&v, ".git/**");
+    let msg = assert_err(&v, "policy_denied");
+    assert!(
+        msg.contains(".git/index.lock") && !msg.contains(f.root.to_str().unwrap()),
+        "names the directory it would create, workspace-relative: {msg}"
+    );
+    for path in [
+        ".git/index.lock/../../pub/f.txt",
+        "locked/x/../../pub/f.txt",
+    ] {
+        let rule = if path.starts_with(".git") {
+            ".git/**"
+        } else {
+            "locked/**"
+        };
+        for mode in ["overwrite", "create", "append"] {
+            let args = json!({"path": path, "content": "z", "mode": mode});
+            denied(&f.call("write_file", args), rule);
+        }
+        denied(
+            &f.call("append_file", json!({"path": path, "content": "z"})),
+            rule,
+        );
+        denied(
+            &named(&f, "move_file", json!({"src": "src.txt", "dst": path})),
+            rule,
+        );
+        let patch = format!("*** Begin Patch\n*** Add File: {path}\n+new\n*** End Patch\n");
+        denied(&named(&f, "apply_patch", json!({"patch": patch})), rule);
+        let dir = path.replace("/f.txt", "/d");
+        denied(&named(&f, "create_directory", json!({"path": dir})), rule);
+    }
+    // Allowed directories made before the refused one are removed again.
+    denied(
+        &f.call(
+            "write_file",
+            json!({"path": "pub/new/../../locked/x/f.txt", "content": "z"}),
+        ),
+        "locked/**",
+    );
+    assert_eq!(
+        snapshot(&f.root),
+        before,
+        "a directory was left in a denied area"
+    );
+    // Through an allowed missing directory the call succeeds, and what it made is allowed.
+    let v = f.call(
+        "write_file",
+        json!({"path": "pub/new/../f.txt", "content": "ok"}),
+    );
+    assert_ok(&v);
+    assert_eq!(f.read("pub/f.txt"), b"ok");
+    // A `!` rule re-allows a path named directly, but the denied directory it would need
+    // made on the way is still refused.
+    let g = Fixture::with_config(policy(
+        json!({"deny_write": ["secrets/**", "!secrets/keep/x.txt"]}),
+    ));
+    fs::create_dir(g.p("secrets")).unwrap();
+    denied(
+        &g.call(
+            "write_file",
+            json!({"path": "secrets/keep/x.txt", "content": "x"}),
+        ),
+        "secrets/**",
+    );
+    assert!(!g.p("secrets/keep").exists());
+    fs::create_dir(g.p("secrets/keep")).unwrap();
+    assert_ok(&g.call(
+        "write_file",
+        json!({"path": "secrets/keep/x.txt", "content": "x"}),
+    ));
+}
+
+/// A directory move carries everything inside it, nested `.git` directories and wsfs's own
+/// temp names included, so its check walk looks at every entry; a recursive deletion, which
+/// removes every entry, does too.
+#[test]
+fn a_directory_move_checks_inside_nested_git_directories() {
+    let f = Fixture::with_config(policy(json!({
+        "deny_read": ["vendor/lib/.git/**"],
+        "deny_write": ["**/.git/**", "tmps/**"]
+    })));
+    f.write("vendor/lib/.git/config", "[remote]\ntoken = s3cret\n");
+    f.write("vendor/lib/src.rs", "fn main() {}\n");
+    f.write("nested/repo/.git/HEAD", "ref: refs/heads/main\n");
+    f.write("nested/repo/README", "read me\n");
+    // A crash leftover, which listings hide but a move carries along.
+    f.write("tmps/.wsfs-0123456789abcdef.tmp", "left by a crash");
+    let before = snapshot(&f.root);
+    denied(
+        &named(
+            &f,
+            "move_file",
+            json!({"src": "vendor/lib", "dst": "pub/lib"}),
+        ),
+        "vendor/lib/.git/**",
+    );
+    denied(
+        &named(
+            &f,
+            "move_file",
+            json!({"src": "nested", "dst": "other/nested"}),
+        ),
+        "**/.git/**",
+    );
+    denied(
+        &named(&f, "move_file", json!({"src": "tmps", "dst": "tmps2"})),
+        "tmps/**",
+    );
+    assert_eq!(
+        snapshot(&f.root),
+        before,
+        "a refused move changed something"
+    );
+    denied(
+        &f.call("read_file", json!({"path": "vendor/lib/.git/config"})),
+        "vendor/lib/.git/**",
+    );
+    // The recursive deletion keeps what the rules protect, inside `.git` too.
+    let v = named(
+        &f,
+        "delete_file",
+        json!({"path": "nested", "recursive": true}),
+    );
+    assert_eq!(assert_ok(&v)["stopped"], "not_removed", "{v}");
+    assert_eq!(f.read("nested/repo/.git/HEAD"), b"ref: refs/heads/main\n");
+    assert!(!f.p("nested/repo/README").exists());
+}
+
+/// The audit log inside a nested `.git` is never carried away by a directory move (after
+/// which its configured path could be written with forged lines), nor deleted.
+#[test]
+fn an_audit_log_in_a_nested_git_directory_is_never_moved() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(tmp.path()).unwrap().join("ws");
+    fs::create_dir(&root).unwrap();
+    let log = root.join("proj/.git/wsfs-audit.jsonl");
+    let ws = open_ws(&root, policy(json!({"audit_log": log.to_str().unwrap()})));
+    let f = |tool: &str, args: Value| call_named(ws, tool, &args.to_string());
+    assert_ok(&f(
+        "write_file",
+        json!({"path": "proj/src/a.rs", "content": "a"}),
+    ));
+    let v = f("move_file", json!({"src": "proj", "dst": "moved"}));
+    let msg = assert_err(&v, "policy_denied");
+    assert!(msg.contains("audit log"), "{msg}");
+    assert!(log.is_file() && !root.join("moved").exists());
+    let v = f("delete_file", json!({"path": "proj", "recursive": true}));
+    assert_eq!(assert_ok(&v)["stopped"], "not_removed", "{v}");
+    assert!(log.is_file());
+    let lines = fs::read_to_string(&log).unwrap().lines().count();
+    assert!(lines >= 3, "the log lost lines: {lines}");
+    assert_ok(&close_ws(ws));
+}

@@ -190,3 +190,51 @@ fn create_races_have_exactly_one_winner() {
         "a temp file was left"
     );
 }
+
+/// Every mode, killed after making the parents and before the commit: the next open removes
+/// them, and the record with them.
+#[test]
+fn parents_left_by_a_killed_write_are_removed_at_the_next_open() {
+    let f = Fixture::with_state_dir(json!({}));
+    let before = snapshot(&f.root);
+    for mode in ["overwrite", "create", "append"] {
+        wsfs::testing::abandon_next_new_dirs(&f.root, true);
+        let path = format!("{mode}/a/b/f.txt");
+        let v = f.call(
+            "write_file",
+            json!({"path": path, "content": "x", "mode": mode}),
+        );
+        assert_err(&v, "io_error");
+        assert!(f.p(&format!("{mode}/a/b")).is_dir());
+    }
+    wsfs::testing::abandon_next_new_dirs(&f.root, true);
+    let v = f.call(
+        "append_file",
+        json!({"path": "app/x/y.log", "content": "x"}),
+    );
+    assert_err(&v, "io_error");
+    assert_eq!(f.state_files().len(), 4, "{:?}", f.state_files());
+    let again = open_ws(&f.root, json!({"state_dir": f.base.join("state")}));
+    assert_eq!(snapshot(&f.root), before, "parents left behind");
+    assert!(f.state_files().is_empty(), "{:?}", f.state_files());
+    assert_ok(&close_ws(again));
+}
+
+/// Outside the root too, the parents a killed call made are removed at the next open (the
+/// record names them from `/`).
+#[test]
+fn parents_a_killed_call_made_outside_the_root_are_removed_at_the_next_open() {
+    let f = Fixture::new();
+    let config = json!({"restrict_to_workspace": false, "state_dir": f.base.join("state")});
+    let ws = open_ws(&f.root, config.clone());
+    fs::create_dir(f.base.join("out")).unwrap();
+    let target = f.base.join("out/a/b/f.txt");
+    wsfs::testing::abandon_next_new_dirs(&f.root, true);
+    let v = call(ws, "write_file", json!({"path": target, "content": "x"}));
+    assert_err(&v, "io_error");
+    assert!(f.base.join("out/a/b").is_dir());
+    assert_ok(&close_ws(ws));
+    let again = open_ws(&f.root, config);
+    assert_eq!(fs::read_dir(f.base.join("out")).unwrap().count(), 0);
+    assert_ok(&close_ws(again));
+}

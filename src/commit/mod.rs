@@ -60,6 +60,7 @@
 
 pub mod fault;
 pub mod journal;
+pub mod new_dirs;
 pub mod state;
 
 use crate::control::CallControl;

@@ -5,17 +5,20 @@
 //! else `~/.local/state/wsfs`; `<id>` names the workspace by its canonical root (its last
 //! name and a hash of the whole path). Whether it lies inside the workspace is decided on
 //! directory handles (walking `..` from the state directory and comparing device and inode
-//! with the root's), not on path strings.
+//! with the root's), not on path strings: at open, and again before anything is created for
+//! a commit, on the deepest directory that exists then (`open_outside`), so a symlink on the
+//! way that has come to lead into the workspace since creates nothing there.
 
 use crate::config::{absolute_root, home_dir};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::lines::sha256_hex;
 use cap_std::fs::Dir;
 use rustix::fs::{Mode, OFlags, CWD};
+use std::ffi::OsString;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// Where this workspace's state lives, or why it has none.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,30 +124,58 @@ pub fn workspace_id(root: &Path) -> String {
 /// Whether `path` (or, while it does not exist, its nearest existing ancestor) is the root
 /// or beneath it, by walking `..` on directory handles up to `/`.
 pub fn inside_root(root_dir: &Dir, path: &Path) -> io::Result<bool> {
+    let (existing, _) = nearest_existing(path)?;
+    is_at_or_below_root(root_dir, &existing)
+}
+
+/// Whether the directory `dir` is the workspace root or beneath it: `..` is walked on
+/// handles up to `/`, comparing device and inode with the root's.
+fn is_at_or_below_root(root_dir: &Dir, dir: &OwnedFd) -> io::Result<bool> {
     let root = rustix::fs::fstat(root_dir)?;
-    let mut existing = path;
-    let mut dir = loop {
-        match open_path_dir(CWD, existing) {
-            Ok(fd) => break fd,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                existing = existing.parent().ok_or(e)?;
-            }
-            Err(e) => return Err(e),
-        }
-    };
+    let mut here = rustix::fs::fstat(dir)?;
+    let mut up: Option<OwnedFd> = None;
     for _ in 0..4096 {
-        let here = rustix::fs::fstat(&dir)?;
         if (here.st_dev, here.st_ino) == (root.st_dev, root.st_ino) {
             return Ok(true);
         }
-        let up = open_path_dir(&dir, Path::new(".."))?;
-        let above = rustix::fs::fstat(&up)?;
+        let next = match &up {
+            Some(fd) => open_path_dir(fd, Path::new(".."))?,
+            None => open_path_dir(dir, Path::new(".."))?,
+        };
+        let above = rustix::fs::fstat(&next)?;
         if (above.st_dev, above.st_ino) == (here.st_dev, here.st_ino) {
             return Ok(false); // `/`
         }
-        dir = up;
+        here = above;
+        up = Some(next);
     }
     Err(io::Error::other("too many directory levels"))
+}
+
+/// The deepest directory of `path` that exists, opened (symlinks followed, as a configured
+/// path may hold them), and the names below it that do not exist yet, outermost first (a
+/// `..` among them names the parent of the one before).
+fn nearest_existing(path: &Path) -> io::Result<(OwnedFd, Vec<OsString>)> {
+    let mut existing = path.to_path_buf();
+    let mut missing = Vec::new();
+    loop {
+        match open_path_dir(CWD, &existing) {
+            Ok(fd) => {
+                missing.reverse();
+                return Ok((fd, missing));
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let name = match existing.components().next_back() {
+                    Some(Component::Normal(name)) => name.to_os_string(),
+                    Some(Component::ParentDir) => OsString::from(".."),
+                    _ => return Err(e),
+                };
+                missing.push(name);
+                existing.pop();
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 fn open_path_dir<Fd: std::os::fd::AsFd>(at: Fd, path: &Path) -> io::Result<OwnedFd> {
@@ -152,22 +183,81 @@ fn open_path_dir<Fd: std::os::fd::AsFd>(at: Fd, path: &Path) -> io::Result<Owned
     Ok(rustix::fs::openat(at, path, flags, Mode::empty())?)
 }
 
-/// Creates (mode 0700) and opens the state directory for a commit, checking again that it is
-/// not inside the workspace (something could have been moved since the workspace opened).
-pub fn open_for_commit(root_dir: &Dir, path: &Path) -> io::Result<Dir> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(path)?;
-    if inside_root(root_dir, path)? {
-        return Err(io::Error::other(
-            "the state directory is inside the workspace",
-        ));
-    }
-    Dir::open_ambient_dir(path, cap_std::ambient_authority())
+fn inside_error() -> io::Error {
+    io::Error::other("the state directory is inside the workspace")
 }
 
-use std::os::unix::fs::DirBuilderExt;
+/// Opens the state directory `path` (or any directory wsfs keeps state in), creating what is
+/// missing (mode 0700), and never creating anything inside the workspace, whatever symlinks
+/// on the way lead to by now: the deepest directory that exists is opened and checked, by
+/// handle, to be outside the workspace before anything is made in it; each missing directory
+/// is then made beneath the handle of the one before and opened without following symlinks
+/// (a name that turns out to be a symlink is followed and checked again).
+pub fn open_outside(root_dir: &Dir, path: &Path) -> io::Result<Dir> {
+    let (mut dir, missing) = nearest_existing(path)?;
+    if is_at_or_below_root(root_dir, &dir)? {
+        return Err(inside_error());
+    }
+    for name in &missing {
+        if name == ".." {
+            // As `mkdir -p` takes it: the parent of the directory just made, outside too.
+            dir = open_path_dir(&dir, Path::new(".."))?;
+            continue;
+        }
+        match rustix::fs::mkdirat(&dir, name.as_os_str(), Mode::from_raw_mode(0o700)) {
+            Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        dir = match rustix::fs::openat(&dir, name.as_os_str(), flags, Mode::empty()) {
+            Ok(fd) => fd,
+            // Made by someone else meanwhile, as a symlink: where it leads is checked anew.
+            Err(rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR) => {
+                let followed = open_path_dir(&dir, Path::new(name))?;
+                if is_at_or_below_root(root_dir, &followed)? {
+                    return Err(inside_error());
+                }
+                followed
+            }
+            Err(e) => return Err(e.into()),
+        };
+    }
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let readable = rustix::fs::openat(&dir, ".", flags, Mode::empty())?;
+    Ok(Dir::from_std_file(std::fs::File::from(readable)))
+}
+
+/// Opens the directory `path` if it exists, checked by handle to lie outside the workspace
+/// (an error if it does not); `None` if it does not exist. Nothing is created.
+pub fn open_existing_outside(root_dir: &Dir, path: &Path) -> io::Result<Option<Dir>> {
+    let dir = match open_path_dir(CWD, path) {
+        Ok(fd) => fd,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if is_at_or_below_root(root_dir, &dir)? {
+        return Err(inside_error());
+    }
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let readable = rustix::fs::openat(&dir, ".", flags, Mode::empty())?;
+    Ok(Some(Dir::from_std_file(std::fs::File::from(readable))))
+}
+
+/// Where the workspaces' state directories are (`<base>`), and this workspace's id, the name
+/// of its own in there; `None` without a state directory.
+pub fn base_and_id(state: &StateDir) -> Option<(&Path, &std::ffi::OsStr)> {
+    match state {
+        StateDir::At(path) => Some((path.parent()?, path.file_name()?)),
+        StateDir::Unavailable(_) => None,
+    }
+}
+
+/// Creates (mode 0700) and opens the state directory for a commit, checking again, before
+/// anything is created, that it is not inside the workspace (a symlink on the way could lead
+/// there by now).
+pub fn open_for_commit(root_dir: &Dir, path: &Path) -> io::Result<Dir> {
+    open_outside(root_dir, path)
+}
 
 #[cfg(test)]
 mod tests {
@@ -194,6 +284,40 @@ mod tests {
         // A symlink outside that leads inside is inside.
         std::os::unix::fs::symlink(&root, tmp.path().join("link")).unwrap();
         assert!(inside_root(&dir, &tmp.path().join("link/state")).unwrap());
+    }
+
+    /// A state directory reached through a symlink that dangled at open and leads into the
+    /// workspace by the time of a commit: refused before anything is made there.
+    #[test]
+    fn nothing_is_created_inside_through_a_symlink_that_leads_there_later() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let (dir, root) = root(tmp.path());
+        std::os::unix::fs::symlink(root.join("later"), tmp.path().join("later")).unwrap();
+        let state = tmp.path().join("later/st/ws-0123");
+        assert!(
+            !inside_root(&dir, &state).unwrap(),
+            "dangling: outside for now"
+        );
+        assert!(open_for_commit(&dir, &state).is_err(), "mkdir -p fails too");
+        std::fs::create_dir(root.join("later")).unwrap();
+        let e = open_for_commit(&dir, &state).unwrap_err();
+        assert!(e.to_string().contains("inside the workspace"), "{e}");
+        assert_eq!(std::fs::read_dir(root.join("later")).unwrap().count(), 0);
+        // Outside, every missing directory is made, private to the user.
+        let outside = tmp.path().join("state/a/b");
+        open_for_commit(&dir, &outside).unwrap();
+        for made in ["state", "state/a", "state/a/b"] {
+            let mode = std::fs::metadata(tmp.path().join(made))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o077, 0, "{made} is open to others: {mode:o}");
+        }
+        open_for_commit(&dir, &outside).unwrap();
+        // `..` after a missing directory, as `mkdir -p` takes it.
+        open_for_commit(&dir, &tmp.path().join("state/m/../n")).unwrap();
+        assert!(tmp.path().join("state/m").is_dir() && tmp.path().join("state/n").is_dir());
     }
 
     #[test]

@@ -65,9 +65,15 @@ impl Tool for CreateDirectory {
 impl ToolOutput for CreateDirectoryOutput {
     fn text(&self) -> Cow<'_, str> {
         Cow::Owned(match (self.created, self.parents_created) {
-            (false, _) => format!(
+            (false, 0) => format!(
                 "{} already exists (a directory); nothing changed",
                 self.path
+            ),
+            // `x/..` with `x` missing: the path needed `x` made to lead where it leads.
+            (false, n) => format!(
+                "{} already exists (a directory); created {} on the way to it",
+                self.path,
+                render::count(n, "directory", "directories")
             ),
             (true, 0) => format!("created directory {}", self.path),
             (true, n) => format!(

@@ -28,9 +28,8 @@ use crate::hints::shown_name;
 use crate::policy::Access;
 use crate::resolve::Located;
 use crate::tool::{Annotations, Call, Tool, ToolOutput};
-use crate::walk::dfs::{walk, Flow};
+use crate::walk::dfs::{walk_all, Flow};
 use crate::walk::sys::{self, Kind};
-use crate::walk::WalkOptions;
 use crate::workspace::{ToolPath, Workspace};
 use cap_std::fs::{Dir, Metadata};
 use rustix::fs::RenameFlags;
@@ -520,9 +519,9 @@ fn check_moved_tree(
     let dst_base = ws.resolved_rel(&to.dir, to.leaf.as_deref())?;
     let dir = sys::open_child_dir(from.dir().as_fd(), from.leaf.as_bytes())
         .map_err(|e| WsfsError::from_io(&e, &src.display))?;
-    let opts = WalkOptions::new(true, false);
     let mut refused: Option<(String, String)> = None;
-    let walked = walk(dir.as_fd(), &src.display, &opts, ctl, |e| {
+    // Every entry the move carries, `.git` directories and temp files included.
+    let walked = walk_all(dir.as_fd(), &src.display, ctl, |e| {
         let rel = OsStr::from_bytes(e.rel);
         let is_dir = e.kind == Kind::Dir;
         let why = ws
@@ -540,7 +539,8 @@ fn check_moved_tree(
         return Err(WsfsError::new(
             ErrorCode::PolicyDenied,
             format!(
-                "{} holds {inner}, which the workspace policy does not let this move rename                  ({why}); nothing was moved. Move the other entries one by one instead",
+                "{} holds {inner}, which the workspace policy does not let this move rename \
+                 ({why}); nothing was moved. Move the other entries one by one instead",
                 src.display
             ),
         ));
@@ -549,7 +549,8 @@ fn check_moved_tree(
         return Err(WsfsError::new(
             ErrorCode::PolicyDenied,
             format!(
-                "{} holds directories that could not be read, so the workspace policy cannot                  be checked for them; nothing was moved",
+                "{} holds directories that could not be read, so the workspace policy cannot \
+                 be checked for them; nothing was moved",
                 src.display
             ),
         ));

@@ -62,6 +62,8 @@ struct Frame {
 
 struct Walker<'a, 'o> {
     opts: &'a WalkOptions<'o>,
+    /// Every entry is visited and every directory entered: no filter applies (`walk_all`).
+    all: bool,
     /// NAME_BUDGET, smaller in tests.
     budget: usize,
     ctl: &'a CallControl,
@@ -85,13 +87,27 @@ pub fn walk(
     ctl: &CallControl,
     visit: impl FnMut(&Entry<'_>) -> Result<Flow>,
 ) -> Result<Walked> {
-    walk_with_budget(root, display, opts, ctl, NAME_BUDGET, visit)
+    walk_with_budget(root, display, opts, false, ctl, NAME_BUDGET, visit)
+}
+
+/// [`walk`] leaving nothing out: hidden names, wsfs's own temp files and what is inside
+/// `.git` directories are visited too. For the checks of a change that carries a whole tree
+/// along (a directory move), which must see every entry it carries.
+pub fn walk_all(
+    root: BorrowedFd<'_>,
+    display: &str,
+    ctl: &CallControl,
+    visit: impl FnMut(&Entry<'_>) -> Result<Flow>,
+) -> Result<Walked> {
+    let opts = WalkOptions::new(true, false);
+    walk_with_budget(root, display, &opts, true, ctl, NAME_BUDGET, visit)
 }
 
 fn walk_with_budget(
     root: BorrowedFd<'_>,
     display: &str,
     opts: &WalkOptions<'_>,
+    all: bool,
     ctl: &CallControl,
     budget: usize,
     mut visit: impl FnMut(&Entry<'_>) -> Result<Flow>,
@@ -101,6 +117,7 @@ fn walk_with_budget(
     let id = sys::identity(root.as_fd()).map_err(io_err)?;
     let mut w = Walker {
         opts,
+        all,
         budget,
         ctl,
         root,
@@ -164,7 +181,11 @@ impl Walker<'_, '_> {
                 .iter()
                 .rev()
                 .filter_map(|f| f.ignore.as_ref().map(|g| (f.path_len, g)));
-            if let Some(why) = filter::skip(self.opts, name, &self.path, kind, ignores) {
+            let skipped = match self.all {
+                true => None,
+                false => filter::skip(self.opts, name, &self.path, kind, ignores),
+            };
+            if let Some(why) = skipped {
                 self.out.stats.count_skip(why);
                 continue;
             }
@@ -183,7 +204,8 @@ impl Walker<'_, '_> {
                 }
                 Flow::Continue => {}
             }
-            if kind == Kind::Dir && depth < self.opts.max_depth && filter::descends_into(name) {
+            let enters = self.all || filter::descends_into(name);
+            if kind == Kind::Dir && depth < self.opts.max_depth && enters {
                 match sys::open_child_dir(dir, name) {
                     Ok(child) => self.push(child, depth)?,
                     Err(_) => self.out.stats.refused += 1,
@@ -355,7 +377,7 @@ mod tests {
         let ctl = CallControl::new(Duration::from_secs(10), None);
         let opts = WalkOptions::new(true, false);
         let mut got = Vec::new();
-        let walked = walk_with_budget(root.as_fd(), ".", &opts, &ctl, 4, |e| {
+        let walked = walk_with_budget(root.as_fd(), ".", &opts, false, &ctl, 4, |e| {
             got.push(String::from_utf8(e.rel.to_vec()).unwrap());
             Ok(Flow::Continue)
         })

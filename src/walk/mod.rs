@@ -8,7 +8,9 @@
 //!   in [`WalkStats::refused`]), never followed.
 //! - A few file descriptors however deep ([`dfs`] keeps a bounded number of handles open).
 //! - Bounded by the call's deadline (checked per entry) and memory by a name budget.
-//! - Deterministic: names in byte order. `.git` is never entered. Hidden = starts with '.'.
+//! - Deterministic: names in byte order. `.git` is never entered, except by
+//!   [`dfs::walk_all`], which leaves nothing out (for the checks of a directory move, which
+//!   must see every entry it carries). Hidden = starts with '.'.
 //! - What is left out is decided in one place ([`filter::skip`]); names become text in one
 //!   place ([`names::shown`]).
 

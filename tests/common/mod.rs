@@ -406,14 +406,20 @@ impl Fixture {
         }
     }
 
-    /// The files in the state directory of a `with_state_dir` fixture (journals, markers).
+    /// The files in the state directory of a `with_state_dir` fixture (journals, markers), and
+    /// beside it (records of the directories a call is making).
     pub fn state_files(&self) -> Vec<String> {
         let mut names = vec![];
-        let Ok(dirs) = fs::read_dir(self.base.join("state")) else {
+        let Ok(entries) = fs::read_dir(self.base.join("state")) else {
             return names;
         };
-        for d in dirs {
-            for e in fs::read_dir(d.unwrap().path()).unwrap() {
+        for entry in entries {
+            let entry = entry.unwrap();
+            if !entry.file_type().unwrap().is_dir() {
+                names.push(entry.file_name().to_string_lossy().into_owned());
+                continue;
+            }
+            for e in fs::read_dir(entry.path()).unwrap() {
                 names.push(e.unwrap().file_name().to_string_lossy().into_owned());
             }
         }
