@@ -12,7 +12,7 @@ use crate::create_dirs::CreatedDir;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::fileops::require_regular;
 use crate::names::display_path;
-use crate::policy::Access;
+use crate::policy::{Access, StartPaths};
 use crate::tempfile_ops::is_temp_name;
 use crate::workspace::{Anchor, ToolPath, Workspace};
 use cap_std::ambient_authority;
@@ -76,9 +76,20 @@ pub(crate) struct Located<'a> {
     /// The resolved workspace-relative path of the leaf (or directory), when the policy check
     /// needed it; kept so the tool need not ask the kernel again.
     pub resolved_rel: Option<PathBuf>,
+    /// The absolute real path of the leaf (or directory) in unrestricted mode, where the
+    /// protected locations were checked on it.
+    host_path: Option<PathBuf>,
 }
 
 impl Located<'_> {
+    /// What a walk starting at the leaf (or directory) needs of its paths, as far as known.
+    pub fn start_paths(&self) -> StartPaths {
+        StartPaths {
+            rel: self.resolved_rel.clone(),
+            host: self.host_path.clone(),
+        }
+    }
+
     /// The directory, relative to the anchor (the workspace root, or `/`), after symlinks in
     /// the leaf position were followed: resolving it again beneath the anchor reaches `dir`.
     pub fn dir_rel(&self) -> &Path {
@@ -220,14 +231,18 @@ impl Workspace {
             }
             (opened, _) => opened.map_err(io_err)?,
         };
-        if anchor == Anchor::Host {
-            let real = real_path(&*dir).map_err(io_err)?;
-            let full = match &leaf {
-                Some(name) => real.join(name),
-                None => real,
-            };
-            self.check_host_path(&full, display)?;
-        }
+        let host_path = match anchor {
+            Anchor::Host => {
+                let real = real_path(&*dir).map_err(io_err)?;
+                let full = match &leaf {
+                    Some(name) => real.join(name),
+                    None => real,
+                };
+                self.check_host_path(&full, display)?;
+                Some(full)
+            }
+            Anchor::Root => None,
+        };
         Ok(Located {
             dir,
             leaf,
@@ -237,6 +252,7 @@ impl Workspace {
             leaf_meta: None,
             via_symlink: false,
             resolved_rel: None,
+            host_path,
         })
     }
 
@@ -415,13 +431,9 @@ impl Workspace {
     /// with workspaces under `/root`): paths inside that root are allowed. A root that is a
     /// protected location or contains one (`/`, `/etc`) unlocks nothing.
     pub(crate) fn check_host_path(&self, real: &Path, display: &str) -> Result<()> {
-        let Some(location) = protected_location(real) else {
+        let Some(location) = self.protected_refusal(real) else {
             return Ok(());
         };
-        let root_strictly_inside = self.root.starts_with(location) && self.root != location;
-        if root_strictly_inside && real.starts_with(&self.root) {
-            return Ok(());
-        }
         Err(WsfsError::new(
             ErrorCode::PermissionDenied,
             format!(
@@ -431,6 +443,17 @@ impl Workspace {
                 location.display()
             ),
         ))
+    }
+
+    /// The protected location that refuses the real path `real` in unrestricted mode, if any
+    /// (the rule of `check_host_path`, also for the entries of a walk).
+    pub(crate) fn protected_refusal(&self, real: &Path) -> Option<&'static Path> {
+        let location = protected_location(real)?;
+        let root_strictly_inside = self.root.starts_with(location) && self.root != location;
+        if root_strictly_inside && real.starts_with(&self.root) {
+            return None;
+        }
+        Some(location)
     }
 }
 
