@@ -75,12 +75,19 @@ pub(crate) fn similar_paths(
             return Vec::new();
         }
         // The policy hides names from suggestions as from listings (the walks' filter, on
-        // the resolved path of the directory: a symlinked parent is matched where it leads).
+        // the resolved path of the directory: a symlinked parent is matched where it leads),
+        // and a directory it denies is not listed at all: no tool resolution allowed it.
         let dir = DirRef::Opened(dir);
         let filter = match ws.walk_filter(&dir, StartPaths::default()) {
             Ok(filter) => filter,
             Err(_) => return Vec::new(),
         };
+        if filter.is_some() {
+            match ws.resolved_rel(&dir, None) {
+                Ok(rel) if !ws.dir_denied(&rel, ctl) => {}
+                _ => return Vec::new(),
+            }
+        }
         let allowed = |name: &OsStr, is_dir: bool, ino: u64| match &filter {
             Some(filter) => {
                 let name = name.as_encoded_bytes();

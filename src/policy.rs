@@ -16,8 +16,9 @@
 //!   log (same device and inode) is refused, and walks leave it out (by its resolved path, and
 //!   by inode wherever it is kept).
 //!
-//! Every tool states its [`Access`] when it resolves a path (`Workspace::resolve`), so the check
-//! cannot be forgotten; walkers and listings ask a [`WalkFilter`] (`Workspace::walk_filter`) about each entry, which also leaves out the
+//! Every tool states its [`Access`] when it resolves a path (`Workspace::resolve`, and the
+//! no-follow resolutions), so the check cannot be forgotten; walkers and listings ask a
+//! [`WalkFilter`] (`Workspace::walk_filter`) about each entry, which also leaves out the
 //! protected system locations in unrestricted mode.
 
 use crate::audit::AuditLog;
@@ -273,7 +274,7 @@ impl Policy {
     }
 
     /// Whether resolving a path with `access` needs the resolved path at all.
-    fn needs_path(&self, access: Access) -> bool {
+    pub(crate) fn needs_path(&self, access: Access) -> bool {
         (access.reads && self.deny_read.is_some()) || (access.writes && self.deny_write.is_some())
     }
 
@@ -349,7 +350,7 @@ impl Workspace {
         self.refuse_denied(&target, inside, access.new_is_dir, access, display, ctl)
     }
 
-    fn refuse_denied(
+    pub(crate) fn refuse_denied(
         &self,
         rel: &Path,
         inside: bool,
@@ -393,7 +394,11 @@ impl Workspace {
     }
 
     /// `resolved_rel`, and whether the path is inside the root.
-    fn resolved(&self, dir: &DirRef<'_>, leaf: Option<&OsStr>) -> Result<(PathBuf, bool)> {
+    pub(crate) fn resolved(
+        &self,
+        dir: &DirRef<'_>,
+        leaf: Option<&OsStr>,
+    ) -> Result<(PathBuf, bool)> {
         let (mut rel, inside) = match dir {
             DirRef::Root(_) => (PathBuf::new(), true),
             DirRef::Known(_, rel) => (rel.clone(), true),
@@ -527,6 +532,16 @@ impl Workspace {
             host,
             log,
         }))
+    }
+
+    /// Whether the directory `rel` (resolved, workspace-relative) is denied to reading, with
+    /// the directories above it: for a listing that starts without the resolver (the
+    /// suggestions after `path_not_found`). A deadline passing counts as denied.
+    pub(crate) fn dir_denied(&self, rel: &Path, ctl: &CallControl) -> bool {
+        match &self.policy.deny_read {
+            Some(rules) => !matches!(rules.denying(rel, true, ctl), Ok(None)),
+            None => false,
+        }
     }
 
     /// The rules and the audit log's path for one entry of a walk: whether the entry at the

@@ -173,7 +173,8 @@ impl Workspace {
                 refuse_temp_name(name, &path.display)?;
             }
             let create = create_parents.then_some(&mut *created);
-            let mut located = self.locate(path.anchor, &rel, create, access, &path.display, ctl)?;
+            let located = self.locate(path.anchor, &rel, create, access, &path.display, ctl);
+            let mut located = self.or_unreached(located, path.anchor, &rel, access, path, ctl)?;
             located.via_symlink = hop > 0;
             let Some(leaf) = &located.leaf else {
                 return Ok(located);
@@ -287,21 +288,18 @@ impl Workspace {
 
     /// Resolves `path` to its directory and leaf without following a symlink in the leaf
     /// position: the leaf's own metadata (`lstat`) is in `leaf_meta` when it exists. For tools
-    /// that describe a name rather than what it leads to (`get_path_info`).
+    /// that describe a name rather than what it leads to (`get_path_info`). The policy is
+    /// checked for reading on the entry itself (a symlink leaf is the link, as in
+    /// `resolve_entry`), whether it exists or not.
     pub(crate) fn resolve_no_follow(
         &self,
         path: &ToolPath,
         ctl: &CallControl,
     ) -> Result<Located<'_>> {
         ctl.check()?;
-        let mut located = self.locate(
-            path.anchor,
-            &path.rel,
-            None,
-            Access::READ,
-            &path.display,
-            ctl,
-        )?;
+        let access = Access::READ;
+        let located = self.locate(path.anchor, &path.rel, None, access, &path.display, ctl);
+        let mut located = self.or_unreached(located, path.anchor, &path.rel, access, path, ctl)?;
         if let Some(leaf) = &located.leaf {
             match located.dir.symlink_metadata(leaf) {
                 Ok(meta) => located.leaf_meta = Some(meta),
@@ -309,7 +307,135 @@ impl Workspace {
                 Err(e) => return Err(WsfsError::from_io(&e, &path.display)),
             }
         }
+        located.resolved_rel = self.check_access(&located, access, &path.display, ctl)?;
         Ok(located)
+    }
+
+    /// `located`, or when its directory could not be opened (a directory on the way is
+    /// missing, or is a file) the policy's refusal of the path it names, if it has one, before
+    /// that error: a denied path is refused whether or not it exists, so `path_not_found` says
+    /// nothing about what a denied directory holds, nor `exists: false` about a protected one.
+    fn or_unreached<'w>(
+        &'w self,
+        located: Result<Located<'w>>,
+        anchor: Anchor,
+        rel: &Path,
+        access: Access,
+        path: &ToolPath,
+        ctl: &CallControl,
+    ) -> Result<Located<'w>> {
+        match located {
+            Err(e) if matches!(e.code, ErrorCode::PathNotFound | ErrorCode::NotADirectory) => {
+                self.refuse_unreached(anchor, rel, access, &path.display, ctl)?;
+                Err(e)
+            }
+            other => other,
+        }
+    }
+
+    /// What the policy says of `rel` (anchor-relative), whose directory does not open: the
+    /// deepest directory on the way that opens is resolved by the kernel as usual, and the
+    /// names after it are matched as they are (a symlink among them is followed as the
+    /// resolver would, up to `MAX_SYMLINK_HOPS`; a `..` ends them, since only the kernel could
+    /// say where it leads, and the names before it are matched as directories). Costs nothing
+    /// unless there are rules for `access` or the path is a host path; only failing calls get
+    /// here.
+    fn refuse_unreached(
+        &self,
+        anchor: Anchor,
+        rel: &Path,
+        access: Access,
+        display: &str,
+        ctl: &CallControl,
+    ) -> Result<()> {
+        let rules = self.policy.needs_path(access);
+        if !rules && anchor != Anchor::Host {
+            return Ok(());
+        }
+        let mut rel = rel.to_path_buf();
+        for _ in 0..MAX_SYMLINK_HOPS {
+            ctl.check()?;
+            let names: Vec<Component<'_>> = rel.components().collect();
+            let Some((dir, depth)) = self.deepest_open_dir(anchor, &names, ctl)? else {
+                return Ok(());
+            };
+            let (done, rest) = names.split_at(depth);
+            if let [Component::Normal(first), after @ ..] = rest {
+                let is_link = dir
+                    .symlink_metadata(first)
+                    .is_ok_and(|m| m.file_type().is_symlink());
+                if is_link && !after.is_empty() {
+                    let Ok(target) = dir.read_link_contents(first) else {
+                        return Ok(());
+                    };
+                    let mut next = match (target.is_absolute(), anchor) {
+                        (false, _) => done.iter().collect::<PathBuf>().join(&target),
+                        (true, Anchor::Host) => target.strip_prefix("/").unwrap_or(&target).into(),
+                        // Never followed, in any position: the kernel refuses it.
+                        (true, Anchor::Root) => return Ok(()),
+                    };
+                    next.extend(after);
+                    rel = next;
+                    continue;
+                }
+            }
+            let (mut target, inside) = self.resolved(&dir, None)?;
+            let mut cut = false;
+            for name in rest {
+                match name {
+                    Component::Normal(name) => target.push(name),
+                    Component::ParentDir => {
+                        cut = true;
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            if anchor == Anchor::Host {
+                let absolute = match inside {
+                    true => self.root.join(&target),
+                    false => Path::new("/").join(&target),
+                };
+                self.check_host_path(&absolute, display)?;
+            }
+            if rules {
+                let is_dir = cut || access.new_is_dir;
+                self.refuse_denied(&target, inside, is_dir, access, display, ctl)?;
+            }
+            return Ok(());
+        }
+        Ok(())
+    }
+
+    /// The directory of `names[..depth]` for the largest `depth` below `names.len()` that opens
+    /// (the anchor itself always does), with that depth: a binary search, so a long path costs
+    /// a few resolutions (a prefix that opens is followed by one that does not).
+    fn deepest_open_dir(
+        &self,
+        anchor: Anchor,
+        names: &[Component<'_>],
+        ctl: &CallControl,
+    ) -> Result<Option<(DirRef<'_>, usize)>> {
+        let open = |depth: usize| {
+            let prefix: PathBuf = names[..depth].iter().collect();
+            self.open_anchored_dir(anchor, &prefix).ok()
+        };
+        let Some(mut found) = open(0) else {
+            return Ok(None);
+        };
+        let (mut low, mut high) = (0, names.len());
+        while high - low > 1 {
+            ctl.check()?;
+            let mid = low + (high - low) / 2;
+            match open(mid) {
+                Some(dir) => {
+                    found = dir;
+                    low = mid;
+                }
+                None => high = mid,
+            }
+        }
+        Ok(Some((found, low)))
     }
 
     /// Resolves `path` to its directory and leaf for a tool that changes the name itself
@@ -331,6 +457,7 @@ impl Workspace {
         let mut created = Vec::new();
         let create = create_parents.then_some(&mut created);
         let located = self.locate(path.anchor, &path.rel, create, access, &path.display, ctl);
+        let located = self.or_unreached(located, path.anchor, &path.rel, access, path, ctl);
         let mut located = match located {
             Ok(located) => located,
             Err(e) => {

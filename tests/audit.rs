@@ -567,6 +567,45 @@ fn a_recursive_deletion_never_removes_the_audit_log() {
     close_ws(ws);
 }
 
+/// Finding 16.2: `get_path_info` described the audit log (its size and hash) by its name, a
+/// hard link to it, or its directory through a symlink.
+#[test]
+fn get_path_info_never_describes_the_audit_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(tmp.path()).unwrap().join("ws");
+    let ws = open_ws(
+        &root,
+        json!({"policy": {"audit_log": root.join("logs/audit.jsonl")}}),
+    );
+    fs::hard_link(root.join("logs/audit.jsonl"), root.join("copy.txt")).unwrap();
+    symlink("logs", root.join("logdir")).unwrap();
+    symlink("logs/audit.jsonl", root.join("link.txt")).unwrap();
+    for path in [
+        "logs/audit.jsonl",
+        "./logs/../logs/audit.jsonl",
+        "copy.txt",
+        "logdir/audit.jsonl",
+    ] {
+        let v = call_named(ws, "get_path_info", &json!({ "path": path }).to_string());
+        let msg = assert_err(&v, "policy_denied");
+        assert!(msg.contains("audit log"), "{path}: {msg}");
+    }
+    // The symlink itself is described, not the log it leads to.
+    let v = call_named(ws, "get_path_info", r#"{"path": "link.txt"}"#);
+    let d = assert_ok(&v);
+    assert_eq!(d["type"], json!("symlink"));
+    assert!(
+        d.get("symlink_target").is_none() && d.get("sha256").is_none(),
+        "{v}"
+    );
+    close_ws(ws);
+    // A log outside the workspace, hard-linked into it.
+    let (f, log, _dir) = audited(json!({}));
+    fs::hard_link(&log, f.p("copy.txt")).unwrap();
+    let v = f.call("get_path_info", json!({"path": "copy.txt"}));
+    assert!(assert_err(&v, "policy_denied").contains("audit log"));
+}
+
 /// Finding 16.9: a hard link to an audit log kept outside the workspace was refused to
 /// `read_file` but listed and searched by the walks (the identity check ran only with
 /// `deny_read` rules or a log inside). Every listing and walk leaves it out, uncounted.
