@@ -9,9 +9,9 @@
 //!   symlink on the way (`DirRef::Known`), its path is the one it was opened by, and
 //!   `/proc/self/fd` is not read (two system calls saved on every checked call). So `a/../.env`, `./.env` and a symlink to `.env` are all `.env`, and
 //!   the model's string is never what is matched. A pattern that names a directory denies
-//!   everything under it. Checking costs nothing for a call the rules cannot concern: reading
-//!   tools skip it when there are no `deny_read` rules (the default), changing tools when there
-//!   are no `deny_write` rules.
+//!   everything under it; letter case is matched loosely (see [`Rules`]). Checking costs
+//!   nothing for a call the rules cannot concern: reading tools skip it when there are no
+//!   `deny_read` rules (the default), changing tools when there are no `deny_write` rules.
 //! - The audit log (see `audit`) is never reachable through the tools: a path whose file is the
 //!   log (same device and inode) is refused, and walks leave it out (by its resolved path, and
 //!   by inode wherever it is kept).
@@ -103,10 +103,19 @@ fn config_error(message: impl Into<String>) -> WsfsError {
 }
 
 /// One list of compiled gitignore-style rules.
+///
+/// Rules match letter case loosely: on a case-insensitive file system (vfat, exFAT, SMB, a
+/// casefolded ext4/f2fs/tmpfs directory) `.ENV` opens the file `.env`, and wsfs cannot tell
+/// from a path which spelling the file system will take, so every spelling is denied. A path
+/// is denied when the rules deny it with case folded (`folded`) or by exact case (`exact`):
+/// a `!` exception matching loosely never re-allows what the exact rules deny.
 #[derive(Debug)]
 struct Rules {
     field: &'static str,
-    set: Gitignore,
+    folded: Gitignore,
+    /// Only when there are `!` exceptions: without them, whatever the exact rules deny the
+    /// folded ones deny too.
+    exact: Option<Gitignore>,
 }
 
 impl Rules {
@@ -121,8 +130,6 @@ impl Rules {
                 patterns.len()
             )));
         }
-        // Root "." makes the matcher take paths as they are (we only ever pass relative ones).
-        let mut builder = GitignoreBuilder::new(".");
         for (i, pattern) in patterns.iter().enumerate() {
             let at = format!("policy.{field}[{i}]");
             if pattern.trim().is_empty() || pattern.starts_with('#') {
@@ -136,14 +143,33 @@ impl Rules {
                     "{at} must be one line without NUL bytes, at most {MAX_RULE_BYTES} bytes"
                 )));
             }
-            builder
-                .add_line(None, pattern)
-                .map_err(|e| config_error(format!("{at} is not a valid glob: {e}")))?;
         }
-        let set = builder
-            .build()
+        let folded = Self::build(field, patterns, true)?;
+        let exact = match folded.num_whitelists() {
+            0 => None,
+            _ => Some(Self::build(field, patterns, false)?),
+        };
+        Ok(Some(Rules {
+            field,
+            folded,
+            exact,
+        }))
+    }
+
+    fn build(field: &'static str, patterns: &[String], fold_case: bool) -> Result<Gitignore> {
+        // Root "." makes the matcher take paths as they are (we only ever pass relative ones).
+        let mut builder = GitignoreBuilder::new(".");
+        builder
+            .case_insensitive(fold_case)
             .map_err(|e| config_error(format!("policy.{field}: {e}")))?;
-        Ok(Some(Rules { field, set }))
+        for (i, pattern) in patterns.iter().enumerate() {
+            builder.add_line(None, pattern).map_err(|e| {
+                config_error(format!("policy.{field}[{i}] is not a valid glob: {e}"))
+            })?;
+        }
+        builder
+            .build()
+            .map_err(|e| config_error(format!("policy.{field}: {e}")))
     }
 
     /// The rule denying `rel` (or a directory above it), if any. A later `!rule` that matches
@@ -151,28 +177,45 @@ impl Rules {
     /// then each parent, nearest first, until one matches), with the deadline checked every
     /// 64 levels: a 2,000-level path costs milliseconds of matching.
     fn denying(&self, rel: &Path, is_dir: bool, ctl: &CallControl) -> Result<Option<&str>> {
-        let mut found = self.set.matched(rel, is_dir);
-        let mut path = rel;
-        let mut levels = 0u32;
-        while found.is_none() {
-            let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) else {
-                break; // the workspace root itself is never denied
-            };
-            levels += 1;
-            if levels.is_multiple_of(64) {
-                ctl.check()?;
-            }
-            found = self.set.matched(parent, true);
-            path = parent;
+        if let Some(found) = denying_in(&self.folded, rel, is_dir, ctl)? {
+            return Ok(Some(found));
         }
-        Ok(rule(found))
+        match &self.exact {
+            Some(exact) => denying_in(exact, rel, is_dir, ctl),
+            None => Ok(None),
+        }
     }
 
     /// `denying` for an entry whose parent directories are known to be allowed (a walk's):
     /// only the entry itself is matched, which is what `denying` would find first anyway.
     fn denying_entry(&self, rel: &Path, is_dir: bool) -> Option<&str> {
-        rule(self.set.matched(rel, is_dir))
+        rule(self.folded.matched(rel, is_dir))
+            .or_else(|| rule(self.exact.as_ref()?.matched(rel, is_dir)))
     }
+}
+
+/// `denying` in one set: `Gitignore::matched_path_or_any_parents` with deadline checks.
+fn denying_in<'s>(
+    set: &'s Gitignore,
+    rel: &Path,
+    is_dir: bool,
+    ctl: &CallControl,
+) -> Result<Option<&'s str>> {
+    let mut found = set.matched(rel, is_dir);
+    let mut path = rel;
+    let mut levels = 0u32;
+    while found.is_none() {
+        let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) else {
+            break; // the workspace root itself is never denied
+        };
+        levels += 1;
+        if levels.is_multiple_of(64) {
+            ctl.check()?;
+        }
+        found = set.matched(parent, true);
+        path = parent;
+    }
+    Ok(rule(found))
 }
 
 fn rule(found: Match<&ignore::gitignore::Glob>) -> Option<&str> {
@@ -698,6 +741,39 @@ mod tests {
         assert_eq!(denied("", true), None, "the root is never denied");
     }
 
+    /// Letter case is folded (a case-insensitive file system opens `.env` as `.ENV`); a `!`
+    /// exception re-allows only what its exact case also re-allows.
+    #[test]
+    fn letter_case_is_folded_and_exceptions_stay_exact() {
+        let ctl = CallControl::new(std::time::Duration::from_secs(10), None);
+        let r = rules(&[
+            ".env",
+            "Secrets/",
+            "*.pem",
+            "!public.pem",
+            "tok*",
+            "!Tok-open",
+        ]);
+        let denied = |p: &str, dir: bool| {
+            r.denying(Path::new(p), dir, &ctl)
+                .unwrap()
+                .map(str::to_owned)
+        };
+        assert_eq!(denied(".ENV", false).as_deref(), Some(".env"));
+        assert_eq!(denied("a/.eNv/x", false).as_deref(), Some(".env"));
+        assert_eq!(denied("secrets/k", false).as_deref(), Some("Secrets/"));
+        assert_eq!(denied("K.PEM", false).as_deref(), Some("*.pem"));
+        assert_eq!(denied("PUBLIC.PEM", false), None, "no exact rule denies it");
+        assert_eq!(denied("public.pem", false), None);
+        assert_eq!(denied("Tok-open", false), None);
+        // The folded exception would re-allow it; the exact rules still deny it.
+        assert_eq!(denied("tok-open", false).as_deref(), Some("tok*"));
+        assert_eq!(r.denying_entry(Path::new("tok-open"), false), Some("tok*"));
+        assert_eq!(r.denying_entry(Path::new(".Env"), false), Some(".env"));
+        assert!(r.exact.is_some());
+        assert!(rules(&[".env"]).exact.is_none(), "no exceptions, one set");
+    }
+
     /// `denying` is `matched_path_or_any_parents` with deadline checks: same answers, and a
     /// deep path stops at the deadline.
     #[test]
@@ -726,9 +802,22 @@ mod tests {
         ];
         for p in paths {
             for is_dir in [false, true] {
-                let ours = r.denying(Path::new(p), is_dir, &ctl).unwrap();
-                let theirs = rule(r.set.matched_path_or_any_parents(p, is_dir));
-                assert_eq!(ours, theirs, "{p} (dir: {is_dir})");
+                for set in [&r.folded, r.exact.as_ref().unwrap()] {
+                    let ours = denying_in(set, Path::new(p), is_dir, &ctl).unwrap();
+                    let theirs = rule(set.matched_path_or_any_parents(p, is_dir));
+                    assert_eq!(ours, theirs, "{p} (dir: {is_dir})");
+                }
+                let either = r.denying(Path::new(p), is_dir, &ctl).unwrap();
+                let exact = rule(
+                    r.exact
+                        .as_ref()
+                        .unwrap()
+                        .matched_path_or_any_parents(p, is_dir),
+                );
+                assert_eq!(
+                    either, exact,
+                    "{p} (dir: {is_dir}): lower case, so the same"
+                );
             }
         }
         let deep = "d/".repeat(2000) + "f";
