@@ -766,6 +766,8 @@ func (r *ListDirResult) decodeData(d *decoder) {
 			r.Truncated = d.bool()
 		case "denied":
 			r.Denied = int(d.int())
+		case "protected":
+			r.Protected = int(d.int())
 		case "entries":
 			r.Entries = d.entries()
 		default:

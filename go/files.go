@@ -222,6 +222,9 @@ type ListDirResult struct {
 	// policy denies reading them (Policy.DenyRead); in a tree, those of
 	// every listed directory. Denied directories are not entered.
 	Denied int `json:"denied"`
+	// Protected is the number of protected system locations (/etc, /proc,
+	// ...) left out in unrestricted mode; they are not entered.
+	Protected int `json:"protected,omitempty"`
 	// Tree is the listing as a tree (Depth 2 or more): the listed directory
 	// (Name ".") and its entries, breadth-first up to the entry limit.
 	Tree     *TreeNode `json:"tree,omitempty"`

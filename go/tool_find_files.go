@@ -32,6 +32,9 @@ type FindFilesResult struct {
 	FilesScanned int `json:"files_scanned"`
 	// Denied counts entries the workspace policy's deny_read left out.
 	Denied int `json:"denied"`
+	// Protected counts protected system locations (/etc, /proc, ...) left
+	// out in unrestricted mode.
+	Protected int `json:"protected,omitempty"`
 	ToolReply
 }
 

@@ -83,6 +83,9 @@ type SearchTextResult struct {
 	Truncated bool `json:"truncated"`
 	// Denied counts entries the workspace policy's deny_read left out.
 	Denied int `json:"denied"`
+	// Protected counts protected system locations (/etc, /proc, ...) left
+	// out in unrestricted mode.
+	Protected int `json:"protected,omitempty"`
 	ToolReply
 }
 

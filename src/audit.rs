@@ -83,6 +83,11 @@ impl AuditLog {
         self.dev == dev && self.ino == ino
     }
 
+    /// The log's (device, inode).
+    pub fn id(&self) -> (u64, u64) {
+        (self.dev, self.ino)
+    }
+
     /// Appends one line with one `write(2)`, then fsyncs it. A short write (full disk) is
     /// ended with a newline, so the next line starts whole, and reported as an error.
     fn append(&self, line: &[u8]) -> io::Result<()> {

@@ -4,10 +4,13 @@
 
 use crate::control::CallControl;
 use crate::names::display_path;
+use crate::policy::StartPaths;
 use crate::resolve::DirRef;
 use crate::workspace::{Anchor, Workspace};
+use rustix::fs::DirEntryExt;
 use std::borrow::Cow;
 use std::ffi::OsStr;
+use std::os::fd::AsFd;
 use std::path::{Component, Path, PathBuf};
 
 /// Suggestions offered at most.
@@ -71,18 +74,25 @@ pub(crate) fn similar_paths(
             // stopped it): nothing to suggest.
             return Vec::new();
         }
-        // The policy's deny_read rules hide names from suggestions as from listings: on the
-        // resolved path of the directory (a symlinked parent is matched where it leads).
+        // The policy hides names from suggestions as from listings (the walks' filter, on
+        // the resolved path of the directory: a symlinked parent is matched where it leads),
+        // and a directory it denies is not listed at all: no tool resolution allowed it.
         let dir = DirRef::Opened(dir);
-        let base = match ws.walks_filtered() {
-            true => match ws.resolved_rel(&dir, None) {
-                Ok(base) => Some(base),
-                Err(_) => return Vec::new(),
-            },
-            false => None,
+        let filter = match ws.walk_filter(&dir, StartPaths::default()) {
+            Ok(filter) => filter,
+            Err(_) => return Vec::new(),
         };
-        let allowed = |name: &OsStr, is_dir: bool| match &base {
-            Some(base) => ws.walk_skip(&base.join(name), is_dir, None).is_none(),
+        if filter.is_some() {
+            match ws.resolved_rel(&dir, None) {
+                Ok(rel) if !ws.dir_denied(&rel, ctl) => {}
+                _ => return Vec::new(),
+            }
+        }
+        let allowed = |name: &OsStr, is_dir: bool, ino: u64| match &filter {
+            Some(filter) => {
+                let name = name.as_encoded_bytes();
+                filter.skip(dir.as_fd(), name, name, is_dir, ino).is_none()
+            }
             None => true,
         };
         return ranked_names(&dir, missing, allowed, ctl)
@@ -118,7 +128,7 @@ fn root_relative(ws: &Workspace, anchor: Anchor, rel: &Path) -> Option<PathBuf> 
 fn ranked_names(
     dir: &cap_std::fs::Dir,
     missing: &OsStr,
-    allowed: impl Fn(&OsStr, bool) -> bool,
+    allowed: impl Fn(&OsStr, bool, u64) -> bool,
     ctl: &CallControl,
 ) -> Vec<(String, bool)> {
     let Ok(entries) = dir.entries() else {
@@ -141,7 +151,7 @@ fn ranked_names(
             continue;
         }
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if !allowed(&name, is_dir) {
+        if !allowed(&name, is_dir, entry.ino()) {
             continue;
         }
         best.push((score, shown, is_dir));

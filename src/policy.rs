@@ -9,26 +9,31 @@
 //!   symlink on the way (`DirRef::Known`), its path is the one it was opened by, and
 //!   `/proc/self/fd` is not read (two system calls saved on every checked call). So `a/../.env`, `./.env` and a symlink to `.env` are all `.env`, and
 //!   the model's string is never what is matched. A pattern that names a directory denies
-//!   everything under it. Checking costs nothing for a call the rules cannot concern: reading
-//!   tools skip it when there are no `deny_read` rules (the default), changing tools when there
-//!   are no `deny_write` rules.
+//!   everything under it; letter case is matched loosely (see [`Rules`]). Checking costs
+//!   nothing for a call the rules cannot concern: reading tools skip it when there are no
+//!   `deny_read` rules (the default), changing tools when there are no `deny_write` rules.
 //! - The audit log (see `audit`) is never reachable through the tools: a path whose file is the
-//!   log (same device and inode) is refused, and walks leave its resolved path out.
+//!   log (same device and inode) is refused, and walks leave it out (by its resolved path, and
+//!   by inode wherever it is kept).
 //!
-//! Every tool states its [`Access`] when it resolves a path (`Workspace::resolve`), so the check
-//! cannot be forgotten; walkers ask [`Workspace::walk_skip`] about each entry.
+//! Every tool states its [`Access`] when it resolves a path (`Workspace::resolve`, and the
+//! no-follow resolutions), so the check cannot be forgotten; walkers and listings ask a
+//! [`WalkFilter`] (`Workspace::walk_filter`) about each entry, which also leaves out the
+//! protected system locations in unrestricted mode.
 
 use crate::audit::AuditLog;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::names::display_path;
-use crate::resolve::{real_path, DirRef, Located};
+use crate::resolve::{real_path, DirRef, Located, PROTECTED_LOCATIONS};
 use crate::workspace::{Anchor, Workspace};
 use cap_std::fs::MetadataExt;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 use serde::{Deserialize, Serialize};
 use std::ffi::OsStr;
+use std::os::fd::BorrowedFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// The `policy` object of the workspace config. Every field is optional.
@@ -98,10 +103,19 @@ fn config_error(message: impl Into<String>) -> WsfsError {
 }
 
 /// One list of compiled gitignore-style rules.
+///
+/// Rules match letter case loosely: on a case-insensitive file system (vfat, exFAT, SMB, a
+/// casefolded ext4/f2fs/tmpfs directory) `.ENV` opens the file `.env`, and wsfs cannot tell
+/// from a path which spelling the file system will take, so every spelling is denied. A path
+/// is denied when the rules deny it with case folded (`folded`) or by exact case (`exact`):
+/// a `!` exception matching loosely never re-allows what the exact rules deny.
 #[derive(Debug)]
 struct Rules {
     field: &'static str,
-    set: Gitignore,
+    folded: Gitignore,
+    /// Only when there are `!` exceptions: without them, whatever the exact rules deny the
+    /// folded ones deny too.
+    exact: Option<Gitignore>,
 }
 
 impl Rules {
@@ -116,8 +130,6 @@ impl Rules {
                 patterns.len()
             )));
         }
-        // Root "." makes the matcher take paths as they are (we only ever pass relative ones).
-        let mut builder = GitignoreBuilder::new(".");
         for (i, pattern) in patterns.iter().enumerate() {
             let at = format!("policy.{field}[{i}]");
             if pattern.trim().is_empty() || pattern.starts_with('#') {
@@ -131,14 +143,33 @@ impl Rules {
                     "{at} must be one line without NUL bytes, at most {MAX_RULE_BYTES} bytes"
                 )));
             }
-            builder
-                .add_line(None, pattern)
-                .map_err(|e| config_error(format!("{at} is not a valid glob: {e}")))?;
         }
-        let set = builder
-            .build()
+        let folded = Self::build(field, patterns, true)?;
+        let exact = match folded.num_whitelists() {
+            0 => None,
+            _ => Some(Self::build(field, patterns, false)?),
+        };
+        Ok(Some(Rules {
+            field,
+            folded,
+            exact,
+        }))
+    }
+
+    fn build(field: &'static str, patterns: &[String], fold_case: bool) -> Result<Gitignore> {
+        // Root "." makes the matcher take paths as they are (we only ever pass relative ones).
+        let mut builder = GitignoreBuilder::new(".");
+        builder
+            .case_insensitive(fold_case)
             .map_err(|e| config_error(format!("policy.{field}: {e}")))?;
-        Ok(Some(Rules { field, set }))
+        for (i, pattern) in patterns.iter().enumerate() {
+            builder.add_line(None, pattern).map_err(|e| {
+                config_error(format!("policy.{field}[{i}] is not a valid glob: {e}"))
+            })?;
+        }
+        builder
+            .build()
+            .map_err(|e| config_error(format!("policy.{field}: {e}")))
     }
 
     /// The rule denying `rel` (or a directory above it), if any. A later `!rule` that matches
@@ -146,28 +177,45 @@ impl Rules {
     /// then each parent, nearest first, until one matches), with the deadline checked every
     /// 64 levels: a 2,000-level path costs milliseconds of matching.
     fn denying(&self, rel: &Path, is_dir: bool, ctl: &CallControl) -> Result<Option<&str>> {
-        let mut found = self.set.matched(rel, is_dir);
-        let mut path = rel;
-        let mut levels = 0u32;
-        while found.is_none() {
-            let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) else {
-                break; // the workspace root itself is never denied
-            };
-            levels += 1;
-            if levels.is_multiple_of(64) {
-                ctl.check()?;
-            }
-            found = self.set.matched(parent, true);
-            path = parent;
+        if let Some(found) = denying_in(&self.folded, rel, is_dir, ctl)? {
+            return Ok(Some(found));
         }
-        Ok(rule(found))
+        match &self.exact {
+            Some(exact) => denying_in(exact, rel, is_dir, ctl),
+            None => Ok(None),
+        }
     }
 
     /// `denying` for an entry whose parent directories are known to be allowed (a walk's):
     /// only the entry itself is matched, which is what `denying` would find first anyway.
     fn denying_entry(&self, rel: &Path, is_dir: bool) -> Option<&str> {
-        rule(self.set.matched(rel, is_dir))
+        rule(self.folded.matched(rel, is_dir))
+            .or_else(|| rule(self.exact.as_ref()?.matched(rel, is_dir)))
     }
+}
+
+/// `denying` in one set: `Gitignore::matched_path_or_any_parents` with deadline checks.
+fn denying_in<'s>(
+    set: &'s Gitignore,
+    rel: &Path,
+    is_dir: bool,
+    ctl: &CallControl,
+) -> Result<Option<&'s str>> {
+    let mut found = set.matched(rel, is_dir);
+    let mut path = rel;
+    let mut levels = 0u32;
+    while found.is_none() {
+        let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) else {
+            break; // the workspace root itself is never denied
+        };
+        levels += 1;
+        if levels.is_multiple_of(64) {
+            ctl.check()?;
+        }
+        found = set.matched(parent, true);
+        path = parent;
+    }
+    Ok(rule(found))
 }
 
 fn rule(found: Match<&ignore::gitignore::Glob>) -> Option<&str> {
@@ -214,13 +262,16 @@ impl Access {
     };
 }
 
-/// Why a walk leaves an entry out (see [`Workspace::walk_skip`]).
+/// Why a walk leaves an entry out (see [`WalkFilter::skip`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Skipped {
     /// A `deny_read` rule matches (the rule is named): skip it, do not descend, count it.
     Denied(String),
     /// The audit log: skip it and do not count it, as if it were not there.
     Reserved,
+    /// In unrestricted mode, a protected system location (`check_host_path` refuses it):
+    /// skip it, do not descend, count it apart from `Denied`.
+    Protected,
 }
 
 /// The compiled policy of an open workspace.
@@ -266,7 +317,7 @@ impl Policy {
     }
 
     /// Whether resolving a path with `access` needs the resolved path at all.
-    fn needs_path(&self, access: Access) -> bool {
+    pub(crate) fn needs_path(&self, access: Access) -> bool {
         (access.reads && self.deny_read.is_some()) || (access.writes && self.deny_write.is_some())
     }
 
@@ -372,7 +423,7 @@ impl Workspace {
         ))
     }
 
-    fn refuse_denied(
+    pub(crate) fn refuse_denied(
         &self,
         rel: &Path,
         inside: bool,
@@ -416,7 +467,11 @@ impl Workspace {
     }
 
     /// `resolved_rel`, and whether the path is inside the root.
-    fn resolved(&self, dir: &DirRef<'_>, leaf: Option<&OsStr>) -> Result<(PathBuf, bool)> {
+    pub(crate) fn resolved(
+        &self,
+        dir: &DirRef<'_>,
+        leaf: Option<&OsStr>,
+    ) -> Result<(PathBuf, bool)> {
         let (mut rel, inside) = match dir {
             DirRef::Root(_) => (PathBuf::new(), true),
             DirRef::Known(_, rel) => (rel.clone(), true),
@@ -497,20 +552,79 @@ impl Workspace {
         }
     }
 
-    /// Whether [`Workspace::walk_skip`] can ever skip anything, so a walker can avoid building
-    /// paths when it cannot.
-    pub(crate) fn walks_filtered(&self) -> bool {
-        self.policy.deny_read.is_some() || self.policy.audit_rel.is_some()
+    /// **The walkers' hook** (list_dir, list_dir depth > 1, find_files, search_text, the
+    /// suggestions after `path_not_found`, and later tools): what a listing or walk of the
+    /// directory `start` must leave out (see [`WalkFilter::skip`]), or `None` when it can leave
+    /// out nothing, so a walk without rules, audit log or unrestricted mode pays nothing.
+    /// `known` is what the resolver already has of `start`'s paths (the rest is asked of the
+    /// kernel once).
+    pub(crate) fn walk_filter(
+        &self,
+        start: &DirRef<'_>,
+        known: StartPaths,
+    ) -> Result<Option<WalkFilter<'_>>> {
+        let policy = &self.policy;
+        let rules = policy.deny_read.is_some() || policy.audit_rel.is_some();
+        let unrestricted = !self.restrict;
+        let log = policy.audit.as_ref().map(AuditLog::id);
+        if !rules && !unrestricted && log.is_none() {
+            return Ok(None);
+        }
+        let asked = match (rules && known.rel.is_none()) || (unrestricted && known.host.is_none()) {
+            true => Some(self.resolved(start, None)?),
+            false => None,
+        };
+        let base = match rules {
+            true => known
+                .rel
+                .or_else(|| asked.as_ref().map(|(rel, _)| rel.clone())),
+            false => None,
+        };
+        let host = match unrestricted {
+            true => known.host.or_else(|| {
+                asked.map(|(rel, inside)| match inside {
+                    true => self.root.join(rel),
+                    false => Path::new("/").join(rel),
+                })
+            }),
+            false => None,
+        };
+        // Every protected location is a directory of `/`: most walks start where none can be
+        // below them, and then no entry needs the check.
+        let host = host.filter(|start| {
+            PROTECTED_LOCATIONS
+                .iter()
+                .any(|location| Path::new(location).starts_with(start))
+        });
+        if base.is_none() && host.is_none() && log.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(WalkFilter {
+            ws: self,
+            base,
+            host,
+            log,
+        }))
     }
 
-    /// **The walkers' hook** (list_dir, and list_dir depth > 1, find_files, search_text and later
-    /// tools): whether the entry at the workspace-relative, resolved path `rel` (a directory if
-    /// `is_dir`; walks never follow symlinks, so a walk's relative paths are resolved paths
-    /// once prefixed with [`Workspace::resolved_rel`] of its start) must be left out. `file` is
-    /// the entry's (device, inode) when known, which also catches a hard link to the audit
-    /// log. `None`: show it. Only `rel` itself is matched: a walk starts at a directory its
-    /// resolution allowed and never enters one this hook denied, so the directories above
-    /// `rel` are allowed.
+    /// Whether the directory `rel` (resolved, workspace-relative) is denied to reading, with
+    /// the directories above it: for a listing that starts without the resolver (the
+    /// suggestions after `path_not_found`). A deadline passing counts as denied.
+    pub(crate) fn dir_denied(&self, rel: &Path, ctl: &CallControl) -> bool {
+        match &self.policy.deny_read {
+            Some(rules) => !matches!(rules.denying(rel, true, ctl), Ok(None)),
+            None => false,
+        }
+    }
+
+    /// The rules and the audit log's path for one entry of a walk: whether the entry at the
+    /// workspace-relative, resolved path `rel` (a directory if `is_dir`; walks never follow
+    /// symlinks, so a walk's relative paths are resolved paths once prefixed with
+    /// [`Workspace::resolved_rel`] of its start) must be left out. `file` is the entry's
+    /// (device, inode) when known, which also catches a hard link to the audit log. `None`:
+    /// show it. Only `rel` itself is matched: a walk starts at a directory its resolution
+    /// allowed and never enters one this hook denied, so the directories above `rel` are
+    /// allowed.
     pub(crate) fn walk_skip(
         &self,
         rel: &Path,
@@ -530,6 +644,67 @@ impl Workspace {
             .denying_entry(rel, is_dir)
             .map(|rule| Skipped::Denied(rule.to_string()))
     }
+}
+
+/// What the resolver already knows about the directory a walk starts at, so that the walk's
+/// filter need not ask the kernel again (`Located::start_paths`).
+#[derive(Debug, Default)]
+pub(crate) struct StartPaths {
+    /// Its resolved workspace-relative path (as [`Workspace::resolved_rel`] gives it).
+    pub rel: Option<PathBuf>,
+    /// Its absolute real path (unrestricted mode).
+    pub host: Option<PathBuf>,
+}
+
+/// What one listing or walk leaves out (built by [`Workspace::walk_filter`]).
+pub(crate) struct WalkFilter<'w> {
+    ws: &'w Workspace,
+    /// The start's resolved workspace-relative path, when `deny_read` rules or a log inside
+    /// the workspace can match below it.
+    base: Option<PathBuf>,
+    /// The start's absolute path, when a protected location can lie below it (unrestricted
+    /// mode).
+    host: Option<PathBuf>,
+    /// The audit log's (device, inode), wherever it is: a hard link to it may be anywhere.
+    log: Option<(u64, u64)>,
+}
+
+impl WalkFilter<'_> {
+    /// Whether the entry `name` of the open directory `dir`, at `rel` below the walk's start
+    /// (`/`-separated bytes), is left out: a protected location in unrestricted mode (as a
+    /// direct call refuses it, so a walk from `/` never enters `/etc`), the audit log (by
+    /// identity: `ino` is the entry's inode from `getdents`, which is its `st_ino` for every
+    /// non-directory, even on overlayfs; only an equal number costs an `lstat`, for the
+    /// device), or what `deny_read` denies. `is_dir`: the entry's own type is a directory.
+    pub(crate) fn skip(
+        &self,
+        dir: BorrowedFd<'_>,
+        name: &[u8],
+        rel: &[u8],
+        is_dir: bool,
+        ino: u64,
+    ) -> Option<Skipped> {
+        let rel = Path::new(OsStr::from_bytes(rel));
+        if let Some(host) = &self.host {
+            if self.ws.protected_refusal(&host.join(rel)).is_some() {
+                return Some(Skipped::Protected);
+            }
+        }
+        if let Some((dev, log_ino)) = self.log {
+            if !is_dir && ino == log_ino && is_file(dir, name, (dev, log_ino)) {
+                return Some(Skipped::Reserved);
+            }
+        }
+        let base = self.base.as_ref()?;
+        self.ws.walk_skip(&base.join(rel), is_dir, None)
+    }
+}
+
+/// Whether `name` in `dir` is the file with this (device, inode), not following a link.
+fn is_file(dir: BorrowedFd<'_>, name: &[u8], id: (u64, u64)) -> bool {
+    use rustix::fs::{statat, AtFlags};
+    statat(dir, OsStr::from_bytes(name), AtFlags::SYMLINK_NOFOLLOW)
+        .is_ok_and(|st| (st.st_dev, st.st_ino) == id)
 }
 
 /// A resolved path as the model sees paths: workspace-relative (`.` for the root), or
@@ -596,6 +771,39 @@ mod tests {
         assert_eq!(denied("", true), None, "the root is never denied");
     }
 
+    /// Letter case is folded (a case-insensitive file system opens `.env` as `.ENV`); a `!`
+    /// exception re-allows only what its exact case also re-allows.
+    #[test]
+    fn letter_case_is_folded_and_exceptions_stay_exact() {
+        let ctl = CallControl::new(std::time::Duration::from_secs(10), None);
+        let r = rules(&[
+            ".env",
+            "Secrets/",
+            "*.pem",
+            "!public.pem",
+            "tok*",
+            "!Tok-open",
+        ]);
+        let denied = |p: &str, dir: bool| {
+            r.denying(Path::new(p), dir, &ctl)
+                .unwrap()
+                .map(str::to_owned)
+        };
+        assert_eq!(denied(".ENV", false).as_deref(), Some(".env"));
+        assert_eq!(denied("a/.eNv/x", false).as_deref(), Some(".env"));
+        assert_eq!(denied("secrets/k", false).as_deref(), Some("Secrets/"));
+        assert_eq!(denied("K.PEM", false).as_deref(), Some("*.pem"));
+        assert_eq!(denied("PUBLIC.PEM", false), None, "no exact rule denies it");
+        assert_eq!(denied("public.pem", false), None);
+        assert_eq!(denied("Tok-open", false), None);
+        // The folded exception would re-allow it; the exact rules still deny it.
+        assert_eq!(denied("tok-open", false).as_deref(), Some("tok*"));
+        assert_eq!(r.denying_entry(Path::new("tok-open"), false), Some("tok*"));
+        assert_eq!(r.denying_entry(Path::new(".Env"), false), Some(".env"));
+        assert!(r.exact.is_some());
+        assert!(rules(&[".env"]).exact.is_none(), "no exceptions, one set");
+    }
+
     /// `denying` is `matched_path_or_any_parents` with deadline checks: same answers, and a
     /// deep path stops at the deadline.
     #[test]
@@ -624,9 +832,22 @@ mod tests {
         ];
         for p in paths {
             for is_dir in [false, true] {
-                let ours = r.denying(Path::new(p), is_dir, &ctl).unwrap();
-                let theirs = rule(r.set.matched_path_or_any_parents(p, is_dir));
-                assert_eq!(ours, theirs, "{p} (dir: {is_dir})");
+                for set in [&r.folded, r.exact.as_ref().unwrap()] {
+                    let ours = denying_in(set, Path::new(p), is_dir, &ctl).unwrap();
+                    let theirs = rule(set.matched_path_or_any_parents(p, is_dir));
+                    assert_eq!(ours, theirs, "{p} (dir: {is_dir})");
+                }
+                let either = r.denying(Path::new(p), is_dir, &ctl).unwrap();
+                let exact = rule(
+                    r.exact
+                        .as_ref()
+                        .unwrap()
+                        .matched_path_or_any_parents(p, is_dir),
+                );
+                assert_eq!(
+                    either, exact,
+                    "{p} (dir: {is_dir}): lower case, so the same"
+                );
             }
         }
         let deep = "d/".repeat(2000) + "f";
@@ -675,14 +896,21 @@ mod tests {
                 .unwrap()
                 .0
         };
+        let plain_root =
+            cap_std::fs::Dir::open_ambient_dir(&root, cap_std::ambient_authority()).unwrap();
+        let start = || DirRef::Root(&plain_root);
         let plain = config(serde_json::json!({}));
-        assert!(!plain.walks_filtered(), "a default walk pays nothing");
+        let filter = plain.walk_filter(&start(), StartPaths::default()).unwrap();
+        assert!(filter.is_none(), "a default walk pays nothing");
         assert_eq!(plain.walk_skip(Path::new(".env"), false, None), None);
         let ws = config(serde_json::json!({
             "deny_read": [".env", "secrets/", "*.pem", "!public.pem"],
             "audit_log": root.join("logs/audit.jsonl"),
         }));
-        assert!(ws.walks_filtered());
+        assert!(ws
+            .walk_filter(&start(), StartPaths::default())
+            .unwrap()
+            .is_some());
         let skip = |p: &str, dir: bool| ws.walk_skip(Path::new(p), dir, None);
         let denied = |rule: &str| Some(Skipped::Denied(rule.to_string()));
         assert_eq!(skip(".env", false), denied(".env"));
@@ -709,6 +937,26 @@ mod tests {
             ws.walk_skip(Path::new("elsewhere.txt"), false, id),
             Some(Skipped::Reserved)
         );
+        // The walk's filter finds it by inode, wherever it is, with an audit log alone.
+        std::fs::hard_link(root.join("logs/audit.jsonl"), root.join("copy.txt")).unwrap();
+        let log_only = config(serde_json::json!({"audit_log": tmp.path().join("logs/a.jsonl")}));
+        let filter = log_only.walk_filter(&start(), StartPaths::default());
+        let filter = filter.unwrap().expect("an audit log filters every walk");
+        let log = std::fs::metadata(tmp.path().join("logs/a.jsonl")).unwrap();
+        std::fs::hard_link(tmp.path().join("logs/a.jsonl"), root.join("other.txt")).unwrap();
+        use std::os::fd::AsFd;
+        let fd = plain_root.as_fd();
+        assert_eq!(
+            filter.skip(fd, b"other.txt", b"other.txt", false, log.ino()),
+            Some(Skipped::Reserved)
+        );
+        let other = std::fs::metadata(root.join("copy.txt")).unwrap();
+        assert_eq!(
+            filter.skip(fd, b"copy.txt", b"copy.txt", false, other.ino()),
+            None,
+            "another workspace's log is a file like any other"
+        );
+        assert_eq!(filter.skip(fd, b"x", b"x", false, log.ino() + 1), None);
     }
 
     #[test]

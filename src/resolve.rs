@@ -12,7 +12,7 @@ use crate::create_dirs::CreatedDirs;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::fileops::require_regular;
 use crate::names::display_path;
-use crate::policy::Access;
+use crate::policy::{Access, StartPaths};
 use crate::tempfile_ops::is_temp_name;
 use crate::workspace::{Anchor, ToolPath, Workspace};
 use cap_std::ambient_authority;
@@ -76,9 +76,20 @@ pub(crate) struct Located<'a> {
     /// The resolved workspace-relative path of the leaf (or directory), when the policy check
     /// needed it; kept so the tool need not ask the kernel again.
     pub resolved_rel: Option<PathBuf>,
+    /// The absolute real path of the leaf (or directory) in unrestricted mode, where the
+    /// protected locations were checked on it.
+    host_path: Option<PathBuf>,
 }
 
 impl Located<'_> {
+    /// What a walk starting at the leaf (or directory) needs of its paths, as far as known.
+    pub fn start_paths(&self) -> StartPaths {
+        StartPaths {
+            rel: self.resolved_rel.clone(),
+            host: self.host_path.clone(),
+        }
+    }
+
     /// The directory, relative to the anchor (the workspace root, or `/`), after symlinks in
     /// the leaf position were followed: resolving it again beneath the anchor reaches `dir`.
     pub fn dir_rel(&self) -> &Path {
@@ -162,7 +173,8 @@ impl Workspace {
                 refuse_temp_name(name, &path.display)?;
             }
             let create = create_parents.then_some(&mut *created);
-            let mut located = self.locate(path.anchor, &rel, create, access, &path.display, ctl)?;
+            let located = self.locate(path.anchor, &rel, create, access, &path.display, ctl);
+            let mut located = self.or_unreached(located, path.anchor, &rel, access, path, ctl)?;
             located.via_symlink = hop > 0;
             let Some(leaf) = &located.leaf else {
                 return Ok(located);
@@ -220,14 +232,18 @@ impl Workspace {
             }
             (opened, _) => opened.map_err(io_err)?,
         };
-        if anchor == Anchor::Host {
-            let real = real_path(&*dir).map_err(io_err)?;
-            let full = match &leaf {
-                Some(name) => real.join(name),
-                None => real,
-            };
-            self.check_host_path(&full, display)?;
-        }
+        let host_path = match anchor {
+            Anchor::Host => {
+                let real = real_path(&*dir).map_err(io_err)?;
+                let full = match &leaf {
+                    Some(name) => real.join(name),
+                    None => real,
+                };
+                self.check_host_path(&full, display)?;
+                Some(full)
+            }
+            Anchor::Root => None,
+        };
         Ok(Located {
             dir,
             leaf,
@@ -237,6 +253,7 @@ impl Workspace {
             leaf_meta: None,
             via_symlink: false,
             resolved_rel: None,
+            host_path,
         })
     }
 
@@ -271,21 +288,18 @@ impl Workspace {
 
     /// Resolves `path` to its directory and leaf without following a symlink in the leaf
     /// position: the leaf's own metadata (`lstat`) is in `leaf_meta` when it exists. For tools
-    /// that describe a name rather than what it leads to (`get_path_info`).
+    /// that describe a name rather than what it leads to (`get_path_info`). The policy is
+    /// checked for reading on the entry itself (a symlink leaf is the link, as in
+    /// `resolve_entry`), whether it exists or not.
     pub(crate) fn resolve_no_follow(
         &self,
         path: &ToolPath,
         ctl: &CallControl,
     ) -> Result<Located<'_>> {
         ctl.check()?;
-        let mut located = self.locate(
-            path.anchor,
-            &path.rel,
-            None,
-            Access::READ,
-            &path.display,
-            ctl,
-        )?;
+        let access = Access::READ;
+        let located = self.locate(path.anchor, &path.rel, None, access, &path.display, ctl);
+        let mut located = self.or_unreached(located, path.anchor, &path.rel, access, path, ctl)?;
         if let Some(leaf) = &located.leaf {
             match located.dir.symlink_metadata(leaf) {
                 Ok(meta) => located.leaf_meta = Some(meta),
@@ -293,7 +307,135 @@ impl Workspace {
                 Err(e) => return Err(WsfsError::from_io(&e, &path.display)),
             }
         }
+        located.resolved_rel = self.check_access(&located, access, &path.display, ctl)?;
         Ok(located)
+    }
+
+    /// `located`, or when its directory could not be opened (a directory on the way is
+    /// missing, or is a file) the policy's refusal of the path it names, if it has one, before
+    /// that error: a denied path is refused whether or not it exists, so `path_not_found` says
+    /// nothing about what a denied directory holds, nor `exists: false` about a protected one.
+    fn or_unreached<'w>(
+        &'w self,
+        located: Result<Located<'w>>,
+        anchor: Anchor,
+        rel: &Path,
+        access: Access,
+        path: &ToolPath,
+        ctl: &CallControl,
+    ) -> Result<Located<'w>> {
+        match located {
+            Err(e) if matches!(e.code, ErrorCode::PathNotFound | ErrorCode::NotADirectory) => {
+                self.refuse_unreached(anchor, rel, access, &path.display, ctl)?;
+                Err(e)
+            }
+            other => other,
+        }
+    }
+
+    /// What the policy says of `rel` (anchor-relative), whose directory does not open: the
+    /// deepest directory on the way that opens is resolved by the kernel as usual, and the
+    /// names after it are matched as they are (a symlink among them is followed as the
+    /// resolver would, up to `MAX_SYMLINK_HOPS`; a `..` ends them, since only the kernel could
+    /// say where it leads, and the names before it are matched as directories). Costs nothing
+    /// unless there are rules for `access` or the path is a host path; only failing calls get
+    /// here.
+    fn refuse_unreached(
+        &self,
+        anchor: Anchor,
+        rel: &Path,
+        access: Access,
+        display: &str,
+        ctl: &CallControl,
+    ) -> Result<()> {
+        let rules = self.policy.needs_path(access);
+        if !rules && anchor != Anchor::Host {
+            return Ok(());
+        }
+        let mut rel = rel.to_path_buf();
+        for _ in 0..MAX_SYMLINK_HOPS {
+            ctl.check()?;
+            let names: Vec<Component<'_>> = rel.components().collect();
+            let Some((dir, depth)) = self.deepest_open_dir(anchor, &names, ctl)? else {
+                return Ok(());
+            };
+            let (done, rest) = names.split_at(depth);
+            if let [Component::Normal(first), after @ ..] = rest {
+                let is_link = dir
+                    .symlink_metadata(first)
+                    .is_ok_and(|m| m.file_type().is_symlink());
+                if is_link && !after.is_empty() {
+                    let Ok(target) = dir.read_link_contents(first) else {
+                        return Ok(());
+                    };
+                    let mut next = match (target.is_absolute(), anchor) {
+                        (false, _) => done.iter().collect::<PathBuf>().join(&target),
+                        (true, Anchor::Host) => target.strip_prefix("/").unwrap_or(&target).into(),
+                        // Never followed, in any position: the kernel refuses it.
+                        (true, Anchor::Root) => return Ok(()),
+                    };
+                    next.extend(after);
+                    rel = next;
+                    continue;
+                }
+            }
+            let (mut target, inside) = self.resolved(&dir, None)?;
+            let mut cut = false;
+            for name in rest {
+                match name {
+                    Component::Normal(name) => target.push(name),
+                    Component::ParentDir => {
+                        cut = true;
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            if anchor == Anchor::Host {
+                let absolute = match inside {
+                    true => self.root.join(&target),
+                    false => Path::new("/").join(&target),
+                };
+                self.check_host_path(&absolute, display)?;
+            }
+            if rules {
+                let is_dir = cut || access.new_is_dir;
+                self.refuse_denied(&target, inside, is_dir, access, display, ctl)?;
+            }
+            return Ok(());
+        }
+        Ok(())
+    }
+
+    /// The directory of `names[..depth]` for the largest `depth` below `names.len()` that opens
+    /// (the anchor itself always does), with that depth: a binary search, so a long path costs
+    /// a few resolutions (a prefix that opens is followed by one that does not).
+    fn deepest_open_dir(
+        &self,
+        anchor: Anchor,
+        names: &[Component<'_>],
+        ctl: &CallControl,
+    ) -> Result<Option<(DirRef<'_>, usize)>> {
+        let open = |depth: usize| {
+            let prefix: PathBuf = names[..depth].iter().collect();
+            self.open_anchored_dir(anchor, &prefix).ok()
+        };
+        let Some(mut found) = open(0) else {
+            return Ok(None);
+        };
+        let (mut low, mut high) = (0, names.len());
+        while high - low > 1 {
+            ctl.check()?;
+            let mid = low + (high - low) / 2;
+            match open(mid) {
+                Some(dir) => {
+                    found = dir;
+                    low = mid;
+                }
+                None => high = mid,
+            }
+        }
+        Ok(Some((found, low)))
     }
 
     /// Resolves `path` to its directory and leaf for a tool that changes the name itself
@@ -315,6 +457,7 @@ impl Workspace {
         let mut created = CreatedDirs::default();
         let create = create_parents.then_some(&mut created);
         let located = self.locate(path.anchor, &path.rel, create, access, &path.display, ctl);
+        let located = self.or_unreached(located, path.anchor, &path.rel, access, path, ctl);
         let mut located = match located {
             Ok(located) => located,
             Err(e) => {
@@ -415,13 +558,9 @@ impl Workspace {
     /// with workspaces under `/root`): paths inside that root are allowed. A root that is a
     /// protected location or contains one (`/`, `/etc`) unlocks nothing.
     pub(crate) fn check_host_path(&self, real: &Path, display: &str) -> Result<()> {
-        let Some(location) = protected_location(real) else {
+        let Some(location) = self.protected_refusal(real) else {
             return Ok(());
         };
-        let root_strictly_inside = self.root.starts_with(location) && self.root != location;
-        if root_strictly_inside && real.starts_with(&self.root) {
-            return Ok(());
-        }
         Err(WsfsError::new(
             ErrorCode::PermissionDenied,
             format!(
@@ -431,6 +570,17 @@ impl Workspace {
                 location.display()
             ),
         ))
+    }
+
+    /// The protected location that refuses the real path `real` in unrestricted mode, if any
+    /// (the rule of `check_host_path`, also for the entries of a walk).
+    pub(crate) fn protected_refusal(&self, real: &Path) -> Option<&'static Path> {
+        let location = protected_location(real)?;
+        let root_strictly_inside = self.root.starts_with(location) && self.root != location;
+        if root_strictly_inside && real.starts_with(&self.root) {
+            return None;
+        }
+        Some(location)
     }
 }
 

@@ -566,3 +566,92 @@ fn a_recursive_deletion_never_removes_the_audit_log() {
     assert_err(&v, "policy_denied");
     close_ws(ws);
 }
+
+/// Finding 16.2: `get_path_info` described the audit log (its size and hash) by its name, a
+/// hard link to it, or its directory through a symlink.
+#[test]
+fn get_path_info_never_describes_the_audit_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(tmp.path()).unwrap().join("ws");
+    let ws = open_ws(
+        &root,
+        json!({"policy": {"audit_log": root.join("logs/audit.jsonl")}}),
+    );
+    fs::hard_link(root.join("logs/audit.jsonl"), root.join("copy.txt")).unwrap();
+    symlink("logs", root.join("logdir")).unwrap();
+    symlink("logs/audit.jsonl", root.join("link.txt")).unwrap();
+    for path in [
+        "logs/audit.jsonl",
+        "./logs/../logs/audit.jsonl",
+        "copy.txt",
+        "logdir/audit.jsonl",
+    ] {
+        let v = call_named(ws, "get_path_info", &json!({ "path": path }).to_string());
+        let msg = assert_err(&v, "policy_denied");
+        assert!(msg.contains("audit log"), "{path}: {msg}");
+    }
+    // The symlink itself is described, not the log it leads to.
+    let v = call_named(ws, "get_path_info", r#"{"path": "link.txt"}"#);
+    let d = assert_ok(&v);
+    assert_eq!(d["type"], json!("symlink"));
+    assert!(
+        d.get("symlink_target").is_none() && d.get("sha256").is_none(),
+        "{v}"
+    );
+    close_ws(ws);
+    // A log outside the workspace, hard-linked into it.
+    let (f, log, _dir) = audited(json!({}));
+    fs::hard_link(&log, f.p("copy.txt")).unwrap();
+    let v = f.call("get_path_info", json!({"path": "copy.txt"}));
+    assert!(assert_err(&v, "policy_denied").contains("audit log"));
+}
+
+/// Finding 16.9: a hard link to an audit log kept outside the workspace was refused to
+/// `read_file` but listed and searched by the walks (the identity check ran only with
+/// `deny_read` rules or a log inside). Every listing and walk leaves it out, uncounted.
+#[test]
+fn a_hard_link_to_an_outside_log_is_in_no_listing_or_walk() {
+    let (f, log, _dir) = audited(json!({}));
+    f.write("sub/notes.txt", "tool notes\n");
+    assert_ok(&f.call("read_file", json!({"path": "sub/notes.txt"})));
+    fs::hard_link(&log, f.p("sub/copy.txt")).unwrap();
+    fs::hard_link(&log, f.p("top.jsonl")).unwrap();
+    assert_err(
+        &f.call("read_file", json!({"path": "sub/copy.txt"})),
+        "policy_denied",
+    );
+    let v = f.call("list_dir", json!({"path": "sub"}));
+    let d = assert_ok(&v);
+    assert_eq!(
+        d["entries"],
+        json!([{"name": "notes.txt", "type": "file", "size": 11}]),
+        "{v}"
+    );
+    assert_eq!(
+        (d["total"].clone(), d["denied"].clone()),
+        (json!(1), json!(0))
+    );
+    let v = f.call("list_dir", json!({"path": ".", "depth": 3}));
+    let text = v["text"].as_str().unwrap();
+    assert!(
+        !text.contains("copy.txt") && !text.contains("top.jsonl"),
+        "{text}"
+    );
+    assert_eq!(assert_ok(&v)["total"], json!(2), "{text}");
+    let v = call_named(f.ws, "find_files", r#"{"pattern": "**"}"#);
+    assert_eq!(assert_ok(&v)["files"], json!(["sub/notes.txt"]), "{v}");
+    // The log's lines hold "tool"; only the notes may match.
+    let v = call_named(f.ws, "search_text", r#"{"query": "tool"}"#);
+    let d = assert_ok(&v);
+    let files: Vec<&str> = d["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["sub/notes.txt"], "{v}");
+    assert_eq!(d["denied"], json!(0));
+    // The suggestions after a missing path never name it either.
+    let v = f.call("read_file", json!({"path": "sub/copy.tx"}));
+    assert!(!assert_err(&v, "path_not_found").contains("copy.txt"));
+}

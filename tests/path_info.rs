@@ -7,6 +7,7 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 use std::fs;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
 use std::path::Path;
 
@@ -261,4 +262,95 @@ fn times_before_the_epoch_are_written_too() {
     let d = assert_ok(&info(&f, "old.txt")).clone();
     assert_eq!(d["modified"], json!(utc(-86_400 * 365)));
     assert_eq!(d["modified"], json!("1969-01-01T00:00:00Z"));
+}
+
+/// Finding 16.2: `get_path_info` resolved without the policy, so a denied file's size, line
+/// count and SHA-256 (short secrets can be brute-forced from it) were shown, and a missing
+/// denied path said `exists: false`. Every spelling of a denied path is `policy_denied`,
+/// whether it exists or not, and nothing of it appears in a message.
+#[test]
+fn denied_paths_are_refused_whether_or_not_they_exist() {
+    let f = Fixture::with_config(json!({"policy": {"deny_read": [".env", "secrets/"]}}));
+    f.write(".env", "TOKEN=abc\n");
+    f.write("app/.env", "TOKEN=def\n");
+    f.write("secrets/key.txt", "k\n");
+    fs::create_dir(f.p("secrets/sub")).unwrap();
+    fs::write(
+        f.p("secrets")
+            .join(std::ffi::OsStr::from_bytes(b"caf\xe9.txt")),
+        "x",
+    )
+    .unwrap();
+    fs::create_dir(f.p("sub")).unwrap();
+    symlink(".env", f.p("env-link")).unwrap();
+    symlink("secrets", f.p("sec-link")).unwrap();
+    symlink("../secrets/key.txt", f.p("sub/key-link")).unwrap();
+    let abs = f.p(".env").to_str().unwrap().to_owned();
+    let hash = sha256sum(&f.p(".env"));
+    for path in [
+        ".env",
+        "./.env",
+        "sub/../.env",
+        abs.as_str(),
+        "app/.env",
+        "secrets",
+        "secrets/",
+        "secrets/key.txt",
+        "secrets/sub",
+        "sec-link/key.txt",
+        "secrets/caf\\xe9.txt",
+        // Missing: the same answer, so the rules are no oracle for what exists.
+        "sub/.env",
+        "secrets/nope.txt",
+        "secrets/kez.txt",
+        "secrets/no/such/dir.txt",
+        "secrets/sub/no/x",
+        "sec-link/no/x",
+        ".env/below",
+        "secrets/nope/../key.txt",
+    ] {
+        let v = f.call("get_path_info", json!({ "path": path }));
+        let msg = assert_err(&v, "policy_denied");
+        assert!(msg.contains("deny_read rule"), "{path}: {msg}");
+        let all = v.to_string();
+        for leak in [&hash[..], "key.txt", "sub/", "10 bytes"] {
+            assert!(
+                !all.contains(leak) || path.contains(leak),
+                "{path}: {leak} in {all}"
+            );
+        }
+    }
+    // A symlink to a denied file is an allowed name: the link is described, never what it
+    // leads to (no target, no hash), and its text does not name the target.
+    for link in ["env-link", "sub/key-link"] {
+        let v = f.call("get_path_info", json!({ "path": link }));
+        let d = assert_ok(&v);
+        assert_eq!(d["type"], json!("symlink"), "{link}");
+        assert!(d.get("symlink_target").is_none(), "{link}: {v}");
+        assert!(d.get("sha256").is_none() && d.get("line_count").is_none());
+        let text = v["text"].as_str().unwrap();
+        assert!(
+            !text.contains(".env") && !text.contains("key.txt"),
+            "{text}"
+        );
+    }
+    // The hint after a missing path never names a denied one, for any tool.
+    let v = f.call("get_path_info", json!({"path": "sub/.envv"}));
+    assert_eq!(assert_ok(&v)["exists"], json!(false));
+    let v = call_named(f.ws, "delete_file", r#"{"path": "secrets/kez.txt"}"#);
+    let msg = assert_err(&v, "path_not_found");
+    assert!(!msg.contains("key.txt"), "{msg}");
+    let v = call_named(f.ws, "delete_file", r#"{"path": "secrets/sup/x.txt"}"#);
+    let msg = assert_err(&v, "path_not_found");
+    assert!(!msg.contains("sub"), "{msg}");
+    // Allowed neighbours are described as before.
+    f.write("ok.txt", "fine\n");
+    assert_eq!(
+        assert_ok(&f.call("get_path_info", json!({"path": "ok.txt"})))["line_count"],
+        1
+    );
+    assert_eq!(
+        f.call("get_path_info", json!({"path": "no/such/x"}))["data"],
+        json!({"path": "no/such/x", "exists": false})
+    );
 }

@@ -773,3 +773,169 @@ fn an_audit_log_in_a_nested_git_directory_is_never_moved() {
     assert!(lines >= 3, "the log lost lines: {lines}");
     assert_ok(&close_ws(ws));
 }
+
+/// On a case-insensitive file system (or casefolded directory) `.ENV` opens the file `.env`,
+/// so rules match letter case loosely: no spelling gets around a rule. A `!` exception only
+/// re-allows what the rules also deny by their exact case, so it cannot open more than it
+/// did. (A real case-insensitive mount is tested in `a_case_insensitive_mount_is_covered`.)
+#[test]
+fn rules_match_letter_case_loosely() {
+    let f = Fixture::with_config(policy(json!({
+        "deny_read": [".env", "secrets/", "*.pem", "!public.pem", "token*", "!Token-public"],
+    })));
+    f.write(".env", "TOKEN=1\n");
+    f.write("secrets/k.txt", "k\n");
+    f.write("app/key.PEM", "k\n");
+    f.write("PUBLIC.PEM", "public\n");
+    f.write("token-public", "still secret\n");
+    fs::create_dir(f.p("sub")).unwrap();
+    for (path, rule) in [
+        (".ENV", ".env"),
+        ("./.Env", ".env"),
+        ("sub/../app/.eNv", ".env"),
+        ("SECRETS/k.txt", "secrets/"),
+        ("Secrets/k.txt", "secrets/"),
+        ("app/key.PEM", "*.pem"),
+        ("APP/KEY.pem", "*.pem"),
+        ("token-public", "token*"),
+    ] {
+        denied(&f.call("read_file", json!({ "path": path })), rule);
+        denied(&named(&f, "get_path_info", json!({ "path": path })), rule);
+    }
+    assert_ok(&f.call("read_file", json!({"path": "PUBLIC.PEM"})));
+    // The default `.git/**` too.
+    denied(
+        &f.call("write_file", json!({"path": ".GIT/HEAD", "content": "x"})),
+        ".git/**",
+    );
+    assert!(!f.p(".GIT").exists());
+    // Listings and walks hide every spelling (on a case-sensitive file system, .ENV is a
+    // second file).
+    if !f.p(".ENV").exists() {
+        f.write(".ENV", "TOKEN=2\n");
+        let v = f.call("list_dir", json!({}));
+        let data = assert_ok(&v);
+        let text = v["text"].as_str().unwrap();
+        assert!(!text.to_lowercase().contains(".env"), "{text}");
+        assert_eq!(data["denied"], 4, "{text}"); // .env .ENV secrets token-public
+    }
+}
+
+/// An exFAT image mounted through FUSE (`exfatprogs`, `exfat-fuse`) on a loop device: a real
+/// case-insensitive file system. Unmounted and detached when dropped.
+struct CaseInsensitiveMount {
+    dir: tempfile::TempDir,
+    device: String,
+}
+
+impl CaseInsensitiveMount {
+    /// `Err` says why there is none here (not root, tools missing, no loop device or FUSE).
+    fn new() -> Result<Self, String> {
+        use std::process::Command;
+        if unsafe { libc::geteuid() } != 0 {
+            return Err("needs root (loop devices and mounts)".into());
+        }
+        let run = |cmd: &mut Command| -> Result<String, String> {
+            let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
+            match out.status.success() {
+                true => Ok(String::from_utf8_lossy(&out.stdout).trim().to_string()),
+                false => Err(format!(
+                    "{cmd:?}: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )),
+            }
+        };
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let image = dir.path().join("image");
+        fs::File::create(&image)
+            .and_then(|f| f.set_len(8 << 20))
+            .map_err(|e| e.to_string())?;
+        run(Command::new("mkfs.exfat").arg(&image))?;
+        let device = run(Command::new("losetup").args(["-f", "--show"]).arg(&image))?;
+        let mount = CaseInsensitiveMount { dir, device };
+        fs::create_dir(mount.root()).map_err(|e| e.to_string())?;
+        run(Command::new("mount.exfat-fuse")
+            .arg(&mount.device)
+            .arg(mount.root()))?;
+        fs::write(mount.root().join("probe"), "x").map_err(|e| e.to_string())?;
+        if !mount.root().join("PROBE").exists() {
+            return Err("the exFAT mount is not case-insensitive".into());
+        }
+        fs::remove_file(mount.root().join("probe")).map_err(|e| e.to_string())?;
+        Ok(mount)
+    }
+
+    fn root(&self) -> std::path::PathBuf {
+        self.dir.path().join("mnt")
+    }
+}
+
+impl Drop for CaseInsensitiveMount {
+    fn drop(&mut self) {
+        // Lazily: a descriptor still open on it (a failed test's workspace) must not keep
+        // the mount, and its FUSE daemon, past the test.
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(self.root())
+            .status();
+        let _ = std::process::Command::new("losetup")
+            .args(["-d", &self.device])
+            .status();
+    }
+}
+
+/// The case-insensitive note of issue 16: on a case-insensitive file system `.ENV` opens the
+/// file `.env`; before rules matched case loosely, `read_file .ENV` returned it.
+#[test]
+fn a_case_insensitive_mount_is_covered() {
+    let mount = match CaseInsensitiveMount::new() {
+        Ok(mount) => mount,
+        Err(why) => {
+            eprintln!("SKIPPED: no case-insensitive file system to test on ({why})");
+            return;
+        }
+    };
+    let root = mount.root();
+    fs::write(root.join(".env"), "TOKEN=1\n").unwrap();
+    fs::create_dir(root.join("Secrets")).unwrap();
+    fs::write(root.join("Secrets/key.txt"), "k\n").unwrap();
+    fs::write(root.join("notes.txt"), "TOKEN in notes\n").unwrap();
+    // Closed before the mount goes, even when an assertion fails.
+    struct Closing(u64);
+    impl Drop for Closing {
+        fn drop(&mut self) {
+            close_ws(self.0);
+        }
+    }
+    let ws = Closing(open_ws(
+        &root,
+        json!({"policy": {"deny_read": [".env", "secrets/"]}}),
+    ));
+    let c = |tool: &str, args: Value| call_named(ws.0, tool, &args.to_string());
+    for (path, rule) in [
+        (".ENV", ".env"),
+        (".Env", ".env"),
+        ("SECRETS/KEY.TXT", "secrets/"),
+        ("secrets/key.txt", "secrets/"),
+    ] {
+        for tool in ["read_file", "get_path_info"] {
+            let v = c(tool, json!({ "path": path }));
+            let msg = assert_err(&v, "policy_denied");
+            assert!(msg.contains(&format!("'{rule}'")), "{tool} {path}: {msg}");
+            assert!(!v.to_string().contains("TOKEN=1"), "{v}");
+        }
+    }
+    let v = c("list_dir", json!({}));
+    let data = assert_ok(&v);
+    assert_eq!(
+        data["entries"],
+        json!([{"name": "notes.txt", "type": "file", "size": 15}]),
+        "{v}"
+    );
+    assert_eq!(data["denied"], 2);
+    let v = c(
+        "search_text",
+        json!({"query": "TOKEN", "include_hidden": true}),
+    );
+    assert_eq!(assert_ok(&v)["matches"].as_array().unwrap().len(), 1, "{v}");
+}

@@ -198,6 +198,8 @@ class ListDirResult(ToolResult):
     tree: TreeNode | None = None
     #: Entries the workspace policy's ``deny_read`` left out (not in ``total``).
     denied: int = 0
+    #: Protected system locations (``/etc``, ``/proc``, ...) left out in unrestricted mode.
+    protected: int = 0
 
 
 @result("edit_file")
@@ -240,6 +242,8 @@ class FindFilesResult(ToolResult):
     files_scanned: int
     #: Entries the workspace policy's ``deny_read`` left out.
     denied: int = 0
+    #: Protected system locations (``/etc``, ``/proc``, ...) left out in unrestricted mode.
+    protected: int = 0
 
 
 @result("search_text")
@@ -256,6 +260,8 @@ class SearchTextResult(ToolResult):
     truncated: bool
     #: Entries the workspace policy's ``deny_read`` left out.
     denied: int = 0
+    #: Protected system locations (``/etc``, ``/proc``, ...) left out in unrestricted mode.
+    protected: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ use crate::error::{ErrorCode, Result, WsfsError};
 use crate::render;
 use crate::tool::{Annotations, Call, Tool, ToolOutput};
 use crate::walk::dfs::{walk, Flow};
+use crate::walk::filter::Candidate;
 use crate::walk::names::shown;
 use crate::walk::{Kind, WalkOptions, WalkStats};
 use schemars::JsonSchema;
@@ -56,6 +57,9 @@ pub struct FindOutput {
     pub files_scanned: u64,
     /// Entries left out because the workspace policy denies reading them.
     pub denied: u64,
+    /// Protected system locations left out (unrestricted mode); absent when 0.
+    #[serde(skip_serializing_if = "super::list_dir::is_zero")]
+    pub protected: u64,
     #[serde(skip)]
     meta: FindMeta,
 }
@@ -90,15 +94,15 @@ impl Tool for FindFiles {
         }
         let max = args.max_results.min(MAX_RESULTS);
         let glob = PathGlob::new("pattern", &args.pattern)?;
-        let dir = open_walk_dir(
+        let (dir, known) = open_walk_dir(
             call.ws,
             &path,
             call.ctl,
             "find_files searches a directory; give its parent",
         )?;
         let mut opts = WalkOptions::new(args.include_hidden, args.respect_gitignore);
-        let deny = WalkDeny::new(call.ws, &dir)?;
-        let hook = |rel: &[u8], kind| deny.as_ref().and_then(|d| d.skip(rel, kind));
+        let deny = WalkDeny::new(call.ws, &dir, known)?;
+        let hook = |entry: &Candidate<'_>| deny.as_ref().and_then(|d| d.skip(entry));
         if deny.is_some() {
             opts.deny = Some(&hook);
         }
@@ -132,6 +136,7 @@ impl Tool for FindFiles {
             truncated,
             files_scanned: scanned,
             denied: walked.stats.denied,
+            protected: walked.stats.protected,
             meta: FindMeta {
                 pattern: args.pattern,
                 path: path.display.clone(),
@@ -209,13 +214,7 @@ pub(crate) fn skipped_hint(
 
 /// Directories the walk could not enter, and entries the workspace policy left out.
 pub(crate) fn refused_note(text: &mut String, stats: &WalkStats) {
-    if stats.denied > 0 {
-        let _ = writeln!(
-            text,
-            "[{} not shown: denied by the workspace policy]",
-            render::count(stats.denied, "entry", "entries")
-        );
-    }
+    super::list_dir::left_out_note(text, stats.denied, stats.protected, "shown");
     if stats.refused > 0 {
         let _ = writeln!(
             text,

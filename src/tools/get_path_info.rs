@@ -98,7 +98,8 @@ impl ToolOutput for PathInfo {
                 Some(target) => write!(text, "symlink to {target}"),
                 None => write!(
                     text,
-                    "symlink whose target is outside the workspace or absolute (not followed)"
+                    "symlink whose target is outside the workspace, absolute, or closed by the \
+                     workspace policy (not followed)"
                 ),
             },
             _ => write!(
@@ -137,6 +138,7 @@ pub fn get_path_info(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Resu
         entry: None,
         suggestions: hints::similar_paths(ws, path.anchor, &path.rel, ctl),
     };
+    // The policy is checked there, on the entry itself, whether it exists or not.
     let located = match ws.resolve_no_follow(path, ctl) {
         Ok(located) => located,
         // A missing parent, or a file where a directory would be: the path does not exist.
@@ -158,6 +160,8 @@ pub fn get_path_info(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Resu
     };
     let mut entry = describe(&located.dir, name, &meta);
     if entry.kind == "symlink" {
+        // Resolved (and checked by the policy) as every tool resolves it: a target the
+        // policy refuses is not named.
         entry.symlink_target = ws.link_target(&located, ctl);
     }
     if entry.kind == "file" {

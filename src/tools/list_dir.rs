@@ -3,7 +3,7 @@
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::policy::{Access, Skipped};
+use crate::policy::{Access, Skipped, WalkFilter};
 use crate::render;
 use crate::resolve::DirRef;
 use crate::tempfile_ops::is_temp_name;
@@ -20,8 +20,8 @@ use std::borrow::Cow;
 use std::collections::BinaryHeap;
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write;
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
 
 pub struct ListDir;
 
@@ -105,12 +105,26 @@ impl ToolOutput for ListOutput {
                 self.total
             );
         }
-        if self.denied > 0 {
-            let what = render::count(self.denied, "entry", "entries");
-            let _ = write!(text, "[{what} not shown: denied by the workspace policy]");
-        }
+        left_out_note(&mut text, self.denied, self.protected, "shown");
         text.truncate(text.trim_end().len());
         Cow::Owned(text)
+    }
+}
+
+/// The lines saying what the policy left out of a listing or walk (`shown`: "not shown",
+/// "not searched" says what the tool did not do with them).
+pub(crate) fn left_out_note(text: &mut String, denied: u64, protected: u64, shown: &str) {
+    if denied > 0 {
+        let what = render::count(denied, "entry", "entries");
+        let _ = writeln!(text, "[{what} not {shown}: denied by the workspace policy]");
+    }
+    if protected > 0 {
+        let what = render::count(protected, "entry", "entries");
+        let _ = writeln!(
+            text,
+            "[{what} not {shown}: protected system locations, which unrestricted mode never \
+             reads]"
+        );
     }
 }
 
@@ -135,6 +149,13 @@ pub struct ListOutput {
     pub tree: Option<super::list_tree::TreeOut>,
     /// Entries left out because the workspace policy denies reading them (not in `total`).
     pub denied: u64,
+    /// Protected system locations left out (unrestricted mode; not in `total`); absent when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub protected: u64,
+}
+
+pub(crate) fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Directory entries read between cancellation checks: 128 of the longest names fill half of
@@ -160,7 +181,7 @@ pub(crate) fn list_filtered(
     let display = &path.display;
     let io_err = |e: std::io::Error| WsfsError::from_io(&e, display);
     let located = ws.resolve(path, Access::READ, false, ctl)?;
-    let resolved = located.resolved_rel.clone();
+    let known = located.start_paths();
     let dir = match &located.leaf {
         None => located.dir,
         Some(leaf) => match located.dir.open_dir_nofollow(leaf) {
@@ -174,11 +195,9 @@ pub(crate) fn list_filtered(
             Err(e) => return Err(io_err(e)),
         },
     };
-    let filter = match ws.walks_filtered() {
-        true => Some(PolicyFilter::new(ws, &dir, resolved)?),
-        false => None,
-    };
-    let (names, total, denied) =
+    let filter = ws.walk_filter(&dir, known)?;
+    let filter = filter.map(|filter| PolicyFilter { filter, dir: &dir });
+    let (names, total, left_out) =
         smallest_names(&dir, max, filter.as_ref(), ctl, keep).map_err(|e| match e {
             Stop::Io(e) => io_err(e),
             Stop::Call(e) => e,
@@ -194,40 +213,19 @@ pub(crate) fn list_filtered(
         total,
         truncated: total > max,
         tree: None,
-        denied,
+        denied: left_out.denied,
+        protected: left_out.protected,
     })
 }
 
-/// The policy's say over a listing's entries (`Workspace::walk_skip`): denied entries are left
-/// out and counted, the audit log left out silently.
+/// The policy's say over a listing's entries (`Workspace::walk_filter`): denied entries and
+/// protected locations are left out and counted, the audit log left out silently.
 struct PolicyFilter<'a> {
-    ws: &'a Workspace,
+    filter: WalkFilter<'a>,
     dir: &'a Dir,
-    /// The listed directory's resolved workspace-relative path.
-    base: PathBuf,
-    /// Its device, for recognising the audit log by inode.
-    dev: u64,
 }
 
-impl<'a> PolicyFilter<'a> {
-    /// `resolved` is the listed directory's resolved path if the resolver already has it.
-    fn new(ws: &'a Workspace, dir: &'a DirRef<'_>, resolved: Option<PathBuf>) -> Result<Self> {
-        use cap_std::fs::MetadataExt;
-        let base = match resolved {
-            Some(base) => base,
-            None => ws.resolved_rel(dir, None)?,
-        };
-        // Only the audit log is recognised by inode.
-        let dev = match ws.policy.audit.is_some() {
-            true => dir
-                .dir_metadata()
-                .map_err(|e| WsfsError::from_io(&e, "the listed directory"))?
-                .dev(),
-            false => 0,
-        };
-        Ok(PolicyFilter { ws, dir, base, dev })
-    }
-
+impl PolicyFilter<'_> {
     fn skip(&self, name: &[u8], kind: FileType, ino: u64) -> Option<Skipped> {
         let is_dir = match kind {
             FileType::Directory => true,
@@ -237,10 +235,15 @@ impl<'a> PolicyFilter<'a> {
                 .is_ok_and(|m| m.is_dir()),
             _ => false,
         };
-        let rel = self.base.join(OsStr::from_bytes(name));
-        let file = self.ws.policy.audit.as_ref().map(|_| (self.dev, ino));
-        self.ws.walk_skip(&rel, is_dir, file)
+        self.filter.skip(self.dir.as_fd(), name, name, is_dir, ino)
     }
+}
+
+/// Entries the policy left out of a listing, by reason.
+#[derive(Default)]
+struct LeftOut {
+    denied: u64,
+    protected: u64,
 }
 
 enum Stop {
@@ -248,8 +251,8 @@ enum Stop {
     Call(WsfsError),
 }
 
-/// The `max` smallest names in byte order, the number of entries, and the number `filter`
-/// denied. A max-heap of `max` names keeps memory bounded by the limit however large the
+/// The `max` smallest names in byte order, the number of entries, and what `filter` left
+/// out. A max-heap of `max` names keeps memory bounded by the limit however large the
 /// directory is.
 fn smallest_names(
     dir: &Dir,
@@ -257,11 +260,11 @@ fn smallest_names(
     filter: Option<&PolicyFilter<'_>>,
     ctl: &CallControl,
     mut keep: impl FnMut(&Dir, &[u8], Kind) -> bool,
-) -> std::result::Result<(Vec<OsString>, u64, u64), Stop> {
+) -> std::result::Result<(Vec<OsString>, u64, LeftOut), Stop> {
     let cap = usize::try_from(max).unwrap_or(usize::MAX);
     let mut heap: BinaryHeap<Vec<u8>> = BinaryHeap::with_capacity(cap.min(4096) + 1);
     let mut total = 0u64;
-    let mut denied = 0u64;
+    let mut left_out = LeftOut::default();
     // The handle may be O_PATH; getdents needs the directory open for reading. Entries are
     // read straight from the kernel's buffer, so a name is copied only when it is kept.
     let readable = dir.open(".").map_err(Stop::Io)?;
@@ -284,7 +287,11 @@ fn smallest_names(
         }
         match filter.and_then(|f| f.skip(name, entry.file_type(), entry.ino())) {
             Some(Skipped::Denied(_)) => {
-                denied += 1;
+                left_out.denied += 1;
+                continue;
+            }
+            Some(Skipped::Protected) => {
+                left_out.protected += 1;
                 continue;
             }
             Some(Skipped::Reserved) => continue,
@@ -303,7 +310,7 @@ fn smallest_names(
         .into_iter()
         .map(|b| OsString::from(std::ffi::OsStr::from_bytes(&b)))
         .collect();
-    Ok((names, total, denied))
+    Ok((names, total, left_out))
 }
 
 /// The entry's own type and size (`lstat`, as `fstatat(AT_SYMLINK_NOFOLLOW)` on the one name

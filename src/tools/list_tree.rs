@@ -6,7 +6,7 @@ use super::target::{open_walk_dir, WalkDeny};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::render;
 use crate::tool::Call;
-use crate::walk::filter::{self, WalkOptions};
+use crate::walk::filter::{self, Candidate, WalkOptions};
 use crate::walk::names::shown;
 use crate::walk::sys;
 use crate::walk::tree::{list_tree, Tree};
@@ -50,9 +50,9 @@ pub(crate) fn run(
     if args.depth == 1 {
         return list_level(call, path, &opts, cap);
     }
-    let dir = open_walk_dir(call.ws, path, call.ctl, "use read_file for files")?;
-    let deny = WalkDeny::new(call.ws, &dir)?;
-    let hook = |rel: &[u8], kind| deny.as_ref().and_then(|d| d.skip(rel, kind));
+    let (dir, known) = open_walk_dir(call.ws, path, call.ctl, "use read_file for files")?;
+    let deny = WalkDeny::new(call.ws, &dir, known)?;
+    let hook = |entry: &Candidate<'_>| deny.as_ref().and_then(|d| d.skip(entry));
     if deny.is_some() {
         opts.deny = Some(&hook);
     }
@@ -65,6 +65,7 @@ pub(crate) fn run(
         total: tree.shown(),
         truncated: tree.truncated,
         denied: tree.stats.denied,
+        protected: tree.stats.protected,
         tree: Some(TreeOut {
             tree,
             cap,
@@ -93,7 +94,14 @@ fn list_level(
             k => k,
         };
         let chain = rules.iter().map(|g| (0, g));
-        filter::skip(opts, name, name, kind, chain).is_none()
+        let candidate = Candidate {
+            dir: dir.as_fd(),
+            name,
+            rel: name,
+            kind,
+            ino: 0, // the listing's own policy filter looks at the inode
+        };
+        filter::skip(opts, &candidate, chain).is_none()
     })?;
     Ok((out, warnings))
 }
@@ -186,6 +194,7 @@ impl TreeOut {
                 out.total, self.cap
             );
         }
+        super::list_dir::left_out_note(&mut text, out.denied, out.protected, "shown");
         let refused = self.tree.stats.refused;
         if refused > 0 {
             let _ = writeln!(

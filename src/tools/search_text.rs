@@ -9,6 +9,7 @@ use crate::error::{ErrorCode, Result, WsfsError};
 use crate::render;
 use crate::tool::{Annotations, Call, Tool, ToolOutput};
 use crate::walk::dfs::{walk, Flow};
+use crate::walk::filter::Candidate;
 use crate::walk::names::shown;
 use crate::walk::sys;
 use crate::walk::{Kind, WalkOptions, WalkStats};
@@ -87,6 +88,9 @@ pub struct SearchOutput {
     pub files_skipped: u64,
     /// Entries left out because the workspace policy denies reading them.
     pub denied: u64,
+    /// Protected system locations left out (unrestricted mode); absent when 0.
+    #[serde(skip_serializing_if = "super::list_dir::is_zero")]
+    pub protected: u64,
     pub truncated: bool,
     #[serde(skip)]
     meta: SearchMeta,
@@ -150,10 +154,10 @@ impl Tool for SearchText {
             Target::File(dir, leaf) => {
                 run.search_file(dir.as_fd(), leaf.as_bytes(), &path.display)?;
             }
-            Target::Dir(dir) => {
+            Target::Dir(dir, known) => {
                 let mut opts = WalkOptions::new(args.include_hidden, args.respect_gitignore);
-                let deny = WalkDeny::new(call.ws, &dir)?;
-                let hook = |rel: &[u8], kind| deny.as_ref().and_then(|d| d.skip(rel, kind));
+                let deny = WalkDeny::new(call.ws, &dir, known)?;
+                let hook = |entry: &Candidate<'_>| deny.as_ref().and_then(|d| d.skip(entry));
                 if deny.is_some() {
                     opts.deny = Some(&hook);
                 }
@@ -187,6 +191,7 @@ impl Tool for SearchText {
             binary_files_skipped: run.binary,
             files_skipped: run.skipped + stats.refused,
             denied: stats.denied,
+            protected: stats.protected,
             truncated: run.out.truncated,
             meta: SearchMeta {
                 query: args.query,
@@ -387,13 +392,7 @@ impl ToolOutput for SearchOutput {
                 render::count(self.files_searched, "file", "files")
             );
         }
-        if self.denied > 0 {
-            let _ = writeln!(
-                text,
-                "[{} not searched: denied by the workspace policy]",
-                render::count(self.denied, "entry", "entries")
-            );
-        }
+        super::list_dir::left_out_note(&mut text, self.denied, self.protected, "searched");
         if self.truncated {
             let _ = writeln!(
                 text,

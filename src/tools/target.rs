@@ -3,19 +3,18 @@
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::policy::{Access, Skipped};
+use crate::policy::{Access, Skipped, StartPaths, WalkFilter};
 use crate::resolve::DirRef;
-use crate::walk::filter::Skip;
+use crate::walk::filter::{Candidate, Skip};
 use crate::walk::Kind;
 use crate::workspace::{ToolPath, Workspace};
 use cap_fs_ext::DirExt;
-use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use std::ffi::OsString;
 
 /// What a path names.
 pub(crate) enum Target<'a> {
-    Dir(DirRef<'a>),
+    /// A directory, and what the resolver knows of its paths (for the walk's filter).
+    Dir(DirRef<'a>, StartPaths),
     /// A regular file: its directory and name.
     File(DirRef<'a>, OsString),
 }
@@ -29,8 +28,9 @@ pub(crate) fn open_target<'a>(
 ) -> Result<Target<'a>> {
     let display = &path.display;
     let located = ws.resolve(path, Access::READ, false, ctl)?;
+    let known = located.start_paths();
     let Some(leaf) = located.leaf.clone() else {
-        return Ok(Target::Dir(located.dir));
+        return Ok(Target::Dir(located.dir, known));
     };
     match &located.leaf_meta {
         None => Err(WsfsError::new(
@@ -38,7 +38,7 @@ pub(crate) fn open_target<'a>(
             format!("{display} does not exist; use list_dir to see what exists"),
         )),
         Some(meta) if meta.is_dir() => match located.dir.open_dir_nofollow(&leaf) {
-            Ok(dir) => Ok(Target::Dir(DirRef::Opened(dir))),
+            Ok(dir) => Ok(Target::Dir(DirRef::Opened(dir), known)),
             Err(e) => Err(WsfsError::from_io(&e, display)),
         },
         Some(meta) => {
@@ -48,21 +48,23 @@ pub(crate) fn open_target<'a>(
     }
 }
 
-/// `path` as a directory to walk; anything else is `not_a_directory` with `hint`.
+/// `path` as a directory to walk, and what the resolver knows of its paths; anything else is
+/// `not_a_directory` with `hint`.
 pub(crate) fn open_walk_dir<'a>(
     ws: &'a Workspace,
     path: &ToolPath,
     ctl: &CallControl,
     hint: &str,
-) -> Result<DirRef<'a>> {
+) -> Result<(DirRef<'a>, StartPaths)> {
     let display = &path.display;
     let located = ws.resolve(path, Access::READ, false, ctl)?;
+    let known = located.start_paths();
     let Some(leaf) = &located.leaf else {
-        return Ok(located.dir);
+        return Ok((located.dir, known));
     };
     // O_DIRECTORY refuses a FIFO or device before opening it, so nothing blocks.
     match located.dir.open_dir_nofollow(leaf) {
-        Ok(dir) => Ok(DirRef::Opened(dir)),
+        Ok(dir) => Ok((DirRef::Opened(dir), known)),
         Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Err(WsfsError::new(
             ErrorCode::NotADirectory,
             format!("{display} is not a directory; {hint}"),
@@ -71,30 +73,30 @@ pub(crate) fn open_walk_dir<'a>(
     }
 }
 
-/// The workspace policy as a walk's deny hook: each entry's walk-relative path, prefixed
-/// with the resolved path of the directory the walk starts at, goes to
-/// [`Workspace::walk_skip`]. Denied entries are left out (not descended into) and counted;
-/// the audit log is left out silently. `None` when the policy can never skip anything, so an
-/// unrestricted walk pays nothing.
-pub(crate) struct WalkDeny<'w> {
-    ws: &'w Workspace,
-    base: PathBuf,
-}
+/// The workspace policy as a walk's deny hook ([`Workspace::walk_filter`]): denied entries and
+/// protected locations are left out (not descended into) and counted; the audit log is left
+/// out silently. `None` when the policy can never skip anything, so a default walk pays
+/// nothing.
+pub(crate) struct WalkDeny<'w>(WalkFilter<'w>);
 
 impl<'w> WalkDeny<'w> {
-    pub(crate) fn new(ws: &'w Workspace, start: &DirRef<'_>) -> Result<Option<Self>> {
-        if !ws.walks_filtered() {
-            return Ok(None);
-        }
-        let base = ws.resolved_rel(start, None)?;
-        Ok(Some(WalkDeny { ws, base }))
+    pub(crate) fn new(
+        ws: &'w Workspace,
+        start: &DirRef<'_>,
+        known: StartPaths,
+    ) -> Result<Option<Self>> {
+        Ok(ws.walk_filter(start, known)?.map(WalkDeny))
     }
 
-    pub(crate) fn skip(&self, rel: &[u8], kind: Kind) -> Option<Skip> {
-        let path = self.base.join(OsStr::from_bytes(rel));
-        match self.ws.walk_skip(&path, kind == Kind::Dir, None)? {
-            Skipped::Denied(_) => Some(Skip::Denied),
-            Skipped::Reserved => Some(Skip::Internal),
-        }
+    pub(crate) fn skip(&self, entry: &Candidate<'_>) -> Option<Skip> {
+        let is_dir = entry.kind == Kind::Dir;
+        let skipped = self
+            .0
+            .skip(entry.dir, entry.name, entry.rel, is_dir, entry.ino)?;
+        Some(match skipped {
+            Skipped::Denied(_) => Skip::Denied,
+            Skipped::Protected => Skip::Protected,
+            Skipped::Reserved => Skip::Internal,
+        })
     }
 }

@@ -2,7 +2,7 @@
 //! directory's names in byte order, a directory's contents right after it), a few file
 //! descriptors however deep, memory bounded by a name budget.
 
-use super::filter::{self, Skip, WalkOptions};
+use super::filter::{self, Candidate, Skip, WalkOptions};
 use super::names::{read_batch, Batch};
 use super::sys::{self, Kind};
 use super::{Stop, WalkStats};
@@ -128,7 +128,7 @@ fn walk_with_budget(
         out: Walked::default(),
     };
     let cap = batch_cap(budget, 0);
-    let batch = read_batch(w.root.as_fd(), None, cap, &mut w.buf, ctl, |_, _| true)
+    let batch = read_batch(w.root.as_fd(), None, cap, &mut w.buf, ctl, |_, _, _| true)
         .map_err(|e| e.into_error(display))?;
     let ignore = load_ignore(opts, w.root.as_fd(), &batch, b"", &mut w.out.warnings);
     w.held_names = batch.len();
@@ -169,6 +169,7 @@ impl Walker<'_, '_> {
             let name_start = self.path.len();
             self.path.extend_from_slice(frame.batch.get(i).0);
             let name = &self.path[name_start..];
+            let ino = frame.batch.ino(i);
             let kind = match kind {
                 Kind::Unknown => match sys::lstat(dir, name) {
                     Ok(st) => st.kind,
@@ -181,9 +182,16 @@ impl Walker<'_, '_> {
                 .iter()
                 .rev()
                 .filter_map(|f| f.ignore.as_ref().map(|g| (f.path_len, g)));
+            let candidate = Candidate {
+                dir,
+                name,
+                rel: &self.path,
+                kind,
+                ino,
+            };
             let skipped = match self.all {
                 true => None,
-                false => filter::skip(self.opts, name, &self.path, kind, ignores),
+                false => filter::skip(self.opts, &candidate, ignores),
             };
             if let Some(why) = skipped {
                 self.out.stats.count_skip(why);
@@ -217,7 +225,7 @@ impl Walker<'_, '_> {
 
     fn read(&mut self, fd: BorrowedFd<'_>) -> std::result::Result<Batch, Stop> {
         let cap = batch_cap(self.budget, self.held_names);
-        read_batch(fd, None, cap, &mut self.buf, self.ctl, |_, _| true)
+        read_batch(fd, None, cap, &mut self.buf, self.ctl, |_, _, _| true)
     }
 
     /// Enters the directory just reported (its path is `self.path`).
@@ -305,7 +313,7 @@ impl Walker<'_, '_> {
             cap,
             &mut self.buf,
             self.ctl,
-            |_, _| true,
+            |_, _, _| true,
         );
         match read {
             Ok(batch) => {
@@ -348,6 +356,7 @@ impl WalkStats {
             Skip::Hidden | Skip::Internal => self.hidden += 1,
             Skip::Ignored => self.ignored += 1,
             Skip::Denied => self.denied += 1,
+            Skip::Protected => self.protected += 1,
         }
     }
 }

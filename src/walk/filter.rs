@@ -13,10 +13,23 @@ use std::path::Path;
 /// Largest `.gitignore` read; rules past it are not applied (with a warning).
 pub const MAX_GITIGNORE_BYTES: usize = 1 << 20;
 
-/// Decides, for a walk-relative path and its kind, whether the walk must leave it out
-/// entirely (not report it, not descend), and why (`Denied` is counted and reported,
-/// `Internal` is not). The policy's deny rules plug in here (`tools::target::WalkDeny`).
-pub type DenyHook<'a> = &'a dyn Fn(&[u8], Kind) -> Option<Skip>;
+/// Decides, for an entry a walk found, whether the walk must leave it out entirely (not
+/// report it, not descend), and why (`Denied` and `Protected` are counted and reported,
+/// `Internal` is not). The workspace policy plugs in here (`tools::target::WalkDeny`).
+pub type DenyHook<'a> = &'a dyn Fn(&Candidate<'_>) -> Option<Skip>;
+
+/// An entry a walk found, as the filters see it.
+#[derive(Clone, Copy)]
+pub struct Candidate<'a> {
+    /// The directory holding it: look at it (`lstat`) by `name` there, never by path.
+    pub dir: BorrowedFd<'a>,
+    pub name: &'a [u8],
+    /// Its path relative to the walk's root, `/`-separated.
+    pub rel: &'a [u8],
+    pub kind: Kind,
+    /// Its inode number as `getdents` gave it.
+    pub ino: u64,
+}
 
 /// What a walk shows and where it goes.
 #[derive(Clone, Copy)]
@@ -50,6 +63,8 @@ pub enum Skip {
     Internal,
     Ignored,
     Denied,
+    /// In unrestricted mode, a protected system location.
+    Protected,
 }
 
 /// wsfs's own temp files (`.wsfs-<16 hex digits>.tmp`), which no listing or walk shows.
@@ -67,16 +82,15 @@ pub fn descends_into(name: &[u8]) -> bool {
     name != b".git"
 }
 
-/// The one decision about an entry found by a walk. `rel` is its walk-relative path,
-/// `ignores` the `.gitignore` matchers that apply, innermost first, each with the byte
-/// length of its directory's walk-relative path.
+/// The one decision about an entry found by a walk. `ignores` are the `.gitignore` matchers
+/// that apply, innermost first, each with the byte length of its directory's walk-relative
+/// path.
 pub fn skip<'g>(
     opts: &WalkOptions<'_>,
-    name: &[u8],
-    rel: &[u8],
-    kind: Kind,
+    entry: &Candidate<'_>,
     ignores: impl Iterator<Item = (usize, &'g Gitignore)>,
 ) -> Option<Skip> {
+    let (name, rel, kind) = (entry.name, entry.rel, entry.kind);
     if is_internal_name(name) {
         return Some(Skip::Internal);
     }
@@ -86,7 +100,7 @@ pub fn skip<'g>(
     if opts.respect_gitignore && ignored(ignores, rel, kind == Kind::Dir) {
         return Some(Skip::Ignored);
     }
-    if let Some(why) = opts.deny.and_then(|deny| deny(rel, kind)) {
+    if let Some(why) = opts.deny.and_then(|deny| deny(entry)) {
         return Some(why);
     }
     None
@@ -196,23 +210,26 @@ mod tests {
 
     #[test]
     fn hidden_and_internal_names() {
+        let dir = std::fs::File::open("/").unwrap();
+        let entry = |name: &'static [u8], rel: &'static [u8]| Candidate {
+            dir: std::os::fd::AsFd::as_fd(&dir),
+            name,
+            rel,
+            kind: Kind::File,
+            ino: 0,
+        };
         let opts = WalkOptions::new(false, false);
         let none = std::iter::empty();
         assert_eq!(
-            skip(&opts, b".env", b".env", Kind::File, none),
+            skip(&opts, &entry(b".env", b".env"), none),
             Some(Skip::Hidden)
         );
         let opts = WalkOptions::new(true, false);
         let none = std::iter::empty();
-        assert_eq!(
-            skip(
-                &opts,
-                b".wsfs-0123456789abcdef.tmp",
-                b"x/.wsfs-0123456789abcdef.tmp",
-                Kind::File,
-                none
-            ),
-            Some(Skip::Internal)
+        let temp = entry(
+            b".wsfs-0123456789abcdef.tmp",
+            b"x/.wsfs-0123456789abcdef.tmp",
         );
+        assert_eq!(skip(&opts, &temp, none), Some(Skip::Internal));
     }
 }

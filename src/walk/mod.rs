@@ -1,5 +1,6 @@
 //! Walking directory trees beneath a handle, for `list_dir` with a depth, `find_files`,
-//! `search_text`, recursive deletion ([`remove`]) (and later the policy's deny rules).
+//! `search_text`, recursive deletion ([`remove`]); the workspace policy decides through the
+//! deny hooks what they leave out.
 //!
 //! - Never follows a symlink: links are reported as links; every directory is opened as one
 //!   name inside the directory handle it was listed in (`O_NOFOLLOW | O_DIRECTORY`), or again
@@ -54,6 +55,8 @@ pub struct WalkStats {
     pub ignored: u64,
     /// Entries the host's deny hook left out.
     pub denied: u64,
+    /// Protected system locations left out (unrestricted mode).
+    pub protected: u64,
     /// Directories that could not be opened or read, or were replaced during the walk
     /// (such as a directory swapped for a symlink): skipped, never followed.
     pub refused: u64,

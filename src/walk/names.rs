@@ -39,6 +39,8 @@ struct Item {
     start: u32,
     len: u32,
     kind: Kind,
+    /// The inode number `getdents` gave (the policy recognises the audit log by it).
+    ino: u64,
 }
 
 /// Some of a directory's names, sorted in byte order, stored in one buffer.
@@ -67,6 +69,11 @@ impl Batch {
         )
     }
 
+    /// The inode number of name `i`, as `getdents` gave it.
+    pub fn ino(&self, i: usize) -> u64 {
+        self.items[i].ino
+    }
+
     /// The next name not handed out yet.
     pub fn next_entry(&mut self) -> Option<(usize, Kind)> {
         let i = self.next;
@@ -90,13 +97,14 @@ impl Batch {
             .map(|i| self.items[i].kind)
     }
 
-    fn push(&mut self, name: &[u8], kind: Kind) {
+    fn push(&mut self, name: &[u8], kind: Kind, ino: u64) {
         let start = self.arena.len() as u32;
         self.arena.extend_from_slice(name);
         self.items.push(Item {
             start,
             len: name.len() as u32,
             kind,
+            ino,
         });
     }
 
@@ -107,12 +115,13 @@ impl Batch {
     }
 }
 
-/// A name kept in the bounded heap once a directory outgrows its batch.
+/// A name kept in the bounded heap once a directory outgrows its batch, ordered by name.
 #[derive(PartialEq, Eq)]
 struct Kept(Box<[u8]>, KindOrd);
 
+/// An entry's kind and inode number, which take no part in the order.
 #[derive(PartialEq, Eq)]
-struct KindOrd(Kind);
+struct KindOrd(Kind, u64);
 
 impl Ord for Kept {
     fn cmp(&self, other: &Self) -> Ordering {
@@ -129,14 +138,14 @@ impl PartialOrd for Kept {
 /// Reads the directory `fd` from its start and returns its smallest `cap` names sorting after
 /// `after` (all names when `after` is `None`) that `keep` accepts, sorted. Memory is bounded
 /// by `cap`, not by the directory: past `cap` names a max-heap keeps the smallest.
-/// `buf` is the reused `getdents` buffer.
+/// `buf` is the reused `getdents` buffer. `keep` gets each name, its kind and its inode.
 pub fn read_batch(
     fd: BorrowedFd<'_>,
     after: Option<&[u8]>,
     cap: usize,
     buf: &mut Vec<u8>,
     ctl: &CallControl,
-    mut keep: impl FnMut(&[u8], Kind) -> bool,
+    mut keep: impl FnMut(&[u8], Kind, u64) -> bool,
 ) -> Result<Batch, Stop> {
     rustix::fs::seek(fd, rustix::fs::SeekFrom::Start(0)).map_err(|e| Stop::Io(e.into()))?;
     if buf.capacity() < DIRENT_BUFFER {
@@ -160,32 +169,33 @@ pub fn read_batch(
             continue;
         }
         let kind = Kind::from_file_type(entry.file_type());
-        if !keep(name, kind) {
+        let ino = entry.ino();
+        if !keep(name, kind, ino) {
             continue;
         }
         batch.total += 1;
         match &mut heap {
-            None if batch.items.len() < cap => batch.push(name, kind),
+            None if batch.items.len() < cap => batch.push(name, kind, ino),
             None => {
                 // Outgrew the batch: keep the smallest `cap` names in a heap from here on.
                 let mut h = BinaryHeap::with_capacity(cap + 1);
                 for i in 0..batch.items.len() {
                     let (n, k) = batch.get(i);
-                    h.push(Kept(n.into(), KindOrd(k)));
+                    h.push(Kept(n.into(), KindOrd(k, batch.ino(i))));
                 }
                 batch.arena = Vec::new();
                 batch.items = Vec::new();
-                push_bounded(&mut h, name, kind, cap);
+                push_bounded(&mut h, name, KindOrd(kind, ino), cap);
                 heap = Some(h);
             }
-            Some(h) => push_bounded(h, name, kind, cap),
+            Some(h) => push_bounded(h, name, KindOrd(kind, ino), cap),
         }
     }
     match heap {
         Some(h) => {
             batch.more = (h.len() as u64) < batch.total;
-            for Kept(name, KindOrd(kind)) in h.into_sorted_vec() {
-                batch.push(&name, kind);
+            for Kept(name, KindOrd(kind, ino)) in h.into_sorted_vec() {
+                batch.push(&name, kind, ino);
             }
         }
         None => batch.sort(),
@@ -193,12 +203,12 @@ pub fn read_batch(
     Ok(batch)
 }
 
-fn push_bounded(heap: &mut BinaryHeap<Kept>, name: &[u8], kind: Kind, cap: usize) {
+fn push_bounded(heap: &mut BinaryHeap<Kept>, name: &[u8], what: KindOrd, cap: usize) {
     if heap.len() < cap {
-        heap.push(Kept(name.into(), KindOrd(kind)));
+        heap.push(Kept(name.into(), what));
     } else if let Some(mut largest) = heap.peek_mut() {
         if name < &*largest.0 {
-            *largest = Kept(name.into(), KindOrd(kind));
+            *largest = Kept(name.into(), what);
         }
     }
 }
@@ -225,13 +235,17 @@ mod tests {
         let mut got: Vec<Vec<u8>> = Vec::new();
         let mut after: Option<Vec<u8>> = None;
         loop {
-            let mut b =
-                match read_batch(dir.as_fd(), after.as_deref(), 7, &mut buf, &ctl, |_, _| {
-                    true
-                }) {
-                    Ok(b) => b,
-                    Err(_) => panic!("read failed"),
-                };
+            let mut b = match read_batch(
+                dir.as_fd(),
+                after.as_deref(),
+                7,
+                &mut buf,
+                &ctl,
+                |_, _, _| true,
+            ) {
+                Ok(b) => b,
+                Err(_) => panic!("read failed"),
+            };
             while let Some((i, _)) = b.next_entry() {
                 got.push(b.get(i).0.to_vec());
             }

@@ -3,7 +3,7 @@
 //! returned: at most `cap` directories are read, and a directory handle is held only while
 //! it is read (queued directories are reopened beneath the root and checked to be the same).
 
-use super::filter::{self, WalkOptions};
+use super::filter::{self, Candidate, WalkOptions};
 use super::names::read_batch;
 use super::sys::{self, Kind};
 use super::{Stop, WalkStats};
@@ -172,14 +172,21 @@ impl Lister<'_, '_> {
             self.remaining,
             &mut self.buf,
             self.ctl,
-            |name, kind| {
+            |name, kind, ino| {
                 rel.truncate(prefix);
                 rel.extend_from_slice(name);
                 let kind = match kind {
                     Kind::Unknown => sys::lstat(fd, name).map_or(Kind::Other, |s| s.kind),
                     k => k,
                 };
-                match filter::skip(self.opts, name, &rel, kind, chain(&ignores)) {
+                let candidate = Candidate {
+                    dir: fd,
+                    name,
+                    rel: &rel,
+                    kind,
+                    ino,
+                };
+                match filter::skip(self.opts, &candidate, chain(&ignores)) {
                     Some(why) => {
                         skipped.push(why);
                         false
