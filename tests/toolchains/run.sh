@@ -94,4 +94,11 @@ grep -qF "Go $go_need or later" <<<"$out" || fail "make test without go did not 
 [ ! -e "$scratch/clone/target" ] || fail "make test without go created target/"
 pass "make test without go stops on the message, before any build"
 
+# README.md's "Building and testing" states the versions this check requires.
+python_need=$(sed -n 's/^requires-python *= *">=\([0-9.]*\)".*/\1/p' "$repo/python/pyproject.toml")
+building=$(sed -n '/^## Building and testing/,/^## /p' "$repo/README.md")
+grep -qF "Go $go_need+" <<<"$building" && grep -qF "Python $python_need+" <<<"$building" ||
+	fail "README.md's Building and testing does not say Go $go_need+ and Python $python_need+"
+pass "README.md states the versions the check requires"
+
 echo "toolchains: $passed passed, 0 failed"
