@@ -32,7 +32,7 @@ run: toolchains-run build
 	cd go && $(GO) run ./cmd/wsfs demo
 
 ## test: everything CI checks
-test: toolchains test-toolchains lint build test-header test-rust test-c test-python test-python-package test-go test-go-install test-mcp bench-short
+test: toolchains test-toolchains venv lint build test-header test-rust test-c test-python test-python-package test-go test-go-install test-mcp bench-short
 	@echo "make test: all checks passed"
 
 # Every toolchain make test needs (make run: toolchains-run), checked before anything is
@@ -49,7 +49,8 @@ test-toolchains:
 
 # The pinned Python test dependencies (pytest, the MCP Python SDK) in a virtual environment
 # of their own, without the system's site-packages. Re-created only when the requirements
-# or the Python that made it change: the stamp holds a hash of both.
+# or the Python that made it change: the stamp holds a hash of both. make test sets it up
+# before building, so a PyPI problem shows in seconds, not after the build.
 VENV := $(CURDIR)/target/venv
 VENV_PYTHON := $(VENV)/bin/python
 PY_TEST_REQUIREMENTS := tests/mcp/requirements.txt python/requirements-test.txt
