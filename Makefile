@@ -1,12 +1,17 @@
-# wsfs: `make run` shows the agent demo, `make test` runs everything CI checks.
+# wsfs: `make run` shows the agent demo, `make test` runs everything CI checks. Both start
+# from a fresh clone: they check the toolchains first, and make test installs its own Python
+# test dependencies (into target/venv, never the system's site-packages).
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 CARGO ?= cargo
 GO ?= go
+# The Python that creates target/venv; every Python-using target runs $(VENV_PYTHON).
 PYTHON ?= python3
+# go/go.mod's Go version is required, never downloaded by go behind the user's back.
+export GOTOOLCHAIN ?= local
 LIB_DIR := $(CURDIR)/target/release
 
-.PHONY: all build run test test-rust test-c test-header test-python test-python-package test-go test-go-install test-mcp test-crash bench bench-short lint clean
+.PHONY: all build run test toolchains toolchains-run test-toolchains venv test-rust test-c test-header test-python test-python-package test-go test-go-install test-mcp test-crash bench bench-short lint clean
 
 all: build
 
@@ -23,12 +28,40 @@ build:
 	  "var libwsfsStamp = \"$$stamp\"" > go/libwsfs_stamp.go
 
 ## run: build, then run the scripted agent demo in a temporary workspace
-run: build
+run: toolchains-run build
 	cd go && $(GO) run ./cmd/wsfs demo
 
 ## test: everything CI checks
-test: lint build test-header test-rust test-c test-python test-python-package test-go test-go-install test-mcp bench-short
+test: toolchains test-toolchains venv lint build test-header test-rust test-c test-python test-python-package test-go test-go-install test-mcp bench-short
 	@echo "make test: all checks passed"
+
+# Every toolchain make test needs (make run: toolchains-run), checked before anything is
+# built: one message lists all that is missing and how to get it (scripts/check-toolchains.sh).
+toolchains:
+	@CARGO="$(CARGO)" GO="$(GO)" PYTHON="$(PYTHON)" scripts/check-toolchains.sh test
+
+toolchains-run:
+	@CARGO="$(CARGO)" GO="$(GO)" PYTHON="$(PYTHON)" scripts/check-toolchains.sh run
+
+# The check itself, with tools taken off PATH, so that it cannot rot.
+test-toolchains:
+	tests/toolchains/run.sh
+
+# The pinned Python test dependencies (pytest, the MCP Python SDK) in a virtual environment
+# of their own, without the system's site-packages. Re-created only when the requirements
+# or the Python that made it change: the stamp holds a hash of both. make test sets it up
+# before building, so a PyPI problem shows in seconds, not after the build.
+VENV := $(CURDIR)/target/venv
+VENV_PYTHON := $(VENV)/bin/python
+PY_TEST_REQUIREMENTS := tests/mcp/requirements.txt python/requirements-test.txt
+venv:
+	@want="$$( { cat $(PY_TEST_REQUIREMENTS); $(PYTHON) -c 'import sys; print(sys.executable, sys.version)'; } | sha256sum | cut -c1-64)"; \
+	if [ "$$(cat $(VENV)/requirements.sha256 2>/dev/null)" = "$$want" ] && $(VENV_PYTHON) -c '' 2>/dev/null; then exit 0; fi; \
+	echo "venv: installing $(PY_TEST_REQUIREMENTS) into target/venv"; \
+	rm -rf $(VENV); \
+	$(PYTHON) -m venv $(VENV); \
+	$(VENV_PYTHON) -m pip install --quiet --disable-pip-version-check $(addprefix -r ,$(PY_TEST_REQUIREMENTS)); \
+	echo "$$want" > $(VENV)/requirements.sha256
 
 lint:
 	$(CARGO) fmt --check
@@ -49,20 +82,18 @@ test-c: build
 	grep -qx 'content: hi' target/c-example.out
 	grep -q '"code":"outside_workspace"' target/c-example.out
 
-test-python: build
-	WSFS_LIB=$(LIB_DIR)/libwsfs.so $(PYTHON) tests/python/smoke_test.py
+test-python: build venv
+	WSFS_LIB=$(LIB_DIR)/libwsfs.so $(VENV_PYTHON) tests/python/smoke_test.py
 
 # The Python package (python/): `pip install ./python` as a user runs it (pip builds it
 # in place, cargo builds and the package bundles libwsfs.so), into target/python-package
-# rather than the system's site-packages, then its pytest suite against that install with
-# WSFS_LIB unset, and the read benchmark once so it cannot rot. Needs pytest
-# (.ci/run installs python/requirements-test.txt) and PyPI for the build backend.
+# rather than any site-packages, then its pytest suite (pytest from target/venv) against that
+# install with WSFS_LIB unset. Needs PyPI (or pip's cache) for the build backend.
 PY_PKG_DIR := $(CURDIR)/target/python-package
-test-python-package: build
-	@$(PYTHON) -c 'import pytest' 2>/dev/null || { echo "test-python-package needs pytest: $(PYTHON) -m pip install -r python/requirements-test.txt"; exit 1; }
+test-python-package: build venv
 	rm -rf $(PY_PKG_DIR)
-	$(PYTHON) -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target $(PY_PKG_DIR) ./python
-	env -u WSFS_LIB PYTHONPATH=$(PY_PKG_DIR) $(PYTHON) -m pytest -q -p no:cacheprovider python/tests
+	$(VENV_PYTHON) -m pip install --quiet --disable-pip-version-check --target $(PY_PKG_DIR) ./python
+	env -u WSFS_LIB PYTHONPATH=$(PY_PKG_DIR) $(VENV_PYTHON) -m pytest -q -p no:cacheprovider python/tests
 
 test-go: build
 	cd go && test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt needed"; exit 1; }
@@ -76,11 +107,10 @@ test-go-install: build
 	tests/go-install/run.sh
 
 # `wsfs mcp` driven by a client nobody here wrote: the official MCP Python
-# SDK's stdio client (pinned in tests/mcp/requirements.txt; .ci/run installs it).
-test-mcp: build
-	@$(PYTHON) -c 'import mcp' 2>/dev/null || { echo "test-mcp needs the MCP Python SDK: $(PYTHON) -m pip install -r tests/mcp/requirements.txt"; exit 1; }
+# SDK's stdio client (pinned in tests/mcp/requirements.txt, installed in target/venv).
+test-mcp: build venv
 	cd go && $(GO) build -o ../target/wsfs ./cmd/wsfs
-	$(PYTHON) tests/mcp/test_mcp_client.py target/wsfs
+	$(VENV_PYTHON) tests/mcp/test_mcp_client.py target/wsfs
 
 ## test-crash: the multi-file commit crash tests for longer than make test runs them: SIGKILL
 ## at 3,000 random moments, and at every hooked call after an EIO injected at each call
@@ -89,12 +119,12 @@ test-crash:
 	WSFS_PATCH_CRASH_TRIALS=3000 WSFS_KILL_POINTS=all $(CARGO) test --release --locked --test patch_crash -- --nocapture sigkill
 
 ## bench: full benchmarks; regenerates docs/PERFORMANCE.md
-bench: build
-	./bench/run.sh
+bench: toolchains build venv
+	PYTHON=$(VENV_PYTHON) ./bench/run.sh
 
 # Runs every benchmark once so they cannot rot; asserts no timings.
-bench-short: build
-	@if [ -x bench/run.sh ]; then ./bench/run.sh --short; fi
+bench-short: build venv
+	@if [ -x bench/run.sh ]; then PYTHON=$(VENV_PYTHON) ./bench/run.sh --short; fi
 
 clean:
 	$(CARGO) clean

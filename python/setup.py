@@ -11,12 +11,12 @@ or binaries, not a ctypes-loaded library.
 
 The crate is the repository root (``../Cargo.toml``): build from a wsfs checkout. pip builds
 a local directory in place (pip >= 21.3), so ``pip install ./python`` works; an sdist does not.
-Environment: ``CARGO`` (the cargo to run), ``CARGO_TARGET_DIR`` (honoured by cargo).
+The cargo build itself, and the progress it reports while it runs, is ``build_libwsfs.py``
+(environment variables there).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -27,46 +27,9 @@ from setuptools import Distribution, setup
 from setuptools.command.bdist_wheel import bdist_wheel
 from setuptools.command.build_py import build_py
 
-HERE = Path(__file__).resolve().parent
-MANIFEST = HERE.parent / "Cargo.toml"
-LIB_NAME = "libwsfs.so"
-
-
-def find_cargo() -> str:
-    for candidate in (os.environ.get("CARGO"), shutil.which("cargo"), str(Path.home() / ".cargo/bin/cargo")):
-        if candidate and Path(candidate).is_file():
-            return candidate
-    sys.exit("building wsfs needs Rust's cargo (https://rustup.rs); put it on PATH or set CARGO")
-
-
-def build_library() -> Path:
-    """Runs cargo and returns the path of the built libwsfs.so."""
-    if not MANIFEST.is_file():
-        sys.exit(
-            f"wsfs: {MANIFEST} not found. The Python package builds the Rust crate it sits in: "
-            "install it from a wsfs checkout with `pip install ./python` (not from an sdist)."
-        )
-    cmd = [
-        find_cargo(),
-        "build",
-        "--release",
-        "--locked",
-        "--lib",
-        "--manifest-path",
-        str(MANIFEST),
-        "--message-format=json-render-diagnostics",
-    ]
-    print("wsfs: " + " ".join(cmd), flush=True)
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)  # diagnostics go to stderr
-    if proc.returncode != 0:
-        sys.exit(f"wsfs: cargo build failed (exit {proc.returncode}); see its messages above")
-    for line in proc.stdout.splitlines():
-        message = json.loads(line) if line.startswith("{") else {}
-        if message.get("reason") == "compiler-artifact" and message["target"]["name"] == "wsfs":
-            for filename in message.get("filenames", []):
-                if filename.endswith("/" + LIB_NAME):
-                    return Path(filename)
-    sys.exit(f"wsfs: cargo did not report building {LIB_NAME}")
+# PEP 517 backends do not put the project directory on sys.path.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from build_libwsfs import LIB_NAME, build_library  # noqa: E402
 
 
 class BuildWithLibrary(build_py):

@@ -253,6 +253,73 @@ mod tests {
         assert!(e.message.contains("max_read_bytes"));
     }
 
+    /// A misspelt key must fail the open, naming the key and every key that is known there: a
+    /// typo such as `deny_reed` would otherwise silently drop a deny rule.
+    #[test]
+    fn unknown_keys_are_named_with_the_known_ones() {
+        let keys = |value: serde_json::Value| -> Vec<String> {
+            value.as_object().unwrap().keys().cloned().collect()
+        };
+        let limits = keys(serde_json::to_value(Limits::default()).unwrap());
+        let policy = keys(serde_json::to_value(PolicyConfig::default()).unwrap());
+        let top = [
+            "root",
+            "restrict_to_workspace",
+            "limits",
+            "state_dir",
+            "policy",
+        ]
+        .map(String::from)
+        .to_vec();
+        let cases = [
+            (r#"{"root":"/x","roots":"/y"}"#, "roots", &top),
+            (
+                r#"{"root":"/x","limits":{"max_read":1}}"#,
+                "max_read",
+                &limits,
+            ),
+            (
+                r#"{"root":"/x","policy":{"deny_reed":[".env"]}}"#,
+                "deny_reed",
+                &policy,
+            ),
+        ];
+        for (json, key, known) in cases {
+            let e = Config::from_json(json).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidArguments, "{json}");
+            assert!(
+                e.message.contains(&format!("`{key}`")),
+                "{json}: {}",
+                e.message
+            );
+            for name in known {
+                assert!(
+                    e.message.contains(&format!("`{name}`")),
+                    "{json}: {}",
+                    e.message
+                );
+            }
+        }
+    }
+
+    /// The library's configuration has no comment keys: `_comment` is as unknown as any other
+    /// key, at every level (MiniClaw's `_comment` keys stay in its own file; see README).
+    #[test]
+    fn comment_keys_are_unknown_keys() {
+        for json in [
+            r#"{"root":"/x","_comment":"a workspace"}"#,
+            r#"{"root":"/x","limits":{"_comment":"bounds"}}"#,
+            r#"{"root":"/x","policy":{"_comment":"rules"}}"#,
+        ] {
+            let e = Config::from_json(json).unwrap_err();
+            assert!(
+                e.message.contains("unknown field `_comment`"),
+                "{}",
+                e.message
+            );
+        }
+    }
+
     #[test]
     fn rejects_non_objects() {
         assert!(Config::rejects(r#"["/tmp/x"]"#));

@@ -148,6 +148,22 @@ def test_settings_object_and_mapping(root):
         assert tools.workspace.limits.max_read_bytes == 7 and not tools.writes_enabled
 
 
+def test_a_misspelt_setting_in_a_mapping_is_refused(root):
+    # A typo must not leave the default in force (here: unlimited writes for the agent).
+    config = {"workspace_root": str(root), "filesystem_writes_enabeld": True, "model": "x"}
+    with pytest.raises(ValueError) as e:
+        wsfs.FileSystemTools(config)
+    message = str(e.value)
+    assert "'filesystem_writes_enabeld'" in message
+    for name in ("workspace_root", "filesystem_writes_enabled", "filesystem_max_read_bytes"):
+        assert name in message, message
+    # The framework's own keys, and any object's attributes, are not FileSystemTools' to judge.
+    with wsfs.FileSystemTools({"workspace_root": str(root), "log_level": "info"}):
+        pass
+    with wsfs.FileSystemTools(types.SimpleNamespace(workspace_root=root, filesystem_other=1)):
+        pass
+
+
 def test_root_order(tmp_path, monkeypatch):
     explicit, from_env, cwd = (tmp_path / n for n in ("explicit", "env", "cwd"))
     for d in (explicit, from_env, cwd):

@@ -17,7 +17,7 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Annotated, Any
 
 from .cancel import CancelToken
@@ -53,6 +53,13 @@ class FileSystemSettings:
     filesystem_max_write_bytes: int | None = None
 
 
+# The config names FileSystemTools reads, and the prefix that marks a key of a config mapping as
+# one of them: a misspelt "filesystem_max_read_bytes" must be refused, not leave the default in
+# force. Keys without the prefix are the agent framework's own settings and are left alone.
+SETTING_NAMES = tuple(f.name for f in fields(FileSystemSettings))
+SETTING_PREFIX = "filesystem_"
+
+
 class FileSystemTools:
     """The wsfs tools for an agent framework: ``get_tools()`` lists async callables.
 
@@ -67,7 +74,10 @@ class FileSystemTools:
     - ``max_read_bytes`` / ``filesystem_max_read_bytes`` and ``max_write_bytes`` /
       ``filesystem_max_write_bytes``: the workspace limits (library defaults when unset).
 
-    Or pass an open ``workspace`` (it is then not closed by :meth:`close`).
+    A ``config`` mapping is checked strictly: a key starting with ``filesystem_`` that is not
+    one of these settings raises ``ValueError`` naming it and the settings (an object's
+    attributes are its class's business). Or pass an open ``workspace`` (it is then not closed
+    by :meth:`close`).
     Each call logs one record on the ``wsfs`` logger (INFO): tool, path, outcome, duration;
     never contents.
     """
@@ -82,6 +92,7 @@ class FileSystemTools:
         max_write_bytes: int | None = None,
         workspace: Workspace | None = None,
     ) -> None:
+        _check_setting_names(config)
         writes = _pick(writes_enabled, config, "filesystem_writes_enabled", False)
         if not isinstance(writes, bool):  # a string such as "false" must not enable writes
             raise TypeError(f"filesystem_writes_enabled must be a bool, not {type(writes).__name__}")
@@ -231,6 +242,19 @@ def _refused(name: str, code: str, message: str) -> ToolResponse:
     if log.isEnabledFor(logging.INFO):
         _log_call(name, {}, code, 0.0)
     return _failure(code, message)
+
+
+def _check_setting_names(config: object | None) -> None:
+    if not isinstance(config, Mapping):
+        return
+    unknown = [
+        k for k in config if isinstance(k, str) and k.startswith(SETTING_PREFIX) and k not in SETTING_NAMES
+    ]
+    if unknown:
+        raise ValueError(
+            f"unknown FileSystemTools setting {unknown[0]!r} in config; the settings are "
+            f"{', '.join(SETTING_NAMES)}"
+        )
 
 
 def _pick(explicit: Any, config: object | None, name: str, default: Any) -> Any:

@@ -32,7 +32,8 @@ ERROR_CODES: dict[str, str] = {
     "line_out_of_range": "read_file's start_line is past the end of the file.",
     "invalid_regex": "search_text's query is not a valid regular expression.",
     "writes_disabled": "The workspace is read-only (policy writes_enabled is false); nothing was changed.",
-    "policy_denied": "The workspace policy denies reading or changing this path (the message names the rule).",
+    "policy_denied": "The workspace policy denies reading or changing this path "
+    "(the message names the rule).",
     "file_exists": "write_file with mode 'create', or move_file without overwrite: the name is taken "
     "(or, with overwrite, it is a non-empty directory); nothing was changed.",
     "recursive_required": "delete_file on a directory without recursive=True; nothing was deleted.",

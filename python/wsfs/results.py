@@ -249,6 +249,11 @@ class FindFilesResult(ToolResult):
 @result("search_text")
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SearchTextResult(ToolResult):
+    """``matches`` in path order, then line order; ``truncated`` means more lines matched.
+    ``files_searched`` counts the text files searched, ``binary_files_skipped`` the files with
+    a NUL byte, ``files_skipped`` those that could not be searched; ``denied`` the files the
+    policy's ``deny_read`` left out."""
+
     nested: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
         "matches": _records(TextMatch.from_data),
     }
