@@ -1,7 +1,6 @@
 package wsfs
 
 import (
-	"cmp"
 	"context"
 	"strconv"
 	"strings"
@@ -18,14 +17,6 @@ const (
 	ToolAppendFile = "append_file"
 	ToolListDir    = "list_dir"
 	ToolEditFile   = "edit_file"
-)
-
-var (
-	_ = registerTool(ToolReadFile, func(in ReadFileInput) string { return in.Path })
-	_ = registerTool(ToolWriteFile, func(in WriteFileInput) string { return in.Path })
-	_ = registerTool(ToolAppendFile, func(in AppendFileInput) string { return in.Path })
-	_ = registerTool(ToolListDir, func(in ListDirInput) string { return cmp.Or(in.Path, ".") })
-	_ = registerTool(ToolEditFile, func(in EditFileInput) string { return in.Path })
 )
 
 // The input structs below are both the arguments of the typed methods and
@@ -71,15 +62,11 @@ const (
 	WriteAppend = "append"
 )
 
-func (in WriteFileInput) contentArg() string { return in.Content }
-
 // AppendFileInput is the argument of append_file.
 type AppendFileInput struct {
 	Path    string `json:"path" description:"File to append to, e.g. 'log.txt'."`
 	Content string `json:"content" description:"Text to add at the end of the file."`
 }
-
-func (in AppendFileInput) contentArg() string { return in.Content }
 
 // ListDirInput is the argument of list_dir. An empty Path lists the
 // workspace root; with only Path set, the listing is one level, every name.

@@ -2,6 +2,7 @@ package wsfs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/wsfs/wsfs/go/internal/callhook"
 )
 
 // openTest opens a workspace on a new temporary directory and closes it at
@@ -145,9 +148,9 @@ var hookMu sync.Mutex // tests that set the hook do not run in parallel
 func hookBefore(t *testing.T, f func(tool string, tokenDone <-chan struct{})) {
 	t.Helper()
 	hookMu.Lock()
-	testHookBeforeCall.Store(&f)
+	callhook.Before.Store(&f)
 	t.Cleanup(func() {
-		testHookBeforeCall.Store(nil)
+		callhook.Before.Store(nil)
 		hookMu.Unlock()
 	})
 }
@@ -203,3 +206,23 @@ func (h *recordHandler) allText() string {
 }
 
 func slogNew(h slog.Handler) *slog.Logger { return slog.New(h) }
+
+// Test helpers of the agent tools' tests.
+
+// toolPathArgs returns the JSON arguments {"path": p}.
+func toolPathArgs(p string) string {
+	b, err := json.Marshal(map[string]string{"path": p})
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// jsonString returns s as a JSON string.
+func jsonString(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}

@@ -181,7 +181,7 @@ func newRunner(ws *Workspace, cfg RunnerConfig) *Runner {
 	}
 	logger := cfg.Logger
 	if logger == nil {
-		logger = discardLogger
+		logger = slog.New(slog.DiscardHandler)
 	}
 	system := cfg.SystemPrompt
 	if system == "" {

@@ -591,29 +591,6 @@ func TestRunnerConfigErrors(t *testing.T) {
 	}
 }
 
-// TestToolsWithPlainAgent uses Tools directly with fantasy.NewAgent and
-// Generate, without the Runner.
-func TestToolsWithPlainAgent(t *testing.T) {
-	ws := openTest(t, Config{})
-	model := scripted.New(
-		scripted.Use(scripted.Call(ToolWriteFile, `{"path":"p.txt","content":"plain"}`)),
-		scripted.Use(scripted.Call(ToolReadFile, `{"path":"p.txt"}`)),
-		scripted.Say("read it"),
-	)
-	agent := fantasy.NewAgent(model, fantasy.WithTools(Tools(ws)...), fantasy.WithStopConditions(fantasy.StepCountIs(5)))
-	res, err := agent.Generate(bg, fantasy.AgentCall{Prompt: "go"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Steps) != 3 || res.Response.Content.Text() != "read it" {
-		t.Fatalf("steps %d, text %q", len(res.Steps), res.Response.Content.Text())
-	}
-	got := scripted.ResultText(res.Steps[1].Content.ToolResults()[0].Result)
-	if got != "plain" {
-		t.Fatalf("read_file result %q", got)
-	}
-}
-
 func TestAgentDefaultsConfig(t *testing.T) {
 	d, err := LoadAgentDefaults(filepath.Join("..", "config", "config.example.json"))
 	if err != nil {

@@ -1,6 +1,7 @@
 package wsfs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,44 +9,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"charm.land/fantasy"
 )
 
-// ToolSpec is one entry of the library's wsfs_tool_specs(): a tool's name,
-// description and JSON-schema parameters, as offered to a model.
-type ToolSpec struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Parameters  json.RawMessage `json:"parameters"`
-	// Annotations are hints for hosts, true of every call:
-	// {"readOnlyHint","destructiveHint","idempotentHint","openWorldHint"}.
-	Annotations json.RawMessage `json:"annotations"`
-}
-
-var toolSpecsOnce = sync.OnceValues(func() ([]ToolSpec, error) {
-	raw := cToolSpecs()
-	var specs []ToolSpec
-	if err := json.Unmarshal([]byte(raw), &specs); err != nil {
-		return nil, newError("tool_specs", CodeIOError, "malformed wsfs_tool_specs(): %v", err)
-	}
-	return specs, nil
-})
-
-// ToolSpecs returns the library's tool specifications.
-func ToolSpecs() ([]ToolSpec, error) {
-	specs, err := toolSpecsOnce()
-	return append([]ToolSpec(nil), specs...), err
-}
-
-// ToolSpecsJSON returns wsfs_tool_specs() exactly as the library returns it.
-func ToolSpecsJSON() string { return cToolSpecs() }
-
 // specFor returns the library's spec of the tool named name.
 func specFor(name string) (ToolSpec, bool) {
-	specs, err := toolSpecsOnce()
+	specs, err := ToolSpecs()
 	if err == nil {
 		for _, s := range specs {
 			if s.Name == name {
@@ -54,16 +25,6 @@ func specFor(name string) (ToolSpec, bool) {
 		}
 	}
 	return ToolSpec{}, false
-}
-
-// ReadOnly reports whether the spec's annotations say the tool never
-// changes anything.
-func (s ToolSpec) ReadOnly() bool {
-	var a struct {
-		ReadOnly bool `json:"readOnlyHint"`
-	}
-	_ = json.Unmarshal(s.Annotations, &a)
-	return a.ReadOnly
 }
 
 // specTool is a tool made by fantasy.NewAgentTool (which decodes the
@@ -134,30 +95,68 @@ func withSpec[T any](name string, parallel bool, fn func(context.Context, T, fan
 	return &specTool{AgentTool: tool, info: info}
 }
 
-// agentTools holds how to build each tool's fantasy tool, by name. Each
-// tool's Go file registers itself with registerTool.
-var agentTools = map[string]func(ws *Workspace, tc toolConfig) fantasy.AgentTool{}
-
-// registerTool makes the tool named name one of Tools' tools. pathOf gives
-// the path of a call, for its log record. It returns nothing useful; tool
-// files call it in a package-level var declaration.
-func registerTool[In any](name string, pathOf func(In) string) struct{} {
-	agentTools[name] = func(ws *Workspace, tc toolConfig) fantasy.AgentTool {
-		return withSpec(name, tc.parallelReads, func(ctx context.Context, in In, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
-			var content *string
-			if c, ok := any(in).(contentArg); ok {
-				s := c.contentArg()
-				content = &s
-			}
-			return ws.runTool(ctx, tc, name, pathOf(in), call, content)
-		})
-	}
-	return struct{}{}
+// callInfo is what a tool call's log record and the library need from the
+// decoded input besides the model's JSON: the path to log, and the content
+// the library may take as a buffer (write_file and append_file).
+type callInfo struct {
+	path    string
+	content *string
 }
 
-// contentArg is implemented by the inputs whose content the library can
-// take as a buffer (wsfs_call_with_content): write_file and append_file.
-type contentArg interface{ contentArg() string }
+// adapter builds one tool's fantasy tool.
+type adapter struct {
+	name  string
+	build func(ws *Workspace, tc toolConfig) fantasy.AgentTool
+}
+
+// adapters has one entry per tool, each with the tool's Go input struct
+// (which fantasy decodes the model's arguments into) and what its calls
+// log. TestEveryToolIsAdapted checks it against ToolNames.
+var adapters = byName(
+	adapt(ToolReadFile, func(in ReadFileInput) callInfo { return callInfo{path: in.Path} }),
+	adapt(ToolWriteFile, func(in WriteFileInput) callInfo { return callInfo{path: in.Path, content: &in.Content} }),
+	adapt(ToolAppendFile, func(in AppendFileInput) callInfo { return callInfo{path: in.Path, content: &in.Content} }),
+	adapt(ToolListDir, func(in ListDirInput) callInfo { return callInfo{path: cmp.Or(in.Path, ".")} }),
+	adapt(ToolEditFile, func(in EditFileInput) callInfo { return callInfo{path: in.Path} }),
+	adapt(ToolGetPathInfo, func(in GetPathInfoInput) callInfo { return callInfo{path: in.Path} }),
+	adapt(ToolFindFiles, func(in FindFilesInput) callInfo { return callInfo{path: cmp.Or(in.Path, ".")} }),
+	adapt(ToolSearchText, func(in SearchTextInput) callInfo { return callInfo{path: cmp.Or(in.Path, ".")} }),
+	adapt(ToolApplyPatch, func(in ApplyPatchInput) callInfo { return callInfo{path: patchPaths(in)} }),
+	adapt(ToolCreateDirectory, func(in CreateDirectoryInput) callInfo { return callInfo{path: in.Path} }),
+	adapt(ToolMoveFile, func(in MoveFileInput) callInfo { return callInfo{path: in.Src + " -> " + in.Dst} }),
+	adapt(ToolDeleteFile, func(in DeleteFileInput) callInfo { return callInfo{path: in.Path} }),
+)
+
+// adapt makes the adapter of the tool named name, whose input is In.
+func adapt[In any](name string, info func(In) callInfo) adapter {
+	return adapter{name: name, build: func(ws *Workspace, tc toolConfig) fantasy.AgentTool {
+		return withSpec(name, tc.parallelReads, func(ctx context.Context, in In, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
+			c := info(in)
+			return respond(ctx, ws, ModelCall{Tool: name, Args: call.Input, Content: c.content, Path: c.path,
+				Timeout: tc.timeout, Logger: tc.logger})
+		})
+	}}
+}
+
+func byName(list ...adapter) map[string]adapter {
+	m := make(map[string]adapter, len(list))
+	for _, a := range list {
+		m[a.name] = a
+	}
+	return m
+}
+
+// patchPaths names an apply_patch call's files for its log record.
+func patchPaths(in ApplyPatchInput) string {
+	if len(in.Files) == 0 {
+		return "(patch)"
+	}
+	names := make([]string, len(in.Files))
+	for i, f := range in.Files {
+		names[i] = f.Path
+	}
+	return strings.Join(names, " ")
+}
 
 // ToolOption configures Tools.
 type ToolOption func(*toolConfig)
@@ -244,7 +243,7 @@ func Tools(ws *Workspace, opts ...ToolOption) []fantasy.AgentTool {
 		o(&tc)
 	}
 	for _, n := range tc.names {
-		if _, ok := agentTools[n]; !ok {
+		if _, ok := adapters[n]; !ok {
 			panic("wsfs.Tools: there is no tool named " + strconv.Quote(n) + "; the tools are " + strings.Join(ToolNames, ", "))
 		}
 	}
@@ -256,77 +255,25 @@ func Tools(ws *Workspace, opts ...ToolOption) []fantasy.AgentTool {
 		if spec, ok := specFor(name); tc.readOnly && (!ok || !spec.ReadOnly()) {
 			continue
 		}
-		tools = append(tools, agentTools[name](ws, tc))
+		tools = append(tools, adapters[name].build(ws, tc))
 	}
 	return tools
 }
 
-// ToolNames lists every tool the package offers, in the library's order
-// (that of wsfs_tool_specs()).
-var ToolNames []string
-
-// init runs after every package-level registerTool call.
-func init() { ToolNames = toolNames() }
-
-func toolNames() []string {
-	var names []string
-	if specs, err := toolSpecsOnce(); err == nil {
-		for _, s := range specs {
-			if _, ok := agentTools[s.Name]; ok {
-				names = append(names, s.Name)
-			}
-		}
-	}
-	for name := range agentTools { // tools the library's specs do not list
-		if !slices.Contains(names, name) {
-			names = append(names, name)
-		}
-	}
-	return names
-}
-
-// runTool is the body of every agent tool. content is the content fantasy
-// decoded from the call's arguments, for the tools that take it as a buffer
-// (nil for the others).
-func (ws *Workspace) runTool(ctx context.Context, tc toolConfig, tool, path string, call fantasy.ToolCall, content *string) (fantasy.ToolResponse, error) {
-	args := call.Input
-	if strings.TrimSpace(args) == "" {
-		args = "{}"
-	}
-	if tool == ToolReadFile && ctx.Err() == nil {
-		if p, ok := onlyPath(args); ok {
-			if e := ws.outsideLexically(tool, p); e != nil {
-				ws.logCall(callSpec{tool: tool, path: path, logger: tc.logger}, e, 0)
-				return fantasy.NewTextErrorResponse(e.Text()), nil
-			}
-		}
-	}
-	cs := callSpec{tool: tool, args: args, output: outputTextRaw, timeout: tc.timeout, path: path, logger: tc.logger}
-	if content != nil && len(args) >= bufferedContentArgs && len(*content) <= ws.limits.MaxWriteBytes {
-		// Large content: fantasy has already decoded it from the JSON, so the
-		// library takes it as a buffer instead of decoding it again; the
-		// other arguments still go as the model sent them.
-		if rest, ok := withoutContent(args); ok {
-			cs.args, cs.content, cs.hasContent = rest, *content, true
-		}
-	}
-	_, env, err := ws.call(ctx, cs)
+// respond is the body of every agent tool: the call, and its result as a
+// fantasy response. A failure the model can correct is an error response
+// with a nil Go error; one that ends the run (a closed workspace, the run's
+// own context ending) also returns the error, which stops fantasy.
+func respond(ctx context.Context, ws *Workspace, c ModelCall) (fantasy.ToolResponse, error) {
+	text, err := ws.CallForModel(ctx, c)
 	if err == nil {
-		if env.HasRaw {
-			return fantasy.NewTextResponse(env.Raw), nil
-		}
-		return fantasy.NewTextResponse(env.Text), nil
-	}
-	var e *Error
-	if !errors.As(err, &e) {
-		return fantasy.NewTextErrorResponse(err.Error()), err
-	}
-	text := env.Text
-	if text == "" {
-		text = e.Text()
+		return fantasy.NewTextResponse(text), nil
 	}
 	resp := fantasy.NewTextErrorResponse(text)
+	var e *Error
 	switch {
+	case !errors.As(err, &e):
+		return resp, err
 	case e.Code == CodeInvalidWorkspace:
 		return resp, err
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
@@ -334,68 +281,4 @@ func (ws *Workspace) runTool(ctx context.Context, tc toolConfig, tool, path stri
 		return resp, err
 	}
 	return resp, nil
-}
-
-// bufferedContentArgs is the size of arguments from which the content goes to
-// the library as a buffer rather than inside the JSON.
-const bufferedContentArgs = 64 << 10
-
-// withoutContent returns the JSON object args without its "content" member,
-// when args is an object with exactly one "content" member, a string that
-// encoding/json and the library decode alike (no \u escape of a surrogate,
-// which encoding/json replaces and the library may refuse). ok is false
-// otherwise; the arguments then go to the library as they are.
-func withoutContent(args string) (rest string, ok bool) {
-	d := decoder{s: args}
-	if !d.object() {
-		return "", false
-	}
-	b := make([]byte, 0, 256)
-	b = append(b, '{')
-	found := false
-	for n := 0; ; {
-		start := d.i
-		key, more := d.field(&n)
-		if !more {
-			break
-		}
-		if key == "content" {
-			if found || d.peek() != '"' {
-				return "", false
-			}
-			from := d.i
-			d.skip()
-			if hasSurrogateEscape(args[from:d.i]) {
-				return "", false
-			}
-			found = true
-			continue
-		}
-		d.skip()
-		member := strings.TrimLeft(args[start:d.i], " \t\r\n,")
-		if len(b) > 1 {
-			b = append(b, ',')
-		}
-		b = append(b, member...)
-	}
-	if !found || d.bad || d.peek() != 0 {
-		return "", false
-	}
-	return string(append(b, '}')), true
-}
-
-// hasSurrogateEscape reports whether a JSON string may hold a \u escape of a
-// UTF-16 surrogate (\uD800-\uDFFF). It may say yes for an escaped backslash
-// followed by such text: then the content simply goes inside the JSON.
-func hasSurrogateEscape(s string) bool {
-	for {
-		i := strings.Index(s, `\u`)
-		if i < 0 || i+3 >= len(s) {
-			return false
-		}
-		if c, d := s[i+2]|0x20, s[i+3]|0x20; c == 'd' && (d >= '8' && d <= '9' || d >= 'a' && d <= 'f') {
-			return true
-		}
-		s = s[i+2:]
-	}
 }

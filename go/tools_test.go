@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"charm.land/fantasy"
+
+	"github.com/wsfs/wsfs/go/scripted"
 )
 
 // specParams is the parameters schema of a wsfs_tool_specs() entry.
@@ -283,8 +285,8 @@ func TestToolFatalErrors(t *testing.T) {
 // and the same errors as inside the JSON.
 func TestLargeToolContentAsBuffer(t *testing.T) {
 	ws := openTest(t, Config{})
-	big := strings.Repeat("line \"quoted\" \\ é\n", bufferedContentArgs/16)
-	enc := string(appendJSONString(nil, big))
+	big := strings.Repeat("line \"quoted\" \\ é\n", largeToolArgs/16)
+	enc := jsonString(big)
 	for _, c := range []struct {
 		tool, args string
 		want       string // "" for success: the file then holds the content
@@ -295,9 +297,6 @@ func TestLargeToolContentAsBuffer(t *testing.T) {
 		{ToolWriteFile, `{"path":"w3.txt","content":` + enc + `,"bogus":1}`, "invalid_arguments: "},
 		{ToolWriteFile, `{"path":"../w4.txt","content":` + enc + `}`, "outside_workspace: "},
 	} {
-		if rest, ok := withoutContent(c.args); !ok || strings.Contains(rest, "content") {
-			t.Fatalf("withoutContent(%.60s...) = %q, %v", c.args, rest, ok)
-		}
 		resp, err := runTool(t, toolByName(t, Tools(ws), c.tool), bg, c.args)
 		if err != nil {
 			t.Fatal(err)
@@ -316,15 +315,31 @@ func TestLargeToolContentAsBuffer(t *testing.T) {
 			t.Fatalf("%s %s: %+v", c.tool, path.Path, resp)
 		}
 	}
-	for _, args := range []string{
-		`{"path":"x","content":"a","content":"b"}`, `{"path":"x"}`, `{"path":"x","content":1}`,
-		`{"path":"x","content":"\ud83d\ude00"}`, `{"path":"x","content":"a"} x`, `[]`,
-	} {
-		if _, ok := withoutContent(args); ok {
-			t.Errorf("withoutContent(%s) accepted", args)
-		}
+}
+
+// largeToolArgs is the size of arguments from which CallForModel passes
+// write_file's and append_file's content as a buffer.
+const largeToolArgs = 64 << 10
+
+// TestToolsWithPlainAgent uses Tools directly with fantasy.NewAgent and
+// Generate, without the Runner.
+func TestToolsWithPlainAgent(t *testing.T) {
+	ws := openTest(t, Config{})
+	model := scripted.New(
+		scripted.Use(scripted.Call(ToolWriteFile, `{"path":"p.txt","content":"plain"}`)),
+		scripted.Use(scripted.Call(ToolReadFile, `{"path":"p.txt"}`)),
+		scripted.Say("read it"),
+	)
+	agent := fantasy.NewAgent(model, fantasy.WithTools(Tools(ws)...), fantasy.WithStopConditions(fantasy.StepCountIs(5)))
+	res, err := agent.Generate(bg, fantasy.AgentCall{Prompt: "go"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if rest, ok := withoutContent(`{"path":"x","content":"a\\\"b"}`); !ok || rest != `{"path":"x"}` {
-		t.Errorf("withoutContent = %q, %v", rest, ok)
+	if len(res.Steps) != 3 || res.Response.Content.Text() != "read it" {
+		t.Fatalf("steps %d, text %q", len(res.Steps), res.Response.Content.Text())
+	}
+	got := scripted.ResultText(res.Steps[1].Content.ToolResults()[0].Result)
+	if got != "plain" {
+		t.Fatalf("read_file result %q", got)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/wsfs/wsfs/go/internal/callhook"
 )
 
 // ABIVersion is the C ABI version this package is written against. Open
@@ -399,12 +401,6 @@ type callSpec struct {
 	logger  *slog.Logger  // nil = the workspace's logger
 }
 
-// testHookBeforeCall, when set (tests only), runs right before the library
-// is called. tokenDone is closed once the context's AfterFunc has run (nil
-// if the context cannot be cancelled), so a test can cancel the context and
-// wait until the library's cancel token is set.
-var testHookBeforeCall atomic.Pointer[func(tool string, tokenDone <-chan struct{})]
-
 // call runs one tool through wsfs_call_with_options with the context's
 // deadline and cancellation, and logs one record. It returns the raw envelope
 // (synthesised for failures detected in Go), the parsed envelope and, if the
@@ -475,7 +471,7 @@ func (ws *Workspace) callC(ctx context.Context, cs callSpec) (string, *envelope,
 	}
 	opts = append(opts, '}')
 
-	if h := testHookBeforeCall.Load(); h != nil {
+	if h := callhook.Before.Load(); h != nil {
 		(*h)(cs.tool, fired)
 	}
 	var content *string

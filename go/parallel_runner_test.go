@@ -10,28 +10,6 @@ import (
 	"github.com/wsfs/wsfs/go/scripted"
 )
 
-func TestParallelReadOnlyToolsInfo(t *testing.T) {
-	ws := openTest(t, Config{})
-	for _, tool := range Tools(ws) {
-		if tool.Info().Parallel {
-			t.Errorf("%s is parallel without WithParallelReadOnlyTools", tool.Info().Name)
-		}
-	}
-	var parallel int
-	for _, tool := range Tools(ws, WithParallelReadOnlyTools()) {
-		spec, _ := specFor(tool.Info().Name)
-		if tool.Info().Parallel != spec.ReadOnly() {
-			t.Errorf("%s: Parallel %v, readOnlyHint %v", tool.Info().Name, tool.Info().Parallel, spec.ReadOnly())
-		}
-		if tool.Info().Parallel {
-			parallel++
-		}
-	}
-	if parallel == 0 {
-		t.Fatal("no tool became parallel")
-	}
-}
-
 // readBarrier is a call hook that holds each read_file call until two are
 // waiting in it at once, or until wait passes. overlapped reports whether
 // two ever were.
