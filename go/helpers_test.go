@@ -2,7 +2,6 @@ package wsfs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -206,23 +205,3 @@ func (h *recordHandler) allText() string {
 }
 
 func slogNew(h slog.Handler) *slog.Logger { return slog.New(h) }
-
-// Test helpers of the agent tools' tests.
-
-// toolPathArgs returns the JSON arguments {"path": p}.
-func toolPathArgs(p string) string {
-	b, err := json.Marshal(map[string]string{"path": p})
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
-
-// jsonString returns s as a JSON string.
-func jsonString(s string) string {
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}

@@ -24,6 +24,7 @@ import (
 	"charm.land/fantasy/providers/openaicompat"
 
 	wsfs "github.com/wsfs/wsfs/go"
+	"github.com/wsfs/wsfs/go/agent"
 	"github.com/wsfs/wsfs/go/scripted"
 )
 
@@ -83,7 +84,7 @@ type Options struct {
 
 // Result is what the demo did, for tests and the closing lines.
 type Result struct {
-	Reply        wsfs.Reply
+	Reply        agent.Reply
 	Workspace    string
 	Notes        string // final content of notes.md ("" if missing)
 	SecretIntact bool   // outside/secret.txt still holds SecretContent
@@ -135,7 +136,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 	res := &Result{Workspace: wsDir}
 	step := 0
-	runner, err := wsfs.NewRunner(wsfs.RunnerConfig{
+	runner, err := agent.NewRunner(agent.RunnerConfig{
 		Workspace:         wsDir,
 		MaxToolIterations: limit,
 		Model:             model,

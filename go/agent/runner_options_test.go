@@ -1,4 +1,4 @@
-package wsfs
+package agent
 
 import (
 	"context"
@@ -7,14 +7,14 @@ import (
 	"testing"
 
 	"charm.land/fantasy"
-
+	wsfs "github.com/wsfs/wsfs/go"
 	"github.com/wsfs/wsfs/go/scripted"
 )
 
 // loopModel calls list_dir on every call that offers tools, and answers
 // "summary" when none are offered.
 func loopModel() *scripted.Model {
-	return scripted.New(scripted.Turn{ToolCalls: []scripted.ToolCall{scripted.Call(ToolListDir, `{}`)}, Repeat: true})
+	return scripted.New(scripted.Turn{ToolCalls: []scripted.ToolCall{scripted.Call(wsfs.ToolListDir, `{}`)}, Repeat: true})
 }
 
 // TestAgentOptionStopConditionsAdd: a host's stop condition ends the run
@@ -60,7 +60,7 @@ func TestAgentOptionPrepareStepRuns(t *testing.T) {
 		mu.Unlock()
 		// Offer only list_dir, and try to force tools on every step.
 		required := fantasy.ToolChoiceRequired
-		return ctx, fantasy.PrepareStepResult{ActiveTools: []string{ToolListDir}, ToolChoice: &required}, nil
+		return ctx, fantasy.PrepareStepResult{ActiveTools: []string{wsfs.ToolListDir}, ToolChoice: &required}, nil
 	}
 	model := loopModel()
 	r := newTestRunner(t, model, func(c *RunnerConfig) {
@@ -81,7 +81,7 @@ func TestAgentOptionPrepareStepRuns(t *testing.T) {
 	}
 	calls := model.Calls()
 	for i, call := range calls[:2] {
-		if len(call.Tools) != 1 || call.Tools[0].GetName() != ToolListDir || choiceOf(call) != string(fantasy.ToolChoiceRequired) {
+		if len(call.Tools) != 1 || call.Tools[0].GetName() != wsfs.ToolListDir || choiceOf(call) != string(fantasy.ToolChoiceRequired) {
 			t.Fatalf("tool step %d: %d tools, choice %s: the PrepareStep result was not applied", i, len(call.Tools), choiceOf(call))
 		}
 	}
@@ -110,7 +110,7 @@ func TestAgentOptionToolChoiceAndTools(t *testing.T) {
 	if len(calls) != 2 {
 		t.Fatalf("%d model calls", len(calls))
 	}
-	if n := len(calls[0].Tools); n != len(ToolNames)+1 || choiceOf(calls[0]) != string(fantasy.ToolChoiceRequired) {
+	if n := len(calls[0].Tools); n != len(wsfs.ToolNames)+1 || choiceOf(calls[0]) != string(fantasy.ToolChoiceRequired) {
 		t.Fatalf("tool step: %d tools, choice %s", n, choiceOf(calls[0]))
 	}
 	if len(calls[1].Tools) != 0 || choiceOf(calls[1]) != string(fantasy.ToolChoiceNone) {
@@ -136,7 +136,7 @@ func TestRunnerRefusesRepairOption(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "AgentOptions[1] is fantasy.WithRepairToolCall") {
 			t.Fatalf("%s: NewRunner error %v", name, err)
 		}
-		if _, err := NewRunnerWithWorkspace(openTest(t, Config{}), cfg); err == nil {
+		if _, err := NewRunnerWithWorkspace(openTest(t, wsfs.Config{}), cfg); err == nil {
 			t.Fatalf("%s: NewRunnerWithWorkspace accepted WithRepairToolCall", name)
 		}
 	}

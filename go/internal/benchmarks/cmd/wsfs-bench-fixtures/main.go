@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/wsfs/wsfs/go/benchmarks"
+	"github.com/wsfs/wsfs/go/internal/benchmarks"
 )
 
 func main() {

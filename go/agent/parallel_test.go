@@ -1,4 +1,4 @@
-package wsfs
+package agent
 
 import (
 	"path/filepath"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	wsfs "github.com/wsfs/wsfs/go"
 	"github.com/wsfs/wsfs/go/scripted"
 )
 
@@ -23,7 +24,7 @@ type readBarrier struct {
 }
 
 func (b *readBarrier) hook(tool string, _ <-chan struct{}) {
-	if tool != ToolReadFile {
+	if tool != wsfs.ToolReadFile {
 		return
 	}
 	b.mu.Lock()
@@ -49,10 +50,10 @@ func runParallelStep(t *testing.T, parallel bool, wait time.Duration) ([]string,
 	c := scripted.Call
 	model := scripted.New(
 		scripted.Use(
-			c(ToolReadFile, `{"path":"a.txt"}`),
-			c(ToolReadFile, `{"path":"b.txt"}`),
-			c(ToolWriteFile, `{"path":"c.txt","content":"written"}`),
-			c(ToolListDir, `{}`),
+			c(wsfs.ToolReadFile, `{"path":"a.txt"}`),
+			c(wsfs.ToolReadFile, `{"path":"b.txt"}`),
+			c(wsfs.ToolWriteFile, `{"path":"c.txt","content":"written"}`),
+			c(wsfs.ToolListDir, `{}`),
 		),
 		scripted.Say("done"),
 	)

@@ -13,6 +13,7 @@ import (
 
 	"charm.land/fantasy"
 	wsfs "github.com/wsfs/wsfs/go"
+	"github.com/wsfs/wsfs/go/fantasytools"
 )
 
 // The baseline is only a fair comparison if it keeps wsfs's contract. These
@@ -283,7 +284,7 @@ func TestBaselineLimits(t *testing.T) {
 // TestBaselineToolsMatchWsfsTools compares the agent tools' responses.
 func TestBaselineToolsMatchWsfsTools(t *testing.T) {
 	p := newPair(t, wsfs.Limits{MaxReadBytes: 8, MaxListEntries: 2})
-	wt, bt := toolMap(wsfs.Tools(p.ws)), toolMap(BaselineTools(p.base))
+	wt, bt := toolMap(fantasytools.Tools(p.ws)), toolMap(BaselineTools(p.base))
 	for _, c := range []struct{ tool, input string }{
 		{"read_file", `{"path":"a.txt"}`},
 		{"read_file", `{"path":"nonl.txt"}`},

@@ -10,9 +10,9 @@ package benchmarks
 // Go API (or the fantasy tools) is the Go package's own work.
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../include
-#cgo !wsfs_shared LDFLAGS: ${SRCDIR}/../../target/release/libwsfs.a -ldl -lm -lpthread -lrt -lgcc_s -lc
-#cgo wsfs_shared LDFLAGS: -L${SRCDIR}/../../target/release -lwsfs -Wl,-rpath,${SRCDIR}/../../target/release
+#cgo CFLAGS: -I${SRCDIR}/../../../include
+#cgo !wsfs_shared LDFLAGS: ${SRCDIR}/../../../target/release/libwsfs.a -ldl -lm -lpthread -lrt -lgcc_s -lc
+#cgo wsfs_shared LDFLAGS: -L${SRCDIR}/../../../target/release -lwsfs -Wl,-rpath,${SRCDIR}/../../../target/release
 #include <stdlib.h>
 #include <string.h>
 #include "wsfs.h"

@@ -1,4 +1,4 @@
-package wsfs
+package agent
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"charm.land/fantasy"
+	wsfs "github.com/wsfs/wsfs/go"
+	"github.com/wsfs/wsfs/go/fantasytools"
 )
 
 // DefaultMaxToolIterations is used when RunnerConfig.MaxToolIterations is
@@ -41,10 +43,10 @@ type RunnerConfig struct {
 	// calls.
 	MaxToolIterations int
 	// Limits bounds every tool call; zero fields take the library defaults.
-	Limits Limits
+	Limits wsfs.Limits
 	// Policy is the workspace policy (read-only mode, denied paths, audit
 	// log); the zero value is the library's default. See Config.Policy.
-	Policy Policy
+	Policy wsfs.Policy
 	// ToolTimeout optionally bounds each tool call more tightly than
 	// Limits.OperationTimeout.
 	ToolTimeout time.Duration
@@ -110,7 +112,7 @@ type RunnerConfig struct {
 // sessions run concurrently; turns of the same session are serialised. A
 // Runner is safe for concurrent use.
 type Runner struct {
-	ws      *Workspace
+	ws      *wsfs.Workspace
 	owned   bool // ws was opened by NewRunner and is closed by Close
 	agent   fantasy.Agent
 	limit   int
@@ -146,7 +148,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	ws, err := Open(Config{
+	ws, err := wsfs.Open(wsfs.Config{
 		Root:                cfg.Workspace,
 		RestrictToWorkspace: cfg.RestrictToWorkspace,
 		Limits:              cfg.Limits,
@@ -164,7 +166,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 // NewRunnerWithWorkspace builds a Runner on an already open workspace
 // (cfg.Workspace, RestrictToWorkspace, Limits and Policy are ignored). Closing this
 // Runner does not close ws.
-func NewRunnerWithWorkspace(ws *Workspace, cfg RunnerConfig) (*Runner, error) {
+func NewRunnerWithWorkspace(ws *wsfs.Workspace, cfg RunnerConfig) (*Runner, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -174,7 +176,7 @@ func NewRunnerWithWorkspace(ws *Workspace, cfg RunnerConfig) (*Runner, error) {
 	return newRunner(ws, cfg), nil
 }
 
-func newRunner(ws *Workspace, cfg RunnerConfig) *Runner {
+func newRunner(ws *wsfs.Workspace, cfg RunnerConfig) *Runner {
 	limit := cfg.MaxToolIterations
 	if limit <= 0 {
 		limit = DefaultMaxToolIterations
@@ -187,17 +189,17 @@ func newRunner(ws *Workspace, cfg RunnerConfig) *Runner {
 	if system == "" {
 		system = DefaultSystemPrompt
 	}
-	var topts []ToolOption
+	var topts []fantasytools.ToolOption
 	if cfg.Logger != nil {
-		topts = append(topts, WithLogger(cfg.Logger))
+		topts = append(topts, fantasytools.WithLogger(cfg.Logger))
 	}
 	if cfg.ToolTimeout > 0 {
-		topts = append(topts, WithTimeout(cfg.ToolTimeout))
+		topts = append(topts, fantasytools.WithTimeout(cfg.ToolTimeout))
 	}
 	if cfg.ParallelReadOnlyTools {
-		topts = append(topts, WithParallelReadOnlyTools())
+		topts = append(topts, fantasytools.WithParallelReadOnlyTools())
 	}
-	tools := append(Tools(ws, topts...), cfg.ExtraTools...)
+	tools := append(fantasytools.Tools(ws, topts...), cfg.ExtraTools...)
 
 	// fantasy repairs malformed tool-call JSON by default when no repair
 	// function is set; a function that declines keeps repair off.
@@ -232,7 +234,7 @@ func newRunner(ws *Workspace, cfg RunnerConfig) *Runner {
 }
 
 // Workspace returns the Runner's workspace.
-func (r *Runner) Workspace() *Workspace { return r.ws }
+func (r *Runner) Workspace() *wsfs.Workspace { return r.ws }
 
 // MaxToolIterations returns the effective tool-iteration limit.
 func (r *Runner) MaxToolIterations() int { return r.limit }

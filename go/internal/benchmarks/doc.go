@@ -5,7 +5,7 @@
 // Every tool is measured through these paths, in the same run and on the same
 // fixture files:
 //
-//   - fantasy: wsfs.Tools(ws), then tool.Run(ctx, fantasy.ToolCall{Input: json});
+//   - fantasy: fantasytools.Tools(ws), then tool.Run(ctx, fantasy.ToolCall{Input: json});
 //   - typed: the typed Go API (ws.ReadFile(ctx, wsfs.ReadFileInput{...}) ...);
 //   - cgo_typed / cgo_fantasy: the library called straight through cgo the
 //     way the typed API and the fantasy tools call it (same output mode and
@@ -22,7 +22,7 @@
 //
 // Run them by hand (after make build) with
 //
-//	cd go && go test -run '^$' -bench . -benchmem ./benchmarks
+//	cd go && go test -run '^$' -bench . -benchmem ./internal/benchmarks
 //
 // which builds a small fixture in a temporary directory (WSFS_BENCH_FULL=1
 // adds the 100k- and 1M-entry directories). WSFS_BENCH_DIR points at a

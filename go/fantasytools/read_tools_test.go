@@ -1,8 +1,6 @@
-package wsfs
+package fantasytools
 
 import (
-	"charm.land/fantasy"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"charm.land/fantasy"
+	wsfs "github.com/wsfs/wsfs/go"
 )
 
 // The reading tools as agent tools return exactly the library's text (the
@@ -18,8 +19,8 @@ import (
 // TestRawReadEdgeCasesTool reads contents that could confuse the split of
 // a raw result through the fantasy tool.
 func TestRawReadEdgeCasesTool(t *testing.T) {
-	ws := openTest(t, Config{})
-	readTool := toolByName(t, Tools(ws), ToolReadFile)
+	ws := openTest(t, wsfs.Config{})
+	readTool := toolByName(t, Tools(ws), wsfs.ToolReadFile)
 	for name, content := range map[string]string{
 		"empty":        "",
 		"newline":      "\n",
@@ -35,7 +36,7 @@ func TestRawReadEdgeCasesTool(t *testing.T) {
 		"trailing-ws":  "x \t \n \n",
 	} {
 		writeFile(t, filepath.Join(ws.Root(), name), content)
-		args := toolPathArgs(name)
+		args := pathArgs(name)
 		wantText := content
 		if content == "" {
 			wantText = "(empty file)"
@@ -51,8 +52,8 @@ func TestRawReadEdgeCasesTool(t *testing.T) {
 // is the library's.
 func TestReadTextMatchesLibraryTool(t *testing.T) {
 	for _, limit := range []int{1, 2, 5, 8, 64, 1000} {
-		ws := openTest(t, Config{Limits: Limits{MaxReadBytes: limit}})
-		readTool := toolByName(t, Tools(ws), ToolReadFile)
+		ws := openTest(t, wsfs.Config{Limits: wsfs.Limits{MaxReadBytes: limit}})
+		readTool := toolByName(t, Tools(ws), wsfs.ToolReadFile)
 		files := map[string]string{
 			"eol":       "0123456789\n",
 			"eol-cut":   "0123\n6789abcdef", // cut right after a newline for limit 5
@@ -65,11 +66,11 @@ func TestReadTextMatchesLibraryTool(t *testing.T) {
 		}
 		for name, content := range files {
 			writeFile(t, filepath.Join(ws.Root(), name), content)
-			text, ok := libraryText(t, ws, ToolReadFile, toolPathArgs(name))
+			text, ok := libraryText(t, ws, wsfs.ToolReadFile, pathArgs(name))
 			if !ok {
 				t.Fatalf("limit %d, %s: the library failed: %q", limit, name, text)
 			}
-			resp, err := runTool(t, readTool, bg, toolPathArgs(name))
+			resp, err := runTool(t, readTool, bg, pathArgs(name))
 			if err != nil || resp.IsError || resp.Content != text {
 				t.Fatalf("limit %d, %s: fantasy read_file = %+v, %v; library text %q", limit, name, resp, err, text)
 			}
@@ -80,25 +81,25 @@ func TestReadTextMatchesLibraryTool(t *testing.T) {
 // TestRawModeErrorsTool: failures in the raw output modes reach the model
 // as the library's error text.
 func TestRawModeErrorsTool(t *testing.T) {
-	ws := openTest(t, Config{})
+	ws := openTest(t, wsfs.Config{})
 	writeFile(t, filepath.Join(ws.Root(), "bin"), "a\x00b\n")
 	writeFile(t, filepath.Join(ws.Root(), "dir", "x"), "x")
-	readTool := toolByName(t, Tools(ws), ToolReadFile)
+	readTool := toolByName(t, Tools(ws), wsfs.ToolReadFile)
 	for _, tc := range []struct {
 		path string
-		code Code
+		code wsfs.Code
 	}{
-		{"missing.txt", CodePathNotFound},
-		{"bin", CodeIOError},
-		{"dir", CodeNotAFile},
-		{"../outside", CodeOutsideWorkspace},
-		{"", CodeInvalidPath},
+		{"missing.txt", wsfs.CodePathNotFound},
+		{"bin", wsfs.CodeIOError},
+		{"dir", wsfs.CodeNotAFile},
+		{"../outside", wsfs.CodeOutsideWorkspace},
+		{"", wsfs.CodeInvalidPath},
 	} {
-		text, ok := libraryText(t, ws, ToolReadFile, toolPathArgs(tc.path))
+		text, ok := libraryText(t, ws, wsfs.ToolReadFile, pathArgs(tc.path))
 		if ok || !strings.HasPrefix(text, string(tc.code)+": ") {
 			t.Fatalf("%q: library text %q, want code %s", tc.path, text, tc.code)
 		}
-		resp, err := runTool(t, readTool, bg, toolPathArgs(tc.path))
+		resp, err := runTool(t, readTool, bg, pathArgs(tc.path))
 		if err != nil || !resp.IsError || resp.Content != text {
 			t.Fatalf("%q: fantasy = %+v, %v; want error response %q", tc.path, resp, err, text)
 		}
@@ -109,7 +110,7 @@ func TestRawModeErrorsTool(t *testing.T) {
 // the library does, the paths the Go check refuses without calling it
 // included.
 func TestOutsideCheckTool(t *testing.T) {
-	ws := openTest(t, Config{})
+	ws := openTest(t, wsfs.Config{})
 	paths := []string{
 		"../x", "..", "../", "./../x", "..//a/b", "../.", ".././x/./y", "./.", "../../../etc/passwd",
 		"../.wsfs-0123456789abcdef.tmp", "../.wsfs-notes.tmp", "../x/", `..\x`, `../caf\xe9`,
@@ -117,8 +118,8 @@ func TestOutsideCheckTool(t *testing.T) {
 		"../" + strings.Repeat("a", 5000), "./", "", "x",
 	}
 	for _, p := range paths {
-		text, ok := libraryText(t, ws, ToolReadFile, toolPathArgs(p))
-		resp, err := runTool(t, toolByName(t, Tools(ws), ToolReadFile), context.Background(), toolPathArgs(p))
+		text, ok := libraryText(t, ws, wsfs.ToolReadFile, pathArgs(p))
+		resp, err := runTool(t, toolByName(t, Tools(ws), wsfs.ToolReadFile), context.Background(), pathArgs(p))
 		if err != nil || resp.IsError == ok || resp.Content != text {
 			t.Fatalf("%q: tool %+v, %v; library %q", p, resp, err, text)
 		}
@@ -128,8 +129,8 @@ func TestOutsideCheckTool(t *testing.T) {
 // TestReadFileRangeTool: a range's text from the fantasy tool is the
 // library's (numbered lines and hint included).
 func TestReadFileRangeTool(t *testing.T) {
-	ws := openTest(t, Config{Limits: Limits{MaxReadBytes: 40}})
-	readTool := toolByName(t, Tools(ws), ToolReadFile)
+	ws := openTest(t, wsfs.Config{Limits: wsfs.Limits{MaxReadBytes: 40}})
+	readTool := toolByName(t, Tools(ws), wsfs.ToolReadFile)
 	root := ws.Root()
 	var lines strings.Builder
 	for i := 1; i <= 10; i++ {
@@ -139,7 +140,7 @@ func TestReadFileRangeTool(t *testing.T) {
 	writeFile(t, filepath.Join(root, "crlf.txt"), "one\r\ntwo\r\nthree")
 	writeFile(t, filepath.Join(root, "empty.txt"), "")
 	writeFile(t, filepath.Join(root, "long.txt"), "short\n"+strings.Repeat("€", 20)+"\n")
-	for _, in := range []ReadFileInput{
+	for _, in := range []wsfs.ReadFileInput{
 		{Path: "a.txt", StartLine: 3, MaxLines: 2},
 		{Path: "a.txt", StartLine: 9},
 		{Path: "a.txt", LineNumbers: true},
@@ -153,7 +154,7 @@ func TestReadFileRangeTool(t *testing.T) {
 			t.Fatal(err)
 		}
 		args := string(b)
-		text, ok := libraryText(t, ws, ToolReadFile, args)
+		text, ok := libraryText(t, ws, wsfs.ToolReadFile, args)
 		if !ok {
 			t.Fatalf("%+v: the library failed: %q", in, text)
 		}
@@ -165,14 +166,14 @@ func TestReadFileRangeTool(t *testing.T) {
 }
 
 func TestGetPathInfoTool(t *testing.T) {
-	ws := openTest(t, Config{})
+	ws := openTest(t, wsfs.Config{})
 	writeFile(t, filepath.Join(ws.Root(), "src", "main.rs"), "fn main() {}\nlast")
 	// The fantasy tool returns the library's text.
-	resp, err := runTool(t, toolByName(t, Tools(ws, WithReadOnlyTools()), ToolGetPathInfo), bg, toolPathArgs("src"))
+	resp, err := runTool(t, toolByName(t, Tools(ws, WithReadOnlyTools()), wsfs.ToolGetPathInfo), bg, pathArgs("src"))
 	if err != nil || resp.IsError || !strings.HasPrefix(resp.Content, "src: directory\n") {
 		t.Fatalf("fantasy get_path_info = %+v, %v", resp, err)
 	}
-	if text, _ := libraryText(t, ws, ToolGetPathInfo, toolPathArgs("src")); text != resp.Content {
+	if text, _ := libraryText(t, ws, wsfs.ToolGetPathInfo, pathArgs("src")); text != resp.Content {
 		t.Fatalf("fantasy get_path_info %q, library %q", resp.Content, text)
 	}
 }
@@ -201,16 +202,16 @@ func walkProject(t *testing.T, root string) {
 
 // The fantasy tools pass the model's arguments to the library as sent.
 func TestWalkingAgentTools(t *testing.T) {
-	ws := openTest(t, Config{})
+	ws := openTest(t, wsfs.Config{})
 	walkProject(t, ws.Root())
 	tools := map[string]fantasy.AgentTool{}
 	for _, tool := range Tools(ws, WithReadOnlyTools()) {
 		tools[tool.Info().Name] = tool
 	}
 	for name, args := range map[string]any{
-		ToolFindFiles:  map[string]any{"pattern": "**/*.go", "respect_gitignore": false},
-		ToolSearchText: map[string]any{"query": "needle", "glob": "*.go"},
-		ToolListDir:    map[string]any{"depth": 3},
+		wsfs.ToolFindFiles:  map[string]any{"pattern": "**/*.go", "respect_gitignore": false},
+		wsfs.ToolSearchText: map[string]any{"query": "needle", "glob": "*.go"},
+		wsfs.ToolListDir:    map[string]any{"depth": 3},
 	} {
 		tool, ok := tools[name]
 		if !ok {

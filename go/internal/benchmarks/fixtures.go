@@ -17,7 +17,7 @@ import (
 
 // Benchmark paths (how a tool is called), measured by the Go benchmarks.
 const (
-	// PathFantasy: wsfs.Tools(ws), then tool.Run(ctx, fantasy.ToolCall{Input: json}).
+	// PathFantasy: fantasytools.Tools(ws), then tool.Run(ctx, fantasy.ToolCall{Input: json}).
 	PathFantasy = "fantasy"
 	// PathTyped: the typed Go API (ws.ReadFile(ctx, wsfs.ReadFileInput{...}) ...).
 	PathTyped = "typed"

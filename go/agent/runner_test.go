@@ -1,4 +1,4 @@
-package wsfs
+package agent
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"charm.land/fantasy"
-
+	wsfs "github.com/wsfs/wsfs/go"
 	"github.com/wsfs/wsfs/go/scripted"
 )
 
@@ -61,11 +61,11 @@ func toolResults(msgs []fantasy.Message) []string {
 func TestAgentAllToolsSucceed(t *testing.T) {
 	c := scripted.Call
 	model := scripted.New(
-		scripted.Use(c(ToolListDir, `{}`)),
-		scripted.Use(c(ToolWriteFile, `{"path":"notes/todo.md","content":"- milk\n"}`)),
-		scripted.Use(c(ToolAppendFile, `{"path":"notes/todo.md","content":"- eggs\n"}`)),
-		scripted.Use(c(ToolEditFile, `{"path":"notes/todo.md","old_text":"milk","new_text":"oat milk"}`)),
-		scripted.Use(c(ToolReadFile, `{"path":"notes/todo.md"}`), c(ToolListDir, `{"path":"notes"}`)), // two calls in one step
+		scripted.Use(c(wsfs.ToolListDir, `{}`)),
+		scripted.Use(c(wsfs.ToolWriteFile, `{"path":"notes/todo.md","content":"- milk\n"}`)),
+		scripted.Use(c(wsfs.ToolAppendFile, `{"path":"notes/todo.md","content":"- eggs\n"}`)),
+		scripted.Use(c(wsfs.ToolEditFile, `{"path":"notes/todo.md","old_text":"milk","new_text":"oat milk"}`)),
+		scripted.Use(c(wsfs.ToolReadFile, `{"path":"notes/todo.md"}`), c(wsfs.ToolListDir, `{"path":"notes"}`)), // two calls in one step
 		scripted.Say("All done."),
 	)
 	r := newTestRunner(t, model, nil)
@@ -101,10 +101,10 @@ func TestAgentRecoversFromToolErrors(t *testing.T) {
 	writeFile(t, outside, "secret")
 	c := scripted.Call
 	model := scripted.New(
-		scripted.Use(c(ToolReadFile, `{"path":"../../etc/passwd"}`)),
-		scripted.Use(c(ToolReadFile, `{"path":"`+outside+`"}`)),
-		scripted.Use(c(ToolReadFile, `{"path":"missing.txt"}`)),
-		scripted.Use(c(ToolReadFile, `{"path":`)), // malformed JSON: rejected by fantasy
+		scripted.Use(c(wsfs.ToolReadFile, `{"path":"../../etc/passwd"}`)),
+		scripted.Use(c(wsfs.ToolReadFile, `{"path":"`+outside+`"}`)),
+		scripted.Use(c(wsfs.ToolReadFile, `{"path":"missing.txt"}`)),
+		scripted.Use(c(wsfs.ToolReadFile, `{"path":`)), // malformed JSON: rejected by fantasy
 		// The next request must contain all four failures as tool results.
 		scripted.Turn{
 			Check: func(call fantasy.Call) error {
@@ -119,7 +119,7 @@ func TestAgentRecoversFromToolErrors(t *testing.T) {
 				}
 				return nil
 			},
-			ToolCalls: []scripted.ToolCall{c(ToolWriteFile, `{"path":"ok.txt","content":"recovered"}`)},
+			ToolCalls: []scripted.ToolCall{c(wsfs.ToolWriteFile, `{"path":"ok.txt","content":"recovered"}`)},
 		},
 		scripted.Say("I could not read those, but I wrote ok.txt."),
 	)
@@ -138,7 +138,7 @@ func TestAgentRecoversFromToolErrors(t *testing.T) {
 
 func TestAgentStepLimit(t *testing.T) {
 	model := scripted.New(scripted.Turn{
-		ToolCalls: []scripted.ToolCall{scripted.Call(ToolAppendFile, `{"path":"log.txt","content":"x"}`)},
+		ToolCalls: []scripted.ToolCall{scripted.Call(wsfs.ToolAppendFile, `{"path":"log.txt","content":"x"}`)},
 		Repeat:    true,
 	})
 	r := newTestRunner(t, model, func(c *RunnerConfig) { c.MaxToolIterations = 3 })
@@ -157,8 +157,8 @@ func TestAgentStepLimit(t *testing.T) {
 		t.Fatalf("%d model calls, want 4", len(calls))
 	}
 	for i, call := range calls[:3] {
-		if len(call.Tools) != len(ToolNames) {
-			t.Fatalf("call %d offered %d tools, want all %d", i, len(call.Tools), len(ToolNames))
+		if len(call.Tools) != len(wsfs.ToolNames) {
+			t.Fatalf("call %d offered %d tools, want all %d", i, len(call.Tools), len(wsfs.ToolNames))
 		}
 	}
 	final := calls[3]
@@ -205,7 +205,7 @@ func choiceOf(call fantasy.Call) string {
 }
 
 func TestAgentDefaultLimit(t *testing.T) {
-	model := scripted.New(scripted.Turn{ToolCalls: []scripted.ToolCall{scripted.Call(ToolListDir, `{}`)}, Repeat: true})
+	model := scripted.New(scripted.Turn{ToolCalls: []scripted.ToolCall{scripted.Call(wsfs.ToolListDir, `{}`)}, Repeat: true})
 	r := newTestRunner(t, model, func(c *RunnerConfig) { c.MaxToolIterations = -1 })
 	if r.MaxToolIterations() != DefaultMaxToolIterations {
 		t.Fatalf("limit = %d", r.MaxToolIterations())
@@ -243,7 +243,7 @@ func (m *rogueModel) Generate(ctx context.Context, call fantasy.Call) (*fantasy.
 	m.n++
 	return &fantasy.Response{
 		Content: fantasy.ResponseContent{fantasy.ToolCallContent{
-			ToolCallID: fmt.Sprintf("rogue_%d", m.n), ToolName: ToolWriteFile,
+			ToolCallID: fmt.Sprintf("rogue_%d", m.n), ToolName: wsfs.ToolWriteFile,
 			Input: fmt.Sprintf(`{"path":"f%d.txt","content":"x"}`, m.n),
 		}},
 		FinishReason: fantasy.FinishReasonToolCalls,
@@ -291,7 +291,7 @@ func TestAgentHistory(t *testing.T) {
 	c := scripted.Call
 	var firstCallID string
 	model := scripted.New(
-		scripted.Use(c(ToolWriteFile, `{"path":"a.txt","content":"remember me"}`)),
+		scripted.Use(c(wsfs.ToolWriteFile, `{"path":"a.txt","content":"remember me"}`)),
 		scripted.Say("Saved."),
 		// Second turn: the prompt must hold the first turn's tool call and
 		// tool result.
@@ -304,7 +304,7 @@ func TestAgentHistory(t *testing.T) {
 					for _, p := range m.Content {
 						switch p := p.(type) {
 						case fantasy.ToolCallPart:
-							sawCall = p.ToolName == ToolWriteFile && p.Input == `{"path":"a.txt","content":"remember me"}`
+							sawCall = p.ToolName == wsfs.ToolWriteFile && p.Input == `{"path":"a.txt","content":"remember me"}`
 							firstCallID = p.ToolCallID
 						case fantasy.ToolResultPart:
 							sawResult = p.ToolCallID == firstCallID && scripted.ResultText(p.Output) == "created a.txt (11 bytes)"
@@ -335,7 +335,7 @@ func TestAgentHistory(t *testing.T) {
 		t.Fatalf("history roles %s", got)
 	}
 	tc, ok := h[1].Content[0].(fantasy.ToolCallPart)
-	if !ok || tc.ToolName != ToolWriteFile {
+	if !ok || tc.ToolName != wsfs.ToolWriteFile {
 		t.Fatalf("history[1] = %+v", h[1])
 	}
 	tr, ok := h[2].Content[0].(fantasy.ToolResultPart)
@@ -393,7 +393,7 @@ func TestSessionsIsolated(t *testing.T) {
 		var turns []scripted.Turn
 		for i := range 3 {
 			turns = append(turns,
-				scripted.Turn{Check: noLeak, ToolCalls: []scripted.ToolCall{scripted.Call(ToolAppendFile, `{"path":"`+s+`.txt","content":"`+s+` `+itoa(i)+`\n"}`)}},
+				scripted.Turn{Check: noLeak, ToolCalls: []scripted.ToolCall{scripted.Call(wsfs.ToolAppendFile, `{"path":"`+s+`.txt","content":"`+s+` `+itoa(i)+`\n"}`)}},
 				scripted.Turn{Check: noLeak, Text: s + " turn " + itoa(i) + " done"},
 			)
 		}
@@ -467,7 +467,7 @@ func TestRunCancelled(t *testing.T) {
 	model := scripted.New(
 		scripted.Turn{
 			Before:    func(context.Context) { cancel() },
-			ToolCalls: []scripted.ToolCall{scripted.Call(ToolWriteFile, `{"path":"never.txt","content":"x"}`)},
+			ToolCalls: []scripted.ToolCall{scripted.Call(wsfs.ToolWriteFile, `{"path":"never.txt","content":"x"}`)},
 		},
 		scripted.Say("unreachable"),
 	)
@@ -496,7 +496,7 @@ func TestRunCancelledMidCall(t *testing.T) {
 	ctx, cancel := context.WithCancel(bg)
 	defer cancel()
 	model := scripted.New(
-		scripted.Use(scripted.Call(ToolWriteFile, `{"path":"never.txt","content":"x"}`)),
+		scripted.Use(scripted.Call(wsfs.ToolWriteFile, `{"path":"never.txt","content":"x"}`)),
 		scripted.Say("unreachable"),
 	)
 	h := &recordHandler{}
@@ -506,7 +506,7 @@ func TestRunCancelledMidCall(t *testing.T) {
 		<-tokenDone
 	})
 	_, err := r.Run(ctx, "s", "list big")
-	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrCancelled) {
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, wsfs.ErrCancelled) {
 		t.Fatalf("Run error = %v, want cancelled", err)
 	}
 	recs := h.toolRecords()
@@ -525,7 +525,7 @@ func TestRepairToolCalls(t *testing.T) {
 	for _, repair := range []bool{false, true} {
 		t.Run(fmt.Sprint("repair=", repair), func(t *testing.T) {
 			model := scripted.New(
-				scripted.Use(scripted.Call(ToolWriteFile, `{"path":"r.txt","content":"fixed"`)), // missing }
+				scripted.Use(scripted.Call(wsfs.ToolWriteFile, `{"path":"r.txt","content":"fixed"`)), // missing }
 				scripted.Say("ok"),
 			)
 			r := newTestRunner(t, model, func(c *RunnerConfig) { c.RepairToolCalls = repair })
@@ -551,7 +551,7 @@ func TestRepairToolCalls(t *testing.T) {
 func TestRunnerLogs(t *testing.T) {
 	h := &recordHandler{}
 	model := scripted.New(
-		scripted.Use(scripted.Call(ToolWriteFile, `{"path":"x.txt","content":"PRIVATE"}`), scripted.Call(ToolReadFile, `{"path":"../x"}`)),
+		scripted.Use(scripted.Call(wsfs.ToolWriteFile, `{"path":"x.txt","content":"PRIVATE"}`), scripted.Call(wsfs.ToolReadFile, `{"path":"../x"}`)),
 		scripted.Say("done"),
 	)
 	r := newTestRunner(t, model, func(c *RunnerConfig) { c.Logger = slogNew(h) })
@@ -559,8 +559,8 @@ func TestRunnerLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	recs := h.toolRecords()
-	if len(recs) != 2 || recs[0]["tool"] != ToolWriteFile || recs[0]["path"] != "x.txt" || recs[0]["outcome"] != "ok" ||
-		recs[1]["tool"] != ToolReadFile || recs[1]["path"] != "../x" || recs[1]["outcome"] != "outside_workspace" {
+	if len(recs) != 2 || recs[0]["tool"] != wsfs.ToolWriteFile || recs[0]["path"] != "x.txt" || recs[0]["outcome"] != "ok" ||
+		recs[1]["tool"] != wsfs.ToolReadFile || recs[1]["path"] != "../x" || recs[1]["outcome"] != "outside_workspace" {
 		t.Fatalf("records = %v", recs)
 	}
 	if strings.Contains(h.allText(), "PRIVATE") {
@@ -576,9 +576,9 @@ func TestRunnerConfigErrors(t *testing.T) {
 		t.Fatal("NewRunner without a model succeeded")
 	}
 	_, err := NewRunner(RunnerConfig{Workspace: "", Model: scripted.New()})
-	wantCode(t, err, CodeInvalidPath)
+	wantCode(t, err, wsfs.CodeInvalidPath)
 
-	ws := openTest(t, Config{})
+	ws := openTest(t, wsfs.Config{})
 	r, err := NewRunnerWithWorkspace(ws, RunnerConfig{Model: scripted.New(scripted.Say("hi"))})
 	if err != nil {
 		t.Fatal(err)
@@ -592,7 +592,7 @@ func TestRunnerConfigErrors(t *testing.T) {
 }
 
 func TestAgentDefaultsConfig(t *testing.T) {
-	d, err := LoadAgentDefaults(filepath.Join("..", "config", "config.example.json"))
+	d, err := LoadAgentDefaults(filepath.Join("..", "..", "config", "config.example.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -600,7 +600,7 @@ func TestAgentDefaultsConfig(t *testing.T) {
 		d.MaxToolIterations != 20 || d.Provider != "fantasy-agent" {
 		t.Fatalf("defaults = %+v", d)
 	}
-	want := Limits{MaxReadBytes: 262144, MaxWriteBytes: 1048576, MaxListEntries: 500, OperationTimeout: 10_000_000_000}
+	want := wsfs.Limits{MaxReadBytes: 262144, MaxWriteBytes: 1048576, MaxListEntries: 500, OperationTimeout: 10_000_000_000}
 	if d.WSFS.Limits() != want {
 		t.Fatalf("limits = %+v", d.WSFS.Limits())
 	}
@@ -638,7 +638,7 @@ func TestAgentDefaultsLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Limits{MaxReadBytes: 100}); d.WSFS.Limits() != want {
+	if want := (wsfs.Limits{MaxReadBytes: 100}); d.WSFS.Limits() != want {
 		t.Fatalf("limits %+v, want %+v", d.WSFS.Limits(), want)
 	}
 	for _, key := range []string{"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"} {
@@ -663,7 +663,7 @@ func TestAgentDefaultsLimits(t *testing.T) {
 // allowed step does not trigger the tool-less extra step.
 func TestAgentFinishesAtLimit(t *testing.T) {
 	model := scripted.New(
-		scripted.Use(scripted.Call(ToolListDir, `{}`)),
+		scripted.Use(scripted.Call(wsfs.ToolListDir, `{}`)),
 		scripted.Say("done"),
 	)
 	r := newTestRunner(t, model, func(c *RunnerConfig) { c.MaxToolIterations = 2 })
@@ -674,7 +674,7 @@ func TestAgentFinishesAtLimit(t *testing.T) {
 	if reply.LimitReached || reply.Steps != 2 || reply.Text != "done" || len(model.Calls()) != 2 {
 		t.Fatalf("reply = %+v", reply)
 	}
-	if len(model.Calls()[1].Tools) != len(ToolNames) {
+	if len(model.Calls()[1].Tools) != len(wsfs.ToolNames) {
 		t.Fatal("the last allowed step had no tools")
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"charm.land/fantasy"
 	wsfs "github.com/wsfs/wsfs/go"
+	"github.com/wsfs/wsfs/go/fantasytools"
 )
 
 // Env holds everything the benchmarks call, on the same fixture: for each
@@ -65,7 +66,7 @@ func openImpls(dir string) (*Impls, error) {
 	if m.WS, err = wsfs.Open(wsfs.Config{Root: dir}); err != nil {
 		return nil, err
 	}
-	m.Tools = toolMap(wsfs.Tools(m.WS))
+	m.Tools = toolMap(fantasytools.Tools(m.WS))
 	if m.Raw, err = OpenRaw(dir); err != nil {
 		m.Close()
 		return nil, err

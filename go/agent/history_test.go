@@ -1,4 +1,4 @@
-package wsfs
+package agent
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"charm.land/fantasy"
-
+	wsfs "github.com/wsfs/wsfs/go"
 	"github.com/wsfs/wsfs/go/scripted"
 )
 
@@ -76,7 +76,7 @@ func TestHistoryStorePersists(t *testing.T) {
 	c := scripted.Call
 	store := &fileStore{dir: dir}
 	r := newTestRunner(t, scripted.New(
-		scripted.Use(c(ToolWriteFile, `{"path":"a.txt","content":"remember me"}`)),
+		scripted.Use(c(wsfs.ToolWriteFile, `{"path":"a.txt","content":"remember me"}`)),
 		scripted.Say("Saved."),
 	), func(cfg *RunnerConfig) { cfg.Workspace, cfg.History = root, store })
 	if _, err := r.Run(bg, "chat-1", "save this"); err != nil {
@@ -99,7 +99,7 @@ func TestHistoryStorePersists(t *testing.T) {
 				for _, p := range m.Content {
 					switch p := p.(type) {
 					case fantasy.ToolCallPart:
-						sawCall = p.ToolName == ToolWriteFile && p.Input == `{"path":"a.txt","content":"remember me"}`
+						sawCall = p.ToolName == wsfs.ToolWriteFile && p.Input == `{"path":"a.txt","content":"remember me"}`
 					case fantasy.ToolResultPart:
 						sawResult = scripted.ResultText(p.Output) == "created a.txt (11 bytes)"
 					}
@@ -155,7 +155,7 @@ func TestMemoryHistoryMaxTurns(t *testing.T) {
 	var turns []scripted.Turn
 	for i := range 3 {
 		turns = append(turns,
-			scripted.Turn{Check: record, ToolCalls: []scripted.ToolCall{c(ToolAppendFile, fmt.Sprintf(`{"path":"log.txt","content":"%d"}`, i))}},
+			scripted.Turn{Check: record, ToolCalls: []scripted.ToolCall{c(wsfs.ToolAppendFile, fmt.Sprintf(`{"path":"log.txt","content":"%d"}`, i))}},
 			scripted.Turn{Check: record, Text: fmt.Sprint("done ", i)})
 	}
 	store := &MemoryHistory{MaxTurns: 1}

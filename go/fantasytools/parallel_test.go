@@ -1,11 +1,13 @@
-package wsfs
+package fantasytools
 
 import (
 	"testing"
+
+	wsfs "github.com/wsfs/wsfs/go"
 )
 
 func TestParallelReadOnlyToolsInfo(t *testing.T) {
-	ws := openTest(t, Config{})
+	ws := openTest(t, wsfs.Config{})
 	for _, tool := range Tools(ws) {
 		if tool.Info().Parallel {
 			t.Errorf("%s is parallel without WithParallelReadOnlyTools", tool.Info().Name)

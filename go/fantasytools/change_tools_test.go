@@ -1,4 +1,4 @@
-package wsfs
+package fantasytools
 
 import (
 	"context"
@@ -6,16 +6,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	wsfs "github.com/wsfs/wsfs/go"
 )
 
 // The changing tools as agent tools: the library's text, and its errors as
 // error responses (the typed API's tests are beside the typed methods).
 
 func TestMoveFileTool(t *testing.T) {
-	ws := openTest(t, Config{})
+	ws := openTest(t, wsfs.Config{})
 	writeFile(t, filepath.Join(ws.Root(), "docs", "new", "a.txt"), "A")
 	// The fantasy tool returns the library's text, and its errors as error responses.
-	tool := toolByName(t, Tools(ws), ToolMoveFile)
+	tool := toolByName(t, Tools(ws), wsfs.ToolMoveFile)
 	resp, err := runTool(t, tool, bg, `{"src":"docs","dst":"moved"}`)
 	if err != nil || resp.IsError || resp.Content != "moved directory docs to moved" {
 		t.Fatalf("fantasy move_file = %+v, %v", resp, err)
@@ -26,18 +28,18 @@ func TestMoveFileTool(t *testing.T) {
 	}
 	// Both change tools are never offered as read-only tools.
 	for _, tl := range Tools(ws, WithReadOnlyTools()) {
-		if name := tl.Info().Name; name == ToolMoveFile || name == ToolDeleteFile {
+		if name := tl.Info().Name; name == wsfs.ToolMoveFile || name == wsfs.ToolDeleteFile {
 			t.Fatalf("%s is offered as a read-only tool", name)
 		}
 	}
 }
 
 func TestDeleteFileTool(t *testing.T) {
-	ws := openTest(t, Config{})
+	ws := openTest(t, wsfs.Config{})
 	root := ws.Root()
 	// The fantasy tool: the text, and recursive_required as an error response.
 	writeFile(t, filepath.Join(root, "d", "x"), "x")
-	tool := toolByName(t, Tools(ws), ToolDeleteFile)
+	tool := toolByName(t, Tools(ws), wsfs.ToolDeleteFile)
 	resp, err := runTool(t, tool, bg, `{"path":"d"}`)
 	if err != nil || !resp.IsError || !strings.HasPrefix(resp.Content, "recursive_required: d is a directory holding 1 entry;") {
 		t.Fatalf("fantasy delete_file = %+v, %v", resp, err)
@@ -49,9 +51,9 @@ func TestDeleteFileTool(t *testing.T) {
 }
 
 func TestReadOnlyWorkspaceRefusesEveryChangingAgentTool(t *testing.T) {
-	ws := openTest(t, Config{Policy: Policy{WritesEnabled: Bool(false)}})
+	ws := openTest(t, wsfs.Config{Policy: wsfs.Policy{WritesEnabled: wsfs.Bool(false)}})
 	writeFile(t, filepath.Join(ws.Root(), "a.txt"), "hello\n")
-	specs, err := ToolSpecs()
+	specs, err := wsfs.ToolSpecs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,8 +82,8 @@ func TestReadOnlyWorkspaceRefusesEveryChangingAgentTool(t *testing.T) {
 }
 
 func TestCreateDirectoryTool(t *testing.T) {
-	ws := openTest(t, Config{})
-	tool := Tools(ws, WithToolNames(ToolCreateDirectory))[0]
+	ws := openTest(t, wsfs.Config{})
+	tool := Tools(ws, WithToolNames(wsfs.ToolCreateDirectory))[0]
 	resp, err := runTool(t, tool, context.Background(), `{"path":"t/u","parents":true}`)
 	if err != nil || resp.IsError || resp.Content != "created directory t/u (and 1 parent directory)" {
 		t.Fatalf("agent tool: %+v, %v", resp, err)
@@ -92,10 +94,10 @@ func TestCreateDirectoryTool(t *testing.T) {
 }
 
 func TestApplyPatchTool(t *testing.T) {
-	ws := openTest(t, Config{})
+	ws := openTest(t, wsfs.Config{})
 	writeFile(t, filepath.Join(ws.Root(), "a.txt"), "one\ntwo\n")
 	// The agent tool returns the library's text; a rejected patch is not an error response.
-	tool := toolByName(t, Tools(ws), ToolApplyPatch)
+	tool := toolByName(t, Tools(ws), wsfs.ToolApplyPatch)
 	resp, err := runTool(t, tool, bg, `{"patch":"*** Begin Patch\n*** Update File: a.txt\n-missing\n+x\n*** End Patch\n"}`)
 	if err != nil || resp.IsError || !strings.HasPrefix(resp.Content, "PATCH NOT APPLIED") {
 		t.Fatalf("tool response %+v, %v", resp, err)
@@ -105,9 +107,9 @@ func TestApplyPatchTool(t *testing.T) {
 // TestLargeArgumentsTool: a write_file whose arguments are larger than the
 // C memory threshold.
 func TestLargeArgumentsTool(t *testing.T) {
-	ws := openTest(t, Config{})
+	ws := openTest(t, wsfs.Config{})
 	big := strings.Repeat("0123456789abcdef\n", (64<<10)/16)
-	resp, err := runTool(t, toolByName(t, Tools(ws), ToolWriteFile), bg, `{"path":"big.txt","content":`+jsonString(big)+`}`)
+	resp, err := runTool(t, toolByName(t, Tools(ws), wsfs.ToolWriteFile), bg, `{"path":"big.txt","content":`+jsonString(big)+`}`)
 	if err != nil || resp.IsError {
 		t.Fatalf("fantasy write_file = %+v, %v", resp, err)
 	}

@@ -1,4 +1,4 @@
-package wsfs
+package agent
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package wsfs
+package fantasytools
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"charm.land/fantasy"
-
+	wsfs "github.com/wsfs/wsfs/go"
 	"github.com/wsfs/wsfs/go/scripted"
 )
 
@@ -30,8 +30,8 @@ type specParams struct {
 // TestToolSchemasMatchLibrary checks that the schemas fantasy generates from
 // the Go input structs describe exactly the arguments the library accepts.
 func TestToolSchemasMatchLibrary(t *testing.T) {
-	ws := openTest(t, Config{})
-	specs, err := ToolSpecs()
+	ws := openTest(t, wsfs.Config{})
+	specs, err := wsfs.ToolSpecs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func schemaShape(v any) any {
 }
 
 func TestToolSelection(t *testing.T) {
-	ws := openTest(t, Config{})
+	ws := openTest(t, wsfs.Config{})
 	names := func(tools []fantasy.AgentTool) []string {
 		var out []string
 		for _, tool := range tools {
@@ -157,11 +157,11 @@ func TestToolSelection(t *testing.T) {
 		}
 		return out
 	}
-	if got := names(Tools(ws)); !slices.Equal(got, ToolNames) {
-		t.Fatalf("Tools = %v, want ToolNames %v", got, ToolNames)
+	if got := names(Tools(ws)); !slices.Equal(got, wsfs.ToolNames) {
+		t.Fatalf("Tools = %v, want ToolNames %v", got, wsfs.ToolNames)
 	}
 	readOnly := names(Tools(ws, WithReadOnlyTools()))
-	if !slices.Contains(readOnly, ToolReadFile) || !slices.Contains(readOnly, ToolListDir) {
+	if !slices.Contains(readOnly, wsfs.ToolReadFile) || !slices.Contains(readOnly, wsfs.ToolListDir) {
 		t.Fatalf("read-only tools %v lack read_file or list_dir", readOnly)
 	}
 	for _, name := range readOnly {
@@ -169,15 +169,15 @@ func TestToolSelection(t *testing.T) {
 			t.Errorf("%s is offered read-only but its spec says it changes things", name)
 		}
 	}
-	for _, writer := range []string{ToolWriteFile, ToolAppendFile, ToolEditFile, ToolApplyPatch} {
+	for _, writer := range []string{wsfs.ToolWriteFile, wsfs.ToolAppendFile, wsfs.ToolEditFile, wsfs.ToolApplyPatch} {
 		if slices.Contains(readOnly, writer) {
 			t.Errorf("read-only tools include %s", writer)
 		}
 	}
-	if got := names(Tools(ws, WithToolNames(ToolEditFile, ToolReadFile))); !slices.Equal(got, []string{ToolReadFile, ToolEditFile}) {
+	if got := names(Tools(ws, WithToolNames(wsfs.ToolEditFile, wsfs.ToolReadFile))); !slices.Equal(got, []string{wsfs.ToolReadFile, wsfs.ToolEditFile}) {
 		t.Fatalf("WithToolNames = %v", got)
 	}
-	if got := names(Tools(ws, WithToolNames(ToolEditFile, ToolReadFile), WithReadOnlyTools())); !slices.Equal(got, []string{ToolReadFile}) {
+	if got := names(Tools(ws, WithToolNames(wsfs.ToolEditFile, wsfs.ToolReadFile), WithReadOnlyTools())); !slices.Equal(got, []string{wsfs.ToolReadFile}) {
 		t.Fatalf("WithToolNames+WithReadOnlyTools = %v", got)
 	}
 	defer func() {
@@ -206,20 +206,20 @@ func toolByName(t *testing.T, tools []fantasy.AgentTool, name string) fantasy.Ag
 
 func TestToolResponses(t *testing.T) {
 	h := &recordHandler{}
-	ws := openTest(t, Config{})
+	ws := openTest(t, wsfs.Config{})
 	tools := Tools(ws, WithLogger(slogNew(h)))
 	writeFile(t, filepath.Join(ws.Root(), "a.txt"), "hello\n")
 
 	// Success: the library's text, unchanged.
-	resp, err := runTool(t, toolByName(t, tools, ToolReadFile), bg, `{"path":"a.txt"}`)
+	resp, err := runTool(t, toolByName(t, tools, wsfs.ToolReadFile), bg, `{"path":"a.txt"}`)
 	if err != nil || resp.IsError || resp.Type != "text" || resp.Content != "hello\n" {
 		t.Fatalf("read_file = %+v, %v", resp, err)
 	}
-	resp, err = runTool(t, toolByName(t, tools, ToolListDir), bg, `{}`)
+	resp, err = runTool(t, toolByName(t, tools, wsfs.ToolListDir), bg, `{}`)
 	if err != nil || resp.IsError {
 		t.Fatalf("list_dir = %+v, %v", resp, err)
 	}
-	raw, _ := ws.CallRaw(bg, ToolListDir, `{}`)
+	raw, _ := ws.CallRaw(bg, wsfs.ToolListDir, `{}`)
 	var env struct{ Text string }
 	json.Unmarshal([]byte(raw), &env)
 	if resp.Content != env.Text {
@@ -229,13 +229,13 @@ func TestToolResponses(t *testing.T) {
 	// Recoverable failures: "<code>: <message>" error responses, nil error.
 	for _, tc := range []struct {
 		tool, input string
-		code        Code
+		code        wsfs.Code
 	}{
-		{ToolReadFile, `{"path":"../etc/passwd"}`, CodeOutsideWorkspace},
-		{ToolReadFile, `{"path":"missing.txt"}`, CodePathNotFound},
-		{ToolEditFile, `{"path":"a.txt","old_text":"nope","new_text":"x"}`, CodeEditNotFound},
-		{ToolWriteFile, `{"path":"b.txt","content":"x","mode":"0777"}`, CodeInvalidArguments}, // unknown field reaches the library
-		{ToolAppendFile, `{"path":"","content":"x"}`, CodeInvalidPath},
+		{wsfs.ToolReadFile, `{"path":"../etc/passwd"}`, wsfs.CodeOutsideWorkspace},
+		{wsfs.ToolReadFile, `{"path":"missing.txt"}`, wsfs.CodePathNotFound},
+		{wsfs.ToolEditFile, `{"path":"a.txt","old_text":"nope","new_text":"x"}`, wsfs.CodeEditNotFound},
+		{wsfs.ToolWriteFile, `{"path":"b.txt","content":"x","mode":"0777"}`, wsfs.CodeInvalidArguments}, // unknown field reaches the library
+		{wsfs.ToolAppendFile, `{"path":"","content":"x"}`, wsfs.CodeInvalidPath},
 	} {
 		resp, err := runTool(t, toolByName(t, tools, tc.tool), bg, tc.input)
 		if err != nil {
@@ -246,7 +246,7 @@ func TestToolResponses(t *testing.T) {
 		}
 	}
 	// A JSON type mismatch is caught by fantasy before the tool runs.
-	resp, err = runTool(t, toolByName(t, tools, ToolReadFile), bg, `{"path":5}`)
+	resp, err = runTool(t, toolByName(t, tools, wsfs.ToolReadFile), bg, `{"path":5}`)
 	if err != nil || !resp.IsError || !strings.HasPrefix(resp.Content, "invalid parameters") {
 		t.Fatalf("type mismatch = %+v, %v", resp, err)
 	}
@@ -258,7 +258,7 @@ func TestToolResponses(t *testing.T) {
 }
 
 func TestToolFatalErrors(t *testing.T) {
-	ws, err := Open(Config{Root: t.TempDir()})
+	ws, err := wsfs.Open(wsfs.Config{Root: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,15 +267,15 @@ func TestToolFatalErrors(t *testing.T) {
 	// A cancelled run: fatal, wrapping context.Canceled.
 	ctx, cancel := context.WithCancel(bg)
 	cancel()
-	resp, err := runTool(t, toolByName(t, tools, ToolWriteFile), ctx, `{"path":"a.txt","content":"x"}`)
-	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrCancelled) || !resp.IsError || !strings.HasPrefix(resp.Content, "cancelled: ") {
+	resp, err := runTool(t, toolByName(t, tools, wsfs.ToolWriteFile), ctx, `{"path":"a.txt","content":"x"}`)
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, wsfs.ErrCancelled) || !resp.IsError || !strings.HasPrefix(resp.Content, "cancelled: ") {
 		t.Fatalf("cancelled = %+v, %v", resp, err)
 	}
 
 	// A closed workspace: fatal.
 	ws.Close()
-	resp, err = runTool(t, toolByName(t, tools, ToolListDir), bg, `{}`)
-	if !errors.Is(err, ErrInvalidWorkspace) || !resp.IsError || !strings.HasPrefix(resp.Content, "invalid_workspace: ") {
+	resp, err = runTool(t, toolByName(t, tools, wsfs.ToolListDir), bg, `{}`)
+	if !errors.Is(err, wsfs.ErrInvalidWorkspace) || !resp.IsError || !strings.HasPrefix(resp.Content, "invalid_workspace: ") {
 		t.Fatalf("closed = %+v, %v", resp, err)
 	}
 }
@@ -284,18 +284,18 @@ func TestToolFatalErrors(t *testing.T) {
 // large content passes it to the library as a buffer, with the same result
 // and the same errors as inside the JSON.
 func TestLargeToolContentAsBuffer(t *testing.T) {
-	ws := openTest(t, Config{})
+	ws := openTest(t, wsfs.Config{})
 	big := strings.Repeat("line \"quoted\" \\ é\n", largeToolArgs/16)
 	enc := jsonString(big)
 	for _, c := range []struct {
 		tool, args string
 		want       string // "" for success: the file then holds the content
 	}{
-		{ToolWriteFile, `{"path":"w.txt","content":` + enc + `}`, ""},
-		{ToolWriteFile, ` { "content" : ` + enc + ` , "path" : "w2.txt" } `, ""},
-		{ToolAppendFile, `{"path":"a.txt","content":` + enc + `}`, ""},
-		{ToolWriteFile, `{"path":"w3.txt","content":` + enc + `,"bogus":1}`, "invalid_arguments: "},
-		{ToolWriteFile, `{"path":"../w4.txt","content":` + enc + `}`, "outside_workspace: "},
+		{wsfs.ToolWriteFile, `{"path":"w.txt","content":` + enc + `}`, ""},
+		{wsfs.ToolWriteFile, ` { "content" : ` + enc + ` , "path" : "w2.txt" } `, ""},
+		{wsfs.ToolAppendFile, `{"path":"a.txt","content":` + enc + `}`, ""},
+		{wsfs.ToolWriteFile, `{"path":"w3.txt","content":` + enc + `,"bogus":1}`, "invalid_arguments: "},
+		{wsfs.ToolWriteFile, `{"path":"../w4.txt","content":` + enc + `}`, "outside_workspace: "},
 	} {
 		resp, err := runTool(t, toolByName(t, Tools(ws), c.tool), bg, c.args)
 		if err != nil {
@@ -324,10 +324,10 @@ const largeToolArgs = 64 << 10
 // TestToolsWithPlainAgent uses Tools directly with fantasy.NewAgent and
 // Generate, without the Runner.
 func TestToolsWithPlainAgent(t *testing.T) {
-	ws := openTest(t, Config{})
+	ws := openTest(t, wsfs.Config{})
 	model := scripted.New(
-		scripted.Use(scripted.Call(ToolWriteFile, `{"path":"p.txt","content":"plain"}`)),
-		scripted.Use(scripted.Call(ToolReadFile, `{"path":"p.txt"}`)),
+		scripted.Use(scripted.Call(wsfs.ToolWriteFile, `{"path":"p.txt","content":"plain"}`)),
+		scripted.Use(scripted.Call(wsfs.ToolReadFile, `{"path":"p.txt"}`)),
 		scripted.Say("read it"),
 	)
 	agent := fantasy.NewAgent(model, fantasy.WithTools(Tools(ws)...), fantasy.WithStopConditions(fantasy.StepCountIs(5)))

@@ -1,0 +1,153 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"charm.land/fantasy"
+	wsfs "github.com/wsfs/wsfs/go"
+)
+
+// AgentDefaults is MiniClaw's agents.defaults object, as far as the
+// fantasy-agent provider uses it. See config/config.example.json in the
+// repository for a commented example. Unknown keys (including the example's
+// "_comment..." keys) are ignored.
+type AgentDefaults struct {
+	// Workspace is the directory the agent's file tools are confined to.
+	Workspace string `json:"workspace"`
+	// RestrictToWorkspace confines the tools to Workspace; absent means true.
+	RestrictToWorkspace *bool `json:"restrict_to_workspace"`
+	// MaxToolIterations is how many model steps of one request may call
+	// tools; absent or <= 0 means DefaultMaxToolIterations.
+	MaxToolIterations int `json:"max_tool_iterations"`
+	// Provider and Model are MiniClaw's own settings (the provider name,
+	// "fantasy-agent", and the model ID); wsfs does not interpret them.
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// WSFS holds the workspace tool limits; absent fields take the library
+	// defaults, and 0 or negative values are refused (see LimitsConfig).
+	WSFS LimitsConfig `json:"wsfs"`
+}
+
+// LimitsConfig is the "wsfs" object of AgentDefaults: Limits in the units
+// of the C ABI's configuration, and the workspace policy. In the config file
+// an absent limit means the library's default and a present one must be at
+// least 1: 0 and negative values are refused when the file is decoded, as
+// the library refuses them, so writing 0 (perhaps meaning "no limit") never
+// silently gets the default. In Go, a zero field means the default, as in
+// Limits.
+type LimitsConfig struct {
+	MaxReadBytes       int `json:"max_read_bytes"`
+	MaxWriteBytes      int `json:"max_write_bytes"`
+	MaxListEntries     int `json:"max_list_entries"`
+	OperationTimeoutMS int `json:"operation_timeout_ms"`
+	// Policy is the "policy" object (see Policy); absent means the
+	// library's defaults.
+	Policy PolicyConfig `json:"policy"`
+}
+
+// PolicyConfig is Policy with the C ABI's field names, as MiniClaw's config
+// file spells them: {"writes_enabled": false, "deny_read": [".env"],
+// "deny_write": [".git/**"], "audit_log": "~/.miniclaw/audit.jsonl"}. An
+// absent deny_write keeps the default [".git/**"]; [] means no rules.
+type PolicyConfig struct {
+	WritesEnabled *bool    `json:"writes_enabled"`
+	DenyRead      []string `json:"deny_read"`
+	DenyWrite     []string `json:"deny_write"`
+	AuditLog      string   `json:"audit_log"`
+}
+
+// Policy converts c to Policy.
+func (c PolicyConfig) Policy() wsfs.Policy {
+	return wsfs.Policy{
+		WritesEnabled: c.WritesEnabled,
+		DenyRead:      c.DenyRead,
+		DenyWrite:     c.DenyWrite,
+		AuditLog:      c.AuditLog,
+	}
+}
+
+// UnmarshalJSON decodes the "wsfs" object, refusing limits below 1.
+func (c *LimitsConfig) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		MaxReadBytes       *int         `json:"max_read_bytes"`
+		MaxWriteBytes      *int         `json:"max_write_bytes"`
+		MaxListEntries     *int         `json:"max_list_entries"`
+		OperationTimeoutMS *int         `json:"operation_timeout_ms"`
+		Policy             PolicyConfig `json:"policy"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	out := LimitsConfig{Policy: raw.Policy}
+	for _, f := range []struct {
+		key  string
+		from *int
+		to   *int
+	}{
+		{"max_read_bytes", raw.MaxReadBytes, &out.MaxReadBytes},
+		{"max_write_bytes", raw.MaxWriteBytes, &out.MaxWriteBytes},
+		{"max_list_entries", raw.MaxListEntries, &out.MaxListEntries},
+		{"operation_timeout_ms", raw.OperationTimeoutMS, &out.OperationTimeoutMS},
+	} {
+		if f.from == nil {
+			continue
+		}
+		if *f.from < 1 {
+			return fmt.Errorf("agents.defaults.wsfs.%s is %d: a limit must be at least 1 (leave the key out for the default)", f.key, *f.from)
+		}
+		*f.to = *f.from
+	}
+	*c = out
+	return nil
+}
+
+// Limits converts c to Limits.
+func (c LimitsConfig) Limits() wsfs.Limits {
+	return wsfs.Limits{
+		MaxReadBytes:     c.MaxReadBytes,
+		MaxWriteBytes:    c.MaxWriteBytes,
+		MaxListEntries:   c.MaxListEntries,
+		OperationTimeout: time.Duration(c.OperationTimeoutMS) * time.Millisecond,
+	}
+}
+
+// RunnerConfig returns a RunnerConfig with the workspace settings of d and
+// the given model. Set the remaining fields (SystemPrompt, Logger, ...) on
+// the result.
+func (d AgentDefaults) RunnerConfig(model fantasy.LanguageModel) RunnerConfig {
+	return RunnerConfig{
+		Workspace:           d.Workspace,
+		RestrictToWorkspace: d.RestrictToWorkspace,
+		MaxToolIterations:   d.MaxToolIterations,
+		Limits:              d.WSFS.Limits(),
+		Policy:              d.WSFS.Policy.Policy(),
+		Model:               model,
+	}
+}
+
+// ParseAgentDefaults decodes agents.defaults from a MiniClaw config file's
+// JSON.
+func ParseAgentDefaults(configJSON []byte) (AgentDefaults, error) {
+	var cfg struct {
+		Agents struct {
+			Defaults AgentDefaults `json:"defaults"`
+		} `json:"agents"`
+	}
+	if err := json.Unmarshal(configJSON, &cfg); err != nil {
+		return AgentDefaults{}, fmt.Errorf("wsfs: MiniClaw config: %w", err)
+	}
+	return cfg.Agents.Defaults, nil
+}
+
+// LoadAgentDefaults reads a MiniClaw config file and returns its
+// agents.defaults.
+func LoadAgentDefaults(path string) (AgentDefaults, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return AgentDefaults{}, err
+	}
+	return ParseAgentDefaults(b)
+}
