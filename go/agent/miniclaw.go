@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"charm.land/fantasy"
+
 	wsfs "github.com/wsfs/wsfs/go"
 )
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"charm.land/fantasy"
+
 	wsfs "github.com/wsfs/wsfs/go"
 	"github.com/wsfs/wsfs/go/fantasytools"
 )

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"charm.land/fantasy"
+
 	wsfs "github.com/wsfs/wsfs/go"
 	"github.com/wsfs/wsfs/go/scripted"
 )

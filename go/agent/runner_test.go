@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"charm.land/fantasy"
+
 	wsfs "github.com/wsfs/wsfs/go"
 	"github.com/wsfs/wsfs/go/scripted"
 )

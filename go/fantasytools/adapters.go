@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"charm.land/fantasy"
+
 	wsfs "github.com/wsfs/wsfs/go"
 )
 

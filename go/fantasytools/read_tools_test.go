@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"charm.land/fantasy"
+
 	wsfs "github.com/wsfs/wsfs/go"
 )
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"charm.land/fantasy"
+
 	wsfs "github.com/wsfs/wsfs/go"
 )
 

@@ -1,3 +1,15 @@
+// Package fantasytools turns the wsfs workspace tools into
+// charm.land/fantasy agent tools:
+//
+//	agent := fantasy.NewAgent(model, fantasy.WithTools(fantasytools.Tools(ws)...))
+//
+// Each tool has the library's name, description and parameter schema
+// (wsfs_tool_specs()); fantasy decodes the model's arguments into the
+// tool's input struct from package wsfs (wsfs.ReadFileInput, ...), and the
+// call goes to the library through wsfs.Workspace.CallForModel with the
+// arguments exactly as the model sent them. A failure the model can correct
+// is an error response; one that ends the run is also a Go error (see
+// Tools).
 package fantasytools
 
 import (
@@ -6,6 +18,7 @@ import (
 	"strings"
 
 	"charm.land/fantasy"
+
 	wsfs "github.com/wsfs/wsfs/go"
 )
 
