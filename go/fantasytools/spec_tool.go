@@ -26,7 +26,7 @@ func specFor(name string) (wsfs.ToolSpec, bool) {
 // specTool is a tool made by fantasy.NewAgentTool (which decodes the
 // model's arguments into the Go input struct) whose Info is the library's
 // spec: its description and parameter schema, exactly as the library
-// states them. TestInputStructsMatchLibrarySpecs checks that the schema
+// states them. TestToolSchemasMatchLibrary checks that the schema
 // fantasy derives from each input struct agrees with it.
 type specTool struct {
 	fantasy.AgentTool
