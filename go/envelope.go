@@ -10,14 +10,15 @@ import (
 )
 
 // This file decodes the library's envelopes. Every call's envelope is decoded
-// once, data included, by a small reflection-free reader made for the few
-// shapes the library produces: fields are looked up by their exact key, so
-// their order does not matter, and unknown fields are skipped. Anything it
-// does not expect (invalid JSON, invalid UTF-8 in a string, a number where
-// an integer does not fit, a value of the wrong type) makes it give up, and
-// encoding/json decodes the same bytes instead, so the result is the same as
-// encoding/json's (except that encoding/json would also accept keys that
-// differ in case, which the library never writes).
+// once, data included, by the small reflection-free reader of reader.go,
+// made for the few shapes the library produces (the typed results' decoders
+// are beside their types, in tool_<name>.go): fields are looked up by their
+// exact key, so their order does not matter, and unknown fields are
+// skipped. Anything it does not expect (invalid JSON, invalid UTF-8 in a
+// string, a number where an integer does not fit, a value of the wrong
+// type, a key given twice or in another case) makes it give up, and
+// encoding/json decodes the same bytes instead, so the result is always
+// encoding/json's (FuzzReaderMatchesEncodingJSON).
 
 // envelope is the JSON every wsfs function returns.
 type envelope struct {
@@ -77,7 +78,7 @@ func decodeData(d *decoder, data any) (ok bool) {
 		start := d.peek()
 		from := d.i
 		d.skip()
-		if start != 0 {
+		if start != 'n' { // encoding/json leaves data alone for null
 			*v = rawData(d.s[from:d.i])
 		}
 	case nil:
@@ -142,17 +143,27 @@ func parseEnvelopeInto(env *envelope, tool, raw, output string, data any) (*enve
 	return env.check(tool)
 }
 
+// envelopeJSON is the envelope as encoding/json decodes it.
+type envelopeJSON struct {
+	OK       bool      `json:"ok"`
+	Data     any       `json:"data"`
+	Text     string    `json:"text"`
+	Warnings []string  `json:"warnings"`
+	Error    *envError `json:"error"`
+}
+
+// The keys encoding/json decodes into the envelope and its error, for
+// decoder.other.
+var (
+	envelopeKeys = jsonKeys[envelopeJSON]()
+	envErrorKeys = jsonKeys[envError]()
+)
+
 // decodeSlow is the fallback: the envelope js into env and its data into data
 // (nil to skip it) with encoding/json.
 func decodeSlow(js string, env *envelope, data any) error {
 	var discard json.RawMessage
-	slow := struct {
-		OK       bool      `json:"ok"`
-		Data     any       `json:"data"`
-		Text     string    `json:"text"`
-		Warnings []string  `json:"warnings"`
-		Error    *envError `json:"error"`
-	}{Data: data}
+	slow := envelopeJSON{Data: data}
 	if data == nil {
 		slow.Data = &discard
 	}
@@ -194,8 +205,9 @@ func (d *decoder) envelope(env *envelope, data any) {
 		d.fail()
 		return
 	}
-	for n := 0; ; {
-		key, ok := d.field(&n)
+	var m members
+	for {
+		key, ok := d.member(&m)
 		if !ok {
 			break
 		}
@@ -211,32 +223,36 @@ func (d *decoder) envelope(env *envelope, data any) {
 		case "warnings":
 			env.Warnings = d.strs()
 		case "error":
-			if d.object() {
-				e := &envError{}
-				for n := 0; ; {
-					key, ok := d.field(&n)
-					if !ok {
-						break
-					}
-					switch key {
-					case "code":
-						e.Code = internCode(d.str())
-					case "message":
-						e.Message = d.str()
-					default:
-						d.skip()
-					}
-				}
-				env.Error = e
-			} else {
-				env.Error = nil
-			}
+			env.Error = d.envError()
 		default:
-			d.skip()
+			d.other(key, envelopeKeys)
 		}
 	}
 	if d.peek() != 0 || d.i != len(d.s) {
 		d.fail() // trailing data
+	}
+}
+
+// envError reads the envelope's error object (nil for null).
+func (d *decoder) envError() *envError {
+	if !d.object() {
+		return nil
+	}
+	e := &envError{}
+	var m members
+	for {
+		key, ok := d.member(&m)
+		if !ok {
+			return e
+		}
+		switch key {
+		case "code":
+			e.Code = internCode(d.str())
+		case "message":
+			e.Message = d.str()
+		default:
+			d.other(key, envErrorKeys)
+		}
 	}
 }
 

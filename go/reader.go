@@ -1,12 +1,19 @@
 package wsfs
 
 import (
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 )
+
+// This file is the hand-written JSON reader behind the envelope decoding
+// (envelope.go): a cursor over the result with a method per kind of value.
+// It reads what the library writes much faster than encoding/json (see
+// docs/PERFORMANCE.md, "Go: decoding the envelope") and gives up, for the
+// encoding/json fallback, on anything else.
 
 // decoder reads JSON from s. Any error sets bad, after which every method
 // returns zero values; the caller checks bad once at the end. Strings
@@ -350,29 +357,13 @@ func (d *decoder) strs() []string {
 	return out
 }
 
-// skip skips one value of any type. Strings are skipped by looking for the
-// closing quote only, which is fast for the large strings of a full
-// envelope.
+// skip skips one value of any type, checking it is valid JSON as
+// encoding/json does (a value it would refuse makes the reader give up),
+// without decoding it.
 func (d *decoder) skip() {
 	switch c := d.peek(); {
 	case c == '"':
-		d.i++
-		for {
-			j := strings.IndexByte(d.s[d.i:], '"')
-			if j < 0 {
-				d.fail()
-				return
-			}
-			q := d.i + j
-			bs := 0
-			for q-1-bs >= d.i && d.s[q-1-bs] == '\\' {
-				bs++
-			}
-			d.i = q + 1
-			if bs%2 == 0 {
-				return
-			}
-		}
+		d.skipString()
 	case c == '{':
 		d.i++
 		for n := 0; ; {
@@ -393,28 +384,178 @@ func (d *decoder) skip() {
 	case c == 'n':
 		d.literal("null")
 	case c == '-' || ('0' <= c && c <= '9'):
-		start := d.i
-		for d.i < len(d.s) && strings.IndexByte("+-.0123456789eE", d.s[d.i]) >= 0 {
-			d.i++
-		}
-		if _, err := strconv.ParseFloat(d.s[start:d.i], 64); err != nil {
-			d.fail()
-		}
+		d.skipNumber()
 	default:
 		d.fail()
 	}
 }
 
-// The data decoders of the typed results.
+// skipStop marks the bytes skipString looks at: the quote, the backslash
+// and control characters (invalid in JSON strings). Invalid UTF-8 is not
+// looked for: encoding/json accepts it (replacing it) in what it skips too.
+var skipStop = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c == '"' || c == '\\' || c < 0x20
+	}
+	return t
+}()
+
+// skipString skips the string at the cursor, checking its escapes.
+func (d *decoder) skipString() {
+	s := d.s
+	for i := d.i + 1; i < len(s); i++ {
+		c := s[i]
+		if !skipStop[c] {
+			continue
+		}
+		switch {
+		case c == '"':
+			d.i = i + 1
+			return
+		case c == '\\' && i+1 < len(s):
+			switch s[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+				continue
+			case 'u':
+				d.i = i + 2
+				if d.hex4() >= 0 {
+					i = d.i - 1
+					continue
+				}
+			}
+		}
+		break
+	}
+	d.fail()
+}
+
+// skipNumber skips a number, as JSON spells numbers: -?(0|[1-9][0-9]*),
+// then an optional fraction and exponent. Its value is not looked at (for
+// encoding/json, too, skipping a number cannot fail).
+func (d *decoder) skipNumber() {
+	s, i := d.s, d.i
+	digits := func() bool {
+		start := i
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+		return i > start
+	}
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	if i < len(s) && s[i] == '0' {
+		i++
+	} else if !digits() {
+		d.fail()
+		return
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if !digits() {
+			d.fail()
+			return
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if !digits() {
+			d.fail()
+			return
+		}
+	}
+	d.i = i
+}
+
+// maxMembers is the most members of an object the reader decodes member by
+// member (the library's have at most a dozen); it gives up on more.
+const maxMembers = 24
+
+// members is what the reader remembers of an object it decodes member by
+// member: the keys read so far.
+type members struct {
+	n    int
+	keys [maxMembers]string
+}
+
+// member is field for an object the reader decodes member by member. A key
+// given twice makes the reader give up: encoding/json lets the last one win
+// but decodes it into what the first one left (an array into the same
+// backing array, an object into the same struct), which the reader does
+// not reproduce.
+func (d *decoder) member(m *members) (key string, ok bool) {
+	if key, ok = d.field(&m.n); !ok {
+		return "", false
+	}
+	n := m.n - 1
+	if n >= maxMembers {
+		d.fail()
+		return "", false
+	}
+	for _, k := range m.keys[:n] {
+		if k == key {
+			d.fail()
+			return "", false
+		}
+	}
+	m.keys[n] = key
+	return key, true
+}
+
+// other skips the value of a member the caller does not decode. If its key
+// is one of known, the JSON names of the fields encoding/json would decode
+// it into (jsonKeys), or differs from one only in case, which encoding/json
+// matches too, the reader gives up instead: encoding/json would decode the
+// value into that field.
+func (d *decoder) other(key string, known []string) {
+	for _, k := range known {
+		if strings.EqualFold(key, k) {
+			d.fail()
+			return
+		}
+	}
+	d.skip()
+}
+
+// jsonKeys returns the keys encoding/json decodes into T's fields (their
+// JSON names), for decoder.other.
+func jsonKeys[T any]() []string {
+	var keys []string
+	var add func(t reflect.Type)
+	add = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			switch {
+			case name == "-":
+			case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
+				add(f.Type)
+			case !f.IsExported():
+			case name != "":
+				keys = append(keys, name)
+			default:
+				keys = append(keys, f.Name)
+			}
+		}
+	}
+	add(reflect.TypeFor[T]())
+	return keys
+}
 
 // fields calls visit with each key of the object at the cursor; visit must
-// consume the key's value (or d.skip() it). A malformed object fails d.
+// consume the key's value (or pass it to d.other). A malformed object, or a
+// key given twice, fails d.
 func (d *decoder) fields(visit func(key string)) {
 	if !d.object() {
 		return
 	}
-	for n := 0; ; {
-		key, ok := d.field(&n)
+	var m members
+	for {
+		key, ok := d.member(&m)
 		if !ok {
 			return
 		}

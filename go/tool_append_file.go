@@ -39,6 +39,9 @@ func (ws *Workspace) AppendFile(ctx context.Context, in AppendFileInput) (Append
 	return r, nil
 }
 
+// appendFileKeys are the keys encoding/json decodes into a AppendFileResult.
+var appendFileKeys = jsonKeys[AppendFileResult]()
+
 func (r *AppendFileResult) decodeData(d *decoder) {
 	d.fields(func(key string) {
 		switch key {
@@ -49,7 +52,7 @@ func (r *AppendFileResult) decodeData(d *decoder) {
 		case "size":
 			r.Size = d.int()
 		default:
-			d.skip()
+			d.other(key, appendFileKeys)
 		}
 	})
 }

@@ -59,6 +59,9 @@ func (ws *Workspace) EditFile(ctx context.Context, in EditFileInput) (EditFileRe
 	return r, nil
 }
 
+// editFileKeys are the keys encoding/json decodes into a EditFileResult.
+var editFileKeys = jsonKeys[EditFileResult]()
+
 func (r *EditFileResult) decodeData(d *decoder) {
 	d.fields(func(key string) {
 		switch key {
@@ -69,7 +72,7 @@ func (r *EditFileResult) decodeData(d *decoder) {
 		case "replaced":
 			r.Replaced = int(d.int())
 		default:
-			d.skip()
+			d.other(key, editFileKeys)
 		}
 	})
 }

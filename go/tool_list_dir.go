@@ -139,6 +139,9 @@ func (ws *Workspace) listFiltered(ctx context.Context, in ListDirInput, p string
 	return r, nil
 }
 
+// listDirKeys are the keys encoding/json decodes into a ListDirResult.
+var listDirKeys = jsonKeys[ListDirResult]()
+
 func (r *ListDirResult) decodeData(d *decoder) {
 	d.fields(func(key string) {
 		switch key {
@@ -153,7 +156,7 @@ func (r *ListDirResult) decodeData(d *decoder) {
 		case "entries":
 			r.Entries = d.entries()
 		default:
-			d.skip()
+			d.other(key, listDirKeys)
 		}
 	})
 }
@@ -170,11 +173,13 @@ func (d *decoder) entries() []DirEntry {
 		rest = rest[:end]
 	}
 	out := make([]DirEntry, 0, strings.Count(rest, "{"))
+	var m members
 	for n := 0; d.elem(&n); {
 		var e DirEntry
 		if d.object() {
-			for m := 0; ; {
-				key, ok := d.field(&m)
+			m.n = 0
+			for {
+				key, ok := d.member(&m)
 				if !ok {
 					break
 				}
@@ -186,7 +191,7 @@ func (d *decoder) entries() []DirEntry {
 				case "size":
 					e.Size = d.int()
 				default:
-					d.skip()
+					d.other(key, dirEntryKeys)
 				}
 			}
 		}
@@ -194,6 +199,9 @@ func (d *decoder) entries() []DirEntry {
 	}
 	return out
 }
+
+// dirEntryKeys are the keys encoding/json decodes into a DirEntry.
+var dirEntryKeys = jsonKeys[DirEntry]()
 
 func internType(s string) string {
 	switch s {

@@ -199,6 +199,9 @@ func withWarnings(text string, warnings []string) string {
 	return text
 }
 
+// readFileKeys are the keys encoding/json decodes into a ReadFileResult.
+var readFileKeys = jsonKeys[ReadFileResult]()
+
 func (r *ReadFileResult) decodeData(d *decoder) {
 	d.fields(func(key string) {
 		switch key {
@@ -223,7 +226,7 @@ func (r *ReadFileResult) decodeData(d *decoder) {
 		case "sha256":
 			r.SHA256 = d.str()
 		default:
-			d.skip()
+			d.other(key, readFileKeys)
 		}
 	})
 }

@@ -73,6 +73,9 @@ func (ws *Workspace) WriteFile(ctx context.Context, in WriteFileInput) (WriteFil
 	return r, nil
 }
 
+// writeFileKeys are the keys encoding/json decodes into a WriteFileResult.
+var writeFileKeys = jsonKeys[WriteFileResult]()
+
 func (r *WriteFileResult) decodeData(d *decoder) {
 	d.fields(func(key string) {
 		switch key {
@@ -85,7 +88,7 @@ func (r *WriteFileResult) decodeData(d *decoder) {
 		case "existed_before":
 			r.ExistedBefore = d.bool()
 		default:
-			d.skip()
+			d.other(key, writeFileKeys)
 		}
 	})
 }
