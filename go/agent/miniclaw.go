@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"charm.land/fantasy"
@@ -13,8 +16,9 @@ import (
 
 // AgentDefaults is MiniClaw's agents.defaults object, as far as the
 // fantasy-agent provider uses it. See config/config.example.json in the
-// repository for a commented example. Unknown keys (including the example's
-// "_comment..." keys) are ignored.
+// repository for a commented example. Other keys (MiniClaw's own, and the
+// example's "_comment..." keys) are ignored here; the "wsfs" object is
+// checked strictly (see LimitsConfig).
 type AgentDefaults struct {
 	// Workspace is the directory the agent's file tools are confined to.
 	Workspace string `json:"workspace"`
@@ -39,6 +43,11 @@ type AgentDefaults struct {
 // the library refuses them, so writing 0 (perhaps meaning "no limit") never
 // silently gets the default. In Go, a zero field means the default, as in
 // Limits.
+//
+// Its keys are checked: an unknown one (a typo such as "max_read_byte") is
+// an error naming it and the known ones, except keys starting with
+// "_comment", which explain the settings next to them. The policy's keys
+// are checked the same way, comments included (see PolicyConfig).
 type LimitsConfig struct {
 	MaxReadBytes       int `json:"max_read_bytes"`
 	MaxWriteBytes      int `json:"max_write_bytes"`
@@ -53,6 +62,11 @@ type LimitsConfig struct {
 // file spells them: {"writes_enabled": false, "deny_read": [".env"],
 // "deny_write": [".git/**"], "audit_log": "~/.miniclaw/audit.jsonl"}. An
 // absent deny_write keeps the default [".git/**"]; [] means no rules.
+//
+// Its keys are checked strictly, as the library checks its own
+// configuration's: an unknown key (a comment, or a typo such as
+// "deny_reads", which would otherwise silently drop a deny rule) is an
+// error naming it and the known ones.
 type PolicyConfig struct {
 	WritesEnabled *bool    `json:"writes_enabled"`
 	DenyRead      []string `json:"deny_read"`
@@ -70,8 +84,51 @@ func (c PolicyConfig) Policy() wsfs.Policy {
 	}
 }
 
-// UnmarshalJSON decodes the "wsfs" object, refusing limits below 1.
+// UnmarshalJSON decodes the "policy" object, refusing unknown keys.
+func (c *PolicyConfig) UnmarshalJSON(b []byte) error {
+	if err := checkKeys(b, "agents.defaults.wsfs.policy", policyKeys, false); err != nil {
+		return err
+	}
+	type plain PolicyConfig // without this method
+	return json.Unmarshal(b, (*plain)(c))
+}
+
+var policyKeys = []string{"writes_enabled", "deny_read", "deny_write", "audit_log"}
+
+var limitsKeys = []string{"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms", "policy"}
+
+// checkKeys returns an error naming the keys of the JSON object b that are
+// not known (exactly; encoding/json would also take them in another case),
+// and the known ones. With comments, keys starting with "_comment" are
+// allowed. Anything but an object is left to the decoding that follows.
+func checkKeys(b []byte, where string, known []string, comments bool) error {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(b, &obj) != nil {
+		return nil
+	}
+	var unknown []string
+	for key := range obj {
+		if !slices.Contains(known, key) && !(comments && strings.HasPrefix(key, "_comment")) {
+			unknown = append(unknown, strconv.Quote(key))
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	what := "unknown key"
+	if len(unknown) > 1 {
+		what = "unknown keys"
+	}
+	return fmt.Errorf("%s: %s %s; the known keys are %s", where, what, strings.Join(unknown, ", "), strings.Join(known, ", "))
+}
+
+// UnmarshalJSON decodes the "wsfs" object, refusing unknown keys and limits
+// below 1.
 func (c *LimitsConfig) UnmarshalJSON(b []byte) error {
+	if err := checkKeys(b, "agents.defaults.wsfs", limitsKeys, true); err != nil {
+		return err
+	}
 	var raw struct {
 		MaxReadBytes       *int         `json:"max_read_bytes"`
 		MaxWriteBytes      *int         `json:"max_write_bytes"`

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -589,74 +588,6 @@ func TestRunnerConfigErrors(t *testing.T) {
 	}
 	if err := r.Close(); err != nil || ws.Closed() {
 		t.Fatalf("Close closed a borrowed workspace: %v", err)
-	}
-}
-
-func TestAgentDefaultsConfig(t *testing.T) {
-	d, err := LoadAgentDefaults(filepath.Join("..", "..", "config", "config.example.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Workspace != "~/.miniclaw/workspace" || d.RestrictToWorkspace == nil || !*d.RestrictToWorkspace ||
-		d.MaxToolIterations != 20 || d.Provider != "fantasy-agent" {
-		t.Fatalf("defaults = %+v", d)
-	}
-	want := wsfs.Limits{MaxReadBytes: 262144, MaxWriteBytes: 1048576, MaxListEntries: 500, OperationTimeout: 10_000_000_000}
-	if d.WSFS.Limits() != want {
-		t.Fatalf("limits = %+v", d.WSFS.Limits())
-	}
-	rc := d.RunnerConfig(scripted.New())
-	if rc.Workspace != d.Workspace || rc.MaxToolIterations != 20 || rc.Limits != want || rc.Model == nil || !*rc.RestrictToWorkspace {
-		t.Fatalf("RunnerConfig = %+v", rc)
-	}
-	if p := rc.Policy; p.WritesEnabled == nil || !*p.WritesEnabled || !slices.Equal(p.DenyRead, []string{".env", "**/*.pem"}) ||
-		!slices.Equal(p.DenyWrite, []string{".git/**"}) || p.AuditLog != "" {
-		t.Fatalf("policy = %+v", p)
-	}
-	// Absent restrict_to_workspace stays nil, which means true.
-	d, err = ParseAgentDefaults([]byte(`{"agents":{"defaults":{"workspace":"/w"}}}`))
-	if err != nil || d.RestrictToWorkspace != nil || d.MaxToolIterations != 0 {
-		t.Fatalf("minimal = %+v, %v", d, err)
-	}
-	// An absent deny_write keeps the library's default (nil); [] means none.
-	if p := d.WSFS.Policy.Policy(); p.WritesEnabled != nil || p.DenyWrite != nil {
-		t.Fatalf("minimal policy = %+v", p)
-	}
-	d, err = ParseAgentDefaults([]byte(`{"agents":{"defaults":{"wsfs":{"policy":{"deny_write":[],"writes_enabled":false}}}}}`))
-	if p := d.WSFS.Policy.Policy(); err != nil || p.DenyWrite == nil || len(p.DenyWrite) != 0 || *p.WritesEnabled {
-		t.Fatalf("policy = %+v, %v", p, err)
-	}
-	if _, err := ParseAgentDefaults([]byte(`{`)); err == nil {
-		t.Fatal("bad JSON accepted")
-	}
-}
-
-// TestAgentDefaultsLimits: as config/config.example.json says, an absent
-// limit takes the default, and 0 or a negative value is refused (it never
-// silently becomes the default).
-func TestAgentDefaultsLimits(t *testing.T) {
-	d, err := ParseAgentDefaults([]byte(`{"agents":{"defaults":{"workspace":"/w","wsfs":{"max_read_bytes":100,"max_list_entries":null}}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := (wsfs.Limits{MaxReadBytes: 100}); d.WSFS.Limits() != want {
-		t.Fatalf("limits %+v, want %+v", d.WSFS.Limits(), want)
-	}
-	for _, key := range []string{"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"} {
-		for _, v := range []string{"0", "-1"} {
-			_, err := ParseAgentDefaults([]byte(`{"agents":{"defaults":{"workspace":"/w","wsfs":{"` + key + `":` + v + `}}}}`))
-			if err == nil || !strings.Contains(err.Error(), "agents.defaults.wsfs."+key+" is "+v+": a limit must be at least 1") {
-				t.Errorf("%s = %s: %v", key, v, err)
-			}
-		}
-	}
-	// A wsfs object of the wrong shape is an error, not a default.
-	if _, err := ParseAgentDefaults([]byte(`{"agents":{"defaults":{"wsfs":{"max_read_bytes":"big"}}}}`)); err == nil {
-		t.Fatal("a string limit was accepted")
-	}
-	// The comment keys of the example are ignored.
-	if _, err := ParseAgentDefaults([]byte(`{"agents":{"defaults":{"wsfs":{"_comment":"x","max_read_bytes":5}}}}`)); err != nil {
-		t.Fatal(err)
 	}
 }
 
