@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -112,6 +114,31 @@ func TestAgentDefaultsAreStrict(t *testing.T) {
 	} {
 		if _, err := ParseAgentDefaults([]byte(ok)); err != nil {
 			t.Errorf("%s: %v", ok, err)
+		}
+	}
+}
+
+// TestConfigExampleNamesEveryTool: the example's description of the
+// fantasy-agent provider names each tool, from the one list of them.
+func TestConfigExampleNamesEveryTool(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "config", "config.example.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Agents struct {
+			Defaults struct {
+				Provider string `json:"_comment_provider"`
+			} `json:"defaults"`
+		} `json:"agents"`
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	words := strings.FieldsFunc(cfg.Agents.Defaults.Provider, func(r rune) bool { return r == ' ' || r == ',' || r == '.' || r == ':' })
+	for _, name := range wsfs.ToolNames {
+		if !slices.Contains(words, name) {
+			t.Errorf("config.example.json's _comment_provider does not name %s", name)
 		}
 	}
 }

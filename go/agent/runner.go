@@ -19,7 +19,8 @@ import (
 const DefaultMaxToolIterations = 20
 
 // DefaultSystemPrompt is used when RunnerConfig.SystemPrompt is empty.
-const DefaultSystemPrompt = `You are a helpful assistant with access to a workspace directory through the tools read_file, write_file, append_file, list_dir and edit_file. All paths are relative to the workspace root; you cannot reach anything outside it. Read a file before you edit it, and use edit_file for small changes instead of rewriting whole files. When a tool returns an error, read the error code and message, correct the call, or explain to the user why the task cannot be done.`
+// It names every tool of wsfs.ToolNames (TestDefaultSystemPromptNamesEveryTool).
+const DefaultSystemPrompt = `You are a helpful assistant with access to a workspace directory through the tools read_file, write_file, append_file, list_dir, edit_file, get_path_info, find_files, search_text, apply_patch, create_directory, move_file and delete_file. All paths are relative to the workspace root; you cannot reach anything outside it. Find files with list_dir, find_files and search_text, and read a file (or a range of its lines) before you change it. Use edit_file or apply_patch for small changes instead of rewriting whole files. When a tool returns an error, read the error code and message, correct the call, or explain to the user why the task cannot be done.`
 
 // LimitNotice is the instruction added to the prompt of the last step when
 // the tool-iteration limit is reached (%d is the limit). That step runs with

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -608,5 +609,16 @@ func TestAgentFinishesAtLimit(t *testing.T) {
 	}
 	if len(model.Calls()[1].Tools) != len(wsfs.ToolNames) {
 		t.Fatal("the last allowed step had no tools")
+	}
+}
+
+// TestDefaultSystemPromptNamesEveryTool: the prompt names each tool the
+// Runner offers, from the one list of them.
+func TestDefaultSystemPromptNamesEveryTool(t *testing.T) {
+	words := strings.FieldsFunc(DefaultSystemPrompt, func(r rune) bool { return r == ' ' || r == ',' || r == '.' })
+	for _, name := range wsfs.ToolNames {
+		if !slices.Contains(words, name) {
+			t.Errorf("DefaultSystemPrompt does not name %s", name)
+		}
 	}
 }
