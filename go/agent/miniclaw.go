@@ -42,7 +42,7 @@ type AgentDefaults struct {
 // least 1: 0 and negative values are refused when the file is decoded, as
 // the library refuses them, so writing 0 (perhaps meaning "no limit") never
 // silently gets the default. In Go, a zero field means the default, as in
-// Limits.
+// wsfs.Limits.
 //
 // Its keys are checked: an unknown one (a typo such as "max_read_byte") is
 // an error naming it and the known ones, except keys starting with
@@ -53,12 +53,12 @@ type LimitsConfig struct {
 	MaxWriteBytes      int `json:"max_write_bytes"`
 	MaxListEntries     int `json:"max_list_entries"`
 	OperationTimeoutMS int `json:"operation_timeout_ms"`
-	// Policy is the "policy" object (see Policy); absent means the
+	// Policy is the "policy" object (see wsfs.Policy); absent means the
 	// library's defaults.
 	Policy PolicyConfig `json:"policy"`
 }
 
-// PolicyConfig is Policy with the C ABI's field names, as MiniClaw's config
+// PolicyConfig is wsfs.Policy with the C ABI's field names, as MiniClaw's config
 // file spells them: {"writes_enabled": false, "deny_read": [".env"],
 // "deny_write": [".git/**"], "audit_log": "~/.miniclaw/audit.jsonl"}. An
 // absent deny_write keeps the default [".git/**"]; [] means no rules.
@@ -74,7 +74,7 @@ type PolicyConfig struct {
 	AuditLog      string   `json:"audit_log"`
 }
 
-// Policy converts c to Policy.
+// Policy converts c to wsfs.Policy.
 func (c PolicyConfig) Policy() wsfs.Policy {
 	return wsfs.Policy{
 		WritesEnabled: c.WritesEnabled,
@@ -162,7 +162,7 @@ func (c *LimitsConfig) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Limits converts c to Limits.
+// Limits converts c to wsfs.Limits.
 func (c LimitsConfig) Limits() wsfs.Limits {
 	return wsfs.Limits{
 		MaxReadBytes:     c.MaxReadBytes,

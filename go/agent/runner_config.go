@@ -32,7 +32,7 @@ const LimitNotice = "[tool-call limit reached] You have used all %d tool iterati
 // AgentDefaults for decoding them from MiniClaw's config file.
 type RunnerConfig struct {
 	// Workspace is the workspace root directory (agents.defaults.workspace);
-	// see Config.Root.
+	// see wsfs.Config.Root.
 	Workspace string
 	// RestrictToWorkspace confines the tools to Workspace
 	// (agents.defaults.restrict_to_workspace). nil means true.
@@ -47,10 +47,10 @@ type RunnerConfig struct {
 	// Limits bounds every tool call; zero fields take the library defaults.
 	Limits wsfs.Limits
 	// Policy is the workspace policy (read-only mode, denied paths, audit
-	// log); the zero value is the library's default. See Config.Policy.
+	// log); the zero value is the library's default. See wsfs.Config.Policy.
 	Policy wsfs.Policy
 	// ToolTimeout optionally bounds each tool call more tightly than
-	// Limits.OperationTimeout.
+	// wsfs.Limits.OperationTimeout.
 	ToolTimeout time.Duration
 
 	// Model is the language model (required).
@@ -65,7 +65,7 @@ type RunnerConfig struct {
 	RepairToolCalls bool
 	// ParallelReadOnlyTools lets fantasy run the read-only workspace tools
 	// (readOnlyHint: read_file, list_dir, ...) of one step concurrently;
-	// see WithParallelReadOnlyTools. Writing tools stay sequential.
+	// see fantasytools.WithParallelReadOnlyTools. Writing tools stay sequential.
 	ParallelReadOnlyTools bool
 	// ExtraTools are offered to the model next to the workspace tools.
 	ExtraTools []fantasy.AgentTool
@@ -98,7 +98,7 @@ type RunnerConfig struct {
 
 	// Logger receives one record per tool call and one per Run; never file
 	// contents. nil discards (with NewRunnerWithWorkspace, tool calls are
-	// then logged to the workspace's Config.Logger).
+	// then logged to the workspace's wsfs.Config.Logger).
 	Logger *slog.Logger
 	// OnStep, if set, is called after every finished step of a Run (for
 	// transcripts and progress display). It runs on the Run's goroutine.

@@ -27,7 +27,7 @@ type adapter struct {
 
 // adapters has one entry per tool, each with the tool's Go input struct
 // (which fantasy decodes the model's arguments into) and what its calls
-// log. TestEveryToolIsAdapted checks it against ToolNames.
+// log. TestEveryToolIsAdapted checks it against wsfs.ToolNames.
 var adapters = byName(
 	adapt(wsfs.ToolReadFile, func(in wsfs.ReadFileInput) callInfo { return callInfo{path: in.Path} }),
 	adapt(wsfs.ToolWriteFile, func(in wsfs.WriteFileInput) callInfo { return callInfo{path: in.Path, content: &in.Content} }),

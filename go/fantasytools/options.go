@@ -17,7 +17,7 @@ type toolConfig struct {
 }
 
 // WithLogger sends the tools' per-call log records to l instead of the
-// workspace's Config.Logger.
+// workspace's wsfs.Config.Logger.
 func WithLogger(l *slog.Logger) ToolOption {
 	return func(c *toolConfig) { c.logger = l }
 }
@@ -49,7 +49,7 @@ func WithParallelReadOnlyTools() ToolOption {
 	return func(c *toolConfig) { c.parallelReads = true }
 }
 
-// WithToolNames makes Tools return only the named tools, in ToolNames
+// WithToolNames makes Tools return only the named tools, in wsfs.ToolNames
 // order. A name that is not a tool is a programming error: Tools panics.
 func WithToolNames(names ...string) ToolOption {
 	return func(c *toolConfig) { c.names = append(c.names, names...) }

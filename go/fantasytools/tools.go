@@ -23,10 +23,10 @@ import (
 )
 
 // Tools returns the workspace tools as fantasy agent tools: all of them
-// (ToolNames) unless WithReadOnlyTools or WithToolNames choose fewer; with
+// (wsfs.ToolNames) unless WithReadOnlyTools or WithToolNames choose fewer; with
 // both, a tool must pass both. Each has the library's name, description and
 // parameter schema (wsfs_tool_specs()); the model's arguments are decoded
-// into the tool's Go input struct (ReadFileInput, SearchTextInput, ...)
+// into the tool's Go input struct (wsfs.ReadFileInput, ...)
 // and passed to the library as the model sent them. They are sequential
 // tools (fantasy runs them one at a time, in call order) unless
 // WithParallelReadOnlyTools makes the read-only ones parallel.
@@ -44,7 +44,7 @@ import (
 //     run. Fatal means the run cannot usefully continue: the workspace was
 //     closed (invalid_workspace), or the call failed because the run's own
 //     context was cancelled or its deadline passed (the error then wraps
-//     ctx.Err()). Even then nothing was changed (see Workspace).
+//     ctx.Err()). Even then nothing was changed (see wsfs.Workspace).
 //
 // The raw JSON arguments the model sent are passed to the library as they
 // are, so its validation (unknown fields, empty old_text, ...) produces the
@@ -58,7 +58,7 @@ func Tools(ws *wsfs.Workspace, opts ...ToolOption) []fantasy.AgentTool {
 	}
 	for _, n := range tc.names {
 		if _, ok := adapters[n]; !ok {
-			panic("wsfs.Tools: there is no tool named " + strconv.Quote(n) + "; the tools are " + strings.Join(wsfs.ToolNames, ", "))
+			panic("fantasytools.Tools: there is no tool named " + strconv.Quote(n) + "; the tools are " + strings.Join(wsfs.ToolNames, ", "))
 		}
 	}
 	var tools []fantasy.AgentTool
