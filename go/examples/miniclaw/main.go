@@ -2,8 +2,8 @@
 // program: the workspace settings and the model ID from MiniClaw's config
 // file, the model from fantasy's OpenAI-compatible provider, one Runner for
 // every chat. go/README.md shows the code between the README markers
-// (TestREADMEShowsThisProgram keeps the two the same). It needs a model
-// server to run:
+// (TestREADMEShowsTheMiniClawProgram in package agent keeps the two the
+// same). It needs a model server to run:
 //
 //	go run ./examples/miniclaw ../config/config.example.json "list my notes"
 package main

@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"os"
@@ -6,10 +6,11 @@ import (
 	"testing"
 )
 
-// TestREADMEShowsThisProgram: go/README.md's MiniClaw code is this
-// program's, which the compiler checks.
-func TestREADMEShowsThisProgram(t *testing.T) {
-	src, err := os.ReadFile("main.go")
+// TestREADMEShowsTheMiniClawProgram: go/README.md's MiniClaw code is
+// examples/miniclaw's, which the compiler checks. (The test is here, not
+// beside the program, to spare the module a test binary.)
+func TestREADMEShowsTheMiniClawProgram(t *testing.T) {
+	src, err := os.ReadFile("../examples/miniclaw/main.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -17,7 +18,7 @@ func TestREADMEShowsThisProgram(t *testing.T) {
 	code, _, _ = strings.Cut(code, "\t// README: end\n")
 	code = strings.ReplaceAll("\n"+code, "\n\t", "\n")[1:]
 
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
