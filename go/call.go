@@ -19,7 +19,7 @@ import (
 const (
 	outputFull    = "full"     // data and text: CallRaw, and the small results
 	outputText    = "text"     // text only
-	outputTextRaw = "text_raw" // the fantasy tools: the text after a '\n', unescaped
+	outputTextRaw = "text_raw" // CallForModel: the text after a '\n', unescaped
 	outputDataRaw = "data_raw" // ReadFile: read_file's content after a '\n', unescaped
 )
 

@@ -81,7 +81,7 @@ type Policy struct {
 }
 
 // Bool returns a pointer to v, for Config.RestrictToWorkspace and
-// RunnerConfig.RestrictToWorkspace.
+// agent.RunnerConfig.RestrictToWorkspace.
 func Bool(v bool) *bool { return &v }
 
 type limitsJSON struct {

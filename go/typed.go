@@ -54,13 +54,14 @@ func decodeResult(data string, into any) error {
 	return jsonv2.Unmarshal([]byte(data), into, jsonv2.RejectUnknownMembers(false))
 }
 
-// The input structs below are both the arguments of the typed methods and
-// the argument schemas of the agent tools: fantasy generates the JSON schema
-// from the json tags (omitempty marks optional properties) and description
-// tags, and Tools then takes the descriptions from wsfs_tool_specs() so the
-// model sees exactly the library's wording. Paths are relative to the
-// workspace root; absolute paths and paths through symlinks are accepted
-// only if they stay inside it.
+// The tools' input structs (in tool_<name>.go) are both the arguments of
+// the typed methods and the argument schemas of the agent tools: fantasy
+// generates the JSON schema from the json tags (omitempty marks optional
+// properties) and description tags, and fantasytools.Tools then takes the
+// descriptions from wsfs_tool_specs() so the model sees exactly the
+// library's wording. Paths are relative to the workspace root; absolute
+// paths and paths through symlinks are accepted only if they stay inside
+// it.
 
 // Every result carries the library's Text (the concise, workspace-relative
 // summary a model sees, exactly what the agent tools return) and Warnings
