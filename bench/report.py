@@ -4,9 +4,9 @@
 Usage: bench/report.py --dir target/bench/full --out docs/PERFORMANCE.md [--short] [--elapsed S]
 
 Reads (all written by bench/run.sh into --dir):
-  manifest.json         the benchmark cases (from go/benchmarks' fixture)
+  manifest.json         the benchmark cases (from go/internal/benchmarks' fixture)
   machine.json          nproc, CPU, kernel, tool versions, filesystems, load, disk busy-ness
-  paired.jsonl          go/benchmarks TestPaired: per-pair times of each comparison, per case
+  paired.jsonl          go/internal/benchmarks TestPaired: per-pair times of each comparison, per case
   rust.jsonl            benches/layers.rs samples
   rss-go.jsonl, rss-rust.jsonl   peak RSS growth of one call, per case and path
   walk.jsonl            benches/walk.rs: the walking tools vs ripgrep, list_dir trees
@@ -78,7 +78,7 @@ FANTASY = ("fantasy", "baseline_fantasy")
 AA = ("baseline_aa", "baseline")
 CTX = [("typed", "typed_bg"), ("fantasy", "fantasy_bg")]
 # A reference, not a target: the typed API against a baseline whose read_file opens the path
-# before looking at the leaf (go/benchmarks OpenFirstComparisons), on the whole-file reads.
+# before looking at the leaf (go/internal/benchmarks OpenFirstComparisons), on the whole-file reads.
 OPEN_FIRST = ("typed", "baseline_open_first")
 OPEN_FIRST_CASES = [("read_4k", "read 4 KiB"), ("read_1m_capped", "read 256 KiB of a 1 MiB file")]
 
@@ -440,7 +440,7 @@ def method_section(ctx):
     m = res.machine
     return [
         "## How it is measured", "",
-        "Each comparison is measured **paired** (`go/benchmarks/paired.go`): one call of each "
+        "Each comparison is measured **paired** (`go/internal/benchmarks/paired.go`): one call of each "
         "side, back to back, alternating which side goes first, and each pair gives one ratio. "
         "A round makes one pair of every comparison of a case (typed Go API vs baseline, "
         "fantasy tool vs baseline as fantasy tool, baseline vs baseline) and one call of the "
@@ -454,9 +454,9 @@ def method_section(ctx):
         "",
         "What is measured (fastest to slowest layer):", "",
         "- **syscall floor**: only the system calls the contract needs, with preallocated "
-        "buffers and no checks (`go/benchmarks/floor.go`);",
+        "buffers and no checks (`go/internal/benchmarks/floor.go`);",
         "- **pure-Go baseline**: the leanest correct implementation of the same contract on "
-        "`os.Root` we know how to write (`go/benchmarks/baseline*.go`: one copy of a read's "
+        "`os.Root` we know how to write (`go/internal/benchmarks/baseline*.go`: one copy of a read's "
         "content, SHA-256 of a whole file, `O_TMPFILE` atomic writes with fsync, kept mode and "
         "directory fsync, `O_APPEND` + fdatasync, exact unique edit, bounded sorted listing, "
         "flock like wsfs, wsfs's default policy (no change under `.git`) checked lexically, "
@@ -567,7 +567,7 @@ def open_first_lines(res):
     return ["**Reference, not a target.** The read targets above compare with a baseline that, "
             "like wsfs, looks at the leaf before opening it. A baseline that opens the path first "
             "and then checks the open file (`OpenBaselineOpenFirst` in "
-            "`go/benchmarks/baseline.go`, what the baseline did before it kept this part of the "
+            "`go/internal/benchmarks/baseline.go`, what the baseline did before it kept this part of the "
             "contract) skips the leaf's `lstat` in its directory "
             "(`newfstatat(AT_SYMLINK_NOFOLLOW)`), and with it the `os.Root` the baseline makes "
             "of that directory (`os.Root.OpenRoot`: an `fstat` to check it is one, and a few "
@@ -786,7 +786,7 @@ def reproducing_section(ctx):
             + " minutes here) rebuilds this file; `make bench-short` runs every benchmark once "
             "without timing anything. Raw results: `target/bench/full/`. By hand, after `make "
             "build`: `cd go && WSFS_BENCH_TMPFS=/dev/shm WSFS_BENCH_PAIRED_OUT=/tmp/p.jsonl "
-            "WSFS_BENCH_CASES=read_4k go test -run TestPaired ./benchmarks` (a small fixture in "
+            "WSFS_BENCH_CASES=read_4k go test -run TestPaired ./internal/benchmarks` (a small fixture in "
             "a temporary directory).", ""]
 
 WALK_SEARCH = ["search_literal", "search_regex", "find_go"]
@@ -1029,7 +1029,7 @@ def decode_section(ctx):
     load = rows_in[0].get("load", "?")
     return ["## Go: decoding the envelope", "",
             "Issue 8 asked whether the Go package's hand-written envelope reader "
-            "(`go/envelope.go`, which falls back to `encoding/json` on anything unexpected) "
+            "(`go/reader.go`, used by `go/envelope.go`, which falls back to `encoding/json` on anything unexpected) "
             "could be replaced by go-json-experiment's `jsontext` tokens (which validate, "
             "unescape and check UTF-8) with hand field dispatch kept for the result types "
             "(`go/envelope_jt_test.go`). Median time of one decode of a real library envelope "

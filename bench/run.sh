@@ -3,7 +3,7 @@
 #
 # Full mode (make bench): builds a fixture under ${TMPDIR:-/tmp} (including a
 # 1M-entry directory and 10 GiB sparse files) and a small one on tmpfs
-# (/dev/shm), runs the paired Go measurement (go/benchmarks, TestPaired) and
+# (/dev/shm), runs the paired Go measurement (go/internal/benchmarks, TestPaired) and
 # the Rust layer bench (benches/layers.rs) alternately three times, measures
 # apply_patch against git apply (benches/patch.rs) on tmpfs and on the scratch
 # disk, measures peak RSS growth per call in child processes, and regenerates
@@ -93,11 +93,11 @@ FX=$SCRATCH/fixture
 step "building the $MODE fixture in $FX"
 FULL_FLAG=()
 [[ $MODE == full ]] && FULL_FLAG=(-full)
-(cd go && $GO run ./benchmarks/cmd/wsfs-bench-fixtures -dir "$FX" "${FULL_FLAG[@]}" ${TMPFS:+-tmpfs "$TMPFS"})
+(cd go && $GO run ./internal/benchmarks/cmd/wsfs-bench-fixtures -dir "$FX" "${FULL_FLAG[@]}" ${TMPFS:+-tmpfs "$TMPFS"})
 cp "$FX/manifest.json" "$OUT/manifest.json"
 
 step "building the Go benchmark binary"
-(cd go && $GO test -c -o "$SCRATCH/benchmarks.test" ./benchmarks)
+(cd go && $GO test -c -o "$SCRATCH/benchmarks.test" ./internal/benchmarks)
 
 step "building the Rust benches"
 $CARGO test --release --locked --bench layers --no-run
@@ -118,15 +118,15 @@ rust_bench() { # rust_bench LOG VAR=VALUE...
 	}
 }
 go_bench() {
-	(cd go/benchmarks && WSFS_BENCH_DIR="$FX" "$SCRATCH/benchmarks.test" -test.run='^$' -test.bench=. \
+	(cd go/internal/benchmarks && WSFS_BENCH_DIR="$FX" "$SCRATCH/benchmarks.test" -test.run='^$' -test.bench=. \
 		-test.benchmem -test.count=1 "$@")
 }
-# The paired measurement (go/benchmarks/paired.go): every comparison of a case
+# The paired measurement (go/internal/benchmarks/paired.go): every comparison of a case
 # made call by call, back to back, alternating which side goes first.
 go_paired() { # go_paired REP VAR=VALUE...
 	local rep=$1
 	shift
-	(cd go/benchmarks && env WSFS_BENCH_DIR="$FX" WSFS_BENCH_PAIRED_OUT="$OUT/paired.jsonl" \
+	(cd go/internal/benchmarks && env WSFS_BENCH_DIR="$FX" WSFS_BENCH_PAIRED_OUT="$OUT/paired.jsonl" \
 		WSFS_BENCH_PAIRED_REP="$rep" WSFS_BENCH_PAIRED_MS="$PAIRED_MS" "$@" \
 		"$SCRATCH/benchmarks.test" -test.run='^TestPaired$' -test.count=1 -test.v) >>"$OUT/paired.log" 2>&1 || {
 		tail -n 30 "$OUT/paired.log" >&2
@@ -263,7 +263,7 @@ WSFS_DELETE_DIRS=$DELETE_DIRS WSFS_DELETE_FILES=$DELETE_FILES WSFS_DELETE_SAMPLE
 if [[ -n $DELETE_TMPFS ]]; then rm -rf "$DELETE_TMPFS"; fi
 
 step "measuring peak RSS growth of the Go paths"
-(cd go/benchmarks && WSFS_BENCH_DIR="$FX" WSFS_BENCH_RSS_OUT="$OUT/rss-go.jsonl" \
+(cd go/internal/benchmarks && WSFS_BENCH_DIR="$FX" WSFS_BENCH_RSS_OUT="$OUT/rss-go.jsonl" \
 	"$SCRATCH/benchmarks.test" -test.run='^TestPeakRSS$' -test.count=1 >"$OUT/rss-go.log" 2>&1) || {
 	cat "$OUT/rss-go.log" >&2
 	exit 1

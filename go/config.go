@@ -1,152 +1,164 @@
 package wsfs
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
+	"log/slog"
+	"strings"
 	"time"
-
-	"charm.land/fantasy"
+	"unicode/utf8"
 )
 
-// AgentDefaults is MiniClaw's agents.defaults object, as far as the
-// fantasy-agent provider uses it. See config/config.example.json in the
-// repository for a commented example. Unknown keys (including the example's
-// "_comment..." keys) are ignored.
-type AgentDefaults struct {
-	// Workspace is the directory the agent's file tools are confined to.
-	Workspace string `json:"workspace"`
-	// RestrictToWorkspace confines the tools to Workspace; absent means true.
-	RestrictToWorkspace *bool `json:"restrict_to_workspace"`
-	// MaxToolIterations is how many model steps of one request may call
-	// tools; absent or <= 0 means DefaultMaxToolIterations.
-	MaxToolIterations int `json:"max_tool_iterations"`
-	// Provider and Model are MiniClaw's own settings (the provider name,
-	// "fantasy-agent", and the model ID); wsfs does not interpret them.
-	Provider string `json:"provider"`
-	Model    string `json:"model"`
-	// WSFS holds the workspace tool limits; absent fields take the library
-	// defaults, and 0 or negative values are refused (see LimitsConfig).
-	WSFS LimitsConfig `json:"wsfs"`
+// Limits bounds every call on a workspace. A zero field means "use the
+// library's default" (shown in parentheses); negative values are
+// invalid_arguments. The library also enforces upper ceilings (1 GiB for the
+// byte limits, 1,000,000 entries, 24 hours).
+type Limits struct {
+	// MaxReadBytes is the most read_file returns (256 KiB); longer files are
+	// cut at a UTF-8 boundary and flagged as truncated.
+	MaxReadBytes int
+	// MaxWriteBytes is the largest content write_file, append_file and
+	// edit_file accept, and the largest file edit_file works on (1 MiB).
+	MaxWriteBytes int
+	// MaxListEntries is the most entries list_dir returns (500).
+	MaxListEntries int
+	// OperationTimeout bounds each call (10s); it is rounded up to whole
+	// milliseconds. A context deadline or a per-tool timeout can only
+	// shorten it.
+	OperationTimeout time.Duration
 }
 
-// LimitsConfig is the "wsfs" object of AgentDefaults: Limits in the units
-// of the C ABI's configuration, and the workspace policy. In the config file
-// an absent limit means the library's default and a present one must be at
-// least 1: 0 and negative values are refused when the file is decoded, as
-// the library refuses them, so writing 0 (perhaps meaning "no limit") never
-// silently gets the default. In Go, a zero field means the default, as in
-// Limits.
-type LimitsConfig struct {
-	MaxReadBytes       int `json:"max_read_bytes"`
-	MaxWriteBytes      int `json:"max_write_bytes"`
-	MaxListEntries     int `json:"max_list_entries"`
-	OperationTimeoutMS int `json:"operation_timeout_ms"`
-	// Policy is the "policy" object (see Policy); absent means the
-	// library's defaults.
-	Policy PolicyConfig `json:"policy"`
+// Config configures Open.
+type Config struct {
+	// Root is the workspace directory. It is trimmed, a leading "~" is
+	// expanded to $HOME, it is made absolute against the current directory,
+	// created with its parents if missing, and its symlinks are resolved
+	// once, at Open. Every tool path is resolved beneath it by the kernel.
+	Root string
+	// RestrictToWorkspace confines every path to Root (MiniClaw's
+	// restrict_to_workspace). nil means true; set it to Bool(false) only if
+	// you really want the agent to reach the whole filesystem.
+	RestrictToWorkspace *bool
+	// Limits bounds every call; zero fields take the library defaults.
+	Limits Limits
+	// StateDir is where the library keeps the journals of multi-file
+	// apply_patch commits. It must lie outside Root. Empty means the
+	// library's default, $XDG_STATE_HOME/wsfs or ~/.local/state/wsfs.
+	StateDir string
+	// Policy says what the agent may read and change, and where every call
+	// is logged. The zero value is the library's default: writes enabled,
+	// nothing denied to reading, ".git/**" denied to changes, no audit log.
+	Policy Policy
+	// Logger receives one record per tool call (tool, workspace-relative
+	// path, outcome code, duration). Never file contents. nil discards.
+	Logger *slog.Logger
 }
 
-// PolicyConfig is Policy with the C ABI's field names, as MiniClaw's config
-// file spells them: {"writes_enabled": false, "deny_read": [".env"],
-// "deny_write": [".git/**"], "audit_log": "~/.miniclaw/audit.jsonl"}. An
-// absent deny_write keeps the default [".git/**"]; [] means no rules.
-type PolicyConfig struct {
-	WritesEnabled *bool    `json:"writes_enabled"`
-	DenyRead      []string `json:"deny_read"`
-	DenyWrite     []string `json:"deny_write"`
-	AuditLog      string   `json:"audit_log"`
+// Policy is the workspace policy, the host's say over the tools (the
+// "policy" object of the C ABI's config; README "Policy and audit log" has
+// the details).
+type Policy struct {
+	// WritesEnabled: nil means true. Bool(false) makes the workspace
+	// read-only: every tool that is not read-only (see ToolSpec.ReadOnly)
+	// fails with CodeWritesDisabled before it runs; reading tools work.
+	WritesEnabled *bool
+	// DenyRead lists gitignore-style globs (".env", "**/*.pem",
+	// "secrets/") of workspace-relative paths that no tool may read, list
+	// or walk into. They are matched on the path as resolved by the kernel,
+	// so symlinks and ".." do not get around them; a pattern naming a
+	// directory denies everything under it. Refusals are CodePolicyDenied;
+	// listings leave denied entries out and count them.
+	DenyRead []string
+	// DenyWrite lists the globs of paths no tool may change. nil means the
+	// library's default, [".git/**"] (agents read a repository's history
+	// but cannot rewrite it); a non-nil empty slice means no rules.
+	DenyWrite []string
+	// AuditLog, if not "", is the file that gets one JSON line per call
+	// (time, tool, paths, outcome, bytes, duration, sha256 of each changed
+	// file before and after; never contents), fsynced before the call
+	// returns. "~" is expanded and a relative path is taken from the
+	// current directory, as for Root. If it lies inside the workspace, no
+	// tool can reach or list it.
+	AuditLog string
 }
 
-// Policy converts c to Policy.
-func (c PolicyConfig) Policy() Policy {
-	return Policy{
-		WritesEnabled: c.WritesEnabled,
-		DenyRead:      c.DenyRead,
-		DenyWrite:     c.DenyWrite,
-		AuditLog:      c.AuditLog,
-	}
+// Bool returns a pointer to v, for Config.RestrictToWorkspace and
+// agent.RunnerConfig.RestrictToWorkspace.
+func Bool(v bool) *bool { return &v }
+
+type limitsJSON struct {
+	MaxReadBytes       int64 `json:"max_read_bytes,omitempty"`
+	MaxWriteBytes      int64 `json:"max_write_bytes,omitempty"`
+	MaxListEntries     int64 `json:"max_list_entries,omitempty"`
+	OperationTimeoutMS int64 `json:"operation_timeout_ms,omitempty"`
 }
 
-// UnmarshalJSON decodes the "wsfs" object, refusing limits below 1.
-func (c *LimitsConfig) UnmarshalJSON(b []byte) error {
-	var raw struct {
-		MaxReadBytes       *int         `json:"max_read_bytes"`
-		MaxWriteBytes      *int         `json:"max_write_bytes"`
-		MaxListEntries     *int         `json:"max_list_entries"`
-		OperationTimeoutMS *int         `json:"operation_timeout_ms"`
-		Policy             PolicyConfig `json:"policy"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
-	}
-	out := LimitsConfig{Policy: raw.Policy}
+type configJSON struct {
+	Root                string      `json:"root"`
+	RestrictToWorkspace bool        `json:"restrict_to_workspace"`
+	Limits              *limitsJSON `json:"limits,omitempty"`
+	StateDir            string      `json:"state_dir,omitempty"`
+	Policy              *policyJSON `json:"policy,omitempty"`
+}
+
+// policyJSON is Policy in the C ABI's config: absent fields take the
+// library's defaults, so nil DenyWrite (the default) and an empty one (no
+// rules) stay apart.
+type policyJSON struct {
+	WritesEnabled *bool     `json:"writes_enabled,omitempty"`
+	DenyRead      []string  `json:"deny_read,omitempty"`
+	DenyWrite     *[]string `json:"deny_write,omitempty"`
+	AuditLog      string    `json:"audit_log,omitempty"`
+}
+
+func (l Limits) toJSON() (limitsJSON, error) {
 	for _, f := range []struct {
-		key  string
-		from *int
-		to   *int
+		name string
+		v    int64
 	}{
-		{"max_read_bytes", raw.MaxReadBytes, &out.MaxReadBytes},
-		{"max_write_bytes", raw.MaxWriteBytes, &out.MaxWriteBytes},
-		{"max_list_entries", raw.MaxListEntries, &out.MaxListEntries},
-		{"operation_timeout_ms", raw.OperationTimeoutMS, &out.OperationTimeoutMS},
+		{"MaxReadBytes", int64(l.MaxReadBytes)},
+		{"MaxWriteBytes", int64(l.MaxWriteBytes)},
+		{"MaxListEntries", int64(l.MaxListEntries)},
+		{"OperationTimeout", int64(l.OperationTimeout)},
 	} {
-		if f.from == nil {
-			continue
+		if f.v < 0 {
+			return limitsJSON{}, newError("open", CodeInvalidArguments, "Limits.%s must not be negative, got %d", f.name, f.v)
 		}
-		if *f.from < 1 {
-			return fmt.Errorf("agents.defaults.wsfs.%s is %d: a limit must be at least 1 (leave the key out for the default)", f.key, *f.from)
+	}
+	return limitsJSON{
+		MaxReadBytes:       int64(l.MaxReadBytes),
+		MaxWriteBytes:      int64(l.MaxWriteBytes),
+		MaxListEntries:     int64(l.MaxListEntries),
+		OperationTimeoutMS: ceilMillis(l.OperationTimeout),
+	}, nil
+}
+
+// toJSON checks the policy's strings (JSON encoding would silently replace
+// invalid UTF-8) and maps it to the config's JSON.
+func (p Policy) toJSON() (policyJSON, error) {
+	for _, list := range [][]string{p.DenyRead, p.DenyWrite, {p.AuditLog}} {
+		for _, s := range list {
+			if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+				return policyJSON{}, newError("open", CodeInvalidArguments, "Policy has a string that is not valid UTF-8 or contains a NUL byte: %q", s)
+			}
 		}
-		*f.to = *f.from
 	}
-	*c = out
-	return nil
+	pj := policyJSON{WritesEnabled: p.WritesEnabled, DenyRead: p.DenyRead, AuditLog: p.AuditLog}
+	if p.DenyWrite != nil {
+		pj.DenyWrite = &p.DenyWrite
+	}
+	return pj, nil
 }
 
-// Limits converts c to Limits.
-func (c LimitsConfig) Limits() Limits {
-	return Limits{
-		MaxReadBytes:     c.MaxReadBytes,
-		MaxWriteBytes:    c.MaxWriteBytes,
-		MaxListEntries:   c.MaxListEntries,
-		OperationTimeout: time.Duration(c.OperationTimeoutMS) * time.Millisecond,
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
 	}
+	return s
 }
 
-// RunnerConfig returns a RunnerConfig with the workspace settings of d and
-// the given model. Set the remaining fields (SystemPrompt, Logger, ...) on
-// the result.
-func (d AgentDefaults) RunnerConfig(model fantasy.LanguageModel) RunnerConfig {
-	return RunnerConfig{
-		Workspace:           d.Workspace,
-		RestrictToWorkspace: d.RestrictToWorkspace,
-		MaxToolIterations:   d.MaxToolIterations,
-		Limits:              d.WSFS.Limits(),
-		Policy:              d.WSFS.Policy.Policy(),
-		Model:               model,
+// ceilMillis rounds d up to whole milliseconds (0 stays 0).
+func ceilMillis(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
 	}
-}
-
-// ParseAgentDefaults decodes agents.defaults from a MiniClaw config file's
-// JSON.
-func ParseAgentDefaults(configJSON []byte) (AgentDefaults, error) {
-	var cfg struct {
-		Agents struct {
-			Defaults AgentDefaults `json:"defaults"`
-		} `json:"agents"`
-	}
-	if err := json.Unmarshal(configJSON, &cfg); err != nil {
-		return AgentDefaults{}, fmt.Errorf("wsfs: MiniClaw config: %w", err)
-	}
-	return cfg.Agents.Defaults, nil
-}
-
-// LoadAgentDefaults reads a MiniClaw config file and returns its
-// agents.defaults.
-func LoadAgentDefaults(path string) (AgentDefaults, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return AgentDefaults{}, err
-	}
-	return ParseAgentDefaults(b)
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }

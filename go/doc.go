@@ -1,11 +1,21 @@
-// Package wsfs gives Go programs and charm.land/fantasy agents filesystem
-// tools (read_file, write_file, append_file, list_dir, edit_file,
-// get_path_info, find_files, search_text, apply_patch, create_directory,
-// move_file, delete_file) that can only touch one workspace directory, under a
-// policy the host sets in Config.Policy (read-only mode, paths denied to
-// reading or changing, an audit log). The work is done by the Rust
-// library libwsfs through its C ABI (see the repository's README.md); this
-// package is a thin cgo binding (cgo.go) with a typed API on top.
+// Package wsfs gives Go programs filesystem tools (read_file, write_file,
+// append_file, list_dir, edit_file, get_path_info, find_files,
+// search_text, apply_patch, create_directory, move_file, delete_file: see
+// ToolNames) that can only touch one workspace directory, under a policy
+// the host sets in Config.Policy (read-only mode, paths denied to reading
+// or changing, an audit log). The work is done by the Rust library libwsfs
+// through its C ABI (see the repository's README.md); this package is the
+// cgo binding (cgo.go, the only file that touches C) and a typed API on
+// top. It depends on no agent framework.
+//
+// The module's other packages build on it, each with one job:
+//
+//   - fantasytools: the tools as charm.land/fantasy agent tools;
+//   - agent: an agent loop with per-session history for chat applications
+//     (MiniClaw's fantasy-agent provider), and MiniClaw's configuration;
+//   - mcpserver: the tools as an MCP server;
+//   - scripted: a deterministic fantasy.LanguageModel for tests and demos;
+//   - cmd/wsfs: the wsfs command.
 //
 // # Building
 //
@@ -14,11 +24,10 @@
 // LD_LIBRARY_PATH, no runtime dependency), and a stamp that makes Go relink
 // when the library changes. The build tag wsfs_shared links
 // target/release/libwsfs.so instead, with an rpath. The package is used from
-// a built checkout: another module requires it with a replace directive and
-// pins charm.land/fantasy to v0.42.0 (go/README.md, "Installing"); `go get`
-// alone cannot build the Rust library. Without the library the build stops
-// with an #error naming `make build`; without cgo, with an undefined
-// identifier that says cgo is needed.
+// a built checkout: another module requires it with a replace directive
+// (go/README.md, "Installing"); `go get` alone cannot build the Rust
+// library. Without the library the build stops with an #error naming `make
+// build`; without cgo, with an undefined identifier that says cgo is needed.
 //
 // # Typed API
 //
@@ -35,22 +44,7 @@
 // Workspace for the exact rules): CodeCancelled and CodeTimeout always mean
 // nothing was changed.
 //
-// # Agent tools and the agent runner
-//
-// Tools returns the tools (ToolNames) as fantasy.AgentTool values for any fantasy
-// agent. Runner is a complete agent loop for chat applications (MiniClaw's
-// fantasy-agent provider): per-session history in a HistoryStore (in memory
-// by default; a host may persist and bound it), a tool-iteration limit that
-// ends with a tool-less summary step, optional parallel read-only tools,
-// and one log record per tool call.
-//
-//	r, err := wsfs.NewRunner(wsfs.RunnerConfig{
-//		Workspace:         "~/.miniclaw/workspace",
-//		MaxToolIterations: 20,
-//		Model:             model, // any fantasy.LanguageModel
-//	})
-//	reply, err := r.Run(ctx, sessionID, userMessage)
-//
-// Package scripted provides a deterministic fantasy.LanguageModel for tests
-// and demos.
+// Each tool's input, result and method are in its own file,
+// tool_<name>.go. An agent framework's adapter calls CallForModel with the
+// model's JSON arguments and gets the text the model should read.
 package wsfs

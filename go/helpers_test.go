@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/wsfs/wsfs/go/internal/callhook"
 )
 
 // openTest opens a workspace on a new temporary directory and closes it at
@@ -145,9 +147,9 @@ var hookMu sync.Mutex // tests that set the hook do not run in parallel
 func hookBefore(t *testing.T, f func(tool string, tokenDone <-chan struct{})) {
 	t.Helper()
 	hookMu.Lock()
-	testHookBeforeCall.Store(&f)
+	callhook.Before.Store(&f)
 	t.Cleanup(func() {
-		testHookBeforeCall.Store(nil)
+		callhook.Before.Store(nil)
 		hookMu.Unlock()
 	})
 }

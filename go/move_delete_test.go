@@ -40,24 +40,9 @@ func TestMoveFile(t *testing.T) {
 	wantCode(t, err, CodeOutsideWorkspace)
 	_, err = ws.MoveFile(bg, MoveFileInput{Src: "docs\x00", Dst: "x"})
 	wantCode(t, err, CodeInvalidPath)
-	// The fantasy tool returns the library's text, and its errors as error responses.
-	tool := toolByName(t, Tools(ws), ToolMoveFile)
-	resp, err := runTool(t, tool, bg, `{"src":"docs","dst":"moved"}`)
-	if err != nil || resp.IsError || resp.Content != "moved directory docs to moved" {
-		t.Fatalf("fantasy move_file = %+v, %v", resp, err)
-	}
-	resp, err = runTool(t, tool, bg, `{"src":"moved","dst":"moved"}`)
-	if err != nil || !resp.IsError || !strings.HasPrefix(resp.Content, "invalid_arguments: ") {
-		t.Fatalf("fantasy move_file onto itself = %+v, %v", resp, err)
-	}
-	// Both change tools are offered, and never as read-only tools.
+	// Both change tools are offered.
 	if !slices.Contains(ToolNames, ToolMoveFile) || !slices.Contains(ToolNames, ToolDeleteFile) {
 		t.Fatalf("ToolNames = %v", ToolNames)
-	}
-	for _, tl := range Tools(ws, WithReadOnlyTools()) {
-		if name := tl.Info().Name; name == ToolMoveFile || name == ToolDeleteFile {
-			t.Fatalf("%s is offered as a read-only tool", name)
-		}
 	}
 }
 
@@ -113,17 +98,6 @@ func TestDeleteFile(t *testing.T) {
 	_, err = ws.DeleteFile(bg, DeleteFileInput{Path: "p", Recursive: true})
 	if e := wantCode(t, err, CodeIOError); !strings.HasPrefix(e.Message, "nothing was deleted: p/.wsfs-00000000000000aa.tmp: a wsfs write in progress") {
 		t.Fatalf("second delete: %v", e)
-	}
-	// The fantasy tool: the text, and recursive_required as an error response.
-	writeFile(t, filepath.Join(root, "d", "x"), "x")
-	tool := toolByName(t, Tools(ws), ToolDeleteFile)
-	resp, err := runTool(t, tool, bg, `{"path":"d"}`)
-	if err != nil || !resp.IsError || !strings.HasPrefix(resp.Content, "recursive_required: d is a directory holding 1 entry;") {
-		t.Fatalf("fantasy delete_file = %+v, %v", resp, err)
-	}
-	resp, err = runTool(t, tool, bg, `{"path":"d","recursive":true}`)
-	if err != nil || resp.IsError || resp.Content != "deleted directory d and everything in it (2 entries removed, the directory included)" {
-		t.Fatalf("fantasy delete_file = %+v, %v", resp, err)
 	}
 	if !errors.Is(&Error{Code: CodeRecursiveRequired}, ErrRecursiveRequired) {
 		t.Fatal("no sentinel")

@@ -1,7 +1,6 @@
 package wsfs
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -20,23 +19,18 @@ func TestReadOnlyWorkspaceRefusesEveryChangingTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools := Tools(ws)
 	var refused int
 	for _, spec := range specs {
 		args := `{"path":"a.txt","content":"x","old_text":"hello","new_text":"bye"}`
 		_, err := ws.CallRaw(bg, spec.Name, args)
-		resp, runErr := runTool(t, toolByName(t, tools, spec.Name), bg, args)
 		if spec.ReadOnly() {
-			if errorCode(err) == CodeWritesDisabled || strings.HasPrefix(resp.Content, "writes_disabled") {
+			if errorCode(err) == CodeWritesDisabled {
 				t.Errorf("%s is read-only but was refused", spec.Name)
 			}
 			continue
 		}
 		refused++
 		wantCode(t, err, CodeWritesDisabled)
-		if runErr != nil || !resp.IsError || !strings.HasPrefix(resp.Content, "writes_disabled: ") {
-			t.Errorf("%s as an agent tool: %+v, %v", spec.Name, resp, runErr)
-		}
 	}
 	if refused < 4 {
 		t.Fatalf("only %d changing tools", refused)
@@ -243,12 +237,4 @@ func TestCreateDirectory(t *testing.T) {
 	wantCode(t, err, CodeNotADirectory)
 	_, err = ws.CreateDirectory(bg, CreateDirectoryInput{Path: "../out"})
 	wantCode(t, err, CodeOutsideWorkspace)
-	tool := Tools(ws, WithToolNames(ToolCreateDirectory))[0]
-	resp, err := runTool(t, tool, context.Background(), `{"path":"t/u","parents":true}`)
-	if err != nil || resp.IsError || resp.Content != "created directory t/u (and 1 parent directory)" {
-		t.Fatalf("agent tool: %+v, %v", resp, err)
-	}
-	if fi, err := os.Stat(filepath.Join(ws.Root(), "t", "u")); err != nil || !fi.IsDir() {
-		t.Fatal(err)
-	}
 }

@@ -8,8 +8,6 @@ import (
 // ToolApplyPatch is the apply_patch tool's name.
 const ToolApplyPatch = "apply_patch"
 
-var _ = registerTool(ToolApplyPatch, func(in ApplyPatchInput) string { return in.paths() })
-
 // ApplyPatchInput is the argument of apply_patch: a Patch (a unified diff or
 // a "*** Begin Patch" patch) or Files (line-range replacements), not both.
 // All files of one call change together or not at all.

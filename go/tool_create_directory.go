@@ -6,8 +6,6 @@ import "context"
 // parents.
 const ToolCreateDirectory = "create_directory"
 
-var _ = registerTool(ToolCreateDirectory, func(in CreateDirectoryInput) string { return in.Path })
-
 // CreateDirectoryInput is the argument of create_directory. A nil Parents
 // means the library's default, true.
 type CreateDirectoryInput struct {

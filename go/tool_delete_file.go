@@ -5,8 +5,6 @@ import "context"
 // ToolDeleteFile deletes a file, symlink or directory.
 const ToolDeleteFile = "delete_file"
 
-var _ = registerTool(ToolDeleteFile, func(in DeleteFileInput) string { return in.Path })
-
 // DeleteFileInput is the argument of delete_file.
 type DeleteFileInput struct {
 	Path      string `json:"path" description:"File, symlink or directory to delete, e.g. 'build/old.log'."`

@@ -8,8 +8,6 @@ import (
 // ToolFindFiles finds files by glob pattern.
 const ToolFindFiles = "find_files"
 
-var _ = registerTool(ToolFindFiles, func(in FindFilesInput) string { return cmp.Or(in.Path, ".") })
-
 // FindFilesInput is the argument of find_files. Zero values mean the
 // library's defaults: Path ".", MaxResults 200, RespectGitignore true.
 type FindFilesInput struct {

@@ -8,8 +8,6 @@ import (
 // ToolGetPathInfo describes one path without reading it out.
 const ToolGetPathInfo = "get_path_info"
 
-var _ = registerTool(ToolGetPathInfo, func(in GetPathInfoInput) string { return in.Path })
-
 // GetPathInfoInput is the argument of get_path_info.
 type GetPathInfoInput struct {
 	Path string `json:"path" description:"File, directory or symlink to describe, e.g. 'src/main.go'."`

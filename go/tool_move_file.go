@@ -5,8 +5,6 @@ import "context"
 // ToolMoveFile moves or renames a file, directory or symlink.
 const ToolMoveFile = "move_file"
 
-var _ = registerTool(ToolMoveFile, func(in MoveFileInput) string { return in.Src + " -> " + in.Dst })
-
 // MoveFileInput is the argument of move_file. Dst is the entry's complete
 // new path, never a directory to move into.
 type MoveFileInput struct {

@@ -8,8 +8,6 @@ import (
 // ToolSearchText searches file contents.
 const ToolSearchText = "search_text"
 
-var _ = registerTool(ToolSearchText, func(in SearchTextInput) string { return cmp.Or(in.Path, ".") })
-
 // SearchTextInput is the argument of search_text. Zero values mean the
 // library's defaults: Path ".", a literal query, MaxMatches 50, no context,
 // CaseSensitive and RespectGitignore true.

@@ -3,7 +3,9 @@ package wsfs
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -64,4 +66,82 @@ func errorCode(err error) Code {
 		return e.Code
 	}
 	return ""
+}
+
+func TestTypedRoundTrip(t *testing.T) {
+	ws := openTest(t, Config{})
+	root := ws.Root()
+
+	w, err := ws.WriteFile(bg, WriteFileInput{Path: "dir/a.txt", Content: "one\ntwo\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Path != "dir/a.txt" || w.BytesWritten != 8 || !w.Created || w.Text == "" {
+		t.Fatalf("WriteFile = %+v", w)
+	}
+	w, err = ws.WriteFile(bg, WriteFileInput{Path: "dir/a.txt", Content: "one\ntwo\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Created || !reflect.DeepEqual(w.Warnings, []string{"file exists, overwriting"}) {
+		t.Fatalf("overwrite = %+v", w)
+	}
+
+	a, err := ws.AppendFile(bg, AppendFileInput{Path: "dir/a.txt", Content: "three\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Path != "dir/a.txt" || a.BytesAppended != 6 || a.Size != 14 {
+		t.Fatalf("AppendFile = %+v", a)
+	}
+
+	e, err := ws.EditFile(bg, EditFileInput{Path: "dir/a.txt", OldText: "two", NewText: "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Path != "dir/a.txt" || e.Matches != 1 || e.Replaced != 1 {
+		t.Fatalf("EditFile = %+v", e)
+	}
+	writeFile(t, filepath.Join(root, "b.txt"), "x x x")
+	e, err = ws.EditFile(bg, EditFileInput{Path: "b.txt", OldText: "x", NewText: "y", ReplaceAll: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Matches != 3 || e.Replaced != 3 || readFile(t, filepath.Join(root, "b.txt")) != "y y y" {
+		t.Fatalf("EditFile(replace_all) = %+v", e)
+	}
+
+	r, err := ws.ReadFile(bg, ReadFileInput{Path: "dir/a.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Path != "dir/a.txt" || r.Content != "one\n2\nthree\n" || r.Bytes != 12 || r.TotalBytes != 12 || r.Truncated {
+		t.Fatalf("ReadFile = %+v", r)
+	}
+	if r.Text != r.Content {
+		t.Fatalf("read_file text %q != content %q", r.Text, r.Content)
+	}
+
+	// An absolute path inside the workspace is accepted and reported
+	// relative to the root.
+	r, err = ws.ReadFile(bg, ReadFileInput{Path: filepath.Join(root, "dir", "a.txt")})
+	if err != nil || r.Path != "dir/a.txt" {
+		t.Fatalf("ReadFile(absolute inside) = %+v, %v", r, err)
+	}
+
+	if err := os.Symlink("b.txt", filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ws.ListDir(bg, ListDirInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEntries := []DirEntry{
+		{Name: "b.txt", Type: EntryFile, Size: 5},
+		{Name: "dir", Type: EntryDir, Size: l.Entries[1].Size},
+		{Name: "link", Type: EntrySymlink, Size: 5},
+	}
+	if l.Path != "." || l.Total != 3 || l.Truncated || !reflect.DeepEqual(l.Entries, wantEntries) {
+		t.Fatalf("ListDir = %+v", l)
+	}
 }

@@ -2,14 +2,11 @@ package wsfs
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"charm.land/fantasy"
 )
 
 // walkTree makes a small project in root: sources, a .gitignore, a hidden
@@ -147,33 +144,5 @@ func TestListDirTree(t *testing.T) {
 	wantCode(t, err, CodeInvalidArguments)
 	if n := slowDecodes.Load() - slow; n != 0 {
 		t.Fatalf("%d envelopes needed the slow decoder", n)
-	}
-}
-
-// The fantasy tools pass the model's arguments to the library as sent.
-func TestWalkingAgentTools(t *testing.T) {
-	ws := openTest(t, Config{})
-	walkTree(t, ws.Root())
-	tools := map[string]fantasy.AgentTool{}
-	for _, tool := range Tools(ws, WithReadOnlyTools()) {
-		tools[tool.Info().Name] = tool
-	}
-	for name, args := range map[string]any{
-		ToolFindFiles:  map[string]any{"pattern": "**/*.go", "respect_gitignore": false},
-		ToolSearchText: map[string]any{"query": "needle", "glob": "*.go"},
-		ToolListDir:    map[string]any{"depth": 3},
-	} {
-		tool, ok := tools[name]
-		if !ok {
-			t.Fatalf("%s is not a read-only tool", name)
-		}
-		in, _ := json.Marshal(args)
-		resp, err := tool.Run(context.Background(), fantasy.ToolCall{ID: "1", Name: name, Input: string(in)})
-		if err != nil || resp.IsError {
-			t.Fatalf("%s: %v %+v", name, err, resp)
-		}
-		if !strings.Contains(resp.Content, "main.go") || strings.Contains(resp.Content, "secret") {
-			t.Fatalf("%s: %q", name, resp.Content)
-		}
 	}
 }

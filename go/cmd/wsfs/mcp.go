@@ -8,19 +8,25 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	wsfs "github.com/wsfs/wsfs/go"
 	"github.com/wsfs/wsfs/go/mcpserver"
 )
 
-const mcpUsage = `usage: wsfs mcp --root DIR [--read-only] [--config FILE] [-v]
+const mcpUsage = `usage: wsfs mcp --root DIR [--read-only] [--config FILE] [-v] [--sdk-log]
 
 Serves the wsfs tools to an MCP client over stdio (stdin/stdout carry the
 protocol; diagnostics go to stderr). --config is the library's workspace
 configuration JSON ({"root", "restrict_to_workspace", "limits", ...});
---root overrides its root. --read-only offers only the tools whose
-annotations say readOnlyHint, and sets the policy's writes_enabled to false.
+--root overrides its root. A relative root is taken from the working
+directory the MCP host starts the server in, which the host chooses: give
+an absolute path (the startup line on stderr shows the root in use).
+--read-only offers only the tools whose annotations say readOnlyHint, and
+sets the policy's writes_enabled to false. -v logs one line per tool call;
+--sdk-log adds the MCP SDK's own info lines (connections, sessions); its
+warnings and errors are always logged.
 
 flags:
 `
@@ -34,6 +40,7 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer,
 	readOnly := fs.Bool("read-only", false, "offer only the read-only tools")
 	configFile := fs.String("config", "", "workspace configuration JSON file")
 	verbose := fs.Bool("v", false, "log one line per tool call to stderr")
+	sdkLog := fs.Bool("sdk-log", false, "also log the MCP SDK's own info lines (connections, sessions) to stderr")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, mcpUsage)
 		fs.PrintDefaults()
@@ -68,6 +75,13 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer,
 	if *verbose {
 		callLogger = logger
 	}
+	// The SDK logs every connection and session at info level: noise next
+	// to -v's tool calls, so only --sdk-log shows those.
+	sdkLevel := slog.LevelWarn
+	if *sdkLog {
+		sdkLevel = slog.LevelInfo
+	}
+	sdkLogger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: sdkLevel}))
 	ws, err := wsfs.OpenJSON(cfg, callLogger)
 	if err != nil {
 		fmt.Fprintln(stderr, "wsfs mcp:", err)
@@ -77,10 +91,14 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer,
 	for _, w := range ws.Warnings() {
 		logger.Warn("wsfs mcp: " + w)
 	}
+	if *root != "" && !filepath.IsAbs(*root) && !strings.HasPrefix(*root, "~") {
+		logger.Warn("wsfs mcp: --root is relative, so it was taken from the working directory the MCP host started the server in",
+			"root", *root, "resolved", ws.Root())
+	}
 	tools, _ := mcpserver.Tools(*readOnly)
 	logger.Info("wsfs mcp: serving on stdio", "root", ws.Root(), "read_only", *readOnly, "tools", strings.Join(tools, ","))
 
-	err = serve(ctx, ws, mcpserver.Options{ReadOnly: *readOnly, Logger: callLogger})
+	err = serve(ctx, ws, mcpserver.Options{ReadOnly: *readOnly, Logger: sdkLogger})
 	if err != nil && ctx.Err() == nil {
 		fmt.Fprintln(stderr, "wsfs mcp:", err)
 		return 1

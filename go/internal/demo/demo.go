@@ -1,5 +1,5 @@
-// Package demo is the `wsfs demo` agent run: a fantasy agent with the five
-// workspace tools works in a temporary workspace, is refused two escapes, and
+// Package demo is the `wsfs demo` agent run: a fantasy agent with the wsfs
+// workspace tools (wsfs.ToolNames) works in a temporary workspace, is refused two escapes, and
 // runs into its tool-iteration limit, while a transcript shows every tool
 // call and result.
 //
@@ -24,6 +24,7 @@ import (
 	"charm.land/fantasy/providers/openaicompat"
 
 	wsfs "github.com/wsfs/wsfs/go"
+	"github.com/wsfs/wsfs/go/agent"
 	"github.com/wsfs/wsfs/go/scripted"
 )
 
@@ -83,7 +84,7 @@ type Options struct {
 
 // Result is what the demo did, for tests and the closing lines.
 type Result struct {
-	Reply        wsfs.Reply
+	Reply        agent.Reply
 	Workspace    string
 	Notes        string // final content of notes.md ("" if missing)
 	SecretIntact bool   // outside/secret.txt still holds SecretContent
@@ -135,7 +136,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 	res := &Result{Workspace: wsDir}
 	step := 0
-	runner, err := wsfs.NewRunner(wsfs.RunnerConfig{
+	runner, err := agent.NewRunner(agent.RunnerConfig{
 		Workspace:         wsDir,
 		MaxToolIterations: limit,
 		Model:             model,
@@ -151,7 +152,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer runner.Close()
 
-	fmt.Fprintf(out, "wsfs demo: a fantasy agent with the five workspace tools\n")
+	fmt.Fprintf(out, "wsfs demo: a fantasy agent with the %d wsfs workspace tools\n", len(wsfs.ToolNames))
+	fmt.Fprintf(out, "  tools:     %s\n", strings.Join(wsfs.ToolNames, ", "))
 	fmt.Fprintf(out, "  model:     %s\n", modelName)
 	fmt.Fprintf(out, "  workspace: %s\n", runner.Workspace().Root())
 	fmt.Fprintf(out, "  outside:   %s (must stay out of reach)\n", secret)

@@ -12,6 +12,7 @@ import (
 
 	"charm.land/fantasy"
 
+	wsfs "github.com/wsfs/wsfs/go"
 	"github.com/wsfs/wsfs/go/scripted"
 )
 
@@ -55,6 +56,9 @@ func TestScriptedDemo(t *testing.T) {
 
 	transcript := out.String()
 	for _, s := range []string{
+		// The header names the tools the agent has, from the one list.
+		fmt.Sprintf("wsfs demo: a fantasy agent with the %d wsfs workspace tools\n", len(wsfs.ToolNames)),
+		"  tools:     " + strings.Join(wsfs.ToolNames, ", ") + "\n",
 		"model:     scripted model (no network, no API key)",
 		"user> Please help me with my notes",
 		"-- step 1 --\nassistant> Let me look at the workspace first.\n  call list_dir {}\n  ok\n",

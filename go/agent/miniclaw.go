@@ -1,0 +1,211 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/fantasy"
+
+	wsfs "github.com/wsfs/wsfs/go"
+)
+
+// AgentDefaults is MiniClaw's agents.defaults object, as far as the
+// fantasy-agent provider uses it. See config/config.example.json in the
+// repository for a commented example. Other keys (MiniClaw's own, and the
+// example's "_comment..." keys) are ignored here; the "wsfs" object is
+// checked strictly (see LimitsConfig).
+type AgentDefaults struct {
+	// Workspace is the directory the agent's file tools are confined to.
+	Workspace string `json:"workspace"`
+	// RestrictToWorkspace confines the tools to Workspace; absent means true.
+	RestrictToWorkspace *bool `json:"restrict_to_workspace"`
+	// MaxToolIterations is how many model steps of one request may call
+	// tools; absent or <= 0 means DefaultMaxToolIterations.
+	MaxToolIterations int `json:"max_tool_iterations"`
+	// Provider and Model are MiniClaw's own settings (the provider name,
+	// "fantasy-agent", and the model ID); wsfs does not interpret them.
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// WSFS holds the workspace tool limits; absent fields take the library
+	// defaults, and 0 or negative values are refused (see LimitsConfig).
+	WSFS LimitsConfig `json:"wsfs"`
+}
+
+// LimitsConfig is the "wsfs" object of AgentDefaults: Limits in the units
+// of the C ABI's configuration, and the workspace policy. In the config file
+// an absent limit means the library's default and a present one must be at
+// least 1: 0 and negative values are refused when the file is decoded, as
+// the library refuses them, so writing 0 (perhaps meaning "no limit") never
+// silently gets the default. In Go, a zero field means the default, as in
+// wsfs.Limits.
+//
+// Its keys are checked: an unknown one (a typo such as "max_read_byte") is
+// an error naming it and the known ones, except keys starting with
+// "_comment", which explain the settings next to them. The policy's keys
+// are checked the same way, comments included (see PolicyConfig).
+type LimitsConfig struct {
+	MaxReadBytes       int `json:"max_read_bytes"`
+	MaxWriteBytes      int `json:"max_write_bytes"`
+	MaxListEntries     int `json:"max_list_entries"`
+	OperationTimeoutMS int `json:"operation_timeout_ms"`
+	// Policy is the "policy" object (see wsfs.Policy); absent means the
+	// library's defaults.
+	Policy PolicyConfig `json:"policy"`
+}
+
+// PolicyConfig is wsfs.Policy with the C ABI's field names, as MiniClaw's config
+// file spells them: {"writes_enabled": false, "deny_read": [".env"],
+// "deny_write": [".git/**"], "audit_log": "~/.miniclaw/audit.jsonl"}. An
+// absent deny_write keeps the default [".git/**"]; [] means no rules.
+//
+// Its keys are checked strictly, as the library checks its own
+// configuration's: an unknown key (a comment, or a typo such as
+// "deny_reads", which would otherwise silently drop a deny rule) is an
+// error naming it and the known ones.
+type PolicyConfig struct {
+	WritesEnabled *bool    `json:"writes_enabled"`
+	DenyRead      []string `json:"deny_read"`
+	DenyWrite     []string `json:"deny_write"`
+	AuditLog      string   `json:"audit_log"`
+}
+
+// Policy converts c to wsfs.Policy.
+func (c PolicyConfig) Policy() wsfs.Policy {
+	return wsfs.Policy{
+		WritesEnabled: c.WritesEnabled,
+		DenyRead:      c.DenyRead,
+		DenyWrite:     c.DenyWrite,
+		AuditLog:      c.AuditLog,
+	}
+}
+
+// UnmarshalJSON decodes the "policy" object, refusing unknown keys.
+func (c *PolicyConfig) UnmarshalJSON(b []byte) error {
+	if err := checkKeys(b, "agents.defaults.wsfs.policy", policyKeys, false); err != nil {
+		return err
+	}
+	type plain PolicyConfig // without this method
+	return json.Unmarshal(b, (*plain)(c))
+}
+
+var policyKeys = []string{"writes_enabled", "deny_read", "deny_write", "audit_log"}
+
+var limitsKeys = []string{"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms", "policy"}
+
+// checkKeys returns an error naming the keys of the JSON object b that are
+// not known (exactly; encoding/json would also take them in another case),
+// and the known ones. With comments, keys starting with "_comment" are
+// allowed. Anything but an object is left to the decoding that follows.
+func checkKeys(b []byte, where string, known []string, comments bool) error {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(b, &obj) != nil {
+		return nil
+	}
+	var unknown []string
+	for key := range obj {
+		if !slices.Contains(known, key) && !(comments && strings.HasPrefix(key, "_comment")) {
+			unknown = append(unknown, strconv.Quote(key))
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	what := "unknown key"
+	if len(unknown) > 1 {
+		what = "unknown keys"
+	}
+	return fmt.Errorf("%s: %s %s; the known keys are %s", where, what, strings.Join(unknown, ", "), strings.Join(known, ", "))
+}
+
+// UnmarshalJSON decodes the "wsfs" object, refusing unknown keys and limits
+// below 1.
+func (c *LimitsConfig) UnmarshalJSON(b []byte) error {
+	if err := checkKeys(b, "agents.defaults.wsfs", limitsKeys, true); err != nil {
+		return err
+	}
+	var raw struct {
+		MaxReadBytes       *int         `json:"max_read_bytes"`
+		MaxWriteBytes      *int         `json:"max_write_bytes"`
+		MaxListEntries     *int         `json:"max_list_entries"`
+		OperationTimeoutMS *int         `json:"operation_timeout_ms"`
+		Policy             PolicyConfig `json:"policy"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	out := LimitsConfig{Policy: raw.Policy}
+	for _, f := range []struct {
+		key  string
+		from *int
+		to   *int
+	}{
+		{"max_read_bytes", raw.MaxReadBytes, &out.MaxReadBytes},
+		{"max_write_bytes", raw.MaxWriteBytes, &out.MaxWriteBytes},
+		{"max_list_entries", raw.MaxListEntries, &out.MaxListEntries},
+		{"operation_timeout_ms", raw.OperationTimeoutMS, &out.OperationTimeoutMS},
+	} {
+		if f.from == nil {
+			continue
+		}
+		if *f.from < 1 {
+			return fmt.Errorf("agents.defaults.wsfs.%s is %d: a limit must be at least 1 (leave the key out for the default)", f.key, *f.from)
+		}
+		*f.to = *f.from
+	}
+	*c = out
+	return nil
+}
+
+// Limits converts c to wsfs.Limits.
+func (c LimitsConfig) Limits() wsfs.Limits {
+	return wsfs.Limits{
+		MaxReadBytes:     c.MaxReadBytes,
+		MaxWriteBytes:    c.MaxWriteBytes,
+		MaxListEntries:   c.MaxListEntries,
+		OperationTimeout: time.Duration(c.OperationTimeoutMS) * time.Millisecond,
+	}
+}
+
+// RunnerConfig returns a RunnerConfig with the workspace settings of d and
+// the given model. Set the remaining fields (SystemPrompt, Logger, ...) on
+// the result.
+func (d AgentDefaults) RunnerConfig(model fantasy.LanguageModel) RunnerConfig {
+	return RunnerConfig{
+		Workspace:           d.Workspace,
+		RestrictToWorkspace: d.RestrictToWorkspace,
+		MaxToolIterations:   d.MaxToolIterations,
+		Limits:              d.WSFS.Limits(),
+		Policy:              d.WSFS.Policy.Policy(),
+		Model:               model,
+	}
+}
+
+// ParseAgentDefaults decodes agents.defaults from a MiniClaw config file's
+// JSON.
+func ParseAgentDefaults(configJSON []byte) (AgentDefaults, error) {
+	var cfg struct {
+		Agents struct {
+			Defaults AgentDefaults `json:"defaults"`
+		} `json:"agents"`
+	}
+	if err := json.Unmarshal(configJSON, &cfg); err != nil {
+		return AgentDefaults{}, fmt.Errorf("wsfs: MiniClaw config: %w", err)
+	}
+	return cfg.Agents.Defaults, nil
+}
+
+// LoadAgentDefaults reads a MiniClaw config file and returns its
+// agents.defaults.
+func LoadAgentDefaults(path string) (AgentDefaults, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return AgentDefaults{}, err
+	}
+	return ParseAgentDefaults(b)
+}

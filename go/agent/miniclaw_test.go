@@ -1,0 +1,144 @@
+package agent
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	wsfs "github.com/wsfs/wsfs/go"
+	"github.com/wsfs/wsfs/go/scripted"
+)
+
+func TestAgentDefaultsConfig(t *testing.T) {
+	d, err := LoadAgentDefaults(filepath.Join("..", "..", "config", "config.example.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Workspace != "~/.miniclaw/workspace" || d.RestrictToWorkspace == nil || !*d.RestrictToWorkspace ||
+		d.MaxToolIterations != 20 || d.Provider != "fantasy-agent" {
+		t.Fatalf("defaults = %+v", d)
+	}
+	want := wsfs.Limits{MaxReadBytes: 262144, MaxWriteBytes: 1048576, MaxListEntries: 500, OperationTimeout: 10_000_000_000}
+	if d.WSFS.Limits() != want {
+		t.Fatalf("limits = %+v", d.WSFS.Limits())
+	}
+	rc := d.RunnerConfig(scripted.New())
+	if rc.Workspace != d.Workspace || rc.MaxToolIterations != 20 || rc.Limits != want || rc.Model == nil || !*rc.RestrictToWorkspace {
+		t.Fatalf("RunnerConfig = %+v", rc)
+	}
+	if p := rc.Policy; p.WritesEnabled == nil || !*p.WritesEnabled || !slices.Equal(p.DenyRead, []string{".env", "**/*.pem"}) ||
+		!slices.Equal(p.DenyWrite, []string{".git/**"}) || p.AuditLog != "" {
+		t.Fatalf("policy = %+v", p)
+	}
+	// Absent restrict_to_workspace stays nil, which means true.
+	d, err = ParseAgentDefaults([]byte(`{"agents":{"defaults":{"workspace":"/w"}}}`))
+	if err != nil || d.RestrictToWorkspace != nil || d.MaxToolIterations != 0 {
+		t.Fatalf("minimal = %+v, %v", d, err)
+	}
+	// An absent deny_write keeps the library's default (nil); [] means none.
+	if p := d.WSFS.Policy.Policy(); p.WritesEnabled != nil || p.DenyWrite != nil {
+		t.Fatalf("minimal policy = %+v", p)
+	}
+	d, err = ParseAgentDefaults([]byte(`{"agents":{"defaults":{"wsfs":{"policy":{"deny_write":[],"writes_enabled":false}}}}}`))
+	if p := d.WSFS.Policy.Policy(); err != nil || p.DenyWrite == nil || len(p.DenyWrite) != 0 || *p.WritesEnabled {
+		t.Fatalf("policy = %+v, %v", p, err)
+	}
+	if _, err := ParseAgentDefaults([]byte(`{`)); err == nil {
+		t.Fatal("bad JSON accepted")
+	}
+}
+
+// TestAgentDefaultsLimits: as config/config.example.json says, an absent
+// limit takes the default, and 0 or a negative value is refused (it never
+// silently becomes the default).
+func TestAgentDefaultsLimits(t *testing.T) {
+	d, err := ParseAgentDefaults([]byte(`{"agents":{"defaults":{"workspace":"/w","wsfs":{"max_read_bytes":100,"max_list_entries":null}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (wsfs.Limits{MaxReadBytes: 100}); d.WSFS.Limits() != want {
+		t.Fatalf("limits %+v, want %+v", d.WSFS.Limits(), want)
+	}
+	for _, key := range []string{"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"} {
+		for _, v := range []string{"0", "-1"} {
+			_, err := ParseAgentDefaults([]byte(`{"agents":{"defaults":{"workspace":"/w","wsfs":{"` + key + `":` + v + `}}}}`))
+			if err == nil || !strings.Contains(err.Error(), "agents.defaults.wsfs."+key+" is "+v+": a limit must be at least 1") {
+				t.Errorf("%s = %s: %v", key, v, err)
+			}
+		}
+	}
+	// A wsfs object of the wrong shape is an error, not a default.
+	if _, err := ParseAgentDefaults([]byte(`{"agents":{"defaults":{"wsfs":{"max_read_bytes":"big"}}}}`)); err == nil {
+		t.Fatal("a string limit was accepted")
+	}
+	// The comment keys of the example are ignored.
+	if _, err := ParseAgentDefaults([]byte(`{"agents":{"defaults":{"wsfs":{"_comment":"x","max_read_bytes":5}}}}`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAgentDefaultsAreStrict: as config/config.example.json says, the keys
+// of agents.defaults.wsfs and of its policy are checked: a typo or a
+// comment in the policy is an error naming the key and the known ones, not
+// a deny rule silently gone. The wsfs object takes "_comment..." keys, as
+// agents.defaults does.
+func TestAgentDefaultsAreStrict(t *testing.T) {
+	for _, tc := range []struct{ wsfs, path, key, known string }{
+		{`{"policy":{"deny_reads":[".env"]}}`, "agents.defaults.wsfs.policy", "deny_reads", "writes_enabled, deny_read, deny_write, audit_log"},
+		{`{"policy":{"_comment":"no secrets","deny_read":[".env"]}}`, "agents.defaults.wsfs.policy", "_comment", "writes_enabled, deny_read, deny_write, audit_log"},
+		{`{"policy":{"Deny_Read":[".env"]}}`, "agents.defaults.wsfs.policy", "Deny_Read", "writes_enabled, deny_read, deny_write, audit_log"},
+		{`{"max_read_byte":100}`, "agents.defaults.wsfs", "max_read_byte", "max_read_bytes, max_write_bytes, max_list_entries, operation_timeout_ms, policy"},
+		{`{"Max_Read_Bytes":100}`, "agents.defaults.wsfs", "Max_Read_Bytes", "max_read_bytes, max_write_bytes, max_list_entries, operation_timeout_ms, policy"},
+	} {
+		_, err := ParseAgentDefaults([]byte(`{"agents":{"defaults":{"workspace":"/w","wsfs":` + tc.wsfs + `}}}`))
+		if err == nil {
+			t.Errorf("%s: accepted", tc.wsfs)
+			continue
+		}
+		for _, want := range []string{tc.path, `unknown key "` + tc.key + `"`, tc.known} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: error %q does not say %q", tc.wsfs, err, want)
+			}
+		}
+	}
+	// Comments in the wsfs object and in agents.defaults, null objects, and
+	// MiniClaw's own keys in agents.defaults are fine.
+	for _, ok := range []string{
+		`{"agents":{"defaults":{"_comment":"x","workspace":"/w","wsfs":{"_comment_policy":"y","policy":{"deny_read":[]}}}}}`,
+		`{"agents":{"defaults":{"workspace":"/w","wsfs":null}}}`,
+		`{"agents":{"defaults":{"workspace":"/w","wsfs":{"policy":null}}}}`,
+		`{"agents":{"defaults":{"workspace":"/w","temperature":0.7,"max_tokens":8192}}}`,
+	} {
+		if _, err := ParseAgentDefaults([]byte(ok)); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+}
+
+// TestConfigExampleNamesEveryTool: the example's description of the
+// fantasy-agent provider names each tool, from the one list of them.
+func TestConfigExampleNamesEveryTool(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "config", "config.example.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Agents struct {
+			Defaults struct {
+				Provider string `json:"_comment_provider"`
+			} `json:"defaults"`
+		} `json:"agents"`
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	words := strings.FieldsFunc(cfg.Agents.Defaults.Provider, func(r rune) bool { return r == ' ' || r == ',' || r == '.' || r == ':' })
+	for _, name := range wsfs.ToolNames {
+		if !slices.Contains(words, name) {
+			t.Errorf("config.example.json's _comment_provider does not name %s", name)
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	wsfs "github.com/wsfs/wsfs/go"
+	"github.com/wsfs/wsfs/go/mcpserver"
+)
+
+// serveInMemory stands in for mcpserver.ServeStdio: the real server, over
+// in-memory transports, with a client that connects, makes one tool call
+// and leaves.
+func serveInMemory(ctx context.Context, ws *wsfs.Workspace, o mcpserver.Options) error {
+	server, err := mcpserver.New(ws, o)
+	if err != nil {
+		return err
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(ctx, st, nil)
+	if err != nil {
+		return err
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: wsfs.ToolWriteFile,
+		Arguments: map[string]any{"path": "a.txt", "content": "x"}}); err != nil {
+		return err
+	}
+	cs.Close()
+	return ss.Wait()
+}
+
+// TestMCPLogging: stderr has the startup line; -v adds one line per tool
+// call, not the MCP SDK's own info lines (sessions, connections), which
+// only --sdk-log turns on.
+func TestMCPLogging(t *testing.T) {
+	const sdkLine = "server session connected" // one of the SDK's info lines
+	for _, tc := range []struct {
+		flags           []string
+		toolLine, sdkOn bool
+	}{
+		{nil, false, false},
+		{[]string{"-v"}, true, false},
+		{[]string{"--sdk-log"}, false, true},
+		{[]string{"-v", "--sdk-log"}, true, true},
+	} {
+		var errw strings.Builder
+		args := append([]string{"--root", t.TempDir()}, tc.flags...)
+		if code := runMCP(context.Background(), args, &errw, serveInMemory); code != 0 {
+			t.Fatalf("wsfs mcp %v: exit %d: %s", args, code, errw.String())
+		}
+		log := errw.String()
+		if !strings.Contains(log, "wsfs mcp: serving on stdio") {
+			t.Errorf("%v: no startup line in %q", tc.flags, log)
+		}
+		if got := strings.Contains(log, "wsfs tool call") && strings.Contains(log, "tool=write_file"); got != tc.toolLine {
+			t.Errorf("%v: tool-call line %v, want %v:\n%s", tc.flags, got, tc.toolLine, log)
+		}
+		if got := strings.Contains(log, sdkLine); got != tc.sdkOn {
+			t.Errorf("%v: the SDK's info lines %v, want %v:\n%s", tc.flags, got, tc.sdkOn, log)
+		}
+	}
+}
+
+// TestMCPRelativeRoot: a relative --root is taken from the working
+// directory the host starts the server in, as -h says, and the startup
+// warns about it with the directory it resolved to.
+func TestMCPRelativeRoot(t *testing.T) {
+	var errw strings.Builder
+	if code := runMCP(context.Background(), []string{"-h"}, &errw, serveInMemory); code != 0 ||
+		!strings.Contains(errw.String(), "A relative root is taken from the working\ndirectory the MCP host starts the server in") {
+		t.Fatalf("wsfs mcp -h: exit %d, usage does not say where a relative root is taken from:\n%s", code, errw.String())
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	errw.Reset()
+	if code := runMCP(context.Background(), []string{"--root", "notes"}, &errw, serveInMemory); code != 0 {
+		t.Fatalf("exit %d: %s", code, errw.String())
+	}
+	if !strings.Contains(errw.String(), "--root is relative") || !strings.Contains(errw.String(), "resolved="+filepath.Join(dir, "notes")) {
+		t.Fatalf("no warning about the relative root:\n%s", errw.String())
+	}
+}

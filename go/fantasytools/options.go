@@ -1,0 +1,56 @@
+package fantasytools
+
+import (
+	"log/slog"
+	"time"
+)
+
+// ToolOption configures Tools.
+type ToolOption func(*toolConfig)
+
+type toolConfig struct {
+	logger        *slog.Logger
+	timeout       time.Duration
+	readOnly      bool
+	parallelReads bool
+	names         []string
+}
+
+// WithLogger sends the tools' per-call log records to l instead of the
+// workspace's wsfs.Config.Logger.
+func WithLogger(l *slog.Logger) ToolOption {
+	return func(c *toolConfig) { c.logger = l }
+}
+
+// WithTimeout bounds every tool call to d (it can only shorten the
+// workspace's OperationTimeout; the context deadline still applies). Zero
+// means no extra bound.
+func WithTimeout(d time.Duration) ToolOption {
+	return func(c *toolConfig) { c.timeout = d }
+}
+
+// WithReadOnlyTools makes Tools return only the tools that never change
+// anything (those whose spec has readOnlyHint), for a read-only agent.
+func WithReadOnlyTools() ToolOption {
+	return func(c *toolConfig) { c.readOnly = true }
+}
+
+// WithParallelReadOnlyTools marks the tools that never change anything
+// (readOnlyHint in their spec: read_file, list_dir, ...) as parallel
+// (fantasy.NewParallelAgentTool, Info().Parallel): when a model calls
+// several tools in one step, fantasy starts the parallel ones concurrently
+// (at most 5 at once, in fantasy v0.42.0) and runs the others one at a
+// time, in call order. Tools that write stay sequential, so writes never
+// race each other. Results reach the model in call order either way. A
+// read called before a write of the same step may overlap it and sees the
+// file before or after the write, never a mix (writes are atomic); a read
+// called after a write starts once the write is done.
+func WithParallelReadOnlyTools() ToolOption {
+	return func(c *toolConfig) { c.parallelReads = true }
+}
+
+// WithToolNames makes Tools return only the named tools, in wsfs.ToolNames
+// order. A name that is not a tool is a programming error: Tools panics.
+func WithToolNames(names ...string) ToolOption {
+	return func(c *toolConfig) { c.names = append(c.names, names...) }
+}

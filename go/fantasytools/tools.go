@@ -1,0 +1,75 @@
+// Package fantasytools turns the wsfs workspace tools into
+// charm.land/fantasy agent tools:
+//
+//	agent := fantasy.NewAgent(model, fantasy.WithTools(fantasytools.Tools(ws)...))
+//
+// Each tool has the library's name, description and parameter schema
+// (wsfs_tool_specs()); fantasy decodes the model's arguments into the
+// tool's input struct from package wsfs (wsfs.ReadFileInput, ...), and the
+// call goes to the library through wsfs.Workspace.CallForModel with the
+// arguments exactly as the model sent them. A failure the model can correct
+// is an error response; one that ends the run is also a Go error (see
+// Tools).
+package fantasytools
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"charm.land/fantasy"
+
+	wsfs "github.com/wsfs/wsfs/go"
+)
+
+// Tools returns the workspace tools as fantasy agent tools: all of them
+// (wsfs.ToolNames) unless WithReadOnlyTools or WithToolNames choose fewer; with
+// both, a tool must pass both. Each has the library's name, description and
+// parameter schema (wsfs_tool_specs()); the model's arguments are decoded
+// into the tool's Go input struct (wsfs.ReadFileInput, ...)
+// and passed to the library as the model sent them. They are sequential
+// tools (fantasy runs them one at a time, in call order) unless
+// WithParallelReadOnlyTools makes the read-only ones parallel.
+//
+// Results:
+//   - success: a text response with the library's "text", unchanged (file
+//     content for read_file, a listing for list_dir, a summary for the
+//     others, with truncation notices and warnings as the library words
+//     them);
+//   - a recoverable failure (bad path, outside_workspace, path_not_found,
+//     edit_not_found, too_large, timeout, ...): an error response with the
+//     text "<code>: <message>" and a nil Go error, so the agent loop goes on
+//     and the model can correct its call;
+//   - a fatal condition: a non-nil Go error, which makes fantasy stop the
+//     run. Fatal means the run cannot usefully continue: the workspace was
+//     closed (invalid_workspace), or the call failed because the run's own
+//     context was cancelled or its deadline passed (the error then wraps
+//     ctx.Err()). Even then nothing was changed (see wsfs.Workspace).
+//
+// The raw JSON arguments the model sent are passed to the library as they
+// are, so its validation (unknown fields, empty old_text, ...) produces the
+// error text. Arguments whose JSON types do not fit the input struct are
+// rejected by fantasy before the tool runs ("invalid parameters: ..."),
+// also as a recoverable error response.
+func Tools(ws *wsfs.Workspace, opts ...ToolOption) []fantasy.AgentTool {
+	var tc toolConfig
+	for _, o := range opts {
+		o(&tc)
+	}
+	for _, n := range tc.names {
+		if _, ok := adapters[n]; !ok {
+			panic("fantasytools.Tools: there is no tool named " + strconv.Quote(n) + "; the tools are " + strings.Join(wsfs.ToolNames, ", "))
+		}
+	}
+	var tools []fantasy.AgentTool
+	for _, name := range wsfs.ToolNames {
+		if len(tc.names) > 0 && !slices.Contains(tc.names, name) {
+			continue
+		}
+		if spec, ok := specFor(name); tc.readOnly && (!ok || !spec.ReadOnly()) {
+			continue
+		}
+		tools = append(tools, adapters[name].build(ws, tc))
+	}
+	return tools
+}

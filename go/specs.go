@@ -1,0 +1,54 @@
+package wsfs
+
+import (
+	"encoding/json"
+	"sync"
+)
+
+// ToolNames lists every tool the package has a typed method for, in the
+// library's order (that of wsfs_tool_specs()). It is the one list of the
+// tools on the Go side: the agent tools, the CLI and the runner's prompt
+// follow it, and TestToolNamesAreTheLibrarys checks it against the library.
+var ToolNames = []string{
+	ToolReadFile, ToolWriteFile, ToolAppendFile, ToolListDir, ToolEditFile, ToolGetPathInfo,
+	ToolFindFiles, ToolSearchText, ToolApplyPatch, ToolCreateDirectory, ToolMoveFile, ToolDeleteFile,
+}
+
+// ToolSpec is one entry of the library's wsfs_tool_specs(): a tool's name,
+// description and JSON-schema parameters, as offered to a model.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+	// Annotations are hints for hosts, true of every call:
+	// {"readOnlyHint","destructiveHint","idempotentHint","openWorldHint"}.
+	Annotations json.RawMessage `json:"annotations"`
+}
+
+var toolSpecsOnce = sync.OnceValues(func() ([]ToolSpec, error) {
+	raw := cToolSpecs()
+	var specs []ToolSpec
+	if err := json.Unmarshal([]byte(raw), &specs); err != nil {
+		return nil, newError("tool_specs", CodeIOError, "malformed wsfs_tool_specs(): %v", err)
+	}
+	return specs, nil
+})
+
+// ToolSpecs returns the library's tool specifications.
+func ToolSpecs() ([]ToolSpec, error) {
+	specs, err := toolSpecsOnce()
+	return append([]ToolSpec(nil), specs...), err
+}
+
+// ToolSpecsJSON returns wsfs_tool_specs() exactly as the library returns it.
+func ToolSpecsJSON() string { return cToolSpecs() }
+
+// ReadOnly reports whether the spec's annotations say the tool never
+// changes anything.
+func (s ToolSpec) ReadOnly() bool {
+	var a struct {
+		ReadOnly bool `json:"readOnlyHint"`
+	}
+	_ = json.Unmarshal(s.Annotations, &a)
+	return a.ReadOnly
+}
