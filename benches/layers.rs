@@ -1,5 +1,5 @@
 //! Benchmarks of wsfs's Rust layers, on the fixture the Go benchmarks use
-//! (`go/benchmarks`, built by `bench/run.sh`):
+//! (`go/internal/benchmarks`, built by `bench/run.sh`):
 //!
 //! - `core`: `wsfs::run_tool` on a `wsfs::Workspace` (no handle registry, no envelope);
 //! - `cabi_typed`: the C ABI (`wsfs::ffi::wsfs_call_with_options`, or `wsfs_call_with_content`
@@ -78,7 +78,7 @@ const LAYERS: [&str; 3] = ["core", "cabi_typed", "cabi_fantasy"];
 /// Layers whose peak RSS growth is measured.
 const RSS_LAYERS: [&str; 2] = ["core", "cabi_typed"];
 
-/// How a path calls the C ABI (see `CallMode` in go/benchmarks/fixtures.go).
+/// How a path calls the C ABI (see `CallMode` in go/internal/benchmarks/fixtures.go).
 #[derive(Debug, Clone, Deserialize)]
 struct CallMode {
     output: String,
@@ -590,8 +590,9 @@ fn run_rss(fx: &Fixture, out: &Path) -> Result<(), String> {
 }
 
 fn run() -> Result<(), String> {
-    let dir = std::env::var_os("WSFS_BENCH_DIR")
-        .ok_or("set WSFS_BENCH_DIR to a fixture built by go/benchmarks (bench/run.sh does)")?;
+    let dir = std::env::var_os("WSFS_BENCH_DIR").ok_or(
+        "set WSFS_BENCH_DIR to a fixture built by go/internal/benchmarks (bench/run.sh does)",
+    )?;
     let fx = Fixture::load(Path::new(&dir))?;
     if let Ok(spec) = std::env::var("WSFS_BENCH_RSS_CHILD") {
         let out = std::env::var_os("WSFS_BENCH_RSS_CHILD_OUT").ok_or("no child output")?;
