@@ -1,8 +1,8 @@
 //! Workspace configuration: parsing, defaults and root resolution.
 
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::policy::PolicyConfig;
-use crate::resolve::{protected_location, PROTECTED_LOCATIONS, UNPROTECTED_INSIDE};
+use crate::guard::policy::PolicyConfig;
+use crate::sandbox::resolve::{protected_location, PROTECTED_LOCATIONS, UNPROTECTED_INSIDE};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 

@@ -1,14 +1,14 @@
 //! An open workspace: the root's directory handle, its limits, and how tool paths are parsed.
 
 use crate::commit::journal::recover_all;
-use crate::commit::state::{self, StateDir};
 use crate::config::{
     absolute_root, broad_root_warning, is_broad_root, unrestricted_warnings, Config, Limits,
 };
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::guard::policy::Policy;
 use crate::names::{self, display_path};
-use crate::policy::Policy;
-use crate::tempfile_ops::{sweep_leftovers, SweepLimits, SWEEP_LIMITS};
+use crate::sandbox::state_dir::{self, StateDir};
+use crate::sandbox::tempfile::{sweep_leftovers, SweepLimits, SWEEP_LIMITS};
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use std::borrow::Cow;
@@ -101,12 +101,13 @@ impl Workspace {
         let root_dir = Dir::open_ambient_dir(&root, ambient_authority())
             .map_err(|e| WsfsError::from_io(&e, &shown))?;
         let policy = Policy::open(&config.policy, &root)?;
-        crate::resolve::proc_fd_dir();
+        crate::sandbox::resolve::proc_fd_dir();
         let mut warnings: Vec<String> = broad_root_warning(&root).into_iter().collect();
         if !config.restrict_to_workspace {
             warnings.extend(unrestricted_warnings(&root));
         }
-        let (state, state_warnings) = state::choose(&root_dir, &root, config.state_dir.as_deref())?;
+        let (state, state_warnings) =
+            state_dir::choose(&root_dir, &root, config.state_dir.as_deref())?;
         warnings.extend(state_warnings);
         let ws = Workspace {
             root_dir,
@@ -126,7 +127,7 @@ impl Workspace {
         let recovery = recover_all(&ws);
         warnings.extend(recovery.warnings);
         // Then the directories of calls killed part-way, once no journal needs them.
-        warnings.extend(crate::commit::new_dirs::recover_all(&ws));
+        warnings.extend(crate::sandbox::new_dirs::recover_all(&ws));
         if !recovery.names_unknown {
             sweep(&ws.root_dir, &ws.root, &recovery.unrecovered);
         }
@@ -146,7 +147,7 @@ impl Workspace {
     }
 
     /// The effective policy (defaults filled in, the audit log's path absolute).
-    pub fn policy(&self) -> &crate::policy::PolicyConfig {
+    pub fn policy(&self) -> &crate::guard::policy::PolicyConfig {
         self.policy.config()
     }
 

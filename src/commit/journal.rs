@@ -12,10 +12,10 @@
 //! running it again after a crash part-way through recovery is harmless.
 
 use super::fault::{self, Sys};
-use super::state::StateDir;
-use crate::fileops::{open_leaf_read, sync_dir};
 use crate::lines::sha256_hex;
-use crate::tempfile_ops::{is_temp_name, remove_if_unlocked, Staged};
+use crate::sandbox::fileops::{open_leaf_read, sync_dir};
+use crate::sandbox::state_dir::StateDir;
+use crate::sandbox::tempfile::{is_temp_name, remove_if_unlocked, Staged};
 use crate::workspace::{Anchor, Workspace};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions};
@@ -531,7 +531,7 @@ pub fn created_list(dirs: &[PathBuf]) -> Vec<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tempfile_ops::temp_name;
+    use crate::sandbox::tempfile::temp_name;
 
     fn journal() -> Journal {
         let mut j = Journal::new("0123456789abcdef".into(), Path::new("/ws"), Anchor::Root);

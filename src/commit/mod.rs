@@ -60,21 +60,19 @@
 
 pub mod fault;
 pub mod journal;
-pub mod new_dirs;
-pub mod state;
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError, NO_SPACE_HINT};
-use crate::fileops::{check_file_size_limit, fill_staged, sync_dir};
-use crate::policy::Access;
-use crate::resolve::Located;
-use crate::tempfile_ops::{random_u64, temp_name, Staged};
+use crate::guard::policy::Access;
+use crate::sandbox::fileops::{check_file_size_limit, fill_staged, sync_dir};
+use crate::sandbox::resolve::Located;
+use crate::sandbox::state_dir::{self, StateDir};
+use crate::sandbox::tempfile::{random_u64, temp_name, Staged};
 use crate::workspace::{Anchor, ToolPath, Workspace};
 use cap_std::fs::{Dir, Metadata};
 use fault::{CommitFault, Sys};
 use journal::{created_list, path_bytes, Entry, EntryOp, Journal};
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
-use state::StateDir;
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::OwnedFd;
@@ -342,7 +340,7 @@ pub(crate) fn readable_dir(dir: &Dir) -> io::Result<Dir> {
 /// The state directory, created if needed, as a handle that can be fsynced.
 fn open_state(ws: &Workspace, path: &Path) -> Result<Dir> {
     fault::sys(Sys::Mkdir)
-        .and_then(|()| state::open_for_commit(&ws.root_dir, path))
+        .and_then(|()| state_dir::open_for_commit(&ws.root_dir, path))
         .and_then(|dir| fault::sys(Sys::Open).and_then(|()| readable_dir(&dir)))
         .map_err(|e| machinery_error("cannot create or open wsfs's state directory", &e))
 }

@@ -5,13 +5,13 @@
 //! parent) and removed again if the call fails or is stopped before the leaf's `mkdirat`, its
 //! commit point; the leaf is fsynced into its parent after it.
 
-use crate::audit::Change;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::sync_dir;
-use crate::policy::Access;
+use crate::guard::audit::Change;
+use crate::guard::policy::Access;
 use crate::render;
-use crate::resolve::Located;
-use crate::tool::{Annotations, Call, Tool, ToolOutput};
+use crate::sandbox::fileops::sync_dir;
+use crate::sandbox::resolve::Located;
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput};
 use crate::workspace::ToolPath;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

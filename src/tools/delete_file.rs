@@ -7,7 +7,7 @@
 //! - A regular file is locked like writers lock it, so an edit in flight finishes first and
 //!   one that starts later finds the file gone instead of recreating it.
 //! - A directory needs `recursive: true` (`recursive_required` otherwise), then goes through
-//!   [`crate::walk::remove`]: handles only, no symlink followed, no other file system entered,
+//!   [`crate::sandbox::walk::remove`]: handles only, no symlink followed, no other file system entered,
 //!   a few descriptors however deep, at most `MAX_DELETE_ENTRIES` removals per call.
 //! - Deletion is not all or nothing. An error means nothing was removed (`timeout` and
 //!   `cancelled` included). A recursive deletion that removed something and then stopped
@@ -16,15 +16,15 @@
 //! - After a complete deletion the parent directory is fsynced.
 
 use super::entry::{self, Entry};
-use crate::audit::{Change, FileHash};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::sync_dir;
-use crate::policy::Access;
-use crate::tool::{Annotations, Call, Tool, ToolOutput};
-use crate::walk::filter::is_internal_name;
-use crate::walk::remove::{remove_tree, Halt, Removal, RemoveDenyHook, RemoveOptions};
-use crate::walk::sys::{self, Kind};
+use crate::guard::audit::{Change, FileHash};
+use crate::guard::policy::Access;
+use crate::sandbox::fileops::sync_dir;
+use crate::sandbox::sys::{self, Kind};
+use crate::sandbox::walk::filter::is_internal_name;
+use crate::sandbox::walk::remove::{remove_tree, Halt, Removal, RemoveDenyHook, RemoveOptions};
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput};
 use crate::workspace::{ToolPath, Workspace};
 use rustix::fs::{AtFlags, RawDir};
 use rustix::io::Errno;
@@ -295,7 +295,7 @@ fn delete_tree(
 /// The error for a recursive deletion that could not remove anything: nothing changed.
 fn nothing_removed(
     display: &str,
-    not_removed: &[crate::walk::remove::NotRemoved],
+    not_removed: &[crate::sandbox::walk::remove::NotRemoved],
     count: u64,
     shown: &dyn Fn(&str) -> String,
 ) -> WsfsError {
@@ -342,7 +342,7 @@ fn recursive_required(entry: &Entry<'_>, path: &ToolPath, ctl: &CallControl) -> 
 /// are more); `None` if it cannot be read.
 fn count_entries(entry: &Entry<'_>, ctl: &CallControl) -> Option<(u64, bool)> {
     let fd = sys::open_child_dir(entry.dir().as_fd(), entry.leaf.as_bytes()).ok()?;
-    let mut buf = Vec::with_capacity(crate::walk::names::DIRENT_BUFFER);
+    let mut buf = Vec::with_capacity(crate::sandbox::walk::names::DIRENT_BUFFER);
     let mut raw = RawDir::new(fd, buf.spare_capacity_mut());
     let mut count = 0u64;
     while let Some(item) = raw.next() {

@@ -5,13 +5,13 @@
 //! path strings.
 
 use crate::control::CallControl;
-use crate::create_dirs::open_parent;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::{lock_current, open_error, open_leaf_read, LockedFile};
+use crate::guard::policy::Access;
 use crate::names::display_path;
-use crate::policy::Access;
-use crate::resolve::Located;
-use crate::walk::sys;
+use crate::sandbox::create_dirs::open_parent;
+use crate::sandbox::fileops::{lock_current, open_error, open_leaf_read, LockedFile};
+use crate::sandbox::resolve::Located;
+use crate::sandbox::sys;
 use crate::workspace::{Anchor, ToolPath, Workspace};
 use cap_std::fs::{Dir, Metadata, MetadataExt};
 use std::ffi::OsString;

@@ -2,14 +2,14 @@
 //! workspace's handle.
 
 use super::globs::PathGlob;
-use super::target::{open_walk_dir, WalkDeny};
+use super::walking::{open_walk_dir, WalkDeny};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::render;
-use crate::tool::{Annotations, Call, Tool, ToolOutput};
-use crate::walk::dfs::{walk, Flow};
-use crate::walk::filter::Candidate;
-use crate::walk::names::shown;
-use crate::walk::{Kind, WalkOptions, WalkStats};
+use crate::sandbox::walk::dfs::{walk, Flow};
+use crate::sandbox::walk::filter::Candidate;
+use crate::sandbox::walk::names::shown;
+use crate::sandbox::walk::{Kind, WalkOptions, WalkStats};
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;

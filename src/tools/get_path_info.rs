@@ -3,12 +3,12 @@
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::open_leaf_read;
-use crate::hints;
 use crate::lines::{FileHash, LineCounter};
 use crate::render;
-use crate::resolve::Located;
-use crate::tool::{Annotations, Call, Tool, ToolOutput};
+use crate::sandbox::fileops::open_leaf_read;
+use crate::sandbox::resolve::Located;
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput};
+use crate::tools::hints;
 use crate::workspace::{ToolPath, Workspace};
 use cap_std::fs::{Dir, Metadata, MetadataExt};
 use rustix::fs::{Access, AtFlags};

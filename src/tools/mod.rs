@@ -1,11 +1,12 @@
 //! The tools, one file each, and the registry that lists them. Adding a tool: a new file here
-//! implementing [`Tool`](crate::tool::Tool), one `pub mod` line and one `REGISTRY` line.
+//! implementing [`Tool`](crate::tools::contract::Tool), one `pub mod` line and one `REGISTRY` line.
 
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::tool::{entry, ToolEntry};
+use crate::tools::contract::{entry, ToolEntry};
 
 pub mod append_file;
 pub mod apply_patch;
+pub mod contract;
 pub mod create_directory;
 pub mod delete_file;
 pub mod edit_file;
@@ -13,14 +14,12 @@ mod entry;
 pub mod find_files;
 pub mod get_path_info;
 mod globs;
+pub mod hints;
 pub mod list_dir;
-pub mod list_tree;
 pub mod move_file;
 pub mod read_file;
-pub mod read_range;
-mod search_sink;
 pub mod search_text;
-mod target;
+mod walking;
 pub mod write;
 pub mod write_file;
 

@@ -20,16 +20,16 @@
 
 use super::entry::{self, Entry, FileId};
 use super::write::hash_same_file;
-use crate::audit::Change;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::sync_dir;
-use crate::hints::shown_name;
-use crate::policy::Access;
-use crate::resolve::Located;
-use crate::tool::{Annotations, Call, Tool, ToolOutput};
-use crate::walk::dfs::{walk_all, Flow};
-use crate::walk::sys::{self, Kind};
+use crate::guard::audit::Change;
+use crate::guard::policy::Access;
+use crate::sandbox::fileops::sync_dir;
+use crate::sandbox::resolve::Located;
+use crate::sandbox::sys::{self, Kind};
+use crate::sandbox::walk::dfs::{walk_all, Flow};
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput};
+use crate::tools::hints::shown_name;
 use crate::workspace::{ToolPath, Workspace};
 use cap_std::fs::{Dir, Metadata};
 use rustix::fs::RenameFlags;
@@ -290,7 +290,7 @@ fn lock_files(
     dst: &ToolPath,
     overwrite: bool,
     ctl: &CallControl,
-) -> Result<Vec<crate::fileops::LockedFile>> {
+) -> Result<Vec<crate::sandbox::fileops::LockedFile>> {
     use cap_std::fs::MetadataExt;
     let mut files: Vec<(FileId, &Dir, &std::ffi::OsString, &str)> = Vec::new();
     if from.meta.is_file() {

@@ -1,15 +1,15 @@
 //! `write_file` (its three modes) and `append_file`.
 
-use crate::audit::{sha256_hex, Change, FileHash};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError, NO_SPACE_HINT};
-use crate::fileops::{
+use crate::guard::audit::{sha256_hex, Change, FileHash};
+use crate::guard::policy::Access;
+use crate::sandbox::fileops::{
     atomic_create, atomic_replace, check_file_size_limit, file_exists, lock_current, open_error,
     open_leaf_append, open_leaf_append_existing, open_leaf_append_new, open_leaf_read, sync_dir,
 };
-use crate::policy::Access;
-use crate::resolve::Located;
-use crate::tool::Call;
+use crate::sandbox::resolve::Located;
+use crate::tools::contract::Call;
 use crate::workspace::{ToolPath, Workspace};
 use cap_std::fs::{Dir, File, Metadata, MetadataExt};
 use schemars::JsonSchema;

@@ -3,7 +3,7 @@
 use super::write::{self, WriteMode, WriteOutput};
 use crate::error::Result;
 use crate::render;
-use crate::tool::{Annotations, Call, Tool, ToolOutput};
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::borrow::Cow;

@@ -8,7 +8,7 @@ mod output;
 mod plan;
 
 use crate::error::Result;
-use crate::tool::{Annotations, Call, Tool};
+use crate::tools::contract::{Annotations, Call, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 

@@ -6,21 +6,21 @@
 use super::diff::{bounded, file_diff};
 use super::output::{ApplyPatchOutput, FileChanged};
 use super::ApplyPatchArgs;
-use crate::audit::Change;
 use crate::commit::{commit, CommitError, Op, OpKind, Place};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::{
-    decode_text, lock_current, open_error, open_leaf_read, require_regular, LockedFile,
-};
+use crate::guard::audit::Change;
+use crate::guard::policy::Access;
 use crate::lines::sha256_hex;
 use crate::patch::apply::apply_hunks;
 use crate::patch::model::{Action, FileSection, ParsedPatch, Reason, Rejection};
 use crate::patch::structured::{self, RangeEdit};
 use crate::patch::text::FileText;
-use crate::policy::Access;
-use crate::resolve::Located;
-use crate::tool::Call;
+use crate::sandbox::fileops::{
+    decode_text, lock_current, open_error, open_leaf_read, require_regular, LockedFile,
+};
+use crate::sandbox::resolve::Located;
+use crate::tools::contract::Call;
 use crate::tools::write::check_write_size;
 use crate::workspace::{Anchor, ToolPath, Workspace};
 use cap_std::fs::{File, Metadata, MetadataExt};

@@ -1,16 +1,16 @@
 //! `list_dir` with more than its `path`: a filtered listing of one level, or with `depth > 1`
-//! a breadth-first tree (`crate::walk::tree`).
+//! a breadth-first tree (`crate::sandbox::walk::tree`).
 
-use super::list_dir::{list_filtered, ListDirArgs, ListOutput};
-use super::target::{open_walk_dir, WalkDeny};
+use super::{list_filtered, ListDirArgs, ListOutput};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::render;
-use crate::tool::Call;
-use crate::walk::filter::{self, Candidate, WalkOptions};
-use crate::walk::names::shown;
-use crate::walk::sys;
-use crate::walk::tree::{list_tree, Tree};
-use crate::walk::Kind;
+use crate::sandbox::sys;
+use crate::sandbox::walk::filter::{self, Candidate, WalkOptions};
+use crate::sandbox::walk::names::shown;
+use crate::sandbox::walk::tree::{list_tree, Tree};
+use crate::sandbox::walk::Kind;
+use crate::tools::contract::Call;
+use crate::tools::walking::{open_walk_dir, WalkDeny};
 use crate::workspace::ToolPath;
 use ignore::gitignore::Gitignore;
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
@@ -194,7 +194,7 @@ impl TreeOut {
                 out.total, self.cap
             );
         }
-        super::list_dir::left_out_note(&mut text, out.denied, out.protected, "shown");
+        super::left_out_note(&mut text, out.denied, out.protected, "shown");
         let refused = self.tree.stats.refused;
         if refused > 0 {
             let _ = writeln!(

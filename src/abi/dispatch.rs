@@ -1,13 +1,13 @@
 //! One tool call: the registry entry, the deadline, the tool itself, the envelope and its
 //! trace event.
 
-use crate::audit::{self, Finished, Notes};
+use crate::abi::envelope::{self, Envelope, Output};
+use crate::abi::handles;
 use crate::control::{token_flag, CallControl};
-use crate::envelope::{self, Envelope, Output};
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::handles;
-use crate::hints;
-use crate::tool::{Call, ToolOutput};
+use crate::guard::audit::{self, Finished, Notes};
+use crate::tools::contract::{Call, ToolOutput};
+use crate::tools::hints;
 use crate::tools::{self, write};
 use crate::workspace::Workspace;
 use serde::Deserialize;

@@ -23,8 +23,8 @@
 //! The record lives beside the workspaces' state directories rather than in this one's, so a
 //! workspace that never needs a journal leaves nothing in the state directory.
 
-use super::state;
-use crate::tempfile_ops::{is_temp_name, random_u64};
+use super::state_dir as state;
+use crate::sandbox::tempfile::{is_temp_name, random_u64};
 use crate::workspace::{Anchor, Workspace};
 use cap_std::fs::Dir;
 use once_cell::sync::Lazy;
@@ -439,7 +439,7 @@ fn remove_record(base: &Dir, name: &OsStr) -> io::Result<()> {
 /// opened beneath the anchor with no symlink on the way; anything unexpected leaves it be.
 fn remove_if_ours(anchor_dir: &OwnedFd, dir: &Recorded) {
     let rel = dir.parent.as_os_str().as_bytes();
-    let Ok(parent) = crate::walk::sys::reopen_beneath(anchor_dir.as_fd(), rel) else {
+    let Ok(parent) = crate::sandbox::sys::reopen_beneath(anchor_dir.as_fd(), rel) else {
         return;
     };
     let is_dir = |name: &OsStr| {
@@ -558,7 +558,7 @@ mod tests {
     /// A directory made as `create_dirs` makes one: recorded, under its temp name, then
     /// renamed unless `rename` is false (killed in between).
     fn make(ws: &Workspace, record: &mut DirRecord, name: &str, rename: bool) -> String {
-        let temp = crate::tempfile_ops::temp_name();
+        let temp = crate::sandbox::tempfile::temp_name();
         let intent = Intent {
             parent: Path::new(""),
             name: OsStr::new(name),

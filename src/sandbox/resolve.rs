@@ -8,12 +8,12 @@
 //! checked first and opened by path afterwards.
 
 use crate::control::CallControl;
-use crate::create_dirs::CreatedDirs;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::require_regular;
+use crate::guard::policy::{Access, StartPaths};
 use crate::names::display_path;
-use crate::policy::{Access, StartPaths};
-use crate::tempfile_ops::is_temp_name;
+use crate::sandbox::create_dirs::CreatedDirs;
+use crate::sandbox::fileops::require_regular;
+use crate::sandbox::tempfile::is_temp_name;
 use crate::workspace::{Anchor, ToolPath, Workspace};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, Metadata};
@@ -272,7 +272,7 @@ impl Workspace {
             return None;
         }
         let bytes = rel.as_os_str().as_bytes();
-        let fd = crate::walk::sys::open_dir_path_beneath(self.root_dir.as_fd(), bytes).ok()?;
+        let fd = crate::sandbox::sys::open_dir_path_beneath(self.root_dir.as_fd(), bytes).ok()?;
         Some(DirRef::Known(Dir::from(fd), rel.to_path_buf()))
     }
 

@@ -1,15 +1,17 @@
 //! `list_dir`: one directory level, sorted by name, links reported and never followed; with
-//! `depth > 1` a breadth-first tree (`super::list_tree`).
+//! `depth > 1` a breadth-first tree (`tree`).
+
+pub mod tree;
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::policy::{Access, Skipped, WalkFilter};
+use crate::guard::policy::{Access, Skipped, WalkFilter};
 use crate::render;
-use crate::resolve::DirRef;
-use crate::tempfile_ops::is_temp_name;
-use crate::tool::{Annotations, Call, Tool, ToolOutput};
-use crate::walk::names::shown;
-use crate::walk::Kind;
+use crate::sandbox::resolve::DirRef;
+use crate::sandbox::tempfile::is_temp_name;
+use crate::sandbox::walk::names::shown;
+use crate::sandbox::walk::Kind;
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput};
 use crate::workspace::{ToolPath, Workspace};
 use cap_fs_ext::DirExt;
 use cap_std::fs::Dir;
@@ -75,7 +77,7 @@ impl Tool for ListDir {
         if args.is_plain() {
             return Ok((list_dir(call.ws, &path, call.ctl)?, Vec::new()));
         }
-        super::list_tree::run(call, &path, &args)
+        tree::run(call, &path, &args)
     }
 }
 
@@ -146,7 +148,7 @@ pub struct ListOutput {
     pub total: u64,
     pub truncated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tree: Option<super::list_tree::TreeOut>,
+    pub tree: Option<tree::TreeOut>,
     /// Entries left out because the workspace policy denies reading them (not in `total`).
     pub denied: u64,
     /// Protected system locations left out (unrestricted mode; not in `total`); absent when 0.

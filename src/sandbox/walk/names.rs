@@ -1,9 +1,9 @@
 //! Reading a directory's names in byte order with bounded memory, and the one place where a
 //! name becomes text.
 
-use super::sys::Kind;
 use super::Stop;
 use crate::control::CallControl;
+use crate::sandbox::sys::Kind;
 use rustix::fs::RawDir;
 use std::borrow::Cow;
 use std::cmp::Ordering;

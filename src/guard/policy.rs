@@ -21,11 +21,11 @@
 //! [`WalkFilter`] (`Workspace::walk_filter`) about each entry, which also leaves out the
 //! protected system locations in unrestricted mode.
 
-use crate::audit::AuditLog;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::guard::audit::AuditLog;
 use crate::names::display_path;
-use crate::resolve::{real_path, DirRef, Located, PROTECTED_LOCATIONS};
+use crate::sandbox::resolve::{real_path, DirRef, Located, PROTECTED_LOCATIONS};
 use crate::workspace::{Anchor, Workspace};
 use cap_std::fs::MetadataExt;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};

@@ -14,11 +14,11 @@
 //! paths), at most three descriptors are open, and the deadline is checked before every
 //! directory is created.
 
-use crate::commit::new_dirs::{self, DirRecord, Intent};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::resolve::{real_path, DirRef};
-use crate::tempfile_ops::temp_name;
+use crate::sandbox::new_dirs::{self, DirRecord, Intent};
+use crate::sandbox::resolve::{real_path, DirRef};
+use crate::sandbox::tempfile::temp_name;
 use crate::workspace::{Anchor, Workspace};
 use cap_fs_ext::DirExt;
 use cap_std::fs::{Dir, MetadataExt};
@@ -242,7 +242,7 @@ impl Workspace {
                 }
             };
             // Durable in its parent before anything is put in it (undone like the rest).
-            crate::fileops::sync_dir(&current)?;
+            crate::sandbox::fileops::sync_dir(&current)?;
             current = entered(anchor, &current, next, name);
         }
         if !created.dirs.is_empty() && new_dirs::take_abandon(&self.root) {

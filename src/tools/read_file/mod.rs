@@ -1,17 +1,19 @@
 //! `read_file`: a bounded read of a regular text file, whole (plain mode) or a range of its
-//! lines (see [`super::read_range`]).
+//! lines (see [`range`]).
 
+pub mod range;
+
+use crate::abi::envelope::{self, Output};
 use crate::control::CallControl;
-use crate::envelope::{self, Output};
 use crate::error::{Result, WsfsError};
-use crate::fileops::{open_error, open_leaf_read, regular_file_size};
+use crate::guard::policy::Access;
 use crate::lines::FileHash;
-use crate::policy::Access;
+use crate::sandbox::fileops::{open_error, open_leaf_read, regular_file_size};
 use crate::text::{self, FileText};
-use crate::tool::{Annotations, Call, Tool, ToolOutput};
-use crate::tools::read_range::{self, RangeRequest, RangeView};
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput};
 use crate::workspace::{ToolPath, Workspace};
 use cap_std::fs::File;
+use range::{RangeRequest, RangeView};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -95,7 +97,7 @@ impl ToolOutput for ReadOutput {
     fn text(&self) -> Cow<'_, str> {
         if self.lines.is_some() {
             let mut text = String::new();
-            read_range::push_text(self, &mut text);
+            range::push_text(self, &mut text);
             return Cow::Owned(text);
         }
         match self.notice() {
@@ -108,7 +110,7 @@ impl ToolOutput for ReadOutput {
     /// The content and its notice copied once, straight into `out`.
     fn push_text(&self, out: &mut String) {
         if self.lines.is_some() {
-            return read_range::push_text(self, out);
+            return range::push_text(self, out);
         }
         if self.content.is_empty() && !self.truncated {
             return out.push_str(EMPTY_FILE);
@@ -217,7 +219,7 @@ pub fn read_file_range(
     ctl: &CallControl,
 ) -> Result<ReadOutput> {
     let (file, size) = open_regular(ws, path, ctl)?;
-    read_range::read_range(file, size, &ws.limits, range, &path.display, ctl)
+    range::read_range(file, size, &ws.limits, range, &path.display, ctl)
 }
 
 /// A plain read: at most `max_read_bytes` (cut back to a character boundary), checked as
@@ -342,7 +344,7 @@ pub(super) fn cut_to_char_boundary(mut bytes: Vec<u8>) -> Vec<u8> {
 mod tests {
     use super::*;
     use crate::config::{Config, Limits};
-    use crate::tool::ToolOutput;
+    use crate::tools::contract::ToolOutput;
 
     /// The room a plain read keeps in front of its content is exactly the head the envelope
     /// writes there, so raw results are built in place (a mismatch would only cost a copy, so
@@ -359,7 +361,7 @@ mod tests {
             restrict_to_workspace: true,
             limits,
             state_dir: None,
-            policy: crate::policy::PolicyConfig::default(),
+            policy: crate::guard::policy::PolicyConfig::default(),
         };
         let ws = Workspace::open(&config).unwrap().0;
         let ctl = CallControl::new(std::time::Duration::from_secs(10), None);
@@ -377,8 +379,10 @@ mod tests {
             for output in [Output::DataRaw, Output::TextRaw] {
                 let mut out = read_file(&ws, &path, &ctl, output).unwrap();
                 let head = match output {
-                    Output::DataRaw => crate::envelope::raw_head_len(Output::DataRaw, &out.meta()),
-                    _ => crate::envelope::raw_head_len(Output::TextRaw, &()),
+                    Output::DataRaw => {
+                        crate::abi::envelope::raw_head_len(Output::DataRaw, &out.meta())
+                    }
+                    _ => crate::abi::envelope::raw_head_len(Output::TextRaw, &()),
                 };
                 assert_eq!(out.content.room(), head, "{name} {output:?}");
                 let raw = out.take_raw(output, head);

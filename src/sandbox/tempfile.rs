@@ -393,7 +393,7 @@ fn open_beneath_nofollow(root: &Dir, rel: &Path) -> Option<Option<Dir>> {
     if rel.as_os_str().is_empty() {
         return Some(None);
     }
-    let fd = crate::walk::sys::reopen_beneath(root.as_fd(), rel.as_os_str().as_bytes()).ok()?;
+    let fd = crate::sandbox::sys::reopen_beneath(root.as_fd(), rel.as_os_str().as_bytes()).ok()?;
     Some(Some(Dir::from(fd)))
 }
 

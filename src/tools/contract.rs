@@ -2,10 +2,10 @@
 //! the text a model sees, and a run function. [`crate::tools::REGISTRY`] lists every tool;
 //! specs, dispatch and tracing come from that list.
 
-use crate::audit::{Change, Notes};
+use crate::abi::envelope::Output;
 use crate::control::CallControl;
-use crate::envelope::Output;
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::guard::audit::{Change, Notes};
 use crate::workspace::{Anchor, ToolPath, Workspace};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;

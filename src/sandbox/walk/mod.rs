@@ -19,13 +19,12 @@ pub mod dfs;
 pub mod filter;
 pub mod names;
 pub mod remove;
-pub mod sys;
 pub mod tree;
 
 use crate::error::WsfsError;
 
+pub use crate::sandbox::sys::Kind;
 pub use filter::WalkOptions;
-pub use sys::Kind;
 
 /// Why reading a directory stopped.
 #[derive(Debug)]

@@ -3,10 +3,10 @@
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::policy::{Access, Skipped, StartPaths, WalkFilter};
-use crate::resolve::DirRef;
-use crate::walk::filter::{Candidate, Skip};
-use crate::walk::Kind;
+use crate::guard::policy::{Access, Skipped, StartPaths, WalkFilter};
+use crate::sandbox::resolve::DirRef;
+use crate::sandbox::walk::filter::{Candidate, Skip};
+use crate::sandbox::walk::Kind;
 use crate::workspace::{ToolPath, Workspace};
 use cap_fs_ext::DirExt;
 use std::ffi::OsString;
@@ -42,7 +42,7 @@ pub(crate) fn open_target<'a>(
             Err(e) => Err(WsfsError::from_io(&e, display)),
         },
         Some(meta) => {
-            crate::fileops::require_regular(meta, display)?;
+            crate::sandbox::fileops::require_regular(meta, display)?;
             Ok(Target::File(located.dir, leaf))
         }
     }

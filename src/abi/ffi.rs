@@ -1,13 +1,13 @@
 //! The C ABI. This module only converts pointers and strings and catches panics; the work is
-//! done in [`crate::api`]. It is the only module with `unsafe` code.
+//! done in [`crate::abi::api`]. It is the only module with `unsafe` code.
 //!
 //! Every function returning `char *` returns a NUL-terminated UTF-8 JSON string that the
 //! caller owns and must free exactly once with `wsfs_string_free`; none returns NULL. Every
 //! function is thread-safe.
 
-use crate::api;
+use crate::abi::api;
+use crate::abi::envelope::{Envelope, FRONT_ROOM};
 use crate::control;
-use crate::envelope::{Envelope, FRONT_ROOM};
 use std::ffi::{c_char, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

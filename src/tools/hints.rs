@@ -3,9 +3,9 @@
 //! root (never outside it), with a bounded scan.
 
 use crate::control::CallControl;
+use crate::guard::policy::StartPaths;
 use crate::names::display_path;
-use crate::policy::StartPaths;
-use crate::resolve::DirRef;
+use crate::sandbox::resolve::DirRef;
 use crate::workspace::{Anchor, Workspace};
 use rustix::fs::DirEntryExt;
 use std::borrow::Cow;
@@ -29,7 +29,7 @@ pub(crate) fn shown_name(name: &OsStr) -> Cow<'_, str> {
 
 /// Whether a directory entry is left out of what the model is shown (wsfs's own temp files).
 pub(crate) fn hidden_entry(name: &OsStr) -> bool {
-    crate::tempfile_ops::is_temp_name(name.as_encoded_bytes())
+    crate::sandbox::tempfile::is_temp_name(name.as_encoded_bytes())
 }
 
 /// "; did you mean x, y or z?" (empty for no names), to end a sentence saying what is missing.

@@ -4,10 +4,10 @@
 
 use super::filter::{self, Candidate, Skip, WalkOptions};
 use super::names::{read_batch, Batch};
-use super::sys::{self, Kind};
 use super::{Stop, WalkStats};
 use crate::control::CallControl;
 use crate::error::{Result, WsfsError};
+use crate::sandbox::sys::{self, Kind};
 use ignore::gitignore::Gitignore;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 

@@ -1,11 +1,11 @@
 //! The C ABI's operations as plain Rust: JSON strings in, envelope JSON out. `ffi` only converts
 //! pointers and catches panics around these.
 
+use crate::abi::dispatch::{self, CallOptions, Request};
+use crate::abi::envelope::{self, Envelope};
+use crate::abi::handles;
 use crate::config::Config;
-use crate::dispatch::{self, CallOptions, Request};
-use crate::envelope::{self, Envelope};
 use crate::error::{ErrorCode, WsfsError};
-use crate::handles;
 use crate::workspace::Workspace;
 use serde_json::json;
 
@@ -17,7 +17,7 @@ pub fn version() -> String {
 }
 
 pub fn tool_specs() -> String {
-    crate::specs::tool_specs().to_string()
+    crate::abi::specs::tool_specs().to_string()
 }
 
 pub fn workspace_open(config_json: &str) -> String {

@@ -23,10 +23,10 @@
 //!   the tree is still removed.
 
 use super::names::shown;
-use super::sys::{self, Kind};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, WsfsError};
-use crate::tempfile_ops::{is_temp_name, remove_if_unlocked};
+use crate::sandbox::sys::{self, Kind};
+use crate::sandbox::tempfile::{is_temp_name, remove_if_unlocked};
 use cap_std::fs::Dir;
 use rustix::fs::{AtFlags, RawDir, SeekFrom};
 use rustix::io::Errno;

@@ -2,7 +2,7 @@
 //! `.gitignore` rules, and the host's deny hook (the policy's `deny_read`).
 
 use super::names::shown;
-use super::sys::{self, Kind};
+use crate::sandbox::sys::{self, Kind};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 use std::ffi::OsStr;
@@ -69,7 +69,7 @@ pub enum Skip {
 
 /// wsfs's own temp files (`.wsfs-<16 hex digits>.tmp`), which no listing or walk shows.
 pub fn is_internal_name(name: &[u8]) -> bool {
-    crate::tempfile_ops::is_temp_name(name)
+    crate::sandbox::tempfile::is_temp_name(name)
 }
 
 pub fn is_hidden(name: &[u8]) -> bool {

@@ -1,22 +1,24 @@
 //! `search_text`: lines matching a literal or a regular expression, in path order, searched
 //! with ripgrep's library crates on files opened beneath the workspace's handle.
 
+mod sink;
+
 use super::globs::PathGlob;
-use super::search_sink::{Collected, FileSink, TextMatch};
-use super::target::{open_target, Target, WalkDeny};
+use super::walking::{open_target, Target, WalkDeny};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::render;
-use crate::tool::{Annotations, Call, Tool, ToolOutput};
-use crate::walk::dfs::{walk, Flow};
-use crate::walk::filter::Candidate;
-use crate::walk::names::shown;
-use crate::walk::sys;
-use crate::walk::{Kind, WalkOptions, WalkStats};
+use crate::sandbox::sys;
+use crate::sandbox::walk::dfs::{walk, Flow};
+use crate::sandbox::walk::filter::Candidate;
+use crate::sandbox::walk::names::shown;
+use crate::sandbox::walk::{Kind, WalkOptions, WalkStats};
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use sink::{Collected, FileSink, TextMatch};
 use std::borrow::Cow;
 use std::fmt::Write;
 use std::io::Read;

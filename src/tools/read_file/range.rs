@@ -18,8 +18,8 @@
 use crate::config::Limits;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::decode_text;
 use crate::lines::{FileHash, LineCounter};
+use crate::sandbox::fileops::decode_text;
 use crate::text::FileText;
 use crate::tools::read_file::{cut_to_char_boundary, LineFields, ReadOutput};
 use cap_std::fs::File;
@@ -311,7 +311,7 @@ pub fn push_text(o: &ReadOutput, out: &mut String) {
         return;
     };
     if lines.end_line < lines.start_line {
-        out.push_str(super::read_file::EMPTY_FILE);
+        out.push_str(super::EMPTY_FILE);
         return;
     }
     if view.line_numbers {

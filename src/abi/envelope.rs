@@ -1,7 +1,7 @@
 //! The JSON envelope every C function returns.
 
 use crate::error::WsfsError;
-use crate::tool::ToolOutput;
+use crate::tools::contract::ToolOutput;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::borrow::Cow;

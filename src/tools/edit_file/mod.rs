@@ -1,14 +1,15 @@
 //! `edit_file`: exact text replacement, written back atomically under the file's lock.
 
-use crate::audit::sha256_hex;
+mod hints;
+
 use crate::control::CallControl;
-use crate::edit_hints;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::{atomic_replace, lock_current, open_error, open_leaf_read};
-use crate::policy::Access;
+use crate::guard::audit::sha256_hex;
+use crate::guard::policy::Access;
 use crate::render;
+use crate::sandbox::fileops::{atomic_replace, lock_current, open_error, open_leaf_read};
 use crate::text;
-use crate::tool::{Annotations, Call, Tool, ToolOutput};
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput};
 use crate::tools::write::{check_write_size, record_file};
 use crate::workspace::ToolPath;
 use memchr::memmem;
@@ -129,7 +130,7 @@ pub fn edit_file(
         (0, _) => {
             return Err(WsfsError::new(
                 ErrorCode::EditNotFound,
-                edit_hints::not_found_message(display, as_str()?, req.old_text, &|| {
+                hints::not_found_message(display, as_str()?, req.old_text, &|| {
                     ctl.check().is_err()
                 }),
             ))
@@ -138,7 +139,7 @@ pub fn edit_file(
         (n, false) => {
             return Err(WsfsError::new(
                 ErrorCode::AmbiguousEdit,
-                edit_hints::ambiguous_message(display, as_str()?, req.old_text, n),
+                hints::ambiguous_message(display, as_str()?, req.old_text, n),
             ))
         }
     }

@@ -5,10 +5,10 @@
 
 use super::filter::{self, Candidate, WalkOptions};
 use super::names::read_batch;
-use super::sys::{self, Kind};
 use super::{Stop, WalkStats};
 use crate::control::CallControl;
 use crate::error::{Result, WsfsError};
+use crate::sandbox::sys::{self, Kind};
 use ignore::gitignore::Gitignore;
 use std::collections::VecDeque;
 use std::os::fd::{AsFd, BorrowedFd};
