@@ -15,11 +15,13 @@ mod lines;
 mod logging;
 mod names;
 mod patch;
+mod paths;
 mod render;
 mod sandbox;
 mod text;
 mod tools;
 mod workspace;
+
 
 pub use abi::{api, ffi};
 

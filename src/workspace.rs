@@ -1,12 +1,12 @@
 //! An open workspace: the root's directory handle, its limits, and how tool paths are parsed.
 
 use crate::commit::journal::recover_all;
-use crate::config::{
-    absolute_root, broad_root_warning, is_broad_root, unrestricted_warnings, Config, Limits,
-};
+use crate::config::{Config, Limits};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::policy::Policy;
 use crate::names::{self, display_path};
+use crate::paths::{absolute_root, broad_root_warning, is_broad_root};
+use crate::sandbox::host::unrestricted_warnings;
 use crate::sandbox::state_dir::{self, StateDir};
 use crate::sandbox::tempfile::{sweep_leftovers, SweepLimits, SWEEP_LIMITS};
 use cap_std::ambient_authority;
@@ -101,7 +101,7 @@ impl Workspace {
         let root_dir = Dir::open_ambient_dir(&root, ambient_authority())
             .map_err(|e| WsfsError::from_io(&e, &shown))?;
         let policy = Policy::open(&config.policy, &root)?;
-        crate::sandbox::resolve::proc_fd_dir();
+        crate::sandbox::proc::proc_fd_dir();
         let mut warnings: Vec<String> = broad_root_warning(&root).into_iter().collect();
         if !config.restrict_to_workspace {
             warnings.extend(unrestricted_warnings(&root));

@@ -38,7 +38,7 @@ impl AuditLog {
     /// Opens (creating it and its parent directories if missing) the log at `raw`: `~` is
     /// expanded and a relative path is taken from the current directory, as for the root.
     pub fn open(raw: &str) -> Result<AuditLog> {
-        let path = crate::config::absolute_path(raw, "policy.audit_log")?;
+        let path = crate::paths::absolute_path(raw, "policy.audit_log")?;
         let shown = format!("policy.audit_log {}", path.display());
         let fail = |e: io::Error| {
             let e = WsfsError::from_io(&e, &shown);

@@ -17,7 +17,8 @@
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::sandbox::new_dirs::{self, DirRecord, Intent};
-use crate::sandbox::resolve::{real_path, DirRef};
+use crate::sandbox::proc::real_path;
+use crate::sandbox::resolve::DirRef;
 use crate::sandbox::tempfile::temp_name;
 use crate::workspace::{Anchor, Workspace};
 use cap_fs_ext::DirExt;

@@ -1,6 +1,8 @@
 pub mod create_dirs;
 pub mod fileops;
+pub mod host;
 pub mod new_dirs;
+pub mod proc;
 pub mod resolve;
 pub mod state_dir;
 pub mod sys;

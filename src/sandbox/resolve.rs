@@ -13,28 +13,18 @@ use crate::guard::policy::{Access, StartPaths};
 use crate::names::display_path;
 use crate::sandbox::create_dirs::CreatedDirs;
 use crate::sandbox::fileops::require_regular;
+use crate::sandbox::host::protected_location;
+use crate::sandbox::proc::real_path;
 use crate::sandbox::tempfile::is_temp_name;
 use crate::workspace::{Anchor, ToolPath, Workspace};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, Metadata};
-use rustix::fs::{Mode, OFlags};
 use std::ffi::OsString;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
-use std::sync::OnceLock;
 
 /// Symlinks followed in the leaf position before giving up (Linux's own limit).
 const MAX_SYMLINK_HOPS: usize = 40;
-
-/// System locations refused when `restrict_to_workspace` is false, with everything below them.
-pub(crate) const PROTECTED_LOCATIONS: &[&str] = &[
-    "/etc", "/root", "/proc", "/sys", "/dev", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
-    "/libx32", "/usr", "/var", "/run", "/srv",
-];
-
-/// Places below a protected location that are not protected: scratch space for everyone.
-pub(crate) const UNPROTECTED_INSIDE: &[&str] = &["/var/tmp"];
 
 /// A directory handle: the workspace root's own (borrowed, saving a `dup` per call on the
 /// root) or one opened for this call.
@@ -584,17 +574,6 @@ impl Workspace {
     }
 }
 
-/// The protected location containing `real`, if any.
-pub(crate) fn protected_location(real: &Path) -> Option<&'static Path> {
-    if UNPROTECTED_INSIDE.iter().any(|p| real.starts_with(p)) {
-        return None;
-    }
-    PROTECTED_LOCATIONS
-        .iter()
-        .map(Path::new)
-        .find(|p| real.starts_with(p))
-}
-
 /// Whether `rel` certainly leads out of the directory it is resolved beneath: it starts with
 /// `..`. The kernel refuses that too (`openat2(RESOLVE_BENEATH)` answers `EXDEV` for any `..`
 /// above the starting directory), so this only spares the system call, with the same error.
@@ -629,41 +608,6 @@ fn split_leaf(rel: &Path) -> (PathBuf, Option<OsString>) {
         }
         _ => (rel.to_path_buf(), None),
     }
-}
-
-/// The path the kernel has for an open handle. Used to refuse protected locations in
-/// unrestricted mode and to match the policy's rules, after opening, so there is no window
-/// between check and use. It reads the handle's link in `/proc/self/fd` through a handle on
-/// that directory kept for the process, which saves the kernel walking `/proc/self/fd` on
-/// every call (most of the cost); a forked child, whose handle would name its parent's
-/// descriptors, takes the full path instead.
-pub(crate) fn real_path(handle: &impl AsRawFd) -> io::Result<PathBuf> {
-    use std::os::unix::ffi::OsStringExt;
-    let fd = handle.as_raw_fd();
-    match proc_fd_dir() {
-        Some((pid, dir)) if *pid == std::process::id() => {
-            let target = rustix::fs::readlinkat(dir, fd.to_string(), Vec::new())?;
-            Ok(PathBuf::from(std::ffi::OsString::from_vec(
-                target.into_bytes(),
-            )))
-        }
-        _ => std::fs::read_link(format!("/proc/self/fd/{fd}")),
-    }
-}
-
-/// The process's handle on `/proc/self/fd` and the pid it belongs to (`None` if it could not
-/// be opened). Opened by the first `Workspace::open`, not in the middle of a call, where it
-/// would take a descriptor the call may need (and keep it).
-pub(crate) fn proc_fd_dir() -> &'static Option<(u32, OwnedFd)> {
-    static PROC_FD: OnceLock<Option<(u32, OwnedFd)>> = OnceLock::new();
-    PROC_FD.get_or_init(|| {
-        let dir = rustix::fs::open(
-            "/proc/self/fd",
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        );
-        dir.ok().map(|dir| (std::process::id(), dir))
-    })
 }
 
 #[cfg(test)]

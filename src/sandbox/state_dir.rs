@@ -9,9 +9,9 @@
 //! a commit, on the deepest directory that exists then (`open_outside`), so a symlink on the
 //! way that has come to lead into the workspace since creates nothing there.
 
-use crate::config::{absolute_root, home_dir};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::lines::sha256_hex;
+use crate::paths::{absolute_root, home_dir};
 use cap_std::fs::Dir;
 use rustix::fs::{Mode, OFlags, CWD};
 use std::ffi::OsString;
