@@ -7,12 +7,10 @@
 //! bounded ([`MAX_LINE_BYTES`]) by dropping the details that do not fit. Changing tools report
 //! what they changed through `Call::record_change`; hashes are computed only when the log is on.
 
-use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -227,52 +225,6 @@ fn cut(s: &str, max: usize) -> String {
     format!("{}…", &s[..end])
 }
 
-/// Lowercase hex sha256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-fn hex(digest: &[u8]) -> String {
-    use std::fmt::Write as _;
-    digest.iter().fold(String::with_capacity(64), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
-
-/// A running sha256 over a file's bytes and then more, for an append's before and after.
-pub struct FileHash(Sha256);
-
-impl FileHash {
-    /// Hashes what `file` holds from its current offset to its end, checking the deadline
-    /// between chunks. `Ok(None)`: it could not be read (the log then says so).
-    pub fn of(file: &mut File, ctl: &CallControl) -> Result<Option<FileHash>> {
-        const CHUNK: usize = 1 << 20;
-        let mut hasher = Sha256::new();
-        let mut buf = vec![0u8; CHUNK];
-        loop {
-            ctl.check()?;
-            match file.read(&mut buf) {
-                Ok(0) => return Ok(Some(FileHash(hasher))),
-                Ok(n) => hasher.update(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return Ok(None),
-            }
-        }
-    }
-
-    /// The hash of the bytes so far.
-    pub fn hex(&self) -> String {
-        hex(&self.0.clone().finalize())
-    }
-
-    /// The hash of the bytes so far followed by `more`.
-    pub fn hex_with(mut self, more: &[u8]) -> String {
-        self.0.update(more);
-        hex(&self.0.finalize())
-    }
-}
-
 /// The message for a call whose line could not be written.
 pub(crate) fn failure_note(e: &io::Error) -> String {
     format!("the workspace's audit log could not be written ({e})")
@@ -294,6 +246,7 @@ pub(crate) fn withheld(e: &io::Error) -> WsfsError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lines::sha256_hex;
 
     fn finished<'a>(tool: &'a str) -> Finished<'a> {
         Finished {
@@ -304,23 +257,6 @@ mod tests {
             bytes_in: 10,
             bytes_out: 20,
         }
-    }
-
-    #[test]
-    fn sha256_is_the_standard_digest() {
-        assert_eq!(
-            sha256_hex(b"abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
-        let tmp = tempfile::tempdir().unwrap();
-        let p = tmp.path().join("f");
-        std::fs::write(&p, b"ab").unwrap();
-        let ctl = CallControl::new(Duration::from_secs(10), None);
-        let h = FileHash::of(&mut File::open(&p).unwrap(), &ctl)
-            .unwrap()
-            .unwrap();
-        assert_eq!(h.hex(), sha256_hex(b"ab"));
-        assert_eq!(h.hex_with(b"c"), sha256_hex(b"abc"));
     }
 
     #[test]

@@ -18,8 +18,9 @@
 use super::entry::{self, Entry};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::guard::audit::{Change, FileHash};
+use crate::guard::audit::Change;
 use crate::guard::policy::Access;
+use crate::lines::FileHash;
 use crate::sandbox::fileops::sync_dir;
 use crate::sandbox::sys::{self, Kind};
 use crate::sandbox::walk::filter::is_internal_name;

@@ -2,8 +2,9 @@
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError, NO_SPACE_HINT};
-use crate::guard::audit::{sha256_hex, Change, FileHash};
+use crate::guard::audit::Change;
 use crate::guard::policy::Access;
+use crate::lines::{sha256_hex, FileHash};
 use crate::sandbox::fileops::{
     atomic_create, atomic_replace, check_file_size_limit, file_exists, lock_current, open_error,
     open_leaf_append, open_leaf_append_existing, open_leaf_append_new, open_leaf_read, sync_dir,

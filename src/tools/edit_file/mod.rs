@@ -4,8 +4,8 @@ mod hints;
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::guard::audit::sha256_hex;
 use crate::guard::policy::Access;
+use crate::lines::sha256_hex;
 use crate::render;
 use crate::sandbox::fileops::{atomic_replace, lock_current, open_error, open_leaf_read};
 use crate::text;

@@ -280,7 +280,7 @@ pub fn read_range(
         None => Some(end_line + 1),
     };
     let sha256 = if at_eof {
-        s.hash.take().map(FileHash::hex)
+        s.hash.take().map(|hash| hash.hex())
     } else {
         None
     };
