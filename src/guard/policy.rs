@@ -16,26 +16,21 @@
 //!   log (same device and inode) is refused, and walks leave it out (by its resolved path, and
 //!   by inode wherever it is kept).
 //!
-//! Every tool states its [`Access`] when it resolves a path (`Workspace::resolve`, and the
-//! no-follow resolutions), so the check cannot be forgotten; walkers and listings ask a
-//! [`WalkFilter`] (`Workspace::walk_filter`) about each entry, which also leaves out the
-//! protected system locations in unrestricted mode.
+//! The policy is the resolver's [`Gate`] (`sandbox::gate`): every resolution names its
+//! [`Access`] and passes the policy, which the sandbox asks on the path it reached (working
+//! the path out only when the rules need it), so the check cannot be forgotten and the
+//! policy never calls resolution back. Walkers and listings ask a `WalkFilter`
+//! (`sandbox::walk::deny`) about each entry, which asks [`Gate::walk_skip`] and also leaves
+//! out the protected system locations in unrestricted mode.
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::audit::AuditLog;
-use crate::names::display_path;
-use crate::sandbox::host::PROTECTED_LOCATIONS;
-use crate::sandbox::proc::real_path;
-use crate::sandbox::resolve::{DirRef, Located};
-use crate::workspace::{Anchor, Workspace};
-use cap_std::fs::MetadataExt;
+use crate::sandbox::gate::{Access, Gate, Reached, Skipped, WalkNeeds};
+use crate::sandbox::root::shown;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 use serde::{Deserialize, Serialize};
-use std::ffi::OsStr;
-use std::os::fd::BorrowedFd;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// The `policy` object of the workspace config. Every field is optional.
@@ -227,55 +222,6 @@ fn rule(found: Match<&ignore::gitignore::Glob>) -> Option<&str> {
     }
 }
 
-/// What a tool does with the path it resolves. Every `Workspace::resolve` names one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Access {
-    pub reads: bool,
-    pub writes: bool,
-    /// What the path will name if it does not exist yet (gitignore's `dir/` rules match only
-    /// directories). An existing leaf is matched as what it is.
-    pub new_is_dir: bool,
-}
-
-impl Access {
-    /// `read_file`, `list_dir`: reads only.
-    pub const READ: Access = Access {
-        reads: true,
-        writes: false,
-        new_is_dir: false,
-    };
-    /// `write_file`, `append_file`: changes a file without returning its content.
-    pub const WRITE: Access = Access {
-        reads: false,
-        writes: true,
-        new_is_dir: false,
-    };
-    /// `edit_file`: reads the file (its errors show what it contains) and changes it.
-    pub const READ_WRITE: Access = Access {
-        reads: true,
-        writes: true,
-        new_is_dir: false,
-    };
-    /// `create_directory`.
-    pub const CREATE_DIR: Access = Access {
-        reads: false,
-        writes: true,
-        new_is_dir: true,
-    };
-}
-
-/// Why a walk leaves an entry out (see [`WalkFilter::skip`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Skipped {
-    /// A `deny_read` rule matches (the rule is named): skip it, do not descend, count it.
-    Denied(String),
-    /// The audit log: skip it and do not count it, as if it were not there.
-    Reserved,
-    /// In unrestricted mode, a protected system location (`check_host_path` refuses it):
-    /// skip it, do not descend, count it apart from `Denied`.
-    Protected,
-}
-
 /// The compiled policy of an open workspace.
 #[derive(Debug)]
 pub(crate) struct Policy {
@@ -346,86 +292,10 @@ impl Policy {
     }
 }
 
-impl Workspace {
-    /// The policy check of a resolved path: the audit log by identity, then the deny rules on
-    /// the path the resolver actually reached. Called by `resolve` for every tool path; returns
-    /// the resolved workspace-relative path when it had to compute it.
-    pub(crate) fn check_access(
-        &self,
-        located: &Located<'_>,
-        access: Access,
-        display: &str,
-        ctl: &CallControl,
-    ) -> Result<Option<PathBuf>> {
-        let policy = &self.policy;
-        if let (Some(log), Some(meta)) = (&policy.audit, &located.leaf_meta) {
-            if log.is_file(meta.dev(), meta.ino()) {
-                return Err(reserved(display));
-            }
-        }
-        if !policy.needs_path(access) {
-            return Ok(None);
-        }
-        let (rel, inside) = self.resolved(&located.dir, located.leaf.as_deref())?;
-        let is_dir = match (&located.leaf, &located.leaf_meta) {
-            (None, _) => true,
-            (Some(_), Some(meta)) => meta.is_dir(),
-            (Some(_), None) => access.new_is_dir,
-        };
-        self.refuse_denied(&rel, inside, is_dir, access, display, ctl)?;
-        Ok(Some(rel))
-    }
-
-    /// Before directories are created for a path: refuses if the path they lead to is denied,
-    /// so a refused write does not create (and then remove) its parents. `existing` is the
-    /// deepest directory that exists, `rest` the names still to create and the leaf.
-    pub(crate) fn check_before_creating(
-        &self,
-        existing: &DirRef<'_>,
-        rest: &Path,
-        access: Access,
-        display: &str,
-        ctl: &CallControl,
-    ) -> Result<()> {
-        if !self.policy.needs_path(access) {
-            return Ok(());
-        }
-        let (base, inside) = self.resolved(existing, None)?;
-        let target = base.join(rest);
-        self.refuse_denied(&target, inside, access.new_is_dir, access, display, ctl)
-    }
-
-    /// Before `create_dirs` makes the directory `name` in `parent` on the way to a path:
-    /// refuses it if `deny_write` denies the path it will have (resolved, as every check).
-    /// Each directory is checked as it is made, so no path (a `..` after a missing directory,
-    /// a `!` rule re-allowing a file inside a denied directory) can leave one in a denied area.
-    pub(crate) fn check_new_dir(
-        &self,
-        parent: &DirRef<'_>,
-        name: &OsStr,
-        display: &str,
-        ctl: &CallControl,
-    ) -> Result<()> {
-        if !self.policy.needs_path(Access::CREATE_DIR) {
-            return Ok(());
-        }
-        let (rel, inside) = self.resolved(parent, Some(name))?;
-        let refusal = self.policy.refusal(&rel, true, Access::CREATE_DIR, ctl)?;
-        let Some((field, rule)) = refusal else {
-            return Ok(());
-        };
-        Err(WsfsError::new(
-            ErrorCode::PolicyDenied,
-            format!(
-                "{display} would create the directory {}, which is closed to changing by the \
-                 workspace policy ({field} rule '{rule}'). The host set this rule; retrying will \
-                 not help. Nothing was created; use a path that does not pass through it",
-                shown(&rel, inside)
-            ),
-        ))
-    }
-
-    pub(crate) fn refuse_denied(
+impl Policy {
+    /// Refuses `access` to the resolved `rel` (`inside` the root, else relative to `/`) if a
+    /// rule denies it; `display` is the path as the model wrote it.
+    fn refuse_denied(
         &self,
         rel: &Path,
         inside: bool,
@@ -434,7 +304,7 @@ impl Workspace {
         display: &str,
         ctl: &CallControl,
     ) -> Result<()> {
-        let Some((field, rule)) = self.policy.refusal(rel, is_dir, access, ctl)? else {
+        let Some((field, rule)) = self.refusal(rel, is_dir, access, ctl)? else {
             return Ok(());
         };
         let resolved = shown(rel, inside);
@@ -459,79 +329,10 @@ impl Workspace {
         ))
     }
 
-    /// The workspace-relative path of the directory `dir` (plus `leaf`), from the real path of
-    /// the open handle: what the kernel resolved, not what the model wrote. A path outside the
-    /// root (unrestricted mode, or a directory moved out during the call) is given as its
-    /// absolute path without the leading `/`, so unanchored rules (`.env`, `**/*.pem`) still
-    /// match it.
-    pub(crate) fn resolved_rel(&self, dir: &DirRef<'_>, leaf: Option<&OsStr>) -> Result<PathBuf> {
-        self.resolved(dir, leaf).map(|(rel, _)| rel)
-    }
-
-    /// `resolved_rel`, and whether the path is inside the root.
-    pub(crate) fn resolved(
-        &self,
-        dir: &DirRef<'_>,
-        leaf: Option<&OsStr>,
-    ) -> Result<(PathBuf, bool)> {
-        let (mut rel, inside) = match dir {
-            DirRef::Root(_) => (PathBuf::new(), true),
-            DirRef::Known(_, rel) => (rel.clone(), true),
-            DirRef::Opened(handle) => {
-                let real = real_path(handle).map_err(|e| {
-                    WsfsError::new(
-                        ErrorCode::IoError,
-                        format!(
-                            "the workspace policy cannot check this path: the resolved \
-                             directory is unknown ({e}; is /proc mounted?)"
-                        ),
-                    )
-                })?;
-                match real.strip_prefix(&self.root) {
-                    Ok(inside) => (inside.to_path_buf(), true),
-                    Err(_) => (real.strip_prefix("/").unwrap_or(&real).to_path_buf(), false),
-                }
-            }
-        };
-        if let Some(leaf) = leaf {
-            rel.push(leaf);
-        }
-        Ok((rel, inside))
-    }
-
-    /// The resolved workspace-relative path as shown (for the audit log's changes); `fallback`
-    /// if it cannot be known.
-    pub(crate) fn shown_resolved(
-        &self,
-        dir: &DirRef<'_>,
-        leaf: Option<&OsStr>,
-        fallback: &str,
-    ) -> String {
-        match self.resolved(dir, leaf) {
-            Ok((rel, inside)) => shown(&rel, inside),
-            Err(_) => fallback.to_string(),
-        }
-    }
-
-    /// How the audit log names a directory a call created: `rel` is anchor-relative as the
-    /// path named it (in unrestricted mode, relative to `/`), shown like every other path.
-    pub(crate) fn shown_anchored(&self, anchor: Anchor, rel: &Path) -> String {
-        match anchor {
-            Anchor::Root => shown(rel, true),
-            Anchor::Host => {
-                let absolute = Path::new("/").join(rel);
-                match absolute.strip_prefix(&self.root) {
-                    Ok(inside) => shown(inside, true),
-                    Err(_) => shown(rel, false),
-                }
-            }
-        }
-    }
-
     /// Whether a change that reaches below a directory (a recursive deletion, a directory
-    /// move) must ask [`Workspace::refuses_inside`] about each entry.
+    /// move) must ask [`Policy::refuses_inside`] about each entry.
     pub(crate) fn checks_inside(&self, access: Access) -> bool {
-        self.policy.needs_path(access) || self.policy.audit_rel.is_some()
+        self.needs_path(access) || self.audit_rel.is_some()
     }
 
     /// For an entry a recursive deletion or a directory move reaches (`rel`: resolved,
@@ -545,177 +346,99 @@ impl Workspace {
         access: Access,
         ctl: &CallControl,
     ) -> Option<String> {
-        if self.policy.audit_rel.as_deref() == Some(rel) {
+        if self.audit_rel.as_deref() == Some(rel) {
             return Some("it is the workspace's audit log".to_string());
         }
-        match self.policy.refusal(rel, is_dir, access, ctl) {
+        match self.refusal(rel, is_dir, access, ctl) {
             Ok(found) => found.map(|(field, rule)| format!("{field} rule '{rule}'")),
             Err(_) => Some("the deadline passed while the policy was checked".to_string()),
         }
-    }
-
-    /// **The walkers' hook** (list_dir, list_dir depth > 1, find_files, search_text, the
-    /// suggestions after `path_not_found`, and later tools): what a listing or walk of the
-    /// directory `start` must leave out (see [`WalkFilter::skip`]), or `None` when it can leave
-    /// out nothing, so a walk without rules, audit log or unrestricted mode pays nothing.
-    /// `known` is what the resolver already has of `start`'s paths (the rest is asked of the
-    /// kernel once).
-    pub(crate) fn walk_filter(
-        &self,
-        start: &DirRef<'_>,
-        known: StartPaths,
-    ) -> Result<Option<WalkFilter<'_>>> {
-        let policy = &self.policy;
-        let rules = policy.deny_read.is_some() || policy.audit_rel.is_some();
-        let unrestricted = !self.restrict;
-        let log = policy.audit.as_ref().map(AuditLog::id);
-        if !rules && !unrestricted && log.is_none() {
-            return Ok(None);
-        }
-        let asked = match (rules && known.rel.is_none()) || (unrestricted && known.host.is_none()) {
-            true => Some(self.resolved(start, None)?),
-            false => None,
-        };
-        let base = match rules {
-            true => known
-                .rel
-                .or_else(|| asked.as_ref().map(|(rel, _)| rel.clone())),
-            false => None,
-        };
-        let host = match unrestricted {
-            true => known.host.or_else(|| {
-                asked.map(|(rel, inside)| match inside {
-                    true => self.root.join(rel),
-                    false => Path::new("/").join(rel),
-                })
-            }),
-            false => None,
-        };
-        // Every protected location is a directory of `/`: most walks start where none can be
-        // below them, and then no entry needs the check.
-        let host = host.filter(|start| {
-            PROTECTED_LOCATIONS
-                .iter()
-                .any(|location| Path::new(location).starts_with(start))
-        });
-        if base.is_none() && host.is_none() && log.is_none() {
-            return Ok(None);
-        }
-        Ok(Some(WalkFilter {
-            ws: self,
-            base,
-            host,
-            log,
-        }))
     }
 
     /// Whether the directory `rel` (resolved, workspace-relative) is denied to reading, with
     /// the directories above it: for a listing that starts without the resolver (the
     /// suggestions after `path_not_found`). A deadline passing counts as denied.
     pub(crate) fn dir_denied(&self, rel: &Path, ctl: &CallControl) -> bool {
-        match &self.policy.deny_read {
+        match &self.deny_read {
             Some(rules) => !matches!(rules.denying(rel, true, ctl), Ok(None)),
             None => false,
         }
     }
+}
 
-    /// The rules and the audit log's path for one entry of a walk: whether the entry at the
-    /// workspace-relative, resolved path `rel` (a directory if `is_dir`; walks never follow
-    /// symlinks, so a walk's relative paths are resolved paths once prefixed with
-    /// [`Workspace::resolved_rel`] of its start) must be left out. `file` is the entry's
-    /// (device, inode) when known, which also catches a hard link to the audit log. `None`:
-    /// show it. Only `rel` itself is matched: a walk starts at a directory its resolution
-    /// allowed and never enters one this hook denied, so the directories above `rel` are
-    /// allowed.
-    pub(crate) fn walk_skip(
+/// The policy is the gate of every resolution (see `sandbox::gate`): the audit log by
+/// identity, then the deny rules on the path the resolver actually reached.
+impl Gate for Policy {
+    fn wants_path(&self, access: Access) -> bool {
+        self.needs_path(access)
+    }
+
+    fn check(
         &self,
-        rel: &Path,
-        is_dir: bool,
-        file: Option<(u64, u64)>,
-    ) -> Option<Skipped> {
-        let policy = &self.policy;
-        let is_log = match (&policy.audit, file) {
+        at: &Reached<'_>,
+        access: Access,
+        display: &str,
+        ctl: &CallControl,
+    ) -> Result<()> {
+        if let (Some(log), Some((dev, ino))) = (&self.audit, at.file) {
+            if log.is_file(dev, ino) {
+                return Err(reserved(display));
+            }
+        }
+        if !self.needs_path(access) {
+            return Ok(());
+        }
+        let (rel, inside) = at.path()?;
+        self.refuse_denied(rel, inside, at.is_dir, access, display, ctl)
+    }
+
+    /// Refuses the directory `at` if `deny_write` denies the path it will have (resolved, as
+    /// every check). Each directory is checked as it is made, so no path (a `..` after a
+    /// missing directory, a `!` rule re-allowing a file inside a denied directory) can leave
+    /// one in a denied area.
+    fn check_new_dir(&self, at: &Reached<'_>, display: &str, ctl: &CallControl) -> Result<()> {
+        if !self.needs_path(Access::CREATE_DIR) {
+            return Ok(());
+        }
+        let (rel, inside) = at.path()?;
+        let refusal = self.refusal(rel, true, Access::CREATE_DIR, ctl)?;
+        let Some((field, rule)) = refusal else {
+            return Ok(());
+        };
+        Err(WsfsError::new(
+            ErrorCode::PolicyDenied,
+            format!(
+                "{display} would create the directory {}, which is closed to changing by the \
+                 workspace policy ({field} rule '{rule}'). The host set this rule; retrying will \
+                 not help. Nothing was created; use a path that does not pass through it",
+                shown(rel, inside)
+            ),
+        ))
+    }
+
+    fn walk_needs(&self) -> WalkNeeds {
+        WalkNeeds {
+            paths: self.deny_read.is_some() || self.audit_rel.is_some(),
+            hidden_file: self.audit.as_ref().map(AuditLog::id),
+        }
+    }
+
+    /// The rules and the audit log's path for one entry of a walk (`rel`: resolved,
+    /// workspace-relative; walks never follow symlinks, so a walk's relative paths are
+    /// resolved paths once prefixed with its start's). `file` also catches a hard link to the
+    /// audit log.
+    fn walk_skip(&self, rel: &Path, is_dir: bool, file: Option<(u64, u64)>) -> Option<Skipped> {
+        let is_log = match (&self.audit, file) {
             (Some(log), Some((dev, ino))) => log.is_file(dev, ino),
             _ => false,
         };
-        if is_log || policy.audit_rel.as_deref() == Some(rel) {
+        if is_log || self.audit_rel.as_deref() == Some(rel) {
             return Some(Skipped::Reserved);
         }
-        let rules = policy.deny_read.as_ref()?;
+        let rules = self.deny_read.as_ref()?;
         rules
             .denying_entry(rel, is_dir)
             .map(|rule| Skipped::Denied(rule.to_string()))
-    }
-}
-
-/// What the resolver already knows about the directory a walk starts at, so that the walk's
-/// filter need not ask the kernel again (`Located::start_paths`).
-#[derive(Debug, Default)]
-pub(crate) struct StartPaths {
-    /// Its resolved workspace-relative path (as [`Workspace::resolved_rel`] gives it).
-    pub rel: Option<PathBuf>,
-    /// Its absolute real path (unrestricted mode).
-    pub host: Option<PathBuf>,
-}
-
-/// What one listing or walk leaves out (built by [`Workspace::walk_filter`]).
-pub(crate) struct WalkFilter<'w> {
-    ws: &'w Workspace,
-    /// The start's resolved workspace-relative path, when `deny_read` rules or a log inside
-    /// the workspace can match below it.
-    base: Option<PathBuf>,
-    /// The start's absolute path, when a protected location can lie below it (unrestricted
-    /// mode).
-    host: Option<PathBuf>,
-    /// The audit log's (device, inode), wherever it is: a hard link to it may be anywhere.
-    log: Option<(u64, u64)>,
-}
-
-impl WalkFilter<'_> {
-    /// Whether the entry `name` of the open directory `dir`, at `rel` below the walk's start
-    /// (`/`-separated bytes), is left out: a protected location in unrestricted mode (as a
-    /// direct call refuses it, so a walk from `/` never enters `/etc`), the audit log (by
-    /// identity: `ino` is the entry's inode from `getdents`, which is its `st_ino` for every
-    /// non-directory, even on overlayfs; only an equal number costs an `lstat`, for the
-    /// device), or what `deny_read` denies. `is_dir`: the entry's own type is a directory.
-    pub(crate) fn skip(
-        &self,
-        dir: BorrowedFd<'_>,
-        name: &[u8],
-        rel: &[u8],
-        is_dir: bool,
-        ino: u64,
-    ) -> Option<Skipped> {
-        let rel = Path::new(OsStr::from_bytes(rel));
-        if let Some(host) = &self.host {
-            if self.ws.protected_refusal(&host.join(rel)).is_some() {
-                return Some(Skipped::Protected);
-            }
-        }
-        if let Some((dev, log_ino)) = self.log {
-            if !is_dir && ino == log_ino && is_file(dir, name, (dev, log_ino)) {
-                return Some(Skipped::Reserved);
-            }
-        }
-        let base = self.base.as_ref()?;
-        self.ws.walk_skip(&base.join(rel), is_dir, None)
-    }
-}
-
-/// Whether `name` in `dir` is the file with this (device, inode), not following a link.
-fn is_file(dir: BorrowedFd<'_>, name: &[u8], id: (u64, u64)) -> bool {
-    use rustix::fs::{statat, AtFlags};
-    statat(dir, OsStr::from_bytes(name), AtFlags::SYMLINK_NOFOLLOW)
-        .is_ok_and(|st| (st.st_dev, st.st_ino) == id)
-}
-
-/// A resolved path as the model sees paths: workspace-relative (`.` for the root), or
-/// absolute outside the root.
-fn shown(rel: &Path, inside: bool) -> String {
-    match (inside, rel.as_os_str().is_empty()) {
-        (true, true) => ".".to_string(),
-        (true, false) => display_path(rel),
-        (false, _) => display_path(&Path::new("/").join(rel)),
     }
 }
 
@@ -890,6 +613,9 @@ mod tests {
     #[test]
     fn the_walk_hook() {
         use crate::config::Config;
+        use crate::sandbox::root::DirRef;
+        use crate::sandbox::walk::deny::StartPaths;
+        use crate::workspace::Workspace;
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().canonicalize().unwrap();
         let config = |policy: serde_json::Value| {
@@ -904,7 +630,7 @@ mod tests {
         let plain = config(serde_json::json!({}));
         let filter = plain.walk_filter(&start(), StartPaths::default()).unwrap();
         assert!(filter.is_none(), "a default walk pays nothing");
-        assert_eq!(plain.walk_skip(Path::new(".env"), false, None), None);
+        assert_eq!(plain.policy.walk_skip(Path::new(".env"), false, None), None);
         let ws = config(serde_json::json!({
             "deny_read": [".env", "secrets/", "*.pem", "!public.pem"],
             "audit_log": root.join("logs/audit.jsonl"),
@@ -913,7 +639,7 @@ mod tests {
             .walk_filter(&start(), StartPaths::default())
             .unwrap()
             .is_some());
-        let skip = |p: &str, dir: bool| ws.walk_skip(Path::new(p), dir, None);
+        let skip = |p: &str, dir: bool| ws.policy.walk_skip(Path::new(p), dir, None);
         let denied = |rule: &str| Some(Skipped::Denied(rule.to_string()));
         assert_eq!(skip(".env", false), denied(".env"));
         assert_eq!(skip("a/b/.env", false), denied(".env"));
@@ -936,7 +662,7 @@ mod tests {
         use std::os::unix::fs::MetadataExt as _;
         let id = Some((log.dev(), log.ino()));
         assert_eq!(
-            ws.walk_skip(Path::new("elsewhere.txt"), false, id),
+            ws.policy.walk_skip(Path::new("elsewhere.txt"), false, id),
             Some(Skipped::Reserved)
         );
         // The walk's filter finds it by inode, wherever it is, with an audit log alone.

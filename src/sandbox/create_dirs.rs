@@ -14,13 +14,12 @@
 //! paths), at most three descriptors are open, and the deadline is checked before every
 //! directory is created.
 
-use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::sandbox::gate::{Checks, Reached};
 use crate::sandbox::new_dirs::{self, DirRecord, Intent};
 use crate::sandbox::proc::real_path;
-use crate::sandbox::resolve::DirRef;
+use crate::sandbox::root::{Anchor, DirRef, Root};
 use crate::sandbox::tempfile::temp_name;
-use crate::workspace::{Anchor, Workspace};
 use cap_fs_ext::DirExt;
 use cap_std::fs::{Dir, MetadataExt};
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
@@ -119,7 +118,7 @@ impl From<io::Error> for CreateError {
     }
 }
 
-impl Workspace {
+impl Root {
     /// Creates the missing directories of `rel` (anchor-relative), recording each in `created`
     /// (outermost first), and returns a handle on `rel`. Existing directories are entered by
     /// name without following symlinks; a symlink or `..` is resolved from the anchor the usual
@@ -132,12 +131,12 @@ impl Workspace {
         &self,
         anchor: Anchor,
         rel: &Path,
-        display: &str,
-        ctl: &CallControl,
+        checks: Checks<'_>,
         created: &mut CreatedDirs,
         guard: &dyn Fn(&DirRef<'_>, &Path) -> Result<()>,
     ) -> Result<DirRef<'_>> {
-        let outcome = self.create_dirs_inner(anchor, rel, display, ctl, created, guard);
+        let display = checks.display;
+        let outcome = self.create_dirs_inner(anchor, rel, checks, created, guard);
         outcome.map_err(|e| match e {
             CreateError::Io(e) => WsfsError::from_io(&e, display),
             CreateError::Refused(e) => e,
@@ -148,11 +147,13 @@ impl Workspace {
         &self,
         anchor: Anchor,
         rel: &Path,
-        display: &str,
-        ctl: &CallControl,
+        checks: Checks<'_>,
         created: &mut CreatedDirs,
         guard: &dyn Fn(&DirRef<'_>, &Path) -> Result<()>,
     ) -> std::result::Result<DirRef<'_>, CreateError> {
+        let Checks {
+            gate, display, ctl, ..
+        } = checks;
         let mut current = self.open_anchored_dir(anchor, Path::new(""))?;
         let mut prefix = PathBuf::new();
         let mut guarded = false;
@@ -190,7 +191,8 @@ impl Workspace {
                 guard(&current, &rest).map_err(CreateError::Refused)?;
                 guarded = true;
             }
-            self.check_new_dir(&current, name, display, ctl)
+            let at = Reached::below(self, &current, Some(Path::new(name)), true, None);
+            gate.check_new_dir(&at, display, ctl)
                 .map_err(CreateError::Refused)?;
             while planned.front().is_some_and(|p| p.component < index) {
                 planned.pop_front(); // entered instead: someone else made it meanwhile
@@ -246,7 +248,7 @@ impl Workspace {
             crate::sandbox::fileops::sync_dir(&current)?;
             current = entered(anchor, &current, next, name);
         }
-        if !created.dirs.is_empty() && new_dirs::take_abandon(&self.root) {
+        if !created.dirs.is_empty() && new_dirs::take_abandon(&self.path) {
             created.dirs.clear();
             if let Some(record) = created.record.take() {
                 record.abandon();
@@ -337,7 +339,7 @@ impl Workspace {
             (Anchor::Root, DirRef::Known(_, rel)) => Some(rel.clone()),
             (Anchor::Root, DirRef::Opened(handle)) => {
                 let real = real_path(handle).ok()?;
-                real.strip_prefix(&self.root).ok().map(Path::to_path_buf)
+                real.strip_prefix(&self.path).ok().map(Path::to_path_buf)
             }
             (Anchor::Host, _) => {
                 let real = real_path(&**dir).ok()?;

@@ -1,6 +1,9 @@
 //! Unrestricted mode (`restrict_to_workspace: false`): paths resolve from `/`, and the
 //! protected system locations are refused, whatever the root.
 
+use crate::error::{ErrorCode, Result, WsfsError};
+use crate::names::display_path;
+use crate::sandbox::root::Root;
 use std::path::Path;
 
 /// System locations refused when `restrict_to_workspace` is false, with everything below them.
@@ -52,4 +55,36 @@ pub fn unrestricted_warnings(root: &Path) -> Vec<String> {
         }
     }
     warnings
+}
+
+impl Root {
+    /// Refuses protected system locations in unrestricted mode, whatever the root. The one
+    /// exception is a workspace root strictly inside a protected location (CI runs as root
+    /// with workspaces under `/root`): paths inside that root are allowed. A root that is a
+    /// protected location or contains one (`/`, `/etc`) unlocks nothing.
+    pub(crate) fn check_host_path(&self, real: &Path, display: &str) -> Result<()> {
+        let Some(location) = self.protected_refusal(real) else {
+            return Ok(());
+        };
+        Err(WsfsError::new(
+            ErrorCode::PermissionDenied,
+            format!(
+                "{display} resolves to {}, inside {}, a protected system location; \
+                 unrestricted mode never reads or writes there",
+                display_path(real),
+                location.display()
+            ),
+        ))
+    }
+
+    /// The protected location that refuses the real path `real` in unrestricted mode, if any
+    /// (the rule of `check_host_path`, also for the entries of a walk).
+    pub(crate) fn protected_refusal(&self, real: &Path) -> Option<&'static Path> {
+        let location = protected_location(real)?;
+        let root_strictly_inside = self.path.starts_with(location) && self.path != location;
+        if root_strictly_inside && real.starts_with(&self.path) {
+            return None;
+        }
+        Some(location)
+    }
 }

@@ -1,5 +1,5 @@
 //! The record of the directories a call is making, so that a call killed part-way leaves none
-//! of them behind: the next `Workspace::open` removes those still empty.
+//! of them behind: the next open of the workspace removes those still empty.
 //!
 //! - A call about to make directories (the missing parents of `write_file`, `append_file`,
 //!   `create_directory`, `move_file`'s `dst`, `apply_patch`'s added files) first writes them
@@ -24,8 +24,8 @@
 //! workspace that never needs a journal leaves nothing in the state directory.
 
 use super::state_dir as state;
+use crate::sandbox::root::{Anchor, Root};
 use crate::sandbox::tempfile::{is_temp_name, random_u64};
-use crate::workspace::{Anchor, Workspace};
 use cap_std::fs::Dir;
 use once_cell::sync::Lazy;
 use rustix::fs::{AtFlags, Mode, OFlags};
@@ -91,12 +91,12 @@ impl std::fmt::Debug for DirRecord {
 }
 
 impl DirRecord {
-    /// Starts a record for a call of `ws` that is about to make directories: `None` when the
+    /// Starts a record for a call beneath `root` that is about to make directories: `None` when the
     /// workspace has no state directory, or it cannot be used (the call then goes on without
     /// one, as before records existed).
-    pub(crate) fn begin(ws: &Workspace) -> Option<DirRecord> {
-        let (base_path, id) = state::base_and_id(&ws.state)?;
-        let started = base(ws, base_path).and_then(|base| create(ws, base, id));
+    pub(crate) fn begin(root: &Root) -> Option<DirRecord> {
+        let (base_path, id) = state::base_and_id(&root.state)?;
+        let started = base(root, base_path).and_then(|base| create(root, base, id));
         match started {
             Ok(record) => Some(record),
             Err(e) => {
@@ -167,17 +167,17 @@ impl Drop for DirRecord {
 
 /// The state directories' base, opened (and created) outside the workspace once per
 /// workspace, then kept: a directory checked to be outside stays outside.
-fn base(ws: &Workspace, path: &Path) -> io::Result<Arc<Dir>> {
-    if let Some(dir) = ws.records_dir.get() {
+fn base(root: &Root, path: &Path) -> io::Result<Arc<Dir>> {
+    if let Some(dir) = root.records_dir.get() {
         return Ok(dir.clone());
     }
-    let dir = Arc::new(state::open_outside(&ws.root_dir, path)?);
-    Ok(ws.records_dir.get_or_init(|| dir).clone())
+    let dir = Arc::new(state::open_outside(&root.dir, path)?);
+    Ok(root.records_dir.get_or_init(|| dir).clone())
 }
 
 /// A new record, locked, and checked under the lock to be the file its name holds (an open
 /// in another process could otherwise recover it between the create and the lock).
-fn create(ws: &Workspace, base: Arc<Dir>, id: &OsStr) -> io::Result<DirRecord> {
+fn create(root: &Root, base: Arc<Dir>, id: &OsStr) -> io::Result<DirRecord> {
     let mut last_error = io::Error::other("no attempt");
     for _ in 0..4 {
         let name = record_name(id);
@@ -194,11 +194,11 @@ fn create(ws: &Workspace, base: Arc<Dir>, id: &OsStr) -> io::Result<DirRecord> {
             last_error = io::Error::other("a record was taken by another open");
             continue;
         }
-        let anchor = match ws.restrict {
+        let anchor = match root.restrict {
             true => "root",
             false => "host",
         };
-        let root = hex(ws.root.as_os_str().as_bytes());
+        let root = hex(root.path.as_os_str().as_bytes());
         return Ok(DirRecord {
             file,
             base,
@@ -354,15 +354,15 @@ fn is_single_name(name: &OsStr) -> bool {
 /// Records longer than this are not read (a call's paths are bounded; this is far above).
 const MAX_RECORD_BYTES: u64 = 64 << 20;
 
-/// At `Workspace::open`: removes the directories that calls killed part-way left, from the
+/// At the workspace's open: removes the directories that calls killed part-way left, from the
 /// records no live call holds. Returns warnings for records that could not be replayed (they
 /// are retried at the next open).
-pub(crate) fn recover_all(ws: &Workspace) -> Vec<String> {
+pub(crate) fn recover_all(root: &Root) -> Vec<String> {
     let mut warnings = Vec::new();
-    let Some((base_path, id)) = state::base_and_id(&ws.state) else {
+    let Some((base_path, id)) = state::base_and_id(&root.state) else {
         return warnings;
     };
-    let base = match state::open_existing_outside(&ws.root_dir, base_path) {
+    let base = match state::open_existing_outside(&root.dir, base_path) {
         Ok(Some(dir)) => Arc::new(dir),
         Ok(None) => return warnings,
         Err(e) => {
@@ -372,7 +372,7 @@ pub(crate) fn recover_all(ws: &Workspace) -> Vec<String> {
             return warnings;
         }
     };
-    let _ = ws.records_dir.set(base.clone());
+    let _ = root.records_dir.set(base.clone());
     let Ok(entries) = base.entries() else {
         return warnings;
     };
@@ -382,7 +382,7 @@ pub(crate) fn recover_all(ws: &Workspace) -> Vec<String> {
         .collect();
     names.sort();
     for name in names {
-        if let Err(e) = recover_one(ws, &base, &name) {
+        if let Err(e) = recover_one(root, &base, &name) {
             warnings.push(format!(
                 "the directories an interrupted call made could not all be checked ({e}); \
                  this is retried when the workspace is next opened"
@@ -392,7 +392,7 @@ pub(crate) fn recover_all(ws: &Workspace) -> Vec<String> {
     warnings
 }
 
-fn recover_one(ws: &Workspace, base: &Dir, name: &OsStr) -> io::Result<()> {
+fn recover_one(root: &Root, base: &Dir, name: &OsStr) -> io::Result<()> {
     let flags = OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let file = match rustix::fs::openat(base, name, flags, Mode::empty()) {
         Ok(fd) => File::from(fd),
@@ -411,11 +411,11 @@ fn recover_one(ws: &Workspace, base: &Dir, name: &OsStr) -> io::Result<()> {
         None if text.is_empty() => return remove_record(base, name),
         None => return Err(io::Error::other("the record is not readable")),
     };
-    if parsed.root != ws.root {
+    if parsed.root != root.path {
         return Ok(()); // another root whose id collides: not ours to touch
     }
     let anchor_dir = match parsed.anchor {
-        Anchor::Root => ws.root_dir.as_fd().try_clone_to_owned()?,
+        Anchor::Root => root.dir.as_fd().try_clone_to_owned()?,
         Anchor::Host => rustix::fs::open(
             "/",
             OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -487,6 +487,7 @@ pub(crate) fn take_abandon(root: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workspace::Workspace;
 
     #[test]
     fn records_read_back_and_stop_at_a_torn_line() {
@@ -565,11 +566,11 @@ mod tests {
             temp: &temp,
         };
         let index = record.intend(&[intent]).unwrap();
-        ws.root_dir.create_dir(&temp).unwrap();
-        let made = ws.root_dir.open_dir(&temp).unwrap();
+        ws.root.dir.create_dir(&temp).unwrap();
+        let made = ws.root.dir.open_dir(&temp).unwrap();
         record.made(index, &made.dir_metadata().unwrap()).unwrap();
         if rename {
-            ws.root_dir.rename(&temp, &ws.root_dir, name).unwrap();
+            ws.root.dir.rename(&temp, &ws.root.dir, name).unwrap();
         }
         temp
     }
@@ -584,7 +585,7 @@ mod tests {
         let (root, state) = (base.join("ws"), base.join("state"));
         std::fs::create_dir(&root).unwrap();
         let ws = open(&root, &state);
-        let mut live = DirRecord::begin(&ws).unwrap();
+        let mut live = DirRecord::begin(&ws.root).unwrap();
         make(&ws, &mut live, "live", true);
         let _ = open(&root, &state);
         assert!(
@@ -600,7 +601,7 @@ mod tests {
             "an ended call's directory was removed"
         );
         // Killed: once after the rename, once between the temp directory and the rename.
-        let mut dead = DirRecord::begin(&ws).unwrap();
+        let mut dead = DirRecord::begin(&ws.root).unwrap();
         make(&ws, &mut dead, "named", true);
         let temp = make(&ws, &mut dead, "never", false);
         dead.abandon();

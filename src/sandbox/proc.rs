@@ -27,7 +27,7 @@ pub(crate) fn real_path(handle: &impl AsRawFd) -> io::Result<PathBuf> {
 }
 
 /// The process's handle on `/proc/self/fd` and the pid it belongs to (`None` if it could not
-/// be opened). Opened by the first `Workspace::open`, not in the middle of a call, where it
+/// be opened). Opened by the first workspace open, not in the middle of a call, where it
 /// would take a descriptor the call may need (and keep it).
 pub(crate) fn proc_fd_dir() -> &'static Option<(u32, OwnedFd)> {
     static PROC_FD: OnceLock<Option<(u32, OwnedFd)>> = OnceLock::new();

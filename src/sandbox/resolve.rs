@@ -9,44 +9,22 @@
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::guard::policy::{Access, StartPaths};
 use crate::names::display_path;
 use crate::sandbox::create_dirs::CreatedDirs;
 use crate::sandbox::fileops::require_regular;
-use crate::sandbox::host::protected_location;
+use crate::sandbox::gate::{Access, Checks, Gate, Reached};
 use crate::sandbox::proc::real_path;
+use crate::sandbox::root::{Anchor, DirRef, Root, ToolPath};
 use crate::sandbox::tempfile::is_temp_name;
-use crate::workspace::{Anchor, ToolPath, Workspace};
+use crate::sandbox::walk::deny::StartPaths;
 use cap_std::ambient_authority;
-use cap_std::fs::{Dir, Metadata};
+use cap_std::fs::{Dir, Metadata, MetadataExt};
 use std::ffi::OsString;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
 /// Symlinks followed in the leaf position before giving up (Linux's own limit).
 const MAX_SYMLINK_HOPS: usize = 40;
-
-/// A directory handle: the workspace root's own (borrowed, saving a `dup` per call on the
-/// root) or one opened for this call.
-#[derive(Debug)]
-pub(crate) enum DirRef<'a> {
-    Root(&'a Dir),
-    Opened(Dir),
-    /// Opened beneath the root with no symlink on the way, so its workspace-relative path is
-    /// the one it was opened by: the policy need not ask the kernel (`real_path`) for it.
-    Known(Dir, PathBuf),
-}
-
-impl std::ops::Deref for DirRef<'_> {
-    type Target = Dir;
-
-    fn deref(&self) -> &Dir {
-        match self {
-            DirRef::Root(dir) => dir,
-            DirRef::Opened(dir) | DirRef::Known(dir, _) => dir,
-        }
-    }
-}
 
 /// A resolved path: an open directory and the name inside it (`None` for the directory itself).
 #[derive(Debug)]
@@ -114,7 +92,7 @@ impl Located<'_> {
     }
 }
 
-impl Workspace {
+impl Root {
     /// Resolves `path` to its directory and leaf, following a symlinked leaf while it stays
     /// allowed. The leaf need not exist. With `create_parents`, missing directories are made;
     /// if resolution then fails, they are removed again. The workspace policy is checked on
@@ -124,13 +102,20 @@ impl Workspace {
         path: &ToolPath,
         access: Access,
         create_parents: bool,
+        gate: &dyn Gate,
         ctl: &CallControl,
     ) -> Result<Located<'_>> {
         let mut created = CreatedDirs::default();
+        let checks = Checks {
+            access,
+            gate,
+            display: &path.display,
+            ctl,
+        };
         let resolved = self
-            .follow_leaf_links(path, access, create_parents, ctl, &mut created)
+            .follow_leaf_links(path, create_parents, checks, &mut created)
             .and_then(|mut located| {
-                located.resolved_rel = self.check_access(&located, access, &path.display, ctl)?;
+                located.resolved_rel = self.check(&located, checks)?;
                 Ok(located)
             });
         match resolved {
@@ -148,11 +133,11 @@ impl Workspace {
     fn follow_leaf_links(
         &self,
         path: &ToolPath,
-        access: Access,
         create_parents: bool,
-        ctl: &CallControl,
+        checks: Checks<'_>,
         created: &mut CreatedDirs,
     ) -> Result<Located<'_>> {
+        let ctl = checks.ctl;
         let io_err = |e: io::Error| WsfsError::from_io(&e, &path.display);
         let mut rel = path.rel.clone();
         for hop in 0..MAX_SYMLINK_HOPS {
@@ -163,8 +148,8 @@ impl Workspace {
                 refuse_temp_name(name, &path.display)?;
             }
             let create = create_parents.then_some(&mut *created);
-            let located = self.locate(path.anchor, &rel, create, access, &path.display, ctl);
-            let mut located = self.or_unreached(located, path.anchor, &rel, access, path, ctl)?;
+            let located = self.locate(path.anchor, &rel, create, checks);
+            let mut located = self.or_unreached(located, path.anchor, &rel, checks)?;
             located.via_symlink = hop > 0;
             let Some(leaf) = &located.leaf else {
                 return Ok(located);
@@ -195,10 +180,14 @@ impl Workspace {
         anchor: Anchor,
         rel: &Path,
         created: Option<&mut CreatedDirs>,
-        access: Access,
-        display: &str,
-        ctl: &CallControl,
+        checks: Checks<'_>,
     ) -> Result<Located<'_>> {
+        let Checks {
+            access,
+            gate,
+            display,
+            ctl,
+        } = checks;
         let (parent_rel, leaf) = split_leaf(rel);
         let io_err = |e: io::Error| WsfsError::from_io(&e, display);
         let symlink_free = match anchor {
@@ -216,9 +205,10 @@ impl Workspace {
                     if target.components().any(|c| c == Component::ParentDir) {
                         return Ok(());
                     }
-                    self.check_before_creating(existing, &target, access, display, ctl)
+                    let at = Reached::below(self, existing, Some(&target), access.new_is_dir, None);
+                    gate.check(&at, access, display, ctl)
                 };
-                self.create_dirs(anchor, &parent_rel, display, ctl, created, &guard)?
+                self.create_dirs(anchor, &parent_rel, checks, created, &guard)?
             }
             (opened, _) => opened.map_err(io_err)?,
         };
@@ -256,21 +246,21 @@ impl Workspace {
         use std::os::fd::AsFd;
         use std::os::unix::ffi::OsStrExt;
         if rel.as_os_str().is_empty() {
-            return Some(DirRef::Root(&self.root_dir));
+            return Some(DirRef::Root(&self.dir));
         }
         if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
             return None;
         }
         let bytes = rel.as_os_str().as_bytes();
-        let fd = crate::sandbox::sys::open_dir_path_beneath(self.root_dir.as_fd(), bytes).ok()?;
+        let fd = crate::sandbox::sys::open_dir_path_beneath(self.dir.as_fd(), bytes).ok()?;
         Some(DirRef::Known(Dir::from(fd), rel.to_path_buf()))
     }
 
     pub(crate) fn open_anchored_dir(&self, anchor: Anchor, rel: &Path) -> io::Result<DirRef<'_>> {
         match anchor {
-            Anchor::Root if rel.as_os_str().is_empty() => Ok(DirRef::Root(&self.root_dir)),
+            Anchor::Root if rel.as_os_str().is_empty() => Ok(DirRef::Root(&self.dir)),
             Anchor::Root if leaves_root(rel) => Err(io::Error::from_raw_os_error(libc::EXDEV)),
-            Anchor::Root => self.root_dir.open_dir(rel).map(DirRef::Opened),
+            Anchor::Root => self.dir.open_dir(rel).map(DirRef::Opened),
             Anchor::Host => Dir::open_ambient_dir(Path::new("/").join(rel), ambient_authority())
                 .map(DirRef::Opened),
         }
@@ -284,12 +274,18 @@ impl Workspace {
     pub(crate) fn resolve_no_follow(
         &self,
         path: &ToolPath,
+        gate: &dyn Gate,
         ctl: &CallControl,
     ) -> Result<Located<'_>> {
         ctl.check()?;
-        let access = Access::READ;
-        let located = self.locate(path.anchor, &path.rel, None, access, &path.display, ctl);
-        let mut located = self.or_unreached(located, path.anchor, &path.rel, access, path, ctl)?;
+        let checks = Checks {
+            access: Access::READ,
+            gate,
+            display: &path.display,
+            ctl,
+        };
+        let located = self.locate(path.anchor, &path.rel, None, checks);
+        let mut located = self.or_unreached(located, path.anchor, &path.rel, checks)?;
         if let Some(leaf) = &located.leaf {
             match located.dir.symlink_metadata(leaf) {
                 Ok(meta) => located.leaf_meta = Some(meta),
@@ -297,7 +293,7 @@ impl Workspace {
                 Err(e) => return Err(WsfsError::from_io(&e, &path.display)),
             }
         }
-        located.resolved_rel = self.check_access(&located, access, &path.display, ctl)?;
+        located.resolved_rel = self.check(&located, checks)?;
         Ok(located)
     }
 
@@ -310,13 +306,11 @@ impl Workspace {
         located: Result<Located<'w>>,
         anchor: Anchor,
         rel: &Path,
-        access: Access,
-        path: &ToolPath,
-        ctl: &CallControl,
+        checks: Checks<'_>,
     ) -> Result<Located<'w>> {
         match located {
             Err(e) if matches!(e.code, ErrorCode::PathNotFound | ErrorCode::NotADirectory) => {
-                self.refuse_unreached(anchor, rel, access, &path.display, ctl)?;
+                self.refuse_unreached(anchor, rel, checks)?;
                 Err(e)
             }
             other => other,
@@ -330,15 +324,14 @@ impl Workspace {
     /// say where it leads, and the names before it are matched as directories). Costs nothing
     /// unless there are rules for `access` or the path is a host path; only failing calls get
     /// here.
-    fn refuse_unreached(
-        &self,
-        anchor: Anchor,
-        rel: &Path,
-        access: Access,
-        display: &str,
-        ctl: &CallControl,
-    ) -> Result<()> {
-        let rules = self.policy.needs_path(access);
+    fn refuse_unreached(&self, anchor: Anchor, rel: &Path, checks: Checks<'_>) -> Result<()> {
+        let Checks {
+            access,
+            gate,
+            display,
+            ctl,
+        } = checks;
+        let rules = gate.wants_path(access);
         if !rules && anchor != Anchor::Host {
             return Ok(());
         }
@@ -369,7 +362,7 @@ impl Workspace {
                     continue;
                 }
             }
-            let (mut target, inside) = self.resolved(&dir, None)?;
+            let (mut target, inside) = self.path_of(&dir, None)?;
             let mut cut = false;
             for name in rest {
                 match name {
@@ -383,14 +376,15 @@ impl Workspace {
             }
             if anchor == Anchor::Host {
                 let absolute = match inside {
-                    true => self.root.join(&target),
+                    true => self.path.join(&target),
                     false => Path::new("/").join(&target),
                 };
                 self.check_host_path(&absolute, display)?;
             }
             if rules {
                 let is_dir = cut || access.new_is_dir;
-                self.refuse_denied(&target, inside, is_dir, access, display, ctl)?;
+                let at = Reached::given(target, inside, is_dir);
+                gate.check(&at, access, display, ctl)?;
             }
             return Ok(());
         }
@@ -438,6 +432,7 @@ impl Workspace {
         path: &ToolPath,
         access: Access,
         create_parents: bool,
+        gate: &dyn Gate,
         ctl: &CallControl,
     ) -> Result<Located<'_>> {
         ctl.check()?;
@@ -446,8 +441,14 @@ impl Workspace {
         }
         let mut created = CreatedDirs::default();
         let create = create_parents.then_some(&mut created);
-        let located = self.locate(path.anchor, &path.rel, create, access, &path.display, ctl);
-        let located = self.or_unreached(located, path.anchor, &path.rel, access, path, ctl);
+        let checks = Checks {
+            access,
+            gate,
+            display: &path.display,
+            ctl,
+        };
+        let located = self.locate(path.anchor, &path.rel, create, checks);
+        let located = self.or_unreached(located, path.anchor, &path.rel, checks);
         let mut located = match located {
             Ok(located) => located,
             Err(e) => {
@@ -468,7 +469,7 @@ impl Workspace {
             }
         }
         // The policy, on the entry itself (a symlink leaf is the link, never its target).
-        match self.check_access(&located, access, &path.display, ctl) {
+        match self.check(&located, checks) {
             Ok(rel) => located.resolved_rel = rel,
             Err(e) => {
                 self.undo_created(located);
@@ -481,7 +482,12 @@ impl Workspace {
     /// Where the symlink `located` names leads, workspace-relative, when following it (as the
     /// tools would: beneath the root, relative targets only in a confined workspace) ends
     /// inside the workspace. The last name need not exist. `None` otherwise.
-    pub(crate) fn link_target(&self, located: &Located<'_>, ctl: &CallControl) -> Option<String> {
+    pub(crate) fn link_target(
+        &self,
+        located: &Located<'_>,
+        gate: &dyn Gate,
+        ctl: &CallControl,
+    ) -> Option<String> {
         let leaf = located.leaf.as_ref()?;
         let target = located.dir.read_link_contents(leaf).ok()?;
         let rel = self.symlink_target(located, &target, "").ok()?;
@@ -491,7 +497,7 @@ impl Workspace {
             display: String::new(),
             trailing_slash: false,
         };
-        let reached = self.resolve(&path, Access::READ, false, ctl).ok()?;
+        let reached = self.resolve(&path, Access::READ, false, gate, ctl).ok()?;
         self.shown_location(&reached)
     }
 
@@ -501,12 +507,33 @@ impl Workspace {
     /// directory moved out meanwhile).
     pub(crate) fn shown_location(&self, located: &Located<'_>) -> Option<String> {
         let real = real_path(&*located.dir).ok()?;
-        let rel = real.strip_prefix(&self.root).ok()?;
+        let rel = real.strip_prefix(&self.path).ok()?;
         let full = match &located.leaf {
             Some(leaf) => rel.join(leaf),
             None => rel.to_path_buf(),
         };
         Some(display_path(&full))
+    }
+
+    /// The gate's check of a resolved location: the leaf (or the directory) it reached, with
+    /// the leaf's identity. Returns the resolved path when the gate worked it out.
+    fn check(&self, located: &Located<'_>, checks: Checks<'_>) -> Result<Option<PathBuf>> {
+        let Checks {
+            access,
+            gate,
+            display,
+            ctl,
+        } = checks;
+        let is_dir = match (&located.leaf, &located.leaf_meta) {
+            (None, _) => true,
+            (Some(_), Some(meta)) => meta.is_dir(),
+            (Some(_), None) => access.new_is_dir,
+        };
+        let file = located.leaf_meta.as_ref().map(|m| (m.dev(), m.ino()));
+        let leaf = located.leaf.as_deref().map(Path::new);
+        let at = Reached::below(self, &located.dir, leaf, is_dir, file);
+        gate.check(&at, access, display, ctl)?;
+        Ok(at.into_path())
     }
 
     /// Removes the directories `located`'s resolution created, for a call that failed or was
@@ -541,36 +568,6 @@ impl Workspace {
                 ),
             )),
         }
-    }
-
-    /// Refuses protected system locations in unrestricted mode, whatever the root. The one
-    /// exception is a workspace root strictly inside a protected location (CI runs as root
-    /// with workspaces under `/root`): paths inside that root are allowed. A root that is a
-    /// protected location or contains one (`/`, `/etc`) unlocks nothing.
-    pub(crate) fn check_host_path(&self, real: &Path, display: &str) -> Result<()> {
-        let Some(location) = self.protected_refusal(real) else {
-            return Ok(());
-        };
-        Err(WsfsError::new(
-            ErrorCode::PermissionDenied,
-            format!(
-                "{display} resolves to {}, inside {}, a protected system location; \
-                 unrestricted mode never reads or writes there",
-                display_path(real),
-                location.display()
-            ),
-        ))
-    }
-
-    /// The protected location that refuses the real path `real` in unrestricted mode, if any
-    /// (the rule of `check_host_path`, also for the entries of a walk).
-    pub(crate) fn protected_refusal(&self, real: &Path) -> Option<&'static Path> {
-        let location = protected_location(real)?;
-        let root_strictly_inside = self.root.starts_with(location) && self.root != location;
-        if root_strictly_inside && real.starts_with(&self.root) {
-            return None;
-        }
-        Some(location)
     }
 }
 
@@ -614,6 +611,7 @@ fn split_leaf(rel: &Path) -> (PathBuf, Option<OsString>) {
 mod tests {
     use super::*;
     use crate::config::{Config, Limits};
+    use crate::workspace::Workspace;
     use std::time::Duration;
 
     fn workspace(root: &Path) -> Workspace {

@@ -7,12 +7,12 @@
 
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::audit::Change;
-use crate::guard::policy::Access;
 use crate::render;
 use crate::sandbox::fileops::sync_dir;
+use crate::sandbox::gate::Access;
 use crate::sandbox::resolve::Located;
+use crate::sandbox::root::ToolPath;
 use crate::tools::contract::{Annotations, Call, Tool, ToolOutput};
-use crate::workspace::ToolPath;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;

@@ -3,10 +3,11 @@
 //! root (never outside it), with a bounded scan.
 
 use crate::control::CallControl;
-use crate::guard::policy::StartPaths;
 use crate::names::display_path;
-use crate::sandbox::resolve::DirRef;
-use crate::workspace::{Anchor, Workspace};
+use crate::sandbox::root::Anchor;
+use crate::sandbox::root::DirRef;
+use crate::sandbox::walk::deny::StartPaths;
+use crate::workspace::Workspace;
 use rustix::fs::DirEntryExt;
 use std::borrow::Cow;
 use std::ffi::OsStr;
@@ -62,9 +63,9 @@ pub(crate) fn similar_paths(
         };
         let parent: PathBuf = components[..depth].iter().collect();
         let dir = if parent.as_os_str().is_empty() {
-            ws.root_dir.try_clone()
+            ws.root.dir.try_clone()
         } else {
-            ws.root_dir.open_dir(&parent)
+            ws.root.dir.open_dir(&parent)
         };
         let Ok(dir) = dir else {
             continue;
@@ -118,7 +119,7 @@ fn root_relative(ws: &Workspace, anchor: Anchor, rel: &Path) -> Option<PathBuf> 
         // would show the model directories outside the workspace).
         Anchor::Host => {
             let absolute = Path::new("/").join(rel);
-            let rel = absolute.strip_prefix(&ws.root).ok()?;
+            let rel = absolute.strip_prefix(&ws.root.path).ok()?;
             (!rel.components().any(|c| c == Component::ParentDir)).then(|| rel.to_path_buf())
         }
     }

@@ -3,11 +3,13 @@
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::guard::policy::{Access, Skipped, StartPaths, WalkFilter};
-use crate::sandbox::resolve::DirRef;
+use crate::sandbox::gate::{Access, Skipped};
+use crate::sandbox::root::DirRef;
+use crate::sandbox::root::ToolPath;
+use crate::sandbox::walk::deny::{StartPaths, WalkFilter};
 use crate::sandbox::walk::filter::{Candidate, Skip};
 use crate::sandbox::walk::Kind;
-use crate::workspace::{ToolPath, Workspace};
+use crate::workspace::Workspace;
 use cap_fs_ext::DirExt;
 use std::ffi::OsString;
 

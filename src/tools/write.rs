@@ -3,15 +3,16 @@
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError, NO_SPACE_HINT};
 use crate::guard::audit::Change;
-use crate::guard::policy::Access;
 use crate::lines::{sha256_hex, FileHash};
 use crate::sandbox::fileops::{
     atomic_create, atomic_replace, check_file_size_limit, file_exists, lock_current, open_error,
     open_leaf_append, open_leaf_append_existing, open_leaf_append_new, open_leaf_read, sync_dir,
 };
+use crate::sandbox::gate::Access;
 use crate::sandbox::resolve::Located;
+use crate::sandbox::root::ToolPath;
 use crate::tools::contract::Call;
-use crate::workspace::{ToolPath, Workspace};
+use crate::workspace::Workspace;
 use cap_std::fs::{Dir, File, Metadata, MetadataExt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -15,6 +15,7 @@
 //! - What is left out is decided in one place ([`filter::skip`]); names become text in one
 //!   place ([`names::shown`]).
 
+pub mod deny;
 pub mod dfs;
 pub mod filter;
 pub mod names;

@@ -6,11 +6,10 @@
 use super::diff::{bounded, file_diff};
 use super::output::{ApplyPatchOutput, FileChanged};
 use super::ApplyPatchArgs;
-use crate::commit::{commit, CommitError, Op, OpKind, Place};
+use crate::commit::{CommitError, Op, OpKind, Place};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::audit::Change;
-use crate::guard::policy::Access;
 use crate::lines::sha256_hex;
 use crate::patch::apply::apply_hunks;
 use crate::patch::model::{Action, FileSection, ParsedPatch, Reason, Rejection};
@@ -19,10 +18,12 @@ use crate::patch::text::FileText;
 use crate::sandbox::fileops::{
     decode_text, lock_current, open_error, open_leaf_read, require_regular, LockedFile,
 };
+use crate::sandbox::gate::Access;
 use crate::sandbox::resolve::Located;
+use crate::sandbox::root::{Anchor, ToolPath};
 use crate::tools::contract::Call;
 use crate::tools::write::check_write_size;
-use crate::workspace::{Anchor, ToolPath, Workspace};
+use crate::workspace::Workspace;
 use cap_std::fs::{File, Metadata, MetadataExt};
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
@@ -133,13 +134,13 @@ pub fn apply_patch(
         return Ok((out, warnings));
     }
     let keep: Vec<bool> = sections.iter().map(|s| s.rejections.is_empty()).collect();
-    let anchor = if ws.restrict {
+    let anchor = if ws.root.restrict {
         Anchor::Root
     } else {
         Anchor::Host
     };
     let (ops, owners) = build_ops(sections, &mut sources, &keep);
-    match commit(ws, anchor, ops, ctl) {
+    match ws.commit(anchor, ops, ctl) {
         Ok(done) => {
             warnings.extend(done.warnings);
             for c in &done.changes {
@@ -349,7 +350,7 @@ fn missing_dirs(ws: &Workspace, path: &ToolPath) -> Vec<PathBuf> {
             continue;
         }
         let exists = match path.anchor {
-            Anchor::Root => ws.root_dir.metadata(&prefix).is_ok(),
+            Anchor::Root => ws.root.dir.metadata(&prefix).is_ok(),
             Anchor::Host => std::fs::metadata(Path::new("/").join(&prefix)).is_ok(),
         };
         if !exists {

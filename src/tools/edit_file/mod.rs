@@ -4,14 +4,14 @@ mod hints;
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::guard::policy::Access;
 use crate::lines::sha256_hex;
 use crate::render;
 use crate::sandbox::fileops::{atomic_replace, lock_current, open_error, open_leaf_read};
+use crate::sandbox::gate::Access;
+use crate::sandbox::root::ToolPath;
 use crate::text;
 use crate::tools::contract::{Annotations, Call, Tool, ToolOutput};
 use crate::tools::write::{check_write_size, record_file};
-use crate::workspace::ToolPath;
 use memchr::memmem;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -4,6 +4,7 @@
 use super::{list_filtered, ListDirArgs, ListOutput};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::render;
+use crate::sandbox::root::ToolPath;
 use crate::sandbox::sys;
 use crate::sandbox::walk::filter::{self, Candidate, WalkOptions};
 use crate::sandbox::walk::names::shown;
@@ -11,7 +12,6 @@ use crate::sandbox::walk::tree::{list_tree, Tree};
 use crate::sandbox::walk::Kind;
 use crate::tools::contract::Call;
 use crate::tools::walking::{open_walk_dir, WalkDeny};
-use crate::workspace::ToolPath;
 use ignore::gitignore::Gitignore;
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use std::fmt::Write;
