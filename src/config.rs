@@ -31,6 +31,18 @@ const CEILING_ENTRIES: u64 = 1_000_000;
 const CEILING_TIMEOUT_MS: u64 = 24 * 3600 * 1000;
 
 impl Limits {
+    /// Refuses `len` bytes over `max_write_bytes`; `hint` tells the model what to do instead.
+    pub fn check_write(&self, len: u64, what: &str, hint: &str) -> Result<()> {
+        let max = self.max_write_bytes;
+        if len > max {
+            return Err(WsfsError::new(
+                ErrorCode::TooLarge,
+                format!("{what} is {len} bytes; the limit is max_write_bytes = {max}. {hint}"),
+            ));
+        }
+        Ok(())
+    }
+
     fn validate(&self) -> Result<()> {
         let checks = [
             ("max_read_bytes", self.max_read_bytes, CEILING_BYTES),

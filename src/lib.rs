@@ -31,7 +31,7 @@ pub use config::{Config, Limits};
 pub use control::{token_cancel, token_free, token_new, CallControl};
 pub use error::{ErrorCode, WsfsError};
 pub use guard::policy::PolicyConfig;
-pub use tools::contract::ToolOutput;
+pub use tools::contract::{ToolOutput, Warning};
 pub use tools::create_directory::CreateDirectoryOutput;
 pub use tools::edit_file::EditOutput;
 pub use tools::list_dir::{Entry, ListOutput};

@@ -1,12 +1,12 @@
 //! One tool call: the registry entry, the deadline, the tool itself, the envelope and its
 //! trace event.
 
-use crate::abi::envelope::{self, Envelope, Output};
+use crate::abi::envelope::{self, Envelope};
 use crate::abi::handles;
 use crate::control::{token_flag, CallControl};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::audit::{self, Finished, Notes};
-use crate::tools::contract::{Call, ToolOutput};
+use crate::tools::contract::{Call, Output, ToolOutput, Warning};
 use crate::tools::hints;
 use crate::tools::{self, write};
 use crate::workspace::Workspace;
@@ -46,7 +46,7 @@ pub struct Request<'a> {
 }
 
 /// A tool's output and its warnings.
-pub type ToolResult = (Box<dyn ToolOutput>, Vec<String>);
+pub type ToolResult = (Box<dyn ToolOutput>, Vec<Warning>);
 
 /// Runs a request on workspace `id` and returns the envelope. Never panics on bad input.
 pub fn call(id: u64, req: &Request<'_>, options: &CallOptions) -> Envelope {
@@ -93,7 +93,7 @@ pub fn run_tool(
 
 fn run(ws: &Workspace, req: &Request<'_>, ctl: &CallControl, output: Output) -> Result<ToolResult> {
     let started = ws.policy.audit.as_ref().map(|_| SystemTime::now());
-    let mut call = Call::new(ws, ctl, req.content, output);
+    let mut call = Call::new(ws, ctl, req.content, &output);
     let mut result = run_entry(&mut call, req).map_err(|mut e| {
         if let (ErrorCode::PathNotFound, Some((anchor, rel))) = (e.code, &call.first_path) {
             let names = hints::similar_paths(ws, *anchor, rel, ctl);
@@ -127,7 +127,7 @@ fn run_entry(call: &mut Call<'_>, req: &Request<'_>) -> Result<ToolResult> {
                 ),
             ));
         }
-        write::check_write_size(call.ws, content.len() as u64, "content", write::SPLIT_HINT)?;
+        (call.ws.limits).check_write(content.len() as u64, "content", write::SPLIT_HINT)?;
     }
     call.ctl.check()?;
     entry.run(call, req.args_json)
@@ -192,10 +192,10 @@ fn audited(
     tracing::error!(target: "wsfs", tool = %tool, error = %e, "audit log write failed");
     match result {
         Ok((output, mut warnings)) if !notes.changes.is_empty() => {
-            warnings.push(format!(
+            warnings.push(Warning::new(format!(
                 "{}; the change was made (do not repeat it) but is missing from the log",
                 audit::failure_note(&e)
-            ));
+            )));
             Ok((output, warnings))
         }
         Ok(_) => Err(audit::withheld(&e)),

@@ -1,37 +1,19 @@
 //! The JSON envelope every C function returns.
 
 use crate::error::WsfsError;
-use crate::tools::contract::ToolOutput;
-use serde::{Deserialize, Serialize};
+use crate::tools::contract::{Frame, Output, ToolOutput, Warning};
+use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;
 
-/// Which parts of a success envelope to build (`wsfs_call_with_options`' `output`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Output {
-    /// `data` and `text`.
-    #[default]
-    Full,
-    /// `text` only.
-    Text,
-    /// `data` only.
-    Data,
-    /// Neither inside the JSON: the text follows the JSON after one `\n`, unescaped.
-    TextRaw,
-    /// `data` only, with `read_file`'s `content` left out of it and following the JSON after
-    /// one `\n`, unescaped. Other tools' results are as with `Data`.
-    DataRaw,
-}
-
 #[derive(Serialize)]
-struct Success<'a, D: Serialize + ?Sized> {
+struct Success<'a, D: Serialize + ?Sized, W: Serialize> {
     ok: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     data: Option<&'a D>,
     #[serde(skip_serializing_if = "Option::is_none")]
     text: Option<&'a str>,
-    warnings: &'a [String],
+    warnings: &'a [W],
 }
 
 #[derive(Serialize)]
@@ -141,7 +123,7 @@ fn nul_in_result() -> String {
 /// [`FRONT_ROOM`], the JSON head (with `meta` as `data` in the `data_raw` mode) and the
 /// separator. A tool that reserves exactly this room in front of its text gets the result
 /// built around it in place (see `ToolOutput::take_raw`). 0 for the other modes.
-pub fn raw_head_len<M: Serialize>(output: Output, meta: &M) -> usize {
+pub fn raw_head_len<M: Serialize + ?Sized>(output: Output, meta: &M) -> usize {
     /// Counts what is written: the length without building the string.
     struct Count(usize);
     impl std::io::Write for Count {
@@ -159,7 +141,7 @@ pub fn raw_head_len<M: Serialize>(output: Output, meta: &M) -> usize {
         Output::TextRaw => None,
         _ => return 0,
     };
-    let success = Success {
+    let success = Success::<M, Warning> {
         ok: true,
         data,
         text: None,
@@ -168,7 +150,14 @@ pub fn raw_head_len<M: Serialize>(output: Output, meta: &M) -> usize {
     serde_json::to_writer(&mut count, &success).map_or(0, |()| FRONT_ROOM + count.0 + 1)
 }
 
-pub fn success(mut data: Box<dyn ToolOutput>, warnings: &[String], output: Output) -> Envelope {
+/// The envelope's framing, as the tools see it.
+impl Frame for Output {
+    fn raw_head_len(&self, meta: &dyn erased_serde::Serialize) -> usize {
+        raw_head_len(*self, meta)
+    }
+}
+
+pub fn success(mut data: Box<dyn ToolOutput>, warnings: &[Warning], output: Output) -> Envelope {
     let encoded = match output {
         Output::Full | Output::Text => {
             let text = with_warnings(data.text(), warnings);
@@ -242,7 +231,7 @@ fn with_raw(json: String, push: impl FnOnce(&mut String), len: usize) -> Envelop
 fn encode_framed<D: Serialize + ?Sized>(
     data: Option<&D>,
     text: Option<&str>,
-    warnings: &[String],
+    warnings: &[Warning],
 ) -> serde_json::Result<Vec<u8>> {
     let mut buf = Vec::with_capacity(FRONT_ROOM + 128 + text.map_or(0, str::len));
     buf.extend_from_slice(FRONT.as_bytes());
@@ -261,7 +250,7 @@ fn encode_framed<D: Serialize + ?Sized>(
 fn encode_success<D: Serialize + ?Sized>(
     data: Option<&D>,
     text: Option<&str>,
-    warnings: &[String],
+    warnings: &[Warning],
 ) -> serde_json::Result<String> {
     serde_json::to_string(&Success {
         ok: true,
@@ -271,26 +260,22 @@ fn encode_success<D: Serialize + ?Sized>(
     })
 }
 
-/// The model sees only `text`, so warnings it could act on are appended to it. The overwrite
-/// warning is left out: the text already says "overwrote".
-fn with_warnings<'a>(text: Cow<'a, str>, warnings: &[String]) -> Cow<'a, str> {
+/// The model sees only `text`, so warnings it could act on are appended to it (not those the
+/// text already says, such as write_file's "overwrote").
+fn with_warnings<'a>(text: Cow<'a, str>, warnings: &[Warning]) -> Cow<'a, str> {
     if !warnings_shown(warnings) {
         return text;
     }
     let mut text = text.into_owned();
-    for warning in warnings.iter().filter(|w| shown(w)) {
+    for warning in warnings.iter().filter(|w| w.in_text) {
         text.push_str("\nwarning: ");
-        text.push_str(warning);
+        text.push_str(&warning.message);
     }
     Cow::Owned(text)
 }
 
-fn shown(warning: &str) -> bool {
-    warning != crate::tools::write::OVERWRITE_WARNING
-}
-
-fn warnings_shown(warnings: &[String]) -> bool {
-    warnings.iter().any(|w| shown(w))
+fn warnings_shown(warnings: &[Warning]) -> bool {
+    warnings.iter().any(|w| w.in_text)
 }
 
 /// A success envelope for the non-tool functions (`open`, `close`), whose data is a JSON value.
@@ -331,7 +316,7 @@ fn encode_failed() -> String {
 mod tests {
     use super::*;
     use crate::error::ErrorCode;
-    use crate::tools::write::WriteOutput;
+    use crate::tools::write::{WriteOutput, OVERWRITE_WARNING};
 
     fn data() -> WriteOutput {
         WriteOutput {
@@ -366,8 +351,8 @@ mod tests {
     #[test]
     fn warnings_reach_the_text_except_the_redundant_overwrite_notice() {
         let warnings = vec![
-            crate::tools::write::OVERWRITE_WARNING.to_string(),
-            "syncing the directory failed".to_string(),
+            Warning::said_in_text(OVERWRITE_WARNING),
+            Warning::new("syncing the directory failed"),
         ];
         let v: Value =
             serde_json::from_str(&success(Box::new(data()), &warnings, Output::Text).into_string())

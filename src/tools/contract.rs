@@ -2,7 +2,6 @@
 //! the text a model sees, and a run function. [`crate::tools::REGISTRY`] lists every tool;
 //! specs, dispatch and tracing come from that list.
 
-use crate::abi::envelope::Output;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::audit::{Change, Notes};
@@ -10,10 +9,84 @@ use crate::sandbox::root::{Anchor, ToolPath};
 use crate::workspace::Workspace;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 use std::any::Any;
 use std::borrow::Cow;
 use std::path::PathBuf;
+
+/// Which parts of a success envelope to build (`wsfs_call_with_options`' `output`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Output {
+    /// `data` and `text`.
+    #[default]
+    Full,
+    /// `text` only.
+    Text,
+    /// `data` only.
+    Data,
+    /// Neither inside the JSON: the text follows the JSON after one `\n`, unescaped.
+    TextRaw,
+    /// `data` only, with `read_file`'s `content` left out of it and following the JSON after
+    /// one `\n`, unescaped. Other tools' results are as with `Data`.
+    DataRaw,
+}
+
+/// The envelope a result will be framed in, as a tool sees it (implemented by the C ABI's
+/// envelope): the room a raw part needs in front of it, so a tool that reads a file can read
+/// it straight into the buffer the result is built in (see [`ToolOutput::take_raw`]).
+pub trait Frame {
+    /// The bytes in front of a raw part for a success without warnings whose `data_raw` head
+    /// holds `meta`: the C ABI's room, the JSON head and the separator. 0 for the modes
+    /// without a raw part.
+    fn raw_head_len(&self, meta: &dyn erased_serde::Serialize) -> usize;
+}
+
+/// A warning on a successful call. Every warning is in the envelope's `warnings`; those that
+/// tell the model something its text does not are also appended to the text it reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    pub message: String,
+    /// Appended to the text (`false` when the text already says it).
+    pub in_text: bool,
+}
+
+impl Warning {
+    /// A warning the model reads.
+    pub fn new(message: impl Into<String>) -> Warning {
+        Warning {
+            message: message.into(),
+            in_text: true,
+        }
+    }
+
+    /// A warning the text already says (write_file's overwrite: its text says "overwrote").
+    pub fn said_in_text(message: impl Into<String>) -> Warning {
+        Warning {
+            message: message.into(),
+            in_text: false,
+        }
+    }
+}
+
+impl From<String> for Warning {
+    fn from(message: String) -> Warning {
+        Warning::new(message)
+    }
+}
+
+/// In the envelope a warning is its message.
+impl Serialize for Warning {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.message)
+    }
+}
+
+/// Warnings as the tools return them, from the plain messages of the layers below.
+pub fn warnings(messages: Vec<String>) -> Vec<Warning> {
+    messages.into_iter().map(Warning::new).collect()
+}
 
 /// What a tool's run function gets besides its arguments.
 pub struct Call<'a> {
@@ -23,7 +96,7 @@ pub struct Call<'a> {
     pub content_buffer: Option<&'a [u8]>,
     /// The envelope the result will be put in: a tool whose result holds a large text may
     /// keep room in front of it for the JSON head (see `ToolOutput::take_raw`).
-    pub output: Output,
+    pub frame: &'a dyn Frame,
     /// The paths this call named, as shown to the model, for the trace event.
     pub(crate) logged_paths: String,
     /// The first path this call named (where it resolves from, and the path below that), for
@@ -38,13 +111,13 @@ impl<'a> Call<'a> {
         ws: &'a Workspace,
         ctl: &'a CallControl,
         content_buffer: Option<&'a [u8]>,
-        output: Output,
+        frame: &'a dyn Frame,
     ) -> Self {
         Call {
             ws,
             ctl,
             content_buffer,
-            output,
+            frame,
             logged_paths: String::new(),
             first_path: None,
             audit: ws.policy.audit.as_ref().map(|_| Notes::default()),
@@ -124,7 +197,7 @@ pub trait Tool {
     fn description() -> String;
 
     /// Runs the tool; returns its output and warnings.
-    fn run(call: &mut Call<'_>, args: Self::Args) -> Result<(Self::Output, Vec<String>)>;
+    fn run(call: &mut Call<'_>, args: Self::Args) -> Result<(Self::Output, Vec<Warning>)>;
 }
 
 /// A tool's result: serialized as the envelope's `data`, rendered as its `text`.
@@ -153,7 +226,7 @@ pub trait ToolOutput: erased_serde::Serialize + Any + Send {
 
     /// For the raw output modes: the buffer holding the raw part (`raw_part` for
     /// `data_raw`, the text for `text_raw`), when exactly `room` bytes are reserved in front of
-    /// it for the JSON head and the separator (`envelope::raw_head_len`), so the result is built
+    /// it for the JSON head and the separator ([`Frame::raw_head_len`]), so the result is built
     /// around it without a copy. The output gives it up (it is not used afterwards). The raw
     /// part must be text without NUL. `None` (the default) means: copy it.
     fn take_raw(&mut self, _output: Output, _room: usize) -> Option<Vec<u8>> {
@@ -173,7 +246,7 @@ pub struct ToolEntry {
     run: RunFn,
 }
 
-type RunFn = fn(&mut Call<'_>, &str) -> Result<(Box<dyn ToolOutput>, Vec<String>)>;
+type RunFn = fn(&mut Call<'_>, &str) -> Result<(Box<dyn ToolOutput>, Vec<Warning>)>;
 
 impl ToolEntry {
     /// Parses `args_json` strictly and runs the tool.
@@ -181,7 +254,7 @@ impl ToolEntry {
         &self,
         call: &mut Call<'_>,
         args_json: &str,
-    ) -> Result<(Box<dyn ToolOutput>, Vec<String>)> {
+    ) -> Result<(Box<dyn ToolOutput>, Vec<Warning>)> {
         (self.run)(call, args_json)
     }
 }
@@ -201,7 +274,7 @@ pub const fn entry<T: Tool>() -> ToolEntry {
 fn run_erased<T: Tool>(
     call: &mut Call<'_>,
     args_json: &str,
-) -> Result<(Box<dyn ToolOutput>, Vec<String>)> {
+) -> Result<(Box<dyn ToolOutput>, Vec<Warning>)> {
     let args: T::Args = crate::json::parse_object(args_json).map_err(|e| {
         WsfsError::new(
             ErrorCode::InvalidArguments,

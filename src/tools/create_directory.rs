@@ -12,7 +12,7 @@ use crate::sandbox::fileops::sync_dir;
 use crate::sandbox::gate::Access;
 use crate::sandbox::resolve::Located;
 use crate::sandbox::root::ToolPath;
-use crate::tools::contract::{Annotations, Call, Tool, ToolOutput};
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -56,9 +56,10 @@ impl Tool for CreateDirectory {
     fn run(
         call: &mut Call<'_>,
         args: CreateDirectoryArgs,
-    ) -> Result<(CreateDirectoryOutput, Vec<String>)> {
+    ) -> Result<(CreateDirectoryOutput, Vec<Warning>)> {
         let path = call.path(&args.path)?;
-        create_directory(call, &path, args.parents)
+        let (out, messages) = create_directory(call, &path, args.parents)?;
+        Ok((out, crate::tools::contract::warnings(messages)))
     }
 }
 

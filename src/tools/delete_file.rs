@@ -26,7 +26,7 @@ use crate::sandbox::root::ToolPath;
 use crate::sandbox::sys::{self, Kind};
 use crate::sandbox::walk::filter::is_internal_name;
 use crate::sandbox::walk::remove::{remove_tree, Halt, Removal, RemoveDenyHook, RemoveOptions};
-use crate::tools::contract::{Annotations, Call, Tool, ToolOutput};
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
 use crate::workspace::Workspace;
 use rustix::fs::{AtFlags, RawDir};
 use rustix::io::Errno;
@@ -104,7 +104,7 @@ impl Tool for DeleteFile {
         format!("Delete a file, symlink or directory. A directory needs recursive: true, which deletes it and everything in it; symlinks are removed themselves, never followed, so nothing outside the path is touched. The workspace root cannot be deleted. If a recursive delete stops early (deadline, cancellation, something it cannot remove), the result says deleted: false, how many entries were removed and what remains; call again to continue. {}", super::PATHS)
     }
 
-    fn run(call: &mut Call<'_>, args: DeleteFileArgs) -> Result<(DeleteOutput, Vec<String>)> {
+    fn run(call: &mut Call<'_>, args: DeleteFileArgs) -> Result<(DeleteOutput, Vec<Warning>)> {
         let path = call.path(&args.path)?;
         let (mut out, warnings) =
             delete_path(call.ws, &path, args.recursive, call.audits(), call.ctl)?;
@@ -119,7 +119,7 @@ impl Tool for DeleteFile {
                 sha256_after: None,
             });
         }
-        Ok((out, warnings))
+        Ok((out, crate::tools::contract::warnings(warnings)))
     }
 }
 

@@ -9,7 +9,7 @@ use crate::sandbox::walk::dfs::{walk, Flow};
 use crate::sandbox::walk::filter::Candidate;
 use crate::sandbox::walk::names::shown;
 use crate::sandbox::walk::{Kind, WalkOptions, WalkStats};
-use crate::tools::contract::{Annotations, Call, Tool, ToolOutput};
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -84,7 +84,7 @@ impl Tool for FindFiles {
         format!("Find files by glob pattern, e.g. '**/*.rs' or 'src/**/test_*.py'. Returns workspace-relative paths sorted by path (at most max_results, 200 by default). Hidden files and what .gitignore ignores are skipped unless asked; symlinks are listed by their own path and never followed; '.git' is not entered. {}", super::PATHS)
     }
 
-    fn run(call: &mut Call<'_>, args: FindFilesArgs) -> Result<(FindOutput, Vec<String>)> {
+    fn run(call: &mut Call<'_>, args: FindFilesArgs) -> Result<(FindOutput, Vec<Warning>)> {
         let path = call.path(&args.path)?;
         if args.max_results == 0 {
             return Err(WsfsError::new(
@@ -146,7 +146,7 @@ impl Tool for FindFiles {
                 respect_gitignore: args.respect_gitignore,
             },
         };
-        Ok((out, walked.warnings))
+        Ok((out, crate::tools::contract::warnings(walked.warnings)))
     }
 }
 

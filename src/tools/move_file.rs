@@ -29,7 +29,7 @@ use crate::sandbox::resolve::Located;
 use crate::sandbox::root::ToolPath;
 use crate::sandbox::sys::{self, Kind};
 use crate::sandbox::walk::dfs::{walk_all, Flow};
-use crate::tools::contract::{Annotations, Call, Tool, ToolOutput};
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
 use crate::tools::hints::shown_name;
 use crate::workspace::Workspace;
 use cap_std::fs::{Dir, Metadata};
@@ -87,7 +87,7 @@ impl Tool for MoveFile {
         format!("Move or rename a file, directory or symlink within the workspace, in one atomic rename (nothing is copied). dst is the complete new path, not a folder to move into: to move a.txt into docs/, use dst 'docs/a.txt'. Missing parent directories of dst are created. An existing dst is an error unless overwrite is true, which replaces a file or symlink (or an empty directory) but never a non-empty directory. A symlink is moved itself, not what it points to. The workspace root cannot be moved, and a directory cannot be moved into itself. {}", super::PATHS)
     }
 
-    fn run(call: &mut Call<'_>, args: MoveFileArgs) -> Result<(MoveOutput, Vec<String>)> {
+    fn run(call: &mut Call<'_>, args: MoveFileArgs) -> Result<(MoveOutput, Vec<Warning>)> {
         let src = call.path(&args.src)?;
         let dst = call.path(&args.dst)?;
         let (mut out, warnings) =
@@ -95,7 +95,7 @@ impl Tool for MoveFile {
         for change in std::mem::take(&mut out.audit) {
             call.record_change(change);
         }
-        Ok((out, warnings))
+        Ok((out, crate::tools::contract::warnings(warnings)))
     }
 }
 

@@ -22,7 +22,6 @@ use crate::sandbox::gate::Access;
 use crate::sandbox::resolve::Located;
 use crate::sandbox::root::{Anchor, ToolPath};
 use crate::tools::contract::Call;
-use crate::tools::write::check_write_size;
 use crate::workspace::Workspace;
 use cap_std::fs::{File, Metadata, MetadataExt};
 use std::io::Read;
@@ -419,13 +418,14 @@ fn lock_and_read(ws: &Workspace, sources: &mut [Source<'_>], ctl: &CallControl) 
         let reopen = || open_leaf_read(&located.dir, leaf);
         let mut locked = lock_current(&located.dir, leaf, file, reopen, &s.display, ctl)?;
         let size = locked.meta.len();
-        check_write_size(ws, size, &s.display, TOO_BIG)?;
+        ws.limits.check_write(size, &s.display, TOO_BIG)?;
         let mut bytes = Vec::with_capacity(size as usize);
         (&mut locked.file)
             .take(ws.limits.max_write_bytes + 1)
             .read_to_end(&mut bytes)
             .map_err(|e| WsfsError::from_io(&e, &s.display))?;
-        check_write_size(ws, bytes.len() as u64, &s.display, TOO_BIG)?;
+        ws.limits
+            .check_write(bytes.len() as u64, &s.display, TOO_BIG)?;
         s.sha = sha256_hex(&bytes);
         s.text = decode_text(bytes, &s.display)?;
         s.locked = Some(locked);
@@ -452,7 +452,8 @@ fn plan_section(
             .map(|f| f.render())
             .unwrap_or_default();
         section.added = FileText::parse(&text).lines.len() as u64;
-        check_write_size(ws, text.len() as u64, &section.display, TOO_BIG)?;
+        ws.limits
+            .check_write(text.len() as u64, &section.display, TOO_BIG)?;
         section.new_text = Some(text);
         return Ok(());
     }
@@ -498,8 +499,7 @@ fn plan_section(
                 }
                 return Ok(());
             }
-            check_write_size(
-                ws,
+            ws.limits.check_write(
                 patched.text.len() as u64,
                 &format!("the patched {display}"),
                 TOO_BIG,

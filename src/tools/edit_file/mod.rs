@@ -10,8 +10,8 @@ use crate::sandbox::fileops::{atomic_replace, lock_current, open_error, open_lea
 use crate::sandbox::gate::Access;
 use crate::sandbox::root::ToolPath;
 use crate::text;
-use crate::tools::contract::{Annotations, Call, Tool, ToolOutput};
-use crate::tools::write::{check_write_size, record_file};
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
+use crate::tools::write::record_file;
 use memchr::memmem;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -48,14 +48,15 @@ impl Tool for EditFile {
         format!("Replace exact text in a file. old_text must match the file byte for byte (whitespace, indentation and line endings included) and, unless replace_all is true, occur exactly once: otherwise nothing changes and the error says how many matches there were. Everything else in the file is kept exactly. Read the file first to copy old_text. For several changes or files at once use apply_patch (docs/patch_vs_write.md says which to use). {}", super::PATHS)
     }
 
-    fn run(call: &mut Call<'_>, args: EditFileArgs) -> Result<(EditOutput, Vec<String>)> {
+    fn run(call: &mut Call<'_>, args: EditFileArgs) -> Result<(EditOutput, Vec<Warning>)> {
         let path = call.path(&args.path)?;
         let req = EditRequest {
             old_text: &args.old_text,
             new_text: &args.new_text,
             replace_all: args.replace_all,
         };
-        edit_file(call, &path, &req)
+        let (out, messages) = edit_file(call, &path, &req)?;
+        Ok((out, crate::tools::contract::warnings(messages)))
     }
 }
 
@@ -109,7 +110,7 @@ pub fn edit_file(
     let reopen = || open_leaf_read(&located.dir, leaf);
     let mut locked = lock_current(&located.dir, leaf, file, reopen, display, ctl)?;
     let size = locked.meta.len();
-    check_write_size(ws, size, display, TOO_BIG_TO_EDIT)?;
+    ws.limits.check_write(size, display, TOO_BIG_TO_EDIT)?;
     ctl.check()?;
     let bytes =
         read_checked(&mut locked.file, ws.limits.max_write_bytes + 1, size, ctl).map_err(|e| {
@@ -118,7 +119,8 @@ pub fn edit_file(
                 Stop::Call(e) => e,
             }
         })?;
-    check_write_size(ws, bytes.len() as u64, display, TOO_BIG_TO_EDIT)?;
+    ws.limits
+        .check_write(bytes.len() as u64, display, TOO_BIG_TO_EDIT)?;
     // The text is checked (no NUL, UTF-8) and searched as bytes, with SIMD: a UTF-8 needle
     // only ever matches a UTF-8 text at character boundaries, so replacing bytes is
     // replacing text. The hints of a failure take the text as a `str`.
@@ -145,7 +147,8 @@ pub fn edit_file(
     }
     // Refused before the new content is built.
     let new_len = replaced_len(bytes.len(), matches, req.old_text.len(), req.new_text.len());
-    check_write_size(ws, new_len, "the edited file", "Replace less text")?;
+    ws.limits
+        .check_write(new_len, "the edited file", "Replace less text")?;
     let updated = replace(&bytes, &finder, req.new_text.as_bytes(), new_len);
     let warnings = atomic_replace(
         &located.dir,

@@ -13,7 +13,7 @@ use crate::sandbox::tempfile::is_temp_name;
 use crate::sandbox::walk::deny::WalkFilter;
 use crate::sandbox::walk::names::shown;
 use crate::sandbox::walk::Kind;
-use crate::tools::contract::{Annotations, Call, Tool, ToolOutput};
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
 use crate::workspace::Workspace;
 use cap_fs_ext::DirExt;
 use cap_std::fs::Dir;
@@ -74,12 +74,13 @@ impl Tool for ListDir {
         format!("List a directory, sorted by name. Each entry shows its type: directories end with '/', symlinks with '@' (they are not followed); files show their size. With depth 2 or more, returns an indented tree (breadth-first; '.git' is not entered). At most 500 entries by default, with a '[truncated: ...]' notice beyond that. {}", super::PATHS)
     }
 
-    fn run(call: &mut Call<'_>, args: ListDirArgs) -> Result<(ListOutput, Vec<String>)> {
+    fn run(call: &mut Call<'_>, args: ListDirArgs) -> Result<(ListOutput, Vec<Warning>)> {
         let path = call.path(&args.path)?;
         if args.is_plain() {
             return Ok((list_dir(call.ws, &path, call.ctl)?, Vec::new()));
         }
-        tree::run(call, &path, &args)
+        let (out, messages) = tree::run(call, &path, &args)?;
+        Ok((out, crate::tools::contract::warnings(messages)))
     }
 }
 

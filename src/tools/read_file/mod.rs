@@ -3,7 +3,6 @@
 
 pub mod range;
 
-use crate::abi::envelope::{self, Output};
 use crate::control::CallControl;
 use crate::error::{Result, WsfsError};
 use crate::lines::FileHash;
@@ -11,7 +10,7 @@ use crate::sandbox::fileops::{open_error, open_leaf_read, regular_file_size};
 use crate::sandbox::gate::Access;
 use crate::sandbox::root::ToolPath;
 use crate::text::{self, FileText};
-use crate::tools::contract::{Annotations, Call, Tool, ToolOutput};
+use crate::tools::contract::{Annotations, Call, Frame, Output, Tool, ToolOutput, Warning};
 use crate::workspace::Workspace;
 use cap_std::fs::File;
 use range::{RangeRequest, RangeView};
@@ -47,11 +46,11 @@ impl Tool for ReadFile {
         format!("Read a UTF-8 text file from the workspace. Returns the file's text; files larger than the read limit (256 KiB by default) are cut at a character boundary and end with a '[truncated: ...]' notice. To page through a large file, give start_line and/or max_lines: the text then holds those lines (as in the file, line endings included) and ends with a hint such as '[lines 1-2000 of 9120; continue with start_line=2001]'. Binary files, directories, FIFOs and devices are refused. {}", super::PATHS)
     }
 
-    fn run(call: &mut Call<'_>, args: ReadFileArgs) -> Result<(ReadOutput, Vec<String>)> {
+    fn run(call: &mut Call<'_>, args: ReadFileArgs) -> Result<(ReadOutput, Vec<Warning>)> {
         let range = RangeRequest::from_args(args.start_line, args.max_lines, args.line_numbers)?;
         let path = call.path(&args.path)?;
         let output = match range {
-            None => read_file(call.ws, &path, call.ctl, call.output)?,
+            None => read_file(call.ws, &path, call.ctl, call.frame)?,
             Some(range) => read_file_range(call.ws, &path, &range, call.ctl)?,
         };
         Ok((output, Vec::new()))
@@ -225,14 +224,14 @@ pub fn read_file_range(
 
 /// A plain read: at most `max_read_bytes` (cut back to a character boundary), checked as
 /// text in one pass. The content is read once, into a buffer that also has the room the
-/// envelope of `output` needs in front of it (the JSON head, whose length is known from the
+/// envelope `frame` needs in front of it (the JSON head, whose length is known from the
 /// file's size) and after it (a truncation notice, a C string's NUL), so the C ABI's result
-/// is built around it without copying it (see `envelope::success`).
+/// is built around it without copying it (see [`Frame`]).
 pub fn read_file(
     ws: &Workspace,
     path: &ToolPath,
     ctl: &CallControl,
-    output: Output,
+    frame: &dyn Frame,
 ) -> Result<ReadOutput> {
     let display = &path.display;
     let (file, size) = open_regular(ws, path, ctl)?;
@@ -247,7 +246,7 @@ pub fn read_file(
         lines: None,
         sha256: (size <= limit && size <= ws.limits.max_write_bytes).then_some(HASH_PLACEHOLDER),
     };
-    let room = envelope::raw_head_len(output, &predicted);
+    let room = frame.raw_head_len(&predicted);
     let expected = usize::try_from(predicted.bytes).unwrap_or(usize::MAX);
     let (buf, more) =
         read_bounded(file.into_std(), room, expected, limit, ctl).map_err(|e| match e {
@@ -378,7 +377,7 @@ mod tests {
             std::fs::write(tmp.path().join(name), &data).unwrap();
             let path = ws.parse_path(name).unwrap();
             for output in [Output::DataRaw, Output::TextRaw] {
-                let mut out = read_file(&ws, &path, &ctl, output).unwrap();
+                let mut out = read_file(&ws, &path, &ctl, &output).unwrap();
                 let head = match output {
                     Output::DataRaw => {
                         crate::abi::envelope::raw_head_len(Output::DataRaw, &out.meta())

@@ -13,7 +13,7 @@ use crate::sandbox::walk::dfs::{walk, Flow};
 use crate::sandbox::walk::filter::Candidate;
 use crate::sandbox::walk::names::shown;
 use crate::sandbox::walk::{Kind, WalkOptions, WalkStats};
-use crate::tools::contract::{Annotations, Call, Tool, ToolOutput};
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use schemars::JsonSchema;
@@ -119,7 +119,7 @@ impl Tool for SearchText {
         format!("Search file contents for a literal string (or a regular expression with use_regex), like grep. Returns matching lines as 'path:line:column: text', sorted by path then line (at most max_matches, 50 by default), optionally with context lines. Searches a directory recursively or a single file; skips binary files, hidden files and what .gitignore ignores unless asked; symlinks are never followed. {}", super::PATHS)
     }
 
-    fn run(call: &mut Call<'_>, args: SearchTextArgs) -> Result<(SearchOutput, Vec<String>)> {
+    fn run(call: &mut Call<'_>, args: SearchTextArgs) -> Result<(SearchOutput, Vec<Warning>)> {
         let path = call.path(&args.path)?;
         check_args(&args)?;
         let matcher = build_matcher(&args)?;
@@ -206,7 +206,7 @@ impl Tool for SearchText {
             },
             matches: run.out.matches,
         };
-        Ok((out, warnings))
+        Ok((out, crate::tools::contract::warnings(warnings)))
     }
 }
 
