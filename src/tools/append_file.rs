@@ -32,12 +32,16 @@ impl Tool for AppendFile {
     type Output = AppendOutput;
 
     fn description() -> String {
-        format!("Append text to the end of a file, creating it (and its parent directories) if missing. Nothing is added between the old content and yours: include a leading newline if you need one. {}", super::PATHS)
+        format!("Append text to the end of a file, creating it (and its parent directories) if missing. Nothing is added between the old content and yours: include a leading newline if you need one. {}", crate::tools::fields::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: AppendFileArgs) -> Result<(AppendOutput, Vec<Warning>)> {
         let path = call.path(&args.path)?;
-        let content = super::content(Self::NAME, args.content.as_deref(), call.content_buffer)?;
+        let content = crate::tools::fields::content(
+            Self::NAME,
+            args.content.as_deref(),
+            call.content_buffer,
+        )?;
         let (out, messages) = write::append_file(call, &path, content)?;
         Ok((out, crate::tools::contract::warnings(messages)))
     }

@@ -26,7 +26,7 @@ pub struct CreateDirectoryArgs {
     /// Directory to create, e.g. 'src/utils'.
     pub path: String,
     /// Also create missing parent directories, like 'mkdir -p'. Default true; with false a missing parent is path_not_found.
-    #[serde(default = "super::yes")]
+    #[serde(default = "crate::tools::fields::yes")]
     pub parents: bool,
 }
 
@@ -50,7 +50,7 @@ impl Tool for CreateDirectory {
     type Output = CreateDirectoryOutput;
 
     fn description() -> String {
-        format!("Create a directory, and by default its missing parent directories. An existing directory is fine (nothing changes and created is false); a file in the way is not_a_directory. write_file creates parent directories by itself, so this is only needed for empty directories. {}", super::PATHS)
+        format!("Create a directory, and by default its missing parent directories. An existing directory is fine (nothing changes and created is false); a file in the way is not_a_directory. write_file creates parent directories by itself, so this is only needed for empty directories. {}", crate::tools::fields::PATHS)
     }
 
     fn run(

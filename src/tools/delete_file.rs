@@ -101,7 +101,7 @@ impl Tool for DeleteFile {
     type Output = DeleteOutput;
 
     fn description() -> String {
-        format!("Delete a file, symlink or directory. A directory needs recursive: true, which deletes it and everything in it; symlinks are removed themselves, never followed, so nothing outside the path is touched. The workspace root cannot be deleted. If a recursive delete stops early (deadline, cancellation, something it cannot remove), the result says deleted: false, how many entries were removed and what remains; call again to continue. {}", super::PATHS)
+        format!("Delete a file, symlink or directory. A directory needs recursive: true, which deletes it and everything in it; symlinks are removed themselves, never followed, so nothing outside the path is touched. The workspace root cannot be deleted. If a recursive delete stops early (deadline, cancellation, something it cannot remove), the result says deleted: false, how many entries were removed and what remains; call again to continue. {}", crate::tools::fields::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: DeleteFileArgs) -> Result<(DeleteOutput, Vec<Warning>)> {

@@ -36,7 +36,7 @@ impl Tool for GetPathInfo {
     type Output = PathInfo;
 
     fn description() -> String {
-        format!("Describe one path without reading it out: whether it exists (a missing path is not an error), its type (file, dir, symlink or other), size, modification time, mode, whether it is readable and writable, and for text files their line count and SHA-256. Symlinks are described, not followed; their target is given when it is inside the workspace. {}", super::PATHS)
+        format!("Describe one path without reading it out: whether it exists (a missing path is not an error), its type (file, dir, symlink or other), size, modification time, mode, whether it is readable and writable, and for text files their line count and SHA-256. Symlinks are described, not followed; their target is given when it is inside the workspace. {}", crate::tools::fields::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: GetPathInfoArgs) -> Result<(PathInfo, Vec<Warning>)> {

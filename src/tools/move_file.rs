@@ -84,7 +84,7 @@ impl Tool for MoveFile {
     type Output = MoveOutput;
 
     fn description() -> String {
-        format!("Move or rename a file, directory or symlink within the workspace, in one atomic rename (nothing is copied). dst is the complete new path, not a folder to move into: to move a.txt into docs/, use dst 'docs/a.txt'. Missing parent directories of dst are created. An existing dst is an error unless overwrite is true, which replaces a file or symlink (or an empty directory) but never a non-empty directory. A symlink is moved itself, not what it points to. The workspace root cannot be moved, and a directory cannot be moved into itself. {}", super::PATHS)
+        format!("Move or rename a file, directory or symlink within the workspace, in one atomic rename (nothing is copied). dst is the complete new path, not a folder to move into: to move a.txt into docs/, use dst 'docs/a.txt'. Missing parent directories of dst are created. An existing dst is an error unless overwrite is true, which replaces a file or symlink (or an empty directory) but never a non-empty directory. A symlink is moved itself, not what it points to. The workspace root cannot be moved, and a directory cannot be moved into itself. {}", crate::tools::fields::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: MoveFileArgs) -> Result<(MoveOutput, Vec<Warning>)> {

@@ -3,15 +3,17 @@
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::render;
 use crate::sandbox::gate::{Access, Skipped};
 use crate::sandbox::root::DirRef;
 use crate::sandbox::root::ToolPath;
 use crate::sandbox::walk::deny::{StartPaths, WalkFilter};
 use crate::sandbox::walk::filter::{Candidate, Skip};
-use crate::sandbox::walk::Kind;
+use crate::sandbox::walk::{Kind, WalkStats};
 use crate::workspace::Workspace;
 use cap_fs_ext::DirExt;
 use std::ffi::OsString;
+use std::fmt::Write;
 
 /// What a path names.
 pub(crate) enum Target<'a> {
@@ -100,5 +102,58 @@ impl<'w> WalkDeny<'w> {
             Skipped::Protected => Skip::Protected,
             Skipped::Reserved => Skip::Internal,
         })
+    }
+}
+
+/// The lines saying what the policy left out of a listing or walk (`shown`: "not shown",
+/// "not searched" says what the tool did not do with them).
+pub(crate) fn left_out_note(text: &mut String, denied: u64, protected: u64, shown: &str) {
+    if denied > 0 {
+        let what = render::count(denied, "entry", "entries");
+        let _ = writeln!(text, "[{what} not {shown}: denied by the workspace policy]");
+    }
+    if protected > 0 {
+        let what = render::count(protected, "entry", "entries");
+        let _ = writeln!(
+            text,
+            "[{what} not {shown}: protected system locations, which unrestricted mode never \
+             reads]"
+        );
+    }
+}
+
+pub(crate) fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// `display` as the prefix of the paths below it: "" for the root, else "dir/".
+pub(crate) fn path_prefix(display: &str) -> String {
+    match display {
+        "." => String::new(),
+        d if d.ends_with('/') => d.to_string(),
+        d => format!("{d}/"),
+    }
+}
+
+/// Tells the model what the filters left out, when that may explain an empty result.
+pub(crate) fn skipped_hint(
+    text: &mut String,
+    stats: &WalkStats,
+    include_hidden: bool,
+    respect_gitignore: bool,
+) {
+    if !include_hidden && stats.hidden > 0 {
+        let _ = writeln!(
+            text,
+            "({} skipped; set include_hidden=true to include them)",
+            render::count(stats.hidden, "hidden entry was", "hidden entries were")
+        );
+    }
+    if respect_gitignore && stats.ignored > 0 {
+        let _ = writeln!(
+            text,
+            "({} ignored by .gitignore; set respect_gitignore=false to include them)",
+            render::count(stats.ignored, "entry was", "entries were")
+        );
     }
 }

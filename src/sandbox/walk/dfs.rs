@@ -4,7 +4,7 @@
 
 use super::filter::{self, Candidate, Skip, WalkOptions};
 use super::names::{read_batch, Batch};
-use super::{Stop, WalkStats};
+use super::stats::{Stop, WalkStats};
 use crate::control::CallControl;
 use crate::error::{Result, WsfsError};
 use crate::sandbox::sys::{self, Kind};

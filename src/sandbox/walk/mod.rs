@@ -20,44 +20,9 @@ pub mod dfs;
 pub mod filter;
 pub mod names;
 pub mod remove;
+pub mod stats;
 pub mod tree;
-
-use crate::error::WsfsError;
 
 pub use crate::sandbox::sys::Kind;
 pub use filter::WalkOptions;
-
-/// Why reading a directory stopped.
-#[derive(Debug)]
-pub enum Stop {
-    Io(std::io::Error),
-    Call(WsfsError),
-}
-
-impl Stop {
-    /// The error, naming `display` for an I/O failure.
-    pub fn into_error(self, display: &str) -> WsfsError {
-        match self {
-            Stop::Io(e) => WsfsError::from_io(&e, display),
-            Stop::Call(e) => e,
-        }
-    }
-}
-
-/// Counts of what a walk found and left out.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct WalkStats {
-    /// Entries passed to the caller.
-    pub entries: u64,
-    /// Hidden names (and wsfs's own temp files) left out.
-    pub hidden: u64,
-    /// Entries a `.gitignore` rule left out.
-    pub ignored: u64,
-    /// Entries the host's deny hook left out.
-    pub denied: u64,
-    /// Protected system locations left out (unrestricted mode).
-    pub protected: u64,
-    /// Directories that could not be opened or read, or were replaced during the walk
-    /// (such as a directory swapped for a symlink): skipped, never followed.
-    pub refused: u64,
-}
+pub use stats::WalkStats;

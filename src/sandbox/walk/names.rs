@@ -1,7 +1,7 @@
 //! Reading a directory's names in byte order with bounded memory, and the one place where a
 //! name becomes text.
 
-use super::Stop;
+use super::stats::Stop;
 use crate::control::CallControl;
 use crate::sandbox::sys::Kind;
 use rustix::fs::RawDir;

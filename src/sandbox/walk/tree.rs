@@ -5,7 +5,7 @@
 
 use super::filter::{self, Candidate, WalkOptions};
 use super::names::read_batch;
-use super::{Stop, WalkStats};
+use super::stats::{Stop, WalkStats};
 use crate::control::CallControl;
 use crate::error::{Result, WsfsError};
 use crate::sandbox::sys::{self, Kind};

@@ -3,9 +3,9 @@
 //! read under their locks; the core applies the hunks in memory; nothing is written unless
 //! the whole patch (with `strict: false`, each whole file) applies.
 
+use super::args::ApplyPatchArgs;
 use super::diff::{bounded, file_diff};
 use super::output::{ApplyPatchOutput, FileChanged};
-use super::ApplyPatchArgs;
 use crate::commit::{CommitError, Op, OpKind, Place};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};

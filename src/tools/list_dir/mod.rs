@@ -1,31 +1,22 @@
 //! `list_dir`: one directory level, sorted by name, links reported and never followed; with
 //! `depth > 1` a breadth-first tree (`tree`).
 
-pub mod tree;
+mod level;
+mod output;
+mod tree;
 
-use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::render;
-use crate::sandbox::gate::{Access, Skipped};
-use crate::sandbox::root::DirRef;
 use crate::sandbox::root::ToolPath;
-use crate::sandbox::tempfile::is_temp_name;
-use crate::sandbox::walk::deny::WalkFilter;
-use crate::sandbox::walk::names::shown;
-use crate::sandbox::walk::Kind;
-use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
-use crate::workspace::Workspace;
-use cap_fs_ext::DirExt;
-use cap_std::fs::Dir;
-use rustix::fs::{FileType, RawDir};
+use crate::sandbox::walk::WalkOptions;
+use crate::tools::contract::{self, Annotations, Call, Tool, Warning};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
-use std::collections::BinaryHeap;
-use std::ffi::{OsStr, OsString};
-use std::fmt::Write;
-use std::os::fd::AsFd;
-use std::os::unix::ffi::OsStrExt;
+use serde::Deserialize;
+
+pub use output::{Entry, ListOutput};
+
+/// Deepest tree `list_dir` returns: a tree of 60 levels nests 123 JSON values deep in the
+/// envelope, within the 128 levels common JSON parsers (serde_json) accept by default.
+pub const MAX_DEPTH: u64 = 60;
 
 pub struct ListDir;
 
@@ -33,7 +24,7 @@ pub struct ListDir;
 #[serde(deny_unknown_fields)]
 pub struct ListDirArgs {
     /// Directory to list; defaults to '.', the workspace root.
-    #[serde(default = "super::dot")]
+    #[serde(default = "crate::tools::fields::dot")]
     pub path: String,
     /// Levels to list: 1 (default) lists the directory itself; 2 or more returns a tree, breadth-first (at most 60).
     #[serde(default = "one")]
@@ -71,291 +62,48 @@ impl Tool for ListDir {
     type Output = ListOutput;
 
     fn description() -> String {
-        format!("List a directory, sorted by name. Each entry shows its type: directories end with '/', symlinks with '@' (they are not followed); files show their size. With depth 2 or more, returns an indented tree (breadth-first; '.git' is not entered). At most 500 entries by default, with a '[truncated: ...]' notice beyond that. {}", super::PATHS)
+        format!("List a directory, sorted by name. Each entry shows its type: directories end with '/', symlinks with '@' (they are not followed); files show their size. With depth 2 or more, returns an indented tree (breadth-first; '.git' is not entered). At most 500 entries by default, with a '[truncated: ...]' notice beyond that. {}", super::fields::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: ListDirArgs) -> Result<(ListOutput, Vec<Warning>)> {
         let path = call.path(&args.path)?;
         if args.is_plain() {
-            return Ok((list_dir(call.ws, &path, call.ctl)?, Vec::new()));
+            return Ok((level::list_dir(call.ws, &path, call.ctl)?, Vec::new()));
         }
-        let (out, messages) = tree::run(call, &path, &args)?;
-        Ok((out, crate::tools::contract::warnings(messages)))
+        let (out, messages) = list(call, &path, &args)?;
+        Ok((out, contract::warnings(messages)))
     }
 }
 
-impl ToolOutput for ListOutput {
-    fn text(&self) -> Cow<'_, str> {
-        if let Some(tree) = &self.tree {
-            return Cow::Owned(tree.text(self));
-        }
-        let mut text = format!(
-            "{} ({})\n",
-            self.path,
-            render::count(self.total, "entry", "entries")
-        );
-        for e in &self.entries {
-            let _ = match e.kind {
-                "dir" => writeln!(text, "{}/", e.name),
-                "symlink" => writeln!(text, "{}@", e.name),
-                "file" => writeln!(text, "{}  {}", e.name, render::bytes(e.size)),
-                _ => writeln!(text, "{}  (special file)", e.name),
-            };
-        }
-        if self.truncated {
-            let _ = writeln!(
-                text,
-                "[truncated: showing the first {} of {} entries]",
-                self.entries.len(),
-                self.total
-            );
-        }
-        left_out_note(&mut text, self.denied, self.protected, "shown");
-        text.truncate(text.trim_end().len());
-        Cow::Owned(text)
-    }
-}
-
-/// The lines saying what the policy left out of a listing or walk (`shown`: "not shown",
-/// "not searched" says what the tool did not do with them).
-pub(crate) fn left_out_note(text: &mut String, denied: u64, protected: u64, shown: &str) {
-    if denied > 0 {
-        let what = render::count(denied, "entry", "entries");
-        let _ = writeln!(text, "[{what} not {shown}: denied by the workspace policy]");
-    }
-    if protected > 0 {
-        let what = render::count(protected, "entry", "entries");
-        let _ = writeln!(
-            text,
-            "[{what} not {shown}: protected system locations, which unrestricted mode never \
-             reads]"
-        );
-    }
-}
-
-#[derive(Debug, Serialize)]
-pub struct Entry {
-    /// The name as `names::encode` shows it: as is, or with `\xNN` escapes if not UTF-8.
-    pub name: String,
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub size: u64,
-}
-
-#[derive(Debug, Serialize)]
-pub struct ListOutput {
-    pub path: String,
-    /// The directory's entries; in tree mode empty (the tree holds them).
-    pub entries: Vec<Entry>,
-    /// Entries in the directory (after the filters); in tree mode, entries in the tree.
-    pub total: u64,
-    pub truncated: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tree: Option<tree::TreeOut>,
-    /// Entries left out because the workspace policy denies reading them (not in `total`).
-    pub denied: u64,
-    /// Protected system locations left out (unrestricted mode; not in `total`); absent when 0.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub protected: u64,
-}
-
-pub(crate) fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-/// Directory entries read between cancellation checks: 128 of the longest names fill half of
-/// `DIRENT_BUFFER`, so at most one `getdents64` call runs between two checks.
-const CHECK_EVERY: u64 = 128;
-
-/// Bytes of `getdents64` records fetched per system call.
-const DIRENT_BUFFER: usize = 64 * 1024;
-
-pub fn list_dir(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<ListOutput> {
-    list_filtered(ws, path, ctl, ws.limits.max_list_entries, |_, _, _| true)
-}
-
-/// One directory level, keeping only the names `keep` accepts (given the name and its
-/// `getdents` type), at most `max`.
-pub(crate) fn list_filtered(
-    ws: &Workspace,
+/// `list_dir` with more than its `path`: a filtered listing of one level, or a tree.
+fn list(
+    call: &mut Call<'_>,
     path: &ToolPath,
-    ctl: &CallControl,
-    max: u64,
-    keep: impl FnMut(&Dir, &[u8], Kind) -> bool,
-) -> Result<ListOutput> {
-    let display = &path.display;
-    let io_err = |e: std::io::Error| WsfsError::from_io(&e, display);
-    let located = ws.resolve(path, Access::READ, false, ctl)?;
-    let known = located.start_paths();
-    let dir = match &located.leaf {
-        None => located.dir,
-        Some(leaf) => match located.dir.open_dir_nofollow(leaf) {
-            Ok(dir) => DirRef::Opened(dir),
-            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
-                return Err(WsfsError::new(
-                    ErrorCode::NotADirectory,
-                    format!("{display} is not a directory; use read_file for files"),
-                ))
-            }
-            Err(e) => return Err(io_err(e)),
-        },
+    args: &ListDirArgs,
+) -> Result<(ListOutput, Vec<String>)> {
+    if args.depth == 0 || args.depth > MAX_DEPTH {
+        return Err(WsfsError::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "depth must be between 1 and {MAX_DEPTH}, got {}; list a subdirectory to see deeper",
+                args.depth
+            ),
+        ));
+    }
+    // Larger requests are lowered to the workspace's limit (the model cannot know it).
+    let limit = call.ws.limits.max_list_entries;
+    let cap = match args.max_entries {
+        0 => limit,
+        n => n.min(limit),
     };
-    let filter = ws.walk_filter(&dir, known)?;
-    let filter = filter.map(|filter| PolicyFilter { filter, dir: &dir });
-    let (names, total, left_out) =
-        smallest_names(&dir, max, filter.as_ref(), ctl, keep).map_err(|e| match e {
-            Stop::Io(e) => io_err(e),
-            Stop::Call(e) => e,
-        })?;
-    let mut entries = Vec::with_capacity(names.len());
-    for name in names {
-        ctl.check()?;
-        entries.extend(describe(&dir, name));
-    }
-    Ok(ListOutput {
-        path: display.clone(),
-        entries,
-        total,
-        truncated: total > max,
-        tree: None,
-        denied: left_out.denied,
-        protected: left_out.protected,
-    })
-}
-
-/// The policy's say over a listing's entries (`Workspace::walk_filter`): denied entries and
-/// protected locations are left out and counted, the audit log left out silently.
-struct PolicyFilter<'a> {
-    filter: WalkFilter<'a>,
-    dir: &'a Dir,
-}
-
-impl PolicyFilter<'_> {
-    fn skip(&self, name: &[u8], kind: FileType, ino: u64) -> Option<Skipped> {
-        let is_dir = match kind {
-            FileType::Directory => true,
-            FileType::Unknown => self
-                .dir
-                .symlink_metadata(OsStr::from_bytes(name))
-                .is_ok_and(|m| m.is_dir()),
-            _ => false,
-        };
-        self.filter.skip(self.dir.as_fd(), name, name, is_dir, ino)
-    }
-}
-
-/// Entries the policy left out of a listing, by reason.
-#[derive(Default)]
-struct LeftOut {
-    denied: u64,
-    protected: u64,
-}
-
-enum Stop {
-    Io(std::io::Error),
-    Call(WsfsError),
-}
-
-/// The `max` smallest names in byte order, the number of entries, and what `filter` left
-/// out. A max-heap of `max` names keeps memory bounded by the limit however large the
-/// directory is.
-fn smallest_names(
-    dir: &Dir,
-    max: u64,
-    filter: Option<&PolicyFilter<'_>>,
-    ctl: &CallControl,
-    mut keep: impl FnMut(&Dir, &[u8], Kind) -> bool,
-) -> std::result::Result<(Vec<OsString>, u64, LeftOut), Stop> {
-    let cap = usize::try_from(max).unwrap_or(usize::MAX);
-    let mut heap: BinaryHeap<Vec<u8>> = BinaryHeap::with_capacity(cap.min(4096) + 1);
-    let mut total = 0u64;
-    let mut left_out = LeftOut::default();
-    // The handle may be O_PATH; getdents needs the directory open for reading. Entries are
-    // read straight from the kernel's buffer, so a name is copied only when it is kept.
-    let readable = dir.open(".").map_err(Stop::Io)?;
-    let mut buf = Vec::with_capacity(DIRENT_BUFFER);
-    let mut entries = RawDir::new(readable, buf.spare_capacity_mut());
-    let mut seen = 0u64;
-    while let Some(entry) = entries.next() {
-        if seen.is_multiple_of(CHECK_EVERY) {
-            ctl.check().map_err(Stop::Call)?;
-        }
-        seen += 1;
-        let entry = entry.map_err(|e| Stop::Io(e.into()))?;
-        let name = entry.file_name().to_bytes();
-        // wsfs's own temp files are never shown (nor counted): they are not the agent's.
-        if name == b"." || name == b".." || is_temp_name(name) {
-            continue;
-        }
-        if !keep(dir, name, Kind::from_file_type(entry.file_type())) {
-            continue;
-        }
-        match filter.and_then(|f| f.skip(name, entry.file_type(), entry.ino())) {
-            Some(Skipped::Denied(_)) => {
-                left_out.denied += 1;
-                continue;
-            }
-            Some(Skipped::Protected) => {
-                left_out.protected += 1;
-                continue;
-            }
-            Some(Skipped::Reserved) => continue,
-            None => {}
-        }
-        total += 1;
-        if heap.len() < cap {
-            heap.push(name.to_vec());
-        } else if heap.peek().is_some_and(|largest| name < largest.as_slice()) {
-            heap.pop();
-            heap.push(name.to_vec());
-        }
-    }
-    let names = heap
-        .into_sorted_vec()
-        .into_iter()
-        .map(|b| OsString::from(std::ffi::OsStr::from_bytes(&b)))
-        .collect();
-    Ok((names, total, left_out))
-}
-
-/// The entry's own type and size (`lstat`, as `fstatat(AT_SYMLINK_NOFOLLOW)` on the one name
-/// beneath the directory handle: only the type and size are needed, which `statx` with its
-/// fuller set of fields costs more for); `None` if it vanished since it was listed.
-fn describe(dir: &Dir, name: OsString) -> Option<Entry> {
-    use rustix::fs::{AtFlags, FileType};
-    let st = rustix::fs::statat(dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
-    let kind = match FileType::from_raw_mode(st.st_mode) {
-        FileType::Symlink => "symlink",
-        FileType::Directory => "dir",
-        FileType::RegularFile => "file",
-        _ => "other",
+    let opts = WalkOptions {
+        include_hidden: args.include_hidden,
+        respect_gitignore: args.respect_gitignore,
+        max_depth: usize::try_from(args.depth).unwrap_or(usize::MAX),
+        deny: None,
     };
-    Some(Entry {
-        name: shown(name.as_bytes()).into_owned(),
-        kind,
-        size: u64::try_from(st.st_size).unwrap_or(0),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use cap_std::ambient_authority;
-    use std::time::Duration;
-
-    #[test]
-    fn keeps_the_smallest_names_in_byte_order() {
-        let tmp = tempfile::tempdir().unwrap();
-        for name in ["b", "a", "C", "é", "aa", "z"] {
-            std::fs::write(tmp.path().join(name), b"").unwrap();
-        }
-        let dir = Dir::open_ambient_dir(tmp.path(), ambient_authority()).unwrap();
-        let ctl = CallControl::new(Duration::from_secs(10), None);
-        let (names, total, _) = match smallest_names(&dir, 3, None, &ctl, |_, _, _| true) {
-            Ok(found) => found,
-            Err(_) => panic!("listing failed"),
-        };
-        assert_eq!(total, 6);
-        assert_eq!(names, vec![OsString::from("C"), "a".into(), "aa".into()]);
+    match args.depth {
+        1 => level::list_level(call, path, &opts, cap),
+        _ => tree::list(call, path, &opts, cap),
     }
 }

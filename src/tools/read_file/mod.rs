@@ -1,7 +1,10 @@
 //! `read_file`: a bounded read of a regular text file, whole (plain mode) or a range of its
 //! lines (see [`range`]).
 
+mod output;
 pub mod range;
+
+pub use output::ReadOutput;
 
 use crate::control::CallControl;
 use crate::error::{Result, WsfsError};
@@ -10,13 +13,13 @@ use crate::sandbox::fileops::{open_error, open_leaf_read, regular_file_size};
 use crate::sandbox::gate::Access;
 use crate::sandbox::root::ToolPath;
 use crate::text::{self, FileText};
-use crate::tools::contract::{Annotations, Call, Frame, Output, Tool, ToolOutput, Warning};
+use crate::tools::contract::{Annotations, Call, Frame, Tool, Warning};
 use crate::workspace::Workspace;
 use cap_std::fs::File;
-use range::{RangeRequest, RangeView};
+use output::{ReadMeta, MAX_NOTICE};
+use range::RangeRequest;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
+use serde::Deserialize;
 
 pub struct ReadFile;
 
@@ -43,7 +46,7 @@ impl Tool for ReadFile {
     type Output = ReadOutput;
 
     fn description() -> String {
-        format!("Read a UTF-8 text file from the workspace. Returns the file's text; files larger than the read limit (256 KiB by default) are cut at a character boundary and end with a '[truncated: ...]' notice. To page through a large file, give start_line and/or max_lines: the text then holds those lines (as in the file, line endings included) and ends with a hint such as '[lines 1-2000 of 9120; continue with start_line=2001]'. Binary files, directories, FIFOs and devices are refused. {}", super::PATHS)
+        format!("Read a UTF-8 text file from the workspace. Returns the file's text; files larger than the read limit (256 KiB by default) are cut at a character boundary and end with a '[truncated: ...]' notice. To page through a large file, give start_line and/or max_lines: the text then holds those lines (as in the file, line endings included) and ends with a hint such as '[lines 1-2000 of 9120; continue with start_line=2001]'. Binary files, directories, FIFOs and devices are refused. {}", crate::tools::fields::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: ReadFileArgs) -> Result<(ReadOutput, Vec<Warning>)> {
@@ -54,149 +57,6 @@ impl Tool for ReadFile {
             Some(range) => read_file_range(call.ws, &path, &range, call.ctl)?,
         };
         Ok((output, Vec::new()))
-    }
-}
-
-/// `data` of `read_file`. A plain read (no range arguments) has the first five fields and
-/// `sha256` when it read the whole file; a range read adds the line fields (see
-/// [`read_range`] for when each appears).
-#[derive(Debug, Serialize)]
-pub struct ReadOutput {
-    pub path: String,
-    pub content: FileText,
-    pub bytes: u64,
-    pub total_bytes: u64,
-    pub truncated: bool,
-    #[serde(flatten)]
-    pub lines: Option<LineFields>,
-    /// Lowercase hex SHA-256 of the whole file (the change tools' `file_hash` guard), when the
-    /// read saw the whole file and it is at most `max_write_bytes`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sha256: Option<String>,
-    /// Not part of `data`: kept for the truncation notice in `text`.
-    #[serde(skip)]
-    pub limit: u64,
-    /// Not part of `data`: how a range read's text is rendered.
-    #[serde(skip)]
-    pub view: Option<RangeView>,
-}
-
-/// The fields a range read adds to `data`.
-#[derive(Debug, Clone, Serialize)]
-pub struct LineFields {
-    pub start_line: u64,
-    pub end_line: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub total_lines: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_start_line: Option<u64>,
-}
-
-impl ToolOutput for ReadOutput {
-    /// The file's content, borrowed unless a truncation notice is added.
-    fn text(&self) -> Cow<'_, str> {
-        if self.lines.is_some() {
-            let mut text = String::new();
-            range::push_text(self, &mut text);
-            return Cow::Owned(text);
-        }
-        match self.notice() {
-            None if self.content.is_empty() => Cow::Borrowed(EMPTY_FILE),
-            None => Cow::Borrowed(self.content.as_str()),
-            Some(notice) => Cow::Owned(self.content.as_str().to_owned() + &notice),
-        }
-    }
-
-    /// The content and its notice copied once, straight into `out`.
-    fn push_text(&self, out: &mut String) {
-        if self.lines.is_some() {
-            return range::push_text(self, out);
-        }
-        if self.content.is_empty() && !self.truncated {
-            return out.push_str(EMPTY_FILE);
-        }
-        let notice = self.notice().unwrap_or_default();
-        out.reserve_exact(self.content.len() + notice.len() + 1);
-        out.push_str(self.content.as_str());
-        out.push_str(&notice);
-    }
-
-    fn raw_meta(&self) -> Option<Box<dyn erased_serde::Serialize + '_>> {
-        Some(Box::new(self.meta()))
-    }
-
-    fn raw_part(&self) -> &str {
-        self.content.as_str()
-    }
-
-    /// A plain read keeps the room in front of its content that the envelope's head needs
-    /// (see [`read_file`]); the text of `text_raw` is the content and the notice, appended in
-    /// the room kept after it.
-    fn take_raw(&mut self, output: Output, room: usize) -> Option<Vec<u8>> {
-        let notice = match output {
-            _ if self.lines.is_some() => return None,
-            Output::DataRaw => None,
-            Output::TextRaw if self.content.is_empty() => return None, // "(empty file)"
-            Output::TextRaw => self.notice(),
-            _ => return None,
-        };
-        if self.content.room() != room {
-            return None;
-        }
-        let (mut buf, _) = std::mem::take(&mut self.content).into_parts();
-        if let Some(notice) = notice {
-            buf.extend_from_slice(notice.as_bytes());
-        }
-        Some(buf)
-    }
-}
-
-/// `data` without the content, for the `data_raw` output mode.
-#[derive(Serialize)]
-struct ReadMeta<'a> {
-    path: &'a str,
-    bytes: u64,
-    total_bytes: u64,
-    truncated: bool,
-    #[serde(flatten)]
-    lines: Option<&'a LineFields>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sha256: Option<&'a str>,
-}
-
-/// The text of an empty file, so a model does not take an empty answer for a failure.
-pub const EMPTY_FILE: &str = "(empty file)";
-
-/// The longest truncation notice (three 20-digit numbers).
-const MAX_NOTICE: usize = 160;
-
-impl ReadOutput {
-    fn meta(&self) -> ReadMeta<'_> {
-        ReadMeta {
-            path: &self.path,
-            bytes: self.bytes,
-            total_bytes: self.total_bytes,
-            truncated: self.truncated,
-            lines: self.lines.as_ref(),
-            sha256: self.sha256.as_deref(),
-        }
-    }
-
-    /// What follows the content in a truncated read's text: a newline unless the content ends
-    /// with one, then the notice. `None` when the read was complete.
-    pub fn notice(&self) -> Option<String> {
-        if !self.truncated {
-            return None;
-        }
-        let newline = if self.content.ends_with_newline() {
-            ""
-        } else {
-            "\n"
-        };
-        Some(format!(
-            "{newline}[truncated: showing the first {} of {} bytes; max_read_bytes is {}]",
-            self.bytes, self.total_bytes, self.limit
-        ))
     }
 }
 
@@ -330,21 +190,11 @@ fn read_bounded(
 /// Bytes a buffer grows by when a file is longer than its size said.
 const CHUNK: usize = 64 * 1024;
 
-/// Drops a UTF-8 sequence cut in half at the end of a truncated read.
-pub(super) fn cut_to_char_boundary(mut bytes: Vec<u8>) -> Vec<u8> {
-    if let Err(e) = std::str::from_utf8(&bytes) {
-        if e.error_len().is_none() {
-            bytes.truncate(e.valid_up_to());
-        }
-    }
-    bytes
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::{Config, Limits};
-    use crate::tools::contract::ToolOutput;
+    use crate::tools::contract::{Output, ToolOutput};
 
     /// The room a plain read keeps in front of its content is exactly the head the envelope
     /// writes there, so raw results are built in place (a mismatch would only cost a copy, so
@@ -393,15 +243,5 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn cuts_only_an_incomplete_tail() {
-        let euro = "€".as_bytes(); // 3 bytes
-        let mut v = b"ab".to_vec();
-        v.extend_from_slice(&euro[..2]);
-        assert_eq!(cut_to_char_boundary(v), b"ab");
-        let invalid = vec![b'a', 0xff, b'b'];
-        assert_eq!(cut_to_char_boundary(invalid.clone()), invalid);
     }
 }

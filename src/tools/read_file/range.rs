@@ -15,15 +15,14 @@
 //! before the range are checked for NUL bytes only (a NUL there means a binary file, whose line
 //! numbers mean nothing: `io_error`), and the rest after the range is only counted and hashed.
 
+use super::output::{LineFields, RangeView, ReadOutput};
 use crate::config::Limits;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::lines::{FileHash, LineCounter};
 use crate::sandbox::fileops::decode_text;
 use crate::text::FileText;
-use crate::tools::read_file::{cut_to_char_boundary, LineFields, ReadOutput};
 use cap_std::fs::File;
-use std::fmt::Write;
 use std::io::Read;
 
 /// Lines a range holds when `max_lines` is not given.
@@ -67,14 +66,6 @@ impl RangeRequest {
             line_numbers,
         }))
     }
-}
-
-/// How a range read's text is rendered (not part of `data`).
-#[derive(Debug, Clone, Copy)]
-pub struct RangeView {
-    pub line_numbers: bool,
-    /// The one line returned was longer than `max_read_bytes` and was cut.
-    pub line_cut: bool,
 }
 
 /// The file being read: one buffer, refilled in place, with every byte read counted into
@@ -305,73 +296,14 @@ pub fn read_range(
     })
 }
 
-/// A range read's text: its lines (numbered `N| ` if asked), then a hint on how to go on.
-pub fn push_text(o: &ReadOutput, out: &mut String) {
-    let (Some(lines), Some(view)) = (&o.lines, &o.view) else {
-        return;
-    };
-    if lines.end_line < lines.start_line {
-        out.push_str(super::EMPTY_FILE);
-        return;
-    }
-    if view.line_numbers {
-        let digits = lines.end_line.to_string().len() + 2;
-        out.reserve(o.content.len() + (lines.end_line - lines.start_line + 1) as usize * digits);
-        for (n, line) in (lines.start_line..).zip(o.content.as_str().split_inclusive('\n')) {
-            let _ = write!(out, "{n}| ");
-            out.push_str(line);
-        }
-    } else {
-        out.reserve(o.content.len() + 96);
-        out.push_str(o.content.as_str());
-    }
-    if !o.content.ends_with_newline() {
-        out.push('\n');
-    }
-    push_hint(o, lines, view, out);
-}
-
-/// `[lines 1-2000 of 9120; continue with start_line=2001]` and its variants.
-fn push_hint(o: &ReadOutput, lines: &LineFields, view: &RangeView, out: &mut String) {
-    let (start, end) = (lines.start_line, lines.end_line);
-    out.push('[');
-    if start == end {
-        let _ = write!(out, "line {start}");
-    } else {
-        let _ = write!(out, "lines {start}-{end}");
-    }
-    match lines.total_lines {
-        Some(total) => {
-            let _ = write!(out, " of {total}");
-        }
-        None => {
-            let _ = write!(
-                out,
-                "; total not counted: the file is {} bytes",
-                o.total_bytes
-            );
+/// Drops a UTF-8 sequence cut in half at the end of a truncated read.
+fn cut_to_char_boundary(mut bytes: Vec<u8>) -> Vec<u8> {
+    if let Err(e) = std::str::from_utf8(&bytes) {
+        if e.error_len().is_none() {
+            bytes.truncate(e.valid_up_to());
         }
     }
-    if view.line_cut {
-        let _ = write!(
-            out,
-            "; line {end} is longer than max_read_bytes ({}): only its first {} bytes are shown",
-            o.limit, o.bytes
-        );
-    } else if o.truncated {
-        let _ = write!(
-            out,
-            "; stopped before line {} to stay within max_read_bytes ({} bytes)",
-            end + 1,
-            o.limit
-        );
-    }
-    match lines.next_start_line {
-        Some(next) => {
-            let _ = write!(out, "; continue with start_line={next}]");
-        }
-        None => out.push_str("; end of file]"),
-    }
+    bytes
 }
 
 #[cfg(test)]
@@ -388,5 +320,15 @@ mod tests {
         let err = RangeRequest::from_args(1, MAX_LINES_LIMIT + 1, false).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidArguments);
         assert!(err.message.contains("10000"), "{}", err.message);
+    }
+
+    #[test]
+    fn cuts_only_an_incomplete_tail() {
+        let euro = "€".as_bytes(); // 3 bytes
+        let mut v = b"ab".to_vec();
+        v.extend_from_slice(&euro[..2]);
+        assert_eq!(cut_to_char_boundary(v), b"ab");
+        let invalid = vec![b'a', 0xff, b'b'];
+        assert_eq!(cut_to_char_boundary(invalid.clone()), invalid);
     }
 }

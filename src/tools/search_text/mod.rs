@@ -4,7 +4,7 @@
 mod sink;
 
 use super::globs::PathGlob;
-use super::walking::{open_target, Target, WalkDeny};
+use super::walking::{open_target, path_prefix, Target, WalkDeny};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::render;
@@ -44,7 +44,7 @@ pub struct SearchTextArgs {
     /// Text to find within one line: a literal string, or a regular expression (Rust regex syntax) with use_regex.
     pub query: String,
     /// Directory (searched recursively) or file to search; defaults to '.', the workspace root.
-    #[serde(default = "super::dot")]
+    #[serde(default = "crate::tools::fields::dot")]
     pub path: String,
     /// Search only files matching this glob, e.g. '*.go' or 'src/**/*.rs' (a pattern without '/' matches file names at any depth).
     #[serde(default)]
@@ -91,7 +91,7 @@ pub struct SearchOutput {
     /// Entries left out because the workspace policy denies reading them.
     pub denied: u64,
     /// Protected system locations left out (unrestricted mode); absent when 0.
-    #[serde(skip_serializing_if = "super::list_dir::is_zero")]
+    #[serde(skip_serializing_if = "crate::tools::walking::is_zero")]
     pub protected: u64,
     pub truncated: bool,
     #[serde(skip)]
@@ -116,7 +116,7 @@ impl Tool for SearchText {
     type Output = SearchOutput;
 
     fn description() -> String {
-        format!("Search file contents for a literal string (or a regular expression with use_regex), like grep. Returns matching lines as 'path:line:column: text', sorted by path then line (at most max_matches, 50 by default), optionally with context lines. Searches a directory recursively or a single file; skips binary files, hidden files and what .gitignore ignores unless asked; symlinks are never followed. {}", super::PATHS)
+        format!("Search file contents for a literal string (or a regular expression with use_regex), like grep. Returns matching lines as 'path:line:column: text', sorted by path then line (at most max_matches, 50 by default), optionally with context lines. Searches a directory recursively or a single file; skips binary files, hidden files and what .gitignore ignores unless asked; symlinks are never followed. {}", crate::tools::fields::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: SearchTextArgs) -> Result<(SearchOutput, Vec<Warning>)> {
@@ -207,15 +207,6 @@ impl Tool for SearchText {
             matches: run.out.matches,
         };
         Ok((out, crate::tools::contract::warnings(warnings)))
-    }
-}
-
-/// `display` as the prefix of the paths below it: "" for the root, else "dir/".
-pub(crate) fn path_prefix(display: &str) -> String {
-    match display {
-        "." => String::new(),
-        d if d.ends_with('/') => d.to_string(),
-        d => format!("{d}/"),
     }
 }
 
@@ -379,7 +370,7 @@ impl ToolOutput for SearchOutput {
                 m.path,
                 render::count(self.files_searched, "file", "files")
             );
-            super::find_files::skipped_hint(
+            crate::tools::walking::skipped_hint(
                 &mut text,
                 &m.stats,
                 m.include_hidden,
@@ -394,7 +385,7 @@ impl ToolOutput for SearchOutput {
                 render::count(self.files_searched, "file", "files")
             );
         }
-        super::list_dir::left_out_note(&mut text, self.denied, self.protected, "searched");
+        crate::tools::walking::left_out_note(&mut text, self.denied, self.protected, "searched");
         if self.truncated {
             let _ = writeln!(
                 text,
