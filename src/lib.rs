@@ -22,6 +22,8 @@ mod text;
 mod tools;
 mod workspace;
 
+#[cfg(test)]
+mod layers;
 
 pub use abi::{api, ffi};
 
