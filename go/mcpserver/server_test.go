@@ -172,9 +172,40 @@ func TestReadOnlyFollowsAnnotations(t *testing.T) {
 	}
 }
 
+// TestDefaultResultsAreText: by default a result is the envelope's text
+// alone, with no structuredContent, so a client that would show the model
+// structuredContent instead of the text cannot drop the hints, notices and
+// warnings the text carries. A failure is isError with "<code>: <message>".
+func TestDefaultResultsAreText(t *testing.T) {
+	ws, err := wsfs.Open(wsfs.Config{Root: t.TempDir(), Limits: wsfs.Limits{MaxReadBytes: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	cs := connect(t, ws, Options{})
+
+	res := call(t, cs, wsfs.ToolWriteFile, map[string]any{"path": "a.txt", "content": "hello\n"})
+	if res.IsError || text(t, res) != "created a.txt (6 bytes)" || res.StructuredContent != nil {
+		t.Fatalf("write_file: %v %q %s", res.IsError, text(t, res), structured(t, res))
+	}
+	res = call(t, cs, wsfs.ToolReadFile, map[string]any{"path": "a.txt"})
+	if res.IsError || text(t, res) != "hell\n[truncated: showing the first 4 of 6 bytes; max_read_bytes is 4]" || res.StructuredContent != nil {
+		t.Fatalf("read_file: %v %q %s", res.IsError, text(t, res), structured(t, res))
+	}
+	res = call(t, cs, wsfs.ToolReadFile, map[string]any{"path": "../x"})
+	if !res.IsError || !strings.HasPrefix(text(t, res), "outside_workspace: ") || res.StructuredContent != nil {
+		t.Fatalf("read_file ../x: %v %q %s", res.IsError, text(t, res), structured(t, res))
+	}
+	if r := Result(`{"ok":false}`); !r.IsError || r.StructuredContent != nil {
+		t.Fatalf("malformed envelope: %v %s", r.IsError, structured(t, r))
+	}
+}
+
+// TestCallResults: with Options.StructuredContent, a result also carries
+// the envelope's data, or {"error": {code, message}} for a failure.
 func TestCallResults(t *testing.T) {
 	ws := openWorkspace(t)
-	cs := connect(t, ws, Options{})
+	cs := connect(t, ws, Options{StructuredContent: true})
 
 	res := call(t, cs, wsfs.ToolWriteFile, map[string]any{"path": "a/b.txt", "content": "hello\n"})
 	if res.IsError || text(t, res) != "created a/b.txt (6 bytes)" ||
@@ -226,10 +257,14 @@ func TestCallResults(t *testing.T) {
 
 func TestResultOfMalformedEnvelope(t *testing.T) {
 	for _, env := range []string{"", "{", `{"ok":false}`} {
-		res := Result(env)
-		if !res.IsError || text(t, res) != "io_error: malformed result from the wsfs library" {
-			t.Errorf("Result(%q) = %v %q", env, res.IsError, text(t, res))
+		for _, res := range []*mcp.CallToolResult{Result(env), StructuredResult(env)} {
+			if !res.IsError || text(t, res) != "io_error: malformed result from the wsfs library" {
+				t.Errorf("Result(%q) = %v %q", env, res.IsError, text(t, res))
+			}
 		}
+	}
+	if sc := structured(t, StructuredResult("")); sc != `{"error":{"code":"io_error","message":"malformed result from the wsfs library"}}` {
+		t.Errorf("StructuredResult(\"\") structuredContent %s", sc)
 	}
 }
 
