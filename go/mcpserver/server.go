@@ -51,6 +51,10 @@ import (
 // Options configures New.
 type Options struct {
 	// ReadOnly offers only the tools whose spec has readOnlyHint: true.
+	// A workspace whose policy disables writes (writes_enabled: false, in
+	// the workspace configuration or wsfs.Config.Policy) gets only those
+	// too, whatever ReadOnly says: every other tool could only fail with
+	// writes_disabled.
 	//
 	// Read-only is enforced by not offering the other tools: they are never
 	// registered, so they are absent from tools/list and the SDK refuses a
@@ -94,8 +98,9 @@ func New(ws *wsfs.Workspace, opts Options) (*mcp.Server, error) {
 			// this server does not send.
 			Capabilities: &mcp.ServerCapabilities{},
 		})
+	readOnly := offersReadOnly(ws, opts)
 	for _, spec := range specs {
-		if opts.ReadOnly && !spec.ReadOnly() {
+		if readOnly && !spec.ReadOnly() {
 			continue
 		}
 		tool, err := mcpTool(spec)
@@ -107,7 +112,29 @@ func New(ws *wsfs.Workspace, opts Options) (*mcp.Server, error) {
 	return server, nil
 }
 
-// Tools returns the names of the tools New offers, in the library's order.
+// offersReadOnly reports whether New offers only the read-only tools: with
+// Options.ReadOnly, or when the workspace's effective policy disables writes.
+func offersReadOnly(ws *wsfs.Workspace, opts Options) bool {
+	if opts.ReadOnly {
+		return true
+	}
+	w := ws.Policy().WritesEnabled
+	return w != nil && !*w
+}
+
+// ToolsFor returns the names of the tools New(ws, opts) offers, in the
+// library's order: the read-only ones with Options.ReadOnly or when ws's
+// policy disables writes, else all.
+func ToolsFor(ws *wsfs.Workspace, opts Options) ([]string, error) {
+	if ws == nil {
+		return nil, errors.New("mcpserver: workspace is nil")
+	}
+	return Tools(offersReadOnly(ws, opts))
+}
+
+// Tools returns the names of the tools New offers with Options.ReadOnly
+// set to readOnly on a workspace whose policy allows writes, in the
+// library's order.
 func Tools(readOnly bool) ([]string, error) {
 	specs, err := wsfs.ToolSpecs()
 	if err != nil {

@@ -203,6 +203,38 @@ func TestDefaultResultsAreText(t *testing.T) {
 
 // TestCallResults: with Options.StructuredContent, a result also carries
 // the envelope's data, or {"error": {code, message}} for a failure.
+// TestPolicyWithoutWritesOffersReadOnlyTools: a workspace whose policy
+// says writes_enabled: false (from --config, or a host's wsfs.Config) gets
+// only the read-only tools, as with Options.ReadOnly: every other tool
+// could only fail with writes_disabled.
+func TestPolicyWithoutWritesOffersReadOnlyTools(t *testing.T) {
+	want, _ := Tools(true)
+	ws, err := wsfs.Open(wsfs.Config{Root: t.TempDir(), Policy: wsfs.Policy{WritesEnabled: wsfs.Bool(false)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	res, err := connect(t, ws, Options{}).ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tl := range res.Tools {
+		got = append(got, tl.Name)
+	}
+	sorted := slices.Sorted(slices.Values(want)) // the SDK lists tools by name
+	if !slices.Equal(got, sorted) {
+		t.Fatalf("writes_enabled false: tools %v, want %v", got, sorted)
+	}
+	if names, err := ToolsFor(ws, Options{}); err != nil || !slices.Equal(names, want) {
+		t.Fatalf("ToolsFor = %v, %v; want %v", names, err, want)
+	}
+	all, _ := Tools(false)
+	if names, err := ToolsFor(openWorkspace(t), Options{}); err != nil || !slices.Equal(names, all) {
+		t.Fatalf("ToolsFor a writable workspace = %v, %v; want %v", names, err, all)
+	}
+}
+
 func TestCallResults(t *testing.T) {
 	ws := openWorkspace(t)
 	cs := connect(t, ws, Options{StructuredContent: true})

@@ -10,8 +10,9 @@ built from its input schema, checks read/write/append/list/edit results and
 an escape, that results are the library's text with no structuredContent
 unless --structured-content asks for it (and what the client does with it:
 no tool declares an outputSchema, so the client validates nothing), the
---read-only selection (by readOnlyHint, nothing else), that a --config
-file's keys reach the library, and that diagnostics stay on stderr.
+--read-only selection (by readOnlyHint, nothing else; the same for a
+--config policy without writes), that a --config file's keys reach the
+library, and that diagnostics stay on stderr.
 Every check raises on failure; the last line is "N passed, 0 failed".
 """
 
@@ -205,6 +206,16 @@ async def main():
                 check("[truncated:" in text, f"no truncation notice: {text!r}")
         check(not os.path.exists(os.path.join(tmp, "not-this-one")), "--root did not override the config file's root")
         passes("--config limits reach the library and --root overrides the file's root")
+
+        # A --config policy that disables writes offers the read-only tools, as --read-only does.
+        with open(cfg, "w") as f:
+            json.dump({"root": ws, "policy": {"writes_enabled": False}}, f)
+        with open(errlog_path, "w") as errlog:
+            async with server(["--config", cfg], errlog) as srv:
+                listed = sorted(t.name for t in await srv.tools())
+        want = sorted(s["name"] for s in specs if s["annotations"].get("readOnlyHint") is True)
+        check(listed == want, f"policy writes_enabled false lists {listed}, want {want}")
+        passes("a --config policy with writes_enabled false offers only the readOnlyHint tools")
 
         with open(cfg, "w") as f:
             json.dump({"root": ws, "no_such_key": 1}, f)

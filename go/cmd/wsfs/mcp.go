@@ -24,7 +24,8 @@ configuration JSON ({"root", "restrict_to_workspace", "limits", ...});
 directory the MCP host starts the server in, which the host chooses: give
 an absolute path (the startup line on stderr shows the root in use).
 --read-only offers only the tools whose annotations say readOnlyHint, and
-sets the policy's writes_enabled to false. A result is the library's text
+sets the policy's writes_enabled to false; a --config policy with
+"writes_enabled": false offers only those tools too. A result is the library's text
 (what the model should read, hints and warnings included), with isError
 for a failure; --structured-content adds structuredContent (the result's
 data, or {"error": {"code", "message"}}) for clients that use it. -v logs
@@ -99,11 +100,13 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer,
 		logger.Warn("wsfs mcp: --root is relative, so it was taken from the working directory the MCP host started the server in",
 			"root", *root, "resolved", ws.Root())
 	}
-	tools, _ := mcpserver.Tools(*readOnly)
-	logger.Info("wsfs mcp: serving on stdio", "root", ws.Root(), "read_only", *readOnly,
+	opts := mcpserver.Options{ReadOnly: *readOnly, StructuredContent: *structured, Logger: sdkLogger}
+	tools, _ := mcpserver.ToolsFor(ws, opts)
+	// read-only by the flag, or by the --config policy (which --read-only sets too)
+	logger.Info("wsfs mcp: serving on stdio", "root", ws.Root(), "read_only", !*ws.Policy().WritesEnabled,
 		"structured_content", *structured, "tools", strings.Join(tools, ","))
 
-	err = serve(ctx, ws, mcpserver.Options{ReadOnly: *readOnly, StructuredContent: *structured, Logger: sdkLogger})
+	err = serve(ctx, ws, opts)
 	if err != nil && ctx.Err() == nil {
 		fmt.Fprintln(stderr, "wsfs mcp:", err)
 		return 1

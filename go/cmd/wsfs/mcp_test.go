@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,5 +138,32 @@ func TestMCPStructuredContentFlag(t *testing.T) {
 		if !strings.Contains(errw.String(), fmt.Sprintf("structured_content=%v", tc.want)) {
 			t.Errorf("%v: the startup line does not say structured_content=%v:\n%s", tc.flags, tc.want, errw.String())
 		}
+	}
+}
+
+// TestMCPConfigWithoutWrites: a --config policy with "writes_enabled":
+// false serves the read-only tools, as --read-only does, and the startup
+// line says so.
+func TestMCPConfigWithoutWrites(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "wsfs.json")
+	if err := os.WriteFile(cfg, []byte(`{"policy":{"writes_enabled":false}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var offered []string
+	serve := func(ctx context.Context, ws *wsfs.Workspace, o mcpserver.Options) error {
+		names, err := mcpserver.ToolsFor(ws, o)
+		offered = names
+		return err
+	}
+	var errw strings.Builder
+	if code := runMCP(context.Background(), []string{"--config", cfg, "--root", t.TempDir()}, &errw, serve); code != 0 {
+		t.Fatalf("exit %d: %s", code, errw.String())
+	}
+	want, _ := mcpserver.Tools(true)
+	if !slices.Equal(offered, want) {
+		t.Fatalf("offered %v, want %v", offered, want)
+	}
+	if !strings.Contains(errw.String(), "read_only=true") || !strings.Contains(errw.String(), "tools="+strings.Join(want, ",")+"\n") {
+		t.Fatalf("the startup line does not show the read-only tools:\n%s", errw.String())
 	}
 }
