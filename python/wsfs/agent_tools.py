@@ -4,7 +4,8 @@ Each tool is an ``async`` callable named after the library's tool, with a signat
 docstring built from the library's spec (so every tool the library lists is here, with no
 per-tool code). A call returns ``{"success": True, "result": {...data...}, "message":
 "<text>"}`` or ``{"success": False, "error": "<code>", "message": "..."}`` and never raises
-for a tool failure. The blocking library call runs in a thread (``asyncio.to_thread``);
+for a tool failure. A read's content is in the dict once, in ``result["content"]``; its
+``message`` is a summary and the library's notices (see ``_success``). The blocking library call runs in a thread (``asyncio.to_thread``);
 cancelling the awaiting task cancels the call in the library too (nothing is changed).
 """
 
@@ -222,7 +223,7 @@ class FileSystemTools:
         finally:
             token.close()
         if envelope["ok"]:
-            return {"success": True, "result": envelope["data"], "message": envelope["text"]}
+            return _success(envelope["data"], envelope["text"])
         error = envelope["error"]
         return _failure(error["code"], error["message"])
 
@@ -231,6 +232,24 @@ class FileSystemTools:
             return self._workspace._envelope(name, args, None, token)
         except WsfsError as e:  # refused before the library (a NUL in a C string, ...)
             return {"ok": False, "error": {"code": e.code, "message": e.message}, "text": str(e)}
+
+
+def _success(data: dict[str, Any], text: str) -> ToolResponse:
+    """A success dict that holds a read's content once: a framework that serialises the whole
+    dict for the model must not send it twice. ``result`` is the envelope's data and
+    ``message`` its text; for a read, whose text is the content followed by the library's
+    notices (truncated, how to continue, warnings), the content stays in ``result["content"]``
+    (Agent Base's read_file result) and ``message`` is a summary followed by those notices.
+    A read with line numbers renders the content differently from ``result["content"]``: then
+    the numbered lines are the message, and ``result`` goes without ``content``."""
+    content = data.get("content")
+    if not isinstance(content, str) or not content:
+        return {"success": True, "result": data, "message": text}
+    if text.startswith(content):
+        rest = text[len(content) :].lstrip("\n")
+        summary = f"read {data.get('path')}: {data.get('bytes')} bytes"
+        return {"success": True, "result": data, "message": f"{summary}\n{rest}" if rest else summary}
+    return {"success": True, "result": {k: v for k, v in data.items() if k != "content"}, "message": text}
 
 
 def _failure(code: str, message: str) -> ToolResponse:
