@@ -143,6 +143,30 @@ def test_writes_disabled_by_default(root):
         assert listed and not set(listed) & set(writing)
 
 
+def test_get_tools_offers_no_tool_that_can_only_fail(root):
+    """While writes are disabled, by the setting or by the workspace's policy, get_tools() and
+    tool_specs() offer only the read-only tools: every other one could only fail."""
+    every = [s["name"] for s in wsfs.tool_specs("wsfs")]
+    read_only = [s["name"] for s in wsfs.tool_specs("wsfs") if is_read_only(s)]
+    assert 0 < len(read_only) < len(every)
+
+    def offered(tools):
+        names = [t.__name__ for t in tools.get_tools()]
+        assert names == [s["function"]["name"] for s in tools.tool_specs()]
+        return names
+
+    with wsfs.FileSystemTools(root=root) as tools:
+        assert offered(tools) == read_only
+    with wsfs.FileSystemTools(root=root, writes_enabled=True) as tools:
+        assert offered(tools) == every
+    with wsfs.Workspace(root, policy={"writes_enabled": False}) as ws:
+        tools = wsfs.FileSystemTools(workspace=ws, writes_enabled=True)
+        assert offered(tools) == read_only
+        # Called anyway, a changing tool is refused by the library.
+        assert run(tools.write_file(path="x.txt", content="y"))["error"] == "writes_disabled"
+    assert not (root / "x.txt").exists()
+
+
 def test_writes_disabled_never_reaches_the_library(root, monkeypatch):
     with wsfs.FileSystemTools(root=root) as tools:
 

@@ -71,7 +71,9 @@ class FileSystemTools:
       directory. A root of ``/`` or the home directory is logged as a warning.
     - ``writes_enabled`` / ``filesystem_writes_enabled`` (default False): while False, every
       tool whose spec annotations do not say ``readOnlyHint: true`` returns
-      ``{"success": False, "error": "writes_disabled", ...}`` without calling the library.
+      ``{"success": False, "error": "writes_disabled", ...}`` without calling the library, and
+      ``get_tools()`` and ``tool_specs()`` leave those tools out (as they do when the
+      workspace's policy disables writes).
     - ``max_read_bytes`` / ``filesystem_max_read_bytes`` and ``max_write_bytes`` /
       ``filesystem_max_write_bytes``: the workspace limits (library defaults when unset).
 
@@ -124,14 +126,27 @@ class FileSystemTools:
     def root(self) -> str:
         return self._workspace.root
 
+    @property
+    def offers_writes(self) -> bool:
+        """Whether the changing tools are offered: writes are enabled here
+        (``writes_enabled``) and by the workspace's policy (``writes_enabled`` in its
+        ``policy``). Otherwise each of them could only fail with ``writes_disabled``."""
+        policy = self._workspace.info.get("policy") or {}
+        return self.writes_enabled and policy.get("writes_enabled", True) is not False
+
     def get_tools(self) -> list[Callable[..., Awaitable[ToolResponse]]]:
-        """The tools, in the library's order: async callables named after the tools."""
-        return list(self._tools)
+        """The tools, in the library's order: async callables named after the tools. While
+        writes are disabled (see :attr:`offers_writes`), only the read-only ones: a tool that
+        can only fail is not offered. (Every tool stays an attribute; a changing one called
+        anyway returns ``writes_disabled``.)"""
+        if self.offers_writes:
+            return list(self._tools)
+        return [t for t in self._tools if is_read_only(self._specs[t.__name__])]
 
     def tool_specs(self, format: SpecFormat = "openai") -> list[dict[str, Any]]:
-        """The tools' specs for a function-calling API (see :func:`wsfs.tool_specs`). With
-        writes disabled, only the read-only tools are listed."""
-        return tool_specs(format, read_only=not self.writes_enabled)
+        """The specs of the tools :meth:`get_tools` offers, for a function-calling API (see
+        :func:`wsfs.tool_specs`)."""
+        return tool_specs(format, read_only=not self.offers_writes)
 
     async def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolResponse:
         """Runs the tool ``name`` with ``arguments`` (a mapping, or a JSON object text as a
