@@ -124,12 +124,14 @@ def test_timeouts(ws, root):
     with pytest.raises(wsfs.Timeout):
         ws.write_file("t.txt", "x", timeout=0)  # 0 has already expired
     assert not (root / "t.txt").exists()
-    for d in range(30):
+    # 20,000 files: a walk of them takes several milliseconds even on a fast idle machine
+    # (3,000 sometimes finished within the 1 ms deadline).
+    for d in range(100):
         (root / "many" / f"d{d}").mkdir(parents=True)
-        for f in range(100):
+        for f in range(200):
             os.close(os.open(root / "many" / f"d{d}" / f"f{f}.txt", os.O_CREAT | os.O_WRONLY))
     with pytest.raises(wsfs.Timeout):
-        ws.find_files("*.nothing", timeout=0.001)  # walking 3000 files takes longer
+        ws.find_files("*.nothing", timeout=0.001)  # walking 20,000 files takes longer
     assert ws.find_files("*.nothing", timeout=60).files == ()
     assert ws.read_file("many/d0/f0.txt", timeout=float("inf")).content == ""
     with pytest.raises(ValueError):
