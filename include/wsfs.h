@@ -16,8 +16,9 @@
  * Error codes: invalid_path, outside_workspace, path_not_found, permission_denied, io_error,
  * ambiguous_edit, edit_not_found, not_a_file, not_a_directory, too_large, no_space,
  * invalid_arguments, unknown_tool, invalid_workspace, cancelled, timeout, line_out_of_range,
- * invalid_regex, writes_disabled, policy_denied, file_exists, recursive_required. See README.md
- * for their meaning.
+ * invalid_regex, writes_disabled, policy_denied, file_exists, recursive_required,
+ * capability_denied, fuel_exhausted, memory_limit, tool_trap, manifest_invalid, module_mismatch,
+ * gateway_error. See README.md for their meaning.
  */
 
 
