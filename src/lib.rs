@@ -32,6 +32,7 @@ mod text;
 mod tool;
 mod tools;
 mod walk;
+mod wasm;
 mod workspace;
 
 pub use config::{Config, Limits};
