@@ -19,4 +19,5 @@
 
 pub mod manifest;
 pub mod policy;
+pub mod protocol;
 pub mod schema;
