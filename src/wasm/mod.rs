@@ -17,7 +17,11 @@
 //! Phase 1 of issue 22 builds this beside the built-in tools; dispatch does not call it yet.
 #![cfg_attr(not(test), allow(dead_code))]
 
+pub mod host;
 pub mod manifest;
 pub mod policy;
 pub mod protocol;
+pub mod sched;
 pub mod schema;
+pub mod stdio;
+pub mod watch;
