@@ -17,6 +17,7 @@
 //! Phase 1 of issue 22 builds this beside the built-in tools; dispatch does not call it yet.
 #![cfg_attr(not(test), allow(dead_code))]
 
+pub mod fs;
 pub mod host;
 pub mod manifest;
 pub mod policy;
