@@ -17,7 +17,9 @@
 //! Phase 1 of issue 22 builds this beside the built-in tools; dispatch does not call it yet.
 #![cfg_attr(not(test), allow(dead_code))]
 
+pub mod engine;
 pub mod fs;
+pub mod guest;
 pub mod host;
 pub mod manifest;
 pub mod policy;
@@ -25,4 +27,5 @@ pub mod protocol;
 pub mod sched;
 pub mod schema;
 pub mod stdio;
+pub mod wasmi_engine;
 pub mod watch;
