@@ -24,6 +24,8 @@ pub mod host;
 pub mod manifest;
 pub mod policy;
 pub mod protocol;
+pub mod registry;
+pub mod runner;
 pub mod sched;
 pub mod schema;
 pub mod stdio;
