@@ -31,3 +31,6 @@ pub mod schema;
 pub mod stdio;
 pub mod wasmi_engine;
 pub mod watch;
+
+#[cfg(test)]
+mod tests;
