@@ -1,6 +1,7 @@
 //! Tests of the Wasm tool runtime, with inline WAT fixtures ([`wat`]): loading, the protocol,
 //! the limits, the host functions and the workspace, hostile cases first.
 
+mod host_calls;
 mod limits;
 mod loading;
 mod protocol_runs;
