@@ -6,6 +6,7 @@ mod limits;
 mod loading;
 mod protocol_runs;
 mod wat;
+mod workspace_fs;
 
 use super::engine::Engine;
 use super::fs::workspace::WorkspaceFs;
