@@ -4,6 +4,7 @@
 mod host_calls;
 mod limits;
 mod loading;
+mod measure;
 mod protocol_runs;
 mod wat;
 mod workspace_fs;
