@@ -11,7 +11,7 @@
 
 use super::schema;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::tool::expected_shape;
+use crate::tools::contract::expected_shape;
 use serde_json::{Map, Value};
 
 /// Codes a tool may give its own failure. The codes the host reserves for what it observed

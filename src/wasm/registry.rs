@@ -4,8 +4,8 @@
 use super::engine::{CompiledModule, Engine};
 use super::manifest::Manifest;
 use super::policy::{FsCapability, HostPolicy};
-use crate::audit::sha256_hex;
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::lines::sha256_hex;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

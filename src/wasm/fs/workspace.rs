@@ -8,19 +8,20 @@
 //! code nobody reviewed, so it never gets the host-path mode.
 
 use super::{FsAccess, GuestFs, GuestStat, Listing, Opened, WriteIntent};
-use crate::audit::{sha256_hex, Change, FileHash, Notes};
 use crate::control::CallControl;
-use crate::envelope::Output;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::{
+use crate::guard::audit::{Change, Notes};
+use crate::lines::{sha256_hex, FileHash};
+use crate::names::{self, display_path};
+use crate::sandbox::fileops::{
     atomic_create, atomic_replace, file_exists, lock_current, open_error, open_leaf_read,
     regular_file_size, sync_dir,
 };
-use crate::names::{self, display_path};
-use crate::policy::Access;
-use crate::tool::{Call, Tool};
+use crate::sandbox::gate::Access;
+use crate::sandbox::root::{Anchor, ToolPath, MAX_PATH_BYTES};
 use crate::tools;
-use crate::workspace::{Anchor, ToolPath, Workspace, MAX_PATH_BYTES};
+use crate::tools::contract::{Call, Frame, Tool};
+use crate::workspace::Workspace;
 use cap_std::fs::FileTypeExt;
 use cap_std::fs::{Metadata, MetadataExt};
 use std::ffi::OsStr;
@@ -164,12 +165,21 @@ impl WorkspaceFs {
 
     /// Runs a built-in tool for the guest, keeping what it recorded for the audit log.
     fn run_tool<T: Tool>(&self, args: T::Args) -> Result<()> {
-        let mut call = Call::new(&self.ws, &self.ctl, None, Output::Data);
+        let mut call = Call::new(&self.ws, &self.ctl, None, &NoRawPart);
         let result = T::run(&mut call, args);
         if let Some(notes) = call.audit.take() {
             self.note(None, notes.changes);
         }
         result.map(|_| ())
+    }
+}
+
+/// The frame of a built-in tool run for a guest: its result is never framed, so no raw part.
+struct NoRawPart;
+
+impl Frame for NoRawPart {
+    fn raw_head_len(&self, _meta: &dyn erased_serde::Serialize) -> usize {
+        0
     }
 }
 
@@ -311,12 +321,9 @@ impl GuestFs for WorkspaceFs {
         self.require_write()?;
         let tp = self.tool_path(path)?;
         let display = &tp.display;
-        crate::tools::write::check_write_size(
-            &self.ws,
-            content.len() as u64,
-            display,
-            "Write less",
-        )?;
+        self.ws
+            .limits
+            .check_write(content.len() as u64, display, "Write less")?;
         let located = self.ws.resolve(&tp, Access::WRITE, false, &self.ctl)?;
         let leaf = located.file_leaf(display, true)?;
         let ctl = &self.ctl;
