@@ -45,6 +45,15 @@ char *wsfs_version(void);
 char *wsfs_tool_specs(void);
 
 /*
+ Returns the specs of every tool workspace `workspace` offers, as an envelope whose
+ `data.tools` is the array `wsfs_tool_specs` returns followed by the specs of the Wasm tools the
+ workspace loaded (its config's `wasm_tools`), each with its manifest's description and
+ input schema. An unknown handle gets `invalid_workspace`. The caller frees the result with
+ `wsfs_string_free`.
+ */
+char *wsfs_workspace_tool_specs(uint64_t workspace);
+
+/*
  Opens a workspace. `config_json` is `{"root": str, "restrict_to_workspace": bool = true,
  "limits": {"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"},
  "state_dir": str (optional; outside the root), "policy": {"writes_enabled": bool = true,
@@ -53,9 +62,16 @@ char *wsfs_tool_specs(void);
  false` makes every changing tool return `writes_disabled`; the deny lists are
  gitignore-style globs matched on the resolved workspace-relative path (`policy_denied`;
  `deny_write` defaults to everything under the root's `.git`); `audit_log` gets one JSON
- line per call, fsynced before the call returns, and is unreachable by the tools. On
- success `data.workspace` is the handle (never 0), `data.root` the absolute root with
- symlinks resolved and `data.policy` the effective policy. The caller frees the result with
+ line per call, fsynced before the call returns, and is unreachable by the tools.
+ `"wasm_tools": [folder]` (host paths) loads Wasm tools, each a folder with `manifest.json`
+ beside `module.wasm` or `module.wat`, or a folder of such folders; `"wasm_policy":
+ {"timeout_ms", "memory_mb", "fuel", "allow_direct_network" = false, "allow_model_access" =
+ true, "filesystem": "none"|"read"|"write", "allowed_env": [name]}` is the most any of them
+ may have. A tool that does not load (`manifest_invalid`, `module_mismatch`,
+ `capability_denied`) fails the open. Loaded tools are called by name like the built-in
+ ones (see `wsfs_workspace_tool_specs`). On success `data.workspace` is the handle (never
+ 0), `data.root` the absolute root with symlinks resolved, `data.policy` the effective
+ policy and `data.wasm_tools` the names of the loaded Wasm tools. The caller frees the result with
  `wsfs_string_free`.
 
  # Safety

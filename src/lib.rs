@@ -30,7 +30,7 @@ pub use abi::{api, ffi};
 
 pub use abi::dispatch::{run_tool, ToolResult};
 pub use abi::envelope::Envelope;
-pub use config::{Config, Limits};
+pub use config::{Config, Limits, WasmPolicy};
 pub use control::{token_cancel, token_free, token_new, CallControl};
 pub use error::{ErrorCode, WsfsError};
 pub use guard::policy::PolicyConfig;

@@ -14,7 +14,12 @@
 //! [`sched`]; the model gateway and direct network only with their capability, [`host`]; the
 //! workspace only through wsfs's resolver and policy, [`fs`]).
 //!
-//! Phase 1 of issue 22 builds this beside the built-in tools; dispatch does not call it yet.
+//! A workspace's loaded tools ([`tool::WasmTools`]) are [`ToolRunner`]s like the built-in
+//! tools: the C ABI's dispatch, envelope, read-only check, audit log, cancellation and specs
+//! are the same for both.
+//!
+//! [`ToolRunner`]: crate::tools::contract::ToolRunner
+// A few items are read only by the tests (fuel used, host-call counts, the engine's name).
 #![cfg_attr(not(test), allow(dead_code))]
 
 pub mod engine;
@@ -29,6 +34,7 @@ pub mod runner;
 pub mod sched;
 pub mod schema;
 pub mod stdio;
+pub mod tool;
 pub mod wasmi_engine;
 pub mod watch;
 

@@ -212,4 +212,8 @@ impl WasmRegistry {
     pub fn tools(&self) -> &[LoadedTool] {
         &self.tools
     }
+
+    pub fn into_tools(self) -> Vec<LoadedTool> {
+        self.tools
+    }
 }

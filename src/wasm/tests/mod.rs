@@ -132,6 +132,8 @@ impl TestWorkspace {
             limits: Limits::default(),
             state_dir: Some(tmp.path().join("state").to_string_lossy().into_owned()),
             policy: Default::default(),
+            wasm_tools: Vec::new(),
+            wasm_policy: Default::default(),
         };
         configure(&mut config);
         let ws = Arc::new(Workspace::open(&config).unwrap().0);

@@ -374,6 +374,8 @@ fn tools_get_a_confined_workspace_only() {
         limits: Limits::default(),
         state_dir: Some(tmp.path().join("state").to_string_lossy().into_owned()),
         policy: Default::default(),
+        wasm_tools: Vec::new(),
+        wasm_policy: Default::default(),
     };
     let ws = Arc::new(Workspace::open(&config).unwrap().0);
     let e = WorkspaceFs::new(ws, &ctl(), FsAccess::Read, "t")
