@@ -98,6 +98,10 @@ func takeString(p *C.char) string {
 func cVersion() string   { return takeString(C.wsfs_version()) }
 func cToolSpecs() string { return takeString(C.wsfs_tool_specs()) }
 
+func cWorkspaceToolSpecs(handle uint64) string {
+	return takeString(C.wsfs_workspace_tool_specs(C.uint64_t(handle)))
+}
+
 // cOpen calls wsfs_workspace_open. ok is false if configJSON has a NUL byte.
 func cOpen(configJSON string) (envelope string, ok bool) {
 	cfg, ok := cString(configJSON)

@@ -29,7 +29,7 @@ from .results import (
     ToolResult,
     WriteFileResult,
 )
-from .specs import SpecFormat, tool_specs
+from .specs import SpecFormat, format_specs, library_specs, tool_specs
 
 log = logging.getLogger("wsfs")
 
@@ -41,7 +41,7 @@ CONTENT_TOOLS = frozenset({"write_file", "append_file"})
 # The write_file warning the library leaves out of `text` (the text says "overwrote").
 OVERWRITE_WARNING = "file exists, overwriting"
 EMPTY_FILE_TEXT = "(empty file)"
-CONFIG_KEYWORDS = ("root", "restrict_to_workspace", "limits", "policy", "state_dir")
+CONFIG_KEYWORDS = ("root", "restrict_to_workspace", "limits", "policy", "state_dir", "wasm_tools", "wasm_policy")
 
 _OPTIONS = {out: b'{"output":"%s"}' % out.encode() for out in ("full", "data_raw")}
 _READ = b"read_file"
@@ -81,6 +81,8 @@ class Workspace:
     restrict_to_workspace: bool
     limits: Limits
     """The effective limits (defaults filled in)."""
+    wasm_tools: tuple[str, ...]
+    """The names of the Wasm tools the workspace loaded (``wasm_tools`` folders)."""
     warnings: tuple[str, ...]
     """Warnings of the open (a root of ``/`` or the home directory, unrestricted mode)."""
     info: dict[str, Any]
@@ -94,6 +96,8 @@ class Workspace:
         limits: Limits | Mapping[str, int] | None = None,
         policy: Mapping[str, Any] | None = None,
         state_dir: PathArg | None = None,
+        wasm_tools: Sequence[PathArg] | None = None,
+        wasm_policy: Mapping[str, Any] | None = None,
         config: Mapping[str, Any] | None = None,
     ) -> None:
         extra = dict(config or {})
@@ -110,6 +114,12 @@ class Workspace:
             cfg["policy"] = dict(policy)
         if state_dir is not None:
             cfg["state_dir"] = os.fspath(state_dir)
+        if wasm_tools is not None:
+            if isinstance(wasm_tools, (str, bytes, os.PathLike)):
+                raise TypeError("wasm_tools is a list of folders, not one path")
+            cfg["wasm_tools"] = [os.fspath(folder) for folder in wasm_tools]
+        if wasm_policy is not None:
+            cfg["wasm_policy"] = dict(wasm_policy)
         cfg.update(extra)
         self._open(cfg)
 
@@ -139,6 +149,7 @@ class Workspace:
         known = {f.name for f in fields(Limits)}
         self.limits = Limits(**{k: v for k, v in data["limits"].items() if k in known})
         self._max_read = self.limits.max_read_bytes
+        self.wasm_tools = tuple(data.get("wasm_tools", ()))
         self.warnings = tuple(env.get("warnings", ()))
         for warning in self.warnings:
             log.warning("workspace %s: %s", self.root, warning)
@@ -187,6 +198,21 @@ class Workspace:
     def tool_specs(format: SpecFormat = "openai", *, read_only: bool = False) -> list[dict[str, Any]]:
         """The tool specs for a function-calling API: see :func:`wsfs.tool_specs`."""
         return tool_specs(format, read_only=read_only)
+
+    def library_specs(self) -> list[dict[str, Any]]:
+        """Every tool this workspace offers, in the library's own spec shape: the built-in
+        tools, then its Wasm tools with their manifest's description and input schema
+        (``wsfs_workspace_tool_specs``). Shared when there are no Wasm tools: do not modify."""
+        if not self.wasm_tools:
+            return library_specs()
+        env = json.loads(_native.take(self._lib, self._lib.wsfs_workspace_tool_specs(self._handle)))
+        if not env["ok"]:
+            raise _error(env)
+        return env["data"]["tools"]
+
+    def workspace_tool_specs(self, format: SpecFormat = "openai", *, read_only: bool = False) -> list[dict[str, Any]]:
+        """Like :meth:`tool_specs`, with this workspace's Wasm tools after the built-in ones."""
+        return format_specs(self.library_specs(), format, read_only=read_only)
 
     def call(
         self,

@@ -1,0 +1,59 @@
+"""Wasm tools (the repository's example tools under tools/) through the Python package: loaded
+by ``wasm_tools``, listed after the built-ins with their manifest's schema, called like them,
+and offered by :class:`wsfs.FileSystemTools`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+import wsfs
+
+from conftest import REPO
+
+TOOLS = REPO / "tools"
+
+
+def test_listed_and_called_like_builtins(root):
+    with wsfs.Workspace(root, wasm_tools=[TOOLS]) as ws:
+        assert ws.wasm_tools == ("ask_model", "echo", "inventory")
+        specs = ws.workspace_tool_specs("wsfs")
+        builtin = wsfs.tool_specs("wsfs")
+        assert specs[: len(builtin)] == builtin
+        echo = specs[len(builtin) + 1]
+        manifest = json.loads((TOOLS / "echo" / "manifest.json").read_text())
+        assert echo["name"] == "echo" and echo["parameters"] == manifest["input_schema"]
+        anthropic = ws.workspace_tool_specs("anthropic", read_only=True)
+        assert "inventory" not in [s["name"] for s in anthropic]
+        env = ws.call("echo", message="hi")
+        assert env["ok"] and env["data"] == {"received": {"message": "hi"}}
+        env = ws.call("echo", message=1)
+        assert env["error"]["code"] == "invalid_arguments"
+
+
+def test_a_tool_that_does_not_load_fails_the_open(root, tmp_path):
+    with pytest.raises(wsfs.CapabilityDenied):
+        wsfs.Workspace(root, wasm_tools=[TOOLS], wasm_policy={"filesystem": "none"})
+    with pytest.raises(wsfs.InvalidArguments):
+        wsfs.Workspace(root, wasm_policy={"memory": 1})
+    with pytest.raises(wsfs.ManifestInvalid):
+        wsfs.Workspace(root, wasm_tools=[tmp_path / "missing"])
+    with pytest.raises(TypeError):
+        wsfs.Workspace(root, wasm_tools=str(TOOLS))  # type: ignore[arg-type]
+
+
+def test_file_system_tools_offer_them(root):
+    with wsfs.Workspace(root, wasm_tools=[TOOLS]) as ws:
+        tools = wsfs.FileSystemTools(workspace=ws, writes_enabled=True)
+        names = [t.__name__ for t in tools.get_tools()]
+        assert names[-3:] == ["ask_model", "echo", "inventory"]
+        assert [s["function"]["name"] for s in tools.tool_specs()][-3:] == names[-3:]
+        response = asyncio.run(tools.call("echo", {"message": "hi"}))
+        assert response["success"], response
+        response = asyncio.run(tools.call("inventory", {}))
+        assert response["success"], response
+        assert (root / "INVENTORY.txt").exists()
+        read_only = wsfs.FileSystemTools(workspace=ws)
+        assert "inventory" not in [t.__name__ for t in read_only.get_tools()]
