@@ -40,6 +40,7 @@ type Workspace struct {
 	warnings []string
 	logger   *slog.Logger
 	wasm     []string
+	gateways gateways
 
 	closed  atomic.Bool
 	cleanup runtime.Cleanup
@@ -176,6 +177,9 @@ func (ws *Workspace) Close() error {
 	}
 	ws.cleanup.Stop()
 	raw := cClose(ws.handle)
+	// A call still in flight that reaches a forgotten gateway gets
+	// gateway_error (see gatewayByID).
+	ws.releaseGateways()
 	env, perr := parseEnvelope("close", raw, outputFull, nil)
 	if perr != nil {
 		return perr

@@ -29,6 +29,44 @@
 
 #include <stdint.h>
 
+/*
+ The gateway answered; the response is its JSON.
+ */
+#define WSFS_GATEWAY_OK 0
+
+/*
+ The gateway failed (provider error, bad answer); the tool gets `gateway_error`.
+ */
+#define WSFS_GATEWAY_ERROR 1
+
+/*
+ The model did not answer in time; the tool gets `timeout`.
+ */
+#define WSFS_GATEWAY_TIMEOUT 2
+
+/*
+ The gateway refuses the request as malformed; the tool gets `invalid_arguments`.
+ */
+#define WSFS_GATEWAY_INVALID_REQUEST 3
+
+/*
+ Where a model gateway callback puts its answer: valid only during the callback, and only
+ through `wsfs_gateway_respond`.
+ */
+typedef struct wsfs_gateway_response wsfs_gateway_response;
+
+/*
+ The host's model gateway (see `wsfs_set_model_gateway`). Called with the host's
+ `userdata`, the tool's request (a NUL-terminated JSON object, valid during the call only),
+ the milliseconds left before the tool's deadline, and the response to fill with
+ `wsfs_gateway_respond`. Returns `WSFS_GATEWAY_OK` with the answer (JSON) as the response, or
+ another `WSFS_GATEWAY_*` status with a message as the response.
+ */
+typedef int32_t (*wsfs_model_gateway_fn)(void *userdata,
+                                         const char *request_json,
+                                         uint64_t timeout_ms,
+                                         struct wsfs_gateway_response *response);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -246,6 +284,36 @@ void wsfs_cancel_token_free(uint64_t token);
  `s` must be NULL or a pointer returned by a wsfs function and not yet freed.
  */
 void wsfs_string_free(char *s);
+
+/*
+ Sets the model gateway of workspace `workspace`: the host's callback that the `wsfs`
+ `model_generate` import of its Wasm tools (those with the `model_access` capability) reaches
+ the model through. NULL `callback` removes it (tools then get `gateway_error`). Returns an
+ envelope: `data` `{"workspace": id, "gateway": bool}`, or `invalid_workspace`.
+
+ Threads: the callback is called from the threads that run tool calls, possibly from several
+ at once, so it and `userdata` must be thread-safe. Ownership: `userdata` stays the host's;
+ it must stay valid until the gateway is replaced or removed and every call started before
+ has returned, or until the workspace is closed and its calls have returned. The callback
+ borrows `request_json` for the call only,
+ and answers by calling `wsfs_gateway_respond` on `response` (which copies the text) before
+ returning one of the `WSFS_GATEWAY_*` statuses; `timeout_ms` is what is left of the tool's
+ deadline, and an answer after it makes the tool's call `timeout`. A panic or unknown status
+ is a gateway error. The caller frees the result with `wsfs_string_free`.
+ */
+char *wsfs_set_model_gateway(uint64_t workspace, wsfs_model_gateway_fn callback, void *userdata);
+
+/*
+ Gives a model gateway callback's answer (or, with a failing status, its message): `text`
+ (NUL-terminated UTF-8) is copied. Call it at most once per callback, with the `response` the
+ callback got, during the callback. Returns 0, or -1 when `response` or `text` is NULL or
+ `text` is not UTF-8.
+
+ # Safety
+ `response` must be the pointer the callback got, during that callback; `text` must be NULL
+ or a NUL-terminated string valid for the call.
+ */
+int32_t wsfs_gateway_respond(struct wsfs_gateway_response *response, const char *text);
 
 #ifdef __cplusplus
 }  // extern "C"

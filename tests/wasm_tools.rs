@@ -222,3 +222,92 @@ fn a_cancelled_call_stops_a_wasm_tool() {
     assert_err(&v, "cancelled");
     ffi::wsfs_cancel_token_free(token);
 }
+
+/// The C gateway the test sets: answers by the request's prompt.
+unsafe extern "C" fn gateway(
+    userdata: *mut std::ffi::c_void,
+    request: *const std::ffi::c_char,
+    timeout_ms: u64,
+    response: *mut ffi::wsfs_gateway_response,
+) -> i32 {
+    let calls = unsafe { &*(userdata as *const std::sync::atomic::AtomicUsize) };
+    calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let request = unsafe { std::ffi::CStr::from_ptr(request) }
+        .to_str()
+        .unwrap();
+    let prompt = serde_json::from_str::<Value>(request).unwrap()["prompt"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(timeout_ms > 0 && timeout_ms <= 30_000, "{timeout_ms}");
+    let (status, text) = match prompt.as_str() {
+        "fail" => (ffi::WSFS_GATEWAY_ERROR, "provider said no".to_string()),
+        "slow" => (ffi::WSFS_GATEWAY_TIMEOUT, String::new()),
+        "bad" => (
+            ffi::WSFS_GATEWAY_INVALID_REQUEST,
+            "no such model".to_string(),
+        ),
+        _ => (
+            ffi::WSFS_GATEWAY_OK,
+            json!({"text": format!("answer to {prompt}")}).to_string(),
+        ),
+    };
+    if !text.is_empty() {
+        let text = cs(&text);
+        assert_eq!(
+            unsafe { ffi::wsfs_gateway_respond(response, text.as_ptr()) },
+            0
+        );
+    }
+    status
+}
+
+#[test]
+fn the_model_gateway_is_the_hosts_c_callback() {
+    let f = Fixture::with_config(json!({"wasm_tools": [example("ask_model")]}));
+    let ask =
+        |prompt: &str| call_named(f.ws, "ask_model", &json!({ "prompt": prompt }).to_string());
+    // None set yet: the tool passes the gateway_error on.
+    assert_err(&ask("hi"), "gateway_error");
+    let calls = Box::new(std::sync::atomic::AtomicUsize::new(0));
+    let userdata = &*calls as *const _ as *mut std::ffi::c_void;
+    let v = take_envelope(ffi::wsfs_set_model_gateway(f.ws, Some(gateway), userdata));
+    assert_eq!(assert_ok(&v)["gateway"], true);
+    assert_eq!(assert_ok(&ask("hi")), &json!({"text": "answer to hi"}));
+    let message = assert_err(&ask("fail"), "gateway_error");
+    assert!(message.contains("provider said no"), "{message}");
+    assert_err(&ask("slow"), "timeout");
+    let message = assert_err(&ask("bad"), "invalid_arguments");
+    assert!(message.contains("no such model"), "{message}");
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 4);
+    // Removed: back to gateway_error, and the callback is not called.
+    let v = take_envelope(ffi::wsfs_set_model_gateway(
+        f.ws,
+        None,
+        std::ptr::null_mut(),
+    ));
+    assert_eq!(assert_ok(&v)["gateway"], false);
+    assert_err(&ask("hi"), "gateway_error");
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 4);
+    // A closed handle; a workspace without Wasm tools gets a warning.
+    let v = take_envelope(ffi::wsfs_set_model_gateway(
+        u64::MAX,
+        Some(gateway),
+        userdata,
+    ));
+    assert_err(&v, "invalid_workspace");
+    let plain = Fixture::new();
+    let v = take_envelope(ffi::wsfs_set_model_gateway(
+        plain.ws,
+        Some(gateway),
+        userdata,
+    ));
+    assert_eq!(v["warnings"].as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(
+        unsafe { ffi::wsfs_gateway_respond(std::ptr::null_mut(), std::ptr::null()) },
+        -1
+    );
+    drop(f);
+    drop(plain);
+    drop(calls);
+}

@@ -57,3 +57,32 @@ def test_file_system_tools_offer_them(root):
         assert (root / "INVENTORY.txt").exists()
         read_only = wsfs.FileSystemTools(workspace=ws)
         assert "inventory" not in [t.__name__ for t in read_only.get_tools()]
+
+
+def test_the_model_gateway_is_a_callable(root):
+    calls = []
+
+    def gateway(request, timeout):
+        calls.append((request, timeout))
+        prompt = request["prompt"]
+        if prompt == "slow":
+            raise TimeoutError("the model took too long")
+        if prompt == "bad":
+            raise ValueError("no such model")
+        if prompt == "fail":
+            raise RuntimeError("provider down")
+        return {"text": f"you said: {prompt}"}
+
+    with wsfs.Workspace(root, wasm_tools=[TOOLS / "ask_model"]) as ws:
+        assert ws.call("ask_model", prompt="hi")["error"]["code"] == "gateway_error"
+        ws.set_model_gateway(gateway)
+        env = ws.call("ask_model", prompt="hi")
+        assert env["ok"] and env["data"] == {"text": "you said: hi"}, env
+        assert 0 < calls[0][1] <= 30
+        assert ws.call("ask_model", prompt="slow")["error"]["code"] == "timeout"
+        assert ws.call("ask_model", prompt="bad")["error"]["code"] == "invalid_arguments"
+        env = ws.call("ask_model", prompt="fail")
+        assert env["error"]["code"] == "gateway_error" and "provider down" in env["error"]["message"]
+        ws.set_model_gateway(None)
+        assert ws.call("ask_model", prompt="hi")["error"]["code"] == "gateway_error"
+        assert len(calls) == 4

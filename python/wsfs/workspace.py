@@ -7,7 +7,7 @@ import logging
 import math
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
@@ -135,6 +135,7 @@ class Workspace:
         self._handle = 0
         self._closed = True  # until opened: __del__ must not close anything
         self._close_lock = threading.Lock()
+        self._gateways: list[Any] = []
         self._lib = lib = _native.load()
         text = json.dumps(cfg, ensure_ascii=False, default=_json_default)
         env = json.loads(_native.take(lib, lib.wsfs_workspace_open(_native.utf8(text, "config"))))
@@ -198,6 +199,29 @@ class Workspace:
     def tool_specs(format: SpecFormat = "openai", *, read_only: bool = False) -> list[dict[str, Any]]:
         """The tool specs for a function-calling API: see :func:`wsfs.tool_specs`."""
         return tool_specs(format, read_only=read_only)
+
+    def set_model_gateway(self, gateway: Callable[[dict[str, Any], float], Any] | None) -> None:
+        """Sets the model gateway of this workspace's Wasm tools (``wsfs_set_model_gateway``):
+        a tool with the ``model_access`` capability reaches a model only through it. ``None``
+        removes it (tools then get ``gateway_error``).
+
+        ``gateway(request, timeout)`` gets the tool's request (a dict, decoded from its JSON) and
+        the seconds left before the tool's deadline, and returns the answer: a JSON-serialisable
+        value, or a ``str`` holding JSON. It may be called from several threads at once (the
+        library's, with the GIL taken for the call). Raising ``TimeoutError`` gives the tool
+        ``timeout``, ``ValueError`` ``invalid_arguments``, anything else ``gateway_error``, with
+        the exception's text as the message."""
+        lib = self._lib
+        if gateway is None:
+            callback = None
+        else:
+            callback = _native.GATEWAY_FN(_gateway_callback(lib, gateway))
+            # A call in flight may still use a replaced callback: each is kept as long as the
+            # workspace object lives.
+            self._gateways.append(callback)
+        env = json.loads(_native.take(lib, lib.wsfs_set_model_gateway(self._handle, callback, None)))
+        if not env["ok"]:
+            raise _error(env)
 
     def library_specs(self) -> list[dict[str, Any]]:
         """Every tool this workspace offers, in the library's own spec shape: the built-in
@@ -528,6 +552,30 @@ class Workspace:
         """Deletes a file or symlink (never its target), or with ``recursive`` a directory and
         everything in it. A directory without ``recursive`` raises ``recursive_required``."""
         return self._run(DeleteFileResult, {"path": path, "recursive": recursive}, timeout, cancel)
+
+
+def _gateway_callback(lib: Any, gateway: Callable[[dict[str, Any], float], Any]) -> Callable[..., int]:
+    """The C callback around a Python gateway: never raises into C."""
+
+    def callback(_userdata: object, request_json: bytes, timeout_ms: int, response: int) -> int:
+        try:
+            try:
+                request = json.loads(request_json.decode("utf-8"))
+                answer = gateway(request, timeout_ms / 1000)
+                text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+                status = _native.GATEWAY_OK
+            except TimeoutError as e:
+                text, status = str(e) or "the model did not answer in time", _native.GATEWAY_TIMEOUT
+            except ValueError as e:
+                text, status = str(e) or "the gateway refused the request", _native.GATEWAY_INVALID_REQUEST
+            except Exception as e:  # noqa: BLE001 - every failure is the tool's gateway_error
+                text, status = f"{type(e).__name__}: {e}", _native.GATEWAY_ERROR
+            lib.wsfs_gateway_respond(response, text.replace("\0", "").encode("utf-8"))
+            return status
+        except BaseException:  # noqa: BLE001 - nothing may unwind into C
+            return _native.GATEWAY_ERROR
+
+    return callback
 
 
 def _error(env: Mapping[str, Any]) -> WsfsError:

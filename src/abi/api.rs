@@ -6,6 +6,7 @@ use crate::abi::envelope::{self, Envelope};
 use crate::abi::handles::{self, Opened};
 use crate::config::Config;
 use crate::error::{ErrorCode, WsfsError};
+use crate::wasm::host::gateway::ModelGateway;
 use crate::wasm::tool::WasmTools;
 use crate::workspace::Workspace;
 use serde_json::json;
@@ -59,6 +60,30 @@ pub fn workspace_open(config_json: &str) -> String {
     data["workspace"] = json!(id);
     tracing::info!(target: "wsfs", workspace = id, root = %root, "workspace opened");
     envelope::success_value(&data, format!("workspace {id} opened"), &warnings)
+}
+
+/// Sets (or with `None` removes) the model gateway of workspace `id`'s Wasm tools.
+pub fn set_model_gateway(id: u64, gateway: Option<Arc<dyn ModelGateway>>) -> String {
+    match handles::get(id) {
+        Ok(opened) => {
+            let set = gateway.is_some();
+            let mut warnings = Vec::new();
+            match &opened.wasm {
+                Some(tools) => tools.set_gateway(gateway),
+                None if set => warnings.push(
+                    "this workspace loaded no Wasm tools (wasm_tools), so nothing calls the gateway"
+                        .into(),
+                ),
+                None => {}
+            }
+            let text = match set {
+                true => format!("model gateway set on workspace {id}"),
+                false => format!("model gateway removed from workspace {id}"),
+            };
+            envelope::success_value(&json!({"workspace": id, "gateway": set}), text, &warnings)
+        }
+        Err(e) => envelope::failure(&e),
+    }
 }
 
 /// The specs of every tool workspace `id` offers: the built-in ones, then its Wasm tools.

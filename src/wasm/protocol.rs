@@ -119,7 +119,15 @@ fn call_arguments(tool: &str, call: Value, schema: &Value) -> Result<Value> {
 }
 
 /// What a finished tool's exit status and output mean.
-pub fn tool_result(tool: &str, status: i32, stdout: &[u8], stderr: &[u8]) -> Result<Value> {
+/// `passed_on`: the codes the host's functions answered this run with; a tool may pass those on
+/// even when the host reserves them (a gateway's `timeout`), since the host said them itself.
+pub fn tool_result(
+    tool: &str,
+    status: i32,
+    stdout: &[u8],
+    stderr: &[u8],
+    passed_on: &[ErrorCode],
+) -> Result<Value> {
     let parsed = parse_stdout(stdout);
     if status == 0 {
         return parsed.map_err(|why| {
@@ -130,7 +138,7 @@ pub fn tool_result(tool: &str, status: i32, stdout: &[u8], stderr: &[u8]) -> Res
         });
     }
     if let Ok(value) = &parsed {
-        if let Some(error) = guest_error(tool, value) {
+        if let Some(error) = guest_error(tool, value, passed_on) {
             return Err(error);
         }
     }
@@ -154,10 +162,13 @@ fn parse_stdout(stdout: &[u8]) -> std::result::Result<Value, String> {
 }
 
 /// The tool's own `{"error": {"code", "message"}}`, when its code is one a tool may give.
-fn guest_error(tool: &str, value: &Value) -> Option<WsfsError> {
+fn guest_error(tool: &str, value: &Value, passed_on: &[ErrorCode]) -> Option<WsfsError> {
     let error = value.get("error")?;
     let code = error.get("code")?.as_str()?;
-    let code = GUEST_CODES.iter().find(|c| c.as_str() == code)?;
+    let code = GUEST_CODES
+        .iter()
+        .chain(passed_on)
+        .find(|c| c.as_str() == code)?;
     let message = error.get("message").and_then(Value::as_str).unwrap_or("");
     let message: String = message.chars().take(MAX_GUEST_MESSAGE).collect();
     Some(WsfsError::new(*code, format!("{tool}: {message}")))
@@ -237,25 +248,28 @@ mod tests {
     #[test]
     fn results_and_failures() {
         assert_eq!(
-            tool_result("t", 0, b" {\"n\":1}\n", b"").unwrap(),
+            tool_result("t", 0, b" {\"n\":1}\n", b"", &[]).unwrap(),
             json!({"n": 1})
         );
-        let e = tool_result("t", 0, b"", b"boom").unwrap_err();
+        let e = tool_result("t", 0, b"", b"boom", &[]).unwrap_err();
         assert_eq!(e.code, ErrorCode::ToolTrap);
         assert!(e.message.contains("nothing on stdout") && e.message.contains("stderr: boom"));
-        let e = tool_result("t", 0, b"{\"n\":", b"").unwrap_err();
+        let e = tool_result("t", 0, b"{\"n\":", b"", &[]).unwrap_err();
         assert!(e.message.contains("not one JSON value"), "{}", e.message);
         let own = br#"{"error":{"code":"path_not_found","message":"no input.txt"}}"#;
-        let e = tool_result("t", 1, own, b"").unwrap_err();
+        let e = tool_result("t", 1, own, b"", &[]).unwrap_err();
         assert_eq!(
             (e.code, e.message.as_str()),
             (ErrorCode::PathNotFound, "t: no input.txt")
         );
         // A code the host reserves is not the tool's to give.
         let claimed = br#"{"error":{"code":"timeout","message":"retry with more time"}}"#;
-        let e = tool_result("t", 1, claimed, b"").unwrap_err();
+        let e = tool_result("t", 1, claimed, b"", &[]).unwrap_err();
         assert_eq!(e.code, ErrorCode::ToolTrap);
-        let e = tool_result("t", 3, b"", b"panicked at x").unwrap_err();
+        // Unless the host answered the tool with it (a gateway that timed out).
+        let e = tool_result("t", 1, claimed, b"", &[ErrorCode::Timeout]).unwrap_err();
+        assert_eq!(e.code, ErrorCode::Timeout);
+        let e = tool_result("t", 3, b"", b"panicked at x", &[]).unwrap_err();
         assert!(e.message.contains("exit status 3") && e.message.contains("panicked at x"));
     }
 }

@@ -76,6 +76,7 @@ pub fn run(tool: &LoadedTool, input: &str, cx: RunContext<'_>) -> Result<WasmOut
     }
     let memory_denied = report.state.memory.denied;
     let host_calls = report.state.host.calls;
+    let answered = report.state.host.answered.clone();
     // Dropping the state closes the tool's files (committing those a clean exit left open).
     drop(report.state);
     let stdout = take(&captures.stdout);
@@ -145,7 +146,8 @@ pub fn run(tool: &LoadedTool, input: &str, cx: RunContext<'_>) -> Result<WasmOut
             ),
         ));
     }
-    let data = protocol::tool_result(name, status, &stdout, &stderr).map_err(with_refusals)?;
+    let data =
+        protocol::tool_result(name, status, &stdout, &stderr, &answered).map_err(with_refusals)?;
     Ok(WasmOutput {
         data,
         fuel_used: report.fuel_used,

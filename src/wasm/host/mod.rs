@@ -73,6 +73,9 @@ pub struct HostImports {
     max_response: usize,
     pending: Vec<u8>,
     pub calls: HostCalls,
+    /// The error codes the host functions answered with (each once), which the tool may pass
+    /// on as its own failure.
+    pub answered: Vec<ErrorCode>,
 }
 
 impl HostImports {
@@ -89,6 +92,7 @@ impl HostImports {
             max_response,
             pending: Vec::new(),
             calls: HostCalls::default(),
+            answered: Vec::new(),
         }
     }
 
@@ -182,6 +186,9 @@ impl HostImports {
             Err(e) => {
                 if e.code == ErrorCode::CapabilityDenied {
                     self.calls.denied += 1;
+                }
+                if !self.answered.contains(&e.code) {
+                    self.answered.push(e.code);
                 }
                 let status = STATUS_CODES
                     .iter()
