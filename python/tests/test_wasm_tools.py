@@ -86,3 +86,32 @@ def test_the_model_gateway_is_a_callable(root):
         ws.set_model_gateway(None)
         assert ws.call("ask_model", prompt="hi")["error"]["code"] == "gateway_error"
         assert len(calls) == 4
+
+
+def test_apply_tool_env(root):
+    base = {"root": str(root), "wasm_tools": [str(TOOLS)], "wasm_policy": {"fuel": 5}}
+    env = {
+        "TOOL_RUNTIME": "wasm",
+        "TOOL_TIMEOUT_SECS": "1.5",
+        "TOOL_MEMORY_MB": "16",
+        "TOOL_ALLOW_DIRECT_NETWORK": "true",
+        "WORKSPACE_FS_MODE": "host",
+    }
+    cfg = wsfs.apply_tool_env(base, env)
+    assert cfg["wasm_policy"] == {"fuel": 5, "timeout_ms": 1500, "memory_mb": 16, "allow_direct_network": True}
+    assert "wasm_tools" not in wsfs.apply_tool_env(base, {"TOOL_RUNTIME": "builtin"})
+    assert wsfs.apply_tool_env({"root": "/x"}, {"TOOL_MEMORY_MB": " "}) == {"root": "/x"}
+    for name, value in [
+        ("TOOL_RUNTIME", "docker"),
+        ("TOOL_TIMEOUT_SECS", "0"),
+        ("TOOL_MEMORY_MB", "-1"),
+        ("TOOL_ALLOW_DIRECT_NETWORK", "maybe"),
+        ("WORKSPACE_FS_MODE", "overlay"),
+    ]:
+        with pytest.raises(wsfs.InvalidArguments, match=name):
+            wsfs.apply_tool_env(base, {name: value})
+    with pytest.raises(wsfs.InvalidArguments):
+        wsfs.apply_tool_env({"root": "/x"}, {"TOOL_RUNTIME": "wasm"})
+    # The library takes the result as it is; a 1 s ceiling refuses the examples' timeouts.
+    with pytest.raises(wsfs.CapabilityDenied):
+        wsfs.Workspace.from_config(wsfs.apply_tool_env(base, {"TOOL_TIMEOUT_SECS": "1"}))
