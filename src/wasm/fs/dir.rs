@@ -143,7 +143,7 @@ impl WasiDir for GuestDir {
     async fn create_dir(&self, path: &str) -> Result<(), Error> {
         let path = self.child(path)?;
         self.writable()?;
-        self.session().op("mkdir", |fs| fs.create_dir(&path))
+        self.session().op("mkdir", |fs| fs.make_dir(&path))
     }
 
     async fn readdir(
@@ -153,7 +153,9 @@ impl WasiDir for GuestDir {
         let start = u64::from(cursor);
         let mut cached = self.listing.lock().unwrap_or_else(|p| p.into_inner());
         if start == 0 || cached.is_none() {
-            let listing = self.session().op("readdir", |fs| fs.read_dir(&self.rel))?;
+            let listing = self
+                .session()
+                .op("readdir", |fs| fs.list_entries(&self.rel))?;
             *cached = Some((listing.entries, listing.truncated));
         }
         let Some((entries, truncated)) = cached.as_ref() else {

@@ -106,8 +106,8 @@ pub trait GuestFs: Send + Sync {
     fn open_write(&self, path: &Path, intent: WriteIntent) -> Result<Vec<u8>>;
     /// Replaces (or with `exclusive`, creates) `path` with `content`, atomically.
     fn commit_write(&self, path: &Path, content: &[u8], exclusive: bool) -> Result<()>;
-    fn read_dir(&self, path: &Path) -> Result<Listing>;
-    fn create_dir(&self, path: &Path) -> Result<()>;
+    fn list_entries(&self, path: &Path) -> Result<Listing>;
+    fn make_dir(&self, path: &Path) -> Result<()>;
     /// Removes a file or symlink (never a directory).
     fn remove_file(&self, path: &Path) -> Result<()>;
     /// Removes an empty directory.

@@ -384,7 +384,7 @@ impl GuestFs for WorkspaceFs {
         Ok(())
     }
 
-    fn read_dir(&self, path: &Path) -> Result<Listing> {
+    fn list_entries(&self, path: &Path) -> Result<Listing> {
         let tp = self.tool_path(path)?;
         let listed = tools::list_dir::list_dir(&self.ws, &tp, &self.ctl)?;
         let entries = listed
@@ -406,7 +406,7 @@ impl GuestFs for WorkspaceFs {
         })
     }
 
-    fn create_dir(&self, path: &Path) -> Result<()> {
+    fn make_dir(&self, path: &Path) -> Result<()> {
         self.require_write()?;
         let tp = self.tool_path(path)?;
         // mkdir refuses an existing name; create_directory would accept an existing directory.
@@ -440,7 +440,6 @@ impl GuestFs for WorkspaceFs {
     }
 
     fn remove_dir(&self, path: &Path) -> Result<()> {
-        use rustix::fs::{unlinkat, AtFlags};
         use rustix::io::Errno;
         self.require_write()?;
         let tp = self.tool_path(path)?;
@@ -467,7 +466,7 @@ impl GuestFs for WorkspaceFs {
         }
         self.ctl.check()?;
         // The kernel decides emptiness at the removal itself: nothing inside is ever removed.
-        match unlinkat(&*located.dir, leaf.as_os_str(), AtFlags::REMOVEDIR) {
+        match self.ws.remove_empty_dir(&located.dir, leaf.as_os_str()) {
             Ok(()) => {}
             Err(Errno::NOTEMPTY | Errno::EXIST) => {
                 return Err(WsfsError::new(

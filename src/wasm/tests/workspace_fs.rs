@@ -162,15 +162,15 @@ impl GuestFs for SwapAfterListing {
     fn commit_write(&self, path: &Path, content: &[u8], exclusive: bool) -> Result<()> {
         self.inner.commit_write(path, content, exclusive)
     }
-    fn read_dir(&self, path: &Path) -> Result<Listing> {
-        let listing = self.inner.read_dir(path);
+    fn list_entries(&self, path: &Path) -> Result<Listing> {
+        let listing = self.inner.list_entries(path);
         if let Some(hook) = self.hook.lock().unwrap().take() {
             hook();
         }
         listing
     }
-    fn create_dir(&self, path: &Path) -> Result<()> {
-        self.inner.create_dir(path)
+    fn make_dir(&self, path: &Path) -> Result<()> {
+        self.inner.make_dir(path)
     }
     fn remove_file(&self, path: &Path) -> Result<()> {
         self.inner.remove_file(path)
