@@ -49,7 +49,7 @@ func (m *echoModel) Generate(ctx context.Context, call fantasy.Call) (*fantasy.R
 func TestModelGatewayServesWasmTools(t *testing.T) {
 	dir, _ := filepath.Abs("../../tools/ask_model")
 	ws := openTest(t, wsfs.Config{WasmTools: []string{dir},
-		Limits: wsfs.Limits{OperationTimeout: 2 * time.Second}})
+		Limits: wsfs.Limits{OperationTimeout: 500 * time.Millisecond}})
 	model := &echoModel{}
 	ask := func(prompt string) (string, error) {
 		return ws.CallForModel(bg, wsfs.ModelCall{Tool: "ask_model", Args: `{"prompt":"` + prompt + `"}`})
