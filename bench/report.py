@@ -14,6 +14,7 @@ Reads (all written by bench/run.sh into --dir):
   decode.jsonl          go TestDecodeBench: envelope decoders compared
   patch.jsonl           benches/patch.rs samples: apply_patch vs git apply, per filesystem
   delete.jsonl          benches/delete.rs: recursive delete_file vs rm -rf
+  wasm.jsonl            benches/wasm.rs: Wasm tools through wsfs_call (wasmi)
 
 Every number in the output is computed here from those files. The document is a list of
 sections (SECTIONS, near the end): each is a function of the loaded results returning its
@@ -948,6 +949,62 @@ def delete_section(w, dele):
              "range (delete_file / rm)", "samples"], rows))
     w("")
 
+WASM_NOOP_MAX_NS = 500_000
+WASM_READ_MAX_RATIO = 3.0
+
+
+def load_wasm(d):
+    """benches/wasm.rs results: {case: [ns]} (engine wasmi)."""
+    out = {}
+    for r in jsonl(os.path.join(d, "wasm.jsonl")):
+        out.setdefault(r["case"], []).extend(r["ns"])
+    return out
+
+
+def wasm_targets(ctx):
+    w = ctx["wasm"]
+    if not w:
+        return []
+    noop = med(w.get("noop", []))
+    wasm_read, builtin = med(w.get("read_4k_wasm", [])), med(w.get("read_file", []))
+    r = wasm_read / builtin if wasm_read and builtin else None
+    return [
+        {"label": "a cached no-op Wasm tool through `wsfs_call`, end to end (wasmi) ≤ 0.5 ms",
+         "measured": fmt_t(noop), "ok": None if noop is None else noop <= WASM_NOOP_MAX_NS,
+         "walk": True},
+        {"label": f"a Wasm guest reading a 4 KiB workspace file vs `read_file` ≤ {WASM_READ_MAX_RATIO:g}×",
+         "measured": f"{fmt_r(r)} ({fmt_t(wasm_read)} vs {fmt_t(builtin)})",
+         "ok": None if r is None else r <= WASM_READ_MAX_RATIO, "walk": True},
+    ]
+
+
+def wasm_section(ctx):
+    w = ctx["wasm"]
+    if not w:
+        return []
+    out = ["## Wasm tools", "",
+           "`benches/wasm.rs`, every call through the library's `wsfs_call` path "
+           "(`wsfs::api::call`: dispatch, the arguments checked against the manifest's schema, a "
+           "fresh instance of the module compiled at load, the run, the envelope), samples "
+           "alternating between the cases, each envelope checked. `noop` prints `{}`; `echo` is "
+           "tools/echo; `read_4k_wasm` opens a 4 KiB file through `/workspace` (the resolver and "
+           "the policy) and returns its content, against the built-in `read_file` on the same "
+           "file; `load` is opening a workspace with the no-op tool (manifest, hash, compile) "
+           "minus opening one without. Engine: wasmi (interpreter). The wasmtime feature was not "
+           "built for this report (a 23-minute cold build on this 2-core machine), so there is "
+           "no wasmtime column yet.", ""]
+    rows = []
+    for case in ("noop", "echo", "read_4k_wasm", "read_file", "load"):
+        xs = w.get(case, [])
+        if not xs:
+            continue
+        rows.append((f"`{case}`", fmt_t(med(xs)), fmt_t(quantile(xs, 0.1)), fmt_t(quantile(xs, 0.9)),
+                     len(xs)))
+    out.append(table(["case", "median (wasmi)", "p10", "p90", "samples"], rows))
+    out.append("")
+    return out
+
+
 def python_results(d):
     """bench/python_read.py: {way: {"pairs": [...], "how", "plain_how", "case", "loads"}}."""
     out = {}
@@ -1159,11 +1216,12 @@ SECTIONS = [
     walk_section_of,
     patch_section,
     delete_section_of,
+    wasm_section,
     misses_section,
     reproducing_section,
 ]
 TARGETS = [issue9_targets, python_targets, scale_targets, walk_targets_of, patch_targets,
-           delete_targets_of]
+           delete_targets_of, wasm_targets]
 
 
 def main():
@@ -1173,7 +1231,7 @@ def main():
         sys.exit(f"report.py: no benchmark results in {args.dir}")
     ctx = {"res": res, "args": args, "walk": load_walk(args.dir), "headlines": [],
            "python": python_results(args.dir), "patch": PatchResults(args.dir),
-           "delete": load_delete(args.dir)}
+           "delete": load_delete(args.dir), "wasm": load_wasm(args.dir)}
     ctx["targets"] = [] if args.short else [r for f in TARGETS for r in f(ctx)]
     md = []
     for section in SECTIONS:

@@ -18,6 +18,10 @@
 # rm -rf on an identical one, samples alternating which goes first, on the scratch
 # file system and on /dev/shm if it is a tmpfs (short mode: 1,000 files, once).
 #
+# Wasm tools (benches/wasm.rs): a no-op Wasm tool, the example echo tool and a
+# guest reading a 4 KiB workspace file against read_file, all through wsfs_call,
+# and the cost of loading a tool (manifest, hash, compile), on wasmi.
+#
 # --short (make bench-short, part of make test): the same benchmarks once each
 # (-benchtime=1x, one Rust iteration), without the 1M-entry directory and
 # tree, the walks over $(go env GOROOT)/src/net/http only (compared with rg only
@@ -261,6 +265,16 @@ WSFS_DELETE_DIRS=$DELETE_DIRS WSFS_DELETE_FILES=$DELETE_FILES WSFS_DELETE_SAMPLE
 	exit 1
 }
 if [[ -n $DELETE_TMPFS ]]; then rm -rf "$DELETE_TMPFS"; fi
+
+WASM_SAMPLES=2000
+[[ $MODE == short ]] && WASM_SAMPLES=20
+step "Wasm tools through wsfs_call: a no-op tool, echo, a 4 KiB read vs read_file, loading ($WASM_SAMPLES samples)"
+WSFS_WASM_SAMPLES=$WASM_SAMPLES WSFS_WASM_OUT="$OUT/wasm.jsonl" \
+	$CARGO bench --locked --bench wasm >"$OUT/wasm.log" 2>&1 || {
+	tail -n 30 "$OUT/wasm.log" >&2
+	echo "bench: the wasm bench failed (log: $OUT/wasm.log)" >&2
+	exit 1
+}
 
 step "measuring peak RSS growth of the Go paths"
 (cd go/internal/benchmarks && WSFS_BENCH_DIR="$FX" WSFS_BENCH_RSS_OUT="$OUT/rss-go.jsonl" \

@@ -242,6 +242,8 @@ impl Opened {
             limits: wsfs::Limits::default(),
             state_dir: None,
             policy: wsfs::PolicyConfig::default(),
+            wasm_tools: Vec::new(),
+            wasm_policy: Default::default(),
         };
         let (core, _) = wsfs::Workspace::open(&config).map_err(|e| e.to_string())?;
         let cfg = CString::new(serde_json::json!({ "root": config.root }).to_string())

@@ -50,6 +50,45 @@ type Config struct {
 	// Logger receives one record per tool call (tool, workspace-relative
 	// path, outcome code, duration). Never file contents. nil discards.
 	Logger *slog.Logger
+	// WasmTools lists folders of Wasm tools (host paths): each a tool
+	// folder (manifest.json beside module.wasm or module.wat) or a folder of
+	// them. They are loaded at Open (a tool that does not load fails it with
+	// CodeManifestInvalid, CodeModuleMismatch or CodeCapabilityDenied) and
+	// called by name like the built-in tools (Workspace.ToolSpecs lists
+	// them). See docs/TOOL_AUTHORING.md.
+	WasmTools []string
+	// WasmPolicy is the most any Wasm tool may have; nil takes the
+	// library's defaults (30 s, 64 MiB, no direct network, model access and
+	// the workspace allowed).
+	WasmPolicy *WasmPolicy
+}
+
+// WasmPolicy is the host's ceiling for the Wasm tools of a workspace (the
+// "wasm_policy" object of the C ABI's config). Zero fields take the
+// library's defaults.
+type WasmPolicy struct {
+	// Timeout is the longest run (TOOL_TIMEOUT_SECS); whole milliseconds.
+	Timeout time.Duration `json:"-"`
+	// MemoryMB is the most linear memory (TOOL_MEMORY_MB).
+	MemoryMB int `json:"memory_mb,omitempty"`
+	// Fuel is the most fuel (instructions, roughly) one run may use.
+	Fuel uint64 `json:"fuel,omitempty"`
+	// AllowDirectNetwork lets tools with the network capability reach
+	// their allowed_hosts (TOOL_ALLOW_DIRECT_NETWORK); off by default.
+	AllowDirectNetwork bool `json:"allow_direct_network,omitempty"`
+	// AllowModelAccess: nil means true (tools may ask for model_access).
+	AllowModelAccess *bool `json:"allow_model_access,omitempty"`
+	// Filesystem is the most workspace access a tool may ask for: "none",
+	// "read" or "write" ("" means "write"; the workspace policy applies on
+	// top).
+	Filesystem string `json:"filesystem,omitempty"`
+	// AllowedEnv names the host environment variables a tool may ask for.
+	AllowedEnv []string `json:"allowed_env,omitempty"`
+}
+
+type wasmPolicyJSON struct {
+	WasmPolicy
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 }
 
 // Policy is the workspace policy, the host's say over the tools (the
@@ -92,11 +131,13 @@ type limitsJSON struct {
 }
 
 type configJSON struct {
-	Root                string      `json:"root"`
-	RestrictToWorkspace bool        `json:"restrict_to_workspace"`
-	Limits              *limitsJSON `json:"limits,omitempty"`
-	StateDir            string      `json:"state_dir,omitempty"`
-	Policy              *policyJSON `json:"policy,omitempty"`
+	Root                string          `json:"root"`
+	RestrictToWorkspace bool            `json:"restrict_to_workspace"`
+	Limits              *limitsJSON     `json:"limits,omitempty"`
+	StateDir            string          `json:"state_dir,omitempty"`
+	Policy              *policyJSON     `json:"policy,omitempty"`
+	WasmTools           []string        `json:"wasm_tools,omitempty"`
+	WasmPolicy          *wasmPolicyJSON `json:"wasm_policy,omitempty"`
 }
 
 // policyJSON is Policy in the C ABI's config: absent fields take the

@@ -80,6 +80,30 @@ const (
 	// CodeRecursiveRequired: delete_file on a directory without Recursive.
 	// Nothing was deleted.
 	CodeRecursiveRequired Code = "recursive_required"
+	// CodeCapabilityDenied: a Wasm tool asked for something its manifest
+	// does not grant or the host does not allow (a capability, or limits
+	// over the host's): refused when the tool is loaded, or by the host
+	// function the tool called.
+	CodeCapabilityDenied Code = "capability_denied"
+	// CodeFuelExhausted: a Wasm tool used up its fuel (instruction budget,
+	// the manifest's limits.fuel) and was stopped.
+	CodeFuelExhausted Code = "fuel_exhausted"
+	// CodeMemoryLimit: a Wasm tool needed more memory than its limit
+	// (limits.memory_mb) and failed or was stopped.
+	CodeMemoryLimit Code = "memory_limit"
+	// CodeToolTrap: a Wasm tool crashed (a trap), exited with a failure
+	// status without saying why, or broke the protocol (its output is not
+	// JSON).
+	CodeToolTrap Code = "tool_trap"
+	// CodeManifestInvalid: a Wasm tool's manifest.json or module is not
+	// valid; the message names the field.
+	CodeManifestInvalid Code = "manifest_invalid"
+	// CodeModuleMismatch: a Wasm tool's module does not match the
+	// manifest's module_sha256, so it was not loaded.
+	CodeModuleMismatch Code = "module_mismatch"
+	// CodeGatewayError: the host's model gateway failed or is not set, for
+	// a Wasm tool's model call.
+	CodeGatewayError Code = "gateway_error"
 )
 
 // Codes lists every error code, in the order of the C ABI documentation.
@@ -88,7 +112,9 @@ var Codes = []Code{
 	CodeIOError, CodeAmbiguousEdit, CodeEditNotFound, CodeNotAFile, CodeNotADirectory,
 	CodeTooLarge, CodeNoSpace, CodeInvalidArguments, CodeUnknownTool, CodeInvalidWorkspace,
 	CodeCancelled, CodeTimeout, CodeLineOutOfRange, CodeInvalidRegex, CodeWritesDisabled,
-	CodePolicyDenied, CodeFileExists, CodeRecursiveRequired,
+	CodePolicyDenied, CodeFileExists, CodeRecursiveRequired, CodeCapabilityDenied,
+	CodeFuelExhausted, CodeMemoryLimit, CodeToolTrap, CodeManifestInvalid, CodeModuleMismatch,
+	CodeGatewayError,
 }
 
 // Sentinel errors, one per code, for errors.Is:
@@ -120,6 +146,13 @@ var (
 	ErrPolicyDenied      = &Error{Code: CodePolicyDenied}
 	ErrFileExists        = &Error{Code: CodeFileExists}
 	ErrRecursiveRequired = &Error{Code: CodeRecursiveRequired}
+	ErrCapabilityDenied  = &Error{Code: CodeCapabilityDenied}
+	ErrFuelExhausted     = &Error{Code: CodeFuelExhausted}
+	ErrMemoryLimit       = &Error{Code: CodeMemoryLimit}
+	ErrToolTrap          = &Error{Code: CodeToolTrap}
+	ErrManifestInvalid   = &Error{Code: CodeManifestInvalid}
+	ErrModuleMismatch    = &Error{Code: CodeModuleMismatch}
+	ErrGatewayError      = &Error{Code: CodeGatewayError}
 )
 
 // Error is a failed wsfs operation: the library's error envelope, or the same

@@ -39,6 +39,8 @@ type Workspace struct {
 	policy   Policy
 	warnings []string
 	logger   *slog.Logger
+	wasm     []string
+	gateways gateways
 
 	closed  atomic.Bool
 	cleanup runtime.Cleanup
@@ -56,6 +58,7 @@ type openData struct {
 		DenyWrite     []string `json:"deny_write"`
 		AuditLog      *string  `json:"audit_log"`
 	} `json:"policy"`
+	WasmTools []string `json:"wasm_tools"`
 }
 
 // Open checks the library's ABI version and opens a workspace. Failures are
@@ -89,6 +92,13 @@ func Open(cfg Config) (*Workspace, error) {
 	}
 	if pj.WritesEnabled != nil || pj.DenyRead != nil || pj.DenyWrite != nil || pj.AuditLog != "" {
 		cj.Policy = &pj
+	}
+	cj.WasmTools = cfg.WasmTools
+	if p := cfg.WasmPolicy; p != nil {
+		if p.Timeout < 0 || p.MemoryMB < 0 {
+			return nil, newError("open", CodeInvalidArguments, "WasmPolicy: Timeout and MemoryMB must not be negative")
+		}
+		cj.WasmPolicy = &wasmPolicyJSON{WasmPolicy: *p, TimeoutMS: (p.Timeout + time.Millisecond - 1).Milliseconds()}
 	}
 	body, err := json.Marshal(cj)
 	if err != nil {
@@ -144,6 +154,7 @@ func openJSON(configJSON string, logger *slog.Logger) (*Workspace, error) {
 		},
 		warnings: env.Warnings,
 		logger:   logger,
+		wasm:     data.WasmTools,
 	}
 	if data.Policy.AuditLog != nil {
 		ws.policy.AuditLog = *data.Policy.AuditLog
@@ -166,6 +177,9 @@ func (ws *Workspace) Close() error {
 	}
 	ws.cleanup.Stop()
 	raw := cClose(ws.handle)
+	// A call still in flight that reaches a forgotten gateway gets
+	// gateway_error (see gatewayByID).
+	ws.releaseGateways()
 	env, perr := parseEnvelope("close", raw, outputFull, nil)
 	if perr != nil {
 		return perr
@@ -199,6 +213,32 @@ func (ws *Workspace) Policy() Policy {
 // Warnings returns the warnings from opening the workspace (for example
 // that the root is $HOME or "/").
 func (ws *Workspace) Warnings() []string { return append([]string(nil), ws.warnings...) }
+
+// WasmTools returns the names of the Wasm tools the workspace loaded (its
+// config's wasm_tools), in the order Workspace.ToolSpecs lists them.
+func (ws *Workspace) WasmTools() []string { return append([]string(nil), ws.wasm...) }
+
+// ToolSpecs returns the specs of every tool this workspace offers: those of
+// the package-level ToolSpecs (the built-in tools), then its Wasm tools',
+// each with its manifest's description and input schema
+// (wsfs_workspace_tool_specs).
+func (ws *Workspace) ToolSpecs() ([]ToolSpec, error) {
+	if len(ws.wasm) == 0 {
+		return ToolSpecs()
+	}
+	raw := cWorkspaceToolSpecs(ws.handle)
+	var data struct {
+		Tools []ToolSpec `json:"tools"`
+	}
+	env, perr := parseEnvelope("tool_specs", raw, outputFull, &data)
+	if perr != nil {
+		return nil, perr
+	}
+	if !env.OK {
+		return nil, env.err("tool_specs", nil)
+	}
+	return data.Tools, nil
+}
 
 // Closed reports whether Close has been called.
 func (ws *Workspace) Closed() bool { return ws.closed.Load() }

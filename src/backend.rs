@@ -166,6 +166,10 @@ pub(crate) trait Backend: std::fmt::Debug + Send + Sync {
     /// Removes the file (or symlink) `name` in `dir`.
     fn remove_file(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()>;
 
+    /// Removes the directory `name` in `dir` if it is empty (`ENOTEMPTY` otherwise): a Wasm
+    /// tool's `rmdir`.
+    fn remove_empty_dir(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()>;
+
     /// Removes the directory `name` in `parent`, which must still be the directory `id`, and
     /// everything in it (see `sandbox::walk::remove::remove_tree`).
     fn remove_tree(
@@ -367,6 +371,10 @@ impl Backend for Host {
 
     fn remove_file(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()> {
         rustix::fs::unlinkat(dir, name, AtFlags::empty())
+    }
+
+    fn remove_empty_dir(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()> {
+        rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)
     }
 
     fn remove_tree(

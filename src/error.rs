@@ -27,6 +27,13 @@ pub enum ErrorCode {
     PolicyDenied,
     FileExists,
     RecursiveRequired,
+    CapabilityDenied,
+    FuelExhausted,
+    MemoryLimit,
+    ToolTrap,
+    ManifestInvalid,
+    ModuleMismatch,
+    GatewayError,
 }
 
 impl ErrorCode {
@@ -55,6 +62,13 @@ impl ErrorCode {
             ErrorCode::PolicyDenied => "policy_denied",
             ErrorCode::FileExists => "file_exists",
             ErrorCode::RecursiveRequired => "recursive_required",
+            ErrorCode::CapabilityDenied => "capability_denied",
+            ErrorCode::FuelExhausted => "fuel_exhausted",
+            ErrorCode::MemoryLimit => "memory_limit",
+            ErrorCode::ToolTrap => "tool_trap",
+            ErrorCode::ManifestInvalid => "manifest_invalid",
+            ErrorCode::ModuleMismatch => "module_mismatch",
+            ErrorCode::GatewayError => "gateway_error",
         }
     }
 }

@@ -26,6 +26,7 @@ mod render;
 mod sandbox;
 mod text;
 mod tools;
+mod wasm;
 mod workspace;
 
 #[cfg(test)]
@@ -35,7 +36,7 @@ pub use abi::{api, ffi};
 
 pub use abi::dispatch::{run_tool, ToolResult};
 pub use abi::envelope::Envelope;
-pub use config::{Config, Limits};
+pub use config::{Config, Limits, WasmPolicy};
 pub use control::{token_cancel, token_free, token_new, CallControl};
 pub use error::{ErrorCode, WsfsError};
 pub use guard::policy::PolicyConfig;

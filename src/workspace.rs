@@ -299,6 +299,11 @@ impl Workspace {
         self.backend.remove_file(dir, name)
     }
 
+    /// Removes the directory `name` in `dir` if it is empty (a Wasm tool's `rmdir`).
+    pub(crate) fn remove_empty_dir(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()> {
+        self.backend.remove_empty_dir(dir, name)
+    }
+
     /// Removes the directory `name` in `parent` and everything in it (see `Backend::remove_tree`).
     pub(crate) fn remove_tree(
         &self,
@@ -381,6 +386,8 @@ mod tests {
             limits: Limits::default(),
             state_dir: None,
             policy: Default::default(),
+            wasm_tools: Vec::new(),
+            wasm_policy: Default::default(),
         };
         Workspace::open(&config).unwrap().0
     }

@@ -46,6 +46,12 @@ import (
 //     context was cancelled or its deadline passed (the error then wraps
 //     ctx.Err()). Even then nothing was changed (see wsfs.Workspace).
 //
+// The workspace's Wasm tools (wsfs.Config.WasmTools) follow the built-in
+// ones, each with its manifest's description and input schema
+// (ws.ToolSpecs()); the model's arguments go to the library as sent, where
+// the manifest's schema checks them. WithReadOnlyTools keeps those without
+// the filesystem write capability; WithToolNames may name them.
+//
 // The raw JSON arguments the model sent are passed to the library as they
 // are, so its validation (unknown fields, empty old_text, ...) produces the
 // error text. Arguments whose JSON types do not fit the input struct are
@@ -56,9 +62,10 @@ func Tools(ws *wsfs.Workspace, opts ...ToolOption) []fantasy.AgentTool {
 	for _, o := range opts {
 		o(&tc)
 	}
+	wasm := ws.WasmTools()
 	for _, n := range tc.names {
-		if _, ok := adapters[n]; !ok {
-			panic("fantasytools.Tools: there is no tool named " + strconv.Quote(n) + "; the tools are " + strings.Join(wsfs.ToolNames, ", "))
+		if _, ok := adapters[n]; !ok && !slices.Contains(wasm, n) {
+			panic("fantasytools.Tools: there is no tool named " + strconv.Quote(n) + "; the tools are " + strings.Join(append(slices.Clone(wsfs.ToolNames), wasm...), ", "))
 		}
 	}
 	var tools []fantasy.AgentTool
@@ -71,5 +78,5 @@ func Tools(ws *wsfs.Workspace, opts ...ToolOption) []fantasy.AgentTool {
 		}
 		tools = append(tools, adapters[name].build(ws, tc))
 	}
-	return tools
+	return append(tools, wasmTools(ws, tc)...)
 }

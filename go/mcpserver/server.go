@@ -80,7 +80,8 @@ func New(ws *wsfs.Workspace, opts Options) (*mcp.Server, error) {
 	if ws == nil {
 		return nil, errors.New("mcpserver: workspace is nil")
 	}
-	specs, err := wsfs.ToolSpecs()
+	// The workspace's specs: the built-in tools, then its Wasm tools.
+	specs, err := ws.ToolSpecs()
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +130,11 @@ func ToolsFor(ws *wsfs.Workspace, opts Options) ([]string, error) {
 	if ws == nil {
 		return nil, errors.New("mcpserver: workspace is nil")
 	}
-	return Tools(offersReadOnly(ws, opts))
+	specs, err := ws.ToolSpecs()
+	if err != nil {
+		return nil, err
+	}
+	return names(specs, offersReadOnly(ws, opts)), nil
 }
 
 // Tools returns the names of the tools New offers with Options.ReadOnly
@@ -140,13 +145,17 @@ func Tools(readOnly bool) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return names(specs, readOnly), nil
+}
+
+func names(specs []wsfs.ToolSpec, readOnly bool) []string {
 	var names []string
 	for _, s := range specs {
 		if !readOnly || s.ReadOnly() {
 			names = append(names, s.Name)
 		}
 	}
-	return names, nil
+	return names
 }
 
 // mcpTool converts a library spec into an MCP tool: the schema is passed as

@@ -367,3 +367,34 @@ func TestMaxLineLength(t *testing.T) {
 		t.Fatalf("10 MiB writes: %d", got)
 	}
 }
+
+// TestWasmToolsAreServed: a workspace's Wasm tools are offered after the
+// built-in ones, with their manifest's schema, and called like them.
+func TestWasmToolsAreServed(t *testing.T) {
+	dir, _ := filepath.Abs("../../tools")
+	ws, err := wsfs.Open(wsfs.Config{Root: t.TempDir(), WasmTools: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	cs := connect(t, ws, Options{})
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	if !slices.Contains(names, "echo") || !slices.Contains(names, "inventory") {
+		t.Fatalf("tools: %v", names)
+	}
+	res := call(t, cs, "echo", map[string]any{"message": "hi"})
+	if res.IsError || text(t, res) != `{"received":{"message":"hi"}}` {
+		t.Fatalf("echo: %q", text(t, res))
+	}
+	ro, err := ToolsFor(ws, Options{ReadOnly: true})
+	if err != nil || slices.Contains(ro, "inventory") || !slices.Contains(ro, "echo") {
+		t.Fatalf("read-only: %v, %v", ro, err)
+	}
+}

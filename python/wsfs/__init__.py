@@ -39,6 +39,7 @@ from .results import (
     TreeNode,
     WriteFileResult,
 )
+from .env import apply_tool_env
 from .specs import tool_specs
 from .workspace import Limits, Workspace
 
@@ -88,5 +89,6 @@ __all__ = [
     "library_path",
     "library_version",
     "tool_specs",
+    "apply_tool_env",
     *(cls.__name__ for cls in ERROR_CLASSES.values()),
 ]

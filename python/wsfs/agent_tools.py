@@ -23,7 +23,7 @@ from typing import Annotated, Any
 
 from .cancel import CancelToken
 from .errors import WsfsError
-from .specs import SpecFormat, is_read_only, library_specs, tool_specs
+from .specs import SpecFormat, format_specs, is_read_only
 from .workspace import Limits, Workspace
 
 log = logging.getLogger("wsfs")
@@ -77,6 +77,9 @@ class FileSystemTools:
     - ``max_read_bytes`` / ``filesystem_max_read_bytes`` and ``max_write_bytes`` /
       ``filesystem_max_write_bytes``: the workspace limits (library defaults when unset).
 
+    The tools are the built-in ones followed by the workspace's Wasm tools (its config's
+    ``wasm_tools``; pass an open ``workspace`` to have them), each with its manifest's schema.
+
     A ``config`` mapping is checked strictly: a key starting with ``filesystem_`` that is not
     one of these settings raises ``ValueError`` naming it and the settings (an object's
     attributes are its class's business). Or pass an open ``workspace`` (it is then not closed
@@ -112,11 +115,13 @@ class FileSystemTools:
             self._workspace, self._owned = Workspace(_workspace_root(root, config), limits=limits), True
         self._tools: list[Callable[..., Awaitable[ToolResponse]]] = []
         self._specs: dict[str, dict[str, Any]] = {}
-        for spec in library_specs():
+        self._library_specs = self._workspace.library_specs()
+        for spec in self._library_specs:
             tool = self._make_tool(spec)
             self._specs[spec["name"]] = spec
             self._tools.append(tool)
-            setattr(self, spec["name"], tool)
+            if not hasattr(type(self), spec["name"]):  # a Wasm tool named "close" stays a tool only
+                setattr(self, spec["name"], tool)
 
     @property
     def workspace(self) -> Workspace:
@@ -146,7 +151,7 @@ class FileSystemTools:
     def tool_specs(self, format: SpecFormat = "openai") -> list[dict[str, Any]]:
         """The specs of the tools :meth:`get_tools` offers, for a function-calling API (see
         :func:`wsfs.tool_specs`)."""
-        return tool_specs(format, read_only=not self.offers_writes)
+        return format_specs(self._library_specs, format, read_only=not self.offers_writes)
 
     async def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolResponse:
         """Runs the tool ``name`` with ``arguments`` (a mapping, or a JSON object text as a

@@ -39,10 +39,19 @@ def tool_specs(format: SpecFormat = "openai", *, read_only: bool = False) -> lis
     - ``"wsfs"``: the library's own ``{name, description, parameters, annotations}``.
 
     ``read_only=True`` keeps only the tools whose annotations say ``readOnlyHint: true``.
+    These are the built-in tools; :meth:`Workspace.workspace_tool_specs` adds a workspace's
+    Wasm tools.
     """
+    return format_specs(library_specs(), format, read_only=read_only)
+
+
+def format_specs(
+    specs: list[dict[str, Any]], format: SpecFormat = "openai", *, read_only: bool = False
+) -> list[dict[str, Any]]:
+    """``specs`` (the library's own shape) in ``format``, as a fresh copy (see :func:`tool_specs`)."""
     if format not in _FORMATS:
         raise ValueError(f"unknown spec format {format!r}: use 'openai', 'anthropic' or 'wsfs'")
-    specs = copy.deepcopy([s for s in library_specs() if not read_only or is_read_only(s)])
+    specs = copy.deepcopy([s for s in specs if not read_only or is_read_only(s)])
     if format == "wsfs":
         return specs
     if format == "openai":

@@ -7,7 +7,7 @@ import logging
 import math
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
@@ -29,7 +29,7 @@ from .results import (
     ToolResult,
     WriteFileResult,
 )
-from .specs import SpecFormat, tool_specs
+from .specs import SpecFormat, format_specs, library_specs, tool_specs
 
 log = logging.getLogger("wsfs")
 
@@ -41,7 +41,7 @@ CONTENT_TOOLS = frozenset({"write_file", "append_file"})
 # The write_file warning the library leaves out of `text` (the text says "overwrote").
 OVERWRITE_WARNING = "file exists, overwriting"
 EMPTY_FILE_TEXT = "(empty file)"
-CONFIG_KEYWORDS = ("root", "restrict_to_workspace", "limits", "policy", "state_dir")
+CONFIG_KEYWORDS = ("root", "restrict_to_workspace", "limits", "policy", "state_dir", "wasm_tools", "wasm_policy")
 
 _OPTIONS = {out: b'{"output":"%s"}' % out.encode() for out in ("full", "data_raw")}
 _READ = b"read_file"
@@ -81,6 +81,8 @@ class Workspace:
     restrict_to_workspace: bool
     limits: Limits
     """The effective limits (defaults filled in)."""
+    wasm_tools: tuple[str, ...]
+    """The names of the Wasm tools the workspace loaded (``wasm_tools`` folders)."""
     warnings: tuple[str, ...]
     """Warnings of the open (a root of ``/`` or the home directory, unrestricted mode)."""
     info: dict[str, Any]
@@ -94,6 +96,8 @@ class Workspace:
         limits: Limits | Mapping[str, int] | None = None,
         policy: Mapping[str, Any] | None = None,
         state_dir: PathArg | None = None,
+        wasm_tools: Sequence[PathArg] | None = None,
+        wasm_policy: Mapping[str, Any] | None = None,
         config: Mapping[str, Any] | None = None,
     ) -> None:
         extra = dict(config or {})
@@ -110,6 +114,12 @@ class Workspace:
             cfg["policy"] = dict(policy)
         if state_dir is not None:
             cfg["state_dir"] = os.fspath(state_dir)
+        if wasm_tools is not None:
+            if isinstance(wasm_tools, (str, bytes, os.PathLike)):
+                raise TypeError("wasm_tools is a list of folders, not one path")
+            cfg["wasm_tools"] = [os.fspath(folder) for folder in wasm_tools]
+        if wasm_policy is not None:
+            cfg["wasm_policy"] = dict(wasm_policy)
         cfg.update(extra)
         self._open(cfg)
 
@@ -125,6 +135,7 @@ class Workspace:
         self._handle = 0
         self._closed = True  # until opened: __del__ must not close anything
         self._close_lock = threading.Lock()
+        self._gateways: list[Any] = []
         self._lib = lib = _native.load()
         text = json.dumps(cfg, ensure_ascii=False, default=_json_default)
         env = json.loads(_native.take(lib, lib.wsfs_workspace_open(_native.utf8(text, "config"))))
@@ -139,6 +150,7 @@ class Workspace:
         known = {f.name for f in fields(Limits)}
         self.limits = Limits(**{k: v for k, v in data["limits"].items() if k in known})
         self._max_read = self.limits.max_read_bytes
+        self.wasm_tools = tuple(data.get("wasm_tools", ()))
         self.warnings = tuple(env.get("warnings", ()))
         for warning in self.warnings:
             log.warning("workspace %s: %s", self.root, warning)
@@ -187,6 +199,44 @@ class Workspace:
     def tool_specs(format: SpecFormat = "openai", *, read_only: bool = False) -> list[dict[str, Any]]:
         """The tool specs for a function-calling API: see :func:`wsfs.tool_specs`."""
         return tool_specs(format, read_only=read_only)
+
+    def set_model_gateway(self, gateway: Callable[[dict[str, Any], float], Any] | None) -> None:
+        """Sets the model gateway of this workspace's Wasm tools (``wsfs_set_model_gateway``):
+        a tool with the ``model_access`` capability reaches a model only through it. ``None``
+        removes it (tools then get ``gateway_error``).
+
+        ``gateway(request, timeout)`` gets the tool's request (a dict, decoded from its JSON) and
+        the seconds left before the tool's deadline, and returns the answer: a JSON-serialisable
+        value, or a ``str`` holding JSON. It may be called from several threads at once (the
+        library's, with the GIL taken for the call). Raising ``TimeoutError`` gives the tool
+        ``timeout``, ``ValueError`` ``invalid_arguments``, anything else ``gateway_error``, with
+        the exception's text as the message."""
+        lib = self._lib
+        if gateway is None:
+            callback = None
+        else:
+            callback = _native.GATEWAY_FN(_gateway_callback(lib, gateway))
+            # A call in flight may still use a replaced callback: each is kept as long as the
+            # workspace object lives.
+            self._gateways.append(callback)
+        env = json.loads(_native.take(lib, lib.wsfs_set_model_gateway(self._handle, callback, None)))
+        if not env["ok"]:
+            raise _error(env)
+
+    def library_specs(self) -> list[dict[str, Any]]:
+        """Every tool this workspace offers, in the library's own spec shape: the built-in
+        tools, then its Wasm tools with their manifest's description and input schema
+        (``wsfs_workspace_tool_specs``). Shared when there are no Wasm tools: do not modify."""
+        if not self.wasm_tools:
+            return library_specs()
+        env = json.loads(_native.take(self._lib, self._lib.wsfs_workspace_tool_specs(self._handle)))
+        if not env["ok"]:
+            raise _error(env)
+        return env["data"]["tools"]
+
+    def workspace_tool_specs(self, format: SpecFormat = "openai", *, read_only: bool = False) -> list[dict[str, Any]]:
+        """Like :meth:`tool_specs`, with this workspace's Wasm tools after the built-in ones."""
+        return format_specs(self.library_specs(), format, read_only=read_only)
 
     def call(
         self,
@@ -502,6 +552,30 @@ class Workspace:
         """Deletes a file or symlink (never its target), or with ``recursive`` a directory and
         everything in it. A directory without ``recursive`` raises ``recursive_required``."""
         return self._run(DeleteFileResult, {"path": path, "recursive": recursive}, timeout, cancel)
+
+
+def _gateway_callback(lib: Any, gateway: Callable[[dict[str, Any], float], Any]) -> Callable[..., int]:
+    """The C callback around a Python gateway: never raises into C."""
+
+    def callback(_userdata: object, request_json: bytes, timeout_ms: int, response: int) -> int:
+        try:
+            try:
+                request = json.loads(request_json.decode("utf-8"))
+                answer = gateway(request, timeout_ms / 1000)
+                text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+                status = _native.GATEWAY_OK
+            except TimeoutError as e:
+                text, status = str(e) or "the model did not answer in time", _native.GATEWAY_TIMEOUT
+            except ValueError as e:
+                text, status = str(e) or "the gateway refused the request", _native.GATEWAY_INVALID_REQUEST
+            except Exception as e:  # noqa: BLE001 - every failure is the tool's gateway_error
+                text, status = f"{type(e).__name__}: {e}", _native.GATEWAY_ERROR
+            lib.wsfs_gateway_respond(response, text.replace("\0", "").encode("utf-8"))
+            return status
+        except BaseException:  # noqa: BLE001 - nothing may unwind into C
+            return _native.GATEWAY_ERROR
+
+    return callback
 
 
 def _error(env: Mapping[str, Any]) -> WsfsError:

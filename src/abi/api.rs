@@ -3,11 +3,14 @@
 
 use crate::abi::dispatch::{self, CallOptions, Request};
 use crate::abi::envelope::{self, Envelope};
-use crate::abi::handles;
+use crate::abi::handles::{self, Opened};
 use crate::config::Config;
 use crate::error::{ErrorCode, WsfsError};
+use crate::wasm::host::gateway::ModelGateway;
+use crate::wasm::tool::WasmTools;
 use crate::workspace::Workspace;
 use serde_json::json;
+use std::sync::Arc;
 
 /// Bumped when a function's signature or the envelope changes incompatibly.
 pub const ABI_VERSION: u32 = 1;
@@ -22,23 +25,77 @@ pub fn tool_specs() -> String {
 
 pub fn workspace_open(config_json: &str) -> String {
     crate::logging::init();
-    let opened = Config::from_json(config_json).and_then(|config| Workspace::open(&config));
-    let (ws, warnings) = match opened {
+    let config = match Config::from_json(config_json) {
+        Ok(config) => config,
+        Err(e) => return envelope::failure(&e),
+    };
+    let (ws, warnings) = match Workspace::open(&config) {
         Ok(opened) => opened,
         Err(e) => return envelope::failure(&e),
     };
+    let ws = Arc::new(ws);
+    // The config's Wasm tools, loaded (manifests checked, modules hashed and compiled) before
+    // the handle exists: a tool that cannot be loaded fails the open with its code.
+    let wasm = match config.wasm_tools.is_empty() {
+        true => None,
+        false => match WasmTools::load(ws.clone(), &config.wasm_tools, &config.wasm_policy) {
+            Ok(tools) => Some(tools),
+            Err(e) => return envelope::failure(&e),
+        },
+    };
     let root = ws.root().display().to_string();
+    let wasm_names: Vec<&str> = wasm
+        .iter()
+        .flat_map(|w| w.tools().iter().map(|t| t.loaded().name()))
+        .collect();
     let data = json!({
         "root": root,
         "restrict_to_workspace": ws.restricts_to_workspace(),
         "limits": ws.limits(),
         "policy": ws.policy(),
+        "wasm_tools": wasm_names,
     });
-    let id = handles::insert(ws);
+    let id = handles::insert(Opened { ws, wasm });
     let mut data = data;
     data["workspace"] = json!(id);
     tracing::info!(target: "wsfs", workspace = id, root = %root, "workspace opened");
     envelope::success_value(&data, format!("workspace {id} opened"), &warnings)
+}
+
+/// Sets (or with `None` removes) the model gateway of workspace `id`'s Wasm tools.
+pub fn set_model_gateway(id: u64, gateway: Option<Arc<dyn ModelGateway>>) -> String {
+    match handles::get(id) {
+        Ok(opened) => {
+            let set = gateway.is_some();
+            let mut warnings = Vec::new();
+            match &opened.wasm {
+                Some(tools) => tools.set_gateway(gateway),
+                None if set => warnings.push(
+                    "this workspace loaded no Wasm tools (wasm_tools), so nothing calls the gateway"
+                        .into(),
+                ),
+                None => {}
+            }
+            let text = match set {
+                true => format!("model gateway set on workspace {id}"),
+                false => format!("model gateway removed from workspace {id}"),
+            };
+            envelope::success_value(&json!({"workspace": id, "gateway": set}), text, &warnings)
+        }
+        Err(e) => envelope::failure(&e),
+    }
+}
+
+/// The specs of every tool workspace `id` offers: the built-in ones, then its Wasm tools.
+pub fn workspace_tool_specs(id: u64) -> String {
+    match handles::get(id) {
+        Ok(opened) => {
+            let specs = crate::abi::specs::workspace_tool_specs(opened.wasm.as_ref());
+            let count = specs.as_array().map_or(0, Vec::len);
+            envelope::success_value(&json!({ "tools": specs }), format!("{count} tools"), &[])
+        }
+        Err(e) => envelope::failure(&e),
+    }
 }
 
 pub fn workspace_close(id: u64) -> String {

@@ -6,9 +6,10 @@ use crate::abi::handles;
 use crate::control::{token_flag, CallControl};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::audit::{self, Finished, Notes};
-use crate::tools::contract::{Call, Output, ToolOutput, Warning};
+use crate::tools::contract::{Call, Output, ToolRunner, Warning};
 use crate::tools::hints;
 use crate::tools::{self, write};
+use crate::wasm::tool::WasmTools;
 use crate::workspace::Workspace;
 use serde::Deserialize;
 use std::time::{Duration, SystemTime};
@@ -45,14 +46,13 @@ pub struct Request<'a> {
     pub content: Option<&'a [u8]>,
 }
 
-/// A tool's output and its warnings.
-pub type ToolResult = (Box<dyn ToolOutput>, Vec<Warning>);
+pub use crate::tools::contract::ToolResult;
 
 /// Runs a request on workspace `id` and returns the envelope. Never panics on bad input.
 pub fn call(id: u64, req: &Request<'_>, options: &CallOptions) -> Envelope {
-    let outcome = handles::get(id).and_then(|ws| {
-        let ctl = control(&ws, options)?;
-        run(&ws, req, &ctl, options.output)
+    let outcome = handles::get(id).and_then(|opened| {
+        let ctl = control(&opened.ws, options)?;
+        run(&opened.ws, opened.wasm.as_ref(), req, &ctl, options.output)
     });
     match outcome {
         Ok((data, warnings)) => envelope::success(data, &warnings, options.output),
@@ -88,13 +88,27 @@ pub fn run_tool(
         args_json,
         content: None,
     };
-    run(ws, &req, ctl, Output::Full)
+    run(ws, None, &req, ctl, Output::Full)
 }
 
-fn run(ws: &Workspace, req: &Request<'_>, ctl: &CallControl, output: Output) -> Result<ToolResult> {
+/// The tool named `name`: a built-in one, else one of the workspace's Wasm tools.
+pub fn find<'a>(wasm: Option<&'a WasmTools>, name: &str) -> Option<&'a dyn ToolRunner> {
+    match tools::find(name) {
+        Some(entry) => Some(entry),
+        None => Some(wasm?.find(name)?),
+    }
+}
+
+fn run(
+    ws: &Workspace,
+    wasm: Option<&WasmTools>,
+    req: &Request<'_>,
+    ctl: &CallControl,
+    output: Output,
+) -> Result<ToolResult> {
     let started = ws.policy.audit.as_ref().map(|_| SystemTime::now());
     let mut call = Call::new(ws, ctl, req.content, &output);
-    let mut result = run_entry(&mut call, req).map_err(|mut e| {
+    let mut result = run_entry(&mut call, wasm, req).map_err(|mut e| {
         if let (ErrorCode::PathNotFound, Some((anchor, rel))) = (e.code, &call.first_path) {
             let names = hints::similar_paths(ws, *anchor, rel, ctl);
             e.message.push_str(&hints::did_you_mean(&names));
@@ -108,16 +122,20 @@ fn run(ws: &Workspace, req: &Request<'_>, ctl: &CallControl, output: Output) -> 
     result
 }
 
-fn run_entry(call: &mut Call<'_>, req: &Request<'_>) -> Result<ToolResult> {
-    let entry = tools::find(req.tool).ok_or_else(|| unknown_tool(req.tool))?;
+fn run_entry(
+    call: &mut Call<'_>,
+    wasm: Option<&WasmTools>,
+    req: &Request<'_>,
+) -> Result<ToolResult> {
+    let entry = find(wasm, req.tool).ok_or_else(|| unknown_tool(wasm, req.tool))?;
     check_args_size(call.ws, req.tool, req.args_json.len())?;
     // Read-only mode, decided once for every tool from its annotations, before anything runs.
-    if !entry.annotations.read_only && !call.ws.policy.writes_enabled {
+    if !entry.annotations().read_only && !call.ws.policy.writes_enabled {
         note_path_argument(call, req.args_json);
-        return Err(writes_disabled(entry.name));
+        return Err(writes_disabled(entry.name()));
     }
     if let Some(content) = req.content {
-        if !entry.content_buffer {
+        if !entry.content_buffer() {
             return Err(WsfsError::new(
                 ErrorCode::InvalidArguments,
                 format!(
@@ -214,9 +232,12 @@ fn content_tools() -> Vec<&'static str> {
         .collect()
 }
 
-pub fn unknown_tool(tool: &str) -> WsfsError {
+fn unknown_tool(wasm: Option<&WasmTools>, tool: &str) -> WsfsError {
     let shown: String = tool.chars().take(64).collect();
-    let names: Vec<&str> = tools::REGISTRY.iter().map(|t| t.name).collect();
+    let mut names: Vec<&str> = tools::REGISTRY.iter().map(|t| t.name).collect();
+    if let Some(wasm) = wasm {
+        names.extend(wasm.tools().iter().map(|t| t.name()));
+    }
     WsfsError::new(
         ErrorCode::UnknownTool,
         format!(
@@ -297,6 +318,6 @@ mod tests {
             "{}",
             e.message
         );
-        assert!(unknown_tool("rm").message.contains("read_file"));
+        assert!(unknown_tool(None, "rm").message.contains("read_file"));
     }
 }

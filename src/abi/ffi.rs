@@ -11,8 +11,12 @@
 use crate::abi::api;
 use crate::abi::envelope::{Envelope, FRONT_ROOM};
 use crate::control;
-use std::ffi::{c_char, CStr};
+use crate::error::ErrorCode;
+use crate::wasm::host::gateway::{GatewayFailure, ModelGateway};
+use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::Instant;
 
 /// Runs `body`, turning a panic into an `io_error` envelope, and hands the result to C.
 fn guard<R: Into<Envelope>>(body: impl FnOnce() -> R) -> *mut c_char {
@@ -73,6 +77,16 @@ pub extern "C" fn wsfs_tool_specs() -> *mut c_char {
     guard(api::tool_specs)
 }
 
+/// Returns the specs of every tool workspace `workspace` offers, as an envelope whose
+/// `data.tools` is the array `wsfs_tool_specs` returns followed by the specs of the Wasm tools the
+/// workspace loaded (its config's `wasm_tools`), each with its manifest's description and
+/// input schema. An unknown handle gets `invalid_workspace`. The caller frees the result with
+/// `wsfs_string_free`.
+#[no_mangle]
+pub extern "C" fn wsfs_workspace_tool_specs(workspace: u64) -> *mut c_char {
+    guard(|| api::workspace_tool_specs(workspace))
+}
+
 /// Opens a workspace. `config_json` is `{"root": str, "restrict_to_workspace": bool = true,
 /// "limits": {"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"},
 /// "state_dir": str (optional; outside the root), "policy": {"writes_enabled": bool = true,
@@ -81,9 +95,16 @@ pub extern "C" fn wsfs_tool_specs() -> *mut c_char {
 /// false` makes every changing tool return `writes_disabled`; the deny lists are
 /// gitignore-style globs matched on the resolved workspace-relative path (`policy_denied`;
 /// `deny_write` defaults to everything under the root's `.git`); `audit_log` gets one JSON
-/// line per call, fsynced before the call returns, and is unreachable by the tools. On
-/// success `data.workspace` is the handle (never 0), `data.root` the absolute root with
-/// symlinks resolved and `data.policy` the effective policy. The caller frees the result with
+/// line per call, fsynced before the call returns, and is unreachable by the tools.
+/// `"wasm_tools": [folder]` (host paths) loads Wasm tools, each a folder with `manifest.json`
+/// beside `module.wasm` or `module.wat`, or a folder of such folders; `"wasm_policy":
+/// {"timeout_ms", "memory_mb", "fuel", "allow_direct_network" = false, "allow_model_access" =
+/// true, "filesystem": "none"|"read"|"write", "allowed_env": [name]}` is the most any of them
+/// may have. A tool that does not load (`manifest_invalid`, `module_mismatch`,
+/// `capability_denied`) fails the open. Loaded tools are called by name like the built-in
+/// ones (see `wsfs_workspace_tool_specs`). On success `data.workspace` is the handle (never
+/// 0), `data.root` the absolute root with symlinks resolved, `data.policy` the effective
+/// policy and `data.wasm_tools` the names of the loaded Wasm tools. The caller frees the result with
 /// `wsfs_string_free`.
 ///
 /// # Safety
@@ -424,4 +445,146 @@ pub unsafe extern "C" fn wsfs_string_free(s: *mut c_char) {
         let capacity = u64::from_ne_bytes(base.cast::<[u8; FRONT_ROOM]>().read());
         drop(Vec::from_raw_parts(base, 0, capacity as usize));
     }
+}
+
+/// Where a model gateway callback puts its answer: valid only during the callback, and only
+/// through `wsfs_gateway_respond`.
+#[allow(non_camel_case_types)]
+pub struct wsfs_gateway_response {
+    text: Option<String>,
+}
+
+/// The host's model gateway (see `wsfs_set_model_gateway`). Called with the host's
+/// `userdata`, the tool's request (a NUL-terminated JSON object, valid during the call only),
+/// the milliseconds left before the tool's deadline, and the response to fill with
+/// `wsfs_gateway_respond`. Returns `WSFS_GATEWAY_OK` with the answer (JSON) as the response, or
+/// another `WSFS_GATEWAY_*` status with a message as the response.
+#[allow(non_camel_case_types)]
+pub type wsfs_model_gateway_fn = Option<
+    unsafe extern "C" fn(
+        userdata: *mut c_void,
+        request_json: *const c_char,
+        timeout_ms: u64,
+        response: *mut wsfs_gateway_response,
+    ) -> i32,
+>;
+
+/// The gateway answered; the response is its JSON.
+pub const WSFS_GATEWAY_OK: i32 = 0;
+/// The gateway failed (provider error, bad answer); the tool gets `gateway_error`.
+pub const WSFS_GATEWAY_ERROR: i32 = 1;
+/// The model did not answer in time; the tool gets `timeout`.
+pub const WSFS_GATEWAY_TIMEOUT: i32 = 2;
+/// The gateway refuses the request as malformed; the tool gets `invalid_arguments`.
+pub const WSFS_GATEWAY_INVALID_REQUEST: i32 = 3;
+
+/// A C callback as the Wasm runtime's [`ModelGateway`].
+struct CGateway {
+    callback:
+        unsafe extern "C" fn(*mut c_void, *const c_char, u64, *mut wsfs_gateway_response) -> i32,
+    userdata: usize,
+}
+
+// SAFETY: `wsfs_set_model_gateway`'s contract makes the callback and its userdata callable from
+// any thread, concurrently, for as long as the gateway is set.
+unsafe impl Send for CGateway {}
+// SAFETY: as above.
+unsafe impl Sync for CGateway {}
+
+impl ModelGateway for CGateway {
+    fn generate(&self, request_json: &str, deadline: Instant) -> Result<String, GatewayFailure> {
+        let request = std::ffi::CString::new(request_json).map_err(|_| {
+            GatewayFailure::new(ErrorCode::InvalidArguments, "the request holds a NUL byte")
+        })?;
+        let timeout_ms = deadline
+            .saturating_duration_since(Instant::now())
+            .as_millis()
+            .min(u64::MAX as u128) as u64;
+        let mut response = wsfs_gateway_response { text: None };
+        let status = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: the host's callback, called as its contract says: the request is a valid
+            // NUL-terminated string and the response a valid pointer, both for this call only.
+            unsafe {
+                (self.callback)(
+                    self.userdata as *mut c_void,
+                    request.as_ptr(),
+                    timeout_ms,
+                    &mut response,
+                )
+            }
+        }))
+        .unwrap_or(WSFS_GATEWAY_ERROR);
+        let text = response.text.unwrap_or_default();
+        let failed = |code, what: &str| {
+            let message = match text.is_empty() {
+                true => what.to_string(),
+                false => text.clone(),
+            };
+            Err(GatewayFailure::new(code, message))
+        };
+        match status {
+            WSFS_GATEWAY_OK => Ok(text),
+            WSFS_GATEWAY_TIMEOUT => failed(ErrorCode::Timeout, "the model did not answer in time"),
+            WSFS_GATEWAY_INVALID_REQUEST => failed(
+                ErrorCode::InvalidArguments,
+                "the gateway refused the request",
+            ),
+            _ => failed(ErrorCode::GatewayError, "the model gateway failed"),
+        }
+    }
+}
+
+/// Sets the model gateway of workspace `workspace`: the host's callback that the `wsfs`
+/// `model_generate` import of its Wasm tools (those with the `model_access` capability) reaches
+/// the model through. NULL `callback` removes it (tools then get `gateway_error`). Returns an
+/// envelope: `data` `{"workspace": id, "gateway": bool}`, or `invalid_workspace`.
+///
+/// Threads: the callback is called from the threads that run tool calls, possibly from several
+/// at once, so it and `userdata` must be thread-safe. Ownership: `userdata` stays the host's;
+/// it must stay valid until the gateway is replaced or removed and every call started before
+/// has returned, or until the workspace is closed and its calls have returned. The callback
+/// borrows `request_json` for the call only,
+/// and answers by calling `wsfs_gateway_respond` on `response` (which copies the text) before
+/// returning one of the `WSFS_GATEWAY_*` statuses; `timeout_ms` is what is left of the tool's
+/// deadline, and an answer after it makes the tool's call `timeout`. A panic or unknown status
+/// is a gateway error. The caller frees the result with `wsfs_string_free`.
+#[no_mangle]
+pub extern "C" fn wsfs_set_model_gateway(
+    workspace: u64,
+    callback: wsfs_model_gateway_fn,
+    userdata: *mut c_void,
+) -> *mut c_char {
+    let gateway = callback.map(|callback| {
+        Arc::new(CGateway {
+            callback,
+            userdata: userdata as usize,
+        }) as Arc<dyn ModelGateway>
+    });
+    guard(|| api::set_model_gateway(workspace, gateway))
+}
+
+/// Gives a model gateway callback's answer (or, with a failing status, its message): `text`
+/// (NUL-terminated UTF-8) is copied. Call it at most once per callback, with the `response` the
+/// callback got, during the callback. Returns 0, or -1 when `response` or `text` is NULL or
+/// `text` is not UTF-8.
+///
+/// # Safety
+/// `response` must be the pointer the callback got, during that callback; `text` must be NULL
+/// or a NUL-terminated string valid for the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_gateway_respond(
+    response: *mut wsfs_gateway_response,
+    text: *const c_char,
+) -> i32 {
+    if response.is_null() || text.is_null() {
+        return -1;
+    }
+    // SAFETY: non-NULL, NUL-terminated and valid for the call by this function's contract.
+    let bytes = unsafe { CStr::from_ptr(text) }.to_bytes();
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return -1;
+    };
+    // SAFETY: the callback's own response, alive for the callback (this function's contract).
+    unsafe { (*response).text = Some(text.to_string()) };
+    0
 }

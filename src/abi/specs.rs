@@ -1,32 +1,41 @@
 //! The tool specs `wsfs_tool_specs` returns, built from the registry.
 
+use crate::tools::contract::ToolRunner;
 use crate::tools::REGISTRY;
+use crate::wasm::tool::WasmTools;
 use once_cell::sync::Lazy;
 use serde_json::{json, Value};
 
-static SPECS: Lazy<Value> = Lazy::new(|| {
-    REGISTRY
-        .iter()
-        .map(|t| {
-            let a = t.annotations;
-            json!({
-                "name": t.name,
-                "description": (t.description)(),
-                "parameters": (t.parameters)(),
-                "annotations": {
-                    "readOnlyHint": a.read_only,
-                    "destructiveHint": !a.read_only && a.destructive,
-                    "idempotentHint": a.idempotent,
-                    "openWorldHint": false,
-                },
-            })
-        })
-        .collect()
-});
+fn spec(t: &dyn ToolRunner) -> Value {
+    let a = t.annotations();
+    json!({
+        "name": t.name(),
+        "description": t.description(),
+        "parameters": t.parameters(),
+        "annotations": {
+            "readOnlyHint": a.read_only,
+            "destructiveHint": !a.read_only && a.destructive,
+            "idempotentHint": a.idempotent,
+            "openWorldHint": t.open_world(),
+        },
+    })
+}
+
+static SPECS: Lazy<Value> = Lazy::new(|| REGISTRY.iter().map(|t| spec(t)).collect());
 
 /// `[{name, description, parameters, annotations}]`, in registry order.
 pub fn tool_specs() -> &'static Value {
     &SPECS
+}
+
+/// The built-in tools' specs followed by those of a workspace's Wasm tools (in load order),
+/// each with its manifest's description and input schema.
+pub fn workspace_tool_specs(wasm: Option<&WasmTools>) -> Value {
+    let mut specs = SPECS.as_array().cloned().unwrap_or_default();
+    if let Some(wasm) = wasm {
+        specs.extend(wasm.tools().iter().map(|t| spec(t)));
+    }
+    Value::Array(specs)
 }
 
 #[cfg(test)]

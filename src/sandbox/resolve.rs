@@ -621,6 +621,8 @@ mod tests {
             limits: Limits::default(),
             state_dir: None,
             policy: Default::default(),
+            wasm_tools: Vec::new(),
+            wasm_policy: Default::default(),
         };
         Workspace::open(&config).unwrap().0
     }

@@ -259,6 +259,55 @@ impl ToolEntry {
     }
 }
 
+/// A tool's output and its warnings.
+pub type ToolResult = (Box<dyn ToolOutput>, Vec<Warning>);
+
+/// The seam every tool is called through, built-in or not: dispatch finds a runner by name,
+/// applies the same checks (argument size, read-only mode from the annotations, the content
+/// buffer, cancellation), runs it with the same [`Call`] and frames, audits and traces its
+/// result the same way; the specs list each runner's name, description, schema and
+/// annotations. Implemented by [`ToolEntry`] (the built-in registry) and by the Wasm tools a
+/// workspace loads (`wasm::tool`).
+pub trait ToolRunner: Send + Sync {
+    fn name(&self) -> &str;
+    fn annotations(&self) -> Annotations;
+    /// Whether the tool takes `wsfs_call_with_content`'s separate content buffer.
+    fn content_buffer(&self) -> bool {
+        false
+    }
+    /// Whether the tool reaches anything beyond the workspace (a model, the network): the
+    /// specs' `openWorldHint`.
+    fn open_world(&self) -> bool {
+        false
+    }
+    fn description(&self) -> String;
+    /// The arguments' JSON Schema.
+    fn parameters(&self) -> Value;
+    /// Parses `args_json` strictly and runs the tool.
+    fn run(&self, call: &mut Call<'_>, args_json: &str) -> Result<ToolResult>;
+}
+
+impl ToolRunner for ToolEntry {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn annotations(&self) -> Annotations {
+        self.annotations
+    }
+    fn content_buffer(&self) -> bool {
+        self.content_buffer
+    }
+    fn description(&self) -> String {
+        (self.description)()
+    }
+    fn parameters(&self) -> Value {
+        (self.parameters)()
+    }
+    fn run(&self, call: &mut Call<'_>, args_json: &str) -> Result<ToolResult> {
+        ToolEntry::run(self, call, args_json)
+    }
+}
+
 /// The registry entry of `T`.
 pub const fn entry<T: Tool>() -> ToolEntry {
     ToolEntry {

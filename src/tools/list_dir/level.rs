@@ -220,6 +220,8 @@ mod tests {
             limits: Default::default(),
             state_dir: None,
             policy: Default::default(),
+            wasm_tools: Vec::new(),
+            wasm_policy: Default::default(),
         };
         let ws = Workspace::open(&config).unwrap().0;
         let ctl = CallControl::new(Duration::from_secs(10), None);

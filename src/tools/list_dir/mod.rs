@@ -12,6 +12,7 @@ use crate::tools::contract::{self, Annotations, Call, Tool, Warning};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+pub use level::list_dir;
 pub use output::{Entry, ListOutput};
 
 /// Deepest tree `list_dir` returns: a tree of 60 levels nests 123 JSON values deep in the

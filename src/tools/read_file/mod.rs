@@ -212,6 +212,8 @@ mod tests {
             limits,
             state_dir: None,
             policy: crate::guard::policy::PolicyConfig::default(),
+            wasm_tools: Vec::new(),
+            wasm_policy: Default::default(),
         };
         let ws = Workspace::open(&config).unwrap().0;
         let ctl = CallControl::new(std::time::Duration::from_secs(10), None);
