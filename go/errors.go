@@ -80,6 +80,22 @@ const (
 	// CodeRecursiveRequired: delete_file on a directory without Recursive.
 	// Nothing was deleted.
 	CodeRecursiveRequired Code = "recursive_required"
+	// CodeExecDisabled: a developer tool (tests, lint, typecheck, git,
+	// safe_shell) while the policy's exec_enabled is false, or shell while
+	// shell_enabled is false. Nothing ran.
+	CodeExecDisabled Code = "exec_disabled"
+	// CodeSandboxUnavailable: the kernel sandbox (Landlock) cannot be
+	// applied and the policy requires it (exec_require_sandbox, the
+	// default). Nothing ran.
+	CodeSandboxUnavailable Code = "sandbox_unavailable"
+	// CodeCommandRequired: run_tests, run_lint or typecheck found no tool
+	// to run for this workspace; pass the command.
+	CodeCommandRequired Code = "command_required"
+	// CodeConfirmationRequired: git_commit without confirmed: true. Nothing
+	// was staged or committed.
+	CodeConfirmationRequired Code = "confirmation_required"
+	// CodeNothingToCommit: git_commit with nothing staged and no paths.
+	CodeNothingToCommit Code = "nothing_to_commit"
 )
 
 // Codes lists every error code, in the order of the C ABI documentation.
@@ -88,7 +104,8 @@ var Codes = []Code{
 	CodeIOError, CodeAmbiguousEdit, CodeEditNotFound, CodeNotAFile, CodeNotADirectory,
 	CodeTooLarge, CodeNoSpace, CodeInvalidArguments, CodeUnknownTool, CodeInvalidWorkspace,
 	CodeCancelled, CodeTimeout, CodeLineOutOfRange, CodeInvalidRegex, CodeWritesDisabled,
-	CodePolicyDenied, CodeFileExists, CodeRecursiveRequired,
+	CodePolicyDenied, CodeFileExists, CodeRecursiveRequired, CodeExecDisabled,
+	CodeSandboxUnavailable, CodeCommandRequired, CodeConfirmationRequired, CodeNothingToCommit,
 }
 
 // Sentinel errors, one per code, for errors.Is:
@@ -98,28 +115,33 @@ var Codes = []Code{
 // An *Error matches a sentinel when the codes are equal; the message does not
 // matter. Use errors.As to get the code and message of any failure.
 var (
-	ErrInvalidPath       = &Error{Code: CodeInvalidPath}
-	ErrOutsideWorkspace  = &Error{Code: CodeOutsideWorkspace}
-	ErrPathNotFound      = &Error{Code: CodePathNotFound}
-	ErrPermissionDenied  = &Error{Code: CodePermissionDenied}
-	ErrIOError           = &Error{Code: CodeIOError}
-	ErrAmbiguousEdit     = &Error{Code: CodeAmbiguousEdit}
-	ErrEditNotFound      = &Error{Code: CodeEditNotFound}
-	ErrNotAFile          = &Error{Code: CodeNotAFile}
-	ErrNotADirectory     = &Error{Code: CodeNotADirectory}
-	ErrTooLarge          = &Error{Code: CodeTooLarge}
-	ErrNoSpace           = &Error{Code: CodeNoSpace}
-	ErrInvalidArguments  = &Error{Code: CodeInvalidArguments}
-	ErrUnknownTool       = &Error{Code: CodeUnknownTool}
-	ErrInvalidWorkspace  = &Error{Code: CodeInvalidWorkspace}
-	ErrCancelled         = &Error{Code: CodeCancelled}
-	ErrLineOutOfRange    = &Error{Code: CodeLineOutOfRange}
-	ErrInvalidRegex      = &Error{Code: CodeInvalidRegex}
-	ErrTimeout           = &Error{Code: CodeTimeout}
-	ErrWritesDisabled    = &Error{Code: CodeWritesDisabled}
-	ErrPolicyDenied      = &Error{Code: CodePolicyDenied}
-	ErrFileExists        = &Error{Code: CodeFileExists}
-	ErrRecursiveRequired = &Error{Code: CodeRecursiveRequired}
+	ErrInvalidPath          = &Error{Code: CodeInvalidPath}
+	ErrOutsideWorkspace     = &Error{Code: CodeOutsideWorkspace}
+	ErrPathNotFound         = &Error{Code: CodePathNotFound}
+	ErrPermissionDenied     = &Error{Code: CodePermissionDenied}
+	ErrIOError              = &Error{Code: CodeIOError}
+	ErrAmbiguousEdit        = &Error{Code: CodeAmbiguousEdit}
+	ErrEditNotFound         = &Error{Code: CodeEditNotFound}
+	ErrNotAFile             = &Error{Code: CodeNotAFile}
+	ErrNotADirectory        = &Error{Code: CodeNotADirectory}
+	ErrTooLarge             = &Error{Code: CodeTooLarge}
+	ErrNoSpace              = &Error{Code: CodeNoSpace}
+	ErrInvalidArguments     = &Error{Code: CodeInvalidArguments}
+	ErrUnknownTool          = &Error{Code: CodeUnknownTool}
+	ErrInvalidWorkspace     = &Error{Code: CodeInvalidWorkspace}
+	ErrCancelled            = &Error{Code: CodeCancelled}
+	ErrLineOutOfRange       = &Error{Code: CodeLineOutOfRange}
+	ErrInvalidRegex         = &Error{Code: CodeInvalidRegex}
+	ErrTimeout              = &Error{Code: CodeTimeout}
+	ErrWritesDisabled       = &Error{Code: CodeWritesDisabled}
+	ErrPolicyDenied         = &Error{Code: CodePolicyDenied}
+	ErrFileExists           = &Error{Code: CodeFileExists}
+	ErrRecursiveRequired    = &Error{Code: CodeRecursiveRequired}
+	ErrExecDisabled         = &Error{Code: CodeExecDisabled}
+	ErrSandboxUnavailable   = &Error{Code: CodeSandboxUnavailable}
+	ErrCommandRequired      = &Error{Code: CodeCommandRequired}
+	ErrConfirmationRequired = &Error{Code: CodeConfirmationRequired}
+	ErrNothingToCommit      = &Error{Code: CodeNothingToCommit}
 )
 
 // Error is a failed wsfs operation: the library's error envelope, or the same

@@ -56,7 +56,8 @@ func sentinel(code Code) error {
 		ErrIOError, ErrAmbiguousEdit, ErrEditNotFound, ErrNotAFile, ErrNotADirectory, ErrTooLarge,
 		ErrNoSpace, ErrInvalidArguments, ErrUnknownTool, ErrInvalidWorkspace, ErrCancelled, ErrTimeout,
 		ErrLineOutOfRange, ErrInvalidRegex, ErrWritesDisabled, ErrPolicyDenied, ErrFileExists,
-		ErrRecursiveRequired} {
+		ErrRecursiveRequired, ErrExecDisabled, ErrSandboxUnavailable, ErrCommandRequired,
+		ErrConfirmationRequired, ErrNothingToCommit} {
 		if s.Code == code {
 			return s
 		}

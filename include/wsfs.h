@@ -16,7 +16,8 @@
  * Error codes: invalid_path, outside_workspace, path_not_found, permission_denied, io_error,
  * ambiguous_edit, edit_not_found, not_a_file, not_a_directory, too_large, no_space,
  * invalid_arguments, unknown_tool, invalid_workspace, cancelled, timeout, line_out_of_range,
- * invalid_regex, writes_disabled, policy_denied, file_exists, recursive_required. See README.md
+ * invalid_regex, writes_disabled, policy_denied, file_exists, recursive_required, exec_disabled,
+ * sandbox_unavailable, command_required, confirmation_required, nothing_to_commit. See README.md
  * for their meaning.
  */
 

@@ -27,6 +27,11 @@ pub enum ErrorCode {
     PolicyDenied,
     FileExists,
     RecursiveRequired,
+    ExecDisabled,
+    SandboxUnavailable,
+    CommandRequired,
+    ConfirmationRequired,
+    NothingToCommit,
 }
 
 impl ErrorCode {
@@ -55,6 +60,11 @@ impl ErrorCode {
             ErrorCode::PolicyDenied => "policy_denied",
             ErrorCode::FileExists => "file_exists",
             ErrorCode::RecursiveRequired => "recursive_required",
+            ErrorCode::ExecDisabled => "exec_disabled",
+            ErrorCode::SandboxUnavailable => "sandbox_unavailable",
+            ErrorCode::CommandRequired => "command_required",
+            ErrorCode::ConfirmationRequired => "confirmation_required",
+            ErrorCode::NothingToCommit => "nothing_to_commit",
         }
     }
 }

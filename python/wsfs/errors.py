@@ -37,6 +37,13 @@ ERROR_CODES: dict[str, str] = {
     "file_exists": "write_file with mode 'create', or move_file without overwrite: the name is taken "
     "(or, with overwrite, it is a non-empty directory); nothing was changed.",
     "recursive_required": "delete_file on a directory without recursive=True; nothing was deleted.",
+    "exec_disabled": "A developer tool while the policy's exec_enabled (shell: shell_enabled) is "
+    "false; nothing ran.",
+    "sandbox_unavailable": "The kernel sandbox (Landlock) cannot be applied and the policy requires "
+    "it; nothing ran.",
+    "command_required": "run_tests, run_lint or typecheck found nothing to run here; pass command.",
+    "confirmation_required": "git_commit without confirmed=True; nothing was staged or committed.",
+    "nothing_to_commit": "git_commit with nothing staged and no paths.",
 }
 
 
