@@ -14,6 +14,7 @@ mod dispatch;
 mod edit_hints;
 mod envelope;
 pub mod error;
+mod exec;
 pub mod ffi;
 mod fileops;
 mod handles;
