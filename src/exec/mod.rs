@@ -44,6 +44,8 @@ pub(crate) mod supervise;
 pub(crate) use runner::{ExecLimits, ExecOutcome, ExecPlaces, ExecPolicy, ExecRequest, Runner};
 
 #[cfg(test)]
+mod confinement_tests;
+#[cfg(test)]
 mod runner_tests;
 #[cfg(test)]
 mod testutil;
