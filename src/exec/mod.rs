@@ -49,3 +49,5 @@ mod confinement_tests;
 mod runner_tests;
 #[cfg(test)]
 mod testutil;
+#[cfg(test)]
+mod overhead_bench;
