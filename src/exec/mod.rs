@@ -33,6 +33,7 @@ pub(crate) mod capture;
 pub(crate) mod cgroup;
 pub(crate) mod child;
 pub(crate) mod env;
+pub(crate) mod git;
 pub(crate) mod landlock_rules;
 pub(crate) mod program;
 pub(crate) mod runner;
@@ -41,13 +42,15 @@ pub(crate) mod scratch;
 pub(crate) mod seccomp;
 pub(crate) mod supervise;
 
-pub(crate) use runner::{ExecLimits, ExecOutcome, ExecPlaces, ExecPolicy, ExecRequest, Runner};
+pub(crate) use runner::{
+    Control, ExecLimits, ExecOutcome, ExecPlaces, ExecPolicy, ExecRequest, Runner,
+};
 
 #[cfg(test)]
 mod confinement_tests;
 #[cfg(test)]
+mod overhead_bench;
+#[cfg(test)]
 mod runner_tests;
 #[cfg(test)]
 mod testutil;
-#[cfg(test)]
-mod overhead_bench;

@@ -40,5 +40,8 @@ fn runner_overhead_on_true() {
     }
     let (p, c, d) = (median(plain), median(confined), median(deltas));
     println!("plain Command: {p:?}  runner: {c:?}  median paired overhead: {d:?}");
-    assert!(d < Duration::from_millis(5), "overhead {d:?} over the 5 ms budget");
+    assert!(
+        d < Duration::from_millis(5),
+        "overhead {d:?} over the 5 ms budget"
+    );
 }

@@ -81,6 +81,36 @@ impl Default for ExecLimits {
     }
 }
 
+/// The calling tool's deadline and cancel flag (phase 2 fills it from the call's
+/// `CallControl`), handed to every program a tool runs.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Control {
+    pub(crate) deadline: Option<Instant>,
+    pub(crate) cancel: Option<Arc<AtomicBool>>,
+}
+
+impl Control {
+    pub(crate) fn check(&self) -> Result<(), WsfsError> {
+        if self
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Acquire))
+        {
+            return Err(WsfsError::new(
+                ErrorCode::Cancelled,
+                "the call was cancelled",
+            ));
+        }
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(WsfsError::new(
+                ErrorCode::Timeout,
+                "the call's deadline passed",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// One program to run.
 #[derive(Debug, Clone)]
 pub(crate) struct ExecRequest {
@@ -152,6 +182,11 @@ impl ExecRequest {
         self.deadline = deadline;
         self.cancel = cancel;
         self
+    }
+
+    /// The calling tool's deadline and cancel flag.
+    pub(crate) fn under(self, ctl: &Control) -> Self {
+        self.control(ctl.deadline, ctl.cancel.clone())
     }
 }
 
