@@ -36,6 +36,7 @@ pub(crate) mod env;
 pub(crate) mod git;
 pub(crate) mod landlock_rules;
 pub(crate) mod program;
+pub(crate) mod report;
 pub(crate) mod runner;
 pub(crate) mod sandbox;
 pub(crate) mod scratch;
