@@ -41,6 +41,7 @@ pub(crate) mod runner;
 pub(crate) mod sandbox;
 pub(crate) mod scratch;
 pub(crate) mod seccomp;
+pub(crate) mod shell;
 pub(crate) mod supervise;
 
 pub(crate) use runner::{
