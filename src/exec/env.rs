@@ -8,7 +8,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
 /// Used when the host itself has no `PATH`.
-const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+pub(crate) const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 const DEFAULT_LANG: &str = "C.UTF-8";
 
 /// What the environment is made of.

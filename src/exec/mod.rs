@@ -43,6 +43,7 @@ pub(crate) mod scratch;
 pub(crate) mod seccomp;
 pub(crate) mod shell;
 pub(crate) mod supervise;
+pub(crate) mod tools;
 
 pub(crate) use runner::{
     Control, ExecLimits, ExecOutcome, ExecPlaces, ExecPolicy, ExecRequest, Runner,

@@ -37,6 +37,8 @@ pub(crate) struct ExecPolicy {
     pub(crate) read_paths: Vec<PathBuf>,
     /// `exec_env_allow`: host variables passed through (names, or prefixes ending in `*`).
     pub(crate) env_allow: Vec<String>,
+    /// The `PATH` programs get; `None`: the host's own.
+    pub(crate) path: Option<String>,
     /// `exec_network` (default false).
     pub(crate) network: bool,
     /// `exec_require_sandbox` (default true): refuse with `sandbox_unavailable` without Landlock.
@@ -49,6 +51,7 @@ impl Default for ExecPolicy {
         ExecPolicy {
             read_paths: Vec::new(),
             env_allow: Vec::new(),
+            path: None,
             network: false,
             require_sandbox: true,
             limits: ExecLimits::default(),
@@ -267,11 +270,34 @@ impl ExecOutcome {
 pub(crate) struct Runner {
     places: ExecPlaces,
     policy: ExecPolicy,
+    /// Programs started so far (workspace_info's cache is tested with it).
+    started: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Runner {
     pub(crate) fn new(places: ExecPlaces, policy: ExecPolicy) -> Runner {
-        Runner { places, policy }
+        Runner {
+            places,
+            policy,
+            started: Arc::default(),
+        }
+    }
+
+    /// How many programs this runner (and its clones) started.
+    pub(crate) fn started(&self) -> u64 {
+        self.started.load(Ordering::Relaxed)
+    }
+
+    /// Where `program` would be found on the PATH programs get (`None`: not installed).
+    pub(crate) fn locate(&self, program: &str, cwd: &Path) -> Option<PathBuf> {
+        program::resolve(OsStr::new(program), &self.path_var(), cwd)
+    }
+
+    fn path_var(&self) -> OsString {
+        match &self.policy.path {
+            Some(p) => p.into(),
+            None => std::env::var_os("PATH").unwrap_or_else(|| env::DEFAULT_PATH.into()),
+        }
     }
 
     pub(crate) fn places(&self) -> &ExecPlaces {
@@ -351,7 +377,11 @@ impl Runner {
         })
         .map_err(|e| WsfsError::new(ErrorCode::SandboxUnavailable, e.0))?;
 
-        let host: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+        let mut host: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+        if self.policy.path.is_some() {
+            host.retain(|(k, _)| k != "PATH");
+            host.push(("PATH".into(), self.path_var()));
+        }
         let vars = env::build(&EnvSources {
             host: &host,
             allow: &self.policy.env_allow,
@@ -388,6 +418,7 @@ impl Runner {
         unsafe {
             cmd.pre_exec(move || plan.apply());
         }
+        self.started.fetch_add(1, Ordering::Relaxed);
         let spawned = cmd.spawn();
         // The child holds its own copy of the ruleset descriptor until exec.
         drop(prepared.ruleset);

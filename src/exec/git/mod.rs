@@ -27,7 +27,7 @@ use crate::error::{ErrorCode, WsfsError};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// The overrides that always apply (`-c` options, before the subcommand).
+/// The overrides that keep a read a read (`-c` options, before the subcommand).
 const HARDENING: &[&str] = &[
     "core.fsmonitor=false",
     "core.hooksPath=/dev/null",
@@ -36,14 +36,18 @@ const HARDENING: &[&str] = &[
     "sequence.editor=false",
     "core.askPass=",
     "core.sshCommand=false",
-    "core.quotePath=false",
-    "core.untrackedCache=false",
     "diff.external=",
     "credential.helper=",
     "commit.gpgSign=false",
     "tag.gpgSign=false",
     "gpg.program=false",
     "protocol.allow=never",
+];
+
+/// What the tools' parsers expect of git's output.
+const OUTPUT: &[&str] = &[
+    "core.quotePath=false",
+    "core.untrackedCache=false",
     "status.relativePaths=false",
     "color.ui=false",
 ];
@@ -82,7 +86,11 @@ impl<'a> Git<'a> {
             runner,
             dir: dir.to_path_buf(),
             ctl: ctl.clone(),
-            overrides: HARDENING.iter().map(|s| s.to_string()).collect(),
+            overrides: HARDENING
+                .iter()
+                .chain(OUTPUT)
+                .map(|s| s.to_string())
+                .collect(),
             has_identity: false,
         };
         let listing = git.run(&["config", "--null", "--name-only", "--list"], None)?;
@@ -175,6 +183,23 @@ impl<'a> Git<'a> {
         }
         WsfsError::new(ErrorCode::IoError, format!("git failed {doing}: {said}"))
     }
+}
+
+/// The hardening as environment, for the git a shell or a test suite runs: config given
+/// through `GIT_CONFIG_COUNT` has the command line's precedence, above the repository's.
+pub(crate) fn shell_env() -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = GIT_ENV
+        .iter()
+        .filter(|(k, _)| *k != "LC_ALL")
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    env.push(("GIT_CONFIG_COUNT".into(), HARDENING.len().to_string()));
+    for (i, setting) in HARDENING.iter().enumerate() {
+        let (key, value) = setting.split_once('=').unwrap_or((setting, ""));
+        env.push((format!("GIT_CONFIG_KEY_{i}"), key.to_string()));
+        env.push((format!("GIT_CONFIG_VALUE_{i}"), value.to_string()));
+    }
+    env
 }
 
 /// Refuses a ref that git would take as an option (`--output=...`) or that has no place in a
