@@ -9,10 +9,13 @@
 //	})
 //	reply, err := r.Run(ctx, sessionID, userMessage)
 //
-// A Runner keeps per-session history in a HistoryStore (in memory by
-// default; a host may persist and bound it), ends a run that reaches its
-// tool-iteration limit with a tool-less summary step, can run the read-only
-// tools of a step in parallel, and logs one record per tool call.
+// A Runner offers MiniClaw's five tools (DefaultTools) unless
+// RunnerConfig.Tools names others, and none that changes files while the
+// workspace's policy disables writes. It keeps per-session history in a
+// HistoryStore (in memory by default; a host may persist and bound it),
+// ends a run that reaches its tool-iteration limit with a tool-less summary
+// step, can run the read-only tools of a step in parallel, and logs one
+// record per tool call.
 // LoadAgentDefaults reads MiniClaw's agents.defaults from its config file
 // (see config/config.example.json in the repository).
 package agent

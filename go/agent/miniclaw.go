@@ -17,8 +17,8 @@ import (
 // AgentDefaults is MiniClaw's agents.defaults object, as far as the
 // fantasy-agent provider uses it. See config/config.example.json in the
 // repository for a commented example. Other keys (MiniClaw's own, and the
-// example's "_comment..." keys) are ignored here; the "wsfs" object is
-// checked strictly (see LimitsConfig).
+// example's "_comment..." keys) are ignored here; "tools" and the "wsfs"
+// object are checked strictly (see Tools and LimitsConfig).
 type AgentDefaults struct {
 	// Workspace is the directory the agent's file tools are confined to.
 	Workspace string `json:"workspace"`
@@ -27,6 +27,13 @@ type AgentDefaults struct {
 	// MaxToolIterations is how many model steps of one request may call
 	// tools; absent or <= 0 means DefaultMaxToolIterations.
 	MaxToolIterations int `json:"max_tool_iterations"`
+	// Tools names the workspace tools the agent is offered (see
+	// RunnerConfig.Tools): absent or null means DefaultTools, MiniClaw's
+	// five; ["all"] every tool. Checked when the file is decoded: an
+	// unknown name is an error naming it and the known ones, as are a name
+	// given twice, "all" next to other names, and an empty list (leave the
+	// key out for the default).
+	Tools []string `json:"tools"`
 	// Provider and Model are MiniClaw's own settings (the provider name,
 	// "fantasy-agent", and the model ID); wsfs does not interpret them.
 	Provider string `json:"provider"`
@@ -72,6 +79,29 @@ type PolicyConfig struct {
 	DenyRead      []string `json:"deny_read"`
 	DenyWrite     []string `json:"deny_write"`
 	AuditLog      string   `json:"audit_log"`
+}
+
+// UnmarshalJSON decodes agents.defaults, checking "tools" (see Tools).
+func (d *AgentDefaults) UnmarshalJSON(b []byte) error {
+	var probe struct {
+		Tools json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(b, &probe); err == nil && len(probe.Tools) > 0 {
+		var names []string
+		if json.Unmarshal(probe.Tools, &names) != nil {
+			return fmt.Errorf("agents.defaults.tools must be a list of tool names, such as [%q, %q] or [%q]; got %s",
+				wsfs.ToolReadFile, wsfs.ToolListDir, AllTools, probe.Tools)
+		}
+		if names != nil && len(names) == 0 {
+			return fmt.Errorf("agents.defaults.tools is empty: leave the key out for the default tools (%s), or name the tools",
+				strings.Join(DefaultTools, ", "))
+		}
+		if err := checkTools("agents.defaults.tools", names); err != nil {
+			return err
+		}
+	}
+	type plain AgentDefaults // without this method
+	return json.Unmarshal(b, (*plain)(d))
 }
 
 // Policy converts c to wsfs.Policy.
@@ -180,6 +210,7 @@ func (d AgentDefaults) RunnerConfig(model fantasy.LanguageModel) RunnerConfig {
 		Workspace:           d.Workspace,
 		RestrictToWorkspace: d.RestrictToWorkspace,
 		MaxToolIterations:   d.MaxToolIterations,
+		Tools:               d.Tools,
 		Limits:              d.WSFS.Limits(),
 		Policy:              d.WSFS.Policy.Policy(),
 		Model:               model,

@@ -29,13 +29,17 @@ func TestAgentDefaultsConfig(t *testing.T) {
 	if rc.Workspace != d.Workspace || rc.MaxToolIterations != 20 || rc.Limits != want || rc.Model == nil || !*rc.RestrictToWorkspace {
 		t.Fatalf("RunnerConfig = %+v", rc)
 	}
+	// The example spells out the default tools, MiniClaw's five.
+	if !slices.Equal(d.Tools, DefaultTools) || !slices.Equal(rc.Tools, DefaultTools) {
+		t.Fatalf("tools = %v, RunnerConfig.Tools = %v; want %v", d.Tools, rc.Tools, DefaultTools)
+	}
 	if p := rc.Policy; p.WritesEnabled == nil || !*p.WritesEnabled || !slices.Equal(p.DenyRead, []string{".env", "**/*.pem"}) ||
 		!slices.Equal(p.DenyWrite, []string{".git/**"}) || p.AuditLog != "" {
 		t.Fatalf("policy = %+v", p)
 	}
-	// Absent restrict_to_workspace stays nil, which means true.
+	// Absent restrict_to_workspace stays nil, which means true; absent tools, the default.
 	d, err = ParseAgentDefaults([]byte(`{"agents":{"defaults":{"workspace":"/w"}}}`))
-	if err != nil || d.RestrictToWorkspace != nil || d.MaxToolIterations != 0 {
+	if err != nil || d.RestrictToWorkspace != nil || d.MaxToolIterations != 0 || d.Tools != nil {
 		t.Fatalf("minimal = %+v, %v", d, err)
 	}
 	// An absent deny_write keeps the library's default (nil); [] means none.
@@ -118,8 +122,51 @@ func TestAgentDefaultsAreStrict(t *testing.T) {
 	}
 }
 
-// TestConfigExampleNamesEveryTool: the example's description of the
-// fantasy-agent provider names each tool, from the one list of them.
+// TestAgentDefaultsTools: agents.defaults.tools chooses the Runner's tools:
+// absent or null means the default five, ["all"] every tool; the names are
+// checked strictly when the file is read (an unknown one is an error naming
+// it and the known ones), and [] is refused rather than silently the default.
+func TestAgentDefaultsTools(t *testing.T) {
+	for _, tc := range []struct {
+		tools string
+		want  []string // the Runner's tools
+	}{
+		{`null`, DefaultTools},
+		{`["all"]`, wsfs.ToolNames},
+		{`["search_text","read_file","delete_file"]`, []string{"read_file", "search_text", "delete_file"}},
+	} {
+		d, err := ParseAgentDefaults([]byte(`{"agents":{"defaults":{"workspace":"/w","tools":` + tc.tools + `}}}`))
+		if err != nil {
+			t.Fatalf("tools %s: %v", tc.tools, err)
+		}
+		rc := d.RunnerConfig(scripted.New())
+		rc.Workspace = t.TempDir()
+		r, err := NewRunner(rc)
+		if err != nil {
+			t.Fatalf("tools %s: %v", tc.tools, err)
+		}
+		if !slices.Equal(r.Tools(), tc.want) {
+			t.Errorf("tools %s: the Runner offers %v, want %v", tc.tools, r.Tools(), tc.want)
+		}
+		r.Close()
+	}
+	known := strings.Join(wsfs.ToolNames, ", ")
+	for _, tc := range []struct{ tools, err string }{
+		{`["read_file","delete_files"]`, `agents.defaults.tools: unknown tool "delete_files"; the tools are ` + known + `, or "all" alone for every one`},
+		{`["all","read_file"]`, `agents.defaults.tools: "all" must be the only entry`},
+		{`["list_dir","list_dir"]`, `agents.defaults.tools names "list_dir" twice`},
+		{`[]`, `agents.defaults.tools is empty: leave the key out for the default tools (read_file, write_file, append_file, list_dir, edit_file), or name the tools`},
+		{`"all"`, `agents.defaults.tools must be a list of tool names`},
+	} {
+		_, err := ParseAgentDefaults([]byte(`{"agents":{"defaults":{"workspace":"/w","tools":` + tc.tools + `}}}`))
+		if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("tools %s: error %v, want %q", tc.tools, err, tc.err)
+		}
+	}
+}
+
+// TestConfigExampleNamesEveryTool: the example's description of the tools
+// key names each tool, from the one list of them.
 func TestConfigExampleNamesEveryTool(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "config", "config.example.json"))
 	if err != nil {
@@ -128,17 +175,17 @@ func TestConfigExampleNamesEveryTool(t *testing.T) {
 	var cfg struct {
 		Agents struct {
 			Defaults struct {
-				Provider string `json:"_comment_provider"`
+				Tools string `json:"_comment_tools"`
 			} `json:"defaults"`
 		} `json:"agents"`
 	}
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	words := strings.FieldsFunc(cfg.Agents.Defaults.Provider, func(r rune) bool { return r == ' ' || r == ',' || r == '.' || r == ':' })
+	words := strings.FieldsFunc(cfg.Agents.Defaults.Tools, func(r rune) bool { return r == ' ' || r == ',' || r == '.' || r == ':' })
 	for _, name := range wsfs.ToolNames {
 		if !slices.Contains(words, name) {
-			t.Errorf("config.example.json's _comment_provider does not name %s", name)
+			t.Errorf("config.example.json's _comment_tools does not name %s", name)
 		}
 	}
 }

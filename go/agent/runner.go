@@ -24,7 +24,8 @@ import (
 // Runner is safe for concurrent use.
 type Runner struct {
 	ws      *wsfs.Workspace
-	owned   bool // ws was opened by NewRunner and is closed by Close
+	tools   []string // the workspace tools offered
+	owned   bool     // ws was opened by NewRunner and is closed by Close
 	agent   fantasy.Agent
 	limit   int
 	logger  *slog.Logger
@@ -69,14 +70,19 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := newRunner(ws, cfg)
+	r, err := newRunner(ws, cfg)
+	if err != nil {
+		ws.Close()
+		return nil, err
+	}
 	r.owned = true
 	return r, nil
 }
 
 // NewRunnerWithWorkspace builds a Runner on an already open workspace
-// (cfg.Workspace, RestrictToWorkspace, Limits and Policy are ignored). Closing this
-// Runner does not close ws.
+// (cfg.Workspace, RestrictToWorkspace, Limits and Policy are ignored; ws's
+// own policy decides whether the tools that change files are offered).
+// Closing this Runner does not close ws.
 func NewRunnerWithWorkspace(ws *wsfs.Workspace, cfg RunnerConfig) (*Runner, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
@@ -84,10 +90,15 @@ func NewRunnerWithWorkspace(ws *wsfs.Workspace, cfg RunnerConfig) (*Runner, erro
 	if ws == nil {
 		return nil, errors.New("wsfs: workspace is nil")
 	}
-	return newRunner(ws, cfg), nil
+	return newRunner(ws, cfg)
 }
 
-func newRunner(ws *wsfs.Workspace, cfg RunnerConfig) *Runner {
+func newRunner(ws *wsfs.Workspace, cfg RunnerConfig) (*Runner, error) {
+	writes := ws.Policy().WritesEnabled
+	names, err := selectTools(cfg.Tools, writes == nil || *writes)
+	if err != nil {
+		return nil, err
+	}
 	limit := cfg.MaxToolIterations
 	if limit <= 0 {
 		limit = DefaultMaxToolIterations
@@ -98,9 +109,9 @@ func newRunner(ws *wsfs.Workspace, cfg RunnerConfig) *Runner {
 	}
 	system := cfg.SystemPrompt
 	if system == "" {
-		system = DefaultSystemPrompt
+		system = DefaultSystemPromptFor(names)
 	}
-	var topts []fantasytools.ToolOption
+	topts := []fantasytools.ToolOption{fantasytools.WithToolNames(names...)}
 	if cfg.Logger != nil {
 		topts = append(topts, fantasytools.WithLogger(cfg.Logger))
 	}
@@ -135,17 +146,24 @@ func newRunner(ws *wsfs.Workspace, cfg RunnerConfig) *Runner {
 	opts = append(opts, cfg.AgentOptions...)
 	return &Runner{
 		ws:      ws,
+		tools:   names,
 		agent:   fantasy.NewAgent(cfg.Model, opts...),
 		limit:   limit,
 		logger:  logger,
 		onStep:  cfg.OnStep,
 		repair:  repair,
 		history: history,
-	}
+	}, nil
 }
 
 // Workspace returns the Runner's workspace.
 func (r *Runner) Workspace() *wsfs.Workspace { return r.ws }
+
+// Tools returns the names of the workspace tools the Runner offers, in
+// wsfs.ToolNames order (RunnerConfig.Tools, less the tools that change
+// files when the workspace's policy disables writes). ExtraTools are not
+// included.
+func (r *Runner) Tools() []string { return slices.Clone(r.tools) }
 
 // MaxToolIterations returns the effective tool-iteration limit.
 func (r *Runner) MaxToolIterations() int { return r.limit }

@@ -18,9 +18,11 @@ import (
 // zero or negative (MiniClaw's default for agents.defaults.max_tool_iterations).
 const DefaultMaxToolIterations = 20
 
-// DefaultSystemPrompt is used when RunnerConfig.SystemPrompt is empty.
-// It names every tool of wsfs.ToolNames (TestDefaultSystemPromptNamesEveryTool).
-const DefaultSystemPrompt = `You are a helpful assistant with access to a workspace directory through the tools read_file, write_file, append_file, list_dir, edit_file, get_path_info, find_files, search_text, apply_patch, create_directory, move_file and delete_file. All paths are relative to the workspace root; you cannot reach anything outside it. Find files with list_dir, find_files and search_text, and read a file (or a range of its lines) before you change it. Use edit_file or apply_patch for small changes instead of rewriting whole files. When a tool returns an error, read the error code and message, correct the call, or explain to the user why the task cannot be done.`
+// DefaultSystemPrompt is the system prompt of a Runner with DefaultTools
+// when RunnerConfig.SystemPrompt is empty; with other tools it is
+// DefaultSystemPromptFor(Runner.Tools()). It names exactly DefaultTools
+// (TestSystemPromptNamesTheOfferedTools).
+const DefaultSystemPrompt = `You are a helpful assistant with access to a workspace directory through the tools read_file, write_file, append_file, list_dir and edit_file. All paths are relative to the workspace root; you cannot reach anything outside it. Find files with list_dir, and read a file (or a range of its lines) before you change it. Use edit_file for small changes instead of rewriting whole files. When a tool returns an error, read the error code and message, correct the call, or explain to the user why the task cannot be done.`
 
 // LimitNotice is the instruction added to the prompt of the last step when
 // the tool-iteration limit is reached (%d is the limit). That step runs with
@@ -49,13 +51,25 @@ type RunnerConfig struct {
 	// Policy is the workspace policy (read-only mode, denied paths, audit
 	// log); the zero value is the library's default. See wsfs.Config.Policy.
 	Policy wsfs.Policy
+	// Tools names the workspace tools the Runner offers
+	// (agents.defaults.tools): empty means DefaultTools, MiniClaw's five;
+	// []string{AllTools} every tool of wsfs.ToolNames; otherwise exactly
+	// these, each a name of wsfs.ToolNames, offered in that order. NewRunner
+	// refuses an unknown name (naming it and the known ones), a name given
+	// twice, and AllTools next to other names. While the workspace's policy
+	// disables writes (writes_enabled: false), the tools that change files
+	// are left out, since they could only fail with writes_disabled; a list
+	// that leaves nothing is refused. Runner.Tools reports the result.
+	Tools []string
 	// ToolTimeout optionally bounds each tool call more tightly than
 	// wsfs.Limits.OperationTimeout.
 	ToolTimeout time.Duration
 
 	// Model is the language model (required).
 	Model fantasy.LanguageModel
-	// SystemPrompt is the system prompt; "" means DefaultSystemPrompt.
+	// SystemPrompt is the system prompt; "" means
+	// DefaultSystemPromptFor(Runner.Tools()), which names exactly the tools
+	// offered (DefaultSystemPrompt with DefaultTools).
 	SystemPrompt string
 	// RepairToolCalls lets fantasy try to repair malformed tool calls
 	// (broken JSON arguments) before rejecting them. Off by default: a
@@ -109,6 +123,9 @@ type RunnerConfig struct {
 func (cfg RunnerConfig) check() error {
 	if cfg.Model == nil {
 		return errors.New("wsfs: RunnerConfig.Model is required")
+	}
+	if err := checkTools("wsfs: RunnerConfig.Tools", cfg.Tools); err != nil {
+		return err
 	}
 	for i, o := range cfg.AgentOptions {
 		if o == nil {

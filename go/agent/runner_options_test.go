@@ -111,7 +111,7 @@ func TestAgentOptionToolChoiceAndTools(t *testing.T) {
 	if len(calls) != 2 {
 		t.Fatalf("%d model calls", len(calls))
 	}
-	if n := len(calls[0].Tools); n != len(wsfs.ToolNames)+1 || choiceOf(calls[0]) != string(fantasy.ToolChoiceRequired) {
+	if n := len(calls[0].Tools); n != len(r.Tools())+1 || choiceOf(calls[0]) != string(fantasy.ToolChoiceRequired) {
 		t.Fatalf("tool step: %d tools, choice %s", n, choiceOf(calls[0]))
 	}
 	if len(calls[1].Tools) != 0 || choiceOf(calls[1]) != string(fantasy.ToolChoiceNone) {

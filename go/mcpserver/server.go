@@ -12,12 +12,23 @@
 // result:
 //
 //   - success: the content is one text item holding the envelope's "text"
-//     (what a model should read, warnings included), and structuredContent
-//     is the envelope's "data" object;
-//   - failure: isError is true, the text is the envelope's "text",
-//     "<code>: <message>", and structuredContent is
-//     {"error":{"code":"<code>","message":"<message>"}}, so a client can
-//     branch on the stable code without parsing text.
+//     (what a model should read: the file's content, a listing or a
+//     summary, with truncation notices, how to continue, and warnings);
+//   - failure: isError is true and the text is the envelope's "text",
+//     "<code>: <message>" (the stable code first, then what to do).
+//
+// By default a result has no structuredContent. The MCP specification
+// (2025-06-18, "Structured Content") lets a tool return structured content
+// next to the text and says nothing about which of the two a client shows
+// the model; some clients show structuredContent when it is present, and a
+// model shown the envelope's data instead of its text loses every hint the
+// text carries. With Options.StructuredContent a result also carries
+// structuredContent: the envelope's "data" object on success,
+// {"error":{"code":"<code>","message":"<message>"}} on failure, so a
+// client can branch on the stable code without parsing text. The text
+// stays the envelope's text, not the serialized JSON the specification
+// suggests for clients without structured content: it is what the model
+// should read. No tool declares an outputSchema.
 //
 // Arguments are validated by the library, not by the server: unknown
 // fields, wrong types and missing paths come back as invalid_arguments
@@ -40,6 +51,10 @@ import (
 // Options configures New.
 type Options struct {
 	// ReadOnly offers only the tools whose spec has readOnlyHint: true.
+	// A workspace whose policy disables writes (writes_enabled: false, in
+	// the workspace configuration or wsfs.Config.Policy) gets only those
+	// too, whatever ReadOnly says: every other tool could only fail with
+	// writes_disabled.
 	//
 	// Read-only is enforced by not offering the other tools: they are never
 	// registered, so they are absent from tools/list and the SDK refuses a
@@ -48,6 +63,11 @@ type Options struct {
 	// list kept here. A library policy given in the workspace configuration
 	// (WorkspaceConfig passes every key through) applies in addition.
 	ReadOnly bool
+	// StructuredContent adds structuredContent to every result (the
+	// envelope's data, or {"error": {code, message}}); see the package
+	// documentation. Off by default: a client that shows the model
+	// structuredContent instead of the text would hide the text's hints.
+	StructuredContent bool
 	// Logger receives the server's own diagnostics; nil discards. Tool
 	// calls are logged by the workspace's logger (wsfs.Config.Logger).
 	// Over stdio it must not write to stdout, which carries the protocol.
@@ -78,20 +98,43 @@ func New(ws *wsfs.Workspace, opts Options) (*mcp.Server, error) {
 			// this server does not send.
 			Capabilities: &mcp.ServerCapabilities{},
 		})
+	readOnly := offersReadOnly(ws, opts)
 	for _, spec := range specs {
-		if opts.ReadOnly && !spec.ReadOnly() {
+		if readOnly && !spec.ReadOnly() {
 			continue
 		}
 		tool, err := mcpTool(spec)
 		if err != nil {
 			return nil, err
 		}
-		server.AddTool(tool, handler(ws, spec.Name))
+		server.AddTool(tool, handler(ws, spec.Name, opts.StructuredContent))
 	}
 	return server, nil
 }
 
-// Tools returns the names of the tools New offers, in the library's order.
+// offersReadOnly reports whether New offers only the read-only tools: with
+// Options.ReadOnly, or when the workspace's effective policy disables writes.
+func offersReadOnly(ws *wsfs.Workspace, opts Options) bool {
+	if opts.ReadOnly {
+		return true
+	}
+	w := ws.Policy().WritesEnabled
+	return w != nil && !*w
+}
+
+// ToolsFor returns the names of the tools New(ws, opts) offers, in the
+// library's order: the read-only ones with Options.ReadOnly or when ws's
+// policy disables writes, else all.
+func ToolsFor(ws *wsfs.Workspace, opts Options) ([]string, error) {
+	if ws == nil {
+		return nil, errors.New("mcpserver: workspace is nil")
+	}
+	return Tools(offersReadOnly(ws, opts))
+}
+
+// Tools returns the names of the tools New offers with Options.ReadOnly
+// set to readOnly on a workspace whose policy allows writes, in the
+// library's order.
 func Tools(readOnly bool) ([]string, error) {
 	specs, err := wsfs.ToolSpecs()
 	if err != nil {
@@ -131,7 +174,11 @@ func mcpTool(spec wsfs.ToolSpec) (*mcp.Tool, error) {
 }
 
 // handler runs one tool through the library and converts its envelope.
-func handler(ws *wsfs.Workspace, name string) mcp.ToolHandler {
+func handler(ws *wsfs.Workspace, name string, structured bool) mcp.ToolHandler {
+	convert := Result
+	if structured {
+		convert = StructuredResult
+	}
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args := "{}"
 		if req != nil && req.Params != nil {
@@ -141,7 +188,7 @@ func handler(ws *wsfs.Workspace, name string) mcp.ToolHandler {
 		}
 		// The error is in the envelope too; the envelope is what we send.
 		raw, _ := ws.CallRaw(ctx, name, args)
-		return Result(raw), nil
+		return convert(raw), nil
 	}
 }
 
@@ -153,39 +200,55 @@ type envelope struct {
 	Error *ErrorInfo      `json:"error"`
 }
 
-// ErrorInfo is the library's error: a stable code and a message. A failed
-// call's structuredContent is {"error": ErrorInfo}.
+// ErrorInfo is the library's error: a stable code and a message. With
+// Options.StructuredContent, a failed call's structuredContent is
+// {"error": ErrorInfo}.
 type ErrorInfo struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }
 
-// Result converts a library envelope into an MCP tool result (see the
-// package documentation).
+// Result converts a library envelope into the MCP tool result New sends by
+// default: the envelope's text as one text item, isError for a failure, no
+// structuredContent (see the package documentation).
 func Result(envelopeJSON string) *mcp.CallToolResult {
+	return result(envelopeJSON, false)
+}
+
+// StructuredResult is Result with structuredContent: the envelope's data
+// object on success, {"error": ErrorInfo} on failure. New sends it with
+// Options.StructuredContent.
+func StructuredResult(envelopeJSON string) *mcp.CallToolResult {
+	return result(envelopeJSON, true)
+}
+
+func result(envelopeJSON string, structured bool) *mcp.CallToolResult {
 	var env envelope
 	if err := json.Unmarshal([]byte(envelopeJSON), &env); err != nil || (!env.OK && env.Error == nil) {
-		return errorResult(ErrorInfo{Code: string(wsfs.CodeIOError), Message: "malformed result from the wsfs library"}, "")
+		return errorResult(ErrorInfo{Code: string(wsfs.CodeIOError), Message: "malformed result from the wsfs library"}, "", structured)
 	}
 	if !env.OK {
-		return errorResult(*env.Error, env.Text)
+		return errorResult(*env.Error, env.Text, structured)
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: env.Text}}}
-	if d := strings.TrimSpace(string(env.Data)); strings.HasPrefix(d, "{") {
+	if d := strings.TrimSpace(string(env.Data)); structured && strings.HasPrefix(d, "{") {
 		res.StructuredContent = env.Data
 	}
 	return res
 }
 
-func errorResult(e ErrorInfo, text string) *mcp.CallToolResult {
+func errorResult(e ErrorInfo, text string, structured bool) *mcp.CallToolResult {
 	if text == "" {
 		text = e.Code + ": " + e.Message
 	}
-	return &mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
-		StructuredContent: map[string]ErrorInfo{"error": e},
+	res := &mcp.CallToolResult{
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: text}},
 	}
+	if structured {
+		res.StructuredContent = map[string]ErrorInfo{"error": e}
+	}
+	return res
 }
 
 // ServeStdio serves New's server on standard input and output until the

@@ -172,9 +172,72 @@ func TestReadOnlyFollowsAnnotations(t *testing.T) {
 	}
 }
 
+// TestDefaultResultsAreText: by default a result is the envelope's text
+// alone, with no structuredContent, so a client that would show the model
+// structuredContent instead of the text cannot drop the hints, notices and
+// warnings the text carries. A failure is isError with "<code>: <message>".
+func TestDefaultResultsAreText(t *testing.T) {
+	ws, err := wsfs.Open(wsfs.Config{Root: t.TempDir(), Limits: wsfs.Limits{MaxReadBytes: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	cs := connect(t, ws, Options{})
+
+	res := call(t, cs, wsfs.ToolWriteFile, map[string]any{"path": "a.txt", "content": "hello\n"})
+	if res.IsError || text(t, res) != "created a.txt (6 bytes)" || res.StructuredContent != nil {
+		t.Fatalf("write_file: %v %q %s", res.IsError, text(t, res), structured(t, res))
+	}
+	res = call(t, cs, wsfs.ToolReadFile, map[string]any{"path": "a.txt"})
+	if res.IsError || text(t, res) != "hell\n[truncated: showing the first 4 of 6 bytes; max_read_bytes is 4]" || res.StructuredContent != nil {
+		t.Fatalf("read_file: %v %q %s", res.IsError, text(t, res), structured(t, res))
+	}
+	res = call(t, cs, wsfs.ToolReadFile, map[string]any{"path": "../x"})
+	if !res.IsError || !strings.HasPrefix(text(t, res), "outside_workspace: ") || res.StructuredContent != nil {
+		t.Fatalf("read_file ../x: %v %q %s", res.IsError, text(t, res), structured(t, res))
+	}
+	if r := Result(`{"ok":false}`); !r.IsError || r.StructuredContent != nil {
+		t.Fatalf("malformed envelope: %v %s", r.IsError, structured(t, r))
+	}
+}
+
+// TestCallResults: with Options.StructuredContent, a result also carries
+// the envelope's data, or {"error": {code, message}} for a failure.
+// TestPolicyWithoutWritesOffersReadOnlyTools: a workspace whose policy
+// says writes_enabled: false (from --config, or a host's wsfs.Config) gets
+// only the read-only tools, as with Options.ReadOnly: every other tool
+// could only fail with writes_disabled.
+func TestPolicyWithoutWritesOffersReadOnlyTools(t *testing.T) {
+	want, _ := Tools(true)
+	ws, err := wsfs.Open(wsfs.Config{Root: t.TempDir(), Policy: wsfs.Policy{WritesEnabled: wsfs.Bool(false)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	res, err := connect(t, ws, Options{}).ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tl := range res.Tools {
+		got = append(got, tl.Name)
+	}
+	sorted := slices.Sorted(slices.Values(want)) // the SDK lists tools by name
+	if !slices.Equal(got, sorted) {
+		t.Fatalf("writes_enabled false: tools %v, want %v", got, sorted)
+	}
+	if names, err := ToolsFor(ws, Options{}); err != nil || !slices.Equal(names, want) {
+		t.Fatalf("ToolsFor = %v, %v; want %v", names, err, want)
+	}
+	all, _ := Tools(false)
+	if names, err := ToolsFor(openWorkspace(t), Options{}); err != nil || !slices.Equal(names, all) {
+		t.Fatalf("ToolsFor a writable workspace = %v, %v; want %v", names, err, all)
+	}
+}
+
 func TestCallResults(t *testing.T) {
 	ws := openWorkspace(t)
-	cs := connect(t, ws, Options{})
+	cs := connect(t, ws, Options{StructuredContent: true})
 
 	res := call(t, cs, wsfs.ToolWriteFile, map[string]any{"path": "a/b.txt", "content": "hello\n"})
 	if res.IsError || text(t, res) != "created a/b.txt (6 bytes)" ||
@@ -226,10 +289,14 @@ func TestCallResults(t *testing.T) {
 
 func TestResultOfMalformedEnvelope(t *testing.T) {
 	for _, env := range []string{"", "{", `{"ok":false}`} {
-		res := Result(env)
-		if !res.IsError || text(t, res) != "io_error: malformed result from the wsfs library" {
-			t.Errorf("Result(%q) = %v %q", env, res.IsError, text(t, res))
+		for _, res := range []*mcp.CallToolResult{Result(env), StructuredResult(env)} {
+			if !res.IsError || text(t, res) != "io_error: malformed result from the wsfs library" {
+				t.Errorf("Result(%q) = %v %q", env, res.IsError, text(t, res))
+			}
 		}
+	}
+	if sc := structured(t, StructuredResult("")); sc != `{"error":{"code":"io_error","message":"malformed result from the wsfs library"}}` {
+		t.Errorf("StructuredResult(\"\") structuredContent %s", sc)
 	}
 }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 import os
 import threading
@@ -43,7 +44,7 @@ def test_success_and_failure_shapes(tools, root):
     r = run(tools.read_file(path="f.txt"))
     assert set(r) == {"success", "result", "message"} and r["success"] is True
     assert r["result"]["content"] == "one\n" and r["result"]["bytes"] == 4
-    assert r["message"] == "one\n"
+    assert r["message"] == "read f.txt: 4 bytes"
     r = run(tools.list_dir())
     assert r["success"] is True and [e["name"] for e in r["result"]["entries"]] == ["f.txt"]
     assert r["message"].startswith(". (1 entry)")
@@ -53,6 +54,32 @@ def test_success_and_failure_shapes(tools, root):
     assert "missing.txt" in r["message"] and not r["message"].startswith("path_not_found")
     r = run(tools.write_file(path="../x", content="y"))
     assert (r["success"], r["error"]) == (False, "outside_workspace")
+
+
+def test_a_serialised_read_holds_the_content_once(tools, root):
+    """A framework that serialises the whole dict for the model sends the content once: in
+    ``result["content"]`` (Agent Base's read_file result), while ``message`` keeps the rest of
+    the library's text: a summary, and the notices that say what was left out and how to go on.
+    With line numbers the numbered lines are the message and ``result`` has no content."""
+    marker = "MARKER-7f3a"
+    write(root / "f.txt", f"head\n{marker} in the middle\ntail\n")
+    for args in ({"path": "f.txt"}, {"path": "f.txt", "start_line": 2, "max_lines": 1}):
+        r = run(tools.read_file(**args))
+        assert r["success"] and marker in r["result"]["content"], r
+        assert json.dumps(r).count(marker) == 1, (args, r)
+        assert marker not in r["message"] and r["message"].startswith("read f.txt: "), r
+    assert "[line 2 of 3; continue with start_line=3]" in r["message"]
+    r = run(tools.read_file(path="f.txt", start_line=2, max_lines=1, line_numbers=True))
+    assert r["success"] and json.dumps(r).count(marker) == 1, r
+    assert r["message"] == f"2| {marker} in the middle\n[line 2 of 3; continue with start_line=3]"
+    assert "content" not in r["result"] and r["result"]["start_line"] == 2
+    # A truncated read keeps the library's notice, and an empty file says so.
+    with wsfs.FileSystemTools(root=root, max_read_bytes=8) as small:
+        r = run(small.read_file(path="f.txt"))
+    assert r["result"]["content"] == "head\nMAR" and json.dumps(r).count("MAR") == 1, r
+    assert r["message"] == "read f.txt: 8 bytes\n[truncated: showing the first 8 of 36 bytes; max_read_bytes is 8]"
+    write(root / "empty.txt", "")
+    assert run(tools.read_file(path="empty.txt"))["message"] == "(empty file)"
 
 
 def test_every_tool_runs(tools, root):
@@ -114,6 +141,30 @@ def test_writes_disabled_by_default(root):
         assert run(tools.read_file(path="f.txt"))["success"] is True
         listed = [s["function"]["name"] for s in tools.tool_specs()]
         assert listed and not set(listed) & set(writing)
+
+
+def test_get_tools_offers_no_tool_that_can_only_fail(root):
+    """While writes are disabled, by the setting or by the workspace's policy, get_tools() and
+    tool_specs() offer only the read-only tools: every other one could only fail."""
+    every = [s["name"] for s in wsfs.tool_specs("wsfs")]
+    read_only = [s["name"] for s in wsfs.tool_specs("wsfs") if is_read_only(s)]
+    assert 0 < len(read_only) < len(every)
+
+    def offered(tools):
+        names = [t.__name__ for t in tools.get_tools()]
+        assert names == [s["function"]["name"] for s in tools.tool_specs()]
+        return names
+
+    with wsfs.FileSystemTools(root=root) as tools:
+        assert offered(tools) == read_only
+    with wsfs.FileSystemTools(root=root, writes_enabled=True) as tools:
+        assert offered(tools) == every
+    with wsfs.Workspace(root, policy={"writes_enabled": False}) as ws:
+        tools = wsfs.FileSystemTools(workspace=ws, writes_enabled=True)
+        assert offered(tools) == read_only
+        # Called anyway, a changing tool is refused by the library.
+        assert run(tools.write_file(path="x.txt", content="y"))["error"] == "writes_disabled"
+    assert not (root / "x.txt").exists()
 
 
 def test_writes_disabled_never_reaches_the_library(root, monkeypatch):

@@ -166,6 +166,6 @@ def test_example_config_lists_every_tool():
     text = EXAMPLE_CONFIG.read_text()
     json.loads(text)  # still valid JSON
     listed = re.search(r"every tool the library lists: ([a-z_, ]+)\.", text)
-    assert listed, "config.example.json's _comment_provider no longer lists the tools"
+    assert listed, "config.example.json's _comment_tools no longer lists the tools"
     expected = text[: listed.start(1)] + ", ".join(tool_names()) + text[listed.end(1) :]
-    check_or_update(EXAMPLE_CONFIG, text, expected, "_comment_provider's tool list")
+    check_or_update(EXAMPLE_CONFIG, text, expected, "_comment_tools' tool list")

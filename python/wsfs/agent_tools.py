@@ -4,7 +4,8 @@ Each tool is an ``async`` callable named after the library's tool, with a signat
 docstring built from the library's spec (so every tool the library lists is here, with no
 per-tool code). A call returns ``{"success": True, "result": {...data...}, "message":
 "<text>"}`` or ``{"success": False, "error": "<code>", "message": "..."}`` and never raises
-for a tool failure. The blocking library call runs in a thread (``asyncio.to_thread``);
+for a tool failure. A read's content is in the dict once, in ``result["content"]``; its
+``message`` is a summary and the library's notices (see ``_success``). The blocking library call runs in a thread (``asyncio.to_thread``);
 cancelling the awaiting task cancels the call in the library too (nothing is changed).
 """
 
@@ -70,7 +71,9 @@ class FileSystemTools:
       directory. A root of ``/`` or the home directory is logged as a warning.
     - ``writes_enabled`` / ``filesystem_writes_enabled`` (default False): while False, every
       tool whose spec annotations do not say ``readOnlyHint: true`` returns
-      ``{"success": False, "error": "writes_disabled", ...}`` without calling the library.
+      ``{"success": False, "error": "writes_disabled", ...}`` without calling the library, and
+      ``get_tools()`` and ``tool_specs()`` leave those tools out (as they do when the
+      workspace's policy disables writes).
     - ``max_read_bytes`` / ``filesystem_max_read_bytes`` and ``max_write_bytes`` /
       ``filesystem_max_write_bytes``: the workspace limits (library defaults when unset).
 
@@ -123,14 +126,27 @@ class FileSystemTools:
     def root(self) -> str:
         return self._workspace.root
 
+    @property
+    def offers_writes(self) -> bool:
+        """Whether the changing tools are offered: writes are enabled here
+        (``writes_enabled``) and by the workspace's policy (``writes_enabled`` in its
+        ``policy``). Otherwise each of them could only fail with ``writes_disabled``."""
+        policy = self._workspace.info.get("policy") or {}
+        return self.writes_enabled and policy.get("writes_enabled", True) is not False
+
     def get_tools(self) -> list[Callable[..., Awaitable[ToolResponse]]]:
-        """The tools, in the library's order: async callables named after the tools."""
-        return list(self._tools)
+        """The tools, in the library's order: async callables named after the tools. While
+        writes are disabled (see :attr:`offers_writes`), only the read-only ones: a tool that
+        can only fail is not offered. (Every tool stays an attribute; a changing one called
+        anyway returns ``writes_disabled``.)"""
+        if self.offers_writes:
+            return list(self._tools)
+        return [t for t in self._tools if is_read_only(self._specs[t.__name__])]
 
     def tool_specs(self, format: SpecFormat = "openai") -> list[dict[str, Any]]:
-        """The tools' specs for a function-calling API (see :func:`wsfs.tool_specs`). With
-        writes disabled, only the read-only tools are listed."""
-        return tool_specs(format, read_only=not self.writes_enabled)
+        """The specs of the tools :meth:`get_tools` offers, for a function-calling API (see
+        :func:`wsfs.tool_specs`)."""
+        return tool_specs(format, read_only=not self.offers_writes)
 
     async def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolResponse:
         """Runs the tool ``name`` with ``arguments`` (a mapping, or a JSON object text as a
@@ -222,7 +238,7 @@ class FileSystemTools:
         finally:
             token.close()
         if envelope["ok"]:
-            return {"success": True, "result": envelope["data"], "message": envelope["text"]}
+            return _success(envelope["data"], envelope["text"])
         error = envelope["error"]
         return _failure(error["code"], error["message"])
 
@@ -231,6 +247,24 @@ class FileSystemTools:
             return self._workspace._envelope(name, args, None, token)
         except WsfsError as e:  # refused before the library (a NUL in a C string, ...)
             return {"ok": False, "error": {"code": e.code, "message": e.message}, "text": str(e)}
+
+
+def _success(data: dict[str, Any], text: str) -> ToolResponse:
+    """A success dict that holds a read's content once: a framework that serialises the whole
+    dict for the model must not send it twice. ``result`` is the envelope's data and
+    ``message`` its text; for a read, whose text is the content followed by the library's
+    notices (truncated, how to continue, warnings), the content stays in ``result["content"]``
+    (Agent Base's read_file result) and ``message`` is a summary followed by those notices.
+    A read with line numbers renders the content differently from ``result["content"]``: then
+    the numbered lines are the message, and ``result`` goes without ``content``."""
+    content = data.get("content")
+    if not isinstance(content, str) or not content:
+        return {"success": True, "result": data, "message": text}
+    if text.startswith(content):
+        rest = text[len(content) :].lstrip("\n")
+        summary = f"read {data.get('path')}: {data.get('bytes')} bytes"
+        return {"success": True, "result": data, "message": f"{summary}\n{rest}" if rest else summary}
+    return {"success": True, "result": {k: v for k, v in data.items() if k != "content"}, "message": text}
 
 
 def _failure(code: str, message: str) -> ToolResponse:

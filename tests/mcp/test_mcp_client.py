@@ -7,8 +7,12 @@ A client nobody here wrote starts the built binary as an MCP host would,
 lists its tools (compared with `wsfs tools`: names, descriptions,
 schemas, annotations), calls every tool it lists with schema-valid arguments
 built from its input schema, checks read/write/append/list/edit results and
-an escape, the --read-only selection (by readOnlyHint, nothing else), that a
---config file's keys reach the library, and that diagnostics stay on stderr.
+an escape, that results are the library's text with no structuredContent
+unless --structured-content asks for it (and what the client does with it:
+no tool declares an outputSchema, so the client validates nothing), the
+--read-only selection (by readOnlyHint, nothing else; the same for a
+--config policy without writes), that a --config file's keys reach the
+library, and that diagnostics stay on stderr.
 Every check raises on failure; the last line is "N passed, 0 failed".
 """
 
@@ -76,10 +80,19 @@ def text_of(res):
     return res.content[0].text
 
 
-def check_well_formed(name, res):
-    """Every result: one text item; success has a data object, failure its code."""
+def check_well_formed(name, res, structured=True):
+    """Every result: one text item; a failure's text starts with its code. With
+    --structured-content (structured) a success has a data object and a failure its code in
+    structuredContent; without, there is no structuredContent at all."""
     text = text_of(res)
     sc = res.structured_content
+    if not structured:
+        check(sc is None, f"{name}: structuredContent without --structured-content: {sc!r}")
+        if res.is_error:
+            code = text.split(": ", 1)[0]
+            check(code and code.replace("_", "").isalpha() and code.islower() and text != code,
+                  f"{name}: error text {text!r} does not start with a code")
+        return
     if res.is_error:
         check(isinstance(sc, dict) and isinstance(sc.get("error"), dict), f"{name}: error without structured error: {sc!r}")
         code = sc["error"].get("code")
@@ -94,11 +107,19 @@ def ok(name, res):
     return res.structured_content, text_of(res)
 
 
-def failed(name, res, code):
-    check_well_formed(name, res)
+def failed(name, res, code, structured=True):
+    check_well_formed(name, res, structured)
     check(res.is_error, f"{name} succeeded, wanted {code}: {text_of(res)}")
     check(text_of(res).startswith(code + ": "), f"{name}: text {text_of(res)!r} does not start with {code}")
-    check(res.structured_content["error"]["code"] == code, f"{name}: code {res.structured_content!r}")
+    if structured:
+        check(res.structured_content["error"]["code"] == code, f"{name}: code {res.structured_content!r}")
+
+
+def ok_text(name, res):
+    """A success without --structured-content: the text, and nothing structured."""
+    check_well_formed(name, res, structured=False)
+    check(not res.is_error, f"{name} failed: {text_of(res)}")
+    return text_of(res)
 
 
 def sample(prop_name, schema):
@@ -148,14 +169,25 @@ async def main():
             f.write("outside secret\n")
         errlog_path = os.path.join(tmp, "stderr.log")
 
+        ws_text = os.path.join(tmp, "ws-text")
+        os.makedirs(ws_text)
+        with open(os.path.join(ws_text, "probe.txt"), "w") as f:
+            f.write("probe text\nsecond line\n")
         with open(errlog_path, "w") as errlog:
-            async with server(["--root", ws, "-v"], errlog) as srv:
+            async with server(["--root", ws_text], errlog) as srv:
+                await text_server(srv, specs, ws_text)
+        log = open(errlog_path).read()
+        check("structured_content=false" in log, f"the startup line does not say structured_content=false:\n{log}")
+
+        with open(errlog_path, "w") as errlog:
+            async with server(["--root", ws, "-v", "--structured-content"], errlog) as srv:
                 await full_server(srv, specs, ws)
 
         log = open(errlog_path).read()
         check("wsfs mcp: serving on stdio" in log, f"no startup line on stderr:\n{log}")
         check("wsfs tool call" in log and "tool=write_file" in log, f"-v logged no tool calls on stderr:\n{log}")
         check("PRIVATE-CONTENT" not in log, "file content reached the log")
+        check("structured_content=true" in log, f"the startup line does not say structured_content=true:\n{log}")
         passes("diagnostics and -v tool-call records go to stderr, never contents (stdout stayed clean protocol)")
 
         with open(errlog_path, "w") as errlog:
@@ -168,12 +200,22 @@ async def main():
             json.dump({"root": os.path.join(tmp, "not-this-one"), "restrict_to_workspace": True,
                        "limits": {"max_read_bytes": 5}}, f)
         with open(errlog_path, "w") as errlog:
-            async with server(["--config", cfg, "--root", ws], errlog) as srv:
+            async with server(["--config", cfg, "--root", ws, "--structured-content"], errlog) as srv:
                 data, text = ok("read_file", await srv.call("read_file", {"path": "sub/readonly.txt"}))
                 check(data["content"] == "read " and data["truncated"] is True, f"max_read_bytes from --config not applied: {data!r}")
                 check("[truncated:" in text, f"no truncation notice: {text!r}")
         check(not os.path.exists(os.path.join(tmp, "not-this-one")), "--root did not override the config file's root")
         passes("--config limits reach the library and --root overrides the file's root")
+
+        # A --config policy that disables writes offers the read-only tools, as --read-only does.
+        with open(cfg, "w") as f:
+            json.dump({"root": ws, "policy": {"writes_enabled": False}}, f)
+        with open(errlog_path, "w") as errlog:
+            async with server(["--config", cfg], errlog) as srv:
+                listed = sorted(t.name for t in await srv.tools())
+        want = sorted(s["name"] for s in specs if s["annotations"].get("readOnlyHint") is True)
+        check(listed == want, f"policy writes_enabled false lists {listed}, want {want}")
+        passes("a --config policy with writes_enabled false offers only the readOnlyHint tools")
 
         with open(cfg, "w") as f:
             json.dump({"root": ws, "no_such_key": 1}, f)
@@ -185,6 +227,31 @@ async def main():
         proc = subprocess.run([WSFS, "mcp"], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
         check(proc.returncode == 2 and "--root" in proc.stderr and proc.stdout == "", f"no root: exit {proc.returncode}, {proc.stderr!r}")
         passes("wsfs mcp without a root is a usage error")
+
+
+async def text_server(srv, specs, ws):
+    """The default: every result is the library's text (hints included), isError for a
+    failure, and no structuredContent, so a client that would show the model
+    structuredContent instead of the text has nothing to show in its place."""
+    tools = await srv.tools()
+    check(sorted(t.name for t in tools) == sorted(s["name"] for s in specs), f"tools {[t.name for t in tools]}")
+    check(all(t.output_schema is None for t in tools), "a tool declares an outputSchema")
+    text = ok_text("write_file", await srv.call("write_file", {"path": "notes.md", "content": "a\nb\n"}))
+    check(text == "created notes.md (4 bytes)", f"write_file text {text!r}")
+    text = ok_text("read_file", await srv.call("read_file", {"path": "probe.txt", "max_lines": 1}))
+    check(text == "probe text\n[line 1 of 2; continue with start_line=2]", f"read_file text {text!r}")
+    text = ok_text("list_dir", await srv.call("list_dir", {}))
+    check(text.startswith(". (2 entries)") and "notes.md" in text, f"list_dir text {text!r}")
+    failed("read_file", await srv.call("read_file", {"path": "../x"}), "outside_workspace", structured=False)
+    failed("read_file", await srv.call("read_file", {"path": "probe.txt", "bogus": 1}), "invalid_arguments", structured=False)
+    failed("edit_file", await srv.call("edit_file", {"path": "probe.txt", "old_text": "absent", "new_text": "x"}),
+           "edit_not_found", structured=False)
+    for tool in tools:
+        schema = tool.input_schema
+        args = {k: sample(k, v) for k, v in schema.get("properties", {}).items() if k in schema.get("required", [])}
+        check_well_formed(tool.name, await srv.call(tool.name, args), structured=False)
+    passes("by default every result is the library's text (hints included), isError for failures, "
+           "no structuredContent; no tool declares an outputSchema")
 
 
 async def full_server(srv, specs, ws):
@@ -236,6 +303,10 @@ async def full_server(srv, specs, ws):
         args = {k: sample(k, v) for k, v in schema.get("properties", {}).items() if k in schema.get("required", [])}
         check_well_formed(tool.name, await srv.call(tool.name, args))
     passes(f"every tool answers schema-valid arguments with a well-formed result ({', '.join(t.name for t in tools)})")
+    # The client validates structuredContent only against a declared outputSchema; none is
+    # declared, so it took every result above as sent.
+    check(all(t.output_schema is None for t in tools), "a tool declares an outputSchema")
+    passes("--structured-content: the client accepts structuredContent without an outputSchema (nothing to validate against)")
 
 
 async def read_only_server(srv, specs, ws):
@@ -243,8 +314,8 @@ async def read_only_server(srv, specs, ws):
     want = [s["name"] for s in specs if s["annotations"].get("readOnlyHint") is True]
     check(sorted(t.name for t in tools) == sorted(want), f"--read-only lists {[t.name for t in tools]}, want {want}")
     check(all(annotations_of(t).get("readOnlyHint") is True for t in tools), "--read-only lists a tool without readOnlyHint")
-    data, _ = ok("read_file", await srv.call("read_file", {"path": "sub/readonly.txt"}))
-    check(data["content"] == "read me\n", f"read_file {data!r}")
+    text = ok_text("read_file", await srv.call("read_file", {"path": "sub/readonly.txt"}))
+    check(text == "read me\n", f"read_file {text!r}")
     for spec in specs:
         if spec["annotations"].get("readOnlyHint") is True:
             continue

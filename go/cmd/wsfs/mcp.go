@@ -15,7 +15,7 @@ import (
 	"github.com/wsfs/wsfs/go/mcpserver"
 )
 
-const mcpUsage = `usage: wsfs mcp --root DIR [--read-only] [--config FILE] [-v] [--sdk-log]
+const mcpUsage = `usage: wsfs mcp --root DIR [--read-only] [--config FILE] [--structured-content] [-v] [--sdk-log]
 
 Serves the wsfs tools to an MCP client over stdio (stdin/stdout carry the
 protocol; diagnostics go to stderr). --config is the library's workspace
@@ -24,9 +24,13 @@ configuration JSON ({"root", "restrict_to_workspace", "limits", ...});
 directory the MCP host starts the server in, which the host chooses: give
 an absolute path (the startup line on stderr shows the root in use).
 --read-only offers only the tools whose annotations say readOnlyHint, and
-sets the policy's writes_enabled to false. -v logs one line per tool call;
---sdk-log adds the MCP SDK's own info lines (connections, sessions); its
-warnings and errors are always logged.
+sets the policy's writes_enabled to false; a --config policy with
+"writes_enabled": false offers only those tools too. A result is the library's text
+(what the model should read, hints and warnings included), with isError
+for a failure; --structured-content adds structuredContent (the result's
+data, or {"error": {"code", "message"}}) for clients that use it. -v logs
+one line per tool call; --sdk-log adds the MCP SDK's own info lines
+(connections, sessions); its warnings and errors are always logged.
 
 flags:
 `
@@ -39,6 +43,7 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer,
 	root := fs.String("root", "", "workspace root directory (overrides the config file's root)")
 	readOnly := fs.Bool("read-only", false, "offer only the read-only tools")
 	configFile := fs.String("config", "", "workspace configuration JSON file")
+	structured := fs.Bool("structured-content", false, "add structuredContent (the result's data, or the error's code and message) to every result")
 	verbose := fs.Bool("v", false, "log one line per tool call to stderr")
 	sdkLog := fs.Bool("sdk-log", false, "also log the MCP SDK's own info lines (connections, sessions) to stderr")
 	fs.Usage = func() {
@@ -95,10 +100,13 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer,
 		logger.Warn("wsfs mcp: --root is relative, so it was taken from the working directory the MCP host started the server in",
 			"root", *root, "resolved", ws.Root())
 	}
-	tools, _ := mcpserver.Tools(*readOnly)
-	logger.Info("wsfs mcp: serving on stdio", "root", ws.Root(), "read_only", *readOnly, "tools", strings.Join(tools, ","))
+	opts := mcpserver.Options{ReadOnly: *readOnly, StructuredContent: *structured, Logger: sdkLogger}
+	tools, _ := mcpserver.ToolsFor(ws, opts)
+	// read-only by the flag, or by the --config policy (which --read-only sets too)
+	logger.Info("wsfs mcp: serving on stdio", "root", ws.Root(), "read_only", !*ws.Policy().WritesEnabled,
+		"structured_content", *structured, "tools", strings.Join(tools, ","))
 
-	err = serve(ctx, ws, mcpserver.Options{ReadOnly: *readOnly, Logger: sdkLogger})
+	err = serve(ctx, ws, opts)
 	if err != nil && ctx.Err() == nil {
 		fmt.Fprintln(stderr, "wsfs mcp:", err)
 		return 1

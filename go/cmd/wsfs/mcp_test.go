@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,5 +89,81 @@ func TestMCPRelativeRoot(t *testing.T) {
 	}
 	if !strings.Contains(errw.String(), "--root is relative") || !strings.Contains(errw.String(), "resolved="+filepath.Join(dir, "notes")) {
 		t.Fatalf("no warning about the relative root:\n%s", errw.String())
+	}
+}
+
+// TestMCPStructuredContentFlag: results are text only unless
+// --structured-content asks for structuredContent too.
+func TestMCPStructuredContentFlag(t *testing.T) {
+	for _, tc := range []struct {
+		flags []string
+		want  bool
+	}{
+		{nil, false},
+		{[]string{"--structured-content"}, true},
+	} {
+		var got mcpserver.Options
+		var structured any
+		serve := func(ctx context.Context, ws *wsfs.Workspace, o mcpserver.Options) error {
+			got = o
+			server, err := mcpserver.New(ws, o)
+			if err != nil {
+				return err
+			}
+			st, ct := mcp.NewInMemoryTransports()
+			ss, err := server.Connect(ctx, st, nil)
+			if err != nil {
+				return err
+			}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+			if err != nil {
+				return err
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: wsfs.ToolListDir, Arguments: map[string]any{}})
+			if err != nil {
+				return err
+			}
+			structured = res.StructuredContent
+			cs.Close()
+			return ss.Wait()
+		}
+		var errw strings.Builder
+		args := append([]string{"--root", t.TempDir()}, tc.flags...)
+		if code := runMCP(context.Background(), args, &errw, serve); code != 0 {
+			t.Fatalf("wsfs mcp %v: exit %d: %s", args, code, errw.String())
+		}
+		if got.StructuredContent != tc.want || (structured != nil) != tc.want {
+			t.Errorf("%v: Options.StructuredContent %v, structuredContent %v; want %v", tc.flags, got.StructuredContent, structured, tc.want)
+		}
+		if !strings.Contains(errw.String(), fmt.Sprintf("structured_content=%v", tc.want)) {
+			t.Errorf("%v: the startup line does not say structured_content=%v:\n%s", tc.flags, tc.want, errw.String())
+		}
+	}
+}
+
+// TestMCPConfigWithoutWrites: a --config policy with "writes_enabled":
+// false serves the read-only tools, as --read-only does, and the startup
+// line says so.
+func TestMCPConfigWithoutWrites(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "wsfs.json")
+	if err := os.WriteFile(cfg, []byte(`{"policy":{"writes_enabled":false}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var offered []string
+	serve := func(ctx context.Context, ws *wsfs.Workspace, o mcpserver.Options) error {
+		names, err := mcpserver.ToolsFor(ws, o)
+		offered = names
+		return err
+	}
+	var errw strings.Builder
+	if code := runMCP(context.Background(), []string{"--config", cfg, "--root", t.TempDir()}, &errw, serve); code != 0 {
+		t.Fatalf("exit %d: %s", code, errw.String())
+	}
+	want, _ := mcpserver.Tools(true)
+	if !slices.Equal(offered, want) {
+		t.Fatalf("offered %v, want %v", offered, want)
+	}
+	if !strings.Contains(errw.String(), "read_only=true") || !strings.Contains(errw.String(), "tools="+strings.Join(want, ",")+"\n") {
+		t.Fatalf("the startup line does not show the read-only tools:\n%s", errw.String())
 	}
 }

@@ -1,5 +1,6 @@
 // Package demo is the `wsfs demo` agent run: a fantasy agent with the wsfs
-// workspace tools (wsfs.ToolNames) works in a temporary workspace, is refused two escapes, and
+// workspace tools an agent.Runner offers by default (agent.DefaultTools,
+// MiniClaw's five) works in a temporary workspace, is refused two escapes, and
 // runs into its tool-iteration limit, while a transcript shows every tool
 // call and result.
 //
@@ -89,6 +90,7 @@ type Result struct {
 	Notes        string // final content of notes.md ("" if missing)
 	SecretIntact bool   // outside/secret.txt still holds SecretContent
 	ToolResults  []fantasy.ToolResultContent
+	Tools        []string // the workspace tools the agent was offered (Runner.Tools)
 }
 
 // Run runs the demo and prints its transcript to o.Out.
@@ -152,8 +154,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer runner.Close()
 
-	fmt.Fprintf(out, "wsfs demo: a fantasy agent with the %d wsfs workspace tools\n", len(wsfs.ToolNames))
-	fmt.Fprintf(out, "  tools:     %s\n", strings.Join(wsfs.ToolNames, ", "))
+	res.Tools = runner.Tools()
+	fmt.Fprintf(out, "wsfs demo: a fantasy agent with the %d wsfs workspace tools\n", len(res.Tools))
+	fmt.Fprintf(out, "  tools:     %s\n", strings.Join(res.Tools, ", "))
 	fmt.Fprintf(out, "  model:     %s\n", modelName)
 	fmt.Fprintf(out, "  workspace: %s\n", runner.Workspace().Root())
 	fmt.Fprintf(out, "  outside:   %s (must stay out of reach)\n", secret)

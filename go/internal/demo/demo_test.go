@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"charm.land/fantasy"
 
-	wsfs "github.com/wsfs/wsfs/go"
+	"github.com/wsfs/wsfs/go/agent"
 	"github.com/wsfs/wsfs/go/scripted"
 )
 
@@ -54,11 +55,15 @@ func TestScriptedDemo(t *testing.T) {
 		t.Fatalf("outcomes:\n%s\nwant\n%s", got, want)
 	}
 
+	// The agent has the Runner's default tools, MiniClaw's five.
+	if !slices.Equal(res.Tools, agent.DefaultTools) {
+		t.Fatalf("the demo's agent was offered %v, want agent.DefaultTools %v", res.Tools, agent.DefaultTools)
+	}
 	transcript := out.String()
 	for _, s := range []string{
-		// The header names the tools the agent has, from the one list.
-		fmt.Sprintf("wsfs demo: a fantasy agent with the %d wsfs workspace tools\n", len(wsfs.ToolNames)),
-		"  tools:     " + strings.Join(wsfs.ToolNames, ", ") + "\n",
+		// The header names the tools the agent has: the Runner's.
+		fmt.Sprintf("wsfs demo: a fantasy agent with the %d wsfs workspace tools\n", len(res.Tools)),
+		"  tools:     " + strings.Join(res.Tools, ", ") + "\n",
 		"model:     scripted model (no network, no API key)",
 		"user> Please help me with my notes",
 		"-- step 1 --\nassistant> Let me look at the workspace first.\n  call list_dir {}\n  ok\n",

@@ -5,6 +5,7 @@
 //! kernel is the boundary.
 
 pub(crate) mod judge;
+mod load;
 pub(crate) mod policy;
 pub(crate) mod words;
 pub(crate) mod wrappers;

@@ -5,13 +5,11 @@
 //! examples, and loading a policy judges every example: a rule that does not do what its
 //! examples say is an error, so a policy cannot drift from its own documentation.
 
-use super::judge::{judge, Verdict};
 use super::words::Construct;
 use regex::Regex;
 use serde::Deserialize;
-use std::sync::OnceLock;
 
-/// The policy shipped with wsfs.
+/// The policy shipped with wsfs (loaded and checked by `load.rs`).
 pub(crate) const BUILTIN: &str = include_str!("../../../config/safe_shell_policy.toml");
 
 #[derive(Debug, Deserialize)]
@@ -81,8 +79,8 @@ pub(crate) struct Rule {
     pub(crate) args: Option<Regex>,
     pub(crate) reason: String,
     pub(crate) suggest: String,
-    matches: Vec<String>,
-    not_match: Vec<String>,
+    pub(super) matches: Vec<String>,
+    pub(super) not_match: Vec<String>,
 }
 
 impl Rule {
@@ -118,17 +116,9 @@ pub(crate) struct Policy {
 }
 
 impl Policy {
-    /// The shipped policy (loaded and checked once).
-    pub(crate) fn builtin() -> Result<&'static Policy, String> {
-        static BUILT: OnceLock<Result<Policy, String>> = OnceLock::new();
-        BUILT
-            .get_or_init(|| Policy::from_toml(BUILTIN))
-            .as_ref()
-            .map_err(Clone::clone)
-    }
-
-    /// Parses a policy file and checks every rule against its examples.
-    pub(crate) fn from_toml(text: &str) -> Result<Policy, String> {
+    /// Parses a policy file without judging its examples (`load.rs` does that: it needs the
+    /// judge, which needs this type).
+    pub(super) fn parse_unchecked(text: &str) -> Result<Policy, String> {
         let file: File =
             toml::from_str(text).map_err(|e| format!("the safe_shell policy is not valid: {e}"))?;
         if file.version != 1 {
@@ -186,61 +176,7 @@ impl Policy {
                 .collect(),
             default_suggestion: file.default_suggestion,
         };
-        policy.check_examples()?;
         Ok(policy)
-    }
-
-    /// Judges every example: a deny rule's `match` examples are blocked by that rule, its
-    /// `not_match` ones are not; an allow rule's `match` examples are allowed with that rule
-    /// among the ones that allowed them, its `not_match` ones are not allowed by it.
-    fn check_examples(&self) -> Result<(), String> {
-        let mut problems = Vec::new();
-        for rule in &self.deny {
-            for ex in &rule.matches {
-                match judge(self, ex) {
-                    Verdict::Blocked(b) if b.rule.as_deref() == Some(rule.id.as_str()) => {}
-                    other => problems.push(format!(
-                        "deny rule '{}' should block {ex:?}, but: {}",
-                        rule.id,
-                        other.describe()
-                    )),
-                }
-            }
-            for ex in &rule.not_match {
-                if let Verdict::Blocked(b) = judge(self, ex) {
-                    if b.rule.as_deref() == Some(rule.id.as_str()) {
-                        problems.push(format!("deny rule '{}' should not block {ex:?}", rule.id));
-                    }
-                }
-            }
-        }
-        for rule in &self.allow {
-            for ex in &rule.matches {
-                match judge(self, ex) {
-                    Verdict::Allowed(a) if a.rules.contains(&rule.id) => {}
-                    other => problems.push(format!(
-                        "allow rule '{}' should allow {ex:?}, but: {}",
-                        rule.id,
-                        other.describe()
-                    )),
-                }
-            }
-            for ex in &rule.not_match {
-                if let Verdict::Allowed(a) = judge(self, ex) {
-                    if a.rules.contains(&rule.id) {
-                        problems.push(format!("allow rule '{}' should not allow {ex:?}", rule.id));
-                    }
-                }
-            }
-        }
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(format!(
-                "the safe_shell policy's examples disagree with its rules:\n{}",
-                problems.join("\n")
-            ))
-        }
     }
 
     pub(crate) fn allows(&self, c: Construct) -> bool {

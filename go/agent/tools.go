@@ -1,0 +1,145 @@
+package agent
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	wsfs "github.com/wsfs/wsfs/go"
+)
+
+// DefaultTools are the workspace tools a Runner offers when
+// RunnerConfig.Tools is empty: MiniClaw's five (its plan for the
+// fantasy-agent provider names exactly these), in wsfs.ToolNames order.
+// The others (get_path_info, find_files, search_text, apply_patch,
+// create_directory, move_file, delete_file) are offered only when asked for.
+var DefaultTools = []string{wsfs.ToolReadFile, wsfs.ToolWriteFile, wsfs.ToolAppendFile, wsfs.ToolListDir, wsfs.ToolEditFile}
+
+// AllTools, as the only entry of RunnerConfig.Tools (or of MiniClaw's
+// agents.defaults.tools), offers every workspace tool of wsfs.ToolNames,
+// including tools the library gains later.
+const AllTools = "all"
+
+// checkTools validates a tool list (RunnerConfig.Tools, or
+// agents.defaults.tools in a config file; where names it in errors): every
+// entry is a name of wsfs.ToolNames (exactly, in its case) and appears once,
+// or the list is AllTools alone. Empty is fine (DefaultTools).
+func checkTools(where string, names []string) error {
+	for i, name := range names {
+		if name == AllTools {
+			if len(names) > 1 {
+				return fmt.Errorf("%s: %q must be the only entry (it offers every tool)", where, AllTools)
+			}
+			continue
+		}
+		if !slices.Contains(wsfs.ToolNames, name) {
+			return fmt.Errorf("%s: unknown tool %s; the tools are %s, or %q alone for every one",
+				where, strconv.Quote(name), strings.Join(wsfs.ToolNames, ", "), AllTools)
+		}
+		if slices.Contains(names[:i], name) {
+			return fmt.Errorf("%s names %q twice", where, name)
+		}
+	}
+	return nil
+}
+
+// selectTools returns the tools a checked list asks for, in wsfs.ToolNames
+// order; without writes, only those whose spec says readOnlyHint (every
+// other tool could only fail with writes_disabled).
+func selectTools(names []string, writes bool) ([]string, error) {
+	var chosen []string
+	for _, name := range wsfs.ToolNames {
+		switch {
+		case len(names) == 0 && slices.Contains(DefaultTools, name),
+			slices.Equal(names, []string{AllTools}),
+			slices.Contains(names, name):
+			chosen = append(chosen, name)
+		}
+	}
+	if writes {
+		return chosen, nil
+	}
+	readOnly, err := readOnlyTools()
+	if err != nil {
+		return nil, err
+	}
+	kept := slices.DeleteFunc(slices.Clone(chosen), func(n string) bool { return !slices.Contains(readOnly, n) })
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("wsfs: the workspace's policy disables writes (writes_enabled: false), and every tool "+
+			"RunnerConfig.Tools names changes files (%s): no tool is left to offer; name a reading tool too, or enable writes",
+			strings.Join(chosen, ", "))
+	}
+	return kept, nil
+}
+
+// readOnlyTools returns the names whose library spec says readOnlyHint.
+func readOnlyTools() ([]string, error) {
+	specs, err := wsfs.ToolSpecs()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, s := range specs {
+		if s.ReadOnly() {
+			names = append(names, s.Name)
+		}
+	}
+	return names, nil
+}
+
+// DefaultSystemPromptFor is the system prompt a Runner uses when
+// RunnerConfig.SystemPrompt is empty: it names exactly the given tools (the
+// Runner's, see Runner.Tools) and advises only what they can do.
+// DefaultSystemPrompt is DefaultSystemPromptFor(DefaultTools).
+func DefaultSystemPromptFor(tools []string) string {
+	has := func(name string) bool { return slices.Contains(tools, name) }
+	among := func(names ...string) []string {
+		return slices.DeleteFunc(names, func(n string) bool { return !has(n) })
+	}
+	readOnly, _ := readOnlyTools() // on error, every tool counts as changing
+	changes := slices.ContainsFunc(tools, func(n string) bool { return !slices.Contains(readOnly, n) })
+
+	var b strings.Builder
+	if len(tools) == 1 {
+		b.WriteString("You are a helpful assistant with access to a workspace directory through the tool " + tools[0] + ".")
+	} else {
+		b.WriteString("You are a helpful assistant with access to a workspace directory through the tools " + andList(tools) + ".")
+	}
+	b.WriteString(" All paths are relative to the workspace root; you cannot reach anything outside it.")
+	finders := among(wsfs.ToolListDir, wsfs.ToolFindFiles, wsfs.ToolSearchText)
+	switch read := has(wsfs.ToolReadFile); {
+	case len(finders) > 0 && read && changes:
+		b.WriteString(" Find files with " + andList(finders) + ", and read a file (or a range of its lines) before you change it.")
+	case len(finders) > 0 && read:
+		b.WriteString(" Find files with " + andList(finders) + ", and read a file (or a range of its lines) with read_file.")
+	case len(finders) > 0:
+		b.WriteString(" Find files with " + andList(finders) + ".")
+	case read && changes:
+		b.WriteString(" Read a file (or a range of its lines) before you change it.")
+	}
+	if editors := among(wsfs.ToolEditFile, wsfs.ToolApplyPatch); len(editors) > 0 && has(wsfs.ToolWriteFile) {
+		b.WriteString(" Use " + orList(editors) + " for small changes instead of rewriting whole files.")
+	}
+	switch {
+	case !changes && len(tools) == 1:
+		b.WriteString(" It cannot change a file.")
+	case !changes:
+		b.WriteString(" None of these tools can change a file.")
+	}
+	b.WriteString(" When a tool returns an error, read the error code and message, correct the call, or explain to the user why the task cannot be done.")
+	return b.String()
+}
+
+// andList joins names as "a, b and c".
+func andList(names []string) string { return joinLast(names, " and ") }
+
+// orList joins names as "a, b or c".
+func orList(names []string) string { return joinLast(names, " or ") }
+
+func joinLast(names []string, last string) string {
+	if len(names) <= 1 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + last + names[len(names)-1]
+}

@@ -1,0 +1,6 @@
+pub mod api;
+pub mod dispatch;
+pub mod envelope;
+pub mod ffi;
+pub mod handles;
+pub mod specs;
