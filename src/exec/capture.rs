@@ -2,7 +2,6 @@
 //! how much was cut from the middle. Test runners print what matters at both ends (the
 //! collection errors first, the summary last), so neither half alone would do.
 
-use serde::Serialize;
 use std::collections::VecDeque;
 
 /// Collects a stream as it arrives; never holds more than `cap` bytes.
@@ -105,20 +104,6 @@ impl Captured {
         }
         format!("...{}", &text[start..])
     }
-
-    pub(crate) fn summary(&self) -> StreamSummary {
-        StreamSummary {
-            total_bytes: self.total_bytes,
-            omitted_bytes: self.omitted_bytes,
-        }
-    }
-}
-
-/// The sizes a result reports next to the text.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
-pub(crate) struct StreamSummary {
-    pub total_bytes: u64,
-    pub omitted_bytes: u64,
 }
 
 #[cfg(test)]

@@ -189,7 +189,7 @@ fn the_network_is_open_when_the_host_allows_it() {
     // bash, for its /dev/tcp.
     let out = f
         .run(
-            &super::ExecRequest::new("bash", &f.ws)
+            &super::runner::ExecRequest::new("bash", &f.ws)
                 .arg("-c")
                 .arg(format!(
                     "exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"

@@ -179,22 +179,6 @@ fn etc_entries(dir: &Path, secrets: &[&str]) -> Vec<PathBuf> {
     out
 }
 
-trait FromFile {
-    fn from_file(abi: ABI) -> BitFlags<AccessFs>;
-}
-
-impl FromFile for AccessFs {
-    /// The rights that mean something on a file (a rule on a file may hold no others).
-    fn from_file(abi: ABI) -> BitFlags<AccessFs> {
-        (AccessFs::Execute
-            | AccessFs::WriteFile
-            | AccessFs::ReadFile
-            | AccessFs::Truncate
-            | AccessFs::IoctlDev)
-            & AccessFs::from_all(abi)
-    }
-}
-
 fn fail(e: impl std::fmt::Display) -> String {
     format!("the Landlock ruleset could not be built: {e}")
 }

@@ -25,10 +25,6 @@
 //!
 //! What the sandbox stops and what it does not is written down once, in `sandbox.rs`.
 
-// The tools built on this module are wired into the registry by the step that follows the
-// crate's layer split (issue 21, phase 2); until then only the tests call them.
-#![allow(dead_code, unused_imports)]
-
 pub(crate) mod capture;
 pub(crate) mod cgroup;
 pub(crate) mod child;
@@ -45,9 +41,7 @@ pub(crate) mod shell;
 pub(crate) mod supervise;
 pub(crate) mod tools;
 
-pub(crate) use runner::{
-    Control, ExecLimits, ExecOutcome, ExecPlaces, ExecPolicy, ExecRequest, Runner,
-};
+pub(crate) use runner::{Control, ExecLimits, ExecOutcome, ExecPlaces, ExecPolicy, Runner};
 
 #[cfg(test)]
 mod confinement_tests;

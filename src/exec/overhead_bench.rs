@@ -16,7 +16,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 #[ignore]
 fn runner_overhead_on_true() {
     let f = Fixture::new();
-    let req = super::ExecRequest::new("true", &f.ws).env("PATH", SYSTEM_PATH);
+    let req = super::runner::ExecRequest::new("true", &f.ws).env("PATH", SYSTEM_PATH);
     let (mut plain, mut confined, mut deltas) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..10 {
         f.run(&req).unwrap();
@@ -71,6 +71,7 @@ fn git_status_on_100k_files() {
     let runner = super::Runner::new(
         super::ExecPlaces {
             view_root: repo.clone(),
+            view_writable: true,
             home: None,
             scratch_parent: state.path().join("tmp"),
         },

@@ -23,6 +23,9 @@ pub(crate) struct ExecPlaces {
     /// What the program sees as the workspace: the root in host mode; in overlay mode the
     /// session's merged view (the overlay issue swaps it in here).
     pub(crate) view_root: PathBuf,
+    /// Whether programs may write the view (the policy's `writes_enabled`); read-only
+    /// otherwise, under Landlock like everything else.
+    pub(crate) view_writable: bool,
     /// `HOME`: caches that outlive a call (Go's build cache, pip's), kept in the state
     /// directory. `None`: each run's temp directory is its home.
     pub(crate) home: Option<PathBuf>,
@@ -172,11 +175,6 @@ impl ExecRequest {
         self
     }
 
-    pub(crate) fn stdout_cap(mut self, bytes: usize) -> Self {
-        self.stdout_cap = Some(bytes);
-        self
-    }
-
     pub(crate) fn control(
         mut self,
         deadline: Option<Instant>,
@@ -200,7 +198,6 @@ pub(crate) struct ExecOutcome {
     pub(crate) signal: Option<i32>,
     pub(crate) stdout: Captured,
     pub(crate) stderr: Captured,
-    pub(crate) elapsed: Duration,
     pub(crate) stopped: Option<Stopped>,
     /// The wall clock the run had.
     pub(crate) limit: Duration,
@@ -210,6 +207,7 @@ pub(crate) struct ExecOutcome {
 }
 
 impl ExecOutcome {
+    #[cfg(test)]
     pub(crate) fn success(&self) -> bool {
         self.exit_code == Some(0) && self.stopped.is_none()
     }
@@ -284,6 +282,7 @@ impl Runner {
     }
 
     /// How many programs this runner (and its clones) started.
+    #[cfg(test)]
     pub(crate) fn started(&self) -> u64 {
         self.started.load(Ordering::Relaxed)
     }
@@ -359,13 +358,19 @@ impl Runner {
                 )
             })?;
         }
-        let mut writable = vec![self.places.view_root.clone(), scratch.path().to_path_buf()];
+        let mut writable = vec![scratch.path().to_path_buf()];
+        let mut readable = self.policy.read_paths.clone();
+        if self.places.view_writable {
+            writable.push(self.places.view_root.clone());
+        } else {
+            readable.push(self.places.view_root.clone());
+        }
         if let Some(home) = &self.places.home {
             writable.push(home.clone());
         }
         let prepared = sandbox::prepare(&Request {
             writable: &writable,
-            readable: &self.policy.read_paths,
+            readable: &readable,
             network: self.policy.network,
             require_landlock: self.policy.require_sandbox,
             bounds: Bounds {
@@ -448,7 +453,6 @@ impl Runner {
             signal: watched.status.signal(),
             stdout: watched.stdout,
             stderr: watched.stderr,
-            elapsed: started.elapsed(),
             stopped: watched.stopped,
             limit,
             sandbox: prepared.report,

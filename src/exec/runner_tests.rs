@@ -136,7 +136,7 @@ fn the_private_temp_directory_is_gone_after_the_call() {
 fn a_missing_program_is_a_clear_error() {
     let f = Fixture::new();
     let err = f
-        .run(&super::ExecRequest::new("no-such-tool-here", &f.ws))
+        .run(&super::runner::ExecRequest::new("no-such-tool-here", &f.ws))
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidArguments);
     assert!(err.message.contains("workspace_info"), "{}", err.message);
@@ -152,14 +152,41 @@ fn a_program_outside_the_readable_places_may_not_run() {
     std::fs::write(&tool, "#!/bin/sh\necho ran\n").unwrap();
     std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let err = f
-        .run(&super::ExecRequest::new(tool.as_os_str(), &f.ws))
+        .run(&super::runner::ExecRequest::new(tool.as_os_str(), &f.ws))
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::PermissionDenied, "{}", err.message);
     assert!(err.message.contains("exec_read_paths"), "{}", err.message);
     // The host can allow it.
     let allowed = Fixture::with(|p| p.read_paths = vec![tool.parent().unwrap().to_path_buf()]);
     let out = allowed
-        .run(&super::ExecRequest::new(tool.as_os_str(), &allowed.ws))
+        .run(&super::runner::ExecRequest::new(
+            tool.as_os_str(),
+            &allowed.ws,
+        ))
         .unwrap();
     assert_eq!(out.stdout.text(), "ran\n");
+}
+
+#[test]
+fn a_read_only_view_is_read_only_to_programs() {
+    if !landlock_here() {
+        return;
+    }
+    let f = Fixture::read_only();
+    std::fs::write(f.ws.join("in.txt"), "kept\n").unwrap();
+    let out = f.run_sh("cat in.txt; echo changed > in.txt; echo new > new.txt; echo tmp > \"$TMPDIR/t\" && echo tmp-ok");
+    assert_eq!(out.stdout.text(), "kept\ntmp-ok\n", "{}", out.stderr.text());
+    assert_eq!(
+        std::fs::read_to_string(f.ws.join("in.txt")).unwrap(),
+        "kept\n"
+    );
+    assert!(!f.ws.join("new.txt").exists());
+    // The control: the same script in a writable view changes both.
+    let f = Fixture::new();
+    std::fs::write(f.ws.join("in.txt"), "kept\n").unwrap();
+    f.run_sh("echo changed > in.txt; echo new > new.txt");
+    assert_eq!(
+        std::fs::read_to_string(f.ws.join("in.txt")).unwrap(),
+        "changed\n"
+    );
 }

@@ -24,6 +24,15 @@ impl Fixture {
     }
 
     pub(crate) fn with(tune: impl FnOnce(&mut ExecPolicy)) -> Fixture {
+        Fixture::with_view(true, tune)
+    }
+
+    /// A fixture whose workspace programs may only read (`writes_enabled: false`).
+    pub(crate) fn read_only() -> Fixture {
+        Fixture::with_view(false, |_| {})
+    }
+
+    fn with_view(view_writable: bool, tune: impl FnOnce(&mut ExecPolicy)) -> Fixture {
         let tmp = tempfile::tempdir().unwrap();
         let ws = tmp.path().join("ws");
         let outside = tmp.path().join("outside");
@@ -42,6 +51,7 @@ impl Fixture {
         let runner = Runner::new(
             ExecPlaces {
                 view_root: ws.clone(),
+                view_writable,
                 home: Some(state.join("home")),
                 scratch_parent: state.join("tmp"),
             },

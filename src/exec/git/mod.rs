@@ -117,10 +117,6 @@ impl<'a> Git<'a> {
         Ok(git)
     }
 
-    pub(crate) fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// The request for `git <args>` with every override, ready to run.
     pub(crate) fn request(&self, args: &[&str]) -> ExecRequest {
         let mut req = ExecRequest::new("git", &self.dir).under(&self.ctl);

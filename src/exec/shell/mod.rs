@@ -10,5 +10,5 @@ pub(crate) mod policy;
 pub(crate) mod words;
 pub(crate) mod wrappers;
 
-pub(crate) use judge::{judge, Allowed, Blocked, Verdict};
+pub(crate) use judge::{judge, Verdict};
 pub(crate) use policy::Policy;

@@ -9,8 +9,6 @@ pub(crate) mod run_tests;
 pub(crate) mod shells;
 pub(crate) mod workspace_info;
 
-use std::path::Path;
-
 /// How a tool looks at the project's files to decide what to run (`package.json`'s scripts,
 /// `go.mod`'s module). The wiring implements it with the workspace's resolver and read
 /// policy; [`DirFiles`] is the plain version the tests use.
@@ -26,7 +24,8 @@ pub(crate) trait ProjectFiles {
 pub(crate) struct DirFiles(pub(crate) cap_std::fs::Dir);
 
 impl DirFiles {
-    pub(crate) fn open(path: &Path) -> std::io::Result<DirFiles> {
+    #[cfg(test)]
+    pub(crate) fn open(path: &std::path::Path) -> std::io::Result<DirFiles> {
         cap_std::fs::Dir::open_ambient_dir(path, cap_std::ambient_authority()).map(DirFiles)
     }
 }

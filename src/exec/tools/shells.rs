@@ -122,6 +122,13 @@ fn run_bash(
     if let Some(note) = out.limit_note() {
         stderr.push_str(&format!("\n[{note}]"));
     }
+    if out.refused_forks > 0 {
+        stderr.push_str(&format!(
+            "\n[the process limit ({}) refused {} fork(s)]",
+            runner.policy().limits.processes,
+            out.refused_forks
+        ));
+    }
     Ok(ShellRun {
         blocked: false,
         stdout: out.stdout.text(),
