@@ -349,6 +349,11 @@ pub fn parameters<A: JsonSchema>() -> Value {
     let mut schema = generator.into_root_schema_for::<A>().to_value();
     if let Some(top) = schema.as_object_mut() {
         top.remove("description");
+        // A tool without arguments (git_status) still states its (empty) properties: some
+        // clients insist on them.
+        if !top.contains_key("properties") {
+            top.insert("properties".into(), Value::Object(Default::default()));
+        }
     }
     tidy(&mut schema);
     schema
