@@ -39,6 +39,21 @@ from .results import (
     TreeNode,
     WriteFileResult,
 )
+from .results import (  # the developer tools'
+    CheckIssue,
+    GitChange,
+    GitCommitResult,
+    GitDiffResult,
+    GitFileDiff,
+    GitStatusResult,
+    RunLintResult,
+    RunTestsResult,
+    SafeShellResult,
+    ShellResult,
+    TestFailure,
+    TypecheckResult,
+    WorkspaceInfoResult,
+)
 from .specs import tool_specs
 from .workspace import Limits, Workspace
 
@@ -85,6 +100,19 @@ __all__ = [
     "TreeNode",
     "Workspace",
     "WriteFileResult",
+    "CheckIssue",
+    "GitChange",
+    "GitCommitResult",
+    "GitDiffResult",
+    "GitFileDiff",
+    "GitStatusResult",
+    "RunLintResult",
+    "RunTestsResult",
+    "SafeShellResult",
+    "ShellResult",
+    "TestFailure",
+    "TypecheckResult",
+    "WorkspaceInfoResult",
     "library_path",
     "library_version",
     "tool_specs",

@@ -364,7 +364,12 @@ fn tidy(value: &mut Value) {
         Value::Object(map) => {
             map.remove("title");
             map.remove("format");
-            if map.get("default") == Some(&Value::Null) {
+            // `null` and an empty list (an optional list argument) say nothing a model needs,
+            // and clients map an absent default to "leave it out" anyway.
+            if map
+                .get("default")
+                .is_some_and(|d| d.is_null() || d.as_array().is_some_and(Vec::is_empty))
+            {
                 map.remove("default");
             }
             if map.contains_key("properties") && !map.contains_key("required") {
