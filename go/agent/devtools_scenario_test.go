@@ -176,7 +176,7 @@ func TestScenarioLintAndTypecheckUntilClean(t *testing.T) {
 	wantResult(t, results, 0, "ok: ", "app/calc.py:1", "F401")
 	wantResult(t, results, 1, "ok: ")
 	wantResult(t, results, 2, "ok: clean")
-	wantResult(t, results, 3, "ok: ", "app/calc.py:5", "return-value")
+	wantResult(t, results, 3, "ok: ", "app/calc.py:2", "return-value") // line 2 once the import is gone
 	wantResult(t, results, 4, "ok: ")
 	wantResult(t, results, 5, "ok: clean")
 	// The model decided from what the structured results said.
