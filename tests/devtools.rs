@@ -353,3 +353,71 @@ fn workspace_info_through_the_registry() {
     let again = named(&f, "workspace_info", json!({}));
     assert_eq!(assert_ok(&again), data);
 }
+
+/// The confinement list through the tools themselves (the runner's own tests, with an
+/// unconfined control each, are in src/exec/confinement_tests.rs): refused or killed, nothing
+/// outside changed, the result says why.
+#[test]
+fn confinement_through_the_tools() {
+    let f = Fixture::with_config(exec_on(
+        json!({"shell_enabled": true, "exec_timeout_sec": 3}),
+    ));
+    let outside = f.base.join("outside");
+    fs::create_dir(&outside).unwrap();
+    fs::write(outside.join("secret.txt"), "TOP SECRET\n").unwrap();
+    let run = |cmd: &str| {
+        let v = named(&f, "shell", json!({ "command": cmd }));
+        assert_ok(&v).clone()
+    };
+    // Writing outside.
+    let target = outside.join("planted.txt");
+    let r = run(&format!("echo x > {} && echo wrote", target.display()));
+    assert_ne!(r["exit_code"], 0, "{r}");
+    assert!(
+        r["stderr"].as_str().unwrap().contains("ermission denied"),
+        "{r}"
+    );
+    assert!(!target.exists());
+    // Reading a secret outside exec_read_paths.
+    let r = run(&format!("cat {}", outside.join("secret.txt").display()));
+    assert_ne!(r["exit_code"], 0, "{r}");
+    assert!(!r["stdout"].as_str().unwrap().contains("TOP SECRET"), "{r}");
+    // Connecting to a local TCP port it did not open.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let r = run(&format!(
+        "exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"
+    ));
+    assert_ne!(r["exit_code"], 0, "{r}");
+    assert!(!r["stdout"].as_str().unwrap().contains("connected"), "{r}");
+    // Sleeping past its limit: killed with everything it started, the code says why.
+    let t = std::time::Instant::now();
+    let msg = assert_err(
+        &named(&f, "shell", json!({"command": "sleep 60 & sleep 60"})),
+        "timeout",
+    );
+    assert!(msg.contains("killed"), "{msg}");
+    assert!(t.elapsed() < std::time::Duration::from_secs(15));
+    // LD_PRELOAD: safe_shell judges the assignment and blocks it.
+    let v = named(
+        &f,
+        "safe_shell",
+        json!({"command": "LD_PRELOAD=/tmp/x.so ls"}),
+    );
+    let b = assert_ok(&v);
+    assert_eq!(b["blocked"], true, "{b}");
+    // core.fsmonitor set in the repository's config: git_status does not run it.
+    repo(&f);
+    // (A marker inside the workspace: the sandbox would let it be written there.)
+    let inside_marker = f.p("fsmonitor-ran");
+    git(
+        &f.root,
+        &[
+            "config",
+            "core.fsmonitor",
+            &format!("touch {}; false", inside_marker.display()),
+        ],
+    );
+    assert_ok(&named(&f, "git_status", json!({})));
+    assert!(!inside_marker.exists(), "fsmonitor ran");
+}
