@@ -11,7 +11,7 @@ pub(crate) mod workspace_info;
 
 /// How a tool looks at the project's files to decide what to run (`package.json`'s scripts,
 /// `go.mod`'s module). The wiring implements it with the workspace's resolver and read
-/// policy; [`DirFiles`] is the plain version the tests use.
+/// policy; `DirFiles` is the plain version the tests use.
 pub(crate) trait ProjectFiles {
     fn is_file(&self, rel: &str) -> bool;
     fn is_dir(&self, rel: &str) -> bool;
@@ -20,16 +20,19 @@ pub(crate) trait ProjectFiles {
     fn read_small(&self, rel: &str, max: u64) -> Option<String>;
 }
 
-/// [`ProjectFiles`] beneath a directory handle (cap-std: nothing outside is reachable).
+/// [`ProjectFiles`] beneath a directory handle (cap-std: nothing outside is reachable), for
+/// the tests of the cores; the tools use the workspace's operations (`tools::dev::WsFiles`).
+#[cfg(test)]
 pub(crate) struct DirFiles(pub(crate) cap_std::fs::Dir);
 
+#[cfg(test)]
 impl DirFiles {
-    #[cfg(test)]
     pub(crate) fn open(path: &std::path::Path) -> std::io::Result<DirFiles> {
         cap_std::fs::Dir::open_ambient_dir(path, cap_std::ambient_authority()).map(DirFiles)
     }
 }
 
+#[cfg(test)]
 impl ProjectFiles for DirFiles {
     fn is_file(&self, rel: &str) -> bool {
         self.0.metadata(rel).is_ok_and(|m| m.is_file())

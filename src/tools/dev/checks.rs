@@ -47,7 +47,7 @@ impl Tool for RunTestsTool {
     fn run(call: &mut Call<'_>, args: RunTestsArgs) -> Result<(TestRun, Vec<Warning>)> {
         let dir = cwd(call, "")?;
         let dev = state(call.ws);
-        let files = files(call.ws)?;
+        let files = files(call);
         Ok((
             run_tests(&dev.runner, &dir, &files, &args, &control(call.ctl))?,
             Vec::new(),
@@ -59,7 +59,7 @@ fn check(call: &mut Call<'_>, which: Check, mut args: CheckArgs) -> Result<Check
     args.paths = program_paths(call, &args.paths, Access::READ)?;
     let dir = cwd(call, "")?;
     let dev = state(call.ws);
-    let files = files(call.ws)?;
+    let files = files(call);
     run_check(which, &dev.runner, &dir, &files, &args, &control(call.ctl))
 }
 

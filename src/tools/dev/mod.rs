@@ -21,11 +21,14 @@ pub(crate) mod shells;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::exec::tools::workspace_info::InfoCache;
-use crate::exec::tools::DirFiles;
+use crate::exec::tools::ProjectFiles;
 use crate::exec::{Control, ExecLimits, ExecPlaces, ExecPolicy, Runner};
+use crate::sandbox::fileops::{open_leaf_read, regular_file_size};
 use crate::sandbox::gate::Access;
+use crate::sandbox::resolve::Located;
 use crate::tools::contract::Call;
 use crate::workspace::Workspace;
+use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -116,12 +119,49 @@ pub(crate) fn program_paths(
         .collect()
 }
 
-/// How a tool looks at the project's files (`package.json`, `go.mod`): beneath the root's
-/// handle. Exec never runs while `deny_read` has rules (see `PolicyConfig::exec_conflict`),
-/// so there is nothing here the policy would hide.
-pub(crate) fn files(ws: &Workspace) -> Result<DirFiles> {
-    ws.root_dir()
-        .try_clone()
-        .map(DirFiles)
-        .map_err(|e| WsfsError::from_io(&e, "."))
+/// How a tool looks at the project's files (`package.json`, `go.mod`): through the
+/// workspace's operations like every tool (resolved beneath the root with the policy as
+/// gate, read from the resolved handle), so it works on any backend.
+pub(crate) struct WsFiles<'a> {
+    ws: &'a Workspace,
+    ctl: &'a CallControl,
+}
+
+pub(crate) fn files<'a>(call: &Call<'a>) -> WsFiles<'a> {
+    WsFiles {
+        ws: call.ws,
+        ctl: call.ctl,
+    }
+}
+
+impl WsFiles<'_> {
+    fn located(&self, rel: &str) -> Option<Located<'_>> {
+        let path = self.ws.parse_path(rel).ok()?;
+        self.ws.resolve(&path, Access::READ, false, self.ctl).ok()
+    }
+}
+
+impl ProjectFiles for WsFiles<'_> {
+    fn is_file(&self, rel: &str) -> bool {
+        self.located(rel)
+            .is_some_and(|l| l.leaf_meta.as_ref().is_some_and(|m| m.is_file()))
+    }
+
+    fn is_dir(&self, rel: &str) -> bool {
+        self.located(rel)
+            .is_some_and(|l| l.leaf_meta.as_ref().is_some_and(|m| m.is_dir()))
+    }
+
+    fn read_small(&self, rel: &str, max: u64) -> Option<String> {
+        let located = self.located(rel)?;
+        let leaf = located.file_leaf(rel, false).ok()?;
+        let file = open_leaf_read(&located.dir, leaf).ok()?;
+        // Checked on the open file: the name may have been swapped since resolution.
+        if regular_file_size(&file, rel).ok()? > max {
+            return None;
+        }
+        let mut text = String::new();
+        file.take(max + 1).read_to_string(&mut text).ok()?;
+        (text.len() as u64 <= max).then_some(text)
+    }
 }
