@@ -61,8 +61,9 @@ char *wsfs_tool_specs(void);
  `git_commit`, `run_tests`, `run_lint`, `typecheck`, `safe_shell`; `shell` needs
  `shell_enabled` too), which run programs under a kernel sandbox confined to the workspace
  (README.md, "Developer tools and the confined runner"); off, they return `exec_disabled`.
- `exec_enabled` with `deny_read` rules, `deny_write` rules other than `.git/**`, or an
- audit log inside the workspace is `invalid_arguments`: programs could not honour them. On
+ `exec_enabled` with `deny_read` rules, `deny_write` rules other than the default one on
+ `.git`, or an audit log inside the workspace is `invalid_arguments`: programs could not
+ honour them. On
  success `data.workspace` is the handle (never 0), `data.root` the absolute root with
  symlinks resolved and `data.policy` the effective policy. The caller frees the result with
  `wsfs_string_free`.
