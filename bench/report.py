@@ -15,6 +15,7 @@ Reads (all written by bench/run.sh into --dir):
   patch.jsonl           benches/patch.rs samples: apply_patch vs git apply, per filesystem
   delete.jsonl          benches/delete.rs: recursive delete_file vs rm -rf
   wasm.jsonl            benches/wasm.rs: Wasm tools through wsfs_call (wasmi)
+  devtools.jsonl        benches/devtools.rs: the runner, workspace_info's cache, git_status
 
 Every number in the output is computed here from those files. The document is a list of
 sections (SECTIONS, near the end): each is a function of the loaded results returning its
@@ -1179,6 +1180,85 @@ def patch_section(ctx):
     return out
 
 
+DEVTOOLS_OVERHEAD_MAX_NS = 5e6
+DEVTOOLS_INFO_MAX_NS = 50e3
+DEVTOOLS_GIT_MAX_RATIO = 1.2
+
+
+def load_devtools(d):
+    """benches/devtools.rs results: {case: {"desc", "tool": [ns], "plain": [ns]}}."""
+    out = {}
+    for r in jsonl(os.path.join(d, "devtools.jsonl")):
+        c = out.setdefault(r["case"], {"tool": [], "plain": []})
+        c[r["path"]].append(r["ns"])
+        c["desc"] = r["desc"]
+    return out
+
+
+def paired_diffs(c):
+    return [a - b for a, b in zip(c["tool"], c["plain"])]
+
+
+def devtools_targets(dev):
+    rows = []
+    c = dev.get("runner_overhead")
+    if c:
+        over = med(paired_diffs(c))
+        rows.append({
+            "label": f"the runner's overhead (`shell` of `true` vs `Command` of the same) "
+                     f"≤ +{fmt_t(DEVTOOLS_OVERHEAD_MAX_NS)}",
+            "measured": f"+{fmt_t(over)} ({fmt_t(med(c['tool']))} vs {fmt_t(med(c['plain']))})",
+            "ok": None if over is None else over <= DEVTOOLS_OVERHEAD_MAX_NS, "walk": True,
+        })
+    c = dev.get("workspace_info_cached")
+    if c:
+        t = med(c["tool"])
+        rows.append({
+            "label": f"`workspace_info`, cached ≤ {fmt_t(DEVTOOLS_INFO_MAX_NS)}",
+            "measured": fmt_t(t),
+            "ok": None if t is None else t <= DEVTOOLS_INFO_MAX_NS, "walk": True,
+        })
+    for case, c in dev.items():
+        if not case.startswith("git_status_"):
+            continue
+        ratios = [a / b for a, b in zip(c["tool"], c["plain"]) if b]
+        r = med(ratios)
+        rows.append({
+            "label": f"{c['desc']}: ≤ {DEVTOOLS_GIT_MAX_RATIO}×",
+            "measured": f"{fmt_r(r)} ({fmt_t(med(c['tool']))} vs {fmt_t(med(c['plain']))})",
+            "ok": None if r is None else r <= DEVTOOLS_GIT_MAX_RATIO, "walk": True,
+        })
+    return rows
+
+
+def devtools_section(w, dev):
+    if not dev:
+        return
+    w("## Developer tools")
+    w("")
+    w("`benches/devtools.rs`, each through the library's `wsfs_call` path (dispatch, the policy "
+      "switch, resolution of `cwd`, the sandbox, spawn, capture, the text and the envelope): "
+      "`shell {\"command\": \"true\"}` (bash runs `true` under Landlock, seccomp, a pids "
+      "cgroup, rlimits, a rebuilt environment and a private temp directory) against "
+      "`std::process::Command` running the same `bash --noprofile --norc -c true`, paired, "
+      "alternating which runs first (the overhead is the median paired difference); "
+      "`workspace_info` answered from its cache after a first call probed; `git_status` "
+      "(hardened git: the repository's config read first, overrides appended, the output "
+      "parsed) against `git status --porcelain=v2 --branch -z` run directly, paired, "
+      "alternating (the ratio is the median of the paired ratios).")
+    w("")
+    rows = []
+    for case, c in dev.items():
+        t, p = med(c["tool"]), med(c["plain"]) if c["plain"] else None
+        diff = med(paired_diffs(c)) if c["plain"] else None
+        rows.append((c["desc"], fmt_t(t), fmt_t(p) if p else "–",
+                     f"+{fmt_t(diff)}" if diff is not None else "–",
+                     fmt_r(t / p) if t and p else "–", len(c["tool"])))
+    w(table(["case", "wsfs", "direct", "median paired difference", "wsfs / direct",
+             "samples"], rows))
+    w("")
+
+
 def walk_targets_of(ctx):
     return walk_targets(ctx["walk"])
 
@@ -1196,6 +1276,16 @@ def delete_targets_of(ctx):
 def delete_section_of(ctx):
     out = []
     delete_section(out.append, ctx["delete"])
+    return out
+
+
+def devtools_targets_of(ctx):
+    return devtools_targets(ctx["devtools"])
+
+
+def devtools_section_of(ctx):
+    out = []
+    devtools_section(out.append, ctx["devtools"])
     return out
 
 
@@ -1217,11 +1307,12 @@ SECTIONS = [
     patch_section,
     delete_section_of,
     wasm_section,
+    devtools_section_of,
     misses_section,
     reproducing_section,
 ]
 TARGETS = [issue9_targets, python_targets, scale_targets, walk_targets_of, patch_targets,
-           delete_targets_of, wasm_targets]
+           delete_targets_of, wasm_targets, devtools_targets_of]
 
 
 def main():
@@ -1231,7 +1322,8 @@ def main():
         sys.exit(f"report.py: no benchmark results in {args.dir}")
     ctx = {"res": res, "args": args, "walk": load_walk(args.dir), "headlines": [],
            "python": python_results(args.dir), "patch": PatchResults(args.dir),
-           "delete": load_delete(args.dir), "wasm": load_wasm(args.dir)}
+           "delete": load_delete(args.dir), "wasm": load_wasm(args.dir),
+           "devtools": load_devtools(args.dir)}
     ctx["targets"] = [] if args.short else [r for f in TARGETS for r in f(ctx)]
     md = []
     for section in SECTIONS:

@@ -117,6 +117,34 @@ type Policy struct {
 	// current directory, as for Root. If it lies inside the workspace, no
 	// tool can reach or list it.
 	AuditLog string
+	// ExecEnabled turns on the developer tools (workspace_info, git_status,
+	// git_diff, git_commit, run_tests, run_lint, typecheck, safe_shell),
+	// which run programs in the workspace under a kernel sandbox (README
+	// "Developer tools and the confined runner"). Off, they fail with
+	// CodeExecDisabled. It cannot be combined with DenyRead rules, DenyWrite
+	// rules other than ".git/**", or an AuditLog inside the workspace:
+	// programs could not honour them (CodeInvalidArguments at Open).
+	ExecEnabled bool
+	// ShellEnabled turns on the raw shell tool as well (needs ExecEnabled).
+	ShellEnabled bool
+	// ExecRequireSandbox: nil means true: a program is refused with
+	// CodeSandboxUnavailable where Landlock cannot be applied. Bool(false)
+	// runs it unconfined there (results say "sandbox": "none").
+	ExecRequireSandbox *bool
+	// ExecNetwork lets programs use the network (default: no TCP connect or
+	// bind, no other sockets).
+	ExecNetwork bool
+	// ExecReadPaths are absolute directories programs may read and execute
+	// besides the system's: toolchain homes such as ~/.cargo or /opt/go.
+	ExecReadPaths []string
+	// ExecEnvAllow names host environment variables programs get besides
+	// PATH, HOME and LANG (a trailing "*" makes a prefix).
+	ExecEnvAllow []string
+	// ExecTimeout is a program's wall-clock limit, in whole seconds (rounded
+	// up); 0 means the library's default, 60 s. A tool's timeout_sec may
+	// only shorten it. The developer tools are bounded by it instead of
+	// Limits.OperationTimeout; a context deadline still shortens either.
+	ExecTimeout time.Duration
 }
 
 // Bool returns a pointer to v, for Config.RestrictToWorkspace and
@@ -148,6 +176,14 @@ type policyJSON struct {
 	DenyRead      []string  `json:"deny_read,omitempty"`
 	DenyWrite     *[]string `json:"deny_write,omitempty"`
 	AuditLog      string    `json:"audit_log,omitempty"`
+
+	ExecEnabled        bool     `json:"exec_enabled,omitempty"`
+	ShellEnabled       bool     `json:"shell_enabled,omitempty"`
+	ExecRequireSandbox *bool    `json:"exec_require_sandbox,omitempty"`
+	ExecNetwork        bool     `json:"exec_network,omitempty"`
+	ExecReadPaths      []string `json:"exec_read_paths,omitempty"`
+	ExecEnvAllow       []string `json:"exec_env_allow,omitempty"`
+	ExecTimeoutSec     int64    `json:"exec_timeout_sec,omitempty"`
 }
 
 func (l Limits) toJSON() (limitsJSON, error) {
@@ -175,14 +211,23 @@ func (l Limits) toJSON() (limitsJSON, error) {
 // toJSON checks the policy's strings (JSON encoding would silently replace
 // invalid UTF-8) and maps it to the config's JSON.
 func (p Policy) toJSON() (policyJSON, error) {
-	for _, list := range [][]string{p.DenyRead, p.DenyWrite, {p.AuditLog}} {
+	if p.ExecTimeout < 0 {
+		return policyJSON{}, newError("open", CodeInvalidArguments, "Policy.ExecTimeout must not be negative, got %v", p.ExecTimeout)
+	}
+	for _, list := range [][]string{p.DenyRead, p.DenyWrite, {p.AuditLog}, p.ExecReadPaths, p.ExecEnvAllow} {
 		for _, s := range list {
 			if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
 				return policyJSON{}, newError("open", CodeInvalidArguments, "Policy has a string that is not valid UTF-8 or contains a NUL byte: %q", s)
 			}
 		}
 	}
-	pj := policyJSON{WritesEnabled: p.WritesEnabled, DenyRead: p.DenyRead, AuditLog: p.AuditLog}
+	pj := policyJSON{
+		WritesEnabled: p.WritesEnabled, DenyRead: p.DenyRead, AuditLog: p.AuditLog,
+		ExecEnabled: p.ExecEnabled, ShellEnabled: p.ShellEnabled,
+		ExecRequireSandbox: p.ExecRequireSandbox, ExecNetwork: p.ExecNetwork,
+		ExecReadPaths: p.ExecReadPaths, ExecEnvAllow: p.ExecEnvAllow,
+		ExecTimeoutSec: int64((p.ExecTimeout + time.Second - 1) / time.Second),
+	}
 	if p.DenyWrite != nil {
 		pj.DenyWrite = &p.DenyWrite
 	}

@@ -104,6 +104,22 @@ const (
 	// CodeGatewayError: the host's model gateway failed or is not set, for
 	// a Wasm tool's model call.
 	CodeGatewayError Code = "gateway_error"
+	// CodeExecDisabled: a developer tool (tests, lint, typecheck, git,
+	// safe_shell) while the policy's exec_enabled is false, or shell while
+	// shell_enabled is false. Nothing ran.
+	CodeExecDisabled Code = "exec_disabled"
+	// CodeSandboxUnavailable: the kernel sandbox (Landlock) cannot be
+	// applied and the policy requires it (exec_require_sandbox, the
+	// default). Nothing ran.
+	CodeSandboxUnavailable Code = "sandbox_unavailable"
+	// CodeCommandRequired: run_tests, run_lint or typecheck found no tool
+	// to run for this workspace; pass the command.
+	CodeCommandRequired Code = "command_required"
+	// CodeConfirmationRequired: git_commit without confirmed: true. Nothing
+	// was staged or committed.
+	CodeConfirmationRequired Code = "confirmation_required"
+	// CodeNothingToCommit: git_commit with nothing staged and no paths.
+	CodeNothingToCommit Code = "nothing_to_commit"
 )
 
 // Codes lists every error code, in the order of the C ABI documentation.
@@ -114,7 +130,8 @@ var Codes = []Code{
 	CodeCancelled, CodeTimeout, CodeLineOutOfRange, CodeInvalidRegex, CodeWritesDisabled,
 	CodePolicyDenied, CodeFileExists, CodeRecursiveRequired, CodeCapabilityDenied,
 	CodeFuelExhausted, CodeMemoryLimit, CodeToolTrap, CodeManifestInvalid, CodeModuleMismatch,
-	CodeGatewayError,
+	CodeGatewayError, CodeExecDisabled, CodeSandboxUnavailable, CodeCommandRequired,
+	CodeConfirmationRequired, CodeNothingToCommit,
 }
 
 // Sentinel errors, one per code, for errors.Is:
@@ -124,35 +141,40 @@ var Codes = []Code{
 // An *Error matches a sentinel when the codes are equal; the message does not
 // matter. Use errors.As to get the code and message of any failure.
 var (
-	ErrInvalidPath       = &Error{Code: CodeInvalidPath}
-	ErrOutsideWorkspace  = &Error{Code: CodeOutsideWorkspace}
-	ErrPathNotFound      = &Error{Code: CodePathNotFound}
-	ErrPermissionDenied  = &Error{Code: CodePermissionDenied}
-	ErrIOError           = &Error{Code: CodeIOError}
-	ErrAmbiguousEdit     = &Error{Code: CodeAmbiguousEdit}
-	ErrEditNotFound      = &Error{Code: CodeEditNotFound}
-	ErrNotAFile          = &Error{Code: CodeNotAFile}
-	ErrNotADirectory     = &Error{Code: CodeNotADirectory}
-	ErrTooLarge          = &Error{Code: CodeTooLarge}
-	ErrNoSpace           = &Error{Code: CodeNoSpace}
-	ErrInvalidArguments  = &Error{Code: CodeInvalidArguments}
-	ErrUnknownTool       = &Error{Code: CodeUnknownTool}
-	ErrInvalidWorkspace  = &Error{Code: CodeInvalidWorkspace}
-	ErrCancelled         = &Error{Code: CodeCancelled}
-	ErrLineOutOfRange    = &Error{Code: CodeLineOutOfRange}
-	ErrInvalidRegex      = &Error{Code: CodeInvalidRegex}
-	ErrTimeout           = &Error{Code: CodeTimeout}
-	ErrWritesDisabled    = &Error{Code: CodeWritesDisabled}
-	ErrPolicyDenied      = &Error{Code: CodePolicyDenied}
-	ErrFileExists        = &Error{Code: CodeFileExists}
-	ErrRecursiveRequired = &Error{Code: CodeRecursiveRequired}
-	ErrCapabilityDenied  = &Error{Code: CodeCapabilityDenied}
-	ErrFuelExhausted     = &Error{Code: CodeFuelExhausted}
-	ErrMemoryLimit       = &Error{Code: CodeMemoryLimit}
-	ErrToolTrap          = &Error{Code: CodeToolTrap}
-	ErrManifestInvalid   = &Error{Code: CodeManifestInvalid}
-	ErrModuleMismatch    = &Error{Code: CodeModuleMismatch}
-	ErrGatewayError      = &Error{Code: CodeGatewayError}
+	ErrInvalidPath          = &Error{Code: CodeInvalidPath}
+	ErrOutsideWorkspace     = &Error{Code: CodeOutsideWorkspace}
+	ErrPathNotFound         = &Error{Code: CodePathNotFound}
+	ErrPermissionDenied     = &Error{Code: CodePermissionDenied}
+	ErrIOError              = &Error{Code: CodeIOError}
+	ErrAmbiguousEdit        = &Error{Code: CodeAmbiguousEdit}
+	ErrEditNotFound         = &Error{Code: CodeEditNotFound}
+	ErrNotAFile             = &Error{Code: CodeNotAFile}
+	ErrNotADirectory        = &Error{Code: CodeNotADirectory}
+	ErrTooLarge             = &Error{Code: CodeTooLarge}
+	ErrNoSpace              = &Error{Code: CodeNoSpace}
+	ErrInvalidArguments     = &Error{Code: CodeInvalidArguments}
+	ErrUnknownTool          = &Error{Code: CodeUnknownTool}
+	ErrInvalidWorkspace     = &Error{Code: CodeInvalidWorkspace}
+	ErrCancelled            = &Error{Code: CodeCancelled}
+	ErrLineOutOfRange       = &Error{Code: CodeLineOutOfRange}
+	ErrInvalidRegex         = &Error{Code: CodeInvalidRegex}
+	ErrTimeout              = &Error{Code: CodeTimeout}
+	ErrWritesDisabled       = &Error{Code: CodeWritesDisabled}
+	ErrPolicyDenied         = &Error{Code: CodePolicyDenied}
+	ErrFileExists           = &Error{Code: CodeFileExists}
+	ErrRecursiveRequired    = &Error{Code: CodeRecursiveRequired}
+	ErrCapabilityDenied     = &Error{Code: CodeCapabilityDenied}
+	ErrFuelExhausted        = &Error{Code: CodeFuelExhausted}
+	ErrMemoryLimit          = &Error{Code: CodeMemoryLimit}
+	ErrToolTrap             = &Error{Code: CodeToolTrap}
+	ErrManifestInvalid      = &Error{Code: CodeManifestInvalid}
+	ErrModuleMismatch       = &Error{Code: CodeModuleMismatch}
+	ErrGatewayError         = &Error{Code: CodeGatewayError}
+	ErrExecDisabled         = &Error{Code: CodeExecDisabled}
+	ErrSandboxUnavailable   = &Error{Code: CodeSandboxUnavailable}
+	ErrCommandRequired      = &Error{Code: CodeCommandRequired}
+	ErrConfirmationRequired = &Error{Code: CodeConfirmationRequired}
+	ErrNothingToCommit      = &Error{Code: CodeNothingToCommit}
 )
 
 // Error is a failed wsfs operation: the library's error envelope, or the same

@@ -57,7 +57,8 @@ func sentinel(code Code) error {
 		ErrNoSpace, ErrInvalidArguments, ErrUnknownTool, ErrInvalidWorkspace, ErrCancelled, ErrTimeout,
 		ErrLineOutOfRange, ErrInvalidRegex, ErrWritesDisabled, ErrPolicyDenied, ErrFileExists,
 		ErrRecursiveRequired, ErrCapabilityDenied, ErrFuelExhausted, ErrMemoryLimit, ErrToolTrap,
-		ErrManifestInvalid, ErrModuleMismatch, ErrGatewayError} {
+		ErrManifestInvalid, ErrModuleMismatch, ErrGatewayError, ErrExecDisabled, ErrSandboxUnavailable,
+		ErrCommandRequired, ErrConfirmationRequired, ErrNothingToCommit} {
 		if s.Code == code {
 			return s
 		}

@@ -12,6 +12,9 @@ import (
 var ToolNames = []string{
 	ToolReadFile, ToolWriteFile, ToolAppendFile, ToolListDir, ToolEditFile, ToolGetPathInfo,
 	ToolFindFiles, ToolSearchText, ToolApplyPatch, ToolCreateDirectory, ToolMoveFile, ToolDeleteFile,
+	// The developer tools (ExecToolNames), off unless Policy.ExecEnabled.
+	ToolWorkspaceInfo, ToolGitStatus, ToolGitDiff, ToolGitCommit, ToolRunTests, ToolRunLint,
+	ToolTypecheck, ToolSafeShell, ToolShell,
 }
 
 // ToolSpec is one entry of the library's wsfs_tool_specs(): a tool's name,

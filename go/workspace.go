@@ -3,6 +3,7 @@ package wsfs
 import (
 	"encoding/json"
 	"log/slog"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -57,6 +58,14 @@ type openData struct {
 		DenyRead      []string `json:"deny_read"`
 		DenyWrite     []string `json:"deny_write"`
 		AuditLog      *string  `json:"audit_log"`
+
+		ExecEnabled        bool     `json:"exec_enabled"`
+		ShellEnabled       bool     `json:"shell_enabled"`
+		ExecRequireSandbox bool     `json:"exec_require_sandbox"`
+		ExecNetwork        bool     `json:"exec_network"`
+		ExecReadPaths      []string `json:"exec_read_paths"`
+		ExecEnvAllow       []string `json:"exec_env_allow"`
+		ExecTimeoutSec     int64    `json:"exec_timeout_sec"`
 	} `json:"policy"`
 	WasmTools []string `json:"wasm_tools"`
 }
@@ -90,7 +99,7 @@ func Open(cfg Config) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pj.WritesEnabled != nil || pj.DenyRead != nil || pj.DenyWrite != nil || pj.AuditLog != "" {
+	if !reflect.DeepEqual(pj, policyJSON{}) {
 		cj.Policy = &pj
 	}
 	cj.WasmTools = cfg.WasmTools
@@ -151,6 +160,14 @@ func openJSON(configJSON string, logger *slog.Logger) (*Workspace, error) {
 			WritesEnabled: Bool(data.Policy.WritesEnabled),
 			DenyRead:      nonNil(data.Policy.DenyRead),
 			DenyWrite:     nonNil(data.Policy.DenyWrite),
+
+			ExecEnabled:        data.Policy.ExecEnabled,
+			ShellEnabled:       data.Policy.ShellEnabled,
+			ExecRequireSandbox: Bool(data.Policy.ExecRequireSandbox),
+			ExecNetwork:        data.Policy.ExecNetwork,
+			ExecReadPaths:      nonNil(data.Policy.ExecReadPaths),
+			ExecEnvAllow:       nonNil(data.Policy.ExecEnvAllow),
+			ExecTimeout:        time.Duration(data.Policy.ExecTimeoutSec) * time.Second,
 		},
 		warnings: env.Warnings,
 		logger:   logger,
@@ -200,13 +217,17 @@ func (ws *Workspace) RestrictToWorkspace() bool { return ws.restrict }
 func (ws *Workspace) Limits() Limits { return ws.limits }
 
 // Policy returns the effective policy, library defaults filled in
-// (WritesEnabled is never nil, DenyRead and DenyWrite never nil, AuditLog
-// absolute with its symlinks resolved, or "" for none).
+// (WritesEnabled and ExecRequireSandbox are never nil, the lists never nil,
+// AuditLog absolute with its symlinks resolved, or "" for none, ExecTimeout
+// the wall clock in force).
 func (ws *Workspace) Policy() Policy {
 	p := ws.policy
 	p.WritesEnabled = Bool(*p.WritesEnabled)
 	p.DenyRead = append([]string{}, p.DenyRead...)
 	p.DenyWrite = append([]string{}, p.DenyWrite...)
+	p.ExecRequireSandbox = Bool(*p.ExecRequireSandbox)
+	p.ExecReadPaths = append([]string{}, p.ExecReadPaths...)
+	p.ExecEnvAllow = append([]string{}, p.ExecEnvAllow...)
 	return p
 }
 

@@ -34,6 +34,11 @@ pub enum ErrorCode {
     ManifestInvalid,
     ModuleMismatch,
     GatewayError,
+    ExecDisabled,
+    SandboxUnavailable,
+    CommandRequired,
+    ConfirmationRequired,
+    NothingToCommit,
 }
 
 impl ErrorCode {
@@ -69,6 +74,11 @@ impl ErrorCode {
             ErrorCode::ManifestInvalid => "manifest_invalid",
             ErrorCode::ModuleMismatch => "module_mismatch",
             ErrorCode::GatewayError => "gateway_error",
+            ErrorCode::ExecDisabled => "exec_disabled",
+            ErrorCode::SandboxUnavailable => "sandbox_unavailable",
+            ErrorCode::CommandRequired => "command_required",
+            ErrorCode::ConfirmationRequired => "confirmation_required",
+            ErrorCode::NothingToCommit => "nothing_to_commit",
         }
     }
 }

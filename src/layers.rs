@@ -31,6 +31,11 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
         &["base", "patch", "sandbox", "guard", "commit", "composition"],
     ),
     (
+        "exec",
+        &["exec"],
+        &["base", "sandbox", "guard", "commit", "composition", "exec"],
+    ),
+    (
         "tools",
         &["tools"],
         &[
@@ -40,6 +45,7 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
             "guard",
             "commit",
             "composition",
+            "exec",
             "tools",
         ],
     ),
@@ -58,6 +64,7 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
             "guard",
             "commit",
             "composition",
+            "exec",
             "tools",
             "wasm",
             "abi",

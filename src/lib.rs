@@ -4,8 +4,9 @@
 //! Every path is resolved beneath the workspace's directory handle with cap-std, so `..`,
 //! absolute paths and symlinks cannot leave it; see `README.md` for the guarantees and limits.
 //!
-//! `unsafe` code is denied everywhere but in the modules that must hold it (the C ABI), each
-//! of which allows it for itself and gives every block a `// SAFETY:` line.
+//! `unsafe` code is denied everywhere but where it must be (the C ABI; the developer tools'
+//! system calls between fork and exec), each place allowing it for itself and giving every
+//! block a `// SAFETY:` line.
 
 #![deny(unsafe_code)]
 
@@ -15,6 +16,7 @@ mod commit;
 mod config;
 mod control;
 pub mod error;
+mod exec;
 mod guard;
 mod json;
 mod lines;

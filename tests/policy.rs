@@ -475,7 +475,10 @@ fn the_open_data_reports_the_effective_policy() {
     let data = assert_ok(&v);
     assert_eq!(
         data["policy"],
-        json!({"writes_enabled": true, "deny_read": ["*.key"], "deny_write": [".git/**"], "audit_log": null})
+        json!({"writes_enabled": true, "deny_read": ["*.key"], "deny_write": [".git/**"], "audit_log": null,
+               "exec_enabled": false, "shell_enabled": false, "exec_require_sandbox": true,
+               "exec_network": false, "exec_read_paths": [], "exec_env_allow": [],
+               "exec_timeout_sec": 60})
     );
     close_ws(data["workspace"].as_u64().unwrap());
 }

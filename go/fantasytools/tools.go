@@ -24,7 +24,9 @@ import (
 
 // Tools returns the workspace tools as fantasy agent tools: all of them
 // (wsfs.ToolNames) unless WithReadOnlyTools or WithToolNames choose fewer; with
-// both, a tool must pass both. Each has the library's name, description and
+// both, a tool must pass both. The developer tools (wsfs.ExecToolNames) are
+// included only when the workspace's policy turns them on
+// (wsfs.Workspace.ExecSwitchOn): off, they could only fail. Each has the library's name, description and
 // parameter schema (wsfs_tool_specs()); the model's arguments are decoded
 // into the tool's Go input struct (wsfs.ReadFileInput, ...)
 // and passed to the library as the model sent them. They are sequential
@@ -74,6 +76,10 @@ func Tools(ws *wsfs.Workspace, opts ...ToolOption) []fantasy.AgentTool {
 			continue
 		}
 		if spec, ok := specFor(name); tc.readOnly && (!ok || !spec.ReadOnly()) {
+			continue
+		}
+		if !ws.ExecSwitchOn(name) {
+			// A developer tool the policy leaves off could only fail.
 			continue
 		}
 		tools = append(tools, adapters[name].build(ws, tc))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import wsfs
-from wsfs.specs import is_read_only
+from wsfs.specs import EXEC_TOOLS, is_read_only
 
 from conftest import write
 
@@ -129,7 +129,8 @@ def test_writes_disabled_by_default(root):
     write(root / "f.txt", "one\n")
     with wsfs.FileSystemTools(root=root) as tools:
         assert tools.writes_enabled is False
-        writing = [s["name"] for s in wsfs.tool_specs("wsfs") if not is_read_only(s)]
+        # The file tools (the developer tools are not offered without exec: test_devtools.py).
+        writing = [s["name"] for s in wsfs.tool_specs("wsfs") if not is_read_only(s) and s["name"] not in EXEC_TOOLS]
         assert sorted(writing) == sorted(WRITING_ARGS)
         for name in writing:
             r = run(getattr(tools, name)(**WRITING_ARGS[name]))
@@ -146,8 +147,9 @@ def test_writes_disabled_by_default(root):
 def test_get_tools_offers_no_tool_that_can_only_fail(root):
     """While writes are disabled, by the setting or by the workspace's policy, get_tools() and
     tool_specs() offer only the read-only tools: every other one could only fail."""
-    every = [s["name"] for s in wsfs.tool_specs("wsfs")]
-    read_only = [s["name"] for s in wsfs.tool_specs("wsfs") if is_read_only(s)]
+    # The file tools: the developer tools are offered only with exec on (test_devtools.py).
+    every = [s["name"] for s in wsfs.tool_specs("wsfs") if s["name"] not in EXEC_TOOLS]
+    read_only = [s["name"] for s in wsfs.tool_specs("wsfs") if is_read_only(s) and s["name"] not in EXEC_TOOLS]
     assert 0 < len(read_only) < len(every)
 
     def offered(tools):

@@ -60,7 +60,13 @@ def test_file_system_tools_offer_every_library_tool(tmp_path):
     # With writes enabled: without, get_tools() leaves out the changing tools
     # (test_agent_tools.py::test_get_tools_offers_no_tool_that_can_only_fail), but every
     # tool is still an attribute.
-    with wsfs.FileSystemTools(root=tmp_path, writes_enabled=True) as tools:
+    # And with the developer tools on, which get_tools() offers only then
+    # (test_devtools.py::test_file_system_tools_offer_the_dev_tools_only_when_on).
+    policy = {"exec_enabled": True, "shell_enabled": True}
+    with (
+        wsfs.Workspace(tmp_path, policy=policy) as ws,
+        wsfs.FileSystemTools(workspace=ws, writes_enabled=True) as tools,
+    ):
         assert [t.__name__ for t in tools.get_tools()] == [s["name"] for s in SPECS]
         for spec in SPECS:
             tool = getattr(tools, spec["name"])

@@ -40,6 +40,21 @@ from .results import (
     WriteFileResult,
 )
 from .env import apply_tool_env
+from .results import (  # the developer tools'
+    CheckIssue,
+    GitChange,
+    GitCommitResult,
+    GitDiffResult,
+    GitFileDiff,
+    GitStatusResult,
+    RunLintResult,
+    RunTestsResult,
+    SafeShellResult,
+    ShellResult,
+    TestFailure,
+    TypecheckResult,
+    WorkspaceInfoResult,
+)
 from .specs import tool_specs
 from .workspace import Limits, Workspace
 
@@ -86,6 +101,19 @@ __all__ = [
     "TreeNode",
     "Workspace",
     "WriteFileResult",
+    "CheckIssue",
+    "GitChange",
+    "GitCommitResult",
+    "GitDiffResult",
+    "GitFileDiff",
+    "GitStatusResult",
+    "RunLintResult",
+    "RunTestsResult",
+    "SafeShellResult",
+    "ShellResult",
+    "TestFailure",
+    "TypecheckResult",
+    "WorkspaceInfoResult",
     "library_path",
     "library_version",
     "tool_specs",

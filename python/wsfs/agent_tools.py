@@ -23,7 +23,7 @@ from typing import Annotated, Any
 
 from .cancel import CancelToken
 from .errors import WsfsError
-from .specs import SpecFormat, format_specs, is_read_only
+from .specs import SpecFormat, exec_switch_on, format_specs, is_read_only
 from .workspace import Limits, Workspace
 
 log = logging.getLogger("wsfs")
@@ -141,17 +141,25 @@ class FileSystemTools:
 
     def get_tools(self) -> list[Callable[..., Awaitable[ToolResponse]]]:
         """The tools, in the library's order: async callables named after the tools. While
-        writes are disabled (see :attr:`offers_writes`), only the read-only ones: a tool that
-        can only fail is not offered. (Every tool stays an attribute; a changing one called
+        writes are disabled (see :attr:`offers_writes`), only the read-only ones; the developer
+        tools (``run_tests``, ``git_status``, ``safe_shell``, ...) only when the workspace's
+        policy turns them on (``exec_enabled``; ``shell`` also ``shell_enabled``; pass an open
+        ``workspace`` with that policy): a tool that can only fail is not offered. (Every tool stays an attribute; a changing one called
         anyway returns ``writes_disabled``.)"""
-        if self.offers_writes:
-            return list(self._tools)
-        return [t for t in self._tools if is_read_only(self._specs[t.__name__])]
+        policy = self._workspace.info.get("policy") or {}
+        writes = self.offers_writes
+        return [
+            t
+            for t in self._tools
+            if exec_switch_on(t.__name__, policy) and (writes or is_read_only(self._specs[t.__name__]))
+        ]
 
     def tool_specs(self, format: SpecFormat = "openai") -> list[dict[str, Any]]:
         """The specs of the tools :meth:`get_tools` offers, for a function-calling API (see
         :func:`wsfs.tool_specs`)."""
-        return format_specs(self._library_specs, format, read_only=not self.offers_writes)
+        offered = {t.__name__ for t in self.get_tools()}
+        kept = [s for s in self._library_specs if s["name"] in offered]
+        return format_specs(kept, format)
 
     async def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolResponse:
         """Runs the tool ``name`` with ``arguments`` (a mapping, or a JSON object text as a

@@ -46,6 +46,13 @@ ERROR_CODES: dict[str, str] = {
     "manifest_invalid": "A Wasm tool's manifest.json or module is not valid (the message names the field).",
     "module_mismatch": "A Wasm tool's module does not match its manifest's module_sha256; it was not loaded.",
     "gateway_error": "The host's model gateway failed or is not set, for a Wasm tool's model call.",
+    "exec_disabled": "A developer tool while the policy's exec_enabled (shell: shell_enabled) is "
+    "false; nothing ran.",
+    "sandbox_unavailable": "The kernel sandbox (Landlock) cannot be applied and the policy requires "
+    "it; nothing ran.",
+    "command_required": "run_tests, run_lint or typecheck found nothing to run here; pass command.",
+    "confirmation_required": "git_commit without confirmed=True; nothing was staged or committed.",
+    "nothing_to_commit": "git_commit with nothing staged and no paths.",
 }
 
 

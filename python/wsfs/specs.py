@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from . import _native
@@ -23,6 +24,31 @@ def library_specs() -> list[dict[str, Any]]:
         lib = _native.load()
         _specs = json.loads(_native.take(lib, lib.wsfs_tool_specs()))
     return _specs
+
+
+# The developer tools: off unless the workspace's policy sets ``exec_enabled`` (``shell`` also
+# ``shell_enabled``); off, every call raises ``exec_disabled``.
+EXEC_TOOLS = (
+    "workspace_info",
+    "git_status",
+    "git_diff",
+    "git_commit",
+    "run_tests",
+    "run_lint",
+    "typecheck",
+    "safe_shell",
+    "shell",
+)
+
+
+def exec_switch_on(name: str, policy: Mapping[str, Any]) -> bool:
+    """Whether the policy (a workspace's effective ``policy``) lets the tool ``name`` run as
+    far as the exec switches go; the file tools are always on."""
+    if name == "shell":
+        return policy.get("exec_enabled") is True and policy.get("shell_enabled") is True
+    if name in EXEC_TOOLS:
+        return policy.get("exec_enabled") is True
+    return True
 
 
 def is_read_only(spec: dict[str, Any]) -> bool:

@@ -24,9 +24,18 @@ from .results import (
     GetPathInfoResult,
     ListDirResult,
     MoveFileResult,
+    GitCommitResult,
+    GitDiffResult,
+    GitStatusResult,
     ReadFileResult,
+    RunLintResult,
+    RunTestsResult,
+    SafeShellResult,
     SearchTextResult,
+    ShellResult,
     ToolResult,
+    TypecheckResult,
+    WorkspaceInfoResult,
     WriteFileResult,
 )
 from .specs import SpecFormat, format_specs, library_specs, tool_specs
@@ -552,6 +561,117 @@ class Workspace:
         """Deletes a file or symlink (never its target), or with ``recursive`` a directory and
         everything in it. A directory without ``recursive`` raises ``recursive_required``."""
         return self._run(DeleteFileResult, {"path": path, "recursive": recursive}, timeout, cancel)
+
+
+    # -- the developer tools: off unless the policy sets exec_enabled (else exec_disabled) --
+
+    def workspace_info(
+        self, *, refresh: bool = False, timeout: float | None = None, cancel: CancelToken | None = None
+    ) -> WorkspaceInfoResult:
+        """The OS, runtimes and tools that run inside the sandbox, the repository root and the
+        project's kind; cached per workspace, ``refresh`` probes again."""
+        return self._run(WorkspaceInfoResult, {"refresh": refresh}, timeout, cancel)
+
+    def git_status(self, *, timeout: float | None = None, cancel: CancelToken | None = None) -> GitStatusResult:
+        """The repository's status (hardened ``git status --porcelain=v2``) as data."""
+        return self._run(GitStatusResult, {}, timeout, cancel)
+
+    def git_diff(
+        self,
+        *,
+        staged: bool = False,
+        pathspec: Sequence[PathArg] | None = None,
+        base_ref: str = "",
+        target_ref: str = "",
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> GitDiffResult:
+        """The repository's changes as a diff with per-file line counts."""
+        args: dict[str, Any] = {"staged": staged, "base_ref": base_ref, "target_ref": target_ref}
+        if pathspec is not None:
+            args["pathspec"] = list(pathspec)
+        return self._run(GitDiffResult, args, timeout, cancel)
+
+    def git_commit(
+        self,
+        message: str,
+        *,
+        paths: Sequence[PathArg] | None = None,
+        signoff: bool = False,
+        confirmed: bool = False,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> GitCommitResult:
+        """Stages ``paths`` (resolved like every tool path) and commits; raises
+        ``confirmation_required`` without ``confirmed`` (a soft gate, not a human's approval)
+        and ``nothing_to_commit`` when nothing is staged."""
+        args: dict[str, Any] = {"message": message, "signoff": signoff, "confirmed": confirmed}
+        if paths is not None:
+            args["paths"] = list(paths)
+        return self._run(GitCommitResult, args, timeout, cancel)
+
+    def run_tests(
+        self,
+        *,
+        command: str = "",
+        focus: Sequence[str] | None = None,
+        timeout_sec: int = 0,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> RunTestsResult:
+        """Runs the project's tests (pytest, go test, cargo test or npm test, detected, or
+        ``command``) and parses the failures."""
+        args: dict[str, Any] = {"command": command, "timeout_sec": timeout_sec}
+        if focus is not None:
+            args["focus"] = list(focus)
+        return self._run(RunTestsResult, args, timeout, cancel)
+
+    def run_lint(
+        self,
+        *,
+        command: str = "",
+        paths: Sequence[PathArg] | None = None,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> RunLintResult:
+        """Runs the project's linter (ruff or eslint, detected, or ``command``)."""
+        args: dict[str, Any] = {"command": command}
+        if paths is not None:
+            args["paths"] = list(paths)
+        return self._run(RunLintResult, args, timeout, cancel)
+
+    def typecheck(
+        self,
+        *,
+        command: str = "",
+        paths: Sequence[PathArg] | None = None,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> TypecheckResult:
+        """Runs the project's type checker (mypy, pyright or tsc, detected, or ``command``)."""
+        args: dict[str, Any] = {"command": command}
+        if paths is not None:
+            args["paths"] = list(paths)
+        return self._run(TypecheckResult, args, timeout, cancel)
+
+    def safe_shell(
+        self, command: str, *, cwd: PathArg = "", timeout: float | None = None, cancel: CancelToken | None = None
+    ) -> SafeShellResult:
+        """Runs a simple command line the shipped policy allows; a blocked one is a result
+        with ``blocked=True``, not an exception."""
+        return self._run(SafeShellResult, {"command": command, "cwd": cwd}, timeout, cancel)
+
+    def shell(
+        self,
+        command: str,
+        *,
+        cwd: PathArg = "",
+        timeout_sec: int = 0,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ShellResult:
+        """Runs a command line with bash as it is (the policy's ``shell_enabled``)."""
+        return self._run(ShellResult, {"command": command, "cwd": cwd, "timeout_sec": timeout_sec}, timeout, cancel)
 
 
 def _gateway_callback(lib: Any, gateway: Callable[[dict[str, Any], float], Any]) -> Callable[..., int]:

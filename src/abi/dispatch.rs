@@ -6,7 +6,8 @@ use crate::abi::handles;
 use crate::control::{token_flag, CallControl};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::audit::{self, Finished, Notes};
-use crate::tools::contract::{Call, Output, ToolRunner, Warning};
+use crate::guard::policy::PolicyConfig;
+use crate::tools::contract::{Call, Output, Switch, ToolRunner, Warning};
 use crate::tools::hints;
 use crate::tools::{self, write};
 use crate::wasm::tool::WasmTools;
@@ -51,7 +52,7 @@ pub use crate::tools::contract::ToolResult;
 /// Runs a request on workspace `id` and returns the envelope. Never panics on bad input.
 pub fn call(id: u64, req: &Request<'_>, options: &CallOptions) -> Envelope {
     let outcome = handles::get(id).and_then(|opened| {
-        let ctl = control(&opened.ws, options)?;
+        let ctl = control(&opened.ws, opened.wasm.as_ref(), options, req.tool)?;
         run(&opened.ws, opened.wasm.as_ref(), req, &ctl, options.output)
     });
     match outcome {
@@ -60,8 +61,21 @@ pub fn call(id: u64, req: &Request<'_>, options: &CallOptions) -> Envelope {
     }
 }
 
-fn control(ws: &Workspace, options: &CallOptions) -> Result<CallControl> {
-    let configured = ws.limits.operation_timeout_ms;
+/// The call's deadline: `operation_timeout_ms` for the file tools; for the tools that run
+/// programs, the policy's `exec_timeout_sec` instead (a test suite routinely takes longer than
+/// a file operation). A per-call `timeout_ms` only shortens either.
+fn control(
+    ws: &Workspace,
+    wasm: Option<&WasmTools>,
+    options: &CallOptions,
+    tool: &str,
+) -> Result<CallControl> {
+    let runs_programs = find(wasm, tool).is_some_and(|t| t.switch() != Switch::None);
+    let configured = if runs_programs {
+        ws.policy().exec_timeout_sec.saturating_mul(1000)
+    } else {
+        ws.limits.operation_timeout_ms
+    };
     let timeout_ms = options.timeout_ms.map_or(configured, |t| t.min(configured));
     let cancel = match options.cancel_token {
         None | Some(0) => None,
@@ -129,10 +143,15 @@ fn run_entry(
 ) -> Result<ToolResult> {
     let entry = find(wasm, req.tool).ok_or_else(|| unknown_tool(wasm, req.tool))?;
     check_args_size(call.ws, req.tool, req.args_json.len())?;
-    // Read-only mode, decided once for every tool from its annotations, before anything runs.
+    // Read-only mode, then the exec switches, decided once for every tool from its entry,
+    // before anything runs.
     if !entry.annotations().read_only && !call.ws.policy.writes_enabled {
         note_path_argument(call, req.args_json);
-        return Err(writes_disabled(entry.name()));
+        return Err(writes_disabled(entry.name(), call.ws.policy()));
+    }
+    if let Some(refused) = entry.switch().refusal(entry.name(), call.ws.policy()) {
+        note_path_argument(call, req.args_json);
+        return Err(refused);
     }
     if let Some(content) = req.content {
         if !entry.content_buffer() {
@@ -159,10 +178,10 @@ fn note_path_argument(call: &mut Call<'_>, args_json: &str) {
     }
 }
 
-fn writes_disabled(tool: &str) -> WsfsError {
+fn writes_disabled(tool: &str, policy: &PolicyConfig) -> WsfsError {
     let readers: Vec<&str> = tools::REGISTRY
         .iter()
-        .filter(|t| t.annotations.read_only)
+        .filter(|t| t.annotations.read_only && t.switch.is_on(policy))
         .map(|t| t.name)
         .collect();
     WsfsError::new(

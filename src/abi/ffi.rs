@@ -90,12 +90,22 @@ pub extern "C" fn wsfs_workspace_tool_specs(workspace: u64) -> *mut c_char {
 /// Opens a workspace. `config_json` is `{"root": str, "restrict_to_workspace": bool = true,
 /// "limits": {"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"},
 /// "state_dir": str (optional; outside the root), "policy": {"writes_enabled": bool = true,
-/// "deny_read": [glob] = [], "deny_write": [glob], "audit_log": path}}`. Opening also undoes
+/// "deny_read": [glob] = [], "deny_write": [glob], "audit_log": path, "exec_enabled": bool =
+/// false, "shell_enabled": bool = false, "exec_require_sandbox": bool = true, "exec_network":
+/// bool = false, "exec_read_paths": [absolute path] = [], "exec_env_allow": [name or prefix*]
+/// = [], "exec_timeout_sec": 1..86400 = 60}}`. Opening also undoes
 /// or finishes any multi-file `apply_patch` commit a crash interrupted. `writes_enabled:
 /// false` makes every changing tool return `writes_disabled`; the deny lists are
 /// gitignore-style globs matched on the resolved workspace-relative path (`policy_denied`;
 /// `deny_write` defaults to everything under the root's `.git`); `audit_log` gets one JSON
 /// line per call, fsynced before the call returns, and is unreachable by the tools.
+/// `exec_enabled` turns on the developer tools (`workspace_info`, `git_status`, `git_diff`,
+/// `git_commit`, `run_tests`, `run_lint`, `typecheck`, `safe_shell`; `shell` needs
+/// `shell_enabled` too), which run programs under a kernel sandbox confined to the workspace
+/// (README.md, "Developer tools and the confined runner"); off, they return `exec_disabled`.
+/// `exec_enabled` with `deny_read` rules, `deny_write` rules other than the default one on
+/// `.git`, or an audit log inside the workspace is `invalid_arguments`: programs could not
+/// honour them.
 /// `"wasm_tools": [folder]` (host paths) loads Wasm tools, each a folder with `manifest.json`
 /// beside `module.wasm` or `module.wat`, or a folder of such folders; `"wasm_policy":
 /// {"timeout_ms", "memory_mb", "fuel", "allow_direct_network" = false, "allow_model_access" =
@@ -293,7 +303,8 @@ pub unsafe extern "C" fn wsfs_edit_file(workspace: u64, args_json: *const c_char
 /// Runs the tool named `tool_name` (`unknown_tool` if there is none): any tool that
 /// `wsfs_tool_specs` lists, the five above and those without a function of their own
 /// (`get_path_info`, `find_files`, `search_text`, `apply_patch`, `create_directory`,
-/// `move_file`, `delete_file`, ...). Each tool's arguments are its spec's JSON Schema; its
+/// `move_file`, `delete_file`, and the developer tools from `workspace_info` to `shell`, which
+/// the policy's `exec_enabled` turns on). Each tool's arguments are its spec's JSON Schema; its
 /// `data` is described in README.md's tool table. The caller frees the result with
 /// `wsfs_string_free`.
 ///
@@ -311,7 +322,8 @@ pub unsafe extern "C" fn wsfs_call(
 
 /// Like `wsfs_call`, with `options_json` (NULL for none): `{"timeout_ms": N, "cancel_token": T,
 /// "output": "full"|"text"|"data"|"text_raw"|"data_raw"}`. `timeout_ms` can only shorten the
-/// workspace's `operation_timeout_ms` (0 has already expired); `cancel_token` comes from
+/// workspace's `operation_timeout_ms` (the developer tools': `exec_timeout_sec`; 0 has
+/// already expired); `cancel_token` comes from
 /// `wsfs_cancel_token_new`; `output` omits `data` ("text") or `text` ("data") from a success
 /// envelope. The raw modes keep large strings out of the JSON: on success, "text_raw" returns
 /// `{"ok":true,"warnings":[...]}`, a newline, then the text unescaped; "data_raw" returns the

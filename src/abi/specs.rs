@@ -92,6 +92,14 @@ mod tests {
         assert_eq!(specs.len(), REGISTRY.len());
         for spec in specs {
             let name = spec["name"].as_str().unwrap();
+            assert!(
+                spec["parameters"]["properties"].is_object(),
+                "{name}: no properties"
+            );
+            assert!(
+                spec["parameters"]["required"].is_array(),
+                "{name}: no required"
+            );
             assert!(spec["description"].as_str().unwrap().len() > 80, "{name}");
             check_schema(name, &spec["parameters"]);
         }

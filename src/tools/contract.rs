@@ -5,6 +5,7 @@
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::audit::{Change, Notes};
+use crate::guard::policy::PolicyConfig;
 use crate::sandbox::root::{Anchor, ToolPath};
 use crate::workspace::Workspace;
 use schemars::JsonSchema;
@@ -181,11 +182,55 @@ impl Annotations {
     };
 }
 
+/// The policy switch a tool needs on, besides `writes_enabled` for the changing ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Switch {
+    /// Always available (the file tools).
+    None,
+    /// `policy.exec_enabled`: the developer tools, which run programs.
+    Exec,
+    /// `policy.exec_enabled` and `policy.shell_enabled`: the raw shell.
+    Shell,
+}
+
+impl Switch {
+    /// Whether `policy` turns the tool on.
+    pub fn is_on(self, policy: &PolicyConfig) -> bool {
+        match self {
+            Switch::None => true,
+            Switch::Exec => policy.exec_enabled,
+            Switch::Shell => policy.exec_enabled && policy.shell_enabled,
+        }
+    }
+
+    /// The `exec_disabled` error for `tool` under `policy`, when it is off.
+    pub fn refusal(self, tool: &str, policy: &PolicyConfig) -> Option<WsfsError> {
+        if self.is_on(policy) {
+            return None;
+        }
+        let needs = match self {
+            Switch::Shell if policy.exec_enabled => "policy.shell_enabled",
+            Switch::Shell => "policy.exec_enabled and policy.shell_enabled",
+            _ => "policy.exec_enabled",
+        };
+        Some(WsfsError::new(
+            ErrorCode::ExecDisabled,
+            format!(
+                "{tool} is disabled: it runs programs, and the host has not turned that on \
+                 ({needs} is false). Use the file tools instead; do not retry, and tell the \
+                 user if the task needs it"
+            ),
+        ))
+    }
+}
+
 /// One tool. Implemented by a unit struct per file under `src/tools/`.
 pub trait Tool {
     /// The name models and the C ABI use.
     const NAME: &'static str;
     const ANNOTATIONS: Annotations;
+    /// The policy switch the tool needs (checked before its arguments are parsed).
+    const SWITCH: Switch = Switch::None;
     /// Whether the tool takes `wsfs_call_with_content`'s separate content buffer.
     const CONTENT_BUFFER: bool = false;
     /// Strict (`deny_unknown_fields`) arguments; doc comments become the schema's descriptions.
@@ -241,6 +286,7 @@ pub struct ToolEntry {
     pub name: &'static str,
     pub annotations: Annotations,
     pub content_buffer: bool,
+    pub switch: Switch,
     pub description: fn() -> String,
     pub parameters: fn() -> Value,
     run: RunFn,
@@ -280,6 +326,10 @@ pub trait ToolRunner: Send + Sync {
     fn open_world(&self) -> bool {
         false
     }
+    /// The policy switch that must be on for the tool to run (the developer tools').
+    fn switch(&self) -> Switch {
+        Switch::None
+    }
     fn description(&self) -> String;
     /// The arguments' JSON Schema.
     fn parameters(&self) -> Value;
@@ -296,6 +346,9 @@ impl ToolRunner for ToolEntry {
     }
     fn content_buffer(&self) -> bool {
         self.content_buffer
+    }
+    fn switch(&self) -> Switch {
+        self.switch
     }
     fn description(&self) -> String {
         (self.description)()
@@ -314,6 +367,7 @@ pub const fn entry<T: Tool>() -> ToolEntry {
         name: T::NAME,
         annotations: T::ANNOTATIONS,
         content_buffer: T::CONTENT_BUFFER,
+        switch: T::SWITCH,
         description: T::description,
         parameters: parameters::<T::Args>,
         run: run_erased::<T>,
@@ -351,6 +405,11 @@ pub fn parameters<A: JsonSchema>() -> Value {
     let mut schema = generator.into_root_schema_for::<A>().to_value();
     if let Some(top) = schema.as_object_mut() {
         top.remove("description");
+        // A tool without arguments (git_status) still states its (empty) properties: some
+        // clients insist on them.
+        if !top.contains_key("properties") {
+            top.insert("properties".into(), Value::Object(Default::default()));
+        }
     }
     tidy(&mut schema);
     schema
@@ -361,7 +420,12 @@ fn tidy(value: &mut Value) {
         Value::Object(map) => {
             map.remove("title");
             map.remove("format");
-            if map.get("default") == Some(&Value::Null) {
+            // `null` and an empty list (an optional list argument) say nothing a model needs,
+            // and clients map an absent default to "leave it out" anyway.
+            if map
+                .get("default")
+                .is_some_and(|d| d.is_null() || d.as_array().is_some_and(Vec::is_empty))
+            {
                 map.remove("default");
             }
             if map.contains_key("properties") && !map.contains_key("required") {

@@ -155,8 +155,16 @@ def passes(what):
     print(f"ok   {what}")
 
 
+# The developer tools: served only when the --config policy turns them on (exec_enabled; shell
+# also shell_enabled), so the default servers below are compared with the other tools.
+EXEC_TOOLS = ("workspace_info", "git_status", "git_diff", "git_commit", "run_tests", "run_lint",
+              "typecheck", "safe_shell", "shell")
+
+
 async def main():
-    specs = library_specs()
+    all_specs = library_specs()
+    check(set(EXEC_TOOLS) <= {s["name"] for s in all_specs}, "wsfs tools lacks the developer tools")
+    specs = [s for s in all_specs if s["name"] not in EXEC_TOOLS]
     check(len(specs) >= 5, f"wsfs tools lists {len(specs)} tools")
     with tempfile.TemporaryDirectory() as tmp:
         ws = os.path.join(tmp, "ws")
@@ -216,6 +224,20 @@ async def main():
         want = sorted(s["name"] for s in specs if s["annotations"].get("readOnlyHint") is True)
         check(listed == want, f"policy writes_enabled false lists {listed}, want {want}")
         passes("a --config policy with writes_enabled false offers only the readOnlyHint tools")
+
+        # A --config policy with exec_enabled and shell_enabled serves the developer tools too.
+        with open(cfg, "w") as f:
+            json.dump({"root": ws, "policy": {"exec_enabled": True, "shell_enabled": True}}, f)
+        with open(errlog_path, "w") as errlog:
+            async with server(["--config", cfg], errlog) as srv:
+                listed = sorted(t.name for t in await srv.tools())
+                text = ok_text("safe_shell", await srv.call("safe_shell", {"command": "cat sub/readonly.txt"}))
+                check(text == "exit code 0\nread me\n", f"safe_shell text {text!r}")
+                text = ok_text("safe_shell", await srv.call("safe_shell", {"command": "rm -rf /"}))
+                check(text.startswith("blocked: "), f"safe_shell rm text {text!r}")
+                failed("git_status", await srv.call("git_status", {}), "invalid_arguments", structured=False)
+        check(listed == sorted(s["name"] for s in all_specs), f"exec_enabled lists {listed}")
+        passes("a --config policy with exec_enabled serves the developer tools (safe_shell runs and blocks)")
 
         with open(cfg, "w") as f:
             json.dump({"root": ws, "no_such_key": 1}, f)

@@ -29,6 +29,9 @@ lib.wsfs_workspace_close.restype = ctypes.c_void_p
 TOOLS = ("read_file", "write_file", "append_file", "list_dir", "edit_file")
 # Tools without a function of their own, reached through wsfs_call.
 NAMED_ONLY = ("get_path_info", "find_files", "search_text", "apply_patch", "create_directory", "move_file", "delete_file")
+# The developer tools, also reached through wsfs_call, off unless the policy's exec_enabled.
+EXEC_TOOLS = ("workspace_info", "git_status", "git_diff", "git_commit", "run_tests", "run_lint", "typecheck",
+              "safe_shell", "shell")
 for tool in TOOLS:
     fn = getattr(lib, "wsfs_" + tool)
     fn.argtypes = [ctypes.c_uint64, ctypes.c_char_p]
@@ -102,10 +105,12 @@ def version():
 @test
 def tool_specs():
     specs = take(lib.wsfs_tool_specs())
-    assert sorted(s["name"] for s in specs) == sorted(TOOLS + NAMED_ONLY), specs
+    assert sorted(s["name"] for s in specs) == sorted(TOOLS + NAMED_ONLY + EXEC_TOOLS), specs
     for s in specs:
         p = s["parameters"]
         assert p["type"] == "object" and isinstance(p["required"], list), s
+        if s["name"] in EXEC_TOOLS:
+            continue  # they take commands and working directories, not file paths
         # apply_patch names its files inside the patch, move_file has src and dst; every other
         # tool has a path.
         paths = {"src", "dst"} if s["name"] == "move_file" else {"path"}
