@@ -3,6 +3,11 @@
 //! The C ABI lives in [`ffi`]; [`api`] is the same surface as plain Rust (JSON in, JSON out).
 //! Every path is resolved beneath the workspace's directory handle with cap-std, so `..`,
 //! absolute paths and symlinks cannot leave it; see `README.md` for the guarantees and limits.
+//!
+//! `unsafe` code is denied everywhere but in the modules that must hold it (the C ABI), each
+//! of which allows it for itself and gives every block a `// SAFETY:` line.
+
+#![deny(unsafe_code)]
 
 mod abi;
 mod backend;
