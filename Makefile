@@ -131,7 +131,7 @@ test-mcp: build venv
 ## at 3,000 random moments, and at every hooked call after an EIO injected at each call
 ## (once and from then on). A few minutes.
 test-crash:
-	WSFS_PATCH_CRASH_TRIALS=3000 WSFS_KILL_POINTS=all $(CARGO) test --release --locked --test patch_crash -- --nocapture sigkill
+	WSFS_PATCH_CRASH_TRIALS=3000 WSFS_KILL_POINTS=all $(CARGO) test --release --locked --test tests -- --nocapture patch_crash::sigkill
 
 ## bench: full benchmarks; regenerates docs/PERFORMANCE.md
 bench: toolchains build venv

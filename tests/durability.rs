@@ -2,9 +2,7 @@
 //! bytes (CRLF, BOM, final newline), symlinks kept, overwrite warning and hard links.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use std::collections::HashMap;
 use std::fs;
@@ -56,7 +54,12 @@ fn sigkill_during_writes_leaves_old_or_new() {
     let (mut seen_a, mut seen_b, mut leftovers) = (0, 0, 0usize);
     for i in 0..32u64 {
         let mut child = std::process::Command::new(&exe)
-            .args(["crash_child", "--exact", "--ignored", "--test-threads=1"])
+            .args([
+                crate::test_name!(crash_child).as_str(),
+                "--exact",
+                "--ignored",
+                "--test-threads=1",
+            ])
             .env(CRASH_ENV, &root)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -218,7 +221,7 @@ fn sigkill_while_making_directories_leaves_none_after_reopen() {
     for trial in 0..trials {
         let mut child = std::process::Command::new(&exe)
             .args([
-                "dirs_crash_child",
+                crate::test_name!(dirs_crash_child).as_str(),
                 "--exact",
                 "--ignored",
                 "--test-threads=1",

@@ -4,9 +4,7 @@
 //! make an edit match inexact text.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use std::fs;
 

@@ -2,9 +2,7 @@
 //! fields/tools/handles, NUL bytes, huge inputs, version/tool_specs shape, valid JSON everywhere.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::ffi::CString;
 use std::ptr::null;

@@ -3,9 +3,7 @@
 //! invalid policies refused at open.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 

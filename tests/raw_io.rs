@@ -1,9 +1,7 @@
 //! The fast paths of the C ABI: `text_raw`/`data_raw` outputs, which keep large strings out of
 //! the JSON, and `wsfs_call_with_content`, which takes write content as a separate buffer.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::ptr;
 use wsfs::ffi;

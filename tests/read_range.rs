@@ -3,9 +3,7 @@
 //! while reading far into a large file.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::io::Write;
@@ -404,7 +402,7 @@ fn reading_far_into_a_64_mib_file_keeps_memory_flat() {
     drop(data);
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
-            "range_memory_child",
+            crate::test_name!(range_memory_child).as_str(),
             "--exact",
             "--ignored",
             "--test-threads=1",

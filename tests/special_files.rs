@@ -2,9 +2,7 @@
 //! entry types, size limits, deep nesting under a low fd limit and type mismatches.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::io::Write;
@@ -513,7 +511,7 @@ fn deep_nesting_child() {
 #[test]
 fn deep_nesting_under_low_fd_limit() {
     let tmp = tempfile::tempdir().unwrap();
-    run_child_test("deep_nesting_child", DEEP_ENV, tmp.path());
+    run_child_test(&crate::test_name!(deep_nesting_child), DEEP_ENV, tmp.path());
     let path = tmp.path().join("d/".repeat(DEPTH)).join("bottom.txt");
     assert_eq!(fs::read(&path).unwrap(), b"deep\nest\n");
 }

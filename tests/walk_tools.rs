@@ -2,9 +2,7 @@
 //! Happy paths, limits and truncation, hidden files, `.gitignore`, `.git`, binary files,
 //! huge lines, invalid regexes, symlinks inside and outside, special files.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 
