@@ -4,9 +4,7 @@
 //! paths, and the exec wall clock (not `operation_timeout_ms`) bounding a program.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::process::Command;

@@ -13,6 +13,7 @@ mod commit_faults;
 mod create_directory;
 mod create_race;
 mod delete_file;
+mod devtools;
 mod durability;
 mod error_hints;
 mod escapes;
@@ -36,6 +37,7 @@ mod temp_files;
 mod unrestricted;
 mod walk_race;
 mod walk_tools;
+mod wasm_tools;
 mod write_modes;
 
 /// With `autotests = false` cargo ignores a test file that is not a module here, silently:

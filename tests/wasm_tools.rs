@@ -4,9 +4,7 @@
 //! argument errors. The example tools under tools/ are the fixtures (module.wat text).
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::path::{Path, PathBuf};
