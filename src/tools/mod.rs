@@ -3,6 +3,7 @@
 
 use crate::tools::contract::{entry, ToolEntry};
 
+mod aliases;
 pub mod append_file;
 pub mod apply_patch;
 pub mod contract;
