@@ -72,11 +72,13 @@ char *wsfs_workspace_close(uint64_t workspace);
 /*
  `read_file {path, start_line?, max_lines? = 2000, line_numbers? = false}` -> `data: {path,
  content, bytes, total_bytes, truncated}`. With only `path`, the whole file up to
- `max_read_bytes`. With `start_line`, `max_lines` (at most 10000) or `line_numbers`, a range of
+ `max_read_bytes`; a cut read ends at a line boundary (unless line 1 alone is longer than the
+ limit), adds `next_start_line`, and its `text` ends with a notice naming that next call. With `start_line`, `max_lines` (at most 10000) or `line_numbers`, a range of
  lines (still within `max_read_bytes`, cut at a line boundary), and `data` adds `start_line`,
  `end_line`, `total_lines` (when the file was scanned whole), `next_start_line` (absent at the
  end) and `sha256` (of the whole file, lowercase hex, when it is at most `max_write_bytes`);
- `text` ends with a hint such as `[lines 1-2000 of 9120; continue with start_line=2001]`.
+ `text` ends with a hint such as `[lines 1-2000 of 9120; continue with start_line=2001]`
+ (repeating `max_lines` and `line_numbers` when the call gave them).
  A `start_line` past the end is `line_out_of_range`.
  This returns the full envelope, which carries the content twice (`data.content` and
  `text`); to read without that cost, call `wsfs_call_with_options(workspace, "read_file",
@@ -87,7 +89,8 @@ char *wsfs_workspace_close(uint64_t workspace);
  # Safety
  `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
  */
-char *wsfs_read_file(uint64_t workspace, const char *args_json);
+char *wsfs_read_file(uint64_t workspace,
+                     const char *args_json);
 
 /*
  `write_file {path, content, mode = "overwrite"}` -> `data: {path, bytes_written, created,

@@ -128,3 +128,60 @@ fn foreign_argument_names_name_the_wsfs_argument() {
     );
     assert!(msg.contains("expected a boolean"), "{msg}");
 }
+
+/// Item 2: a plain read over `max_read_bytes` is cut at a line boundary and ends with the
+/// exact next call; a range's hint repeats the page size (and numbering) the caller asked for.
+#[test]
+fn cut_reads_end_at_a_line_and_name_the_exact_next_call() {
+    let f = Fixture::with_config(json!({"limits": {"max_read_bytes": 40}}));
+    let body: String = (1..=10).map(|i| format!("line number {i:02}\n")).collect(); // 15 bytes each
+    f.write("a.txt", &body);
+    let v = f.call("read_file", json!({"path": "a.txt"}));
+    let t = text(&v);
+    assert_eq!(
+        t,
+        "line number 01\nline number 02\n[truncated: showing lines 1-2 (30 of 150 bytes); max_read_bytes is 40; continue with start_line=3]"
+    );
+    assert_eq!(v["data"]["next_start_line"], json!(3));
+    assert_eq!(v["data"]["bytes"], json!(30));
+    // The next call as named goes on exactly there.
+    let t = text(&f.call("read_file", json!({"path": "a.txt", "start_line": 3})));
+    assert!(
+        t.starts_with("line number 03\nline number 04\n[lines 3-4 of 10;"),
+        "{t}"
+    );
+    // One line longer than the limit: cut inside it, and the next call skips to line 2.
+    f.write("long.txt", format!("{}\nshort\n", "x".repeat(100)));
+    let v = f.call("read_file", json!({"path": "long.txt"}));
+    assert_eq!(
+        text(&v),
+        format!("{}\n[truncated: line 1 is longer than max_read_bytes (40): only its first 40 of 107 bytes are shown; continue with start_line=2]", "x".repeat(40))
+    );
+    assert_eq!(v["data"]["next_start_line"], json!(2));
+    // A whole read has no next line.
+    f.write("small.txt", "one\n");
+    assert!(f.call("read_file", json!({"path": "small.txt"}))["data"]
+        .get("next_start_line")
+        .is_none());
+
+    // Ranges: the hint repeats max_lines and line_numbers as given.
+    let t = text(&f.call(
+        "read_file",
+        json!({"path": "a.txt", "start_line": 1, "max_lines": 2}),
+    ));
+    assert!(
+        t.ends_with("[lines 1-2 of 10; continue with start_line=3, max_lines=2]"),
+        "{t}"
+    );
+    let t = text(&f.call(
+        "read_file",
+        json!({"path": "a.txt", "start_line": 3, "max_lines": 1, "line_numbers": true}),
+    ));
+    assert!(
+        t.ends_with("[line 3 of 10; continue with start_line=4, max_lines=1, line_numbers=true]"),
+        "{t}"
+    );
+    // Without max_lines the hint names none.
+    let t = text(&f.call("read_file", json!({"path": "a.txt", "start_line": 9})));
+    assert!(t.ends_with("[lines 9-10 of 10; end of file]"), "{t}");
+}

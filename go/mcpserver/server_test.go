@@ -189,7 +189,7 @@ func TestDefaultResultsAreText(t *testing.T) {
 		t.Fatalf("write_file: %v %q %s", res.IsError, text(t, res), structured(t, res))
 	}
 	res = call(t, cs, wsfs.ToolReadFile, map[string]any{"path": "a.txt"})
-	if res.IsError || text(t, res) != "hell\n[truncated: showing the first 4 of 6 bytes; max_read_bytes is 4]" || res.StructuredContent != nil {
+	if res.IsError || text(t, res) != "hell\n[truncated: line 1 is longer than max_read_bytes (4): only its first 4 of 6 bytes are shown; continue with start_line=2]" || res.StructuredContent != nil {
 		t.Fatalf("read_file: %v %q %s", res.IsError, text(t, res), structured(t, res))
 	}
 	res = call(t, cs, wsfs.ToolReadFile, map[string]any{"path": "../x"})

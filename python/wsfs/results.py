@@ -135,7 +135,9 @@ class TextMatch:
 class ReadFileResult(ToolResult):
     """``content`` is the text read (at most ``max_read_bytes``; for a range, the lines' bytes
     without numbers). ``sha256`` is the whole file's hash when the read saw all of it and it
-    fits ``max_write_bytes``. The line fields are set by range reads only."""
+    fits ``max_write_bytes``. The line fields are set by range reads only, but for
+    ``next_start_line``, which a plain read that was cut sets too (it ends at a line
+    boundary unless line 1 alone is too long)."""
 
     path: str
     content: str
