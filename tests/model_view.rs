@@ -185,3 +185,126 @@ fn cut_reads_end_at_a_line_and_name_the_exact_next_call() {
     let t = text(&f.call("read_file", json!({"path": "a.txt", "start_line": 9})));
     assert!(t.ends_with("[lines 9-10 of 10; end of file]"), "{t}");
 }
+
+/// Item 4: an edit or a patch sent twice says it looks applied, with the line.
+#[test]
+fn an_edit_or_patch_sent_twice_says_it_looks_applied() {
+    let f = Fixture::new();
+    f.write("a.py", "def f():\n    a = 1\n    return a\n");
+    let edit =
+        json!({"path": "a.py", "old_text": "    a = 1\n", "new_text": "    a = 2\n    b = 3\n"});
+    assert_ok(&f.call("edit_file", edit.clone()));
+    let msg = assert_err(&f.call("edit_file", edit), "edit_not_found");
+    assert!(
+        msg.contains("new_text is already there, at lines 2-3: the edit looks applied already"),
+        "{msg}"
+    );
+    assert!(msg.contains("read_file with start_line=2"), "{msg}");
+    assert_eq!(
+        f.read("a.py"),
+        b"def f():\n    a = 2\n    b = 3\n    return a\n"
+    );
+    // A new_text that old_text holds says nothing of the kind.
+    let msg = assert_err(
+        &f.call(
+            "edit_file",
+            json!({"path": "a.py", "old_text": "return a + 1", "new_text": "return a"}),
+        ),
+        "edit_not_found",
+    );
+    assert!(!msg.contains("looks applied"), "{msg}");
+
+    let patch = "*** Begin Patch\n*** Update File: a.py\n@@\n def f():\n-    a = 2\n+    a = 5\n*** End Patch\n";
+    let v = f.call("apply_patch", json!({"patch": patch}));
+    assert_eq!(assert_ok(&v)["applied"], json!(true));
+    let v = f.call("apply_patch", json!({"patch": patch}));
+    assert_eq!(assert_ok(&v)["applied"], json!(false));
+    let t = v["text"].as_str().unwrap();
+    assert!(
+        t.contains("context_not_found: its old lines are not in the file, but its result is, at line 1: the patch looks applied already"),
+        "{t}"
+    );
+    assert_eq!(v["data"]["rejected_hunks"][0]["nearest_line"], json!(1));
+}
+
+/// Item 7: context_not_found shows the file's lines at the most similar place, marked as
+/// edit_file marks them, and the read_file call that shows them.
+#[test]
+fn context_not_found_shows_the_most_similar_place_and_the_call_that_reads_it() {
+    let f = Fixture::new();
+    f.write(
+        "p.py",
+        "import os\n\ndef f():\n    a = 1\n\tb = 2  \n    return a\n",
+    );
+    let patch = "*** Begin Patch\n*** Update File: p.py\n@@\n def f():\n-    a = 10\n-    c = 2\n+    a = 3\n*** End Patch\n";
+    let v = f.call("apply_patch", json!({"patch": patch}));
+    let t = v["text"].as_str().unwrap().to_owned();
+    assert!(t.starts_with("PATCH NOT APPLIED"), "{t}");
+    assert!(
+        t.contains(
+            "  the file at lines 3-5 (read_file with start_line=3, max_lines=3 shows them):\n    3| def f():\n    4|     a = 1\n    5| →b = 2··\n    (→ is a tab, · a trailing space, ␍ a carriage return)"
+        ),
+        "{t}"
+    );
+    // The call named shows exactly those lines.
+    let r = f.call(
+        "read_file",
+        json!({"path": "p.py", "start_line": 3, "max_lines": 3}),
+    );
+    assert!(
+        text(&r).starts_with("def f():\n    a = 1\n\tb = 2  \n[lines 3-5 of 6;"),
+        "{}",
+        text(&r)
+    );
+}
+
+/// Item 8: an old_text that differs only in line endings is matched with the file's (which
+/// it keeps, and the result says so); a spacing-only miss names the exact columns.
+#[test]
+fn line_endings_are_matched_and_spacing_misses_name_the_columns() {
+    let f = Fixture::new();
+    f.write("crlf.rs", "fn main() {\r\n    let x = foo(1, 2);\r\n}\r\n");
+    let v = f.call(
+        "edit_file",
+        json!({"path": "crlf.rs", "old_text": "fn main() {\n    let x = foo(1, 2);\n", "new_text": "fn main() {\n    let x = foo(3, 4);\n    y();\n"}),
+    );
+    let t = text(&v);
+    assert!(t.starts_with("replaced 1 occurrence in crlf.rs"), "{t}");
+    assert!(
+        t.contains("old_text and new_text have LF line endings and the file has CRLF: they were matched and written with the file's, which it keeps"),
+        "{t}"
+    );
+    assert_eq!(v["warnings"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(
+        f.read("crlf.rs"),
+        b"fn main() {\r\n    let x = foo(3, 4);\r\n    y();\r\n}\r\n"
+    );
+    // The reverse: CRLF sent, LF on disk.
+    f.write("lf.rs", "a\nb\nc\n");
+    let v = f.call(
+        "edit_file",
+        json!({"path": "lf.rs", "old_text": "a\r\nb\r\n", "new_text": "A\r\nB\r\n"}),
+    );
+    assert!(
+        text(&v).contains("have CRLF line endings and the file has LF"),
+        "{v}"
+    );
+    assert_eq!(f.read("lf.rs"), b"A\nB\nc\n");
+
+    f.write(
+        "sp.rs",
+        "fn f() {\n    let y = bar(a,b);\n    if y  == 2 { z(); }\n}\n",
+    );
+    let msg = assert_err(
+        &f.call("edit_file", json!({"path": "sp.rs", "old_text": "let y = bar(a, b);\n    if y == 2 {", "new_text": "x"})),
+        "edit_not_found",
+    );
+    assert!(
+        msg.contains("The text at lines 2-3 matches it except for spacing inside lines:\nline 2, column 19: the file has none where old_text has 1 space; line 3, column 9: the file has 2 spaces where old_text has 1 space\n"),
+        "{msg}"
+    );
+    assert_eq!(
+        f.read("sp.rs"),
+        b"fn f() {\n    let y = bar(a,b);\n    if y  == 2 { z(); }\n}\n"
+    );
+}
