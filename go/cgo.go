@@ -98,6 +98,8 @@ func takeString(p *C.char) string {
 func cVersion() string   { return takeString(C.wsfs_version()) }
 func cToolSpecs() string { return takeString(C.wsfs_tool_specs()) }
 
+func cToolInstructions() string { return takeString(C.wsfs_tool_instructions()) }
+
 // cOpen calls wsfs_workspace_open. ok is false if configJSON has a NUL byte.
 func cOpen(configJSON string) (envelope string, ok bool) {
 	cfg, ok := cString(configJSON)

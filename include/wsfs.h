@@ -44,6 +44,14 @@ char *wsfs_version(void);
 char *wsfs_tool_specs(void);
 
 /*
+ Returns what a host tells the model once, beside the tool specs (in a system prompt, or as
+ an MCP server's instructions): how every path argument is read. Each spec's description
+ keeps only the clause "Paths are relative to the workspace root."; this is the rest. Plain
+ text, not JSON. The caller frees the result with `wsfs_string_free`.
+ */
+char *wsfs_tool_instructions(void);
+
+/*
  Opens a workspace. `config_json` is `{"root": str, "restrict_to_workspace": bool = true,
  "limits": {"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"},
  "state_dir": str (optional; outside the root), "policy": {"writes_enabled": bool = true,

@@ -308,3 +308,63 @@ fn line_endings_are_matched_and_spacing_misses_name_the_columns() {
         b"fn f() {\n    let y = bar(a,b);\n    if y  == 2 { z(); }\n}\n"
     );
 }
+
+/// Item 10: the paths rule is said once (wsfs_tool_instructions) and each spec keeps one short
+/// clause; no spec points to a file the model cannot read; apply_patch's file_hash comes from
+/// something the model sees (get_path_info's text), and that hash works.
+#[test]
+fn specs_say_the_paths_rule_once_and_only_what_the_model_can_see() {
+    let specs = take_json(wsfs::ffi::wsfs_tool_specs());
+    let instructions = take_string(wsfs::ffi::wsfs_tool_instructions());
+    assert!(
+        instructions.contains("Paths are relative to the workspace root ('.' is the root)"),
+        "{instructions}"
+    );
+    assert!(instructions.contains(
+        "'..', absolute symlinks and symlinks leading outside the workspace are refused"
+    ));
+    let all = specs.to_string();
+    assert!(
+        !all.contains("absolute symlinks"),
+        "the paths rule is repeated in the specs"
+    );
+    assert!(
+        !all.contains("docs/patch_vs_write"),
+        "a spec points to a file the model cannot read"
+    );
+    for spec in specs.as_array().unwrap() {
+        let d = spec["description"].as_str().unwrap();
+        assert!(
+            d.ends_with(" Paths are relative to the workspace root."),
+            "{}: {d}",
+            spec["name"]
+        );
+    }
+    let apply = specs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "apply_patch")
+        .unwrap();
+    let file_hash = apply["parameters"]["properties"]["files"]["items"]["properties"]["file_hash"]
+        ["description"]
+        .as_str()
+        .unwrap();
+    assert!(file_hash.contains("get_path_info"), "{file_hash}");
+    // The hash as the model sees it in get_path_info's text guards a `files` edit.
+    let f = Fixture::new();
+    f.write("a.txt", "one\ntwo\n");
+    let info = text(&f.call("get_path_info", json!({"path": "a.txt"})));
+    let sha = info
+        .split_whitespace()
+        .skip_while(|w| *w != "sha256")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no sha256 in {info}"))
+        .to_string();
+    let v = f.call(
+        "apply_patch",
+        json!({"files": [{"path": "a.txt", "file_hash": sha, "hunks": [{"start_line": 2, "end_line": 2, "replace_with": "TWO"}]}]}),
+    );
+    assert_eq!(assert_ok(&v)["applied"], json!(true), "{v}");
+    assert_eq!(f.read("a.txt"), b"one\nTWO\n");
+}

@@ -367,3 +367,19 @@ func TestMaxLineLength(t *testing.T) {
 		t.Fatalf("10 MiB writes: %d", got)
 	}
 }
+
+// TestInstructionsSayThePathsRule: the server's instructions carry
+// wsfs.ToolInstructions(), said once rather than in every tool (issue 19
+// item 10).
+func TestInstructionsSayThePathsRule(t *testing.T) {
+	ws, err := wsfs.Open(wsfs.Config{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	cs := connect(t, ws, Options{})
+	got := cs.InitializeResult().Instructions
+	if !strings.Contains(got, wsfs.ToolInstructions()) {
+		t.Fatalf("instructions %q do not hold %q", got, wsfs.ToolInstructions())
+	}
+}

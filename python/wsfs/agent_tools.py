@@ -23,7 +23,7 @@ from typing import Annotated, Any
 
 from .cancel import CancelToken
 from .errors import WsfsError
-from .specs import SpecFormat, is_read_only, library_specs, tool_specs
+from .specs import SpecFormat, is_read_only, library_specs, tool_instructions, tool_specs
 from .workspace import Limits, Workspace
 
 log = logging.getLogger("wsfs")
@@ -142,6 +142,13 @@ class FileSystemTools:
         if self.offers_writes:
             return list(self._tools)
         return [t for t in self._tools if is_read_only(self._specs[t.__name__])]
+
+    @property
+    def instructions(self) -> str:
+        """What to tell the model once beside the tools, e.g. in the system prompt: how every
+        path argument is read (:func:`wsfs.tool_instructions`; the tools' descriptions keep
+        one clause of it)."""
+        return tool_instructions()
 
     def tool_specs(self, format: SpecFormat = "openai") -> list[dict[str, Any]]:
         """The specs of the tools :meth:`get_tools` offers, for a function-calling API (see

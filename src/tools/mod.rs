@@ -11,7 +11,7 @@ pub mod create_directory;
 pub mod delete_file;
 pub mod edit_file;
 mod entry;
-mod fields;
+pub mod fields;
 pub mod find_files;
 pub mod get_path_info;
 mod globs;

@@ -47,7 +47,7 @@ impl Tool for EditFile {
     type Output = EditOutput;
 
     fn description() -> String {
-        format!("Replace exact text in a file. old_text must match the file byte for byte (whitespace, indentation and line endings included) and, unless replace_all is true, occur exactly once: otherwise nothing changes and the error says how many matches there were. Everything else in the file is kept exactly. Read the file first to copy old_text. For several changes or files at once use apply_patch (docs/patch_vs_write.md says which to use). {}", crate::tools::fields::PATHS)
+        format!("Replace exact text in a file. old_text must match the file byte for byte (whitespace, indentation and line endings included) and, unless replace_all is true, occur exactly once: otherwise nothing changes and the error says how many matches there were. Everything else in the file is kept exactly. Read the file first to copy old_text. For several places in a file, or files that change together, use apply_patch; for a new or rewritten file, write_file. {}", crate::tools::fields::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: EditFileArgs) -> Result<(EditOutput, Vec<Warning>)> {
