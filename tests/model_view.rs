@@ -368,3 +368,74 @@ fn specs_say_the_paths_rule_once_and_only_what_the_model_can_see() {
     assert_eq!(assert_ok(&v)["applied"], json!(true), "{v}");
     assert_eq!(f.read("a.txt"), b"one\nTWO\n");
 }
+
+/// Item 5: a tree of a real repository leaves out what .gitignore ignores by default (and
+/// says how much), never enters .git, and shows everything when asked.
+#[test]
+fn trees_respect_gitignore_by_default_and_count_what_they_hid() {
+    let f = Fixture::new();
+    f.write(".gitignore", "node_modules/\n*.log\n");
+    f.write(".git/objects/ab/cdef", "x");
+    f.write("node_modules/left-pad/index.js", "x");
+    f.write("src/main.go", "package main\n");
+    f.write("debug.log", "x");
+    let v = f.call("list_dir", json!({"depth": 3}));
+    let t = text(&v);
+    assert!(
+        !t.contains("node_modules") && !t.contains("debug.log"),
+        "{t}"
+    );
+    assert!(!t.contains("objects"), "{t}");
+    assert!(t.contains(".git/ (not entered"), "{t}");
+    assert!(
+        t.contains(
+            "(2 entries were ignored by .gitignore; set respect_gitignore=false to include them)"
+        ),
+        "{t}"
+    );
+    assert_eq!(v["data"]["ignored"], json!(2));
+    // Asked: everything but .git's inside.
+    let v = f.call("list_dir", json!({"depth": 3, "respect_gitignore": false}));
+    let t = text(&v);
+    assert!(t.contains("node_modules/\n    left-pad/"), "{t}");
+    assert!(t.contains("debug.log"), "{t}");
+    assert!(!t.contains("objects"), "{t}");
+    assert!(v["data"].get("ignored").is_none());
+    // One level still lists everything, as ls does.
+    let t = text(&f.call("list_dir", json!({})));
+    assert!(
+        t.contains("node_modules/") && t.contains("debug.log"),
+        "{t}"
+    );
+    // .git itself, named: listed.
+    let t = text(&f.call("list_dir", json!({"path": ".git", "depth": 2})));
+    assert!(t.contains("objects/"), "{t}");
+}
+
+/// Item 6: a directory at the depth limit is marked, not shown like an empty one; one line
+/// says how to see deeper; the JSON node says `listed: false`.
+#[test]
+fn a_directory_at_the_depth_limit_is_marked_and_says_how_to_see_deeper() {
+    let f = Fixture::new();
+    f.write("a/b/c.txt", "x");
+    std::fs::create_dir_all(f.p("a/empty")).unwrap();
+    let v = f.call("list_dir", json!({"depth": 2}));
+    let t = text(&v);
+    assert!(t.contains("\n  a/\n    b/ …\n    empty/ …\n"), "{t}");
+    assert!(
+        t.contains("[2 directories at the depth limit (2) are marked '…': their entries are not listed; list one of them, or raise depth (at most 60), to see deeper]"),
+        "{t}"
+    );
+    let a = &v["data"]["tree"]["children"][0];
+    assert_eq!(a["children"][0]["name"], json!("b"));
+    assert_eq!(a["children"][0]["listed"], json!(false));
+    assert!(a["children"][0].get("children").is_none());
+    // Listed and empty: no mark.
+    let v = f.call("list_dir", json!({"depth": 3}));
+    let t = text(&v);
+    assert!(t.ends_with("\n    empty/"), "{t}");
+    assert!(!t.contains("…"), "{t}");
+    let empty = &v["data"]["tree"]["children"][0]["children"][1];
+    assert_eq!(empty["children"], json!([]));
+    assert!(empty.get("listed").is_none());
+}

@@ -93,13 +93,15 @@ class DirEntry:
 @dataclass(frozen=True, slots=True)
 class TreeNode:
     """One node of a ``list_dir`` tree (``depth`` > 1). ``children`` is ``None`` for a
-    directory that was not listed; ``truncated`` when some entries are not shown."""
+    directory that was not listed, which then has ``listed`` false (the depth limit, ``.git``,
+    the entry limit, unreadable); ``truncated`` when some entries are not shown."""
 
     name: str
     type: str
     size: int | None = None
     children: tuple[TreeNode, ...] | None = None
     truncated: bool = False
+    listed: bool = True
 
     nested: ClassVar[Mapping[str, Callable[[Any], Any]]] = {}
 
@@ -202,6 +204,10 @@ class ListDirResult(ToolResult):
     denied: int = 0
     #: Protected system locations (``/etc``, ``/proc``, ...) left out in unrestricted mode.
     protected: int = 0
+    #: Names starting with ``.`` left out (``include_hidden=False``; not in ``total``).
+    hidden: int = 0
+    #: Entries a ``.gitignore`` rule left out (the default for a tree; not in ``total``).
+    ignored: int = 0
 
 
 @result("edit_file")

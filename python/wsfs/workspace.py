@@ -370,18 +370,20 @@ class Workspace:
         depth: int = 1,
         include_hidden: bool = True,
         max_entries: int = 0,
-        respect_gitignore: bool = False,
+        respect_gitignore: bool | None = None,
         timeout: float | None = None,
         cancel: CancelToken | None = None,
     ) -> ListDirResult:
-        """Lists a directory, or with ``depth`` > 1 a breadth-first tree."""
-        args = {
+        """Lists a directory, or with ``depth`` > 1 a breadth-first tree. ``respect_gitignore``
+        ``None`` is the library's default: true for a tree, false for one level."""
+        args: dict[str, Any] = {
             "path": path,
             "depth": depth,
             "include_hidden": include_hidden,
             "max_entries": max_entries,
-            "respect_gitignore": respect_gitignore,
         }
+        if respect_gitignore is not None:
+            args["respect_gitignore"] = respect_gitignore
         return self._run(ListDirResult, args, timeout, cancel)
 
     def edit_file(
