@@ -20,7 +20,8 @@ fn path_not_found_suggests_similar_names_from_the_nearest_existing_directory() {
     f.mkdir("src/models");
     for (tool, path, want) in [
         ("read_file", "src/mian.rs", "did you mean src/main.rs"),
-        ("read_file", "sr/main.rs", "did you mean src/?"),
+        // The same name elsewhere first (issue 19 item 3), then the similar directory.
+        ("read_file", "sr/main.rs", "did you mean src/main.rs or src/?"),
         ("edit_file", "notes.txt", "did you mean notes.md?"),
         ("list_dir", "src/model", "did you mean src/models/?"),
     ] {

@@ -439,3 +439,62 @@ fn a_directory_at_the_depth_limit_is_marked_and_says_how_to_see_deeper() {
     assert_eq!(empty["children"], json!([]));
     assert!(empty.get("listed").is_none());
 }
+
+/// Item 3: path_not_found for a name that exists elsewhere in the workspace names it; the
+/// search leaves out what the policy denies, what .gitignore ignores, and stays bounded.
+#[test]
+fn path_not_found_names_the_same_file_elsewhere_in_the_workspace() {
+    let f = Fixture::with_config(json!({"policy": {"deny_read": ["secret/**"]}}));
+    f.write("src/main.go", "package main\n");
+    f.write("cmd/tool/main.go", "package main\n");
+    f.write("secret/config.yaml", "token: x\n");
+    f.write(".gitignore", "node_modules/\n");
+    f.write("node_modules/pkg/main.go", "x\n");
+    let msg = assert_err(
+        &f.call("read_file", json!({"path": "main.go"})),
+        "path_not_found",
+    );
+    assert!(
+        msg.ends_with("; did you mean cmd/tool/main.go or src/main.go?"),
+        "{msg}"
+    );
+    // The path's trailing names rank the candidates.
+    let msg = assert_err(
+        &f.call("read_file", json!({"path": "app/tool/main.go"})),
+        "path_not_found",
+    );
+    assert!(
+        msg.ends_with("; did you mean cmd/tool/main.go or src/main.go?"),
+        "{msg}"
+    );
+    // Letter case aside, and for any tool that reports path_not_found.
+    let msg = assert_err(
+        &f.call(
+            "edit_file",
+            json!({"path": "MAIN.go", "old_text": "a", "new_text": "b"}),
+        ),
+        "path_not_found",
+    );
+    assert!(
+        msg.contains("did you mean cmd/tool/main.go or src/main.go?"),
+        "{msg}"
+    );
+    // A denied path is never named.
+    let msg = assert_err(
+        &f.call("read_file", json!({"path": "config.yaml"})),
+        "path_not_found",
+    );
+    assert!(!msg.contains("secret"), "{msg}");
+    assert!(!msg.contains("did you mean"), "{msg}");
+    // Bounded: a large tree answers quickly.
+    for i in 0..3000 {
+        f.write(&format!("big/d{}/f{i}.txt", i % 50), "");
+    }
+    let started = std::time::Instant::now();
+    let msg = assert_err(
+        &f.call("read_file", json!({"path": "nowhere.txt"})),
+        "path_not_found",
+    );
+    assert!(!msg.contains("did you mean"), "{msg}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
