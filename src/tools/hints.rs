@@ -3,11 +3,11 @@
 //! nearest existing parent directory, listed through a handle opened beneath the workspace
 //! root (never outside it), with a bounded scan.
 
+use crate::backend::Flow;
 use crate::control::CallControl;
 use crate::names::display_path;
 use crate::sandbox::root::Anchor;
 use crate::sandbox::walk::deny::StartPaths;
-use crate::sandbox::walk::dfs::Flow;
 use crate::sandbox::walk::filter::{Candidate, WalkOptions};
 use crate::sandbox::walk::names::shown as walk_shown;
 use crate::sandbox::walk::Kind;
