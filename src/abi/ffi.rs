@@ -246,10 +246,13 @@ pub unsafe extern "C" fn wsfs_append_file(workspace: u64, args_json: *const c_ch
     }
 }
 
-/// `list_dir {path = ".", depth = 1, include_hidden = true, max_entries?, respect_gitignore =
-/// false}` -> `data: {path, entries: [{name, type, size}], total, truncated}`; with `depth > 1`
-/// also `tree: {name, type, size?, children?, truncated?}` (then `entries` is empty and `total`
-/// counts the tree's entries). The caller frees the result with `wsfs_string_free`.
+/// `list_dir {path = ".", depth = 1, include_hidden = true, max_entries?, respect_gitignore?
+/// (default: true for a tree, false for one level)}` -> `data: {path, entries: [{name, type,
+/// size}], total, truncated, hidden?, ignored?}` (`hidden` and `ignored`: what the filters left
+/// out); with `depth > 1` also `tree: {name, type, size?, children?, truncated?, listed?}` (then
+/// `entries` is empty and `total` counts the tree's entries; `listed: false` marks a directory
+/// whose entries are not in the tree, such as one at the depth limit). The caller frees the
+/// result with `wsfs_string_free`.
 ///
 /// # Safety
 /// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
@@ -260,7 +263,9 @@ pub unsafe extern "C" fn wsfs_list_dir(workspace: u64, args_json: *const c_char)
 }
 
 /// `edit_file {path, old_text, new_text, replace_all = false}` -> `data: {path, matches,
-/// replaced}`. The caller frees the result with `wsfs_string_free`.
+/// replaced}`. An `old_text` that differs from the file only in line endings is matched with
+/// the file's (which it keeps), with a warning saying so. The caller frees the result with
+/// `wsfs_string_free`.
 ///
 /// # Safety
 /// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
