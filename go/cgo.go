@@ -118,6 +118,8 @@ func cWorkspaceToolSpecs(handle uint64) string {
 	return takeString(C.wsfs_workspace_tool_specs(C.uint64_t(handle)))
 }
 
+func cToolInstructions() string { return takeString(C.wsfs_tool_instructions()) }
+
 // cOpen calls wsfs_workspace_open. ok is false if configJSON has a NUL byte.
 func cOpen(configJSON string) (envelope string, ok bool) {
 	cfg, ok := cString(configJSON)

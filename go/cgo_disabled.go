@@ -17,6 +17,7 @@ var _ = wsfs_needs_cgo__build_with_CGO_ENABLED_1_and_a_C_compiler__see_go_README
 
 func cVersion() string                   { panic("wsfs: built without cgo") }
 func cToolSpecs() string                 { panic("wsfs: built without cgo") }
+func cToolInstructions() string          { panic("wsfs: built without cgo") }
 func cWorkspaceToolSpecs(uint64) string  { panic("wsfs: built without cgo") }
 func cSetGateway(uint64, uintptr) string { panic("wsfs: built without cgo") }
 func cOpen(string) (string, bool)        { panic("wsfs: built without cgo") }

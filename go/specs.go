@@ -46,6 +46,12 @@ func ToolSpecs() ([]ToolSpec, error) {
 // ToolSpecsJSON returns wsfs_tool_specs() exactly as the library returns it.
 func ToolSpecsJSON() string { return cToolSpecs() }
 
+// ToolInstructions returns wsfs_tool_instructions(): what a host tells
+// the model once, beside the tools (a system prompt, an MCP server's
+// instructions): how every path argument is read. Each spec's description
+// keeps only the clause "Paths are relative to the workspace root.".
+func ToolInstructions() string { return cToolInstructions() }
+
 // ReadOnly reports whether the spec's annotations say the tool never
 // changes anything.
 func (s ToolSpec) ReadOnly() bool {

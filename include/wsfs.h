@@ -93,6 +93,14 @@ char *wsfs_tool_specs(void);
 char *wsfs_workspace_tool_specs(uint64_t workspace);
 
 /*
+ Returns what a host tells the model once, beside the tool specs (in a system prompt, or as
+ an MCP server's instructions): how every path argument is read. Each spec's description
+ keeps only the clause "Paths are relative to the workspace root."; this is the rest. Plain
+ text, not JSON. The caller frees the result with `wsfs_string_free`.
+ */
+char *wsfs_tool_instructions(void);
+
+/*
  Opens a workspace. `config_json` is `{"root": str, "restrict_to_workspace": bool = true,
  "limits": {"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"},
  "state_dir": str (optional; outside the root), "policy": {"writes_enabled": bool = true,
@@ -138,11 +146,13 @@ char *wsfs_workspace_close(uint64_t workspace);
 /*
  `read_file {path, start_line?, max_lines? = 2000, line_numbers? = false}` -> `data: {path,
  content, bytes, total_bytes, truncated}`. With only `path`, the whole file up to
- `max_read_bytes`. With `start_line`, `max_lines` (at most 10000) or `line_numbers`, a range of
+ `max_read_bytes`; a cut read ends at a line boundary (unless line 1 alone is longer than the
+ limit), adds `next_start_line`, and its `text` ends with a notice naming that next call. With `start_line`, `max_lines` (at most 10000) or `line_numbers`, a range of
  lines (still within `max_read_bytes`, cut at a line boundary), and `data` adds `start_line`,
  `end_line`, `total_lines` (when the file was scanned whole), `next_start_line` (absent at the
  end) and `sha256` (of the whole file, lowercase hex, when it is at most `max_write_bytes`);
- `text` ends with a hint such as `[lines 1-2000 of 9120; continue with start_line=2001]`.
+ `text` ends with a hint such as `[lines 1-2000 of 9120; continue with start_line=2001]`
+ (repeating `max_lines` and `line_numbers` when the call gave them).
  A `start_line` past the end is `line_out_of_range`.
  This returns the full envelope, which carries the content twice (`data.content` and
  `text`); to read without that cost, call `wsfs_call_with_options(workspace, "read_file",
@@ -153,7 +163,8 @@ char *wsfs_workspace_close(uint64_t workspace);
  # Safety
  `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
  */
-char *wsfs_read_file(uint64_t workspace, const char *args_json);
+char *wsfs_read_file(uint64_t workspace,
+                     const char *args_json);
 
 /*
  `write_file {path, content, mode = "overwrite"}` -> `data: {path, bytes_written, created,
@@ -176,10 +187,13 @@ char *wsfs_write_file(uint64_t workspace, const char *args_json);
 char *wsfs_append_file(uint64_t workspace, const char *args_json);
 
 /*
- `list_dir {path = ".", depth = 1, include_hidden = true, max_entries?, respect_gitignore =
- false}` -> `data: {path, entries: [{name, type, size}], total, truncated}`; with `depth > 1`
- also `tree: {name, type, size?, children?, truncated?}` (then `entries` is empty and `total`
- counts the tree's entries). The caller frees the result with `wsfs_string_free`.
+ `list_dir {path = ".", depth = 1, include_hidden = true, max_entries?, respect_gitignore?
+ (default: true for a tree, false for one level)}` -> `data: {path, entries: [{name, type,
+ size}], total, truncated, hidden?, ignored?}` (`hidden` and `ignored`: what the filters left
+ out); with `depth > 1` also `tree: {name, type, size?, children?, truncated?, listed?}` (then
+ `entries` is empty and `total` counts the tree's entries; `listed: false` marks a directory
+ whose entries are not in the tree, such as one at the depth limit). The caller frees the
+ result with `wsfs_string_free`.
 
  # Safety
  `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
@@ -188,7 +202,9 @@ char *wsfs_list_dir(uint64_t workspace, const char *args_json);
 
 /*
  `edit_file {path, old_text, new_text, replace_all = false}` -> `data: {path, matches,
- replaced}`. The caller frees the result with `wsfs_string_free`.
+ replaced}`. An `old_text` that differs from the file only in line endings is matched with
+ the file's (which it keeps), with a warning saying so. The caller frees the result with
+ `wsfs_string_free`.
 
  # Safety
  `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.

@@ -31,7 +31,7 @@ pub(crate) use crate::sandbox::walk::remove::{
     Halt, NotRemoved, Removal, RemoveDenyHook, RemoveOptions,
 };
 use crate::sandbox::walk::tree;
-pub(crate) use crate::sandbox::walk::tree::Tree;
+pub(crate) use crate::sandbox::walk::tree::{Tree, Unlisted};
 use crate::sandbox::walk::Kind;
 use cap_std::fs::Dir;
 use rustix::fs::{AtFlags, RawDir, RenameFlags};

@@ -501,12 +501,21 @@ fn exact_bytes_are_kept() {
         "{v}"
     );
     assert_eq!(f.read("crlf.txt"), content.replace("foo", "bar").as_bytes());
-    // Exact bytes: an LF-only old_text does not match CRLF text.
+    // An LF-only old_text is matched with the file's CRLF endings, which the file keeps, with
+    // a warning (issue 19 item 8): the bytes written are still exactly the file's own.
     let v = f.call(
         "edit_file",
-        json!({"path": "crlf.txt", "old_text": "bar\nline3", "new_text": "x"}),
+        json!({"path": "crlf.txt", "old_text": "bar\nline3", "new_text": "baz\nline3"}),
     );
-    assert_err(&v, "edit_not_found");
+    assert!(v["warnings"][0].as_str().unwrap().contains("CRLF"), "{v}");
+    assert_eq!(f.read("crlf.txt"), content.replace("foo", "baz").as_bytes());
+    // Exact CRLF text matches as it is, without a warning.
+    let v = f.call(
+        "edit_file",
+        json!({"path": "crlf.txt", "old_text": "baz\r\nline3", "new_text": "bar\r\nline3"}),
+    );
+    assert_eq!(assert_ok(&v), &v["data"]);
+    assert_eq!(v["warnings"], json!([]), "{v}");
     assert_ok(&f.call(
         "edit_file",
         json!({"path": "crlf.txt", "old_text": "bar\r\nline3", "new_text": "baz\r\nline3"}),

@@ -94,7 +94,7 @@ func New(ws *wsfs.Workspace, opts Options) (*mcp.Server, error) {
 		&mcp.ServerOptions{
 			Instructions: "Filesystem tools confined to one workspace directory (" + ws.Root() + "). " +
 				devToolsNote(ws) +
-				"Paths are relative to the workspace root. A failed call returns a result with isError " +
+				wsfs.ToolInstructions() + " A failed call returns a result with isError " +
 				"and the text \"<code>: <message>\"; read the message, correct the call and retry.",
 			Logger: opts.Logger,
 			// Only tools; the default would also announce logging, which

@@ -252,7 +252,7 @@ func TestDefaultResultsAreText(t *testing.T) {
 		t.Fatalf("write_file: %v %q %s", res.IsError, text(t, res), structured(t, res))
 	}
 	res = call(t, cs, wsfs.ToolReadFile, map[string]any{"path": "a.txt"})
-	if res.IsError || text(t, res) != "hell\n[truncated: showing the first 4 of 6 bytes; max_read_bytes is 4]" || res.StructuredContent != nil {
+	if res.IsError || text(t, res) != "hell\n[truncated: line 1 is longer than max_read_bytes (4): only its first 4 of 6 bytes are shown; continue with start_line=2]" || res.StructuredContent != nil {
 		t.Fatalf("read_file: %v %q %s", res.IsError, text(t, res), structured(t, res))
 	}
 	res = call(t, cs, wsfs.ToolReadFile, map[string]any{"path": "../x"})
@@ -459,5 +459,21 @@ func TestWasmToolsAreServed(t *testing.T) {
 	ro, err := ToolsFor(ws, Options{ReadOnly: true})
 	if err != nil || slices.Contains(ro, "inventory") || !slices.Contains(ro, "echo") {
 		t.Fatalf("read-only: %v, %v", ro, err)
+	}
+}
+
+// TestInstructionsSayThePathsRule: the server's instructions carry
+// wsfs.ToolInstructions(), said once rather than in every tool (issue 19
+// item 10).
+func TestInstructionsSayThePathsRule(t *testing.T) {
+	ws, err := wsfs.Open(wsfs.Config{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	cs := connect(t, ws, Options{})
+	got := cs.InitializeResult().Instructions
+	if !strings.Contains(got, wsfs.ToolInstructions()) {
+		t.Fatalf("instructions %q do not hold %q", got, wsfs.ToolInstructions())
 	}
 }

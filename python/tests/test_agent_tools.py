@@ -68,16 +68,18 @@ def test_a_serialised_read_holds_the_content_once(tools, root):
         assert r["success"] and marker in r["result"]["content"], r
         assert json.dumps(r).count(marker) == 1, (args, r)
         assert marker not in r["message"] and r["message"].startswith("read f.txt: "), r
-    assert "[line 2 of 3; continue with start_line=3]" in r["message"]
+    assert "[line 2 of 3; continue with start_line=3, max_lines=1]" in r["message"]
     r = run(tools.read_file(path="f.txt", start_line=2, max_lines=1, line_numbers=True))
     assert r["success"] and json.dumps(r).count(marker) == 1, r
-    assert r["message"] == f"2| {marker} in the middle\n[line 2 of 3; continue with start_line=3]"
+    assert r["message"] == f"2| {marker} in the middle\n[line 2 of 3; continue with start_line=3, max_lines=1, line_numbers=true]"
     assert "content" not in r["result"] and r["result"]["start_line"] == 2
     # A truncated read keeps the library's notice, and an empty file says so.
     with wsfs.FileSystemTools(root=root, max_read_bytes=8) as small:
         r = run(small.read_file(path="f.txt"))
-    assert r["result"]["content"] == "head\nMAR" and json.dumps(r).count("MAR") == 1, r
-    assert r["message"] == "read f.txt: 8 bytes\n[truncated: showing the first 8 of 36 bytes; max_read_bytes is 8]"
+    assert r["result"]["content"] == "head\n" and json.dumps(r).count("head") == 1, r
+    assert r["message"] == (
+        "read f.txt: 5 bytes\n[truncated: showing line 1 (5 of 36 bytes); max_read_bytes is 8; continue with start_line=2]"
+    )
     write(root / "empty.txt", "")
     assert run(tools.read_file(path="empty.txt"))["message"] == "(empty file)"
 

@@ -28,6 +28,7 @@ _c_ptr = ctypes.c_void_p
 PROTOTYPES: dict[str, tuple[list, object]] = {
     "wsfs_version": ([], _c_ptr),
     "wsfs_tool_specs": ([], _c_ptr),
+    "wsfs_tool_instructions": ([], _c_ptr),
     "wsfs_workspace_open": ([_c_str], _c_ptr),
     "wsfs_workspace_close": ([_c_u64], _c_ptr),
     "wsfs_workspace_tool_specs": ([_c_u64], _c_ptr),

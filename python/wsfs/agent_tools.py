@@ -23,7 +23,7 @@ from typing import Annotated, Any
 
 from .cancel import CancelToken
 from .errors import WsfsError
-from .specs import SpecFormat, exec_switch_on, format_specs, is_read_only
+from .specs import SpecFormat, exec_switch_on, format_specs, is_read_only, tool_instructions
 from .workspace import Limits, Workspace
 
 log = logging.getLogger("wsfs")
@@ -153,6 +153,13 @@ class FileSystemTools:
             for t in self._tools
             if exec_switch_on(t.__name__, policy) and (writes or is_read_only(self._specs[t.__name__]))
         ]
+
+    @property
+    def instructions(self) -> str:
+        """What to tell the model once beside the tools, e.g. in the system prompt: how every
+        path argument is read (:func:`wsfs.tool_instructions`; the tools' descriptions keep
+        one clause of it)."""
+        return tool_instructions()
 
     def tool_specs(self, format: SpecFormat = "openai") -> list[dict[str, Any]]:
         """The specs of the tools :meth:`get_tools` offers, for a function-calling API (see

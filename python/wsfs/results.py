@@ -93,13 +93,15 @@ class DirEntry:
 @dataclass(frozen=True, slots=True)
 class TreeNode:
     """One node of a ``list_dir`` tree (``depth`` > 1). ``children`` is ``None`` for a
-    directory that was not listed; ``truncated`` when some entries are not shown."""
+    directory that was not listed, which then has ``listed`` false (the depth limit, ``.git``,
+    the entry limit, unreadable); ``truncated`` when some entries are not shown."""
 
     name: str
     type: str
     size: int | None = None
     children: tuple[TreeNode, ...] | None = None
     truncated: bool = False
+    listed: bool = True
 
     nested: ClassVar[Mapping[str, Callable[[Any], Any]]] = {}
 
@@ -135,7 +137,9 @@ class TextMatch:
 class ReadFileResult(ToolResult):
     """``content`` is the text read (at most ``max_read_bytes``; for a range, the lines' bytes
     without numbers). ``sha256`` is the whole file's hash when the read saw all of it and it
-    fits ``max_write_bytes``. The line fields are set by range reads only."""
+    fits ``max_write_bytes``. The line fields are set by range reads only, but for
+    ``next_start_line``, which a plain read that was cut sets too (it ends at a line
+    boundary unless line 1 alone is too long)."""
 
     path: str
     content: str
@@ -200,6 +204,10 @@ class ListDirResult(ToolResult):
     denied: int = 0
     #: Protected system locations (``/etc``, ``/proc``, ...) left out in unrestricted mode.
     protected: int = 0
+    #: Names starting with ``.`` left out (``include_hidden=False``; not in ``total``).
+    hidden: int = 0
+    #: Entries a ``.gitignore`` rule left out (the default for a tree; not in ``total``).
+    ignored: int = 0
 
 
 @result("edit_file")

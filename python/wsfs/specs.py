@@ -51,6 +51,14 @@ def exec_switch_on(name: str, policy: Mapping[str, Any]) -> bool:
     return True
 
 
+def tool_instructions() -> str:
+    """``wsfs_tool_instructions()``: what a host tells the model once, beside the tools (a
+    system prompt): how every path argument is read. Each spec's description keeps only the
+    clause "Paths are relative to the workspace root."."""
+    lib = _native.load()
+    return _native.take(lib, lib.wsfs_tool_instructions()).decode("utf-8")
+
+
 def is_read_only(spec: dict[str, Any]) -> bool:
     """Whether the spec's annotations say ``readOnlyHint: true`` (absent means it may write)."""
     return (spec.get("annotations") or {}).get("readOnlyHint") is True

@@ -384,6 +384,7 @@ class Workspace:
             total_bytes=data["total_bytes"],
             truncated=data["truncated"],
             sha256=data.get("sha256"),
+            next_start_line=data.get("next_start_line"),
         )
 
     def write_file(
@@ -428,18 +429,20 @@ class Workspace:
         depth: int = 1,
         include_hidden: bool = True,
         max_entries: int = 0,
-        respect_gitignore: bool = False,
+        respect_gitignore: bool | None = None,
         timeout: float | None = None,
         cancel: CancelToken | None = None,
     ) -> ListDirResult:
-        """Lists a directory, or with ``depth`` > 1 a breadth-first tree."""
-        args = {
+        """Lists a directory, or with ``depth`` > 1 a breadth-first tree. ``respect_gitignore``
+        ``None`` is the library's default: true for a tree, false for one level."""
+        args: dict[str, Any] = {
             "path": path,
             "depth": depth,
             "include_hidden": include_hidden,
             "max_entries": max_entries,
-            "respect_gitignore": respect_gitignore,
         }
+        if respect_gitignore is not None:
+            args["respect_gitignore"] = respect_gitignore
         return self._run(ListDirResult, args, timeout, cancel)
 
     def edit_file(
@@ -765,11 +768,19 @@ def _read_text(content: str, data: Mapping[str, Any], limit: int | None, warning
     """read_file's text for a whole-file read, exactly as the library renders it: the
     content ("(empty file)" if empty), a truncation notice if cut, then shown warnings."""
     if data.get("truncated"):
-        newline = "" if content.endswith("\n") else "\n"
-        text = (
-            f"{content}{newline}[truncated: showing the first {data['bytes']} of "
-            f"{data['total_bytes']} bytes; max_read_bytes is {limit}]"
-        )
+        following = data.get("next_start_line") or 2
+        if not content.endswith("\n"):
+            text = (
+                f"{content}\n[truncated: line 1 is longer than max_read_bytes ({limit}): only its "
+                f"first {data['bytes']} of {data['total_bytes']} bytes are shown; "
+                f"continue with start_line={following}]"
+            )
+        else:
+            shown = "line 1" if following == 2 else f"lines 1-{following - 1}"
+            text = (
+                f"{content}[truncated: showing {shown} ({data['bytes']} of {data['total_bytes']} "
+                f"bytes); max_read_bytes is {limit}; continue with start_line={following}]"
+            )
     else:
         text = content or EMPTY_FILE_TEXT
     for warning in warnings:

@@ -23,6 +23,10 @@ pub fn tool_specs() -> String {
     crate::abi::specs::tool_specs().to_string()
 }
 
+pub fn tool_instructions() -> String {
+    crate::tools::fields::INSTRUCTIONS.to_string()
+}
+
 pub fn workspace_open(config_json: &str) -> String {
     crate::logging::init();
     let config = match Config::from_json(config_json) {

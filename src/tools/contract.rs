@@ -378,18 +378,40 @@ fn run_erased<T: Tool>(
     call: &mut Call<'_>,
     args_json: &str,
 ) -> Result<(Box<dyn ToolOutput>, Vec<Warning>)> {
-    let args: T::Args = crate::json::parse_object(args_json).map_err(|e| {
-        WsfsError::new(
-            ErrorCode::InvalidArguments,
-            format!(
-                "invalid arguments for {}: {e}; expected {}",
-                T::NAME,
-                expected_shape(&parameters::<T::Args>())
-            ),
-        )
-    })?;
+    let args: T::Args = match crate::json::parse_object(args_json) {
+        Ok(args) => args,
+        Err(e) => decode_again::<T::Args>(T::NAME, args_json, e)?,
+    };
     let (output, warnings) = T::run(call, args)?;
     Ok((Box::new(output), warnings))
+}
+
+/// Arguments that did not decode (`error`), looked at again: the strings `"true"` and
+/// `"false"` are taken for booleans, and argument names from other tools are answered with the
+/// wsfs argument to use (see [`crate::tools::aliases`]). Only a failed decoding pays for this.
+fn decode_again<A: DeserializeOwned + JsonSchema>(
+    tool: &str,
+    args_json: &str,
+    error: String,
+) -> Result<A> {
+    let schema = parameters::<A>();
+    if let Some(value) = crate::tools::aliases::with_string_booleans(args_json, &schema) {
+        if let Ok(args) = serde_json::from_value(value) {
+            return Ok(args);
+        }
+    }
+    let message = match crate::tools::aliases::unknown_fields(tool, args_json, &schema) {
+        Some((said, true)) => format!("invalid arguments for {tool}: {said}"),
+        Some((said, false)) => format!(
+            "invalid arguments for {tool}: {said}; expected {}",
+            expected_shape(&schema)
+        ),
+        None => format!(
+            "invalid arguments for {tool}: {error}; expected {}",
+            expected_shape(&schema)
+        ),
+    };
+    Err(WsfsError::new(ErrorCode::InvalidArguments, message))
 }
 
 /// The JSON Schema of an argument struct as models get it: inline subschemas (no `$ref`), no

@@ -3,6 +3,7 @@
 
 use crate::tools::contract::{entry, ToolEntry};
 
+mod aliases;
 pub mod append_file;
 pub mod apply_patch;
 pub mod contract;
@@ -11,7 +12,7 @@ pub mod delete_file;
 pub(crate) mod dev;
 pub mod edit_file;
 mod entry;
-mod fields;
+pub mod fields;
 pub mod find_files;
 pub mod get_path_info;
 mod globs;

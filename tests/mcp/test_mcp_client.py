@@ -261,7 +261,7 @@ async def text_server(srv, specs, ws):
     text = ok_text("write_file", await srv.call("write_file", {"path": "notes.md", "content": "a\nb\n"}))
     check(text == "created notes.md (4 bytes)", f"write_file text {text!r}")
     text = ok_text("read_file", await srv.call("read_file", {"path": "probe.txt", "max_lines": 1}))
-    check(text == "probe text\n[line 1 of 2; continue with start_line=2]", f"read_file text {text!r}")
+    check(text == "probe text\n[line 1 of 2; continue with start_line=2, max_lines=1]", f"read_file text {text!r}")
     text = ok_text("list_dir", await srv.call("list_dir", {}))
     check(text.startswith(". (2 entries)") and "notes.md" in text, f"list_dir text {text!r}")
     failed("read_file", await srv.call("read_file", {"path": "../x"}), "outside_workspace", structured=False)
