@@ -2,9 +2,7 @@
 //! often, through the tool calls as a model makes them. Each test names the item it covers.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 fn text(v: &serde_json::Value) -> String {

@@ -20,6 +20,7 @@ mod escapes;
 mod fault_injection;
 mod ffi_input;
 mod ffi_workspace;
+mod model_view;
 mod move_file;
 mod names;
 mod patch;

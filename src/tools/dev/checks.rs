@@ -37,11 +37,10 @@ impl Tool for RunTestsTool {
     type Output = TestRun;
 
     fn description() -> String {
-        "Run the project's tests and get structured results: counts, and each failure with its \
+        format!("{} {}", "Run the project's tests and get structured results: counts, and each failure with its \
          file, line, test name, reason and snippet. Detects pytest, go test, cargo test and npm \
          test from the workspace unless command is given; focus narrows the run. Runs in a \
-         kernel sandbox confined to the workspace, without network, killed at its time limit."
-            .into()
+         kernel sandbox confined to the workspace, without network, killed at its time limit.", crate::tools::fields::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: RunTestsArgs) -> Result<(TestRun, Vec<Warning>)> {
@@ -73,10 +72,13 @@ impl Tool for RunLintTool {
     type Output = CheckRun;
 
     fn description() -> String {
-        "Run the project's linter and get each issue as {file, line, col, rule, message, \
+        format!(
+            "{} {}",
+            "Run the project's linter and get each issue as {file, line, col, rule, message, \
          severity}: ruff or eslint detected from the workspace (their JSON output), or your \
-         command (read best-effort as file:line:col). paths limits it to some files."
-            .into()
+         command (read best-effort as file:line:col). paths limits it to some files.",
+            crate::tools::fields::PATHS
+        )
     }
 
     fn run(call: &mut Call<'_>, args: CheckArgs) -> Result<(CheckRun, Vec<Warning>)> {
@@ -94,10 +96,9 @@ impl Tool for TypecheckTool {
     type Output = CheckRun;
 
     fn description() -> String {
-        "Run the project's type checker and get each error as {file, line, col, rule, message, \
+        format!("{} {}", "Run the project's type checker and get each error as {file, line, col, rule, message, \
          severity}: mypy, pyright or tsc detected from the workspace, or your command (read \
-         best-effort as file:line:col). paths limits it to some files."
-            .into()
+         best-effort as file:line:col). paths limits it to some files.", crate::tools::fields::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: CheckArgs) -> Result<(CheckRun, Vec<Warning>)> {

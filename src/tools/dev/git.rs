@@ -37,11 +37,14 @@ impl Tool for GitStatusTool {
     type Output = GitStatus;
 
     fn description() -> String {
-        "The git status of the workspace's repository as structured data: branch, upstream, \
+        format!(
+            "{} {}",
+            "The git status of the workspace's repository as structured data: branch, upstream, \
          ahead/behind, and the staged, unstaged, untracked and conflicted files. Git runs \
          hardened: the repository's config cannot make it run code (fsmonitor, hooks, pagers, \
-         filters are switched off)."
-            .into()
+         filters are switched off).",
+            crate::tools::fields::PATHS
+        )
     }
 
     fn run(call: &mut Call<'_>, _args: GitStatusArgs) -> Result<(GitStatus, Vec<Warning>)> {
@@ -64,11 +67,10 @@ impl Tool for GitDiffTool {
     type Output = GitDiff;
 
     fn description() -> String {
-        "The repository's changes as a unified diff with per-file added and deleted line counts: \
+        format!("{} {}", "The repository's changes as a unified diff with per-file added and deleted line counts: \
          the unstaged changes by default, the staged ones with staged: true, or between \
          revisions with base_ref/target_ref; pathspec limits it to some files. Large diffs are \
-         cut with a note."
-            .into()
+         cut with a note.", crate::tools::fields::PATHS)
     }
 
     fn run(call: &mut Call<'_>, mut args: GitDiffArgs) -> Result<(GitDiff, Vec<Warning>)> {
@@ -96,11 +98,10 @@ impl Tool for GitCommitTool {
     type Output = GitCommit;
 
     fn description() -> String {
-        "Commit to the workspace's repository: stages paths first (if given), then commits what \
+        format!("{} {}", "Commit to the workspace's repository: stages paths first (if given), then commits what \
          is staged, with hooks and signing off. Needs confirmed: true (review with git_status \
          and git_diff first); returns the commit hash and the files committed, or \
-         nothing_to_commit."
-            .into()
+         nothing_to_commit.", crate::tools::fields::PATHS)
     }
 
     fn run(call: &mut Call<'_>, mut args: GitCommitArgs) -> Result<(GitCommit, Vec<Warning>)> {

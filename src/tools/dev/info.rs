@@ -59,12 +59,11 @@ impl Tool for WorkspaceInfoTool {
     type Output = InfoOutput;
 
     fn description() -> String {
-        "What this workspace offers for running code: the OS, runtimes (python, node, go, rust, \
+        format!("{} {}", "What this workspace offers for running code: the OS, runtimes (python, node, go, rust, \
          java) and tools (git, pytest, npm, ruff, eslint, mypy, pyright, tsc, cargo, go) with \
          their versions, whether they run inside the sandbox, the git repository's root and the \
          project's kind. Answered from a cache after the first call; pass refresh: true after \
-         installing something."
-            .into()
+         installing something.", crate::tools::fields::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: WorkspaceInfoArgs) -> Result<(InfoOutput, Vec<Warning>)> {

@@ -70,11 +70,14 @@ impl Tool for SafeShellTool {
     type Output = SafeShellResult;
 
     fn description() -> String {
-        "Run a simple command line (plain words joined by && || ; |, such as 'ls -la src' or \
+        format!(
+            "{} {}",
+            "Run a simple command line (plain words joined by && || ; |, such as 'ls -la src' or \
          'git log --oneline -5') after it is checked against an allowlist; a blocked command \
          returns blocked: true with the reason and the tool or command to use instead. Prefer \
-         the structured tools (run_tests, run_lint, git_status, ...) where one fits."
-            .into()
+         the structured tools (run_tests, run_lint, git_status, ...) where one fits.",
+            crate::tools::fields::PATHS
+        )
     }
 
     fn run(call: &mut Call<'_>, args: SafeShellArgs) -> Result<(SafeShellResult, Vec<Warning>)> {
@@ -98,10 +101,9 @@ impl Tool for ShellTool {
     type Output = ShellRun;
 
     fn description() -> String {
-        "Run a command line with bash as it is, in the workspace, under the kernel sandbox (no \
+        format!("{} {}", "Run a command line with bash as it is, in the workspace, under the kernel sandbox (no \
          writes outside the workspace, no network, killed at its time limit). Use safe_shell or \
-         the structured tools when they can do the job."
-            .into()
+         the structured tools when they can do the job.", crate::tools::fields::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: ShellArgs) -> Result<(ShellRun, Vec<Warning>)> {
