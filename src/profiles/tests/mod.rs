@@ -2,8 +2,12 @@
 //! against real native results (one file each), and the design documents' ported test plans
 //! (`plans.rs`, reading `tests/profiles/plans/`).
 
+mod agent_base;
+mod capability_plan;
 mod data;
 mod engine;
+mod filesystem_tool;
+mod miniclaw;
 
 use super::{lookup, Context, NativeResult, Profile};
 use serde_json::{json, Value};
