@@ -8,6 +8,7 @@ mod data;
 mod engine;
 mod filesystem_tool;
 mod miniclaw;
+mod plans;
 
 use super::{lookup, Context, NativeResult, Profile};
 use serde_json::{json, Value};
@@ -18,6 +19,8 @@ pub struct Ws {
     pub id: u64,
     /// The workspace root as the library resolved it (symlinks resolved).
     pub root: String,
+    /// A directory beside the root (`<base>/outside`, the root being `<base>/ws`).
+    pub outside: PathBuf,
     _dir: tempfile::TempDir,
 }
 
@@ -26,21 +29,31 @@ impl Ws {
         Ws::open_with(json!({}))
     }
 
-    /// `config` is merged over `{"root": <a new temp dir>}`.
+    /// `config` is merged over `{"root": <a new temp dir>/ws}`.
     pub fn open_with(config: Value) -> Ws {
+        Ws::try_open_with(config).unwrap_or_else(|e| panic!("open: {e}"))
+    }
+
+    /// [`Ws::open_with`], with a refused configuration as the error envelope.
+    pub fn try_open_with(config: Value) -> Result<Ws, String> {
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut full = json!({"root": dir.path()});
+        let outside = dir.path().join("outside");
+        std::fs::create_dir(&outside).expect("outside");
+        let mut full = json!({"root": dir.path().join("ws")});
         if let (Some(full), Some(extra)) = (full.as_object_mut(), config.as_object()) {
             full.extend(extra.clone());
         }
         let opened: Value =
             serde_json::from_str(&crate::api::workspace_open(&full.to_string())).expect("json");
-        assert_eq!(opened["ok"], true, "open: {opened}");
-        Ws {
+        if opened["ok"] != true {
+            return Err(opened.to_string());
+        }
+        Ok(Ws {
             id: opened["data"]["workspace"].as_u64().expect("handle"),
             root: opened["data"]["root"].as_str().expect("root").to_string(),
+            outside: std::fs::canonicalize(outside).expect("outside"),
             _dir: dir,
-        }
+        })
     }
 
     pub fn path(&self, rel: &str) -> PathBuf {
