@@ -191,6 +191,7 @@ fn compile_tool(tool: ToolData, native_specs: &Value) -> Result<ProfileTool, Str
     for (_, op) in &ops {
         check_op(op, &args, native_specs)?;
     }
+    check_nested(&args, "")?;
     for group in &one_of {
         if let Some(a) = group.iter().find(|a| args.get(a).is_none()) {
             return Err(format!("one_of names {a}, which is not an argument"));
@@ -209,6 +210,25 @@ fn compile_tool(tool: ToolData, native_specs: &Value) -> Result<ProfileTool, Str
         ops,
         rewrites: Rewrites::default(),
     })
+}
+
+/// Nested arguments (an array's items) are renamed, mapped, capped and checked against the
+/// schema, but get no defaults and no codes of their own: refuse data that expects them.
+fn check_nested(args: &Ordered<ArgData>, at: &str) -> Result<(), String> {
+    for (name, arg) in args.iter() {
+        let here = format!("{at}{name}");
+        if !at.is_empty()
+            && (arg.default.is_some() || arg.invalid_code.is_some() || arg.empty_code.is_some())
+        {
+            return Err(format!(
+                "argument {here}: an item's argument takes no default, invalid_code or empty_code"
+            ));
+        }
+        if let Some(items) = &arg.items {
+            check_nested(items, &format!("{here}[]."))?;
+        }
+    }
+    Ok(())
 }
 
 fn compile_op(op: OpData, args: Vec<String>, required: Vec<String>) -> Result<Op, String> {

@@ -129,7 +129,7 @@ impl Profile {
     ) -> Value {
         match self.prepare(tool, args_json) {
             Ok(call) => {
-                let args = Value::Object(call.native_args.clone()).to_string();
+                let args = serde_json::to_string(&call.native_args).unwrap_or_default();
                 let result = native(&call.op.native, &args);
                 self.finish(&call, result, cx)
             }

@@ -337,4 +337,10 @@ fn broken_data_is_refused_with_the_place() {
     let e = compile(base(json!({"name": "x", "description": "d", "args": {},
         "native": "read_file", "result": {"a": {"transform": "pluck"}}})));
     assert!(e.contains("pluck"), "{e}");
+    let e = compile(base(
+        json!({"name": "x", "description": "d", "native": "apply_patch",
+        "args": {"files": {"description": "f", "items": {
+            "path": {"description": "p", "default": "a"}}}}}),
+    ));
+    assert!(e.contains("argument files[].path"), "{e}");
 }
