@@ -1,10 +1,8 @@
 //! Workspace configuration: parsing, defaults and root resolution.
 
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::policy::PolicyConfig;
-use crate::resolve::{protected_location, PROTECTED_LOCATIONS, UNPROTECTED_INSIDE};
+use crate::guard::policy::PolicyConfig;
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
 
 /// Per-workspace bounds applied to every call.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -33,6 +31,18 @@ const CEILING_ENTRIES: u64 = 1_000_000;
 const CEILING_TIMEOUT_MS: u64 = 24 * 3600 * 1000;
 
 impl Limits {
+    /// Refuses `len` bytes over `max_write_bytes`; `hint` tells the model what to do instead.
+    pub fn check_write(&self, len: u64, what: &str, hint: &str) -> Result<()> {
+        let max = self.max_write_bytes;
+        if len > max {
+            return Err(WsfsError::new(
+                ErrorCode::TooLarge,
+                format!("{what} is {len} bytes; the limit is max_write_bytes = {max}. {hint}"),
+            ));
+        }
+        Ok(())
+    }
+
     fn validate(&self) -> Result<()> {
         let checks = [
             ("max_read_bytes", self.max_read_bytes, CEILING_BYTES),
@@ -122,107 +132,6 @@ impl Config {
     fn rejects(json: &str) -> bool {
         Config::from_json(json).is_err()
     }
-}
-
-/// Turns the configured root into an absolute path: trimmed, `~` expanded, joined to the
-/// current directory when relative. Symlinks are resolved later, once the directory exists.
-pub fn absolute_root(raw: &str) -> Result<PathBuf> {
-    absolute_path(raw, "workspace root")
-}
-
-/// `absolute_root` for any configured path; `what` names it in errors.
-pub fn absolute_path(raw: &str, what: &str) -> Result<PathBuf> {
-    let trimmed = raw.trim();
-    if trimmed.is_empty() {
-        return Err(WsfsError::new(
-            ErrorCode::InvalidPath,
-            format!("{what} is empty; give a path"),
-        ));
-    }
-    if trimmed.contains('\0') {
-        return Err(WsfsError::new(
-            ErrorCode::InvalidPath,
-            format!("{what} contains a NUL byte"),
-        ));
-    }
-    let expanded = expand_tilde(trimmed, what)?;
-    if expanded.is_absolute() {
-        return Ok(expanded);
-    }
-    let cwd = std::env::current_dir().map_err(|e| WsfsError::from_io(&e, "current directory"))?;
-    Ok(cwd.join(expanded))
-}
-
-fn expand_tilde(path: &str, what: &str) -> Result<PathBuf> {
-    let rest = if path == "~" {
-        ""
-    } else if let Some(rest) = path.strip_prefix("~/") {
-        rest
-    } else {
-        return Ok(PathBuf::from(path));
-    };
-    let home = home_dir().ok_or_else(|| {
-        WsfsError::new(
-            ErrorCode::InvalidPath,
-            format!("{what} starts with '~' but $HOME is not set"),
-        )
-    })?;
-    Ok(home.join(rest))
-}
-
-pub fn home_dir() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-}
-
-/// Whether the root is `/` or the home directory, which hold far more than a project.
-pub fn is_broad_root(root: &Path) -> bool {
-    root == Path::new("/")
-        || home_dir().and_then(|h| h.canonicalize().ok()).as_deref() == Some(root)
-}
-
-/// What unrestricted mode does and does not protect, said when such a workspace is opened.
-/// The root itself is never named (messages stay workspace-relative).
-pub fn unrestricted_warnings(root: &Path) -> Vec<String> {
-    let mut locations: Vec<String> = PROTECTED_LOCATIONS.iter().map(|p| p.to_string()).collect();
-    for open in UNPROTECTED_INSIDE {
-        if let Some(holder) = locations
-            .iter_mut()
-            .find(|l| Path::new(open).starts_with(l.as_str()))
-        {
-            holder.push_str(&format!(" (except {open})"));
-        }
-    }
-    let mut warnings = vec![format!(
-        "restrict_to_workspace is false: absolute paths, '..' and symlinks may reach any file \
-         this process can. Only system locations are refused: {}. Everything else (your home \
-         directory, other projects, /tmp) is open to the agent",
-        locations.join(", ")
-    )];
-    if let Some(location) = protected_location(root) {
-        // A root strictly inside a protected location keeps its own contents (see resolve).
-        if root == location {
-            warnings.push(format!(
-                "the workspace root is the protected system location {}: in unrestricted mode \
-                 every call on it is refused",
-                location.display()
-            ));
-        }
-    }
-    warnings
-}
-
-/// Warnings for roots that give an agent far more than a project directory.
-pub fn broad_root_warning(root: &Path) -> Option<String> {
-    if root == Path::new("/") {
-        return Some("workspace root is '/': the agent can reach the whole filesystem".into());
-    }
-    let home = home_dir().and_then(|h| h.canonicalize().ok());
-    if home.as_deref() == Some(root) {
-        return Some("workspace root is your home directory: the agent can reach all of it".into());
-    }
-    None
 }
 
 #[cfg(test)]
@@ -325,20 +234,5 @@ mod tests {
         assert!(Config::rejects(r#"["/tmp/x"]"#));
         assert!(Config::rejects(r#"{"root":"/x","limits":[1,2,3,4]}"#));
         assert!(!Config::rejects(r#"{"root":"/x","limits":{}}"#));
-    }
-
-    #[test]
-    fn tilde_and_relative_roots() {
-        let home = home_dir().unwrap();
-        assert_eq!(absolute_root(" ~/ws ").unwrap(), home.join("ws"));
-        assert_eq!(absolute_root("~").unwrap(), home);
-        let rel = absolute_root("rel/ws").unwrap();
-        assert!(rel.is_absolute() && rel.ends_with("rel/ws"));
-        assert_eq!(
-            absolute_root("  ").unwrap_err().code,
-            ErrorCode::InvalidPath
-        );
-        let cwd = std::env::current_dir().unwrap();
-        assert_eq!(absolute_root("~user/x").unwrap(), cwd.join("~user/x"));
     }
 }

@@ -4,46 +4,36 @@
 //! Every path is resolved beneath the workspace's directory handle with cap-std, so `..`,
 //! absolute paths and symlinks cannot leave it; see `README.md` for the guarantees and limits.
 
-pub mod api;
-mod audit;
+mod abi;
 mod commit;
 mod config;
 mod control;
-mod create_dirs;
-mod dispatch;
-mod edit_hints;
-mod envelope;
 pub mod error;
-pub mod ffi;
-mod fileops;
-mod handles;
-mod hints;
+mod guard;
 mod json;
 mod lines;
 mod logging;
 mod names;
 mod patch;
-mod policy;
-// The profile engine and data (issue 18); the ABI edge uses it once the layers land.
-#[allow(dead_code)]
-mod profiles;
+mod paths;
 mod render;
-mod resolve;
-mod specs;
-mod tempfile_ops;
+mod sandbox;
 mod text;
-mod tool;
 mod tools;
-mod walk;
 mod workspace;
 
+#[cfg(test)]
+mod layers;
+
+pub use abi::{api, ffi};
+
+pub use abi::dispatch::{run_tool, ToolResult};
+pub use abi::envelope::Envelope;
 pub use config::{Config, Limits};
 pub use control::{token_cancel, token_free, token_new, CallControl};
-pub use dispatch::{run_tool, ToolResult};
-pub use envelope::Envelope;
 pub use error::{ErrorCode, WsfsError};
-pub use policy::PolicyConfig;
-pub use tool::ToolOutput;
+pub use guard::policy::PolicyConfig;
+pub use tools::contract::{ToolOutput, Warning};
 pub use tools::create_directory::CreateDirectoryOutput;
 pub use tools::edit_file::EditOutput;
 pub use tools::list_dir::{Entry, ListOutput};
@@ -59,5 +49,5 @@ pub mod testing {
         inject_commit_fault, resume_commit, set_thread_faults, take_thread_faults,
         wait_for_paused_commit, CommitFault, FaultLog, FaultPlan, Sys, SysFault,
     };
-    pub use crate::commit::new_dirs::abandon_next_new_dirs;
+    pub use crate::sandbox::new_dirs::abandon_next_new_dirs;
 }

@@ -6,7 +6,11 @@
 //! lines, `""` has none. `\n` never occurs inside a multi-byte UTF-8 sequence, so every line
 //! boundary is also a character boundary, whatever the bytes around it.
 
+use crate::control::CallControl;
+use crate::error::Result;
 use sha2::{Digest, Sha256};
+use std::fs::File;
+use std::io::{self, Read};
 
 /// Counts newlines and remembers the last byte seen, over bytes fed in any number of pieces.
 #[derive(Debug, Default, Clone, Copy)]
@@ -43,8 +47,32 @@ impl FileHash {
         self.0.update(bytes);
     }
 
-    pub fn hex(self) -> String {
+    /// The hash of the bytes so far.
+    pub fn hex(&self) -> String {
+        hex(&self.0.clone().finalize())
+    }
+
+    /// The hash of the bytes so far followed by `more` (an append's after, from its before).
+    pub fn hex_with(mut self, more: &[u8]) -> String {
+        self.feed(more);
         hex(&self.0.finalize())
+    }
+
+    /// Hashes what `file` holds from its current offset to its end, checking the deadline
+    /// between chunks. `Ok(None)`: it could not be read (the audit log then says so).
+    pub fn of(file: &mut File, ctl: &CallControl) -> Result<Option<FileHash>> {
+        const CHUNK: usize = 1 << 20;
+        let mut hash = FileHash::default();
+        let mut buf = vec![0u8; CHUNK];
+        loop {
+            ctl.check()?;
+            match file.read(&mut buf) {
+                Ok(0) => return Ok(Some(hash)),
+                Ok(n) => hash.feed(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return Ok(None),
+            }
+        }
     }
 }
 
@@ -68,6 +96,7 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn count_lines(bytes: &[u8]) -> u64 {
         let mut counter = LineCounter::default();
@@ -107,5 +136,22 @@ mod tests {
             sha256_hex(b"abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    #[test]
+    fn sha256_is_the_standard_digest() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("f");
+        std::fs::write(&p, b"ab").unwrap();
+        let ctl = CallControl::new(Duration::from_secs(10), None);
+        let h = FileHash::of(&mut File::open(&p).unwrap(), &ctl)
+            .unwrap()
+            .unwrap();
+        assert_eq!(h.hex(), sha256_hex(b"ab"));
+        assert_eq!(h.hex_with(b"c"), sha256_hex(b"abc"));
     }
 }

@@ -1,79 +1,37 @@
-//! An open workspace: the root's directory handle, its limits, and how tool paths are parsed.
+//! An open workspace: the composition of its root (the sandbox), its policy (the gate of
+//! every resolution, and the audit log) and its limits. The tools reach the file system only
+//! through the operations here, each a one-line call into the sandbox with the policy as its
+//! gate.
 
 use crate::commit::journal::recover_all;
-use crate::commit::state::{self, StateDir};
-use crate::config::{
-    absolute_root, broad_root_warning, is_broad_root, unrestricted_warnings, Config, Limits,
-};
+use crate::commit::{self, CommitError, Committed, Op, Scope};
+use crate::config::{Config, Limits};
+use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::names::{self, display_path};
-use crate::policy::Policy;
-use crate::tempfile_ops::{sweep_leftovers, SweepLimits, SWEEP_LIMITS};
+use crate::guard::policy::Policy;
+use crate::paths::{absolute_root, broad_root_warning, is_broad_root};
+use crate::sandbox::gate::Access;
+use crate::sandbox::host::unrestricted_warnings;
+use crate::sandbox::resolve::Located;
+use crate::sandbox::root::{Anchor, DirRef, Root, ToolPath};
+use crate::sandbox::state_dir;
+use crate::sandbox::tempfile::{sweep_leftovers, SweepLimits, SWEEP_LIMITS};
+use crate::sandbox::walk::deny::{StartPaths, WalkFilter};
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
-use std::borrow::Cow;
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Component, Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
-/// Longest tool path accepted, in bytes (Linux `PATH_MAX`).
-pub const MAX_PATH_BYTES: usize = 4096;
-
-/// An open workspace. Every filesystem access of a confined workspace goes through `root_dir`.
+/// An open workspace.
 #[derive(Debug)]
 pub struct Workspace {
-    pub(crate) root_dir: Dir,
-    /// The root with its symlinks resolved at open.
-    pub(crate) root: PathBuf,
-    /// The root as configured (absolute, `~` expanded), accepted as a prefix of absolute paths.
-    pub(crate) configured_root: PathBuf,
-    pub(crate) restrict: bool,
+    /// The root's handle, how it was configured, and the state directory.
+    pub(crate) root: Root,
     pub(crate) limits: Limits,
-    /// Where the journals of multi-file commits live, outside the workspace.
-    pub(crate) state: StateDir,
-    /// The directory holding the state directories, where calls that make directories keep
-    /// their record (`commit::new_dirs`): opened, and checked to be outside, once.
-    pub(crate) records_dir: OnceLock<Arc<Dir>>,
     /// Deny rules, read-only mode and the audit log (see `policy`).
     pub(crate) policy: Policy,
-}
-
-/// Where a tool path is resolved from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Anchor {
-    /// Beneath the workspace's directory handle: the kernel refuses every escape.
-    Root,
-    /// From `/`, for `restrict_to_workspace=false`; system locations are refused.
-    Host,
-}
-
-/// A validated tool path, not yet resolved.
-#[derive(Debug, Clone)]
-pub(crate) struct ToolPath {
-    pub anchor: Anchor,
-    /// Relative to the anchor: the workspace root, or `/`.
-    pub rel: PathBuf,
-    /// Shown to the model: workspace-relative wherever representable.
-    pub display: String,
-    pub trailing_slash: bool,
-}
-
-impl ToolPath {
-    /// File tools refuse a trailing `/`: it names a directory.
-    pub fn refuse_trailing_slash(&self) -> Result<()> {
-        if self.trailing_slash {
-            return Err(WsfsError::new(
-                ErrorCode::NotAFile,
-                format!(
-                    "{}/ ends with '/', which names a directory; drop the trailing '/' to name a file",
-                    self.display.trim_end_matches('/')
-                ),
-            ));
-        }
-        Ok(())
-    }
 }
 
 impl Workspace {
@@ -101,21 +59,24 @@ impl Workspace {
         let root_dir = Dir::open_ambient_dir(&root, ambient_authority())
             .map_err(|e| WsfsError::from_io(&e, &shown))?;
         let policy = Policy::open(&config.policy, &root)?;
-        crate::resolve::proc_fd_dir();
+        crate::sandbox::proc::proc_fd_dir();
         let mut warnings: Vec<String> = broad_root_warning(&root).into_iter().collect();
         if !config.restrict_to_workspace {
             warnings.extend(unrestricted_warnings(&root));
         }
-        let (state, state_warnings) = state::choose(&root_dir, &root, config.state_dir.as_deref())?;
+        let (state, state_warnings) =
+            state_dir::choose(&root_dir, &root, config.state_dir.as_deref())?;
         warnings.extend(state_warnings);
         let ws = Workspace {
-            root_dir,
-            root,
-            configured_root,
-            restrict: config.restrict_to_workspace,
+            root: Root {
+                dir: root_dir,
+                path: root,
+                configured: configured_root,
+                restrict: config.restrict_to_workspace,
+                state,
+                records_dir: OnceLock::new(),
+            },
             limits: config.limits,
-            state,
-            records_dir: OnceLock::new(),
             policy,
         };
         // Before anything else touches the workspace: undo or finish the commits a crash
@@ -123,18 +84,18 @@ impl Workspace {
         // backups a rollback needs; the temp names of journals that could not be recovered
         // (retried at the next open) are kept too, and nothing is swept while a journal could
         // not even be read.
-        let recovery = recover_all(&ws);
+        let recovery = recover_all(&ws.root, ws.limits.max_write_bytes);
         warnings.extend(recovery.warnings);
         // Then the directories of calls killed part-way, once no journal needs them.
-        warnings.extend(crate::commit::new_dirs::recover_all(&ws));
+        warnings.extend(crate::sandbox::new_dirs::recover_all(&ws.root));
         if !recovery.names_unknown {
-            sweep(&ws.root_dir, &ws.root, &recovery.unrecovered);
+            sweep(&ws.root.dir, &ws.root.path, &recovery.unrecovered);
         }
         Ok((ws, warnings))
     }
 
     pub fn root(&self) -> &Path {
-        &self.root
+        &self.root.path
     }
 
     pub fn limits(&self) -> &Limits {
@@ -142,129 +103,129 @@ impl Workspace {
     }
 
     pub fn restricts_to_workspace(&self) -> bool {
-        self.restrict
+        self.root.restrict
     }
 
     /// The effective policy (defaults filled in, the audit log's path absolute).
-    pub fn policy(&self) -> &crate::policy::PolicyConfig {
+    pub fn policy(&self) -> &crate::guard::policy::PolicyConfig {
         self.policy.config()
     }
 
-    /// Validates a tool path and decides where it resolves from. Confinement is not decided
-    /// here: this only strips the root prefix from absolute paths; the kernel does the rest.
+    /// Validates a tool path and decides where it resolves from (see `Root::parse_path`).
     pub(crate) fn parse_path(&self, raw: &str) -> Result<ToolPath> {
-        if raw.is_empty() {
-            return Err(WsfsError::new(
-                ErrorCode::InvalidPath,
-                "path is empty; use '.' for the workspace root or a relative path like 'src/main.go'",
-            ));
-        }
-        if raw.len() > MAX_PATH_BYTES {
-            return Err(WsfsError::new(
-                ErrorCode::InvalidPath,
-                format!(
-                    "path is {} bytes long; the limit is {MAX_PATH_BYTES} bytes",
-                    raw.len()
-                ),
-            ));
-        }
-        if raw.contains('\0') {
-            return Err(WsfsError::new(
-                ErrorCode::InvalidPath,
-                "path contains a NUL byte",
-            ));
-        }
-        let trailing_slash = raw.len() > 1 && raw.ends_with('/');
-        let decoded = decode_path(raw)?;
-        let path = decoded.as_path();
-        let inside_root = if path.is_absolute() {
-            self.strip_root(path)
-        } else {
-            Some(clean_relative(path))
-        };
-        match (self.restrict, inside_root) {
-            (true, Some(rel)) => Ok(ToolPath {
-                anchor: Anchor::Root,
-                display: display_path(&rel),
-                rel,
-                trailing_slash,
-            }),
-            (true, None) => Err(WsfsError::new(
-                ErrorCode::OutsideWorkspace,
-                format!(
-                    "{raw} is outside the workspace; use a path relative to the workspace root"
-                ),
-            )),
-            (false, inside) => {
-                let absolute = match &inside {
-                    Some(rel) => self.root.join(rel),
-                    None => path.to_path_buf(),
-                };
-                let display = match inside {
-                    Some(rel) if !starts_with_parent(&rel) => display_path(&rel),
-                    _ => display_path(&absolute),
-                };
-                Ok(ToolPath {
-                    anchor: Anchor::Host,
-                    rel: absolute
-                        .strip_prefix("/")
-                        .unwrap_or(&absolute)
-                        .to_path_buf(),
-                    display,
-                    trailing_slash,
-                })
-            }
-        }
+        self.root.parse_path(raw)
     }
 
-    /// The part of an absolute path below the root, compared component by component, so
-    /// `/x/ws-evil` is not inside `/x/ws`.
-    fn strip_root(&self, path: &Path) -> Option<PathBuf> {
-        [&self.root, &self.configured_root]
-            .iter()
-            .find_map(|root| path.strip_prefix(root).ok())
-            .map(clean_relative)
+    /// Resolves `path` for `access`, following a symlinked leaf (see `Root::resolve`).
+    pub(crate) fn resolve(
+        &self,
+        path: &ToolPath,
+        access: Access,
+        create_parents: bool,
+        ctl: &CallControl,
+    ) -> Result<Located<'_>> {
+        self.root
+            .resolve(path, access, create_parents, &self.policy, ctl)
+    }
+
+    /// Resolves the entry `path` names itself, never following its leaf (`move_file`,
+    /// `delete_file`).
+    pub(crate) fn resolve_entry(
+        &self,
+        path: &ToolPath,
+        access: Access,
+        create_parents: bool,
+        ctl: &CallControl,
+    ) -> Result<Located<'_>> {
+        self.root
+            .resolve_entry(path, access, create_parents, &self.policy, ctl)
+    }
+
+    /// Resolves `path` for describing it, not following its leaf (`get_path_info`).
+    pub(crate) fn resolve_no_follow(
+        &self,
+        path: &ToolPath,
+        ctl: &CallControl,
+    ) -> Result<Located<'_>> {
+        self.root.resolve_no_follow(path, &self.policy, ctl)
+    }
+
+    /// Where the symlink `located` names leads, when it stays inside the workspace.
+    pub(crate) fn link_target(&self, located: &Located<'_>, ctl: &CallControl) -> Option<String> {
+        self.root.link_target(located, &self.policy, ctl)
+    }
+
+    /// Removes the directories `located`'s resolution created (a call that failed).
+    pub(crate) fn undo_created(&self, located: Located<'_>) {
+        self.root.undo_created(located)
+    }
+
+    /// What a listing or walk of `start` leaves out (see `WalkFilter::new`).
+    pub(crate) fn walk_filter(
+        &self,
+        start: &DirRef<'_>,
+        known: StartPaths,
+    ) -> Result<Option<WalkFilter<'_>>> {
+        WalkFilter::new(&self.root, &self.policy, start, known)
+    }
+
+    /// Commits `ops` together (see `commit`).
+    pub(crate) fn commit(
+        &self,
+        anchor: Anchor,
+        ops: Vec<Op<'_>>,
+        ctl: &CallControl,
+    ) -> std::result::Result<Committed, CommitError> {
+        let scope = Scope {
+            root: &self.root,
+            gate: &self.policy,
+        };
+        commit::commit(&scope, anchor, ops, ctl)
+    }
+
+    /// The resolved workspace-relative path of `dir` (plus `leaf`).
+    pub(crate) fn resolved_rel(&self, dir: &DirRef<'_>, leaf: Option<&OsStr>) -> Result<PathBuf> {
+        self.root.rel_of(dir, leaf)
+    }
+
+    /// The resolved path as shown (for the audit log); `fallback` if it cannot be known.
+    pub(crate) fn shown_resolved(
+        &self,
+        dir: &DirRef<'_>,
+        leaf: Option<&OsStr>,
+        fallback: &str,
+    ) -> String {
+        self.root.shown_of(dir, leaf, fallback)
+    }
+
+    /// How the audit log names a directory a call created.
+    pub(crate) fn shown_anchored(&self, anchor: Anchor, rel: &Path) -> String {
+        self.root.shown_anchored(anchor, rel)
+    }
+
+    /// Whether a change below a directory must ask `refuses_inside` about each entry.
+    pub(crate) fn checks_inside(&self, access: Access) -> bool {
+        self.policy.checks_inside(access)
+    }
+
+    /// What refuses `access` to an entry a recursive change reaches, if anything.
+    pub(crate) fn refuses_inside(
+        &self,
+        rel: &Path,
+        is_dir: bool,
+        access: Access,
+        ctl: &CallControl,
+    ) -> Option<String> {
+        self.policy.refuses_inside(rel, is_dir, access, ctl)
+    }
+
+    /// Whether the directory `rel` is denied to reading (see `Policy::dir_denied`).
+    pub(crate) fn dir_denied(&self, rel: &Path, ctl: &CallControl) -> bool {
+        self.policy.dir_denied(rel, ctl)
     }
 }
 
-/// Drops `.` components; keeps `..` for the kernel to resolve against real directories.
-fn clean_relative(path: &Path) -> PathBuf {
-    path.components()
-        .filter(|c| !matches!(c, Component::CurDir | Component::RootDir))
-        .collect()
-}
-
-fn starts_with_parent(rel: &Path) -> bool {
-    rel.components().any(|c| c == Component::ParentDir)
-}
-
-/// The tool path with each name read back from its shown form (see `names`): a name that is
-/// not UTF-8 is given as `\xNN` escapes.
-fn decode_path(raw: &str) -> Result<PathBuf> {
-    let mut out = PathBuf::new();
-    for component in Path::new(raw).components() {
-        let Component::Normal(name) = component else {
-            out.push(component);
-            continue;
-        };
-        let bytes = match name.to_str() {
-            Some(text) => names::decode(text).map_err(|_| {
-                WsfsError::new(
-                    ErrorCode::InvalidPath,
-                    format!(
-                        "{raw}: the name {text} has \\xNN escapes for a '/' or NUL byte, which \
-                         no file name can contain"
-                    ),
-                )
-            })?,
-            None => Cow::Borrowed(name.as_bytes()),
-        };
-        out.push(OsStr::from_bytes(&bytes));
-    }
-    Ok(out)
-}
-
-/// Removes crash leftovers (see `tempfile_ops`), except the names in `keep`. A root of `/` or
+/// Removes crash leftovers (see `tempfile`), except the names in `keep`. A root of `/` or
 /// the home directory gets only its own directory swept, so opening it never walks the disk.
 fn sweep(root_dir: &Dir, root: &Path, keep: &HashSet<OsString>) {
     let limits = if is_broad_root(root) {
@@ -357,7 +318,7 @@ mod tests {
         let p = w.parse_path("a.txt").unwrap();
         assert_eq!(p.anchor, Anchor::Host);
         assert_eq!(p.display, "a.txt");
-        assert_eq!(Path::new("/").join(&p.rel), w.root.join("a.txt"));
+        assert_eq!(Path::new("/").join(&p.rel), w.root().join("a.txt"));
         let out = w.parse_path("/var/tmp/x").unwrap();
         assert_eq!(out.display, "/var/tmp/x");
     }

@@ -12,11 +12,11 @@
 //! running it again after a crash part-way through recovery is harmless.
 
 use super::fault::{self, Sys};
-use super::state::StateDir;
-use crate::fileops::{open_leaf_read, sync_dir};
 use crate::lines::sha256_hex;
-use crate::tempfile_ops::{is_temp_name, remove_if_unlocked, Staged};
-use crate::workspace::{Anchor, Workspace};
+use crate::sandbox::fileops::{open_leaf_read, sync_dir};
+use crate::sandbox::root::{Anchor, Root};
+use crate::sandbox::state_dir::StateDir;
+use crate::sandbox::tempfile::{is_temp_name, remove_if_unlocked, Staged};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions};
 use serde::{Deserialize, Serialize};
@@ -214,15 +214,21 @@ pub fn mark_committed(state: &Dir, id: &str) -> io::Result<()> {
 /// then removes its journal. The directories are fsynced before the journal goes, so no
 /// backup or staged name can outlive it; a removed journal that reappears after a power loss
 /// is recovered again, harmlessly.
-pub fn recover(ws: &Workspace, state: &Dir, journal: &Journal, committed: bool) -> io::Result<()> {
+pub fn recover(
+    root: &Root,
+    max_file_bytes: u64,
+    state: &Dir,
+    journal: &Journal,
+    committed: bool,
+) -> io::Result<()> {
     journal.validate()?;
-    if journal.anchor == JournalAnchor::Root && journal.root != ws.root.as_os_str().as_bytes() {
+    if journal.anchor == JournalAnchor::Root && journal.root != root.path.as_os_str().as_bytes() {
         return Err(io::Error::other("journal of another workspace root"));
     }
     // Each directory once, by device and inode.
     let mut touched: Vec<(Dir, (u64, u64))> = Vec::new();
     for entry in journal.entries.iter().rev() {
-        let dir = match open_dir(ws, journal.anchor, &entry.dir) {
+        let dir = match open_dir(root, journal.anchor, &entry.dir) {
             Ok(dir) => dir,
             // A directory this commit was to create and never did (or already removed).
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
@@ -232,7 +238,7 @@ pub fn recover(ws: &Workspace, state: &Dir, journal: &Journal, committed: bool) 
         if committed {
             remove_if_there(&dir, entry.backup.as_deref())?;
         } else {
-            undo(ws, &dir, leaf, entry)?;
+            undo(max_file_bytes, &dir, leaf, entry)?;
         }
         remove_if_there(&dir, entry.staged.as_deref())?;
         let stat = rustix::fs::fstat(&dir)?;
@@ -246,7 +252,7 @@ pub fn recover(ws: &Workspace, state: &Dir, journal: &Journal, committed: bool) 
         sync_dir(dir)?;
     }
     if !committed {
-        remove_created_dirs(ws, journal)?;
+        remove_created_dirs(root, journal)?;
     }
     remove_if_there(state, Some(&journal_name(&journal.id)))?;
     remove_if_there(state, Some(&committed_name(&journal.id)))
@@ -256,13 +262,13 @@ pub fn recover(ws: &Workspace, state: &Dir, journal: &Journal, committed: bool) 
 /// parent that stays, so none comes back once the journal is gone. A directory already gone
 /// is fine, and one that is no longer an empty directory is left: something else put a name
 /// in it (or in its place).
-pub(crate) fn remove_created_dirs(ws: &Workspace, journal: &Journal) -> io::Result<()> {
+pub(crate) fn remove_created_dirs(root: &Root, journal: &Journal) -> io::Result<()> {
     let mut parents: Vec<&Path> = Vec::new();
     for created in journal.created_dirs.iter().rev() {
         let rel = Path::new(OsStr::from_bytes(created));
         fault::sys(Sys::Rmdir)?;
         let removed = match journal.anchor {
-            JournalAnchor::Root => ws.root_dir.remove_dir(rel),
+            JournalAnchor::Root => root.dir.remove_dir(rel),
             JournalAnchor::Host => std::fs::remove_dir(Path::new("/").join(rel)),
         };
         match removed {
@@ -284,8 +290,8 @@ pub(crate) fn remove_created_dirs(ws: &Workspace, journal: &Journal) -> io::Resu
     for parent in parents {
         fault::sys(Sys::Fsync)?;
         let synced = match journal.anchor {
-            JournalAnchor::Root if parent.as_os_str().is_empty() => sync_dir(&ws.root_dir),
-            JournalAnchor::Root => ws.root_dir.open(parent).and_then(|d| d.sync_all()),
+            JournalAnchor::Root if parent.as_os_str().is_empty() => sync_dir(&root.dir),
+            JournalAnchor::Root => root.dir.open(parent).and_then(|d| d.sync_all()),
             JournalAnchor::Host => {
                 std::fs::File::open(Path::new("/").join(parent)).and_then(|d| d.sync_all())
             }
@@ -300,7 +306,7 @@ pub(crate) fn remove_created_dirs(ws: &Workspace, journal: &Journal) -> io::Resu
 }
 
 /// Puts one target back as it was before the commit.
-fn undo(ws: &Workspace, dir: &Dir, leaf: &OsStr, entry: &Entry) -> io::Result<()> {
+fn undo(max_file_bytes: u64, dir: &Dir, leaf: &OsStr, entry: &Entry) -> io::Result<()> {
     match entry.op {
         EntryOp::Replace | EntryOp::Remove => {
             if let Some(backup) = entry.backup.as_deref() {
@@ -318,7 +324,7 @@ fn undo(ws: &Workspace, dir: &Dir, leaf: &OsStr, entry: &Entry) -> io::Result<()
                 Some(s) => exists(dir, s)?,
                 None => false,
             };
-            if !staged_left && is_ours(ws, dir, leaf, entry.new_sha256.as_deref())? {
+            if !staged_left && is_ours(max_file_bytes, dir, leaf, entry.new_sha256.as_deref())? {
                 fault::sys(Sys::Unlink)?;
                 dir.remove_file(leaf)?;
             }
@@ -328,7 +334,7 @@ fn undo(ws: &Workspace, dir: &Dir, leaf: &OsStr, entry: &Entry) -> io::Result<()
 }
 
 /// Whether `leaf` is a regular file with exactly the content this commit created.
-fn is_ours(ws: &Workspace, dir: &Dir, leaf: &OsStr, sha: Option<&str>) -> io::Result<bool> {
+fn is_ours(max_file_bytes: u64, dir: &Dir, leaf: &OsStr, sha: Option<&str>) -> io::Result<bool> {
     let Some(sha) = sha else { return Ok(false) };
     fault::sys(Sys::Open)?;
     let file = match open_leaf_read(dir, leaf) {
@@ -342,8 +348,7 @@ fn is_ours(ws: &Workspace, dir: &Dir, leaf: &OsStr, sha: Option<&str>) -> io::Re
     }
     let mut bytes = Vec::new();
     fault::sys(Sys::Read)?;
-    file.take(ws.limits.max_write_bytes + 1)
-        .read_to_end(&mut bytes)?;
+    file.take(max_file_bytes + 1).read_to_end(&mut bytes)?;
     Ok(sha256_hex(&bytes) == sha)
 }
 
@@ -369,12 +374,12 @@ fn remove_if_there(dir: &Dir, name: Option<&str>) -> io::Result<()> {
 
 /// A journal directory, opened beneath the workspace root (or from `/` for an unrestricted
 /// workspace's journal).
-fn open_dir(ws: &Workspace, anchor: JournalAnchor, rel: &[u8]) -> io::Result<Dir> {
+fn open_dir(root: &Root, anchor: JournalAnchor, rel: &[u8]) -> io::Result<Dir> {
     fault::sys(Sys::Open)?;
     let rel = Path::new(OsStr::from_bytes(rel));
     match anchor {
-        JournalAnchor::Root if rel.as_os_str().is_empty() => ws.root_dir.try_clone(),
-        JournalAnchor::Root => ws.root_dir.open_dir(rel),
+        JournalAnchor::Root if rel.as_os_str().is_empty() => root.dir.try_clone(),
+        JournalAnchor::Root => root.dir.open_dir(rel),
         JournalAnchor::Host => Dir::open_ambient_dir(Path::new("/").join(rel), ambient_authority()),
     }
 }
@@ -394,9 +399,9 @@ pub struct Recovery {
 }
 
 /// At `Workspace::open`: recovers every journal of this workspace that no live commit holds.
-pub fn recover_all(ws: &Workspace) -> Recovery {
+pub fn recover_all(root: &Root, max_file_bytes: u64) -> Recovery {
     let mut recovery = Recovery::default();
-    let StateDir::At(path) = &ws.state else {
+    let StateDir::At(path) = &root.state else {
         return recovery;
     };
     let state = match fault::sys(Sys::Open)
@@ -448,7 +453,15 @@ pub fn recover_all(ws: &Workspace) -> Recovery {
         let Some((id, committed)) = found else {
             continue;
         };
-        if let Err(e) = recover_one(ws, &state, name, id, committed, &mut recovery) {
+        if let Err(e) = recover_one(
+            root,
+            max_file_bytes,
+            &state,
+            name,
+            id,
+            committed,
+            &mut recovery,
+        ) {
             recovery.warnings.push(format!(
                 "an interrupted apply_patch commit (journal {name} in wsfs's state directory) could not be recovered: {e}; it is retried when the workspace is next opened"
             ));
@@ -460,7 +473,8 @@ pub fn recover_all(ws: &Workspace) -> Recovery {
 /// Recovers one journal, unless a live commit holds it. The temp names of a journal left in
 /// place (live, or failing) go to `recovery.unrecovered`.
 fn recover_one(
-    ws: &Workspace,
+    root: &Root,
+    max_file_bytes: u64,
     state: &Dir,
     name: &str,
     id: &str,
@@ -510,10 +524,10 @@ fn recover_one(
     if journal.id != id {
         return Err(io::Error::other("journal id does not match its name"));
     }
-    if journal.anchor == JournalAnchor::Root && journal.root != ws.root.as_os_str().as_bytes() {
+    if journal.anchor == JournalAnchor::Root && journal.root != root.path.as_os_str().as_bytes() {
         return Ok(()); // another root whose id collides: not ours to touch
     }
-    recover(ws, state, &journal, committed)?;
+    recover(root, max_file_bytes, state, &journal, committed)?;
     for done in journal.temp_names() {
         unrecovered.remove(OsStr::new(done));
     }
@@ -531,7 +545,7 @@ pub fn created_list(dirs: &[PathBuf]) -> Vec<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tempfile_ops::temp_name;
+    use crate::sandbox::tempfile::temp_name;
 
     fn journal() -> Journal {
         let mut j = Journal::new("0123456789abcdef".into(), Path::new("/ws"), Anchor::Root);

@@ -60,26 +60,31 @@
 
 pub mod fault;
 pub mod journal;
-pub mod new_dirs;
-pub mod state;
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError, NO_SPACE_HINT};
-use crate::fileops::{check_file_size_limit, fill_staged, sync_dir};
-use crate::policy::Access;
-use crate::resolve::Located;
-use crate::tempfile_ops::{random_u64, temp_name, Staged};
-use crate::workspace::{Anchor, ToolPath, Workspace};
+use crate::sandbox::fileops::{check_file_size_limit, fill_staged, sync_dir};
+use crate::sandbox::gate::{Access, Gate};
+use crate::sandbox::resolve::Located;
+use crate::sandbox::root::{Anchor, Root, ToolPath};
+use crate::sandbox::state_dir::{self, StateDir};
+use crate::sandbox::tempfile::{random_u64, temp_name, Staged};
 use cap_std::fs::{Dir, Metadata};
 use fault::{CommitFault, Sys};
 use journal::{created_list, path_bytes, Entry, EntryOp, Journal};
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
-use state::StateDir;
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+/// What a commit works beneath: the root it resolves in, and the gate every name it creates
+/// passes.
+pub struct Scope<'w> {
+    pub root: &'w Root,
+    pub gate: &'w dyn Gate,
+}
 
 /// Descriptors set aside before a journaled commit changes anything and released for its
 /// rollback, which may have to open a directory or two (to remove the directories the commit
@@ -152,7 +157,7 @@ impl From<WsfsError> for CommitError {
 
 /// Commits `ops` (all in the workspace's anchor) together; see the module documentation.
 pub fn commit(
-    ws: &Workspace,
+    scope: &Scope<'_>,
     anchor: Anchor,
     ops: Vec<Op<'_>>,
     ctl: &CallControl,
@@ -167,8 +172,8 @@ pub fn commit(
         .collect();
     let warnings = match ops.len() {
         0 => Vec::new(),
-        1 => commit_one(ws, ops.into_iter().next().expect("one op"), ctl)?,
-        _ => commit_journaled(ws, anchor, ops, ctl)?,
+        1 => commit_one(scope, ops.into_iter().next().expect("one op"), ctl)?,
+        _ => commit_journaled(scope, anchor, ops, ctl)?,
     };
     Ok(Committed { warnings, changes })
 }
@@ -229,7 +234,7 @@ fn new_id() -> String {
 
 /// An op's place, resolved (creating missing parent directories) if it was pending.
 fn resolve_place<'w>(
-    ws: &'w Workspace,
+    scope: &Scope<'w>,
     place: Place<'w>,
     display: &str,
     ctl: &CallControl,
@@ -238,13 +243,15 @@ fn resolve_place<'w>(
         Place::Resolved(located) => *located,
         Place::Pending { path, .. } => {
             fault::sys(Sys::Mkdir).map_err(|e| WsfsError::from_io(&e, &path.display))?;
-            ws.resolve(&path, Access::WRITE, true, ctl)?
+            scope
+                .root
+                .resolve(&path, Access::WRITE, true, scope.gate, ctl)?
         }
     };
     match located.leaf.clone() {
         Some(leaf) => Ok((located, leaf)),
         None => {
-            ws.undo_created(located);
+            scope.root.undo_created(located);
             Err(WsfsError::new(
                 ErrorCode::NotAFile,
                 format!("{display} is a directory, not a file; use list_dir"),
@@ -254,11 +261,11 @@ fn resolve_place<'w>(
 }
 
 fn commit_one(
-    ws: &Workspace,
+    scope: &Scope<'_>,
     op: Op<'_>,
     ctl: &CallControl,
 ) -> std::result::Result<Vec<String>, CommitError> {
-    let (located, leaf) = resolve_place(ws, op.place, &op.display, ctl)?;
+    let (located, leaf) = resolve_place(scope, op.place, &op.display, ctl)?;
     let outcome = commit_one_at(
         &located.dir,
         &leaf,
@@ -269,7 +276,7 @@ fn commit_one(
         ctl,
     );
     if let Err(e) = outcome {
-        ws.undo_created(located);
+        scope.root.undo_created(located);
         return Err(e);
     }
     Ok(sync_dir(&located.dir)
@@ -340,9 +347,9 @@ pub(crate) fn readable_dir(dir: &Dir) -> io::Result<Dir> {
 }
 
 /// The state directory, created if needed, as a handle that can be fsynced.
-fn open_state(ws: &Workspace, path: &Path) -> Result<Dir> {
+fn open_state(scope: &Scope<'_>, path: &Path) -> Result<Dir> {
     fault::sys(Sys::Mkdir)
-        .and_then(|()| state::open_for_commit(&ws.root_dir, path))
+        .and_then(|()| state_dir::open_for_commit(&scope.root.dir, path))
         .and_then(|dir| fault::sys(Sys::Open).and_then(|()| readable_dir(&dir)))
         .map_err(|e| machinery_error("cannot create or open wsfs's state directory", &e))
 }
@@ -364,12 +371,12 @@ fn reserve_descriptors(root: &Dir) -> Result<Vec<OwnedFd>> {
 }
 
 fn commit_journaled(
-    ws: &Workspace,
+    scope: &Scope<'_>,
     anchor: Anchor,
     ops: Vec<Op<'_>>,
     ctl: &CallControl,
 ) -> std::result::Result<Vec<String>, CommitError> {
-    let state_path = match &ws.state {
+    let state_path = match &scope.root.state {
         StateDir::At(path) => path,
         // Why is in the warning of the workspace's open: it may name a host path.
         StateDir::Unavailable(_) => {
@@ -380,15 +387,15 @@ fn commit_journaled(
             .into())
         }
     };
-    let journal = plan_journal(ws, anchor, &new_id(), &ops)?;
-    let reserve = reserve_descriptors(&ws.root_dir)?;
-    let state = open_state(ws, state_path)?;
+    let journal = plan_journal(scope, anchor, &new_id(), &ops)?;
+    let reserve = reserve_descriptors(&scope.root.dir)?;
+    let state = open_state(scope, state_path)?;
     // Held (with its `flock`) until the commit is over, so no open recovers a live commit.
     let lock = journal
         .write_new(&state)
         .map_err(|e| machinery_error("cannot write the commit journal", &e))?;
     let mut commit = Journaled {
-        ws,
+        scope,
         state: &state,
         journal: &journal,
         dirs: Vec::new(),
@@ -406,8 +413,8 @@ fn commit_journaled(
 }
 
 /// The journal of `ops`, refused unless recovery could replay every name in it.
-fn plan_journal(ws: &Workspace, anchor: Anchor, id: &str, ops: &[Op<'_>]) -> Result<Journal> {
-    let mut journal = Journal::new(id.to_string(), &ws.root, anchor);
+fn plan_journal(scope: &Scope<'_>, anchor: Anchor, id: &str, ops: &[Op<'_>]) -> Result<Journal> {
+    let mut journal = Journal::new(id.to_string(), &scope.root.path, anchor);
     for op in ops {
         let (dir, leaf) = match &op.place {
             Place::Resolved(located) => (
@@ -478,7 +485,7 @@ impl From<WsfsError> for Step {
 
 /// A journaled commit under way: what it holds open, and how far each target got.
 struct Journaled<'c, 'w> {
-    ws: &'w Workspace,
+    scope: &'c Scope<'w>,
     /// The state directory, readable (it is fsynced).
     state: &'c Dir,
     journal: &'c Journal,
@@ -522,9 +529,9 @@ impl Journaled<'_, '_> {
             .map_err(|e| machinery_error("syncing a directory failed", &e))?;
         ctl.check()?;
         // From here on the commit completes or is rolled back, never stopped.
-        let fault = fault::take(&self.ws.root);
+        let fault = fault::take(&self.scope.root.path);
         if fault == Some(CommitFault::PauseBeforeRenames) {
-            fault::pause_here(&self.ws.root);
+            fault::pause_here(&self.scope.root.path);
         }
         for k in 0..self.targets.len() {
             match fault {
@@ -573,12 +580,12 @@ impl Journaled<'_, '_> {
             display,
             ..
         } = op;
-        let (located, leaf) = resolve_place(self.ws, place, &display, ctl)?;
+        let (located, leaf) = resolve_place(self.scope, place, &display, ctl)?;
         // Only the names the journal recorded: a symlink that appeared at a new name, or a
         // directory that must be created and is not in the journal, would be a change no
         // recovery could undo.
         if path_bytes(located.dir_rel()) != entry.dir || leaf.as_bytes() != entry.leaf {
-            self.ws.undo_created(located);
+            self.scope.root.undo_created(located);
             return Err(CommitError::Exists(k).into());
         }
         let unrecorded = located
@@ -586,7 +593,7 @@ impl Journaled<'_, '_> {
             .iter()
             .any(|c| !self.journal.created_dirs.contains(&path_bytes(c.rel())));
         if unrecorded {
-            self.ws.undo_created(located);
+            self.scope.root.undo_created(located);
             return Err(WsfsError::new(
                 ErrorCode::IoError,
                 format!("a directory on the way to {display} changed while the patch was being applied; apply it again"),
@@ -710,7 +717,7 @@ impl Journaled<'_, '_> {
         // Removing created directories may need a descriptor or two: these.
         self.reserve.clear();
         if failure.is_none() {
-            failure = journal::remove_created_dirs(self.ws, self.journal).err();
+            failure = journal::remove_created_dirs(self.scope.root, self.journal).err();
         }
         if failure.is_none() {
             failure = remove_name(self.state, &journal::journal_name(&self.journal.id)).err();

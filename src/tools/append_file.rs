@@ -3,7 +3,7 @@
 use super::write::{self, AppendOutput};
 use crate::error::Result;
 use crate::render;
-use crate::tool::{Annotations, Call, Tool, ToolOutput};
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -32,13 +32,18 @@ impl Tool for AppendFile {
     type Output = AppendOutput;
 
     fn description() -> String {
-        format!("Append text to the end of a file, creating it (and its parent directories) if missing. Nothing is added between the old content and yours: include a leading newline if you need one. {}", super::PATHS)
+        format!("Append text to the end of a file, creating it (and its parent directories) if missing. Nothing is added between the old content and yours: include a leading newline if you need one. {}", crate::tools::fields::PATHS)
     }
 
-    fn run(call: &mut Call<'_>, args: AppendFileArgs) -> Result<(AppendOutput, Vec<String>)> {
+    fn run(call: &mut Call<'_>, args: AppendFileArgs) -> Result<(AppendOutput, Vec<Warning>)> {
         let path = call.path(&args.path)?;
-        let content = super::content(Self::NAME, args.content.as_deref(), call.content_buffer)?;
-        write::append_file(call, &path, content)
+        let content = crate::tools::fields::content(
+            Self::NAME,
+            args.content.as_deref(),
+            call.content_buffer,
+        )?;
+        let (out, messages) = write::append_file(call, &path, content)?;
+        Ok((out, crate::tools::contract::warnings(messages)))
     }
 }
 

@@ -5,14 +5,14 @@
 //! parent) and removed again if the call fails or is stopped before the leaf's `mkdirat`, its
 //! commit point; the leaf is fsynced into its parent after it.
 
-use crate::audit::Change;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::sync_dir;
-use crate::policy::Access;
+use crate::guard::audit::Change;
 use crate::render;
-use crate::resolve::Located;
-use crate::tool::{Annotations, Call, Tool, ToolOutput};
-use crate::workspace::ToolPath;
+use crate::sandbox::fileops::sync_dir;
+use crate::sandbox::gate::Access;
+use crate::sandbox::resolve::Located;
+use crate::sandbox::root::ToolPath;
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -26,7 +26,7 @@ pub struct CreateDirectoryArgs {
     /// Directory to create, e.g. 'src/utils'.
     pub path: String,
     /// Also create missing parent directories, like 'mkdir -p'. Default true; with false a missing parent is path_not_found.
-    #[serde(default = "super::yes")]
+    #[serde(default = "crate::tools::fields::yes")]
     pub parents: bool,
 }
 
@@ -50,15 +50,16 @@ impl Tool for CreateDirectory {
     type Output = CreateDirectoryOutput;
 
     fn description() -> String {
-        format!("Create a directory, and by default its missing parent directories. An existing directory is fine (nothing changes and created is false); a file in the way is not_a_directory. write_file creates parent directories by itself, so this is only needed for empty directories. {}", super::PATHS)
+        format!("Create a directory, and by default its missing parent directories. An existing directory is fine (nothing changes and created is false); a file in the way is not_a_directory. write_file creates parent directories by itself, so this is only needed for empty directories. {}", crate::tools::fields::PATHS)
     }
 
     fn run(
         call: &mut Call<'_>,
         args: CreateDirectoryArgs,
-    ) -> Result<(CreateDirectoryOutput, Vec<String>)> {
+    ) -> Result<(CreateDirectoryOutput, Vec<Warning>)> {
         let path = call.path(&args.path)?;
-        create_directory(call, &path, args.parents)
+        let (out, messages) = create_directory(call, &path, args.parents)?;
+        Ok((out, crate::tools::contract::warnings(messages)))
     }
 }
 

@@ -7,7 +7,7 @@
 //! - A regular file is locked like writers lock it, so an edit in flight finishes first and
 //!   one that starts later finds the file gone instead of recreating it.
 //! - A directory needs `recursive: true` (`recursive_required` otherwise), then goes through
-//!   [`crate::walk::remove`]: handles only, no symlink followed, no other file system entered,
+//!   [`crate::sandbox::walk::remove`]: handles only, no symlink followed, no other file system entered,
 //!   a few descriptors however deep, at most `MAX_DELETE_ENTRIES` removals per call.
 //! - Deletion is not all or nothing. An error means nothing was removed (`timeout` and
 //!   `cancelled` included). A recursive deletion that removed something and then stopped
@@ -16,16 +16,18 @@
 //! - After a complete deletion the parent directory is fsynced.
 
 use super::entry::{self, Entry};
-use crate::audit::{Change, FileHash};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::sync_dir;
-use crate::policy::Access;
-use crate::tool::{Annotations, Call, Tool, ToolOutput};
-use crate::walk::filter::is_internal_name;
-use crate::walk::remove::{remove_tree, Halt, Removal, RemoveDenyHook, RemoveOptions};
-use crate::walk::sys::{self, Kind};
-use crate::workspace::{ToolPath, Workspace};
+use crate::guard::audit::Change;
+use crate::lines::FileHash;
+use crate::sandbox::fileops::sync_dir;
+use crate::sandbox::gate::Access;
+use crate::sandbox::root::ToolPath;
+use crate::sandbox::sys::{self, Kind};
+use crate::sandbox::walk::filter::is_internal_name;
+use crate::sandbox::walk::remove::{remove_tree, Halt, Removal, RemoveDenyHook, RemoveOptions};
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
+use crate::workspace::Workspace;
 use rustix::fs::{AtFlags, RawDir};
 use rustix::io::Errno;
 use schemars::JsonSchema;
@@ -99,10 +101,10 @@ impl Tool for DeleteFile {
     type Output = DeleteOutput;
 
     fn description() -> String {
-        format!("Delete a file, symlink or directory. A directory needs recursive: true, which deletes it and everything in it; symlinks are removed themselves, never followed, so nothing outside the path is touched. The workspace root cannot be deleted. If a recursive delete stops early (deadline, cancellation, something it cannot remove), the result says deleted: false, how many entries were removed and what remains; call again to continue. {}", super::PATHS)
+        format!("Delete a file, symlink or directory. A directory needs recursive: true, which deletes it and everything in it; symlinks are removed themselves, never followed, so nothing outside the path is touched. The workspace root cannot be deleted. If a recursive delete stops early (deadline, cancellation, something it cannot remove), the result says deleted: false, how many entries were removed and what remains; call again to continue. {}", crate::tools::fields::PATHS)
     }
 
-    fn run(call: &mut Call<'_>, args: DeleteFileArgs) -> Result<(DeleteOutput, Vec<String>)> {
+    fn run(call: &mut Call<'_>, args: DeleteFileArgs) -> Result<(DeleteOutput, Vec<Warning>)> {
         let path = call.path(&args.path)?;
         let (mut out, warnings) =
             delete_path(call.ws, &path, args.recursive, call.audits(), call.ctl)?;
@@ -117,7 +119,7 @@ impl Tool for DeleteFile {
                 sha256_after: None,
             });
         }
-        Ok((out, warnings))
+        Ok((out, crate::tools::contract::warnings(warnings)))
     }
 }
 
@@ -295,7 +297,7 @@ fn delete_tree(
 /// The error for a recursive deletion that could not remove anything: nothing changed.
 fn nothing_removed(
     display: &str,
-    not_removed: &[crate::walk::remove::NotRemoved],
+    not_removed: &[crate::sandbox::walk::remove::NotRemoved],
     count: u64,
     shown: &dyn Fn(&str) -> String,
 ) -> WsfsError {
@@ -342,7 +344,7 @@ fn recursive_required(entry: &Entry<'_>, path: &ToolPath, ctl: &CallControl) -> 
 /// are more); `None` if it cannot be read.
 fn count_entries(entry: &Entry<'_>, ctl: &CallControl) -> Option<(u64, bool)> {
     let fd = sys::open_child_dir(entry.dir().as_fd(), entry.leaf.as_bytes()).ok()?;
-    let mut buf = Vec::with_capacity(crate::walk::names::DIRENT_BUFFER);
+    let mut buf = Vec::with_capacity(crate::sandbox::walk::names::DIRENT_BUFFER);
     let mut raw = RawDir::new(fd, buf.spare_capacity_mut());
     let mut count = 0u64;
     while let Some(item) = raw.next() {

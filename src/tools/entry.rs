@@ -5,14 +5,15 @@
 //! path strings.
 
 use crate::control::CallControl;
-use crate::create_dirs::open_parent;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::{lock_current, open_error, open_leaf_read, LockedFile};
 use crate::names::display_path;
-use crate::policy::Access;
-use crate::resolve::Located;
-use crate::walk::sys;
-use crate::workspace::{Anchor, ToolPath, Workspace};
+use crate::sandbox::create_dirs::open_parent;
+use crate::sandbox::fileops::{lock_current, open_error, open_leaf_read, LockedFile};
+use crate::sandbox::gate::Access;
+use crate::sandbox::resolve::Located;
+use crate::sandbox::root::{Anchor, ToolPath};
+use crate::sandbox::sys;
+use crate::workspace::Workspace;
 use cap_std::fs::{Dir, Metadata, MetadataExt};
 use std::ffi::OsString;
 use std::io;
@@ -112,7 +113,7 @@ pub(crate) fn existing_entry<'a>(
         let root = root_id(ws, display)?;
         let holds_root = entry.id() == root
             || (path.anchor == Anchor::Host
-                && is_at_or_above(&ws.root_dir, entry.id(), None, ctl)?);
+                && is_at_or_above(&ws.root.dir, entry.id(), None, ctl)?);
         if holds_root {
             return Err(is_root(display, action, entry.id() != root));
         }
@@ -124,7 +125,7 @@ pub(crate) fn existing_entry<'a>(
 /// directory named through `..`.
 pub(crate) fn unnamed(ws: &Workspace, dir: &Dir, display: &str, action: &str) -> WsfsError {
     let id = sys::identity(dir.as_fd()).ok();
-    if id.is_some() && id == sys::identity(ws.root_dir.as_fd()).ok() {
+    if id.is_some() && id == sys::identity(ws.root.dir.as_fd()).ok() {
         return is_root(display, action, false);
     }
     WsfsError::new(
@@ -149,7 +150,7 @@ fn is_root(display: &str, action: &str, ancestor: bool) -> WsfsError {
 }
 
 pub(crate) fn root_id(ws: &Workspace, display: &str) -> Result<FileId> {
-    sys::identity(ws.root_dir.as_fd()).map_err(|e| WsfsError::from_io(&e, display))
+    sys::identity(ws.root.dir.as_fd()).map_err(|e| WsfsError::from_io(&e, display))
 }
 
 /// Whether the directory `id` is `dir` itself or one of its ancestors, found by stepping up
@@ -214,7 +215,7 @@ pub(crate) fn shown_rel(ws: &Workspace, anchor: Anchor, rel: &Path) -> String {
         Anchor::Root => display_path(rel),
         Anchor::Host => {
             let absolute = Path::new("/").join(rel);
-            match absolute.strip_prefix(&ws.root) {
+            match absolute.strip_prefix(&ws.root.path) {
                 Ok(inside) => display_path(inside),
                 Err(_) => display_path(&absolute),
             }

@@ -2,14 +2,14 @@
 //! workspace's handle.
 
 use super::globs::PathGlob;
-use super::target::{open_walk_dir, WalkDeny};
+use super::walking::{open_walk_dir, skipped_hint, WalkDeny};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::render;
-use crate::tool::{Annotations, Call, Tool, ToolOutput};
-use crate::walk::dfs::{walk, Flow};
-use crate::walk::filter::Candidate;
-use crate::walk::names::shown;
-use crate::walk::{Kind, WalkOptions, WalkStats};
+use crate::sandbox::walk::dfs::{walk, Flow};
+use crate::sandbox::walk::filter::Candidate;
+use crate::sandbox::walk::names::shown;
+use crate::sandbox::walk::{Kind, WalkOptions, WalkStats};
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -27,7 +27,7 @@ pub struct FindFilesArgs {
     /// Glob to match, e.g. '**/*.rs' or 'src/**/test_*.py'. '*' stays within one directory, '**' crosses directories; a pattern without '/' matches file names at any depth.
     pub pattern: String,
     /// Directory to search; defaults to '.', the workspace root.
-    #[serde(default = "super::dot")]
+    #[serde(default = "crate::tools::fields::dot")]
     pub path: String,
     /// Most files to return (default 200, at most 10000).
     #[serde(default = "default_max_results")]
@@ -58,7 +58,7 @@ pub struct FindOutput {
     /// Entries left out because the workspace policy denies reading them.
     pub denied: u64,
     /// Protected system locations left out (unrestricted mode); absent when 0.
-    #[serde(skip_serializing_if = "super::list_dir::is_zero")]
+    #[serde(skip_serializing_if = "crate::tools::walking::is_zero")]
     pub protected: u64,
     #[serde(skip)]
     meta: FindMeta,
@@ -81,10 +81,10 @@ impl Tool for FindFiles {
     type Output = FindOutput;
 
     fn description() -> String {
-        format!("Find files by glob pattern, e.g. '**/*.rs' or 'src/**/test_*.py'. Returns workspace-relative paths sorted by path (at most max_results, 200 by default). Hidden files and what .gitignore ignores are skipped unless asked; symlinks are listed by their own path and never followed; '.git' is not entered. {}", super::PATHS)
+        format!("Find files by glob pattern, e.g. '**/*.rs' or 'src/**/test_*.py'. Returns workspace-relative paths sorted by path (at most max_results, 200 by default). Hidden files and what .gitignore ignores are skipped unless asked; symlinks are listed by their own path and never followed; '.git' is not entered. {}", crate::tools::fields::PATHS)
     }
 
-    fn run(call: &mut Call<'_>, args: FindFilesArgs) -> Result<(FindOutput, Vec<String>)> {
+    fn run(call: &mut Call<'_>, args: FindFilesArgs) -> Result<(FindOutput, Vec<Warning>)> {
         let path = call.path(&args.path)?;
         if args.max_results == 0 {
             return Err(WsfsError::new(
@@ -106,7 +106,7 @@ impl Tool for FindFiles {
         if deny.is_some() {
             opts.deny = Some(&hook);
         }
-        let prefix = super::search_text::path_prefix(&path.display);
+        let prefix = crate::tools::walking::path_prefix(&path.display);
         let mut full = prefix.clone().into_bytes();
         let mut files = Vec::new();
         let mut scanned = 0u64;
@@ -146,7 +146,7 @@ impl Tool for FindFiles {
                 respect_gitignore: args.respect_gitignore,
             },
         };
-        Ok((out, walked.warnings))
+        Ok((out, crate::tools::contract::warnings(walked.warnings)))
     }
 }
 
@@ -189,32 +189,9 @@ impl ToolOutput for FindOutput {
     }
 }
 
-/// Tells the model what the filters left out, when that may explain an empty result.
-pub(crate) fn skipped_hint(
-    text: &mut String,
-    stats: &WalkStats,
-    include_hidden: bool,
-    respect_gitignore: bool,
-) {
-    if !include_hidden && stats.hidden > 0 {
-        let _ = writeln!(
-            text,
-            "({} skipped; set include_hidden=true to include them)",
-            render::count(stats.hidden, "hidden entry was", "hidden entries were")
-        );
-    }
-    if respect_gitignore && stats.ignored > 0 {
-        let _ = writeln!(
-            text,
-            "({} ignored by .gitignore; set respect_gitignore=false to include them)",
-            render::count(stats.ignored, "entry was", "entries were")
-        );
-    }
-}
-
 /// Directories the walk could not enter, and entries the workspace policy left out.
 pub(crate) fn refused_note(text: &mut String, stats: &WalkStats) {
-    super::list_dir::left_out_note(text, stats.denied, stats.protected, "shown");
+    crate::tools::walking::left_out_note(text, stats.denied, stats.protected, "shown");
     if stats.refused > 0 {
         let _ = writeln!(
             text,

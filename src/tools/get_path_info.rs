@@ -3,13 +3,14 @@
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::open_leaf_read;
-use crate::hints;
 use crate::lines::{FileHash, LineCounter};
 use crate::render;
-use crate::resolve::Located;
-use crate::tool::{Annotations, Call, Tool, ToolOutput};
-use crate::workspace::{ToolPath, Workspace};
+use crate::sandbox::fileops::open_leaf_read;
+use crate::sandbox::resolve::Located;
+use crate::sandbox::root::ToolPath;
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
+use crate::tools::hints;
+use crate::workspace::Workspace;
 use cap_std::fs::{Dir, Metadata, MetadataExt};
 use rustix::fs::{Access, AtFlags};
 use schemars::JsonSchema;
@@ -35,10 +36,10 @@ impl Tool for GetPathInfo {
     type Output = PathInfo;
 
     fn description() -> String {
-        format!("Describe one path without reading it out: whether it exists (a missing path is not an error), its type (file, dir, symlink or other), size, modification time, mode, whether it is readable and writable, and for text files their line count and SHA-256. Symlinks are described, not followed; their target is given when it is inside the workspace. {}", super::PATHS)
+        format!("Describe one path without reading it out: whether it exists (a missing path is not an error), its type (file, dir, symlink or other), size, modification time, mode, whether it is readable and writable, and for text files their line count and SHA-256. Symlinks are described, not followed; their target is given when it is inside the workspace. {}", crate::tools::fields::PATHS)
     }
 
-    fn run(call: &mut Call<'_>, args: GetPathInfoArgs) -> Result<(PathInfo, Vec<String>)> {
+    fn run(call: &mut Call<'_>, args: GetPathInfoArgs) -> Result<(PathInfo, Vec<Warning>)> {
         let path = call.path(&args.path)?;
         Ok((get_path_info(call.ws, &path, call.ctl)?, Vec::new()))
     }

@@ -20,17 +20,18 @@
 
 use super::entry::{self, Entry, FileId};
 use super::write::hash_same_file;
-use crate::audit::Change;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::sync_dir;
-use crate::hints::shown_name;
-use crate::policy::Access;
-use crate::resolve::Located;
-use crate::tool::{Annotations, Call, Tool, ToolOutput};
-use crate::walk::dfs::{walk_all, Flow};
-use crate::walk::sys::{self, Kind};
-use crate::workspace::{ToolPath, Workspace};
+use crate::guard::audit::Change;
+use crate::sandbox::fileops::sync_dir;
+use crate::sandbox::gate::Access;
+use crate::sandbox::resolve::Located;
+use crate::sandbox::root::ToolPath;
+use crate::sandbox::sys::{self, Kind};
+use crate::sandbox::walk::dfs::{walk_all, Flow};
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
+use crate::tools::hints::shown_name;
+use crate::workspace::Workspace;
 use cap_std::fs::{Dir, Metadata};
 use rustix::fs::RenameFlags;
 use rustix::io::Errno;
@@ -83,10 +84,10 @@ impl Tool for MoveFile {
     type Output = MoveOutput;
 
     fn description() -> String {
-        format!("Move or rename a file, directory or symlink within the workspace, in one atomic rename (nothing is copied). dst is the complete new path, not a folder to move into: to move a.txt into docs/, use dst 'docs/a.txt'. Missing parent directories of dst are created. An existing dst is an error unless overwrite is true, which replaces a file or symlink (or an empty directory) but never a non-empty directory. A symlink is moved itself, not what it points to. The workspace root cannot be moved, and a directory cannot be moved into itself. {}", super::PATHS)
+        format!("Move or rename a file, directory or symlink within the workspace, in one atomic rename (nothing is copied). dst is the complete new path, not a folder to move into: to move a.txt into docs/, use dst 'docs/a.txt'. Missing parent directories of dst are created. An existing dst is an error unless overwrite is true, which replaces a file or symlink (or an empty directory) but never a non-empty directory. A symlink is moved itself, not what it points to. The workspace root cannot be moved, and a directory cannot be moved into itself. {}", crate::tools::fields::PATHS)
     }
 
-    fn run(call: &mut Call<'_>, args: MoveFileArgs) -> Result<(MoveOutput, Vec<String>)> {
+    fn run(call: &mut Call<'_>, args: MoveFileArgs) -> Result<(MoveOutput, Vec<Warning>)> {
         let src = call.path(&args.src)?;
         let dst = call.path(&args.dst)?;
         let (mut out, warnings) =
@@ -94,7 +95,7 @@ impl Tool for MoveFile {
         for change in std::mem::take(&mut out.audit) {
             call.record_change(change);
         }
-        Ok((out, warnings))
+        Ok((out, crate::tools::contract::warnings(warnings)))
     }
 }
 
@@ -290,7 +291,7 @@ fn lock_files(
     dst: &ToolPath,
     overwrite: bool,
     ctl: &CallControl,
-) -> Result<Vec<crate::fileops::LockedFile>> {
+) -> Result<Vec<crate::sandbox::fileops::LockedFile>> {
     use cap_std::fs::MetadataExt;
     let mut files: Vec<(FileId, &Dir, &std::ffi::OsString, &str)> = Vec::new();
     if from.meta.is_file() {

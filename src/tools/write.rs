@@ -1,16 +1,17 @@
 //! `write_file` (its three modes) and `append_file`.
 
-use crate::audit::{sha256_hex, Change, FileHash};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError, NO_SPACE_HINT};
-use crate::fileops::{
+use crate::guard::audit::Change;
+use crate::lines::{sha256_hex, FileHash};
+use crate::sandbox::fileops::{
     atomic_create, atomic_replace, check_file_size_limit, file_exists, lock_current, open_error,
     open_leaf_append, open_leaf_append_existing, open_leaf_append_new, open_leaf_read, sync_dir,
 };
-use crate::policy::Access;
-use crate::resolve::Located;
-use crate::tool::Call;
-use crate::workspace::{ToolPath, Workspace};
+use crate::sandbox::gate::Access;
+use crate::sandbox::resolve::Located;
+use crate::sandbox::root::ToolPath;
+use crate::tools::contract::{self, Call, Warning};
 use cap_std::fs::{Dir, File, Metadata, MetadataExt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -54,19 +55,8 @@ pub struct AppendOutput {
     pub created: bool,
 }
 
+/// The warning of a write that replaced a file (its text says "overwrote").
 pub const OVERWRITE_WARNING: &str = "file exists, overwriting";
-
-/// Refuses `len` bytes over `max_write_bytes`; `hint` tells the model what to do instead.
-pub fn check_write_size(ws: &Workspace, len: u64, what: &str, hint: &str) -> Result<()> {
-    let max = ws.limits.max_write_bytes;
-    if len > max {
-        return Err(WsfsError::new(
-            ErrorCode::TooLarge,
-            format!("{what} is {len} bytes; the limit is max_write_bytes = {max}. {hint}"),
-        ));
-    }
-    Ok(())
-}
 
 pub const SPLIT_HINT: &str = "Write less, or split it across write_file and append_file calls";
 
@@ -78,7 +68,7 @@ pub fn write_file(
     path: &ToolPath,
     content: &str,
     mode: WriteMode,
-) -> Result<(WriteOutput, Vec<String>)> {
+) -> Result<(WriteOutput, Vec<Warning>)> {
     if mode == WriteMode::Append {
         let (appended, warnings) = append_file(call, path, content)?;
         let output = WriteOutput {
@@ -88,10 +78,11 @@ pub fn write_file(
             existed_before: !appended.created,
             mode,
         };
-        return Ok((output, warnings));
+        return Ok((output, contract::warnings(warnings)));
     }
     let ws = call.ws;
-    check_write_size(ws, content.len() as u64, "content", SPLIT_HINT)?;
+    ws.limits
+        .check_write(content.len() as u64, "content", SPLIT_HINT)?;
     path.refuse_trailing_slash()?;
     let located = ws.resolve(path, Access::WRITE, true, call.ctl)?;
     let written = match mode {
@@ -158,7 +149,7 @@ fn replace_leaf(
     located: &Located<'_>,
     content: &str,
     display: &str,
-) -> Result<(bool, Vec<String>)> {
+) -> Result<(bool, Vec<Warning>)> {
     let ctl = call.ctl;
     let leaf = located.file_leaf(display, true)?;
     let mut locked = match open_leaf_read(&located.dir, leaf) {
@@ -190,17 +181,17 @@ fn replace_leaf(
         }
         (_, Some(_)) => Some(None),
     };
-    let mut warnings = atomic_replace(
+    let mut warnings = contract::warnings(atomic_replace(
         &located.dir,
         leaf,
         content.as_bytes(),
         existing.as_ref(),
         display,
         ctl,
-    )?;
+    )?);
     drop(locked);
     if existing.is_some() {
-        warnings.insert(0, OVERWRITE_WARNING.to_string());
+        warnings.insert(0, Warning::said_in_text(OVERWRITE_WARNING));
     }
     committed_dirs(call, located);
     let after = call.audits().then(|| sha256_hex(content.as_bytes()));
@@ -215,7 +206,7 @@ fn create_leaf(
     located: &Located<'_>,
     content: &str,
     display: &str,
-) -> Result<(bool, Vec<String>)> {
+) -> Result<(bool, Vec<Warning>)> {
     let leaf = located.file_leaf(display, true)?;
     if located.leaf_meta.is_some() {
         return Err(file_exists(display));
@@ -224,7 +215,7 @@ fn create_leaf(
     committed_dirs(call, located);
     let after = call.audits().then(|| sha256_hex(content.as_bytes()));
     record_file(call, located, display, None, after);
-    Ok((true, warnings))
+    Ok((true, contract::warnings(warnings)))
 }
 
 /// Appends with one `O_APPEND` write under the file's lock (all or nothing), then fsyncs. Refuses files with
@@ -235,7 +226,8 @@ pub fn append_file(
     content: &str,
 ) -> Result<(AppendOutput, Vec<String>)> {
     let ws = call.ws;
-    check_write_size(ws, content.len() as u64, "content", SPLIT_HINT)?;
+    ws.limits
+        .check_write(content.len() as u64, "content", SPLIT_HINT)?;
     path.refuse_trailing_slash()?;
     let located = ws.resolve(path, Access::WRITE, true, call.ctl)?;
     let appended = append_leaf(call, &located, content, &path.display);

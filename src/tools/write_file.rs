@@ -3,7 +3,7 @@
 use super::write::{self, WriteMode, WriteOutput};
 use crate::error::Result;
 use crate::render;
-use crate::tool::{Annotations, Call, Tool, ToolOutput};
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -36,12 +36,16 @@ impl Tool for WriteFile {
     type Output = WriteOutput;
 
     fn description() -> String {
-        format!("Create or overwrite a text file with the given content (the whole file). Missing parent directories are created. The write is atomic: readers see the old or the new file, never a mix. An existing file's permissions are kept. With mode 'create' an existing file is never replaced (the call fails with file_exists instead), even if another writer creates it at the same moment. Content is limited to 1 MiB by default; use append_file (or mode 'append') to add to a file, edit_file to change part of it and apply_patch for several changes or files at once (docs/patch_vs_write.md says which to use). {}", super::PATHS)
+        format!("Create or overwrite a text file with the given content (the whole file). Missing parent directories are created. The write is atomic: readers see the old or the new file, never a mix. An existing file's permissions are kept. With mode 'create' an existing file is never replaced (the call fails with file_exists instead), even if another writer creates it at the same moment. Content is limited to 1 MiB by default; use append_file (or mode 'append') to add to a file, edit_file to change part of it and apply_patch for several changes or files at once (docs/patch_vs_write.md says which to use). {}", crate::tools::fields::PATHS)
     }
 
-    fn run(call: &mut Call<'_>, args: WriteFileArgs) -> Result<(WriteOutput, Vec<String>)> {
+    fn run(call: &mut Call<'_>, args: WriteFileArgs) -> Result<(WriteOutput, Vec<Warning>)> {
         let path = call.path(&args.path)?;
-        let content = super::content(Self::NAME, args.content.as_deref(), call.content_buffer)?;
+        let content = crate::tools::fields::content(
+            Self::NAME,
+            args.content.as_deref(),
+            call.content_buffer,
+        )?;
         write::write_file(call, &path, content, args.mode)
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::commit::ChangeRecord;
 use crate::patch::model::{Action, Reason, Rejection};
-use crate::tool::ToolOutput;
+use crate::tools::contract::ToolOutput;
 use serde::Serialize;
 use std::borrow::Cow;
 use std::fmt::Write;

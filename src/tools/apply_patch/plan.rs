@@ -3,26 +3,26 @@
 //! read under their locks; the core applies the hunks in memory; nothing is written unless
 //! the whole patch (with `strict: false`, each whole file) applies.
 
+use super::args::ApplyPatchArgs;
 use super::diff::{bounded, file_diff};
 use super::output::{ApplyPatchOutput, FileChanged};
-use super::ApplyPatchArgs;
-use crate::audit::Change;
-use crate::commit::{commit, CommitError, Op, OpKind, Place};
+use crate::commit::{CommitError, Op, OpKind, Place};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::fileops::{
-    decode_text, lock_current, open_error, open_leaf_read, require_regular, LockedFile,
-};
+use crate::guard::audit::Change;
 use crate::lines::sha256_hex;
 use crate::patch::apply::apply_hunks;
 use crate::patch::model::{Action, FileSection, ParsedPatch, Reason, Rejection};
 use crate::patch::structured::{self, RangeEdit};
 use crate::patch::text::FileText;
-use crate::policy::Access;
-use crate::resolve::Located;
-use crate::tool::Call;
-use crate::tools::write::check_write_size;
-use crate::workspace::{Anchor, ToolPath, Workspace};
+use crate::sandbox::fileops::{
+    decode_text, lock_current, open_error, open_leaf_read, require_regular, LockedFile,
+};
+use crate::sandbox::gate::Access;
+use crate::sandbox::resolve::Located;
+use crate::sandbox::root::{Anchor, ToolPath};
+use crate::tools::contract::Call;
+use crate::workspace::Workspace;
 use cap_std::fs::{File, Metadata, MetadataExt};
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
@@ -133,13 +133,13 @@ pub fn apply_patch(
         return Ok((out, warnings));
     }
     let keep: Vec<bool> = sections.iter().map(|s| s.rejections.is_empty()).collect();
-    let anchor = if ws.restrict {
+    let anchor = if ws.root.restrict {
         Anchor::Root
     } else {
         Anchor::Host
     };
     let (ops, owners) = build_ops(sections, &mut sources, &keep);
-    match commit(ws, anchor, ops, ctl) {
+    match ws.commit(anchor, ops, ctl) {
         Ok(done) => {
             warnings.extend(done.warnings);
             for c in &done.changes {
@@ -349,7 +349,7 @@ fn missing_dirs(ws: &Workspace, path: &ToolPath) -> Vec<PathBuf> {
             continue;
         }
         let exists = match path.anchor {
-            Anchor::Root => ws.root_dir.metadata(&prefix).is_ok(),
+            Anchor::Root => ws.root.dir.metadata(&prefix).is_ok(),
             Anchor::Host => std::fs::metadata(Path::new("/").join(&prefix)).is_ok(),
         };
         if !exists {
@@ -418,13 +418,14 @@ fn lock_and_read(ws: &Workspace, sources: &mut [Source<'_>], ctl: &CallControl) 
         let reopen = || open_leaf_read(&located.dir, leaf);
         let mut locked = lock_current(&located.dir, leaf, file, reopen, &s.display, ctl)?;
         let size = locked.meta.len();
-        check_write_size(ws, size, &s.display, TOO_BIG)?;
+        ws.limits.check_write(size, &s.display, TOO_BIG)?;
         let mut bytes = Vec::with_capacity(size as usize);
         (&mut locked.file)
             .take(ws.limits.max_write_bytes + 1)
             .read_to_end(&mut bytes)
             .map_err(|e| WsfsError::from_io(&e, &s.display))?;
-        check_write_size(ws, bytes.len() as u64, &s.display, TOO_BIG)?;
+        ws.limits
+            .check_write(bytes.len() as u64, &s.display, TOO_BIG)?;
         s.sha = sha256_hex(&bytes);
         s.text = decode_text(bytes, &s.display)?;
         s.locked = Some(locked);
@@ -451,7 +452,8 @@ fn plan_section(
             .map(|f| f.render())
             .unwrap_or_default();
         section.added = FileText::parse(&text).lines.len() as u64;
-        check_write_size(ws, text.len() as u64, &section.display, TOO_BIG)?;
+        ws.limits
+            .check_write(text.len() as u64, &section.display, TOO_BIG)?;
         section.new_text = Some(text);
         return Ok(());
     }
@@ -497,8 +499,7 @@ fn plan_section(
                 }
                 return Ok(());
             }
-            check_write_size(
-                ws,
+            ws.limits.check_write(
                 patched.text.len() as u64,
                 &format!("the patched {display}"),
                 TOO_BIG,

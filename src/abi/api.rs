@@ -1,0 +1,102 @@
+//! The C ABI's operations as plain Rust: JSON strings in, envelope JSON out. `ffi` only converts
+//! pointers and catches panics around these.
+
+use crate::abi::dispatch::{self, CallOptions, Request};
+use crate::abi::envelope::{self, Envelope};
+use crate::abi::handles;
+use crate::config::Config;
+use crate::error::{ErrorCode, WsfsError};
+use crate::workspace::Workspace;
+use serde_json::json;
+
+/// Bumped when a function's signature or the envelope changes incompatibly.
+pub const ABI_VERSION: u32 = 1;
+
+pub fn version() -> String {
+    json!({"version": env!("CARGO_PKG_VERSION"), "abi": ABI_VERSION}).to_string()
+}
+
+pub fn tool_specs() -> String {
+    crate::abi::specs::tool_specs().to_string()
+}
+
+pub fn workspace_open(config_json: &str) -> String {
+    crate::logging::init();
+    let opened = Config::from_json(config_json).and_then(|config| Workspace::open(&config));
+    let (ws, warnings) = match opened {
+        Ok(opened) => opened,
+        Err(e) => return envelope::failure(&e),
+    };
+    let root = ws.root().display().to_string();
+    let data = json!({
+        "root": root,
+        "restrict_to_workspace": ws.restricts_to_workspace(),
+        "limits": ws.limits(),
+        "policy": ws.policy(),
+    });
+    let id = handles::insert(ws);
+    let mut data = data;
+    data["workspace"] = json!(id);
+    tracing::info!(target: "wsfs", workspace = id, root = %root, "workspace opened");
+    envelope::success_value(&data, format!("workspace {id} opened"), &warnings)
+}
+
+pub fn workspace_close(id: u64) -> String {
+    match handles::remove(id) {
+        Ok(_) => envelope::success_value(
+            &json!({"workspace": id}),
+            format!("workspace {id} closed"),
+            &[],
+        ),
+        Err(e) => envelope::failure(&e),
+    }
+}
+
+/// Runs a tool by name. `options_json` is `wsfs_call_with_options`' options (None for none);
+/// `content` is `wsfs_call_with_content`'s separate content buffer.
+pub fn call(
+    id: u64,
+    tool: &str,
+    args_json: &str,
+    options_json: Option<&str>,
+    content: Option<&[u8]>,
+) -> String {
+    call_envelope(id, tool, args_json, options_json, content).into_string()
+}
+
+/// [`call`], with the result as the C ABI hands it out (bytes without NUL, see
+/// `envelope::Envelope`).
+pub fn call_envelope(
+    id: u64,
+    tool: &str,
+    args_json: &str,
+    options_json: Option<&str>,
+    content: Option<&[u8]>,
+) -> Envelope {
+    crate::logging::init();
+    let req = Request {
+        tool,
+        args_json,
+        content,
+    };
+    match CallOptions::from_json(options_json) {
+        Ok(options) => dispatch::call(id, &req, &options),
+        Err(e) => envelope::failure_envelope(&e),
+    }
+}
+
+/// The envelope for a bad pointer or non-UTF-8 input, named by the parameter.
+pub fn bad_input(param: &str, problem: &str) -> String {
+    envelope::failure(&WsfsError::new(
+        ErrorCode::InvalidArguments,
+        format!("{param} {problem}"),
+    ))
+}
+
+/// The envelope for a panic caught at the boundary.
+pub fn internal_error() -> String {
+    envelope::failure(&WsfsError::new(
+        ErrorCode::IoError,
+        "internal error in wsfs (a bug; please report it); nothing is known to have changed",
+    ))
+}

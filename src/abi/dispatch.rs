@@ -1,0 +1,302 @@
+//! One tool call: the registry entry, the deadline, the tool itself, the envelope and its
+//! trace event.
+
+use crate::abi::envelope::{self, Envelope};
+use crate::abi::handles;
+use crate::control::{token_flag, CallControl};
+use crate::error::{ErrorCode, Result, WsfsError};
+use crate::guard::audit::{self, Finished, Notes};
+use crate::tools::contract::{Call, Output, ToolOutput, Warning};
+use crate::tools::hints;
+use crate::tools::{self, write};
+use crate::workspace::Workspace;
+use serde::Deserialize;
+use std::time::{Duration, SystemTime};
+
+/// Options of `wsfs_call_with_options`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallOptions {
+    pub timeout_ms: Option<u64>,
+    pub cancel_token: Option<u64>,
+    #[serde(default)]
+    pub output: Output,
+}
+
+impl CallOptions {
+    pub fn from_json(json: Option<&str>) -> Result<CallOptions> {
+        match json.map(str::trim) {
+            None | Some("") | Some("null") => Ok(CallOptions::default()),
+            Some(json) => crate::json::parse_object(json).map_err(|e| {
+                WsfsError::new(
+                    ErrorCode::InvalidArguments,
+                    format!("invalid call options: {e}"),
+                )
+            }),
+        }
+    }
+}
+
+/// One call's inputs: the tool, its JSON arguments and, for `write_file`/`append_file`, the
+/// content as a separate buffer instead of a JSON string.
+pub struct Request<'a> {
+    pub tool: &'a str,
+    pub args_json: &'a str,
+    pub content: Option<&'a [u8]>,
+}
+
+/// A tool's output and its warnings.
+pub type ToolResult = (Box<dyn ToolOutput>, Vec<Warning>);
+
+/// Runs a request on workspace `id` and returns the envelope. Never panics on bad input.
+pub fn call(id: u64, req: &Request<'_>, options: &CallOptions) -> Envelope {
+    let outcome = handles::get(id).and_then(|ws| {
+        let ctl = control(&ws, options)?;
+        run(&ws, req, &ctl, options.output)
+    });
+    match outcome {
+        Ok((data, warnings)) => envelope::success(data, &warnings, options.output),
+        Err(e) => envelope::failure_envelope(&e),
+    }
+}
+
+fn control(ws: &Workspace, options: &CallOptions) -> Result<CallControl> {
+    let configured = ws.limits.operation_timeout_ms;
+    let timeout_ms = options.timeout_ms.map_or(configured, |t| t.min(configured));
+    let cancel = match options.cancel_token {
+        None | Some(0) => None,
+        Some(token) => Some(token_flag(token).ok_or_else(|| {
+            WsfsError::new(
+                ErrorCode::InvalidArguments,
+                format!("cancel_token {token} is unknown or freed"),
+            )
+        })?),
+    };
+    Ok(CallControl::new(Duration::from_millis(timeout_ms), cancel))
+}
+
+/// Runs a tool on an open workspace without the handle registry or the envelope: the core
+/// that the C ABI wraps (used directly by Rust callers and the core benchmarks).
+pub fn run_tool(
+    ws: &Workspace,
+    tool: &str,
+    args_json: &str,
+    ctl: &CallControl,
+) -> Result<ToolResult> {
+    let req = Request {
+        tool,
+        args_json,
+        content: None,
+    };
+    run(ws, &req, ctl, Output::Full)
+}
+
+fn run(ws: &Workspace, req: &Request<'_>, ctl: &CallControl, output: Output) -> Result<ToolResult> {
+    let started = ws.policy.audit.as_ref().map(|_| SystemTime::now());
+    let mut call = Call::new(ws, ctl, req.content, &output);
+    let mut result = run_entry(&mut call, req).map_err(|mut e| {
+        if let (ErrorCode::PathNotFound, Some((anchor, rel))) = (e.code, &call.first_path) {
+            let names = hints::similar_paths(ws, *anchor, rel, ctl);
+            e.message.push_str(&hints::did_you_mean(&names));
+        }
+        e
+    });
+    if let (Some(started), Some(notes)) = (started, call.audit.take()) {
+        result = audited(ws, req, started, ctl, &notes, result);
+    }
+    trace(req.tool, &call.logged_paths, &result, ctl);
+    result
+}
+
+fn run_entry(call: &mut Call<'_>, req: &Request<'_>) -> Result<ToolResult> {
+    let entry = tools::find(req.tool).ok_or_else(|| unknown_tool(req.tool))?;
+    check_args_size(call.ws, req.tool, req.args_json.len())?;
+    // Read-only mode, decided once for every tool from its annotations, before anything runs.
+    if !entry.annotations.read_only && !call.ws.policy.writes_enabled {
+        note_path_argument(call, req.args_json);
+        return Err(writes_disabled(entry.name));
+    }
+    if let Some(content) = req.content {
+        if !entry.content_buffer {
+            return Err(WsfsError::new(
+                ErrorCode::InvalidArguments,
+                format!(
+                    "{} takes no content buffer; only {} do",
+                    req.tool,
+                    content_tools().join(" and ")
+                ),
+            ));
+        }
+        (call.ws.limits).check_write(content.len() as u64, "content", write::SPLIT_HINT)?;
+    }
+    call.ctl.check()?;
+    entry.run(call, req.args_json)
+}
+
+/// For the trace and the audit log of a refused call: its `path` argument, if it has one.
+fn note_path_argument(call: &mut Call<'_>, args_json: &str) {
+    let args: Option<serde_json::Value> = serde_json::from_str(args_json).ok();
+    if let Some(path) = args.as_ref().and_then(|a| a.get("path")?.as_str()) {
+        let _ = call.path(path);
+    }
+}
+
+fn writes_disabled(tool: &str) -> WsfsError {
+    let readers: Vec<&str> = tools::REGISTRY
+        .iter()
+        .filter(|t| t.annotations.read_only)
+        .map(|t| t.name)
+        .collect();
+    WsfsError::new(
+        ErrorCode::WritesDisabled,
+        format!(
+            "{tool} is disabled: the host opened this workspace read-only (policy.writes_enabled \
+             is false), so no tool may change anything. Only the reading tools work ({}); do \
+             not retry, and tell the user if the task needs changes",
+            readers.join(", ")
+        ),
+    )
+}
+
+/// Writes the call's audit line and settles the result when that fails: a change that was
+/// made is still reported (with a warning: it cannot be undone, and the model must not retry
+/// it); a result that changed nothing is withheld (`io_error`), so nothing is read unlogged; an
+/// error keeps its code and says the log failed too.
+fn audited(
+    ws: &Workspace,
+    req: &Request<'_>,
+    started: SystemTime,
+    ctl: &CallControl,
+    notes: &Notes,
+    result: Result<ToolResult>,
+) -> Result<ToolResult> {
+    let Some(log) = &ws.policy.audit else {
+        return result;
+    };
+    let (outcome, bytes_out) = match &result {
+        Ok((output, _)) => ("ok", output.text().len()),
+        Err(e) => (e.code.as_str(), e.code.as_str().len() + 2 + e.message.len()),
+    };
+    let tool: String = req.tool.chars().take(64).collect();
+    let finished = Finished {
+        tool: &tool,
+        started,
+        duration: ctl.elapsed(),
+        outcome,
+        bytes_in: (req.args_json.len() + req.content.map_or(0, <[u8]>::len)) as u64,
+        bytes_out: bytes_out as u64,
+    };
+    let Err(e) = audit::record(log, &finished, notes) else {
+        return result;
+    };
+    tracing::error!(target: "wsfs", tool = %tool, error = %e, "audit log write failed");
+    match result {
+        Ok((output, mut warnings)) if !notes.changes.is_empty() => {
+            warnings.push(Warning::new(format!(
+                "{}; the change was made (do not repeat it) but is missing from the log",
+                audit::failure_note(&e)
+            )));
+            Ok((output, warnings))
+        }
+        Ok(_) => Err(audit::withheld(&e)),
+        Err(err) => Err(WsfsError::new(
+            err.code,
+            format!("{} ({}, too)", err.message, audit::failure_note(&e)),
+        )),
+    }
+}
+
+fn content_tools() -> Vec<&'static str> {
+    tools::REGISTRY
+        .iter()
+        .filter(|t| t.content_buffer)
+        .map(|t| t.name)
+        .collect()
+}
+
+pub fn unknown_tool(tool: &str) -> WsfsError {
+    let shown: String = tool.chars().take(64).collect();
+    let names: Vec<&str> = tools::REGISTRY.iter().map(|t| t.name).collect();
+    WsfsError::new(
+        ErrorCode::UnknownTool,
+        format!(
+            "there is no tool named '{shown}'; the tools are {}",
+            names.join(", ")
+        ),
+    )
+}
+
+/// Refuses argument JSON too large to hold any valid call before parsing it: content may be
+/// escaped to 6 bytes per byte, plus room for a maximal path.
+fn check_args_size(ws: &Workspace, tool: &str, len: usize) -> Result<()> {
+    let max = (ws.limits.max_write_bytes as usize)
+        .saturating_mul(6)
+        .saturating_add(1 << 20)
+        .max(16 << 20);
+    if len > max {
+        return Err(WsfsError::new(
+            ErrorCode::TooLarge,
+            format!(
+                "the {tool} arguments are {len} bytes of JSON; the limit is {max} (content is limited to max_write_bytes = {})",
+                ws.limits.max_write_bytes
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn trace(tool: &str, path: &str, result: &Result<ToolResult>, ctl: &CallControl) {
+    let outcome = match result {
+        Ok(_) => "ok",
+        Err(e) => e.code.as_str(),
+    };
+    tracing::info!(
+        target: "wsfs",
+        tool,
+        path,
+        outcome,
+        duration_us = ctl.elapsed().as_micros() as u64,
+        "tool call"
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_parse_and_refuse_unknown_fields() {
+        let o = CallOptions::from_json(Some(r#"{"timeout_ms":5,"output":"text"}"#)).unwrap();
+        assert_eq!(o.timeout_ms, Some(5));
+        assert_eq!(o.output, Output::Text);
+        assert!(CallOptions::from_json(None).unwrap().timeout_ms.is_none());
+        assert!(CallOptions::from_json(Some("null")).is_ok());
+        let e = CallOptions::from_json(Some(r#"{"timeout":5}"#)).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArguments);
+        assert!(CallOptions::from_json(Some(r#"{"output":"xml"}"#)).is_err());
+    }
+
+    #[test]
+    fn argument_errors_name_the_tool_and_the_expected_shape() {
+        let tmp = tempfile::tempdir().unwrap();
+        let config =
+            crate::config::Config::from_json(&format!(r#"{{"root":"{}"}}"#, tmp.path().display()))
+                .unwrap();
+        let ws = Workspace::open(&config).unwrap().0;
+        let ctl = CallControl::new(Duration::from_secs(10), None);
+        let args = r#"{"path":"a","old-text":"x","new_text":"y"}"#;
+        let e = run_tool(&ws, "edit_file", args, &ctl).err().unwrap();
+        assert_eq!(e.code, ErrorCode::InvalidArguments);
+        assert!(
+            e.message.contains("old-text") && e.message.contains("\"old_text\": string"),
+            "{}",
+            e.message
+        );
+        assert!(
+            e.message.contains("\"replace_all\"?: boolean"),
+            "{}",
+            e.message
+        );
+        assert!(unknown_tool("rm").message.contains("read_file"));
+    }
+}

@@ -1,0 +1,424 @@
+//! The C ABI. This module only converts pointers and strings and catches panics; the work is
+//! done in [`crate::abi::api`]. It is the only module with `unsafe` code.
+//!
+//! Every function returning `char *` returns a NUL-terminated UTF-8 JSON string that the
+//! caller owns and must free exactly once with `wsfs_string_free`; none returns NULL. Every
+//! function is thread-safe.
+
+use crate::abi::api;
+use crate::abi::envelope::{Envelope, FRONT_ROOM};
+use crate::control;
+use std::ffi::{c_char, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Runs `body`, turning a panic into an `io_error` envelope, and hands the result to C.
+fn guard<R: Into<Envelope>>(body: impl FnOnce() -> R) -> *mut c_char {
+    guard_sized(body).0
+}
+
+/// [`guard`], also returning the length of the result (without its NUL).
+fn guard_sized<R: Into<Envelope>>(body: impl FnOnce() -> R) -> (*mut c_char, usize) {
+    let result = catch_unwind(AssertUnwindSafe(|| body().into()))
+        .unwrap_or_else(|_| Envelope::from(api::internal_error()));
+    into_c_string(result)
+}
+
+/// The result as a C string and its length, without scanning it for NUL again: an
+/// [`Envelope`] never holds one (strings become envelopes through `From<String>`, which scans
+/// them; a read's content was scanned while it was checked as text).
+///
+/// The string is the envelope's own buffer, neither copied nor shrunk: the C string starts
+/// [`FRONT_ROOM`] bytes into it, and those bytes hold the buffer's capacity, which is all
+/// [`wsfs_string_free`] needs to free it (no `strlen` over a large result, as
+/// `CString::from_raw` would make). A buffer with room for the NUL (a read's) is not grown.
+fn into_c_string(result: Envelope) -> (*mut c_char, usize) {
+    let mut buf = result.into_framed();
+    let len = buf.len() - FRONT_ROOM;
+    debug_assert!(memchr::memchr(0, &buf[FRONT_ROOM..]).is_none());
+    buf.push(0);
+    let capacity = buf.capacity() as u64;
+    buf[..FRONT_ROOM].copy_from_slice(&capacity.to_ne_bytes());
+    let mut buf = std::mem::ManuallyDrop::new(buf);
+    // SAFETY: the buffer is at least FRONT_ROOM + 1 bytes long, so the pointer stays inside it.
+    let s = unsafe { buf.as_mut_ptr().add(FRONT_ROOM) };
+    (s.cast::<c_char>(), len)
+}
+
+/// Borrows a C string argument as UTF-8, or returns the error envelope naming `param`.
+///
+/// # Safety
+/// `ptr` must be NULL or point to a NUL-terminated string that stays valid for the call.
+unsafe fn borrow_str<'a>(ptr: *const c_char, param: &str) -> Result<&'a str, String> {
+    if ptr.is_null() {
+        return Err(api::bad_input(param, "is NULL"));
+    }
+    // SAFETY: non-NULL, and the caller guarantees a NUL-terminated string valid for the call.
+    let bytes = unsafe { CStr::from_ptr(ptr) }.to_bytes();
+    std::str::from_utf8(bytes).map_err(|_| api::bad_input(param, "is not valid UTF-8"))
+}
+
+/// Returns `{"version":"x.y.z","abi":N}`. The caller frees the result with `wsfs_string_free`.
+#[no_mangle]
+pub extern "C" fn wsfs_version() -> *mut c_char {
+    guard(api::version)
+}
+
+/// Returns the tool specs: a JSON array of `{"name","description","parameters"}`, where
+/// `parameters` is a JSON Schema object. The caller frees the result with `wsfs_string_free`.
+#[no_mangle]
+pub extern "C" fn wsfs_tool_specs() -> *mut c_char {
+    guard(api::tool_specs)
+}
+
+/// Opens a workspace. `config_json` is `{"root": str, "restrict_to_workspace": bool = true,
+/// "limits": {"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"},
+/// "state_dir": str (optional; outside the root), "policy": {"writes_enabled": bool = true,
+/// "deny_read": [glob] = [], "deny_write": [glob], "audit_log": path}}`. Opening also undoes
+/// or finishes any multi-file `apply_patch` commit a crash interrupted. `writes_enabled:
+/// false` makes every changing tool return `writes_disabled`; the deny lists are
+/// gitignore-style globs matched on the resolved workspace-relative path (`policy_denied`;
+/// `deny_write` defaults to everything under the root's `.git`); `audit_log` gets one JSON
+/// line per call, fsynced before the call returns, and is unreachable by the tools. On
+/// success `data.workspace` is the handle (never 0), `data.root` the absolute root with
+/// symlinks resolved and `data.policy` the effective policy. The caller frees the result with
+/// `wsfs_string_free`.
+///
+/// # Safety
+/// `config_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_workspace_open(config_json: *const c_char) -> *mut c_char {
+    guard(|| {
+        // SAFETY: forwarded from this function's contract.
+        match unsafe { borrow_str(config_json, "config_json") } {
+            Ok(config) => api::workspace_open(config),
+            Err(envelope) => envelope,
+        }
+    })
+}
+
+/// Closes a workspace handle. Calls in flight on it finish normally; later calls get
+/// `invalid_workspace`. Closing an unknown or closed handle returns `invalid_workspace`.
+/// The caller frees the result with `wsfs_string_free`.
+#[no_mangle]
+pub extern "C" fn wsfs_workspace_close(workspace: u64) -> *mut c_char {
+    guard(|| api::workspace_close(workspace))
+}
+
+/// Shared body of the tool functions.
+///
+/// # Safety
+/// Each pointer must be NULL or a NUL-terminated string valid for the duration of the call.
+unsafe fn call_tool(
+    workspace: u64,
+    tool: *const c_char,
+    args_json: *const c_char,
+    options_json: *const c_char,
+) -> *mut c_char {
+    // SAFETY: forwarded from this function's contract; no content buffer.
+    unsafe { call_tool_with_content(workspace, tool, args_json, options_json, None) }
+}
+
+/// Shared body of the tool functions, with an optional separate content buffer.
+///
+/// # Safety
+/// Each pointer must be NULL or a NUL-terminated string valid for the duration of the call.
+unsafe fn call_tool_with_content(
+    workspace: u64,
+    tool: *const c_char,
+    args_json: *const c_char,
+    options_json: *const c_char,
+    content: Option<&[u8]>,
+) -> *mut c_char {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { call_tool_sized(workspace, tool, args_json, options_json, content) }.0
+}
+
+/// [`call_tool_with_content`], also returning the result's length.
+///
+/// # Safety
+/// Each pointer must be NULL or a NUL-terminated string valid for the duration of the call.
+unsafe fn call_tool_sized(
+    workspace: u64,
+    tool: *const c_char,
+    args_json: *const c_char,
+    options_json: *const c_char,
+    content: Option<&[u8]>,
+) -> (*mut c_char, usize) {
+    guard_sized(|| -> Envelope {
+        // SAFETY: forwarded from this function's contract.
+        let tool = match unsafe { borrow_str(tool, "tool_name") } {
+            Ok(tool) => tool,
+            Err(envelope) => return envelope.into(),
+        };
+        // SAFETY: forwarded from this function's contract.
+        let args = match unsafe { borrow_str(args_json, "args_json") } {
+            Ok(args) => args,
+            Err(envelope) => return envelope.into(),
+        };
+        let options = if options_json.is_null() {
+            None
+        } else {
+            // SAFETY: non-NULL, forwarded from this function's contract.
+            match unsafe { borrow_str(options_json, "options_json") } {
+                Ok(options) => Some(options),
+                Err(envelope) => return envelope.into(),
+            }
+        };
+        api::call_envelope(workspace, tool, args, options, content)
+    })
+}
+
+/// `read_file {path, start_line?, max_lines? = 2000, line_numbers? = false}` -> `data: {path,
+/// content, bytes, total_bytes, truncated}`. With only `path`, the whole file up to
+/// `max_read_bytes`. With `start_line`, `max_lines` (at most 10000) or `line_numbers`, a range of
+/// lines (still within `max_read_bytes`, cut at a line boundary), and `data` adds `start_line`,
+/// `end_line`, `total_lines` (when the file was scanned whole), `next_start_line` (absent at the
+/// end) and `sha256` (of the whole file, lowercase hex, when it is at most `max_write_bytes`);
+/// `text` ends with a hint such as `[lines 1-2000 of 9120; continue with start_line=2001]`.
+/// A `start_line` past the end is `line_out_of_range`.
+/// This returns the full envelope, which carries the content twice (`data.content` and
+/// `text`); to read without that cost, call `wsfs_call_with_options(workspace, "read_file",
+/// args_json, "{\"output\":\"data_raw\"}")`: the content then follows the JSON after one
+/// newline, unescaped.
+/// The caller frees the result with `wsfs_string_free`.
+///
+/// # Safety
+/// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_read_file(workspace: u64, args_json: *const c_char) -> *mut c_char {
+    // SAFETY: a static C string literal, and `args_json` is forwarded from this contract.
+    unsafe {
+        call_tool(
+            workspace,
+            c"read_file".as_ptr(),
+            args_json,
+            std::ptr::null(),
+        )
+    }
+}
+
+/// `write_file {path, content, mode = "overwrite"}` -> `data: {path, bytes_written, created,
+/// existed_before}`. `mode` is "overwrite" (create or replace atomically), "create" (fails with
+/// `file_exists` if the name is taken, decided by an exclusive link) or "append".
+/// The caller frees the result with `wsfs_string_free`.
+///
+/// # Safety
+/// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_write_file(workspace: u64, args_json: *const c_char) -> *mut c_char {
+    // SAFETY: a static C string literal, and `args_json` is forwarded from this contract.
+    unsafe {
+        call_tool(
+            workspace,
+            c"write_file".as_ptr(),
+            args_json,
+            std::ptr::null(),
+        )
+    }
+}
+
+/// `append_file {path, content}` -> `data: {path, bytes_appended, size}`.
+/// The caller frees the result with `wsfs_string_free`.
+///
+/// # Safety
+/// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_append_file(workspace: u64, args_json: *const c_char) -> *mut c_char {
+    // SAFETY: a static C string literal, and `args_json` is forwarded from this contract.
+    unsafe {
+        call_tool(
+            workspace,
+            c"append_file".as_ptr(),
+            args_json,
+            std::ptr::null(),
+        )
+    }
+}
+
+/// `list_dir {path = ".", depth = 1, include_hidden = true, max_entries?, respect_gitignore =
+/// false}` -> `data: {path, entries: [{name, type, size}], total, truncated}`; with `depth > 1`
+/// also `tree: {name, type, size?, children?, truncated?}` (then `entries` is empty and `total`
+/// counts the tree's entries). The caller frees the result with `wsfs_string_free`.
+///
+/// # Safety
+/// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_list_dir(workspace: u64, args_json: *const c_char) -> *mut c_char {
+    // SAFETY: a static C string literal, and `args_json` is forwarded from this contract.
+    unsafe { call_tool(workspace, c"list_dir".as_ptr(), args_json, std::ptr::null()) }
+}
+
+/// `edit_file {path, old_text, new_text, replace_all = false}` -> `data: {path, matches,
+/// replaced}`. The caller frees the result with `wsfs_string_free`.
+///
+/// # Safety
+/// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_edit_file(workspace: u64, args_json: *const c_char) -> *mut c_char {
+    // SAFETY: a static C string literal, and `args_json` is forwarded from this contract.
+    unsafe {
+        call_tool(
+            workspace,
+            c"edit_file".as_ptr(),
+            args_json,
+            std::ptr::null(),
+        )
+    }
+}
+
+/// Runs the tool named `tool_name` (`unknown_tool` if there is none): any tool that
+/// `wsfs_tool_specs` lists, the five above and those without a function of their own
+/// (`get_path_info`, `find_files`, `search_text`, `apply_patch`, `create_directory`,
+/// `move_file`, `delete_file`, ...). Each tool's arguments are its spec's JSON Schema; its
+/// `data` is described in README.md's tool table. The caller frees the result with
+/// `wsfs_string_free`.
+///
+/// # Safety
+/// `tool_name` and `args_json` must be NULL or NUL-terminated strings valid for the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_call(
+    workspace: u64,
+    tool_name: *const c_char,
+    args_json: *const c_char,
+) -> *mut c_char {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { call_tool(workspace, tool_name, args_json, std::ptr::null()) }
+}
+
+/// Like `wsfs_call`, with `options_json` (NULL for none): `{"timeout_ms": N, "cancel_token": T,
+/// "output": "full"|"text"|"data"|"text_raw"|"data_raw"}`. `timeout_ms` can only shorten the
+/// workspace's `operation_timeout_ms` (0 has already expired); `cancel_token` comes from
+/// `wsfs_cancel_token_new`; `output` omits `data` ("text") or `text` ("data") from a success
+/// envelope. The raw modes keep large strings out of the JSON: on success, "text_raw" returns
+/// `{"ok":true,"warnings":[...]}`, a newline, then the text unescaped; "data_raw" returns the
+/// "data" envelope with `read_file`'s `data.content` left out and the content after a newline
+/// (other tools: as "data", no newline). The JSON part never contains a raw newline and the
+/// raw part never a NUL byte; failures are always plain JSON envelopes. A call stopped by its deadline
+/// or token returns `timeout` or `cancelled` and has changed nothing; a call that passed its
+/// commit point completes and returns success. The caller frees the result with
+/// `wsfs_string_free`.
+///
+/// # Safety
+/// Each pointer must be NULL or a NUL-terminated string valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_call_with_options(
+    workspace: u64,
+    tool_name: *const c_char,
+    args_json: *const c_char,
+    options_json: *const c_char,
+) -> *mut c_char {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { call_tool(workspace, tool_name, args_json, options_json) }
+}
+
+/// Like `wsfs_call_with_options`, for `write_file` and `append_file`, with the content passed
+/// as a buffer of `content_len` bytes (UTF-8, need not be NUL-terminated) instead of as the
+/// `content` field of `args_json`, which must then be absent: large content is neither
+/// escaped by the caller nor parsed by the library. A NULL `content` means no buffer (then
+/// `args_json` carries `content` as usual). The buffer is only read during the call. Other
+/// tools refuse a buffer with `invalid_arguments`. The caller frees the result with
+/// `wsfs_string_free`.
+///
+/// # Safety
+/// `tool_name`, `args_json` and `options_json` must be NULL or NUL-terminated strings valid
+/// for the duration of the call; `content` must be NULL or point to `content_len` readable
+/// bytes valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_call_with_content(
+    workspace: u64,
+    tool_name: *const c_char,
+    args_json: *const c_char,
+    options_json: *const c_char,
+    content: *const c_char,
+    content_len: usize,
+) -> *mut c_char {
+    let content = if content.is_null() {
+        None
+    } else if content_len > isize::MAX as usize {
+        return guard(|| api::bad_input("content_len", "is larger than any buffer can be"));
+    } else {
+        // SAFETY: non-NULL, and the caller guarantees `content_len` readable bytes that stay
+        // valid and unmodified for the duration of the call.
+        Some(unsafe { std::slice::from_raw_parts(content.cast::<u8>(), content_len) })
+    };
+    // SAFETY: forwarded from this function's contract.
+    unsafe { call_tool_with_content(workspace, tool_name, args_json, options_json, content) }
+}
+
+/// Like `wsfs_call_with_content` (a NULL `content` means no buffer, as there), and also stores
+/// the result's length in bytes, without its terminating NUL, in `*result_len` (when
+/// `result_len` is not NULL), so a caller that copies the result need not scan it for its end
+/// first. The result is the same NUL-terminated string as `wsfs_call_with_content`'s; the
+/// caller frees it with `wsfs_string_free`.
+///
+/// # Safety
+/// As `wsfs_call_with_content`; `result_len` must be NULL or point to a writable `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_call_sized(
+    workspace: u64,
+    tool_name: *const c_char,
+    args_json: *const c_char,
+    options_json: *const c_char,
+    content: *const c_char,
+    content_len: usize,
+    result_len: *mut usize,
+) -> *mut c_char {
+    let (result, len) = if !content.is_null() && content_len > isize::MAX as usize {
+        guard_sized(|| api::bad_input("content_len", "is larger than any buffer can be"))
+    } else {
+        let content = if content.is_null() {
+            None
+        } else {
+            // SAFETY: non-NULL, and the caller guarantees `content_len` readable bytes that
+            // stay valid and unmodified for the duration of the call.
+            Some(unsafe { std::slice::from_raw_parts(content.cast::<u8>(), content_len) })
+        };
+        // SAFETY: forwarded from this function's contract.
+        unsafe { call_tool_sized(workspace, tool_name, args_json, options_json, content) }
+    };
+    if !result_len.is_null() {
+        // SAFETY: non-NULL, and the caller guarantees it points to a writable size_t.
+        unsafe { result_len.write(len) };
+    }
+    result
+}
+
+/// Creates a cancel token (never 0) for `wsfs_call_with_options`. Free it with
+/// `wsfs_cancel_token_free` once no call uses it.
+#[no_mangle]
+pub extern "C" fn wsfs_cancel_token_new() -> u64 {
+    catch_unwind(control::token_new).unwrap_or(0)
+}
+
+/// Cancels every call using `token`, now and later: each stops at its next check with
+/// `cancelled`. Callable from any thread; unknown tokens are ignored.
+#[no_mangle]
+pub extern "C" fn wsfs_cancel_token_cancel(token: u64) {
+    let _ = catch_unwind(|| control::token_cancel(token));
+}
+
+/// Releases `token`. Calls already running with it keep their view of it; unknown tokens
+/// are ignored.
+#[no_mangle]
+pub extern "C" fn wsfs_cancel_token_free(token: u64) {
+    let _ = catch_unwind(|| control::token_free(token));
+}
+
+/// Frees a string returned by any wsfs function. NULL is a no-op. Freeing a string twice, or
+/// one not returned by wsfs, is undefined behaviour.
+///
+/// # Safety
+/// `s` must be NULL or a pointer returned by a wsfs function and not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_string_free(s: *mut c_char) {
+    if s.is_null() {
+        return;
+    }
+    // SAFETY: `s` came from `into_c_string`, FRONT_ROOM bytes into a Vec<u8> allocation whose
+    // capacity those bytes hold, and is freed only once.
+    unsafe {
+        let base = s.cast::<u8>().sub(FRONT_ROOM);
+        let capacity = u64::from_ne_bytes(base.cast::<[u8; FRONT_ROOM]>().read());
+        drop(Vec::from_raw_parts(base, 0, capacity as usize));
+    }
+}

@@ -1,0 +1,12 @@
+pub mod create_dirs;
+pub mod fileops;
+pub mod gate;
+pub mod host;
+pub mod new_dirs;
+pub mod proc;
+pub mod resolve;
+pub mod root;
+pub mod state_dir;
+pub mod sys;
+pub mod tempfile;
+pub mod walk;

@@ -1,0 +1,352 @@
+//! What a tool is: typed arguments whose JSON Schema is derived from them, typed output with
+//! the text a model sees, and a run function. [`crate::tools::REGISTRY`] lists every tool;
+//! specs, dispatch and tracing come from that list.
+
+use crate::control::CallControl;
+use crate::error::{ErrorCode, Result, WsfsError};
+use crate::guard::audit::{Change, Notes};
+use crate::sandbox::root::{Anchor, ToolPath};
+use crate::workspace::Workspace;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::Value;
+use std::any::Any;
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+/// Which parts of a success envelope to build (`wsfs_call_with_options`' `output`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Output {
+    /// `data` and `text`.
+    #[default]
+    Full,
+    /// `text` only.
+    Text,
+    /// `data` only.
+    Data,
+    /// Neither inside the JSON: the text follows the JSON after one `\n`, unescaped.
+    TextRaw,
+    /// `data` only, with `read_file`'s `content` left out of it and following the JSON after
+    /// one `\n`, unescaped. Other tools' results are as with `Data`.
+    DataRaw,
+}
+
+/// The envelope a result will be framed in, as a tool sees it (implemented by the C ABI's
+/// envelope): the room a raw part needs in front of it, so a tool that reads a file can read
+/// it straight into the buffer the result is built in (see [`ToolOutput::take_raw`]).
+pub trait Frame {
+    /// The bytes in front of a raw part for a success without warnings whose `data_raw` head
+    /// holds `meta`: the C ABI's room, the JSON head and the separator. 0 for the modes
+    /// without a raw part.
+    fn raw_head_len(&self, meta: &dyn erased_serde::Serialize) -> usize;
+}
+
+/// A warning on a successful call. Every warning is in the envelope's `warnings`; those that
+/// tell the model something its text does not are also appended to the text it reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    pub message: String,
+    /// Appended to the text (`false` when the text already says it).
+    pub in_text: bool,
+}
+
+impl Warning {
+    /// A warning the model reads.
+    pub fn new(message: impl Into<String>) -> Warning {
+        Warning {
+            message: message.into(),
+            in_text: true,
+        }
+    }
+
+    /// A warning the text already says (write_file's overwrite: its text says "overwrote").
+    pub fn said_in_text(message: impl Into<String>) -> Warning {
+        Warning {
+            message: message.into(),
+            in_text: false,
+        }
+    }
+}
+
+impl From<String> for Warning {
+    fn from(message: String) -> Warning {
+        Warning::new(message)
+    }
+}
+
+/// In the envelope a warning is its message.
+impl Serialize for Warning {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.message)
+    }
+}
+
+/// Warnings as the tools return them, from the plain messages of the layers below.
+pub fn warnings(messages: Vec<String>) -> Vec<Warning> {
+    messages.into_iter().map(Warning::new).collect()
+}
+
+/// What a tool's run function gets besides its arguments.
+pub struct Call<'a> {
+    pub ws: &'a Workspace,
+    pub ctl: &'a CallControl,
+    /// `wsfs_call_with_content`'s buffer; only tools with `CONTENT_BUFFER` ever see one.
+    pub content_buffer: Option<&'a [u8]>,
+    /// The envelope the result will be put in: a tool whose result holds a large text may
+    /// keep room in front of it for the JSON head (see `ToolOutput::take_raw`).
+    pub frame: &'a dyn Frame,
+    /// The paths this call named, as shown to the model, for the trace event.
+    pub(crate) logged_paths: String,
+    /// The first path this call named (where it resolves from, and the path below that), for
+    /// the suggestions added to a `path_not_found` error.
+    pub(crate) first_path: Option<(Anchor, PathBuf)>,
+    /// What the audit log records of the call; `None` when the workspace keeps no log.
+    pub(crate) audit: Option<Notes>,
+}
+
+impl<'a> Call<'a> {
+    pub fn new(
+        ws: &'a Workspace,
+        ctl: &'a CallControl,
+        content_buffer: Option<&'a [u8]>,
+        frame: &'a dyn Frame,
+    ) -> Self {
+        Call {
+            ws,
+            ctl,
+            content_buffer,
+            frame,
+            logged_paths: String::new(),
+            first_path: None,
+            audit: ws.policy.audit.as_ref().map(|_| Notes::default()),
+        }
+    }
+
+    /// Validates a path argument (see `Workspace::parse_path`) and records it for the trace
+    /// and the audit log.
+    pub fn path(&mut self, raw: &str) -> Result<ToolPath> {
+        let parsed = self.ws.parse_path(raw);
+        if !self.logged_paths.is_empty() {
+            self.logged_paths.push_str(" -> ");
+        }
+        let shown = match &parsed {
+            Ok(p) => {
+                if self.first_path.is_none() {
+                    self.first_path = Some((p.anchor, p.rel.clone()));
+                }
+                &p.display
+            }
+            Err(_) => "<invalid>",
+        };
+        self.logged_paths.push_str(shown);
+        if let Some(notes) = &mut self.audit {
+            notes.paths.push(shown.to_string());
+        }
+        parsed
+    }
+
+    /// Whether changes must be recorded, with hashes: the workspace keeps an audit log. Tools
+    /// compute hashes only when this is true, so a workspace without a log pays nothing.
+    pub fn audits(&self) -> bool {
+        self.audit.is_some()
+    }
+
+    /// Records a file or directory the call changed, for the audit log. Every changing tool
+    /// reports each change here once it is committed (nothing happens without a log).
+    pub fn record_change(&mut self, change: Change) {
+        if let Some(notes) = &mut self.audit {
+            notes.changes.push(change);
+        }
+    }
+}
+
+/// Hints for hosts (MCP annotations): true of every call of the tool.
+#[derive(Debug, Clone, Copy)]
+pub struct Annotations {
+    /// Never changes anything.
+    pub read_only: bool,
+    /// May remove or overwrite existing data (only meaningful when not read-only).
+    pub destructive: bool,
+    /// Repeating a call with the same arguments has no further effect.
+    pub idempotent: bool,
+}
+
+impl Annotations {
+    pub const READ_ONLY: Annotations = Annotations {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    };
+}
+
+/// One tool. Implemented by a unit struct per file under `src/tools/`.
+pub trait Tool {
+    /// The name models and the C ABI use.
+    const NAME: &'static str;
+    const ANNOTATIONS: Annotations;
+    /// Whether the tool takes `wsfs_call_with_content`'s separate content buffer.
+    const CONTENT_BUFFER: bool = false;
+    /// Strict (`deny_unknown_fields`) arguments; doc comments become the schema's descriptions.
+    /// Optional inputs are `#[serde(default)]` plain types, never `Option` (no `null` types).
+    type Args: DeserializeOwned + JsonSchema;
+    type Output: ToolOutput;
+
+    /// What the model reads to decide when and how to call the tool.
+    fn description() -> String;
+
+    /// Runs the tool; returns its output and warnings.
+    fn run(call: &mut Call<'_>, args: Self::Args) -> Result<(Self::Output, Vec<Warning>)>;
+}
+
+/// A tool's result: serialized as the envelope's `data`, rendered as its `text`.
+pub trait ToolOutput: erased_serde::Serialize + Any + Send {
+    /// What the model sees.
+    fn text(&self) -> Cow<'_, str>;
+
+    /// Appends the text to `out`. Outputs whose text embeds a large string (a file's content)
+    /// override it to copy that string once, without building the text first.
+    fn push_text(&self, out: &mut String) {
+        let text = self.text();
+        out.reserve_exact(text.len() + 1);
+        out.push_str(&text);
+    }
+
+    /// For the `data_raw` output mode: `data` without its bulk string ([`Self::raw_part`]),
+    /// which is sent unescaped after the JSON. `None` when the output has no such string.
+    fn raw_meta(&self) -> Option<Box<dyn erased_serde::Serialize + '_>> {
+        None
+    }
+
+    /// The bulk string [`Self::raw_meta`] leaves out.
+    fn raw_part(&self) -> &str {
+        ""
+    }
+
+    /// For the raw output modes: the buffer holding the raw part (`raw_part` for
+    /// `data_raw`, the text for `text_raw`), when exactly `room` bytes are reserved in front of
+    /// it for the JSON head and the separator ([`Frame::raw_head_len`]), so the result is built
+    /// around it without a copy. The output gives it up (it is not used afterwards). The raw
+    /// part must be text without NUL. `None` (the default) means: copy it.
+    fn take_raw(&mut self, _output: Output, _room: usize) -> Option<Vec<u8>> {
+        None
+    }
+}
+
+erased_serde::serialize_trait_object!(ToolOutput);
+
+/// A registry entry: a tool with its types erased, so one list can hold every tool.
+pub struct ToolEntry {
+    pub name: &'static str,
+    pub annotations: Annotations,
+    pub content_buffer: bool,
+    pub description: fn() -> String,
+    pub parameters: fn() -> Value,
+    run: RunFn,
+}
+
+type RunFn = fn(&mut Call<'_>, &str) -> Result<(Box<dyn ToolOutput>, Vec<Warning>)>;
+
+impl ToolEntry {
+    /// Parses `args_json` strictly and runs the tool.
+    pub fn run(
+        &self,
+        call: &mut Call<'_>,
+        args_json: &str,
+    ) -> Result<(Box<dyn ToolOutput>, Vec<Warning>)> {
+        (self.run)(call, args_json)
+    }
+}
+
+/// The registry entry of `T`.
+pub const fn entry<T: Tool>() -> ToolEntry {
+    ToolEntry {
+        name: T::NAME,
+        annotations: T::ANNOTATIONS,
+        content_buffer: T::CONTENT_BUFFER,
+        description: T::description,
+        parameters: parameters::<T::Args>,
+        run: run_erased::<T>,
+    }
+}
+
+fn run_erased<T: Tool>(
+    call: &mut Call<'_>,
+    args_json: &str,
+) -> Result<(Box<dyn ToolOutput>, Vec<Warning>)> {
+    let args: T::Args = crate::json::parse_object(args_json).map_err(|e| {
+        WsfsError::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "invalid arguments for {}: {e}; expected {}",
+                T::NAME,
+                expected_shape(&parameters::<T::Args>())
+            ),
+        )
+    })?;
+    let (output, warnings) = T::run(call, args)?;
+    Ok((Box::new(output), warnings))
+}
+
+/// The JSON Schema of an argument struct as models get it: inline subschemas (no `$ref`), no
+/// title, no integer `format` (`uint64` means nothing to a model), no `"default": null`, and
+/// a `required` array on every object (some clients insist on one).
+pub fn parameters<A: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft07()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<A>().to_value();
+    if let Some(top) = schema.as_object_mut() {
+        top.remove("description");
+    }
+    tidy(&mut schema);
+    schema
+}
+
+fn tidy(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("title");
+            map.remove("format");
+            if map.get("default") == Some(&Value::Null) {
+                map.remove("default");
+            }
+            if map.contains_key("properties") && !map.contains_key("required") {
+                map.insert("required".into(), Value::Array(Vec::new()));
+            }
+            map.values_mut().for_each(tidy);
+        }
+        Value::Array(items) => items.iter_mut().for_each(tidy),
+        _ => {}
+    }
+}
+
+/// A one-line shape of a schema for error messages: `{"path": string, "depth"?: integer}`.
+pub fn expected_shape(schema: &Value) -> String {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let fields: Vec<String> = schema["properties"]
+        .as_object()
+        .map(|props| {
+            props
+                .iter()
+                .map(|(name, prop)| {
+                    let optional = if required.contains(&name.as_str()) {
+                        ""
+                    } else {
+                        "?"
+                    };
+                    let kind = prop["type"].as_str().unwrap_or("value");
+                    format!("\"{name}\"{optional}: {kind}")
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    format!("{{{}}}", fields.join(", "))
+}

@@ -1,0 +1,263 @@
+//! `edit_file`: exact text replacement, written back atomically under the file's lock.
+
+mod hints;
+
+use crate::control::CallControl;
+use crate::error::{ErrorCode, Result, WsfsError};
+use crate::lines::sha256_hex;
+use crate::render;
+use crate::sandbox::fileops::{atomic_replace, lock_current, open_error, open_leaf_read};
+use crate::sandbox::gate::Access;
+use crate::sandbox::root::ToolPath;
+use crate::text;
+use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
+use crate::tools::write::record_file;
+use memchr::memmem;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::io::Read;
+
+pub struct EditFile;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditFileArgs {
+    /// File to edit.
+    pub path: String,
+    /// The exact text to find; must not be empty.
+    pub old_text: String,
+    /// The text to put in its place (may be empty to delete).
+    pub new_text: String,
+    /// Replace every occurrence instead of requiring exactly one. Default false.
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+impl Tool for EditFile {
+    const NAME: &'static str = "edit_file";
+    const ANNOTATIONS: Annotations = Annotations {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+    };
+    type Args = EditFileArgs;
+    type Output = EditOutput;
+
+    fn description() -> String {
+        format!("Replace exact text in a file. old_text must match the file byte for byte (whitespace, indentation and line endings included) and, unless replace_all is true, occur exactly once: otherwise nothing changes and the error says how many matches there were. Everything else in the file is kept exactly. Read the file first to copy old_text. For several changes or files at once use apply_patch (docs/patch_vs_write.md says which to use). {}", crate::tools::fields::PATHS)
+    }
+
+    fn run(call: &mut Call<'_>, args: EditFileArgs) -> Result<(EditOutput, Vec<Warning>)> {
+        let path = call.path(&args.path)?;
+        let req = EditRequest {
+            old_text: &args.old_text,
+            new_text: &args.new_text,
+            replace_all: args.replace_all,
+        };
+        let (out, messages) = edit_file(call, &path, &req)?;
+        Ok((out, crate::tools::contract::warnings(messages)))
+    }
+}
+
+impl ToolOutput for EditOutput {
+    fn text(&self) -> Cow<'_, str> {
+        let what = render::count(self.replaced, "occurrence", "occurrences");
+        Cow::Owned(format!("replaced {what} in {}", self.path))
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct EditOutput {
+    pub path: String,
+    pub matches: u64,
+    pub replaced: u64,
+}
+
+pub struct EditRequest<'a> {
+    pub old_text: &'a str,
+    pub new_text: &'a str,
+    pub replace_all: bool,
+}
+
+const TOO_BIG_TO_EDIT: &str =
+    "edit_file rewrites the whole file, so it only edits files within that limit";
+
+pub fn edit_file(
+    call: &mut Call<'_>,
+    path: &ToolPath,
+    req: &EditRequest<'_>,
+) -> Result<(EditOutput, Vec<String>)> {
+    let (ws, ctl) = (call.ws, call.ctl);
+    if req.old_text.is_empty() {
+        return Err(WsfsError::new(
+            ErrorCode::InvalidArguments,
+            "old_text is empty; give the exact text to replace (use write_file or append_file to add text)",
+        ));
+    }
+    if req.old_text == req.new_text {
+        return Err(WsfsError::new(
+            ErrorCode::InvalidArguments,
+            "old_text and new_text are the same, so there is no change to make; give the new text in new_text",
+        ));
+    }
+    let display = &path.display;
+    path.refuse_trailing_slash()?;
+    let io_err = |e: std::io::Error| WsfsError::from_io(&e, display);
+    let located = ws.resolve(path, Access::READ_WRITE, false, ctl)?;
+    let leaf = located.file_leaf(display, false)?;
+    let file = open_leaf_read(&located.dir, leaf).map_err(|e| open_error(e, display))?;
+    let reopen = || open_leaf_read(&located.dir, leaf);
+    let mut locked = lock_current(&located.dir, leaf, file, reopen, display, ctl)?;
+    let size = locked.meta.len();
+    ws.limits.check_write(size, display, TOO_BIG_TO_EDIT)?;
+    ctl.check()?;
+    let bytes =
+        read_checked(&mut locked.file, ws.limits.max_write_bytes + 1, size, ctl).map_err(|e| {
+            match e {
+                Stop::Io(e) => io_err(e),
+                Stop::Call(e) => e,
+            }
+        })?;
+    ws.limits
+        .check_write(bytes.len() as u64, display, TOO_BIG_TO_EDIT)?;
+    // The text is checked (no NUL, UTF-8) and searched as bytes, with SIMD: a UTF-8 needle
+    // only ever matches a UTF-8 text at character boundaries, so replacing bytes is
+    // replacing text. The hints of a failure take the text as a `str`.
+    text::check(&bytes, false).map_err(|_| text::not_text(display))?;
+    let as_str = || simdutf8::basic::from_utf8(&bytes).map_err(|_| text::not_text(display));
+    let finder = memmem::Finder::new(req.old_text.as_bytes());
+    let matches = finder.find_iter(&bytes).count() as u64;
+    match (matches, req.replace_all) {
+        (0, _) => {
+            return Err(WsfsError::new(
+                ErrorCode::EditNotFound,
+                hints::not_found_message(display, as_str()?, req.old_text, &|| {
+                    ctl.check().is_err()
+                }),
+            ))
+        }
+        (1, _) | (_, true) => {}
+        (n, false) => {
+            return Err(WsfsError::new(
+                ErrorCode::AmbiguousEdit,
+                hints::ambiguous_message(display, as_str()?, req.old_text, n),
+            ))
+        }
+    }
+    // Refused before the new content is built.
+    let new_len = replaced_len(bytes.len(), matches, req.old_text.len(), req.new_text.len());
+    ws.limits
+        .check_write(new_len, "the edited file", "Replace less text")?;
+    let updated = replace(&bytes, &finder, req.new_text.as_bytes(), new_len);
+    let warnings = atomic_replace(
+        &located.dir,
+        leaf,
+        &updated,
+        Some(&locked.meta),
+        display,
+        ctl,
+    )?;
+    drop(locked);
+    if call.audits() {
+        let hashes = (sha256_hex(&bytes), sha256_hex(&updated));
+        record_file(
+            call,
+            &located,
+            display,
+            Some(Some(hashes.0)),
+            Some(hashes.1),
+        );
+    }
+    Ok((
+        EditOutput {
+            path: display.clone(),
+            matches,
+            replaced: matches,
+        },
+        warnings,
+    ))
+}
+
+/// The length of `len` bytes once `matches` matches of `old` bytes each become `new` bytes
+/// (saturating: a result that large is refused anyway).
+fn replaced_len(len: usize, matches: u64, old: usize, new: usize) -> u64 {
+    (len as u64)
+        .saturating_sub(matches.saturating_mul(old as u64))
+        .saturating_add(matches.saturating_mul(new as u64))
+}
+
+/// `bytes` with every match of `finder` (non-overlapping, left to right, as `str::replace`
+/// finds them) replaced by `new`; `len` is the result's length.
+fn replace(bytes: &[u8], finder: &memmem::Finder<'_>, new: &[u8], len: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    let mut from = 0;
+    for at in finder.find_iter(bytes) {
+        out.extend_from_slice(&bytes[from..at]);
+        out.extend_from_slice(new);
+        from = at + finder.needle().len();
+    }
+    out.extend_from_slice(&bytes[from..]);
+    out
+}
+
+enum Stop {
+    Io(std::io::Error),
+    Call(WsfsError),
+}
+
+/// Reads at most `limit` bytes, checking the deadline between chunks.
+fn read_checked(
+    file: &mut std::fs::File,
+    limit: u64,
+    size_hint: u64,
+    ctl: &CallControl,
+) -> std::result::Result<Vec<u8>, Stop> {
+    const CHUNK: u64 = 1 << 20;
+    let mut bytes = Vec::with_capacity(usize::try_from(size_hint.min(limit)).unwrap_or(0));
+    let mut reader = file.take(limit);
+    loop {
+        ctl.check().map_err(Stop::Call)?;
+        let n = (&mut reader)
+            .take(CHUNK)
+            .read_to_end(&mut bytes)
+            .map_err(Stop::Io)?;
+        if (n as u64) < CHUNK {
+            return Ok(bytes);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counting and replacing with `memmem` on bytes is `str::matches` and `str::replace`.
+    #[test]
+    fn byte_replacement_is_str_replace() {
+        let cases = [
+            ("aaaa", "aa", "b"),
+            ("aaaaa", "aa", "aab"),
+            ("abcabc", "abc", ""),
+            ("xabcx", "abc", "ünï"),
+            ("ünïcödé ünï", "ünï", "u"),
+            ("line1\r\nline2\r\n", "\r\n", "\n"),
+            ("no match here", "zzz", "y"),
+            ("€€€", "€", "e"),
+            ("a€a€", "a€", "€a"),
+        ];
+        for (text, old, new) in cases {
+            let finder = memmem::Finder::new(old.as_bytes());
+            let matches = finder.find_iter(text.as_bytes()).count() as u64;
+            assert_eq!(
+                matches,
+                text.matches(old).count() as u64,
+                "{text:?} {old:?}"
+            );
+            let len = replaced_len(text.len(), matches, old.len(), new.len());
+            let out = replace(text.as_bytes(), &finder, new.as_bytes(), len);
+            assert_eq!(out, text.replace(old, new).into_bytes(), "{text:?} {old:?}");
+            assert_eq!(out.len() as u64, len);
+        }
+    }
+}

@@ -1,0 +1,36 @@
+//! What the tools' arguments share: the sentence every path argument's description ends
+//! with, serde defaults, and the content of the tools that take a separate buffer.
+
+use crate::error::{ErrorCode, Result, WsfsError};
+
+/// Said of every path argument in tool descriptions.
+pub(crate) const PATHS: &str = "Paths are relative to the workspace root ('.' is the root); absolute paths are accepted only inside the workspace. '..', absolute symlinks and symlinks leading outside the workspace are refused.";
+
+pub(crate) fn yes() -> bool {
+    true
+}
+
+pub(crate) fn dot() -> String {
+    ".".to_string()
+}
+
+/// The content of a tool with `CONTENT_BUFFER`: from the JSON arguments or from the separate
+/// buffer, exactly one of them.
+pub(crate) fn content<'a>(
+    tool: &str,
+    in_args: Option<&'a str>,
+    buffer: Option<&'a [u8]>,
+) -> Result<&'a str> {
+    let invalid = |m: &str| WsfsError::new(ErrorCode::InvalidArguments, format!("{tool}: {m}"));
+    match (in_args, buffer) {
+        (Some(content), None) => Ok(content),
+        (None, Some(bytes)) => simdutf8::basic::from_utf8(bytes)
+            .map_err(|_| invalid("the content buffer is not valid UTF-8")),
+        (Some(_), Some(_)) => Err(invalid(
+            "content was given both in the arguments and as a separate buffer; give it once",
+        )),
+        (None, None) => Err(invalid(
+            "missing field `content`; expected {\"path\": string, \"content\": string}",
+        )),
+    }
+}

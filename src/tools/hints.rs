@@ -1,0 +1,225 @@
+//! Suggestions that tell a model its next move after `path_not_found`: similar names from the
+//! nearest existing parent directory, listed through a handle opened beneath the workspace
+//! root (never outside it), with a bounded scan.
+
+use crate::control::CallControl;
+use crate::names::display_path;
+use crate::sandbox::root::Anchor;
+use crate::sandbox::root::DirRef;
+use crate::sandbox::walk::deny::StartPaths;
+use crate::workspace::Workspace;
+use rustix::fs::DirEntryExt;
+use std::borrow::Cow;
+use std::ffi::OsStr;
+use std::os::fd::AsFd;
+use std::path::{Component, Path, PathBuf};
+
+/// Suggestions offered at most.
+const MAX_SUGGESTIONS: usize = 3;
+/// Entries of the parent directory looked at, at most.
+const MAX_SCANNED: usize = 10_000;
+/// Deadline checks happen every this many entries.
+const CHECK_EVERY: usize = 256;
+/// Names less similar than this are not suggested.
+const MIN_SIMILARITY: f64 = 0.8;
+
+/// How a file name is shown to the model: the reversible form the tools accept back.
+pub(crate) fn shown_name(name: &OsStr) -> Cow<'_, str> {
+    crate::names::encode(name.as_encoded_bytes())
+}
+
+/// Whether a directory entry is left out of what the model is shown (wsfs's own temp files).
+pub(crate) fn hidden_entry(name: &OsStr) -> bool {
+    crate::sandbox::tempfile::is_temp_name(name.as_encoded_bytes())
+}
+
+/// "; did you mean x, y or z?" (empty for no names), to end a sentence saying what is missing.
+pub(crate) fn did_you_mean(names: &[String]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => format!("; did you mean {one}?"),
+        [init @ .., last] => format!("; did you mean {} or {last}?", init.join(", ")),
+    }
+}
+
+/// Up to three existing paths similar to the first missing component of the tool path `rel`
+/// (relative to `anchor`), shown as the tools accept them (workspace-relative, directories
+/// ending in '/'). Empty when the path exists, lies outside the workspace, or nothing is
+/// similar enough.
+pub(crate) fn similar_paths(
+    ws: &Workspace,
+    anchor: Anchor,
+    rel: &Path,
+    ctl: &CallControl,
+) -> Vec<String> {
+    let Some(rel) = root_relative(ws, anchor, rel) else {
+        return Vec::new();
+    };
+    let components: Vec<Component<'_>> = rel.components().collect();
+    // The nearest existing ancestor: the longest prefix that opens as a directory.
+    for depth in (0..components.len()).rev() {
+        let Component::Normal(missing) = components[depth] else {
+            return Vec::new();
+        };
+        let parent: PathBuf = components[..depth].iter().collect();
+        let dir = if parent.as_os_str().is_empty() {
+            ws.root.dir.try_clone()
+        } else {
+            ws.root.dir.open_dir(&parent)
+        };
+        let Ok(dir) = dir else {
+            continue;
+        };
+        if dir.symlink_metadata(missing).is_ok() {
+            // The name is there (the path exists, or something other than a missing name
+            // stopped it): nothing to suggest.
+            return Vec::new();
+        }
+        // The policy hides names from suggestions as from listings (the walks' filter, on
+        // the resolved path of the directory: a symlinked parent is matched where it leads),
+        // and a directory it denies is not listed at all: no tool resolution allowed it.
+        let dir = DirRef::Opened(dir);
+        let filter = match ws.walk_filter(&dir, StartPaths::default()) {
+            Ok(filter) => filter,
+            Err(_) => return Vec::new(),
+        };
+        if filter.is_some() {
+            match ws.resolved_rel(&dir, None) {
+                Ok(rel) if !ws.dir_denied(&rel, ctl) => {}
+                _ => return Vec::new(),
+            }
+        }
+        let allowed = |name: &OsStr, is_dir: bool, ino: u64| match &filter {
+            Some(filter) => {
+                let name = name.as_encoded_bytes();
+                filter.skip(dir.as_fd(), name, name, is_dir, ino).is_none()
+            }
+            None => true,
+        };
+        return ranked_names(&dir, missing, allowed, ctl)
+            .into_iter()
+            .map(|(name, is_dir)| {
+                let shown = display_path(&parent.join(&name));
+                if is_dir {
+                    format!("{shown}/")
+                } else {
+                    shown
+                }
+            })
+            .collect();
+    }
+    Vec::new()
+}
+
+/// The path below the root, for a path that names something inside the workspace.
+fn root_relative(ws: &Workspace, anchor: Anchor, rel: &Path) -> Option<PathBuf> {
+    match anchor {
+        Anchor::Root => Some(rel.to_path_buf()),
+        // Unrestricted mode: only paths under the root get suggestions (listing elsewhere
+        // would show the model directories outside the workspace).
+        Anchor::Host => {
+            let absolute = Path::new("/").join(rel);
+            let rel = absolute.strip_prefix(&ws.root.path).ok()?;
+            (!rel.components().any(|c| c == Component::ParentDir)).then(|| rel.to_path_buf())
+        }
+    }
+}
+
+/// The names in `dir` most similar to `missing`, best first, with whether each is a directory.
+fn ranked_names(
+    dir: &cap_std::fs::Dir,
+    missing: &OsStr,
+    allowed: impl Fn(&OsStr, bool, u64) -> bool,
+    ctl: &CallControl,
+) -> Vec<(String, bool)> {
+    let Ok(entries) = dir.entries() else {
+        return Vec::new();
+    };
+    let wanted = shown_name(missing).to_lowercase();
+    let mut best: Vec<(f64, String, bool)> = Vec::new();
+    for (i, entry) in entries.take(MAX_SCANNED).enumerate() {
+        if i % CHECK_EVERY == 0 && ctl.check().is_err() {
+            break;
+        }
+        let Ok(entry) = entry else { continue };
+        let name = entry.file_name();
+        if hidden_entry(&name) {
+            continue;
+        }
+        let shown = shown_name(&name).into_owned();
+        let score = similarity(&wanted, &shown.to_lowercase());
+        if score < MIN_SIMILARITY {
+            continue;
+        }
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if !allowed(&name, is_dir, entry.ino()) {
+            continue;
+        }
+        best.push((score, shown, is_dir));
+        // Best first; equal scores in name order, so the answer does not depend on the
+        // directory's order.
+        best.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        best.truncate(MAX_SUGGESTIONS);
+    }
+    best.into_iter().map(|(_, name, d)| (name, d)).collect()
+}
+
+/// How alike two lower-cased names are, from 0 to 1: Jaro-Winkler (typos, transpositions,
+/// shared prefixes), with the same stem under another extension counted as very similar.
+fn similarity(wanted: &str, name: &str) -> f64 {
+    if wanted == name {
+        return 1.0;
+    }
+    let stem = |s: &str| {
+        Path::new(s)
+            .file_stem()
+            .map(|x| x.to_string_lossy().into_owned())
+    };
+    let score = strsim::jaro_winkler(wanted, name);
+    match (stem(wanted), stem(name)) {
+        (Some(a), Some(b)) if a == b && !a.is_empty() => score.max(0.9),
+        _ => score,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn similar_names_score_above_the_threshold_and_others_below() {
+        for (a, b) in [
+            ("mian.rs", "main.rs"),
+            ("readme", "readme.md"),
+            ("config.yml", "config.yaml"),
+            ("notes.txt", "notes.md"),
+            ("utils", "util"),
+        ] {
+            assert!(similarity(a, b) >= MIN_SIMILARITY, "{a} ~ {b}");
+        }
+        for (a, b) in [
+            ("main.rs", "zebra.go"),
+            ("notes.txt", "todo.md"),
+            ("a", "b"),
+        ] {
+            assert!(similarity(a, b) < MIN_SIMILARITY, "{a} !~ {b}");
+        }
+    }
+
+    #[test]
+    fn did_you_mean_lists_naturally() {
+        assert_eq!(did_you_mean(&[]), "");
+        assert_eq!(did_you_mean(&["a".into()]), "; did you mean a?");
+        assert_eq!(
+            did_you_mean(&["a".into(), "b".into(), "c".into()]),
+            "; did you mean a, b or c?"
+        );
+    }
+
+    #[test]
+    fn only_wsfs_temp_names_are_hidden() {
+        assert!(hidden_entry(OsStr::new(".wsfs-0123456789abcdef.tmp")));
+        assert!(!hidden_entry(OsStr::new(".wsfs-notes.txt")));
+        assert!(!hidden_entry(OsStr::new("a.tmp")));
+    }
+}

@@ -1,0 +1,252 @@
+//! One directory level: its entries in byte order, at most a bound of them kept in memory
+//! however large the directory, what the policy leaves out counted.
+
+use super::output::{Entry, ListOutput};
+use crate::control::CallControl;
+use crate::error::{ErrorCode, Result, WsfsError};
+use crate::sandbox::gate::{Access, Skipped};
+use crate::sandbox::root::{DirRef, ToolPath};
+use crate::sandbox::sys;
+use crate::sandbox::tempfile::is_temp_name;
+use crate::sandbox::walk::deny::WalkFilter;
+use crate::sandbox::walk::filter::{self, Candidate, WalkOptions};
+use crate::sandbox::walk::names::shown;
+use crate::sandbox::walk::Kind;
+use crate::tools::contract::Call;
+use crate::workspace::Workspace;
+use cap_fs_ext::DirExt;
+use cap_std::fs::Dir;
+use ignore::gitignore::Gitignore;
+use rustix::fs::{FileType, RawDir};
+use std::collections::BinaryHeap;
+use std::ffi::{OsStr, OsString};
+use std::os::fd::AsFd;
+use std::os::unix::ffi::OsStrExt;
+
+/// Directory entries read between cancellation checks: 128 of the longest names fill half of
+/// `DIRENT_BUFFER`, so at most one `getdents64` call runs between two checks.
+const CHECK_EVERY: u64 = 128;
+
+/// Bytes of `getdents64` records fetched per system call.
+const DIRENT_BUFFER: usize = 64 * 1024;
+
+pub fn list_dir(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<ListOutput> {
+    list_filtered(ws, path, ctl, ws.limits.max_list_entries, |_, _, _| true)
+}
+
+/// One directory level, keeping only the names `keep` accepts (given the name and its
+/// `getdents` type), at most `max`.
+fn list_filtered(
+    ws: &Workspace,
+    path: &ToolPath,
+    ctl: &CallControl,
+    max: u64,
+    keep: impl FnMut(&Dir, &[u8], Kind) -> bool,
+) -> Result<ListOutput> {
+    let display = &path.display;
+    let io_err = |e: std::io::Error| WsfsError::from_io(&e, display);
+    let located = ws.resolve(path, Access::READ, false, ctl)?;
+    let known = located.start_paths();
+    let dir = match &located.leaf {
+        None => located.dir,
+        Some(leaf) => match located.dir.open_dir_nofollow(leaf) {
+            Ok(dir) => DirRef::Opened(dir),
+            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
+                return Err(WsfsError::new(
+                    ErrorCode::NotADirectory,
+                    format!("{display} is not a directory; use read_file for files"),
+                ))
+            }
+            Err(e) => return Err(io_err(e)),
+        },
+    };
+    let filter = ws.walk_filter(&dir, known)?;
+    let filter = filter.map(|filter| PolicyFilter { filter, dir: &dir });
+    let (names, total, left_out) =
+        smallest_names(&dir, max, filter.as_ref(), ctl, keep).map_err(|e| match e {
+            Stop::Io(e) => io_err(e),
+            Stop::Call(e) => e,
+        })?;
+    let mut entries = Vec::with_capacity(names.len());
+    for name in names {
+        ctl.check()?;
+        entries.extend(describe(&dir, name));
+    }
+    Ok(ListOutput {
+        path: display.clone(),
+        entries,
+        total,
+        truncated: total > max,
+        tree: None,
+        denied: left_out.denied,
+        protected: left_out.protected,
+    })
+}
+
+/// One level with filters: the same listing and shape as the plain one.
+pub(super) fn list_level(
+    call: &mut Call<'_>,
+    path: &ToolPath,
+    opts: &WalkOptions<'_>,
+    cap: u64,
+) -> Result<(ListOutput, Vec<String>)> {
+    let mut warnings = Vec::new();
+    let mut rules: Option<Option<Gitignore>> = None;
+    let out = list_filtered(call.ws, path, call.ctl, cap, |dir, name, kind| {
+        let rules = rules.get_or_insert_with(|| match opts.respect_gitignore {
+            true => filter::load_gitignore(dir.as_fd(), b"", &mut warnings),
+            false => None,
+        });
+        let kind = match kind {
+            Kind::Unknown => sys::lstat(dir.as_fd(), name).map_or(Kind::Other, |s| s.kind),
+            k => k,
+        };
+        let chain = rules.iter().map(|g| (0, g));
+        let candidate = Candidate {
+            dir: dir.as_fd(),
+            name,
+            rel: name,
+            kind,
+            ino: 0, // the listing's own policy filter looks at the inode
+        };
+        filter::skip(opts, &candidate, chain).is_none()
+    })?;
+    Ok((out, warnings))
+}
+
+/// The policy's say over a listing's entries (`Workspace::walk_filter`): denied entries and
+/// protected locations are left out and counted, the audit log left out silently.
+struct PolicyFilter<'a> {
+    filter: WalkFilter<'a>,
+    dir: &'a Dir,
+}
+
+impl PolicyFilter<'_> {
+    fn skip(&self, name: &[u8], kind: FileType, ino: u64) -> Option<Skipped> {
+        let is_dir = match kind {
+            FileType::Directory => true,
+            FileType::Unknown => self
+                .dir
+                .symlink_metadata(OsStr::from_bytes(name))
+                .is_ok_and(|m| m.is_dir()),
+            _ => false,
+        };
+        self.filter.skip(self.dir.as_fd(), name, name, is_dir, ino)
+    }
+}
+
+/// Entries the policy left out of a listing, by reason.
+#[derive(Default)]
+struct LeftOut {
+    denied: u64,
+    protected: u64,
+}
+
+enum Stop {
+    Io(std::io::Error),
+    Call(WsfsError),
+}
+
+/// The `max` smallest names in byte order, the number of entries, and what `filter` left
+/// out. A max-heap of `max` names keeps memory bounded by the limit however large the
+/// directory is.
+fn smallest_names(
+    dir: &Dir,
+    max: u64,
+    filter: Option<&PolicyFilter<'_>>,
+    ctl: &CallControl,
+    mut keep: impl FnMut(&Dir, &[u8], Kind) -> bool,
+) -> std::result::Result<(Vec<OsString>, u64, LeftOut), Stop> {
+    let cap = usize::try_from(max).unwrap_or(usize::MAX);
+    let mut heap: BinaryHeap<Vec<u8>> = BinaryHeap::with_capacity(cap.min(4096) + 1);
+    let mut total = 0u64;
+    let mut left_out = LeftOut::default();
+    // The handle may be O_PATH; getdents needs the directory open for reading. Entries are
+    // read straight from the kernel's buffer, so a name is copied only when it is kept.
+    let readable = dir.open(".").map_err(Stop::Io)?;
+    let mut buf = Vec::with_capacity(DIRENT_BUFFER);
+    let mut entries = RawDir::new(readable, buf.spare_capacity_mut());
+    let mut seen = 0u64;
+    while let Some(entry) = entries.next() {
+        if seen.is_multiple_of(CHECK_EVERY) {
+            ctl.check().map_err(Stop::Call)?;
+        }
+        seen += 1;
+        let entry = entry.map_err(|e| Stop::Io(e.into()))?;
+        let name = entry.file_name().to_bytes();
+        // wsfs's own temp files are never shown (nor counted): they are not the agent's.
+        if name == b"." || name == b".." || is_temp_name(name) {
+            continue;
+        }
+        if !keep(dir, name, Kind::from_file_type(entry.file_type())) {
+            continue;
+        }
+        match filter.and_then(|f| f.skip(name, entry.file_type(), entry.ino())) {
+            Some(Skipped::Denied(_)) => {
+                left_out.denied += 1;
+                continue;
+            }
+            Some(Skipped::Protected) => {
+                left_out.protected += 1;
+                continue;
+            }
+            Some(Skipped::Reserved) => continue,
+            None => {}
+        }
+        total += 1;
+        if heap.len() < cap {
+            heap.push(name.to_vec());
+        } else if heap.peek().is_some_and(|largest| name < largest.as_slice()) {
+            heap.pop();
+            heap.push(name.to_vec());
+        }
+    }
+    let names = heap
+        .into_sorted_vec()
+        .into_iter()
+        .map(|b| OsString::from(std::ffi::OsStr::from_bytes(&b)))
+        .collect();
+    Ok((names, total, left_out))
+}
+
+/// The entry's own type and size (`lstat`, as `fstatat(AT_SYMLINK_NOFOLLOW)` on the one name
+/// beneath the directory handle: only the type and size are needed, which `statx` with its
+/// fuller set of fields costs more for); `None` if it vanished since it was listed.
+fn describe(dir: &Dir, name: OsString) -> Option<Entry> {
+    use rustix::fs::{AtFlags, FileType};
+    let st = rustix::fs::statat(dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    let kind = match FileType::from_raw_mode(st.st_mode) {
+        FileType::Symlink => "symlink",
+        FileType::Directory => "dir",
+        FileType::RegularFile => "file",
+        _ => "other",
+    };
+    Some(Entry {
+        name: shown(name.as_bytes()).into_owned(),
+        kind,
+        size: u64::try_from(st.st_size).unwrap_or(0),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cap_std::ambient_authority;
+    use std::time::Duration;
+
+    #[test]
+    fn keeps_the_smallest_names_in_byte_order() {
+        let tmp = tempfile::tempdir().unwrap();
+        for name in ["b", "a", "C", "é", "aa", "z"] {
+            std::fs::write(tmp.path().join(name), b"").unwrap();
+        }
+        let dir = Dir::open_ambient_dir(tmp.path(), ambient_authority()).unwrap();
+        let ctl = CallControl::new(Duration::from_secs(10), None);
+        let (names, total, _) = match smallest_names(&dir, 3, None, &ctl, |_, _, _| true) {
+            Ok(found) => found,
+            Err(_) => panic!("listing failed"),
+        };
+        assert_eq!(total, 6);
+        assert_eq!(names, vec![OsString::from("C"), "a".into(), "aa".into()]);
+    }
+}
