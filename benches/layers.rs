@@ -242,6 +242,7 @@ impl Opened {
             limits: wsfs::Limits::default(),
             state_dir: None,
             policy: wsfs::PolicyConfig::default(),
+            profile: "wsfs".into(),
         };
         let (core, _) = wsfs::Workspace::open(&config).map_err(|e| e.to_string())?;
         let cfg = CString::new(serde_json::json!({ "root": config.root }).to_string())

@@ -132,6 +132,7 @@ impl Paths {
             limits: wsfs::Limits::default(),
             state_dir: Some(state.to_string_lossy().into_owned()),
             policy: wsfs::PolicyConfig::default(),
+            profile: "wsfs".into(),
         };
         let (core, _) = wsfs::Workspace::open(&config).map_err(|e| e.to_string())?;
         let cfg =

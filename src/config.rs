@@ -82,10 +82,19 @@ pub struct Config {
     /// What the agent may read and change, and the audit log (see `policy`).
     #[serde(default, deserialize_with = "policy_object")]
     pub policy: PolicyConfig,
+    /// The tools as one host expects them (names, arguments, results, codes, envelope): a
+    /// profile's name, checked at the ABI edge where profiles live. Default `wsfs`, the native
+    /// tools.
+    #[serde(default = "default_profile")]
+    pub profile: String,
 }
 
 fn default_true() -> bool {
     true
+}
+
+fn default_profile() -> String {
+    "wsfs".to_string()
 }
 
 impl Config {
@@ -142,6 +151,7 @@ mod tests {
     fn defaults_apply() {
         let c = Config::from_json(r#"{"root":"/tmp/x"}"#).unwrap();
         assert!(c.restrict_to_workspace);
+        assert_eq!(c.profile, "wsfs");
         assert_eq!(c.limits, Limits::default());
         assert_eq!(c.limits.max_read_bytes, 262144);
     }
@@ -177,6 +187,7 @@ mod tests {
             "limits",
             "state_dir",
             "policy",
+            "profile",
         ]
         .map(String::from)
         .to_vec();

@@ -256,6 +256,7 @@ mod tests {
             limits: Limits::default(),
             state_dir: None,
             policy: Default::default(),
+            profile: "wsfs".into(),
         };
         Workspace::open(&config).unwrap().0
     }

@@ -3,7 +3,8 @@
 
 use crate::abi::dispatch::{self, CallOptions, Request};
 use crate::abi::envelope::{self, Envelope};
-use crate::abi::handles;
+use crate::abi::handles::{self, Opened};
+use crate::abi::profiles;
 use crate::config::Config;
 use crate::error::{ErrorCode, WsfsError};
 use crate::workspace::Workspace;
@@ -22,23 +23,55 @@ pub fn tool_specs() -> String {
 
 pub fn workspace_open(config_json: &str) -> String {
     crate::logging::init();
-    let opened = Config::from_json(config_json).and_then(|config| Workspace::open(&config));
-    let (ws, warnings) = match opened {
+    // The profile is checked first: an unknown name opens (and creates) nothing.
+    let opened = Config::from_json(config_json).and_then(|config| {
+        let profile = profiles::lookup(&config.profile)?;
+        let (ws, warnings) = Workspace::open(&config)?;
+        Ok((Opened { ws, profile }, warnings))
+    });
+    let (opened, warnings) = match opened {
         Ok(opened) => opened,
         Err(e) => return envelope::failure(&e),
     };
+    let ws = &opened.ws;
     let root = ws.root().display().to_string();
     let data = json!({
         "root": root,
         "restrict_to_workspace": ws.restricts_to_workspace(),
         "limits": ws.limits(),
         "policy": ws.policy(),
+        "profile": opened.profile_name(),
     });
-    let id = handles::insert(ws);
+    let id = handles::insert(opened);
     let mut data = data;
     data["workspace"] = json!(id);
     tracing::info!(target: "wsfs", workspace = id, root = %root, "workspace opened");
     envelope::success_value(&data, format!("workspace {id} opened"), &warnings)
+}
+
+/// The tools workspace `id` offers, as its profile names and describes them, without those
+/// its policy refuses whatever the arguments (every changing tool when writes are disabled).
+/// `data: {profile, tools: [{name, description, parameters, annotations}]}`.
+pub fn workspace_tool_specs(id: u64) -> String {
+    let opened = match handles::get(id) {
+        Ok(opened) => opened,
+        Err(e) => return envelope::failure(&e),
+    };
+    let policy = &opened.ws.policy;
+    let offered = |native: &str| {
+        crate::tools::find(native).is_some_and(|t| t.annotations.read_only || policy.writes_enabled)
+    };
+    let tools = match opened.profile {
+        None => crate::abi::specs::offered(offered),
+        Some(profile) => profile.tool_specs_offered(offered),
+    };
+    let count = tools.as_array().map_or(0, Vec::len);
+    let name = opened.profile_name();
+    envelope::success_value(
+        &json!({"profile": name, "tools": tools}),
+        format!("workspace {id} offers {count} tools (profile {name})"),
+        &[],
+    )
 }
 
 pub fn workspace_close(id: u64) -> String {

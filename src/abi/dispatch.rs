@@ -3,6 +3,7 @@
 
 use crate::abi::envelope::{self, Envelope};
 use crate::abi::handles;
+use crate::abi::profiles::{Context, NativeResult, Profile};
 use crate::control::{token_flag, CallControl};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::audit::{self, Finished, Notes};
@@ -50,14 +51,58 @@ pub type ToolResult = (Box<dyn ToolOutput>, Vec<Warning>);
 
 /// Runs a request on workspace `id` and returns the envelope. Never panics on bad input.
 pub fn call(id: u64, req: &Request<'_>, options: &CallOptions) -> Envelope {
-    let outcome = handles::get(id).and_then(|ws| {
-        let ctl = control(&ws, options)?;
-        run(&ws, req, &ctl, options.output)
+    let outcome = handles::get(id).and_then(|opened| {
+        if let Some(profile) = opened.profile {
+            return Ok(Err(profiled(&opened.ws, profile, req, options)));
+        }
+        let ctl = control(&opened.ws, options)?;
+        run(&opened.ws, req, &ctl, options.output).map(Ok)
     });
     match outcome {
-        Ok((data, warnings)) => envelope::success(data, &warnings, options.output),
+        Ok(Ok((data, warnings))) => envelope::success(data, &warnings, options.output),
+        Ok(Err(profiled)) => profiled,
         Err(e) => envelope::failure_envelope(&e),
     }
+}
+
+/// A call on a workspace with a profile: the profile turns the public call into a native one
+/// (or refuses it), the native tool runs as any call does (deadline, policy, audit, trace),
+/// and the profile turns its result into the profile's envelope. The output modes are the
+/// native envelope's; a profile has its own envelope, so it takes only `full`.
+fn profiled(
+    ws: &Workspace,
+    profile: &Profile,
+    req: &Request<'_>,
+    options: &CallOptions,
+) -> Envelope {
+    if options.output != Output::Full {
+        return envelope::failure_envelope(&WsfsError::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "output modes other than \"full\" are the native envelope's; this workspace's \
+                 profile ({}) returns its own envelope",
+                profile.name
+            ),
+        ));
+    }
+    let root = ws.root().to_string_lossy();
+    let cx = Context { root: &root };
+    let result = profile.call(req.tool, req.args_json, &cx, |native, args_json| {
+        let native_req = Request {
+            tool: native,
+            args_json,
+            content: req.content,
+        };
+        let ran = control(ws, options).and_then(|ctl| run(ws, &native_req, &ctl, Output::Full));
+        match ran {
+            Ok((output, warnings)) => NativeResult::from_output(output.as_ref(), &warnings),
+            Err(e) => NativeResult::Failure {
+                code: e.code.as_str().to_string(),
+                message: e.message,
+            },
+        }
+    });
+    Envelope::from(result.to_string())
 }
 
 fn control(ws: &Workspace, options: &CallOptions) -> Result<CallControl> {

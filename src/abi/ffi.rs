@@ -73,7 +73,14 @@ pub extern "C" fn wsfs_tool_specs() -> *mut c_char {
 /// Opens a workspace. `config_json` is `{"root": str, "restrict_to_workspace": bool = true,
 /// "limits": {"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"},
 /// "state_dir": str (optional; outside the root), "policy": {"writes_enabled": bool = true,
-/// "deny_read": [glob] = [], "deny_write": [glob], "audit_log": path}}`. Opening also undoes
+/// "deny_read": [glob] = [], "deny_write": [glob], "audit_log": path}, "profile": str =
+/// "wsfs"}`. `profile` chooses the tools as one host expects them (see README.md,
+/// "Profiles"): "wsfs" (the native tools), "miniclaw", "filesystem-tool", "agent-base" or
+/// "capability-plan"; an unknown name is `invalid_arguments` listing the known ones. Every
+/// tool call on a workspace with another profile than "wsfs" takes that profile's tool and
+/// argument names and returns that profile's envelope instead of the native one (the typed
+/// functions below included: `wsfs_read_file` runs the profile's `read_file`, if it has
+/// one); `wsfs_workspace_tool_specs` lists its tools. Opening also undoes
 /// or finishes any multi-file `apply_patch` commit a crash interrupted. `writes_enabled:
 /// false` makes every changing tool return `writes_disabled`; the deny lists are
 /// gitignore-style globs matched on the resolved workspace-relative path (`policy_denied`;
@@ -94,6 +101,19 @@ pub unsafe extern "C" fn wsfs_workspace_open(config_json: *const c_char) -> *mut
             Err(envelope) => envelope,
         }
     })
+}
+
+/// Returns the tools workspace `workspace` offers, as its profile names them:
+/// `{"ok":true,"data":{"profile":str,"tools":[{"name","description","parameters",
+/// "annotations"}]},...}`, each `parameters` a JSON Schema object with the profile's argument
+/// names and defaults. Tools the workspace's policy refuses whatever the arguments are left
+/// out (every changing tool when `writes_enabled` is false). For the "wsfs" profile the tools
+/// are `wsfs_tool_specs`' entries. An unknown or closed handle is `invalid_workspace`. The
+/// result is the caller's, freed once with `wsfs_string_free`; the function is thread-safe
+/// (it only reads the workspace, and may run while calls on it are in flight).
+#[no_mangle]
+pub extern "C" fn wsfs_workspace_tool_specs(workspace: u64) -> *mut c_char {
+    guard(|| api::workspace_tool_specs(workspace))
 }
 
 /// Closes a workspace handle. Calls in flight on it finish normally; later calls get

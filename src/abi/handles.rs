@@ -1,5 +1,7 @@
-//! Workspace handles: opaque non-zero ids, never reused, mapped to shared workspaces.
+//! Workspace handles: opaque non-zero ids, never reused, mapped to shared workspaces and the
+//! profile each serves.
 
+use crate::abi::profiles::Profile;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::workspace::Workspace;
 use once_cell::sync::Lazy;
@@ -7,20 +9,35 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
-static WORKSPACES: Lazy<RwLock<HashMap<u64, Arc<Workspace>>>> = Lazy::new(Default::default);
+/// An open workspace as the ABI serves it.
+#[derive(Debug)]
+pub struct Opened {
+    pub ws: Workspace,
+    /// `None` for the native tools (`wsfs`), which never reach the profile engine.
+    pub profile: Option<&'static Profile>,
+}
+
+impl Opened {
+    pub fn profile_name(&self) -> &str {
+        self.profile
+            .map_or(crate::abi::profiles::DEFAULT, |p| &p.name)
+    }
+}
+
+static WORKSPACES: Lazy<RwLock<HashMap<u64, Arc<Opened>>>> = Lazy::new(Default::default);
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-pub fn insert(ws: Workspace) -> u64 {
+pub fn insert(opened: Opened) -> u64 {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     WORKSPACES
         .write()
         .unwrap_or_else(|p| p.into_inner())
-        .insert(id, Arc::new(ws));
+        .insert(id, Arc::new(opened));
     id
 }
 
 /// The workspace for a handle. Calls hold the `Arc`, so closing a handle lets them finish.
-pub fn get(id: u64) -> Result<Arc<Workspace>> {
+pub fn get(id: u64) -> Result<Arc<Opened>> {
     WORKSPACES
         .read()
         .unwrap_or_else(|p| p.into_inner())
@@ -29,7 +46,7 @@ pub fn get(id: u64) -> Result<Arc<Workspace>> {
         .ok_or_else(|| invalid(id))
 }
 
-pub fn remove(id: u64) -> Result<Arc<Workspace>> {
+pub fn remove(id: u64) -> Result<Arc<Opened>> {
     WORKSPACES
         .write()
         .unwrap_or_else(|p| p.into_inner())

@@ -29,6 +29,17 @@ pub fn tool_specs() -> &'static Value {
     &SPECS
 }
 
+/// [`tool_specs`], only the tools `offered` keeps (by name).
+pub fn offered(offered: impl Fn(&str) -> bool) -> Value {
+    SPECS
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|spec| offered(spec["name"].as_str().unwrap_or_default()))
+        .cloned()
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,6 +21,7 @@ pub struct ProfileData {
     pub name: String,
     /// The design document the profile follows, for people (`shared/seeds/...`).
     #[serde(default)]
+    #[allow(dead_code)] // for people: which design document the profile follows
     pub document: Option<String>,
     pub description: String,
     /// `true` only for `wsfs`: the native tools as they are. Nothing else may be set, and the

@@ -8,9 +8,9 @@
 //! default, is the native surface itself: [`lookup`] answers `None` for it, so the native path
 //! never reaches the engine and pays nothing for profiles.
 //!
-//! Phase 1 of issue 18: the engine and the data, tested against real native results; the
-//! workspace option `"profile"`, `wsfs_workspace_tool_specs` and the hosts come with the ABI
-//! layer (phase 2), which is why nothing outside the tests calls this module yet.
+//! A workspace chooses its profile when it is opened (`"profile": "<name>"`); `dispatch`
+//! runs every call on it through [`Profile::call`], and `wsfs_workspace_tool_specs` lists
+//! [`Profile::tool_specs_offered`].
 
 mod compile;
 mod format;
@@ -140,10 +140,18 @@ impl Profile {
 
     /// `[{name, description, parameters, annotations}]`, as `wsfs_tool_specs()` lists the
     /// native tools.
+    #[cfg(test)]
     pub fn tool_specs(&self) -> Value {
+        self.tool_specs_offered(|_| true)
+    }
+
+    /// [`Profile::tool_specs`], without the tools none of whose native tools `offered` keeps
+    /// (a tool with operations stays while one of them can run).
+    pub fn tool_specs_offered(&self, offered: impl Fn(&str) -> bool) -> Value {
         Value::Array(
             self.tools
                 .iter()
+                .filter(|t| t.ops.iter().any(|(_, op)| offered(&op.native)))
                 .map(|t| {
                     json!({
                         "name": t.name,

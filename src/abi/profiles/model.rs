@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 #[derive(Debug)]
 pub struct Profile {
     pub name: String,
+    #[allow(dead_code)] // for people, and the tests
     pub description: String,
     pub envelope: EnvelopeShape,
     pub error_case: ErrorCase,

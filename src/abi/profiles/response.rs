@@ -7,6 +7,7 @@ use super::model::{Op, Profile, ProfileTool};
 use super::request::{Prepared, Refused, RefusedBy};
 use super::template::{self, fill_shape, show};
 use super::transforms::{self, Context};
+use crate::tools::contract::{ToolOutput, Warning};
 use serde_json::{json, Map, Value};
 
 /// What a native call returned (its envelope, or the tool's result directly).
@@ -29,6 +30,7 @@ const SAID_IN_TEXT: &str = crate::tools::write::OVERWRITE_WARNING;
 
 impl NativeResult {
     /// Reads a native envelope (`output: "full"`).
+    #[cfg(test)]
     pub fn from_envelope(json: &str) -> NativeResult {
         let Ok(v) = serde_json::from_str::<Value>(json) else {
             return NativeResult::Failure {
@@ -64,6 +66,24 @@ impl NativeResult {
                 .as_str()
                 .unwrap_or_default()
                 .to_string(),
+        }
+    }
+}
+
+impl NativeResult {
+    /// A native tool's output as the engine takes it, without the envelope around it: the
+    /// text without the warnings the envelope appends to it.
+    pub fn from_output(output: &dyn ToolOutput, warnings: &[Warning]) -> NativeResult {
+        match serde_json::to_value(output) {
+            Ok(data) => NativeResult::Success {
+                data,
+                text: output.text().into_owned(),
+                warnings: warnings.iter().map(|w| w.message.clone()).collect(),
+            },
+            Err(e) => NativeResult::Failure {
+                code: "io_error".into(),
+                message: format!("the native result could not be encoded: {e}"),
+            },
         }
     }
 }

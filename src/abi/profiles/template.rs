@@ -27,6 +27,7 @@ pub fn render(template: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String
 }
 
 /// The placeholders a template uses.
+#[cfg(test)]
 pub fn names(template: &str) -> Vec<&str> {
     let mut found = Vec::new();
     let mut rest = template;

@@ -212,6 +212,7 @@ mod tests {
             limits,
             state_dir: None,
             policy: crate::guard::policy::PolicyConfig::default(),
+            profile: "wsfs".into(),
         };
         let ws = Workspace::open(&config).unwrap().0;
         let ctl = CallControl::new(std::time::Duration::from_secs(10), None);

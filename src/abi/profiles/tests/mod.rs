@@ -9,14 +9,19 @@ mod engine;
 mod filesystem_tool;
 mod miniclaw;
 mod plans;
+mod workspace;
 
-use super::{lookup, Context, NativeResult, Profile};
+use super::{lookup, Profile};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
 /// A workspace opened through the plain-Rust ABI (`api`), as the C ABI opens one.
 pub struct Ws {
     pub id: u64,
+    /// The configuration it was opened with, for the handles [`Ws::call`] opens per profile.
+    config: Value,
+    /// Handles on the same root, one per profile called.
+    profiled: std::cell::RefCell<Vec<(String, u64)>>,
     /// The workspace root as the library resolved it (symlinks resolved).
     pub root: String,
     /// A directory beside the root (`<base>/outside`, the root being `<base>/ws`).
@@ -51,6 +56,8 @@ impl Ws {
         }
         Ok(Ws {
             id: opened["data"]["workspace"].as_u64().expect("handle"),
+            config: full,
+            profiled: Default::default(),
             root: opened["data"]["root"].as_str().expect("root").to_string(),
             outside: std::fs::canonicalize(outside).expect("outside"),
             _dir: dir,
@@ -73,36 +80,48 @@ impl Ws {
         std::fs::read_to_string(self.path(rel)).ok()
     }
 
-    /// A native call's envelope.
-    pub fn native(&self, tool: &str, args: Value) -> Value {
-        serde_json::from_str(&crate::abi::api::call(
-            self.id,
-            tool,
-            &args.to_string(),
-            None,
-            None,
-        ))
-        .expect("json")
-    }
-
-    /// A call under `profile`, as the ABI edge will make it in phase 2: the engine around
-    /// the native call.
+    /// A call under `profile`, as the ABI makes it: on a handle opened on the same root
+    /// with `"profile": profile`.
     pub fn call(&self, profile: &str, tool: &str, args: Value) -> Value {
         self.call_json(profile, tool, &args.to_string())
     }
 
     pub fn call_json(&self, profile: &str, tool: &str, args_json: &str) -> Value {
-        let profile = profile_named(profile);
-        let cx = Context { root: &self.root };
-        profile.call(tool, args_json, &cx, |native, args| {
-            NativeResult::from_envelope(&crate::abi::api::call(self.id, native, args, None, None))
-        })
+        let id = self.handle(profile);
+        serde_json::from_str(&crate::abi::api::call(id, tool, args_json, None, None)).expect("json")
+    }
+
+    /// `wsfs_workspace_tool_specs`' tools for a handle with `profile`.
+    pub fn specs(&self, profile: &str) -> Value {
+        let id = self.handle(profile);
+        let env: Value =
+            serde_json::from_str(&crate::abi::api::workspace_tool_specs(id)).expect("json");
+        assert_eq!(env["ok"], true, "{env}");
+        env["data"]["tools"].clone()
+    }
+
+    fn handle(&self, profile: &str) -> u64 {
+        if let Some((_, id)) = self.profiled.borrow().iter().find(|(p, _)| p == profile) {
+            return *id;
+        }
+        let mut config = self.config.clone();
+        config["profile"] = json!(profile);
+        let opened: Value =
+            serde_json::from_str(&crate::abi::api::workspace_open(&config.to_string()))
+                .expect("json");
+        assert_eq!(opened["ok"], true, "{opened}");
+        let id = opened["data"]["workspace"].as_u64().expect("handle");
+        self.profiled.borrow_mut().push((profile.to_string(), id));
+        id
     }
 }
 
 impl Drop for Ws {
     fn drop(&mut self) {
         crate::abi::api::workspace_close(self.id);
+        for (_, id) in self.profiled.borrow().iter() {
+            crate::abi::api::workspace_close(*id);
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! `gap` must fail until phase 2 closes that gap; host checks, inapplicable cases and, as
 //! root, permission cases are skipped.
 
-use super::{profile_named, Ws};
+use super::Ws;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::os::unix::fs::PermissionsExt;
@@ -235,7 +235,7 @@ fn run_step(
             };
             ws.call_json(profile, tool, &args)
         }
-        (None, true) => profile_named(profile).tool_specs(),
+        (None, true) => ws.specs(profile),
         _ => return Err("a step is a call or specs".into()),
     };
     let expect = substitute(&step.expect, subst);
