@@ -30,6 +30,7 @@ PROTOTYPES: dict[str, tuple[list, object]] = {
     "wsfs_tool_specs": ([], _c_ptr),
     "wsfs_workspace_open": ([_c_str], _c_ptr),
     "wsfs_workspace_close": ([_c_u64], _c_ptr),
+    "wsfs_workspace_tool_specs": ([_c_u64], _c_ptr),
     "wsfs_read_file": ([_c_u64, _c_str], _c_ptr),
     "wsfs_write_file": ([_c_u64, _c_str], _c_ptr),
     "wsfs_append_file": ([_c_u64, _c_str], _c_ptr),

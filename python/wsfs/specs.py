@@ -40,9 +40,15 @@ def tool_specs(format: SpecFormat = "openai", *, read_only: bool = False) -> lis
 
     ``read_only=True`` keeps only the tools whose annotations say ``readOnlyHint: true``.
     """
+    return convert_specs([s for s in library_specs() if not read_only or is_read_only(s)], format)
+
+
+def convert_specs(specs: list[dict[str, Any]], format: SpecFormat) -> list[dict[str, Any]]:
+    """``specs`` (the library's ``{name, description, parameters, annotations}``) as a fresh
+    copy in ``format`` (see :func:`tool_specs`)."""
     if format not in _FORMATS:
         raise ValueError(f"unknown spec format {format!r}: use 'openai', 'anthropic' or 'wsfs'")
-    specs = copy.deepcopy([s for s in library_specs() if not read_only or is_read_only(s)])
+    specs = copy.deepcopy(specs)
     if format == "wsfs":
         return specs
     if format == "openai":

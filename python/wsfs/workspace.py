@@ -29,7 +29,7 @@ from .results import (
     ToolResult,
     WriteFileResult,
 )
-from .specs import SpecFormat, tool_specs
+from .specs import SpecFormat, convert_specs, tool_specs
 
 log = logging.getLogger("wsfs")
 
@@ -41,7 +41,8 @@ CONTENT_TOOLS = frozenset({"write_file", "append_file"})
 # The write_file warning the library leaves out of `text` (the text says "overwrote").
 OVERWRITE_WARNING = "file exists, overwriting"
 EMPTY_FILE_TEXT = "(empty file)"
-CONFIG_KEYWORDS = ("root", "restrict_to_workspace", "limits", "policy", "state_dir")
+CONFIG_KEYWORDS = ("root", "restrict_to_workspace", "limits", "policy", "state_dir", "profile")
+NATIVE_PROFILE = "wsfs"
 
 _OPTIONS = {out: b'{"output":"%s"}' % out.encode() for out in ("full", "data_raw")}
 _READ = b"read_file"
@@ -74,6 +75,12 @@ class Workspace:
 
     ``config`` holds further library configuration keys (for keys this class has no keyword
     for yet); :meth:`from_config` takes a whole configuration mapping as is.
+
+    ``profile`` (default ``"wsfs"``, the native tools) serves the tools as one host expects
+    them (README, "Profiles"): every call then takes the profile's tool and argument names and
+    returns the profile's envelope, so use :meth:`call` / :meth:`call_json` and
+    :meth:`workspace_tool_specs`; the typed methods, which return the native results, raise
+    :class:`InvalidArguments` on such a workspace.
     """
 
     root: str
@@ -85,6 +92,8 @@ class Workspace:
     """Warnings of the open (a root of ``/`` or the home directory, unrestricted mode)."""
     info: dict[str, Any]
     """The ``data`` of ``wsfs_workspace_open`` (handle, root, limits, and any newer keys)."""
+    profile: str
+    """The profile the workspace serves (``"wsfs"``: the native tools)."""
 
     def __init__(
         self,
@@ -94,6 +103,7 @@ class Workspace:
         limits: Limits | Mapping[str, int] | None = None,
         policy: Mapping[str, Any] | None = None,
         state_dir: PathArg | None = None,
+        profile: str | None = None,
         config: Mapping[str, Any] | None = None,
     ) -> None:
         extra = dict(config or {})
@@ -110,6 +120,8 @@ class Workspace:
             cfg["policy"] = dict(policy)
         if state_dir is not None:
             cfg["state_dir"] = os.fspath(state_dir)
+        if profile is not None:
+            cfg["profile"] = profile
         cfg.update(extra)
         self._open(cfg)
 
@@ -136,6 +148,7 @@ class Workspace:
         self._closed = False
         self.root = data["root"]
         self.restrict_to_workspace = data["restrict_to_workspace"]
+        self.profile = data.get("profile", NATIVE_PROFILE)
         known = {f.name for f in fields(Limits)}
         self.limits = Limits(**{k: v for k, v in data["limits"].items() if k in known})
         self._max_read = self.limits.max_read_bytes
@@ -188,6 +201,16 @@ class Workspace:
         """The tool specs for a function-calling API: see :func:`wsfs.tool_specs`."""
         return tool_specs(format, read_only=read_only)
 
+    def workspace_tool_specs(self, format: SpecFormat = "openai") -> list[dict[str, Any]]:
+        """The tools this workspace offers (``wsfs_workspace_tool_specs``): its profile's names,
+        schemas and defaults, without the tools its policy refuses whatever the arguments
+        (every changing tool when the policy disables writes), in ``format`` (see
+        :func:`wsfs.tool_specs`)."""
+        env = json.loads(_native.take(self._lib, self._lib.wsfs_workspace_tool_specs(self._handle)))
+        if not env["ok"]:
+            raise _error(env)
+        return convert_specs(env["data"]["tools"], format)
+
     def call(
         self,
         name: str,
@@ -198,7 +221,8 @@ class Workspace:
         **args: Any,
     ) -> dict[str, Any]:
         """Runs any tool by name and returns its envelope as a dict: ``{"ok": True, "data",
-        "text", "warnings"}`` or ``{"ok": False, "error": {"code", "message"}, "text"}``.
+        "text", "warnings"}`` or ``{"ok": False, "error": {"code", "message"}, "text"}`` (on a
+        workspace with a profile: that profile's envelope).
         Tool failures are returned, not raised; arguments that cannot be sent at all raise
         :class:`InvalidArguments` (not JSON, a NUL in ``name``, a closed cancel token)."""
         return self._envelope(name, args, timeout, cancel)
@@ -222,6 +246,9 @@ class Workspace:
         self, name: str, args: dict[str, Any], timeout: float | None, cancel: CancelToken | None
     ) -> dict[str, Any]:
         """The full envelope of a call; plain reads take the raw fast path and rebuild it."""
+        if self.profile != NATIVE_PROFILE:  # the profile's envelope: no raw modes, no buffer
+            raw = self._invoke(_native.c_string(name, "tool name"), _encode_args(args), _options("full", timeout, cancel))
+            return json.loads(raw)
         if name == "read_file" and _is_plain_read(args):
             options = _options("data_raw", timeout, cancel)
             try:
@@ -251,6 +278,14 @@ class Workspace:
             ptr = lib.wsfs_call_with_content(self._handle, name, args, options, content, len(content))
         return _native.take(lib, ptr)
 
+    def _native_only(self, tool: str) -> None:
+        if self.profile != NATIVE_PROFILE:
+            raise ERROR_CLASSES["invalid_arguments"](
+                "invalid_arguments",
+                f"Workspace.{tool}() returns the native result; this workspace serves the "
+                f"{self.profile!r} profile: use call() or call_json()",
+            )
+
     def _run(
         self,
         cls: type[R],
@@ -260,6 +295,7 @@ class Workspace:
         content: str | None = None,
     ) -> R:
         """Runs ``cls.tool`` and returns its typed result, or raises its error."""
+        self._native_only(cls.tool)
         _check_path(args.get("path"))
         body = None if content is None else _native.utf8(content, "content")
         raw = self._invoke(cls.tool.encode(), _encode_args(args), _options("full", timeout, cancel), body)

@@ -1,6 +1,7 @@
 //! The profiles' tests: the data (`data.rs`), the engine on its own (`engine.rs`), each profile
-//! against real native results (one file each), and the design documents' ported test plans
-//! (`plans.rs`, reading `tests/profiles/plans/`).
+//! through the C ABI on a workspace opened with it (one file each), the profile as a workspace
+//! option (`workspace.rs`), and the design documents' ported test plans (`plans.rs`, reading
+//! `tests/profiles/plans/`), through the C ABI too.
 
 mod agent_base;
 mod capability_plan;
@@ -12,7 +13,9 @@ mod plans;
 mod workspace;
 
 use super::{lookup, Profile};
+use crate::abi::ffi;
 use serde_json::{json, Value};
+use std::ffi::{c_char, CStr, CString};
 use std::path::PathBuf;
 
 /// A workspace opened through the plain-Rust ABI (`api`), as the C ABI opens one.
@@ -80,22 +83,25 @@ impl Ws {
         std::fs::read_to_string(self.path(rel)).ok()
     }
 
-    /// A call under `profile`, as the ABI makes it: on a handle opened on the same root
-    /// with `"profile": profile`.
+    /// A call under `profile` through the C ABI (`wsfs_call`), on a handle opened on the same
+    /// root with `"profile": profile`.
     pub fn call(&self, profile: &str, tool: &str, args: Value) -> Value {
         self.call_json(profile, tool, &args.to_string())
     }
 
     pub fn call_json(&self, profile: &str, tool: &str, args_json: &str) -> Value {
         let id = self.handle(profile);
-        serde_json::from_str(&crate::abi::api::call(id, tool, args_json, None, None)).expect("json")
+        let tool = c_string(tool);
+        let args = c_string(args_json);
+        // SAFETY: both are NUL-terminated strings that outlive the call.
+        let result = unsafe { ffi::wsfs_call(id, tool.as_ptr(), args.as_ptr()) };
+        parse(take(result))
     }
 
     /// `wsfs_workspace_tool_specs`' tools for a handle with `profile`.
     pub fn specs(&self, profile: &str) -> Value {
         let id = self.handle(profile);
-        let env: Value =
-            serde_json::from_str(&crate::abi::api::workspace_tool_specs(id)).expect("json");
+        let env = parse(take(ffi::wsfs_workspace_tool_specs(id)));
         assert_eq!(env["ok"], true, "{env}");
         env["data"]["tools"].clone()
     }
@@ -106,9 +112,9 @@ impl Ws {
         }
         let mut config = self.config.clone();
         config["profile"] = json!(profile);
-        let opened: Value =
-            serde_json::from_str(&crate::abi::api::workspace_open(&config.to_string()))
-                .expect("json");
+        let config = c_string(&config.to_string());
+        // SAFETY: a NUL-terminated string that outlives the call.
+        let opened = parse(take(unsafe { ffi::wsfs_workspace_open(config.as_ptr()) }));
         assert_eq!(opened["ok"], true, "{opened}");
         let id = opened["data"]["workspace"].as_u64().expect("handle");
         self.profiled.borrow_mut().push((profile.to_string(), id));
@@ -116,11 +122,31 @@ impl Ws {
     }
 }
 
+fn c_string(s: &str) -> CString {
+    CString::new(s).expect("no NUL in a test string")
+}
+
+/// A C ABI result as a string, freed.
+fn take(ptr: *mut c_char) -> String {
+    assert!(!ptr.is_null(), "the ABI never returns NULL");
+    // SAFETY: a NUL-terminated string a wsfs function returned and nobody freed yet.
+    let s = unsafe { CStr::from_ptr(ptr) }
+        .to_string_lossy()
+        .into_owned();
+    // SAFETY: returned by a wsfs function, freed exactly once, here.
+    unsafe { ffi::wsfs_string_free(ptr) };
+    s
+}
+
+fn parse(s: String) -> Value {
+    serde_json::from_str(&s).unwrap_or_else(|e| panic!("{e}: {s}"))
+}
+
 impl Drop for Ws {
     fn drop(&mut self) {
         crate::abi::api::workspace_close(self.id);
         for (_, id) in self.profiled.borrow().iter() {
-            crate::abi::api::workspace_close(*id);
+            take(ffi::wsfs_workspace_close(*id));
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Runs the design documents' ported test plans (`tests/profiles/plans/`, format in
-//! `tests/profiles/README.md`) through the engine around the native tools. A case marked
+//! `tests/profiles/README.md`) through the C ABI (`wsfs_call`, `wsfs_workspace_tool_specs`) on
+//! workspaces opened with the plan's profile. A case marked
 //! `gap` must fail until phase 2 closes that gap; host checks, inapplicable cases and, as
 //! root, permission cases are skipped.
 
