@@ -112,6 +112,10 @@ func cClose(handle uint64) string {
 	return takeString(C.wsfs_workspace_close(C.uint64_t(handle)))
 }
 
+func cWorkspaceToolSpecs(handle uint64) string {
+	return takeString(C.wsfs_workspace_tool_specs(C.uint64_t(handle)))
+}
+
 // callStrings holds a call's tool name, arguments and options as three
 // NUL-terminated strings in one buffer, which C reads in place: one
 // allocation instead of three C.CString copies and three C.free calls.

@@ -2,6 +2,7 @@ package wsfs
 
 import (
 	"encoding/json"
+	"runtime"
 	"sync"
 )
 
@@ -42,6 +43,30 @@ func ToolSpecs() ([]ToolSpec, error) {
 
 // ToolSpecsJSON returns wsfs_tool_specs() exactly as the library returns it.
 func ToolSpecsJSON() string { return cToolSpecs() }
+
+// ToolSpecs returns the tools this workspace offers
+// (wsfs_workspace_tool_specs): its profile's names, schemas and defaults,
+// without the tools its policy refuses whatever the arguments (every
+// changing tool when the policy disables writes). For the native profile
+// they are entries of the package-level ToolSpecs.
+func (ws *Workspace) ToolSpecs() ([]ToolSpec, error) {
+	if ws.closed.Load() {
+		return nil, newError("tool_specs", CodeInvalidWorkspace, "the workspace is closed")
+	}
+	raw := cWorkspaceToolSpecs(ws.handle)
+	runtime.KeepAlive(ws)
+	var data struct {
+		Tools []ToolSpec `json:"tools"`
+	}
+	env, perr := parseEnvelope("tool_specs", raw, outputFull, &data)
+	if perr != nil {
+		return nil, perr
+	}
+	if !env.OK {
+		return nil, env.err("tool_specs", nil)
+	}
+	return data.Tools, nil
+}
 
 // ReadOnly reports whether the spec's annotations say the tool never
 // changes anything.

@@ -39,6 +39,8 @@ type Workspace struct {
 	policy   Policy
 	warnings []string
 	logger   *slog.Logger
+	// profile is the workspace's profile, "" for the native tools (wsfs).
+	profile string
 
 	closed  atomic.Bool
 	cleanup runtime.Cleanup
@@ -56,6 +58,7 @@ type openData struct {
 		DenyWrite     []string `json:"deny_write"`
 		AuditLog      *string  `json:"audit_log"`
 	} `json:"policy"`
+	Profile string `json:"profile"`
 }
 
 // Open checks the library's ABI version and opens a workspace. Failures are
@@ -76,7 +79,7 @@ func Open(cfg Config) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	cj := configJSON{Root: cfg.Root, RestrictToWorkspace: true, StateDir: cfg.StateDir}
+	cj := configJSON{Root: cfg.Root, RestrictToWorkspace: true, StateDir: cfg.StateDir, Profile: cfg.Profile}
 	if cfg.RestrictToWorkspace != nil {
 		cj.RestrictToWorkspace = *cfg.RestrictToWorkspace
 	}
@@ -145,6 +148,9 @@ func openJSON(configJSON string, logger *slog.Logger) (*Workspace, error) {
 		warnings: env.Warnings,
 		logger:   logger,
 	}
+	if data.Profile != NativeProfile {
+		ws.profile = data.Profile
+	}
 	if data.Policy.AuditLog != nil {
 		ws.policy.AuditLog = *data.Policy.AuditLog
 	}
@@ -178,6 +184,18 @@ func (ws *Workspace) Close() error {
 
 // Root returns the absolute, symlink-resolved workspace directory.
 func (ws *Workspace) Root() string { return ws.root }
+
+// NativeProfile is the profile of the native tools, the library's default.
+const NativeProfile = "wsfs"
+
+// Profile is the profile the workspace serves (Config.Profile):
+// NativeProfile for the native tools.
+func (ws *Workspace) Profile() string {
+	if ws.profile == "" {
+		return NativeProfile
+	}
+	return ws.profile
+}
 
 // RestrictToWorkspace reports whether paths are confined to Root.
 func (ws *Workspace) RestrictToWorkspace() bool { return ws.restrict }
