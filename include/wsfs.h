@@ -110,14 +110,15 @@ char *wsfs_read_file(uint64_t workspace, const char *args_json);
 
 /*
  `write_file {path, content, mode = "overwrite"}` -> `data: {path, bytes_written, created,
- existed_before}`. `mode` is "overwrite" (create or replace atomically), "create" (fails with
+ existed_before, mode}` (`mode`: the mode used). `mode` is "overwrite" (create or replace atomically), "create" (fails with
  `file_exists` if the name is taken, decided by an exclusive link) or "append".
  The caller frees the result with `wsfs_string_free`.
 
  # Safety
  `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
  */
-char *wsfs_write_file(uint64_t workspace, const char *args_json);
+char *wsfs_write_file(uint64_t workspace,
+                      const char *args_json);
 
 /*
  `append_file {path, content}` -> `data: {path, bytes_appended, size}`.
@@ -141,12 +142,15 @@ char *wsfs_list_dir(uint64_t workspace, const char *args_json);
 
 /*
  `edit_file {path, old_text, new_text, replace_all = false}` -> `data: {path, matches,
- replaced}`. The caller frees the result with `wsfs_string_free`.
+ replaced, original_size, new_size, lines_changed, first_changed_line, last_changed_line}`
+ (sizes in bytes; the lines of the original the replaced text touched; the lines of the new
+ file from the first replacement to the last, 1-based). The caller frees the result with `wsfs_string_free`.
 
  # Safety
  `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
  */
-char *wsfs_edit_file(uint64_t workspace, const char *args_json);
+char *wsfs_edit_file(uint64_t workspace,
+                     const char *args_json);
 
 /*
  Runs the tool named `tool_name` (`unknown_tool` if there is none): any tool that

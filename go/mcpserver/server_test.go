@@ -241,7 +241,7 @@ func TestCallResults(t *testing.T) {
 
 	res := call(t, cs, wsfs.ToolWriteFile, map[string]any{"path": "a/b.txt", "content": "hello\n"})
 	if res.IsError || text(t, res) != "created a/b.txt (6 bytes)" ||
-		structured(t, res) != `{"bytes_written":6,"created":true,"existed_before":false,"path":"a/b.txt"}` {
+		structured(t, res) != `{"bytes_written":6,"created":true,"existed_before":false,"mode":"overwrite","path":"a/b.txt"}` {
 		t.Fatalf("write_file: %v %q %s", res.IsError, text(t, res), structured(t, res))
 	}
 	res = call(t, cs, wsfs.ToolReadFile, map[string]any{"path": "a/b.txt"})

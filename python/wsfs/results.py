@@ -152,12 +152,14 @@ class ReadFileResult(ToolResult):
 @result("write_file")
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WriteFileResult(ToolResult):
-    """``existed_before`` is ``not created``: whether the name existed when the write began."""
+    """``existed_before`` is ``not created``: whether the name existed when the write began;
+    ``mode`` the mode used."""
 
     path: str
     bytes_written: int
     created: bool
     existed_before: bool = False
+    mode: str = "overwrite"
 
 
 @result("create_directory")
@@ -205,11 +207,18 @@ class ListDirResult(ToolResult):
 @result("edit_file")
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EditFileResult(ToolResult):
-    """``matches`` is how often ``old_text`` occurred, ``replaced`` how many were replaced."""
+    """``matches`` is how often ``old_text`` occurred, ``replaced`` how many were replaced; the
+    file's size before and after, the lines of the original the replaced text touched, and
+    the lines of the new file from the first replacement to the last (1-based)."""
 
     path: str
     matches: int
     replaced: int
+    original_size: int = 0
+    new_size: int = 0
+    lines_changed: int = 0
+    first_changed_line: int = 0
+    last_changed_line: int = 0
 
 
 @result("get_path_info")

@@ -172,18 +172,18 @@ fn apply_text_edit_maps_its_codes() {
     assert_eq!(r["success"], true, "{r}");
     assert_eq!(r["result"]["replacements"], 2);
     assert_eq!(ws.read("a.py").as_deref(), Some("y = 2\ny = 2\n"));
-    // Issue 18 gap 5: the native edit does not report its sizes and lines yet.
-    for gap in [
-        "original_size",
-        "new_size",
-        "lines_changed",
-        "bytes_written",
-    ] {
-        assert!(
-            r["result"].get(gap).is_none(),
-            "{gap} is native now: update this test"
-        );
-    }
+    // Issue 18 gap 5: the native edit reports its sizes and the lines it touched.
+    let result = &r["result"];
+    assert_eq!(
+        (
+            &result["original_size"],
+            &result["new_size"],
+            &result["bytes_written"]
+        ),
+        (&json!(12), &json!(12), &json!(12)),
+        "{r}"
+    );
+    assert_eq!(result["lines_changed"], 2, "{r}");
 }
 
 #[test]
