@@ -26,6 +26,7 @@ pub fn workspace_open(config_json: &str) -> String {
     // The profile is checked first: an unknown name opens (and creates) nothing.
     let opened = Config::from_json(config_json).and_then(|config| {
         let profile = profiles::lookup(&config.profile)?;
+        check_tool_names(&config.policy, profile)?;
         let (ws, warnings) = Workspace::open(&config)?;
         Ok((Opened { ws, profile }, warnings))
     });
@@ -61,10 +62,13 @@ pub fn workspace_tool_specs(id: u64) -> String {
     let offered = |native: &str| {
         crate::tools::find(native).is_some_and(|t| t.annotations.read_only || policy.writes_enabled)
     };
-    let tools = match opened.profile {
+    let mut tools = match opened.profile {
         None => crate::abi::specs::offered(offered),
         Some(profile) => profile.tool_specs_offered(offered),
     };
+    if let Some(list) = tools.as_array_mut() {
+        list.retain(|t| policy.tool_allowed(t["name"].as_str().unwrap_or_default()));
+    }
     let count = tools.as_array().map_or(0, Vec::len);
     let name = opened.profile_name();
     envelope::success_value(
@@ -72,6 +76,41 @@ pub fn workspace_tool_specs(id: u64) -> String {
         format!("workspace {id} offers {count} tools (profile {name})"),
         &[],
     )
+}
+
+/// `policy.allow_tools` and `deny_tools` name tools as the workspace offers them: the
+/// profile's names (the native ones for `wsfs`). A name it does not offer is a mistake that
+/// would leave a tool allowed, so it fails the open.
+fn check_tool_names(
+    policy: &crate::guard::policy::PolicyConfig,
+    profile: Option<&profiles::Profile>,
+) -> Result<(), WsfsError> {
+    let names: Vec<&str> = match profile {
+        Some(p) => p.tool_names(),
+        None => crate::tools::REGISTRY.iter().map(|t| t.name).collect(),
+    };
+    let lists = [
+        (
+            "allow_tools",
+            policy.allow_tools.as_deref().unwrap_or_default(),
+        ),
+        ("deny_tools", policy.deny_tools.as_slice()),
+    ];
+    for (field, list) in lists {
+        if let Some(unknown) = list.iter().find(|t| !names.contains(&t.as_str())) {
+            let shown: String = unknown.chars().take(64).collect();
+            return Err(WsfsError::new(
+                ErrorCode::InvalidArguments,
+                format!(
+                    "invalid workspace config: policy.{field}: this workspace (profile {}) has \
+                     no tool '{shown}'; its tools are {}",
+                    profile.map_or(profiles::DEFAULT, |p| &p.name),
+                    names.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 pub fn workspace_close(id: u64) -> String {
@@ -111,6 +150,7 @@ pub fn call_envelope(
         tool,
         args_json,
         content,
+        offered: true,
     };
     match CallOptions::from_json(options_json) {
         Ok(options) => dispatch::call(id, &req, &options),

@@ -7,6 +7,7 @@ use crate::abi::profiles::{Context, NativeResult, Profile};
 use crate::control::{token_flag, CallControl};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::audit::{self, Finished, Notes};
+use crate::guard::policy::Policy;
 use crate::tools::contract::{Call, Output, ToolOutput, Warning};
 use crate::tools::hints;
 use crate::tools::{self, write};
@@ -44,6 +45,10 @@ pub struct Request<'a> {
     pub tool: &'a str,
     pub args_json: &'a str,
     pub content: Option<&'a [u8]>,
+    /// `tool` is the name the workspace offers it under, so the policy's `allow_tools` /
+    /// `deny_tools` apply to it (false for the native call a profile's tool makes: the
+    /// profile's name was checked at the edge).
+    pub offered: bool,
 }
 
 /// A tool's output and its warnings.
@@ -85,6 +90,14 @@ fn profiled(
             ),
         ));
     }
+    if !ws.policy.tool_allowed(req.tool) {
+        let e = Policy::tool_denied(req.tool);
+        return Envelope::from(
+            profile
+                .refuse(req.tool, e.code.as_str(), &e.message)
+                .to_string(),
+        );
+    }
     let root = ws.root().to_string_lossy();
     let cx = Context { root: &root };
     let result = profile.call(req.tool, req.args_json, &cx, |native, args_json| {
@@ -92,6 +105,7 @@ fn profiled(
             tool: native,
             args_json,
             content: req.content,
+            offered: false,
         };
         let ran = control(ws, options).and_then(|ctl| run(ws, &native_req, &ctl, Output::Full));
         match ran {
@@ -132,6 +146,7 @@ pub fn run_tool(
         tool,
         args_json,
         content: None,
+        offered: true,
     };
     run(ws, &req, ctl, Output::Full)
 }
@@ -155,6 +170,10 @@ fn run(ws: &Workspace, req: &Request<'_>, ctl: &CallControl, output: Output) -> 
 
 fn run_entry(call: &mut Call<'_>, req: &Request<'_>) -> Result<ToolResult> {
     let entry = tools::find(req.tool).ok_or_else(|| unknown_tool(req.tool))?;
+    if req.offered && !call.ws.policy.tool_allowed(entry.name) {
+        note_path_argument(call, req.args_json);
+        return Err(Policy::tool_denied(entry.name));
+    }
     check_args_size(call.ws, req.tool, req.args_json.len())?;
     // Read-only mode, decided once for every tool from its annotations, before anything runs.
     if !entry.annotations.read_only && !call.ws.policy.writes_enabled {

@@ -73,7 +73,8 @@ pub extern "C" fn wsfs_tool_specs() -> *mut c_char {
 /// Opens a workspace. `config_json` is `{"root": str, "restrict_to_workspace": bool = true,
 /// "limits": {"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"},
 /// "state_dir": str (optional; outside the root), "policy": {"writes_enabled": bool = true,
-/// "deny_read": [glob] = [], "deny_write": [glob], "audit_log": path}, "profile": str =
+/// "deny_read": [glob] = [], "deny_write": [glob], "audit_log": path, "allow_tools": [name],
+/// "deny_tools": [name] = []}, "profile": str =
 /// "wsfs"}`. `profile` chooses the tools as one host expects them (see README.md,
 /// "Profiles"): "wsfs" (the native tools), "miniclaw", "filesystem-tool", "agent-base" or
 /// "capability-plan"; an unknown name is `invalid_arguments` listing the known ones. Every
@@ -85,7 +86,10 @@ pub extern "C" fn wsfs_tool_specs() -> *mut c_char {
 /// false` makes every changing tool return `writes_disabled`; the deny lists are
 /// gitignore-style globs matched on the resolved workspace-relative path (`policy_denied`;
 /// `deny_write` defaults to everything under the root's `.git`); `audit_log` gets one JSON
-/// line per call, fsynced before the call returns, and is unreachable by the tools. On
+/// line per call, fsynced before the call returns, and is unreachable by the tools;
+/// `allow_tools` / `deny_tools` name the only tools offered / tools not offered (by the
+/// profile's names; a name it has not is `invalid_arguments`), whose calls are
+/// `policy_denied`. On
 /// success `data.workspace` is the handle (never 0), `data.root` the absolute root with
 /// symlinks resolved and `data.policy` the effective policy. The caller frees the result with
 /// `wsfs_string_free`.

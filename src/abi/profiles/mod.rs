@@ -138,6 +138,11 @@ impl Profile {
         }
     }
 
+    /// The public tools' names, in order.
+    pub fn tool_names(&self) -> Vec<&str> {
+        self.tools.iter().map(|t| t.name.as_str()).collect()
+    }
+
     /// `[{name, description, parameters, annotations}]`, as `wsfs_tool_specs()` lists the
     /// native tools.
     #[cfg(test)]

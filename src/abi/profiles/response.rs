@@ -89,6 +89,16 @@ impl NativeResult {
 }
 
 impl Profile {
+    /// The profile's envelope for a call of `tool` refused at the ABI edge before anything
+    /// ran, with a native `code`, mapped as the same failure of its native call would be.
+    pub fn refuse(&self, tool: &str, code: &str, message: &str) -> Value {
+        let found = self.tools.iter().find(|t| t.name == tool);
+        let op = found
+            .filter(|t| t.selector.is_none())
+            .and_then(|t| t.ops.first().map(|(_, op)| op));
+        self.failure(found, op, &Map::new(), code, message)
+    }
+
     /// The profile's envelope for a call that ran natively.
     pub fn finish(&self, call: &Prepared<'_>, native: NativeResult, cx: &Context<'_>) -> Value {
         match native {

@@ -51,8 +51,15 @@ impl Ws {
         if let (Some(full), Some(extra)) = (full.as_object_mut(), config.as_object()) {
             full.extend(extra.clone());
         }
+        // The native handle (for the root, and the cases' own checks) without the tool lists,
+        // which name the profile's tools; the profile's handles get them.
+        let mut native = full.clone();
+        if let Some(policy) = native.get_mut("policy").and_then(Value::as_object_mut) {
+            policy.remove("allow_tools");
+            policy.remove("deny_tools");
+        }
         let opened: Value =
-            serde_json::from_str(&crate::abi::api::workspace_open(&full.to_string()))
+            serde_json::from_str(&crate::abi::api::workspace_open(&native.to_string()))
                 .expect("json");
         if opened["ok"] != true {
             return Err(opened.to_string());
