@@ -59,6 +59,32 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
     ),
 ];
 
+/// Files whose code may name handles the tools must not touch (see [`TOOLS_STAY_ABOVE`]).
+const TOOLS_DIR: &str = "tools";
+
+/// What a file under `src/tools/` must never name: the tools reach the file system only
+/// through the workspace's operations (the backend contract), never through the root's
+/// handle, a directory listing or a walk of their own.
+const TOOLS_STAY_ABOVE: &[&str] = &[
+    "root_dir",
+    "open_dir_nofollow",
+    "open_dir(",
+    "read_dir",
+    "entries()",
+    "RawDir",
+    "open_ambient",
+    "sandbox::walk::dfs",
+    "sandbox::walk::tree",
+    "sandbox::walk::remove",
+    "unlinkat",
+    "renameat",
+    ".create_dir(",
+    "sandbox::create_dirs",
+    "sandbox::new_dirs",
+    "sandbox::state_dir",
+    "Root::",
+];
+
 /// The layer of a module path (`["sandbox", "walk", "dfs"]`); `None` for the crate root.
 fn layer_of(module: &[String]) -> Option<&'static str> {
     let top = module.first()?;
@@ -286,11 +312,14 @@ fn module_named<'m>(
 
 struct Graph {
     edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+    /// Files under `src/tools/` with what they name of [`TOOLS_STAY_ABOVE`].
+    tool_handles: Vec<String>,
 }
 
 fn graph() -> Graph {
     let modules = sources();
     let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+    let mut tool_handles = Vec::new();
     for (module, path) in &modules {
         let text = std::fs::read_to_string(path).expect("a source file is readable");
         let code = code_only(&text);
@@ -312,8 +341,18 @@ fn graph() -> Graph {
                 }
             }
         }
+        if module.first().map(String::as_str) == Some(TOOLS_DIR) {
+            for word in TOOLS_STAY_ABOVE {
+                if code.contains(word) {
+                    tool_handles.push(format!("src/{}: {word}", module.join("/")));
+                }
+            }
+        }
     }
-    Graph { edges }
+    Graph {
+        edges,
+        tool_handles,
+    }
 }
 
 /// The cycles of the graph: its strongly connected components of more than one file.
@@ -406,4 +445,14 @@ fn the_reader_sees_imports_as_the_compiler_does() {
     let named = named_paths("super::super::x; use o::P; q::o::R", &module, &["o"]);
     let as_text: Vec<String> = named.iter().map(|p| p.join("::")).collect();
     assert_eq!(as_text, ["x", "m::n::o::P"]);
+}
+
+#[test]
+fn tools_reach_the_file_system_through_the_workspace() {
+    let graph = graph();
+    assert!(
+        graph.tool_handles.is_empty(),
+        "tools using handles or walks of their own instead of the workspace's operations:\n{}",
+        graph.tool_handles.join("\n")
+    );
 }

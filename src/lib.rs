@@ -5,6 +5,7 @@
 //! absolute paths and symlinks cannot leave it; see `README.md` for the guarantees and limits.
 
 mod abi;
+mod backend;
 mod commit;
 mod config;
 mod control;

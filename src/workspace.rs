@@ -3,8 +3,9 @@
 //! through the operations here, each a one-line call into the sandbox with the policy as its
 //! gate.
 
+use crate::backend::{Backend, FileId, Host, Listed};
 use crate::commit::journal::recover_all;
-use crate::commit::{self, CommitError, Committed, Op, Scope};
+use crate::commit::{CommitError, Committed, Op};
 use crate::config::{Config, Limits};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
@@ -17,18 +18,26 @@ use crate::sandbox::root::{Anchor, DirRef, Root, ToolPath};
 use crate::sandbox::state_dir;
 use crate::sandbox::tempfile::{sweep_leftovers, SweepLimits, SWEEP_LIMITS};
 use crate::sandbox::walk::deny::{StartPaths, WalkFilter};
+use crate::sandbox::walk::dfs::{Entry as WalkEntry, Flow, Walked};
+use crate::sandbox::walk::filter::WalkOptions;
+use crate::sandbox::walk::remove::{Removal, RemoveOptions};
+use crate::sandbox::walk::tree::Tree;
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
+use rustix::fs::RenameFlags;
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
+use std::io;
+use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// An open workspace.
 #[derive(Debug)]
 pub struct Workspace {
-    /// The root's handle, how it was configured, and the state directory.
-    pub(crate) root: Root,
+    /// Where the files are: the operations of the backend contract (see `crate::backend`).
+    /// Private: the tools reach it only through the facades below.
+    backend: Box<dyn Backend>,
     pub(crate) limits: Limits,
     /// Deny rules, read-only mode and the audit log (see `policy`).
     pub(crate) policy: Policy,
@@ -67,35 +76,42 @@ impl Workspace {
         let (state, state_warnings) =
             state_dir::choose(&root_dir, &root, config.state_dir.as_deref())?;
         warnings.extend(state_warnings);
-        let ws = Workspace {
-            root: Root {
-                dir: root_dir,
-                path: root,
-                configured: configured_root,
-                restrict: config.restrict_to_workspace,
-                state,
-                records_dir: OnceLock::new(),
-            },
-            limits: config.limits,
-            policy,
+        let root = Root {
+            dir: root_dir,
+            path: root,
+            configured: configured_root,
+            restrict: config.restrict_to_workspace,
+            state,
+            records_dir: OnceLock::new(),
         };
         // Before anything else touches the workspace: undo or finish the commits a crash
         // interrupted. Only then the sweep of temp leftovers, which would otherwise take the
         // backups a rollback needs; the temp names of journals that could not be recovered
         // (retried at the next open) are kept too, and nothing is swept while a journal could
         // not even be read.
-        let recovery = recover_all(&ws.root, ws.limits.max_write_bytes);
+        let recovery = recover_all(&root, config.limits.max_write_bytes);
         warnings.extend(recovery.warnings);
         // Then the directories of calls killed part-way, once no journal needs them.
-        warnings.extend(crate::sandbox::new_dirs::recover_all(&ws.root));
+        warnings.extend(crate::sandbox::new_dirs::recover_all(&root));
         if !recovery.names_unknown {
-            sweep(&ws.root.dir, &ws.root.path, &recovery.unrecovered);
+            sweep(&root.dir, &root.path, &recovery.unrecovered);
         }
+        let ws = Workspace {
+            backend: Box::new(Host { root }),
+            limits: config.limits,
+            policy,
+        };
         Ok((ws, warnings))
     }
 
     pub fn root(&self) -> &Path {
-        &self.root.path
+        &self.backend.root().path
+    }
+
+    /// The backend's root, for the unit tests of the layers below.
+    #[cfg(test)]
+    pub(crate) fn test_root(&self) -> &Root {
+        self.backend.root()
     }
 
     pub fn limits(&self) -> &Limits {
@@ -103,7 +119,7 @@ impl Workspace {
     }
 
     pub fn restricts_to_workspace(&self) -> bool {
-        self.root.restrict
+        self.backend.root().restrict
     }
 
     /// The effective policy (defaults filled in, the audit log's path absolute).
@@ -113,7 +129,7 @@ impl Workspace {
 
     /// Validates a tool path and decides where it resolves from (see `Root::parse_path`).
     pub(crate) fn parse_path(&self, raw: &str) -> Result<ToolPath> {
-        self.root.parse_path(raw)
+        self.backend.root().parse_path(raw)
     }
 
     /// Resolves `path` for `access`, following a symlinked leaf (see `Root::resolve`).
@@ -124,7 +140,7 @@ impl Workspace {
         create_parents: bool,
         ctl: &CallControl,
     ) -> Result<Located<'_>> {
-        self.root
+        self.backend
             .resolve(path, access, create_parents, &self.policy, ctl)
     }
 
@@ -137,7 +153,7 @@ impl Workspace {
         create_parents: bool,
         ctl: &CallControl,
     ) -> Result<Located<'_>> {
-        self.root
+        self.backend
             .resolve_entry(path, access, create_parents, &self.policy, ctl)
     }
 
@@ -147,17 +163,17 @@ impl Workspace {
         path: &ToolPath,
         ctl: &CallControl,
     ) -> Result<Located<'_>> {
-        self.root.resolve_no_follow(path, &self.policy, ctl)
+        self.backend.resolve_info(path, &self.policy, ctl)
     }
 
     /// Where the symlink `located` names leads, when it stays inside the workspace.
     pub(crate) fn link_target(&self, located: &Located<'_>, ctl: &CallControl) -> Option<String> {
-        self.root.link_target(located, &self.policy, ctl)
+        self.backend.link_target(located, &self.policy, ctl)
     }
 
     /// Removes the directories `located`'s resolution created (a call that failed).
     pub(crate) fn undo_created(&self, located: Located<'_>) {
-        self.root.undo_created(located)
+        self.backend.undo_created(located)
     }
 
     /// What a listing or walk of `start` leaves out (see `WalkFilter::new`).
@@ -166,7 +182,7 @@ impl Workspace {
         start: &DirRef<'_>,
         known: StartPaths,
     ) -> Result<Option<WalkFilter<'_>>> {
-        WalkFilter::new(&self.root, &self.policy, start, known)
+        self.backend.walk_filter(&self.policy, start, known)
     }
 
     /// Commits `ops` together (see `commit`).
@@ -176,16 +192,12 @@ impl Workspace {
         ops: Vec<Op<'_>>,
         ctl: &CallControl,
     ) -> std::result::Result<Committed, CommitError> {
-        let scope = Scope {
-            root: &self.root,
-            gate: &self.policy,
-        };
-        commit::commit(&scope, anchor, ops, ctl)
+        self.backend.commit(&self.policy, anchor, ops, ctl)
     }
 
     /// The resolved workspace-relative path of `dir` (plus `leaf`).
     pub(crate) fn resolved_rel(&self, dir: &DirRef<'_>, leaf: Option<&OsStr>) -> Result<PathBuf> {
-        self.root.rel_of(dir, leaf)
+        self.backend.rel_of(dir, leaf)
     }
 
     /// The resolved path as shown (for the audit log); `fallback` if it cannot be known.
@@ -195,12 +207,125 @@ impl Workspace {
         leaf: Option<&OsStr>,
         fallback: &str,
     ) -> String {
-        self.root.shown_of(dir, leaf, fallback)
+        self.backend.shown_of(dir, leaf, fallback)
     }
 
     /// How the audit log names a directory a call created.
     pub(crate) fn shown_anchored(&self, anchor: Anchor, rel: &Path) -> String {
-        self.root.shown_anchored(anchor, rel)
+        self.backend.shown_anchored(anchor, rel)
+    }
+
+    /// Opens the directory `name` in `dir`, not following a symlink (`ENOTDIR` otherwise).
+    pub(crate) fn open_child_dir<'a>(&'a self, dir: &Dir, name: &OsStr) -> io::Result<DirRef<'a>> {
+        self.backend.open_child_dir(dir, name)
+    }
+
+    /// Opens the directory `rel` below the root, for suggestions (see `Backend::open_at_root`).
+    pub(crate) fn open_at_root(&self, rel: &Path) -> io::Result<DirRef<'_>> {
+        self.backend.open_at_root(rel)
+    }
+
+    /// The parent of `dir`, for identity checks.
+    pub(crate) fn parent_dir(&self, dir: &Dir) -> io::Result<Dir> {
+        self.backend.parent_dir(dir)
+    }
+
+    /// The root directory's identity.
+    pub(crate) fn root_id(&self) -> io::Result<FileId> {
+        self.backend.root_id()
+    }
+
+    /// Whether `name` exists in `dir` (not followed).
+    pub(crate) fn has_entry(&self, dir: &Dir, name: &OsStr) -> bool {
+        self.backend.has_entry(dir, name)
+    }
+
+    /// Whether `rel` below the root exists.
+    pub(crate) fn exists(&self, rel: &Path) -> bool {
+        self.backend.exists(rel)
+    }
+
+    /// Lists one directory level (see `Backend::list`).
+    pub(crate) fn list(
+        &self,
+        dir: BorrowedFd<'_>,
+        display: &str,
+        ctl: &CallControl,
+        mut visit: impl FnMut(Listed<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        self.backend.list(dir, display, ctl, &mut visit)
+    }
+
+    /// Walks the tree below `dir` (see `Backend::walk`).
+    pub(crate) fn walk(
+        &self,
+        dir: BorrowedFd<'_>,
+        display: &str,
+        opts: &WalkOptions<'_>,
+        ctl: &CallControl,
+        mut visit: impl FnMut(&WalkEntry<'_>) -> Result<Flow>,
+    ) -> Result<Walked> {
+        self.backend
+            .walk(dir, display, opts, false, ctl, &mut visit)
+    }
+
+    /// Walks everything below `dir`, leaving nothing out (see `Backend::walk`).
+    pub(crate) fn walk_all(
+        &self,
+        dir: BorrowedFd<'_>,
+        display: &str,
+        ctl: &CallControl,
+        mut visit: impl FnMut(&WalkEntry<'_>) -> Result<Flow>,
+    ) -> Result<Walked> {
+        let opts = WalkOptions::new(true, false);
+        self.backend
+            .walk(dir, display, &opts, true, ctl, &mut visit)
+    }
+
+    /// Lists the tree below `dir` (see `Backend::list_tree`).
+    pub(crate) fn list_tree(
+        &self,
+        dir: BorrowedFd<'_>,
+        display: &str,
+        opts: &WalkOptions<'_>,
+        cap: usize,
+        ctl: &CallControl,
+    ) -> Result<Tree> {
+        self.backend.list_tree(dir, display, opts, cap, ctl)
+    }
+
+    /// Removes the file or symlink `name` in `dir`.
+    pub(crate) fn remove_file(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()> {
+        self.backend.remove_file(dir, name)
+    }
+
+    /// Removes the directory `name` in `parent` and everything in it (see `Backend::remove_tree`).
+    pub(crate) fn remove_tree(
+        &self,
+        parent: &Dir,
+        name: &OsStr,
+        id: FileId,
+        opts: &RemoveOptions<'_>,
+        ctl: &CallControl,
+    ) -> io::Result<Removal> {
+        self.backend.remove_tree(parent, name, id, opts, ctl)
+    }
+
+    /// Renames `from` in `from_dir` to `to` in `to_dir` in one step.
+    pub(crate) fn rename(
+        &self,
+        from_dir: &Dir,
+        from: &OsStr,
+        to_dir: &Dir,
+        to: &OsStr,
+        flags: RenameFlags,
+    ) -> rustix::io::Result<()> {
+        self.backend.rename(from_dir, from, to_dir, to, flags)
+    }
+
+    /// Creates the directory `name` in `dir`.
+    pub(crate) fn make_dir(&self, dir: &Dir, name: &OsStr) -> io::Result<()> {
+        self.backend.create_dir(dir, name)
     }
 
     /// Whether a change below a directory must ask `refuses_inside` about each entry.

@@ -7,12 +7,12 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 use std::fs;
-use std::os::unix::fs::symlink;
 
 fn mkdir(f: &Fixture, args: Value) -> Value {
     call_named(f.ws, "create_directory", &args.to_string())
 }
 
+crate::backend_tests! {
 #[test]
 fn creates_with_parents_and_is_idempotent() {
     let f = Fixture::new();
@@ -25,7 +25,7 @@ fn creates_with_parents_and_is_idempotent() {
         v["text"],
         "created directory a/b/c (and 2 parent directories)"
     );
-    assert!(f.p("a/b/c").is_dir());
+    assert!(f.is_dir("a/b/c"));
     let again = mkdir(&f, json!({"path": "a/b/c/"}));
     assert_eq!(
         assert_ok(&again),
@@ -42,27 +42,27 @@ fn creates_with_parents_and_is_idempotent() {
     assert_eq!(assert_ok(&mkdir(&f, json!({"path": abs})))["created"], true);
     let umask = current_umask();
     use std::os::unix::fs::PermissionsExt;
-    let mode = fs::metadata(f.p("a/e")).unwrap().permissions().mode() & 0o777;
+    let mode = f.stat("a/e").permissions().mode() & 0o777;
     assert_eq!(mode, 0o777 & !umask, "like mkdir");
 }
 
 #[test]
 fn without_parents_a_missing_parent_is_path_not_found() {
     let f = Fixture::new();
-    let before = snapshot(&f.root);
+    let before = f.snapshot("");
     assert_err(
         &mkdir(&f, json!({"path": "x/y", "parents": false})),
         "path_not_found",
     );
-    assert_eq!(snapshot(&f.root), before);
+    assert_eq!(f.snapshot(""), before);
 }
 
 #[test]
 fn things_in_the_way() {
     let f = Fixture::new();
     f.write("file.txt", "x");
-    mkfifo(&f.p("fifo"));
-    let before = snapshot(&f.root);
+    f.mkfifo("fifo");
+    let before = f.snapshot("");
     for path in ["file.txt", "fifo", "file.txt/sub", "file.txt/sub/deeper"] {
         let msg = assert_err(&mkdir(&f, json!({"path": path})), "not_a_directory");
         assert!(!msg.is_empty(), "{path}");
@@ -76,7 +76,7 @@ fn things_in_the_way() {
         &mkdir(&f, json!({"path": "a", "recursive": true})),
         "invalid_arguments",
     );
-    assert_eq!(snapshot(&f.root), before);
+    assert_eq!(f.snapshot(""), before);
 }
 
 #[test]
@@ -84,11 +84,11 @@ fn symlinks_are_followed_only_inside() {
     let f = Fixture::new();
     let outside = f.base.join("outside");
     fs::create_dir(&outside).unwrap();
-    fs::create_dir(f.p("real")).unwrap();
-    symlink(&outside, f.p("abs-out")).unwrap();
-    symlink("../outside", f.p("rel-out")).unwrap();
-    symlink("real", f.p("in")).unwrap();
-    symlink("real/made-through-link", f.p("dangling")).unwrap();
+    f.mkdir("real");
+    f.symlink(&outside, "abs-out");
+    f.symlink("../outside", "rel-out");
+    f.symlink("real", "in");
+    f.symlink("real/made-through-link", "dangling");
     for path in [
         "abs-out/x",
         "rel-out/x",
@@ -114,7 +114,7 @@ fn symlinks_are_followed_only_inside() {
         assert_ok(&mkdir(&f, json!({"path": "in/sub"})))["created"],
         true
     );
-    assert!(f.p("real/sub").is_dir());
+    assert!(f.is_dir("real/sub"));
     assert_eq!(
         assert_ok(&mkdir(&f, json!({"path": "in"})))["created"],
         false
@@ -124,18 +124,18 @@ fn symlinks_are_followed_only_inside() {
         assert_ok(&mkdir(&f, json!({"path": "dangling"})))["created"],
         true
     );
-    assert!(f.p("real/made-through-link").is_dir());
+    assert!(f.is_dir("real/made-through-link"));
 }
 
 #[test]
 fn a_failed_call_removes_the_parents_it_created() {
     let f = Fixture::new();
-    let before = snapshot(&f.root);
+    let before = f.snapshot("");
     // The leaf's mkdir fails (ENAMETOOLONG) after the parents were made.
     let long = "n".repeat(300);
     let v = mkdir(&f, json!({"path": format!("p/q/{long}")}));
     assert_err(&v, "invalid_path");
-    assert_eq!(snapshot(&f.root), before, "parents left behind");
+    assert_eq!(f.snapshot(""), before, "parents left behind");
     // A deadline that has already passed stops it before anything exists.
     let v = call_opts(
         f.ws,
@@ -144,13 +144,13 @@ fn a_failed_call_removes_the_parents_it_created() {
         Some(r#"{"timeout_ms":0}"#),
     );
     assert_err(&v, "timeout");
-    assert_eq!(snapshot(&f.root), before);
+    assert_eq!(f.snapshot(""), before);
 }
 
 #[test]
 fn the_data_is_workspace_relative_and_counts_only_what_it_made() {
     let f = Fixture::new();
-    fs::create_dir_all(f.p("have/some")).unwrap();
+    f.mkdir("have/some");
     let v = mkdir(&f, json!({"path": "./have/some/new/er"}));
     assert_eq!(
         assert_ok(&v),
@@ -173,7 +173,7 @@ fn directories_made_on_the_way_to_an_existing_one_are_reported() {
         v["text"],
         "x/y/.. already exists (a directory); created 2 directories on the way to it"
     );
-    assert!(f.p("x/y").is_dir());
+    assert!(f.is_dir("x/y"));
 }
 
 /// A call killed after making the parents, before the leaf: the next open removes them; a
@@ -181,16 +181,16 @@ fn directories_made_on_the_way_to_an_existing_one_are_reported() {
 #[test]
 fn parents_left_by_a_killed_call_are_removed_at_the_next_open() {
     let f = Fixture::with_state_dir(json!({}));
-    let before = snapshot(&f.root);
+    let before = f.snapshot("");
     wsfs::testing::abandon_next_new_dirs(&f.root, true);
     let long = "n".repeat(300); // the leaf would fail anyway; the stop comes first
     assert_err(
         &mkdir(&f, json!({"path": format!("p/q/{long}")})),
         "io_error",
     );
-    assert!(f.p("p/q").is_dir());
+    assert!(f.is_dir("p/q"));
     let again = open_ws(&f.root, json!({"state_dir": f.base.join("state")}));
-    assert_eq!(snapshot(&f.root), before, "parents left behind");
+    assert_eq!(f.snapshot(""), before, "parents left behind");
     assert!(f.state_files().is_empty(), "{:?}", f.state_files());
     assert_ok(&close_ws(again));
     // Parents made, then replaced by someone else's empty directory of the same name.
@@ -199,9 +199,11 @@ fn parents_left_by_a_killed_call_are_removed_at_the_next_open() {
     // Past a tick of the kernel's coarse clock, so the new directory's birth time differs
     // (its inode number is the freed one's).
     std::thread::sleep(std::time::Duration::from_millis(20));
-    fs::remove_dir(f.p("r/s")).unwrap();
-    fs::create_dir(f.p("r/s")).unwrap();
+    f.remove_dir("r/s");
+    f.mkdir("r/s");
     let again = open_ws(&f.root, json!({"state_dir": f.base.join("state")}));
-    assert!(f.p("r/s").is_dir(), "someone else's directory was removed");
+    assert!(f.is_dir("r/s"), "someone else's directory was removed");
     assert_ok(&close_ws(again));
+}
+
 }

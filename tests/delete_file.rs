@@ -9,7 +9,6 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 use std::fs;
-use std::os::unix::fs::symlink;
 use std::path::Path;
 
 fn del(f: &Fixture, path: &str) -> Value {
@@ -20,19 +19,20 @@ fn del_r(f: &Fixture, path: &str) -> Value {
     f.call("delete_file", json!({ "path": path, "recursive": true }))
 }
 
-/// Entries below `dir` (not followed), `dir` excluded.
-fn count_tree(dir: &Path) -> u64 {
+/// Entries below `rel` (not followed), `rel` excluded.
+fn count_tree(f: &Fixture, rel: &str) -> u64 {
     let mut n = 0;
-    for e in fs::read_dir(dir).unwrap() {
-        let e = e.unwrap();
+    for name in f.names(rel) {
         n += 1;
-        if e.file_type().unwrap().is_dir() {
-            n += count_tree(&e.path());
+        let child = format!("{rel}/{name}");
+        if f.lstat(&child).is_dir() {
+            n += count_tree(f, &child);
         }
     }
     n
 }
 
+crate::backend_tests! {
 #[test]
 fn deletes_a_file() {
     let f = Fixture::new();
@@ -43,7 +43,7 @@ fn deletes_a_file() {
         json!({"path": "a.txt", "deleted": true, "was_directory": false, "entries_removed": 1})
     );
     assert_eq!(v["text"], json!("deleted a.txt"));
-    assert!(!exists(&f.p("a.txt")));
+    assert!(!f.exists("a.txt"));
     let msg = assert_err(&del(&f, "a.txt"), "path_not_found");
     assert!(msg.contains("a.txt does not exist"), "{msg}");
 }
@@ -55,12 +55,12 @@ fn symlinks_are_removed_never_their_targets() {
     fs::create_dir(&outside).unwrap();
     fs::write(outside.join("secret.txt"), "TOPSECRET").unwrap();
     f.write("real/t.txt", "target");
-    symlink("real/t.txt", f.p("in_file")).unwrap();
-    symlink("real", f.p("in_dir")).unwrap();
-    symlink(outside.join("secret.txt"), f.p("out_file")).unwrap();
-    symlink(&outside, f.p("out_dir")).unwrap();
-    symlink("../outside", f.p("rel_out")).unwrap();
-    symlink("nowhere", f.p("dangling")).unwrap();
+    f.symlink("real/t.txt", "in_file");
+    f.symlink("real", "in_dir");
+    f.symlink(outside.join("secret.txt"), "out_file");
+    f.symlink(&outside, "out_dir");
+    f.symlink("../outside", "rel_out");
+    f.symlink("nowhere", "dangling");
     for link in [
         "in_file", "in_dir", "out_file", "out_dir", "rel_out", "dangling",
     ] {
@@ -76,18 +76,18 @@ fn symlinks_are_removed_never_their_targets() {
             "{}",
             short(&v)
         );
-        assert!(!exists(&f.p(link)), "{link}");
+        assert!(!f.exists(link), "{link}");
     }
     assert_eq!(f.read("real/t.txt"), b"target");
     assert_eq!(fs::read(outside.join("secret.txt")).unwrap(), b"TOPSECRET");
     // A trailing slash names a directory: not a symlink to one.
-    symlink("real", f.p("again")).unwrap();
+    f.symlink("real", "again");
     assert_err(&del(&f, "again/"), "not_a_directory");
     // Deleting through a symlinked parent inside the workspace removes the file there.
     assert_ok(&del(&f, "again/t.txt"));
-    assert!(!exists(&f.p("real/t.txt")));
+    assert!(!f.exists("real/t.txt"));
     assert_err(&del(&f, "out_dir/secret.txt"), "path_not_found");
-    symlink(&outside, f.p("out_dir")).unwrap();
+    f.symlink(&outside, "out_dir");
     assert_err(&del(&f, "out_dir/secret.txt"), "outside_workspace");
     assert_err(&del(&f, "../outside/secret.txt"), "outside_workspace");
     assert_eq!(fs::read(outside.join("secret.txt")).unwrap(), b"TOPSECRET");
@@ -96,8 +96,8 @@ fn symlinks_are_removed_never_their_targets() {
 #[test]
 fn special_files_are_removed_without_being_opened() {
     let f = Fixture::new();
-    mkfifo(&f.p("fifo"));
-    let _sock = std::os::unix::net::UnixListener::bind(f.p("sock")).unwrap();
+    f.mkfifo("fifo");
+    let _sock = std::os::unix::net::UnixListener::bind(f.disk_path("sock")).unwrap();
     let ws = f.ws;
     for name in ["fifo", "sock"] {
         let v = with_watchdog(10, "delete_file on a special file", move || {
@@ -105,14 +105,14 @@ fn special_files_are_removed_without_being_opened() {
         });
         assert_ok(&v);
         assert_eq!(v["text"], json!(format!("deleted special file {name}")));
-        assert!(!exists(&f.p(name)));
+        assert!(!f.exists(name));
     }
 }
 
 #[test]
 fn a_directory_needs_recursive() {
     let f = Fixture::new();
-    fs::create_dir(f.p("empty")).unwrap();
+    f.mkdir("empty");
     f.write("d/a.txt", "a");
     f.write("d/b.txt", "b");
     f.write("d/.wsfs-0123456789abcdef.tmp", "");
@@ -123,7 +123,7 @@ fn a_directory_needs_recursive() {
     );
     let msg = assert_err(&del(&f, "empty"), "recursive_required");
     assert!(msg.starts_with("empty is an empty directory;"), "{msg}");
-    assert!(exists(&f.p("d/a.txt")) && exists(&f.p("empty")));
+    assert!(f.exists("d/a.txt") && f.exists("empty"));
     let v = del_r(&f, "empty/");
     assert_eq!(assert_ok(&v)["entries_removed"], json!(1));
     // `recursive` on a file is harmless.
@@ -140,14 +140,14 @@ fn recursive_deletion_removes_everything_and_counts_it() {
         f.write(&format!("t/d{i}/sub/f.txt"), "x");
         f.write(&format!("t/d{i}/.hidden"), "h");
     }
-    symlink(&outside, f.p("t/out")).unwrap();
-    symlink(outside.join("canary"), f.p("t/d0/canary_link")).unwrap();
-    symlink("../d1", f.p("t/d0/sibling")).unwrap();
-    mkfifo(&f.p("t/d2/fifo"));
-    let _sock = std::os::unix::net::UnixListener::bind(f.p("t/d3/sock")).unwrap();
+    f.symlink(&outside, "t/out");
+    f.symlink(outside.join("canary"), "t/d0/canary_link");
+    f.symlink("../d1", "t/d0/sibling");
+    f.mkfifo("t/d2/fifo");
+    let _sock = std::os::unix::net::UnixListener::bind(f.disk_path("t/d3/sock")).unwrap();
     // A crash leftover of wsfs (unlocked temp file) goes too.
     f.write("t/d4/.wsfs-0123456789abcdef.tmp", "left over");
-    let total = count_tree(&f.p("t")) + 1;
+    let total = count_tree(&f, "t") + 1;
     let ws = f.ws;
     let v = with_watchdog(30, "recursive delete with a FIFO", move || {
         call(ws, "delete_file", json!({"path": "t", "recursive": true}))
@@ -163,7 +163,7 @@ fn recursive_deletion_removes_everything_and_counts_it() {
             "deleted directory t and everything in it ({total} entries removed, the directory included)"
         ))
     );
-    assert!(!exists(&f.p("t")));
+    assert!(!f.exists("t"));
     assert_eq!(fs::read(outside.join("canary")).unwrap(), b"c");
     assert_eq!(fs::read_dir(&outside).unwrap().count(), 1);
 }
@@ -172,7 +172,7 @@ fn recursive_deletion_removes_everything_and_counts_it() {
 fn the_root_is_never_deleted() {
     let f = Fixture::new();
     f.write("a/f.txt", "x");
-    fs::create_dir(f.p("a/sub")).unwrap();
+    f.mkdir("a/sub");
     let root = f.root.to_str().unwrap().to_string();
     for path in [".", "./", "a/..", "a/sub/../..", root.as_str()] {
         let msg = assert_err(&del_r(&f, path), "invalid_path");
@@ -189,7 +189,7 @@ fn temp_names_and_bad_arguments_are_refused() {
     let f = Fixture::new();
     f.write(".wsfs-0123456789abcdef.tmp", "x");
     assert_err(&del(&f, ".wsfs-0123456789abcdef.tmp"), "invalid_path");
-    assert!(exists(&f.p(".wsfs-0123456789abcdef.tmp")));
+    assert!(f.exists(".wsfs-0123456789abcdef.tmp"));
     f.write("a.txt", "A");
     assert_err(&del(&f, "a.txt/"), "not_a_directory");
     assert_err(
@@ -209,7 +209,7 @@ fn temp_names_and_bad_arguments_are_refused() {
 fn a_delete_waits_for_the_writers_lock() {
     let f = Fixture::new();
     f.write("a.txt", "A");
-    let held = fs::File::open(f.p("a.txt")).unwrap();
+    let held = f.open("a.txt");
     held.lock().unwrap();
     let v = call_opts(
         f.ws,
@@ -230,7 +230,7 @@ fn a_live_writers_temp_file_is_kept_and_reported() {
     f.write("t/a.txt", "a");
     f.write("t/busy/.wsfs-00000000000000aa.tmp", "in flight");
     f.write("t/busy/b.txt", "b");
-    let held = fs::File::open(f.p("t/busy/.wsfs-00000000000000aa.tmp")).unwrap();
+    let held = f.open("t/busy/.wsfs-00000000000000aa.tmp");
     held.lock().unwrap();
     let v = del_r(&f, "t");
     let d = assert_ok(&v);
@@ -248,8 +248,8 @@ fn a_live_writers_temp_file_is_kept_and_reported() {
             && text.contains("a wsfs write in progress"),
         "{text}"
     );
-    assert!(exists(&f.p("t/busy/.wsfs-00000000000000aa.tmp")));
-    assert!(!exists(&f.p("t/a.txt")) && !exists(&f.p("t/busy/b.txt")));
+    assert!(f.exists("t/busy/.wsfs-00000000000000aa.tmp"));
+    assert!(!f.exists("t/a.txt") && !f.exists("t/busy/b.txt"));
     drop(held);
     let d = assert_ok(&del_r(&f, "t")).clone();
     assert_eq!(d["deleted"], json!(true));
@@ -263,13 +263,13 @@ fn a_live_writers_temp_file_is_kept_and_reported() {
 fn a_deadline_part_way_reports_what_was_removed() {
     let f = Fixture::new();
     for d in 0..20 {
-        let dir = f.p(&format!("big/d{d:02}"));
-        fs::create_dir_all(&dir).unwrap();
+        let dir = format!("big/d{d:02}");
+        f.mkdir(&dir);
         for i in 0..1000 {
-            fs::write(dir.join(format!("f{i:04}")), "").unwrap();
+            f.write(&format!("{dir}/f{i:04}"), "");
         }
     }
-    let total = count_tree(&f.p("big")) + 1;
+    let total = count_tree(&f, "big") + 1;
     let v = call_opts(
         f.ws,
         "delete_file",
@@ -278,7 +278,7 @@ fn a_deadline_part_way_reports_what_was_removed() {
     );
     assert_err(&v, "timeout");
     assert_eq!(
-        count_tree(&f.p("big")) + 1,
+        count_tree(&f, "big") + 1,
         total,
         "a timeout error removed something"
     );
@@ -292,7 +292,7 @@ fn a_deadline_part_way_reports_what_was_removed() {
         );
         if v["ok"] == json!(false) {
             assert_err(&v, "timeout"); // stopped before the first removal: nothing changed
-            assert_eq!(count_tree(&f.p("big")) + 1, total);
+            assert_eq!(count_tree(&f, "big") + 1, total);
             continue;
         }
         partial = Some(v);
@@ -304,7 +304,7 @@ fn a_deadline_part_way_reports_what_was_removed() {
     assert_eq!(d["stopped"], json!("timeout"));
     let removed = d["entries_removed"].as_u64().unwrap();
     assert!(removed > 0 && removed < total, "{removed} of {total}");
-    let left = count_tree(&f.p("big")) + 1;
+    let left = count_tree(&f, "big") + 1;
     assert_eq!(
         left,
         total - removed,
@@ -321,14 +321,14 @@ fn a_deadline_part_way_reports_what_was_removed() {
     let d = assert_ok(&v);
     assert_eq!(d["deleted"], json!(true));
     assert_eq!(d["entries_removed"].as_u64().unwrap(), left);
-    assert!(!exists(&f.p("big")));
+    assert!(!f.exists("big"));
 }
 
 #[test]
 fn a_cancelled_deletion_changes_nothing() {
     let f = Fixture::new();
     f.write("t/a/b.txt", "x");
-    let before = snapshot(&f.root);
+    let before = f.snapshot("");
     let token = ffi::wsfs_cancel_token_new();
     ffi::wsfs_cancel_token_cancel(token);
     let v = call_opts(
@@ -339,7 +339,7 @@ fn a_cancelled_deletion_changes_nothing() {
     );
     ffi::wsfs_cancel_token_free(token);
     assert_err(&v, "cancelled");
-    assert_eq!(snapshot(&f.root), before);
+    assert_eq!(f.snapshot(""), before);
 }
 
 /// Mount points and bind mounts inside a tree (even of a directory on the same file system,
@@ -351,15 +351,15 @@ fn mount_points_are_never_entered() {
     fs::create_dir(&outside).unwrap();
     fs::write(outside.join("canary"), "outside").unwrap();
     f.write("t/a.txt", "a");
-    fs::create_dir_all(f.p("t/mnt")).unwrap();
-    fs::create_dir_all(f.p("t/sub/bind")).unwrap();
-    let Some(_tmpfs) = Mount::new(&["-t", "tmpfs", "wsfs-test"], &f.p("t/mnt")) else {
+    f.mkdir("t/mnt");
+    f.mkdir("t/sub/bind");
+    let Some(_tmpfs) = Mount::new(&["-t", "tmpfs", "wsfs-test"], &f.disk_path("t/mnt")) else {
         eprintln!("skipped: cannot mount here (not root?)");
         return;
     };
     let outside_arg = outside.to_str().unwrap();
-    let _bind = Mount::new(&["--bind", outside_arg], &f.p("t/sub/bind")).expect("bind mount");
-    fs::write(f.p("t/mnt/canary"), "on another file system").unwrap();
+    let _bind = Mount::new(&["--bind", outside_arg], &f.disk_path("t/sub/bind")).expect("bind mount");
+    f.write("t/mnt/canary", "on another file system");
     let v = del_r(&f, "t");
     let d = assert_ok(&v);
     assert_eq!(d["stopped"], json!("not_removed"), "{}", short(&v));
@@ -376,11 +376,11 @@ fn mount_points_are_never_entered() {
         .unwrap()
         .contains("mount point"));
     assert_eq!(
-        fs::read(f.p("t/mnt/canary")).unwrap(),
+        f.read("t/mnt/canary"),
         b"on another file system"
     );
     assert_eq!(fs::read(outside.join("canary")).unwrap(), b"outside");
-    assert!(!exists(&f.p("t/a.txt")));
+    assert!(!f.exists("t/a.txt"));
     // Nothing else to remove: an error, nothing changed.
     let msg = assert_err(&del_r(&f, "t"), "permission_denied");
     assert!(
@@ -394,12 +394,14 @@ fn mount_points_are_never_entered() {
     }
     assert_eq!(fs::read(outside.join("canary")).unwrap(), b"outside");
     assert_eq!(
-        fs::read(f.p("t/mnt/canary")).unwrap(),
+        f.read("t/mnt/canary"),
         b"on another file system"
     );
 }
+}
 
 const DEEP_ENV: &str = "WSFS_DEEP_DELETE_CHILD";
+
 const DEPTH: usize = 1500;
 
 /// Child half of `deep_trees_are_deleted_under_a_low_fd_limit` (runs only when re-invoked).

@@ -9,15 +9,15 @@ mod common;
 use common::*;
 use serde_json::json;
 use std::fs;
-use std::os::unix::fs::symlink;
 
+crate::backend_tests! {
 #[test]
 fn path_not_found_suggests_similar_names_from_the_nearest_existing_directory() {
     let f = Fixture::new();
     f.write("src/main.rs", "x\n");
     f.write("src/mainly.rs", "x\n");
     f.write("notes.md", "x\n");
-    fs::create_dir(f.p("src/models")).unwrap();
+    f.mkdir("src/models");
     for (tool, path, want) in [
         ("read_file", "src/mian.rs", "did you mean src/main.rs"),
         ("read_file", "sr/main.rs", "did you mean src/?"),
@@ -35,9 +35,9 @@ fn path_not_found_suggests_similar_names_from_the_nearest_existing_directory() {
 #[test]
 fn suggestions_are_few_hide_temp_files_and_stay_bounded() {
     let f = Fixture::new();
-    fs::create_dir(f.p("many")).unwrap();
+    f.mkdir("many");
     for i in 0..20_000 {
-        fs::write(f.p(&format!("many/file{i:05}.txt")), "").unwrap();
+        f.write(&format!("many/file{i:05}.txt"), "");
     }
     let started = std::time::Instant::now();
     let v = f.call("read_file", json!({"path": "many/file0000.txt"}));
@@ -66,8 +66,8 @@ fn suggestions_never_list_outside_the_workspace() {
     let outside = f.base.join("outside");
     fs::create_dir(&outside).unwrap();
     fs::write(outside.join("secret-plans.txt"), "OUTSIDE\n").unwrap();
-    symlink(&outside, f.p("abs")).unwrap();
-    symlink("../outside", f.p("rel")).unwrap();
+    f.symlink(&outside, "abs");
+    f.symlink("../outside", "rel");
     for path in [
         "abs/secret-plan.txt",
         "rel/secret-plan.txt",
@@ -178,4 +178,6 @@ fn ambiguous_edit_names_the_lines_of_the_first_matches() {
         json!({"path": "m.txt", "old_text": "c\nfoo", "new_text": "c\nfoo"}),
     );
     assert!(assert_err(&v, "invalid_arguments").contains("no change"));
+}
+
 }

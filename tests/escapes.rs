@@ -9,7 +9,6 @@ use common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 struct Esc {
@@ -45,7 +44,7 @@ impl Esc {
             )
             .unwrap();
         }
-        fs::create_dir_all(f.p("a/b")).unwrap();
+        f.mkdir("a/b");
         f.write("inside.txt", "INSIDE\n");
         let o = outside.to_str().unwrap().to_owned();
         let links: Vec<(&str, String)> = vec![
@@ -65,14 +64,13 @@ impl Esc {
             ("selfloop", "selfloop".into()),
         ];
         for (name, target) in links {
-            symlink(target, f.p(name)).unwrap();
+            f.symlink(target, name);
         }
         let outside_fd = fs::File::open(&outside).unwrap();
-        symlink(
+        f.symlink(
             format!("/proc/self/fd/{}", outside_fd.as_raw_fd()),
-            f.p("lnk_fd"),
-        )
-        .unwrap();
+            "lnk_fd",
+        );
         let mut e = Esc {
             f,
             outside,
@@ -323,11 +321,12 @@ fn escapes_edit_file() {
     run_escapes("edit_file");
 }
 
+crate::backend_tests! {
 #[test]
 fn absolute_paths_inside_the_root_are_accepted() {
     let f = Fixture::new();
     f.write("inside.txt", "INSIDE\n");
-    fs::create_dir(f.p("d")).unwrap();
+    f.mkdir("d");
     let root = f.root.to_str().unwrap().to_owned();
     let v = f.call("read_file", json!({"path": format!("{root}/inside.txt")}));
     assert_eq!(assert_ok(&v)["content"], json!("INSIDE\n"));
@@ -412,7 +411,7 @@ fn climbing_out_through_a_missing_directory_is_outside_workspace() {
 fn dot_dot_that_stays_inside_works() {
     let f = Fixture::new();
     f.write("inside.txt", "INSIDE\n");
-    fs::create_dir_all(f.p("a/b")).unwrap();
+    f.mkdir("a/b");
     for p in [
         "a/../inside.txt",
         "./inside.txt",
@@ -433,11 +432,11 @@ fn dot_dot_that_stays_inside_works() {
 fn relative_symlinks_inside_the_workspace_work() {
     let f = Fixture::new();
     f.write("real/target.txt", "TARGET\n");
-    fs::create_dir(f.p("a")).unwrap();
-    symlink("real/target.txt", f.p("rl")).unwrap();
-    symlink("real", f.p("rdl")).unwrap();
-    symlink("../real", f.p("a/up")).unwrap();
-    symlink("../real/target.txt", f.p("a/upfile")).unwrap();
+    f.mkdir("a");
+    f.symlink("real/target.txt", "rl");
+    f.symlink("real", "rdl");
+    f.symlink("../real", "a/up");
+    f.symlink("../real/target.txt", "a/upfile");
     for p in [
         "rl",
         "rdl/target.txt",
@@ -459,9 +458,9 @@ fn relative_symlinks_inside_the_workspace_work() {
         assert_eq!(names, vec![&json!("target.txt")], "{p}: {v}");
     }
     let is_link = |p: &str, t: &str| {
-        let md = fs::symlink_metadata(f.p(p)).unwrap();
+        let md = f.lstat(p);
         assert!(md.file_type().is_symlink(), "{p} is no longer a symlink");
-        assert_eq!(fs::read_link(f.p(p)).unwrap(), PathBuf::from(t));
+        assert_eq!(f.read_link(p), PathBuf::from(t));
     };
     assert_ok(&f.call("write_file", json!({"path": "rl", "content": "NEW1"})));
     is_link("rl", "real/target.txt");
@@ -478,10 +477,7 @@ fn relative_symlinks_inside_the_workspace_work() {
     assert_ok(&f.call("write_file", json!({"path": "rdl/new.txt", "content": "N"})));
     is_link("rdl", "real");
     assert_eq!(f.read("real/new.txt"), b"N");
-    let names: Vec<String> = fs::read_dir(f.p("real"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
+    let names: Vec<String> = f.names("real");
     assert_eq!(names.len(), 2, "temp files left behind: {names:?}");
 }
 
@@ -521,4 +517,6 @@ fn tilde_and_home_are_literal_names() {
         !Path::new("/root").join(format!("probe-{tok}.txt")).exists(),
         "wrote into ~root"
     );
+}
+
 }

@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 use std::fs;
-use std::os::unix::fs::{symlink, MetadataExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::{Arc, Barrier};
 
@@ -23,11 +23,12 @@ fn mv_over(f: &Fixture, src: &str, dst: &str) -> Value {
     )
 }
 
+crate::backend_tests! {
 #[test]
 fn renames_a_file_keeping_its_inode_and_content() {
     let f = Fixture::new();
     f.write("a.txt", "hello\n");
-    let ino = fs::metadata(f.p("a.txt")).unwrap().ino();
+    let ino = f.stat("a.txt").ino();
     let v = mv(&f, "a.txt", "b.txt");
     let d = assert_ok(&v);
     assert_eq!(
@@ -35,10 +36,10 @@ fn renames_a_file_keeping_its_inode_and_content() {
         json!({"moved_from": "a.txt", "moved_to": "b.txt", "type": "file", "replaced": false, "dirs_created": []})
     );
     assert_eq!(v["text"], json!("moved a.txt to b.txt"));
-    assert!(!exists(&f.p("a.txt")));
+    assert!(!f.exists("a.txt"));
     assert_eq!(f.read("b.txt"), b"hello\n");
     assert_eq!(
-        fs::metadata(f.p("b.txt")).unwrap().ino(),
+        f.stat("b.txt").ino(),
         ino,
         "copied, not renamed"
     );
@@ -67,15 +68,15 @@ fn moves_a_directory_with_its_contents() {
     let f = Fixture::new();
     f.write("d/sub/f.txt", "1");
     f.write("d/g.txt", "2");
-    let before = snapshot(&f.p("d"));
+    let before = f.snapshot("d");
     let v = mv(&f, "d", "e");
     assert_eq!(assert_ok(&v)["type"], json!("dir"));
     assert_eq!(v["text"], json!("moved directory d to e"));
-    assert!(!exists(&f.p("d")));
-    assert_eq!(snapshot(&f.p("e")), before);
+    assert!(!f.exists("d"));
+    assert_eq!(f.snapshot("e"), before);
     // A trailing slash names a directory, on either end.
     assert_ok(&mv(&f, "e/", "d/"));
-    assert_eq!(snapshot(&f.p("d")), before);
+    assert_eq!(f.snapshot("d"), before);
 }
 
 #[test]
@@ -85,9 +86,9 @@ fn symlinks_move_themselves_never_their_target() {
     fs::create_dir(&outside).unwrap();
     fs::write(outside.join("secret.txt"), "TOPSECRET").unwrap();
     f.write("real/t.txt", "target");
-    symlink("real/t.txt", f.p("in_link")).unwrap();
-    symlink(&outside, f.p("out_link")).unwrap();
-    symlink("../outside/secret.txt", f.p("rel_out")).unwrap();
+    f.symlink("real/t.txt", "in_link");
+    f.symlink(&outside, "out_link");
+    f.symlink("../outside/secret.txt", "rel_out");
     for (src, dst, target) in [
         ("in_link", "moved_in", Path::new("real/t.txt").to_path_buf()),
         ("out_link", "moved_out", outside.clone()),
@@ -95,14 +96,14 @@ fn symlinks_move_themselves_never_their_target() {
     ] {
         let v = mv(&f, src, dst);
         assert_eq!(assert_ok(&v)["type"], json!("symlink"), "{}", short(&v));
-        assert!(!exists(&f.p(src)));
-        assert_eq!(fs::read_link(f.p(dst)).unwrap(), target, "{dst}");
+        assert!(!f.exists(src));
+        assert_eq!(f.read_link(dst), target, "{dst}");
     }
     assert_eq!(f.read("real/t.txt"), b"target");
     assert_eq!(fs::read(outside.join("secret.txt")).unwrap(), b"TOPSECRET");
     assert_eq!(fs::read_dir(&outside).unwrap().count(), 1);
     // Moving through a symlinked parent inside the workspace is fine.
-    symlink("real", f.p("via")).unwrap();
+    f.symlink("real", "via");
     assert_ok(&mv(&f, "via/t.txt", "via/u.txt"));
     assert_eq!(f.read("real/u.txt"), b"target");
 }
@@ -113,8 +114,8 @@ fn an_existing_dst_is_never_replaced_without_overwrite() {
     f.write("a.txt", "A");
     f.write("b.txt", "B");
     f.write("docs/keep.txt", "K");
-    symlink("b.txt", f.p("link")).unwrap();
-    let before = snapshot(&f.root);
+    f.symlink("b.txt", "link");
+    let before = f.snapshot("");
     let msg = assert_err(&mv(&f, "a.txt", "b.txt"), "file_exists");
     assert!(
         msg.contains("b.txt already exists (a file)") && msg.contains("overwrite: true"),
@@ -125,7 +126,7 @@ fn an_existing_dst_is_never_replaced_without_overwrite() {
     assert_err(&mv(&f, "a.txt", "link"), "file_exists");
     assert_err(&mv(&f, "docs", "b.txt"), "file_exists");
     assert_eq!(
-        snapshot(&f.root),
+        f.snapshot(""),
         before,
         "a refused move changed something"
     );
@@ -143,13 +144,13 @@ fn overwrite_replaces_files_and_empty_directories_only() {
         json!("moved a.txt to b.txt (replaced the existing b.txt)")
     );
     assert_eq!(f.read("b.txt"), b"A");
-    assert!(!exists(&f.p("a.txt")));
+    assert!(!f.exists("a.txt"));
     // A symlink at dst is replaced itself, never written through.
     f.write("c.txt", "C");
-    symlink("b.txt", f.p("link")).unwrap();
+    f.symlink("b.txt", "link");
     assert_ok(&mv_over(&f, "c.txt", "link"));
     assert_eq!(f.read("link"), b"C");
-    assert!(fs::symlink_metadata(f.p("link")).unwrap().is_file());
+    assert!(f.lstat("link").is_file());
     assert_eq!(f.read("b.txt"), b"A");
     // Missing dst with overwrite: a plain rename.
     assert_eq!(
@@ -157,10 +158,10 @@ fn overwrite_replaces_files_and_empty_directories_only() {
         json!(false)
     );
 
-    fs::create_dir(f.p("empty")).unwrap();
+    f.mkdir("empty");
     f.write("full/x.txt", "x");
     f.write("src_dir/y.txt", "y");
-    let before = snapshot(&f.root);
+    let before = f.snapshot("");
     let msg = assert_err(&mv_over(&f, "b.txt", "empty"), "not_a_file");
     assert!(
         msg.contains("cannot replace a directory") && msg.contains("'empty/b.txt'"),
@@ -171,7 +172,7 @@ fn overwrite_replaces_files_and_empty_directories_only() {
     let msg = assert_err(&mv_over(&f, "src_dir", "full"), "file_exists");
     assert!(msg.contains("not empty"), "{msg}");
     assert_eq!(
-        snapshot(&f.root),
+        f.snapshot(""),
         before,
         "a refused overwrite changed something"
     );
@@ -191,7 +192,7 @@ fn no_replace_decides_races_atomically() {
         f.write("a", format!("a{round}"));
         f.write("b", format!("b{round}"));
         let dst = format!("target{round}");
-        let creator_path = f.p(&dst);
+        let creator_path = f.disk_path(&dst);
         let threads: Vec<_> = ["a", "b"]
             .into_iter()
             .map(|src| {
@@ -234,7 +235,7 @@ fn no_replace_decides_races_atomically() {
             Some(src) => {
                 movers_won += 1;
                 assert_eq!(content, format!("{src}{round}"));
-                assert!(!exists(&f.p(src)));
+                assert!(!f.exists(src));
             }
             None => {
                 creator_won += 1;
@@ -258,13 +259,13 @@ fn no_replace_decides_races_atomically() {
 fn a_directory_is_never_moved_into_itself() {
     let f = Fixture::new();
     f.write("a/b/f.txt", "x");
-    symlink("a", f.p("to_a")).unwrap();
-    let before = snapshot(&f.root);
+    f.symlink("a", "to_a");
+    let before = f.snapshot("");
     for dst in ["a/b/a", "a/new/deeper/a", "to_a/b/c", "a/b/../x"] {
         let msg = assert_err(&mv(&f, "a", dst), "invalid_path");
         assert!(msg.contains("cannot be moved into itself"), "{dst}: {msg}");
         assert_eq!(
-            snapshot(&f.root),
+            f.snapshot(""),
             before,
             "{dst}: created directories were left"
         );
@@ -288,11 +289,11 @@ fn the_root_is_neither_moved_nor_replaced() {
         let msg = assert_err(&mv_over(&f, "a/f.txt", dst), "invalid_path");
         assert!(msg.contains("is the workspace root"), "{dst}: {msg}");
     }
-    fs::create_dir(f.p("a/sub")).unwrap();
+    f.mkdir("a/sub");
     let msg = assert_err(&mv(&f, "a/sub/..", "b"), "invalid_path");
     assert!(msg.contains("ends with '..'"), "{msg}");
     assert_eq!(f.read("a/f.txt"), b"x");
-    assert!(!exists(&f.p("elsewhere")));
+    assert!(!f.exists("elsewhere"));
 }
 
 #[test]
@@ -303,8 +304,8 @@ fn temp_names_escapes_and_missing_sources_are_refused() {
     f.write("a.txt", "A");
     let outside = f.base.join("outside");
     fs::create_dir(&outside).unwrap();
-    symlink(&outside, f.p("out")).unwrap();
-    symlink("../outside", f.p("rel_out")).unwrap();
+    f.symlink(&outside, "out");
+    f.symlink("../outside", "rel_out");
     assert_err(&mv(&f, temp, "x"), "invalid_path");
     assert_err(&mv(&f, "a.txt", temp), "invalid_path");
     assert_err(&mv(&f, "a.txt", &format!("sub/{temp}")), "invalid_path");
@@ -316,11 +317,11 @@ fn temp_names_escapes_and_missing_sources_are_refused() {
     let msg = assert_err(&mv(&f, "missing.txt", "new/x.txt"), "path_not_found");
     assert!(msg.contains("missing.txt"), "{msg}");
     assert!(
-        !exists(&f.p("new")),
+        !f.exists("new"),
         "dst's parents were created for a missing src"
     );
     assert_err(&mv(&f, "a.txt", "a.txt"), "invalid_arguments");
-    fs::hard_link(f.p("a.txt"), f.p("hard.txt")).unwrap();
+    f.hard_link("a.txt", "hard.txt");
     let msg = assert_err(&mv_over(&f, "a.txt", "hard.txt"), "invalid_arguments");
     assert!(msg.contains("same file"), "{msg}");
     assert_err(&mv(&f, "a.txt/", "b"), "not_a_directory");
@@ -343,7 +344,7 @@ fn temp_names_escapes_and_missing_sources_are_refused() {
 fn a_move_waits_for_the_writers_lock() {
     let f = Fixture::new();
     f.write("a.txt", "A");
-    let held = fs::File::open(f.p("a.txt")).unwrap();
+    let held = f.open("a.txt");
     held.lock().unwrap();
     let v = call_opts(
         f.ws,
@@ -352,7 +353,7 @@ fn a_move_waits_for_the_writers_lock() {
         Some(r#"{"timeout_ms":200}"#),
     );
     assert_err(&v, "timeout");
-    assert!(exists(&f.p("a.txt")) && !exists(&f.p("b.txt")));
+    assert!(f.exists("a.txt") && !f.exists("b.txt"));
     held.unlock().unwrap();
     assert_ok(&mv(&f, "a.txt", "b.txt"));
 }
@@ -368,14 +369,14 @@ fn a_stopped_move_changes_nothing() {
         Some(r#"{"timeout_ms":0}"#),
     );
     assert_err(&v, "timeout");
-    assert!(exists(&f.p("a.txt")) && !exists(&f.p("new")));
+    assert!(f.exists("a.txt") && !f.exists("new"));
 }
 
 #[test]
 fn moving_across_file_systems_is_an_error_not_a_copy() {
     let f = Fixture::new();
-    fs::create_dir(f.p("mnt")).unwrap();
-    let Some(_mount) = Mount::new(&["-t", "tmpfs", "wsfs-test"], &f.p("mnt")) else {
+    f.mkdir("mnt");
+    let Some(_mount) = Mount::new(&["-t", "tmpfs", "wsfs-test"], &f.disk_path("mnt")) else {
         eprintln!("skipped: cannot mount a tmpfs here (not root?)");
         return;
     };
@@ -386,7 +387,7 @@ fn moving_across_file_systems_is_an_error_not_a_copy() {
         "{msg}"
     );
     assert_eq!(f.read("a.txt"), b"A");
-    assert!(!exists(&f.p("mnt/a.txt")));
+    assert!(!f.exists("mnt/a.txt"));
     // The mount point itself cannot be moved either.
     assert_err_in(&mv(&f, "mnt", "mnt2"), &["io_error"]);
 }
@@ -397,22 +398,22 @@ fn moving_across_file_systems_is_an_error_not_a_copy() {
 fn parents_left_by_a_killed_move_are_removed_at_the_next_open() {
     let f = Fixture::with_state_dir(json!({}));
     f.write("a.txt", "x");
-    fs::create_dir(f.p("have")).unwrap();
-    let before = snapshot(&f.root);
+    f.mkdir("have");
+    let before = f.snapshot("");
     wsfs::testing::abandon_next_new_dirs(&f.root, true);
     assert_err(&mv(&f, "a.txt", "have/new/deeper/a.txt"), "io_error");
     assert!(
-        f.p("have/new/deeper").is_dir(),
+        f.is_dir("have/new/deeper"),
         "the stop must leave them, as a kill does"
     );
     assert_eq!(f.state_files().len(), 1, "{:?}", f.state_files());
     // Directories something was put in since stay; the record is replayed once.
     f.write("have/new/kept.txt", "k");
     let again = open_ws(&f.root, json!({"state_dir": f.base.join("state")}));
-    assert!(!f.p("have/new/deeper").exists() && f.p("have/new/kept.txt").exists());
-    fs::remove_file(f.p("have/new/kept.txt")).unwrap();
-    fs::remove_dir(f.p("have/new")).unwrap();
-    assert_eq!(snapshot(&f.root), before);
+    assert!(!f.target_exists("have/new/deeper") && f.target_exists("have/new/kept.txt"));
+    f.remove_file("have/new/kept.txt");
+    f.remove_dir("have/new");
+    assert_eq!(f.snapshot(""), before);
     assert!(f.state_files().is_empty(), "{:?}", f.state_files());
     // And a move that completes keeps what it made.
     let d = assert_ok(&mv(&f, "a.txt", "have/new/deeper/a.txt")).clone();
@@ -421,6 +422,8 @@ fn parents_left_by_a_killed_move_are_removed_at_the_next_open() {
     let third = open_ws(&f.root, json!({"state_dir": f.base.join("state")}));
     assert_eq!(f.read("have/new/deeper/a.txt"), b"x");
     assert!(f.state_files().is_empty(), "{:?}", f.state_files());
-    assert!(wsfs_names(&f.root).is_empty());
+    assert!(f.wsfs_names().is_empty());
     assert_ok(&close_ws(third));
+}
+
 }

@@ -12,9 +12,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 fn raw(f: &Fixture, name: &[u8]) -> PathBuf {
-    f.root.join(OsStr::from_bytes(name))
+    f.disk_path("").join(OsStr::from_bytes(name))
 }
 
+crate::backend_tests! {
 #[test]
 fn non_utf8_names_are_listed_distinctly_and_can_be_named_back() {
     let f = Fixture::new();
@@ -96,7 +97,7 @@ fn non_utf8_names_are_listed_distinctly_and_can_be_named_back() {
         "write_file",
         json!({"path": r"C:\temp\x.txt", "content": "win"}),
     ));
-    assert_eq!(fs::read(f.p(r"C:\temp\x.txt")).unwrap(), b"win");
+    assert_eq!(f.read(r"C:\temp\x.txt"), b"win");
 }
 
 #[test]
@@ -109,7 +110,7 @@ fn escapes_cannot_name_a_slash_or_nul() {
         );
         assert!(message.contains("'/' or NUL"), "{message}");
     }
-    assert!(snapshot(&f.root).is_empty());
+    assert!(f.snapshot("").is_empty());
 }
 
 /// The walking tools report names in the same form, and a reported path reads back its file.
@@ -146,4 +147,6 @@ fn walks_report_escaped_names_that_read_back() {
         shown.contains(r"caf\\xe9.txt") && shown.contains(r"caf\\\\xe9.txt"),
         "{shown}"
     );
+}
+
 }

@@ -60,6 +60,7 @@ fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
         .collect()
 }
 
+crate::backend_tests! {
 #[test]
 fn unified_diff_of_several_files() {
     let f = Fixture::with_state_dir(json!({}));
@@ -97,9 +98,9 @@ diff --git a/src/a.txt b/src/a.txt
     assert_eq!(d["files_changed"][0]["removed_lines"], json!(1));
     assert_eq!(f.read("src/a.txt"), b"one\nTWO\nthree\n");
     assert_eq!(f.read("new/deep/b.txt"), b"hello\nworld\n");
-    assert!(!f.p("gone.txt").exists());
+    assert!(!f.target_exists("gone.txt"));
     assert!(d["diff"].as_str().unwrap().contains("+++ b/new/deep/b.txt"));
-    assert!(wsfs_names(&f.root).is_empty());
+    assert!(f.wsfs_names().is_empty());
     assert!(f.state_files().is_empty(), "{:?}", f.state_files());
 }
 
@@ -107,15 +108,15 @@ diff --git a/src/a.txt b/src/a.txt
 fn git_rename_and_begin_patch_move() {
     let f = Fixture::with_state_dir(json!({}));
     f.write("old.txt", "a\nb\n");
-    fs::set_permissions(f.p("old.txt"), fs::Permissions::from_mode(0o751)).unwrap();
+    f.set_mode("old.txt", 0o751);
     let p = "diff --git a/old.txt b/dir/new.txt\nsimilarity index 60%\nrename from old.txt\nrename to dir/new.txt\n--- a/old.txt\n+++ b/dir/new.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n";
     let d = applied(&patch(&f, json!({ "patch": p })));
     assert_eq!(actions(&d), pairs(&[("move", "dir/new.txt")]));
     assert_eq!(d["files_changed"][0]["from"], json!("old.txt"));
-    assert!(!f.p("old.txt").exists());
+    assert!(!f.target_exists("old.txt"));
     assert_eq!(f.read("dir/new.txt"), b"a\nB\n");
-    let mode = fs::metadata(f.p("dir/new.txt"))
-        .unwrap()
+    let mode = f
+        .stat("dir/new.txt")
         .permissions()
         .mode()
         & 0o7777;
@@ -123,7 +124,7 @@ fn git_rename_and_begin_patch_move() {
     let p = "*** Begin Patch\n*** Update File: dir/new.txt\n*** Move to: back.txt\n*** End Patch\n";
     applied(&patch(&f, json!({ "patch": p })));
     assert_eq!(f.read("back.txt"), b"a\nB\n");
-    assert!(!f.p("dir/new.txt").exists());
+    assert!(!f.target_exists("dir/new.txt"));
 }
 
 #[test]
@@ -168,7 +169,7 @@ fn begin_patch_every_section() {
         .ends_with("class B:\n    def run(self):\n        return 1\n"));
     assert_eq!(f.read("docs/new.md"), b"# New\n");
     assert_eq!(f.read("moved/m.txt"), b"keep\ny\n");
-    assert!(!f.p("old.txt").exists() && !f.p("m.txt").exists());
+    assert!(!f.target_exists("old.txt") && !f.target_exists("m.txt"));
 }
 
 #[test]
@@ -188,7 +189,7 @@ fn structured_files_with_file_hash() {
     let real = {
         use std::process::Command;
         let out = Command::new("sha256sum")
-            .arg(f.p("a.txt"))
+            .arg(f.disk_path("a.txt"))
             .output()
             .unwrap();
         String::from_utf8(out.stdout).unwrap()[..64].to_string()
@@ -213,7 +214,7 @@ fn every_rejection_reason_changes_nothing() {
     let f = Fixture::with_state_dir(json!({}));
     f.write("a.txt", "alpha\nbeta\ngamma\nbeta\n");
     f.write("b.txt", "b\n");
-    let before = snapshot(&f.root);
+    let before = f.snapshot("");
     let cases: Vec<(Value, Vec<&str>)> = vec![
         (
             json!({"patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-nothere\n+x\n"}),
@@ -258,7 +259,7 @@ fn every_rejection_reason_changes_nothing() {
             "{args}: {r}"
         );
         assert_eq!(d["files_changed"], json!([]));
-        assert_eq!(snapshot(&f.root), before, "{args} changed something");
+        assert_eq!(f.snapshot(""), before, "{args} changed something");
     }
     // nearest_line names the candidate.
     let d = rejected(
@@ -276,7 +277,7 @@ fn every_rejection_reason_changes_nothing() {
 fn dry_run_changes_nothing_and_shows_the_diff() {
     let f = Fixture::with_state_dir(json!({}));
     f.write("a.txt", "1\n2\n");
-    let before = snapshot(&f.root);
+    let before = f.snapshot("");
     let p = "*** Begin Patch\n*** Update File: a.txt\n-2\n+two\n*** Add File: b.txt\n+b\n*** Delete File: a.txt\n*** End Patch\n";
     // a.txt twice: refused before anything.
     assert_err(
@@ -293,7 +294,7 @@ fn dry_run_changes_nothing_and_shows_the_diff() {
         text.starts_with("dry run") && text.contains("+two"),
         "{text}"
     );
-    assert_eq!(snapshot(&f.root), before);
+    assert_eq!(f.snapshot(""), before);
     assert!(f.state_files().is_empty());
 }
 
@@ -348,14 +349,14 @@ fn crlf_bom_and_final_newline_survive_patches() {
 fn symlinks_inside_are_followed_and_outside_refused() {
     let f = Fixture::with_state_dir(json!({}));
     f.write("real/t.txt", "a\n");
-    std::os::unix::fs::symlink("real/t.txt", f.p("link.txt")).unwrap();
+    f.symlink("real/t.txt", "link.txt");
     fs::write(f.base.join("outside.txt"), "secret\n").unwrap();
-    std::os::unix::fs::symlink("../outside.txt", f.p("out.txt")).unwrap();
+    f.symlink("../outside.txt", "out.txt");
     let p = "*** Begin Patch\n*** Update File: link.txt\n-a\n+A\n*** End Patch\n";
     applied(&patch(&f, json!({ "patch": p })));
     assert_eq!(f.read("real/t.txt"), b"A\n");
-    assert!(fs::symlink_metadata(f.p("link.txt"))
-        .unwrap()
+    assert!(f
+        .lstat("link.txt")
         .file_type()
         .is_symlink());
     for p in [
@@ -372,9 +373,9 @@ fn symlinks_inside_are_followed_and_outside_refused() {
     // Deleting or moving a symlink's target through the link is refused.
     let p = "*** Begin Patch\n*** Delete File: link.txt\n*** End Patch\n";
     assert_err(&patch(&f, json!({ "patch": p })), "not_a_file");
-    assert!(f.p("real/t.txt").exists());
+    assert!(f.target_exists("real/t.txt"));
     // Adding over a symlink (even a dangling one) is file_exists.
-    std::os::unix::fs::symlink("nowhere", f.p("dangling")).unwrap();
+    f.symlink("nowhere", "dangling");
     let p = "*** Begin Patch\n*** Add File: dangling\n+x\n*** End Patch\n";
     rejected(&patch(&f, json!({ "patch": p })), &["file_exists"]);
 }
@@ -419,7 +420,7 @@ fn bad_arguments_and_limits() {
     assert_err(&patch(&f, json!({ "patch": p })), "io_error");
     let p = "*** Begin Patch\n*** Update File: .\n-a\n+b\n*** End Patch\n";
     assert_err(&patch(&f, json!({ "patch": p })), "not_a_file");
-    assert!(!f.p("big.txt").exists());
+    assert!(!f.target_exists("big.txt"));
 }
 
 /// Issue 16 finding 6: a patch path whose last name is `..` or `.` names a directory. It used
@@ -431,7 +432,7 @@ fn a_path_naming_a_directory_is_refused_before_anything_is_created() {
     let f = Fixture::with_state_dir(json!({}));
     f.write("victim.txt", "v\n");
     f.write("keep.txt", "k\n");
-    let before = snapshot(&f.root);
+    let before = f.snapshot("");
     let sections = [
         (
             "*** Delete File: victim.txt\n*** Add File: nd/x/..\n+x\n",
@@ -463,7 +464,7 @@ fn a_path_naming_a_directory_is_refused_before_anything_is_created() {
             msg.contains(bad) && msg.contains("directory"),
             "{bad}: {msg}"
         );
-        assert_eq!(snapshot(&f.root), before, "{bad}: the tree changed");
+        assert_eq!(f.snapshot(""), before, "{bad}: the tree changed");
         assert!(f.state_files().is_empty(), "{bad}: {:?}", f.state_files());
     }
     // Nothing is left for an open to warn about.
@@ -478,12 +479,13 @@ fn an_expired_deadline_changes_nothing() {
     let f = Fixture::with_state_dir(json!({}));
     f.write("a.txt", "a\n");
     f.write("b.txt", "b\n");
-    let before = snapshot(&f.root);
+    let before = f.snapshot("");
     let p = "*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Update File: b.txt\n-b\n+B\n*** End Patch\n";
     let args = json!({ "patch": p }).to_string();
     let v = call_opts(f.ws, "apply_patch", &args, Some(r#"{"timeout_ms": 0}"#));
     assert_err(&v, "timeout");
-    assert_eq!(snapshot(&f.root), before);
+    assert_eq!(f.snapshot(""), before);
+}
 }
 
 #[test]
@@ -533,6 +535,7 @@ fn a_state_dir_that_later_leads_inside_creates_nothing_there() {
     assert_ok(&close_ws(ws));
 }
 
+crate::backend_tests! {
 /// Patches and appends to the same file from several threads: every append survives.
 #[test]
 fn patches_and_appends_lose_nothing() {
@@ -575,7 +578,7 @@ fn names_that_are_not_utf8_round_trip_through_patches() {
     use std::ffi::OsStr;
     use std::os::unix::ffi::OsStrExt;
     let f = Fixture::with_state_dir(json!({}));
-    let raw = |name: &[u8]| f.root.join(OsStr::from_bytes(name));
+    let raw = |name: &[u8]| f.disk_path("").join(OsStr::from_bytes(name));
     fs::create_dir(raw(b"d\xff")).unwrap();
     fs::write(raw(b"d\xff/caf\xe9.txt"), "one\ntwo\n").unwrap();
     // A UTF-8 name that reads like the escaped form of the other: it must stay untouched.
@@ -631,5 +634,7 @@ fn names_that_are_not_utf8_round_trip_through_patches() {
 
     // The look-alike UTF-8 name was never touched, and no temp name is left.
     assert_eq!(fs::read(raw(b"d\xff/caf\\xe9.txt")).unwrap(), b"one\ntwo\n");
-    assert!(wsfs_names(&f.root).is_empty(), "{:?}", wsfs_names(&f.root));
+    assert!(f.wsfs_names().is_empty(), "{:?}", f.wsfs_names());
+}
+
 }

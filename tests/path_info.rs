@@ -8,8 +8,7 @@ use common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
-use std::path::Path;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 fn info(f: &Fixture, path: &str) -> Value {
     let v = f.call("get_path_info", json!({ "path": path }));
@@ -25,14 +24,6 @@ fn info(f: &Fixture, path: &str) -> Value {
     v
 }
 
-fn sha256sum(path: &Path) -> String {
-    let out = std::process::Command::new("sha256sum")
-        .arg(path)
-        .output()
-        .unwrap();
-    String::from_utf8(out.stdout).unwrap()[..64].to_string()
-}
-
 /// `date -u` formatting of a Unix time, an oracle independent of the library.
 fn utc(seconds: i64) -> String {
     let out = std::process::Command::new("date")
@@ -46,14 +37,15 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+crate::backend_tests! {
 #[test]
 fn a_text_file_is_described_in_full() {
     let f = Fixture::new();
     f.write("src/main.rs", "fn main() {\r\n}\r\nlast");
-    fs::set_permissions(f.p("src/main.rs"), fs::Permissions::from_mode(0o640)).unwrap();
+    f.set_mode("src/main.rs", 0o640);
     let v = info(&f, "src/main.rs");
     let d = assert_ok(&v);
-    let meta = fs::metadata(f.p("src/main.rs")).unwrap();
+    let meta = f.stat("src/main.rs");
     assert_eq!(d["path"], json!("src/main.rs"));
     assert_eq!(d["exists"], json!(true));
     assert_eq!(d["type"], json!("file"));
@@ -65,7 +57,7 @@ fn a_text_file_is_described_in_full() {
         (json!(true), json!(true))
     );
     assert_eq!(d["line_count"], json!(3));
-    assert_eq!(d["sha256"], json!(sha256sum(&f.p("src/main.rs"))));
+    assert_eq!(d["sha256"], json!(f.sha256("src/main.rs")));
     assert!(d.get("symlink_target").is_none());
     let t = v["text"].as_str().unwrap();
     assert!(
@@ -81,7 +73,7 @@ fn a_text_file_is_described_in_full() {
 #[test]
 fn directories_and_the_root() {
     let f = Fixture::new();
-    fs::create_dir(f.p("dir")).unwrap();
+    f.mkdir("dir");
     for path in ["dir", "dir/", ".", "dir/.."] {
         let v = info(&f, path);
         let d = assert_ok(&v);
@@ -92,7 +84,7 @@ fn directories_and_the_root() {
         );
     }
     assert_eq!(assert_ok(&info(&f, "."))["path"], json!("."));
-    let mode = fs::metadata(&f.root).unwrap().permissions().mode() & 0o7777;
+    let mode = f.stat(".").permissions().mode() & 0o7777;
     assert_eq!(
         assert_ok(&info(&f, "."))["mode"],
         json!(format!("{mode:04o}"))
@@ -105,15 +97,15 @@ fn symlinks_are_described_not_followed() {
     f.write("real/target.txt", "inside\n");
     let outside = f.base.join("outside.txt");
     fs::write(&outside, "OUTSIDE OUTSIDE OUTSIDE\n").unwrap();
-    symlink("real/target.txt", f.p("link")).unwrap();
-    symlink("link", f.p("chain")).unwrap();
-    symlink("real", f.p("dirlink")).unwrap();
-    symlink("real/missing.txt", f.p("dangling")).unwrap();
-    symlink("../outside.txt", f.p("escape")).unwrap();
-    symlink(&outside, f.p("absolute")).unwrap();
-    symlink(f.p("real/target.txt"), f.p("absolute_inside")).unwrap();
-    fs::create_dir(f.p("sub")).unwrap();
-    symlink("../real/target.txt", f.p("sub/up")).unwrap();
+    f.symlink("real/target.txt", "link");
+    f.symlink("link", "chain");
+    f.symlink("real", "dirlink");
+    f.symlink("real/missing.txt", "dangling");
+    f.symlink("../outside.txt", "escape");
+    f.symlink(&outside, "absolute");
+    f.symlink(f.p("real/target.txt"), "absolute_inside");
+    f.mkdir("sub");
+    f.symlink("../real/target.txt", "sub/up");
     for (path, target) in [
         ("link", Some("real/target.txt")),
         ("chain", Some("real/target.txt")),
@@ -127,7 +119,7 @@ fn symlinks_are_described_not_followed() {
     ] {
         let v = info(&f, path);
         let d = assert_ok(&v);
-        let own = fs::symlink_metadata(f.p(path)).unwrap();
+        let own = f.lstat(path);
         assert_eq!(d["type"], json!("symlink"), "{path}");
         assert_eq!(d["size"], json!(own.len()), "{path}: the link's own size");
         assert_eq!(d["mode"], json!("0777"), "{path}");
@@ -150,7 +142,7 @@ fn symlinks_are_described_not_followed() {
         (json!("file"), json!(1))
     );
     // Through an escaping directory link: refused, not described.
-    symlink("..", f.p("up")).unwrap();
+    f.symlink("..", "up");
     assert_err(&info(&f, "up/outside.txt"), "outside_workspace");
 }
 
@@ -182,8 +174,8 @@ fn a_missing_path_is_not_an_error() {
 #[test]
 fn special_files_are_never_opened() {
     let f = Fixture::new();
-    mkfifo(&f.p("fifo"));
-    let _l = std::os::unix::net::UnixListener::bind(f.p("sock")).unwrap();
+    f.mkfifo("fifo");
+    let _l = std::os::unix::net::UnixListener::bind(f.disk_path("sock")).unwrap();
     let ws = f.ws;
     for path in ["fifo", "sock"] {
         let v = with_watchdog(10, "get_path_info on a special file", move || {
@@ -207,11 +199,11 @@ fn line_count_and_sha256_follow_the_limits() {
     let small = d("small.txt");
     assert_eq!(
         (small["line_count"].clone(), small["sha256"].clone()),
-        (json!(2), json!(sha256sum(&f.p("small.txt"))))
+        (json!(2), json!(f.sha256("small.txt")))
     );
     let mid = d("mid.txt");
     assert!(mid.get("line_count").is_none());
-    assert_eq!(mid["sha256"], json!(sha256sum(&f.p("mid.txt"))));
+    assert_eq!(mid["sha256"], json!(f.sha256("mid.txt")));
     let big = d("big.txt");
     assert!(big.get("line_count").is_none() && big.get("sha256").is_none());
     for bin in ["bin.dat", "latin1.txt"] {
@@ -229,8 +221,8 @@ fn readable_and_writable_are_the_access_checks() {
     let f = Fixture::new();
     f.write("locked.txt", "x\n");
     f.write("readonly.txt", "x\n");
-    fs::set_permissions(f.p("locked.txt"), fs::Permissions::from_mode(0o000)).unwrap();
-    fs::set_permissions(f.p("readonly.txt"), fs::Permissions::from_mode(0o444)).unwrap();
+    f.set_mode("locked.txt", 0o000);
+    f.set_mode("readonly.txt", 0o444);
     let locked = assert_ok(&info(&f, "locked.txt")).clone();
     let readonly = assert_ok(&info(&f, "readonly.txt")).clone();
     // Root may read and write regardless of the mode bits; everyone else may not.
@@ -274,19 +266,19 @@ fn denied_paths_are_refused_whether_or_not_they_exist() {
     f.write(".env", "TOKEN=abc\n");
     f.write("app/.env", "TOKEN=def\n");
     f.write("secrets/key.txt", "k\n");
-    fs::create_dir(f.p("secrets/sub")).unwrap();
+    f.mkdir("secrets/sub");
     fs::write(
-        f.p("secrets")
+        f.disk_path("secrets")
             .join(std::ffi::OsStr::from_bytes(b"caf\xe9.txt")),
         "x",
     )
     .unwrap();
-    fs::create_dir(f.p("sub")).unwrap();
-    symlink(".env", f.p("env-link")).unwrap();
-    symlink("secrets", f.p("sec-link")).unwrap();
-    symlink("../secrets/key.txt", f.p("sub/key-link")).unwrap();
+    f.mkdir("sub");
+    f.symlink(".env", "env-link");
+    f.symlink("secrets", "sec-link");
+    f.symlink("../secrets/key.txt", "sub/key-link");
     let abs = f.p(".env").to_str().unwrap().to_owned();
-    let hash = sha256sum(&f.p(".env"));
+    let hash = f.sha256(".env");
     for path in [
         ".env",
         "./.env",
@@ -353,4 +345,6 @@ fn denied_paths_are_refused_whether_or_not_they_exist() {
         f.call("get_path_info", json!({"path": "no/such/x"}))["data"],
         json!({"path": "no/such/x", "exists": false})
     );
+}
+
 }

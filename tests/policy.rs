@@ -8,7 +8,6 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 use std::fs;
-use std::os::unix::fs::symlink;
 
 fn policy(p: Value) -> Value {
     json!({ "policy": p })
@@ -25,6 +24,7 @@ fn denied(v: &Value, rule: &str) {
     assert!(msg.contains(&format!("'{rule}'")), "names the rule: {msg}");
 }
 
+crate::backend_tests! {
 #[test]
 fn deny_read_refuses_every_reading_tool_on_the_resolved_path() {
     let f = Fixture::with_config(policy(
@@ -35,7 +35,7 @@ fn deny_read_refuses_every_reading_tool_on_the_resolved_path() {
     f.write("keys/a/server.pem", "KEY\n");
     f.write("secrets/db/pass.txt", "hunter2\n");
     f.write("ok.txt", "fine\n");
-    fs::create_dir(f.p("sub")).unwrap();
+    f.mkdir("sub");
     let abs = f.p(".env").to_str().unwrap().to_owned();
     for path in [".env", "./.env", "sub/../.env", &abs, "app/.env"] {
         denied(&f.call("read_file", json!({"path": path})), ".env");
@@ -78,9 +78,9 @@ fn symlinks_to_denied_files_are_denied() {
     f.write(".env", "TOKEN=1\n");
     f.write("private/notes/x.txt", "secret\n");
     f.write("public/y.txt", "open\n");
-    symlink(".env", f.p("harmless.txt")).unwrap();
-    symlink("../.env", f.p("public/env-link")).unwrap();
-    symlink("private/notes", f.p("notes")).unwrap();
+    f.symlink(".env", "harmless.txt");
+    f.symlink("../.env", "public/env-link");
+    f.symlink("private/notes", "notes");
     let msg = assert_err(
         &f.call("read_file", json!({"path": "harmless.txt"})),
         "policy_denied",
@@ -111,7 +111,7 @@ fn listings_leave_denied_entries_out_and_count_them() {
         f.write(name, "x");
     }
     f.write("secrets/k", "x");
-    fs::create_dir(f.p("secrets-not")).unwrap();
+    f.mkdir("secrets-not");
     f.write("sub/d.pem", "x");
     let v = f.call("list_dir", json!({"path": "."}));
     let data = assert_ok(&v);
@@ -157,7 +157,7 @@ fn walks_leave_denied_paths_out_and_count_them() {
     f.write("notes.txt", "needle\n");
     // A symlink inside a walk is never followed, but a walk started through a symlinked
     // directory matches the rules on the resolved path.
-    symlink("secrets", f.p("alias")).unwrap();
+    f.symlink("secrets", "alias");
 
     let tree = named(
         &f,
@@ -246,8 +246,8 @@ fn deny_write_refuses_every_changing_tool_and_leaves_reading() {
     let f = Fixture::with_config(policy(json!({"deny_write": ["config/**", "*.lock"]})));
     f.write("config/app.toml", "a = 1\n");
     f.write("Cargo.lock", "lock\n");
-    fs::create_dir(f.p("sub")).unwrap();
-    let before = snapshot(&f.root);
+    f.mkdir("sub");
+    let before = f.snapshot("");
     for path in [
         "config/app.toml",
         "config/new.toml",
@@ -292,7 +292,7 @@ fn deny_write_refuses_every_changing_tool_and_leaves_reading() {
         ),
         "config/**",
     );
-    assert_eq!(snapshot(&f.root), before, "a denied call changed something");
+    assert_eq!(f.snapshot(""), before, "a denied call changed something");
     assert_eq!(
         assert_ok(&f.call("read_file", json!({"path": "config/app.toml"})))["content"],
         "a = 1\n"
@@ -302,9 +302,9 @@ fn deny_write_refuses_every_changing_tool_and_leaves_reading() {
 #[test]
 fn a_denied_write_creates_no_parent_directories() {
     let f = Fixture::with_config(policy(json!({"deny_write": ["secrets/**", "out/"]})));
-    let before = snapshot(&f.root);
+    let before = f.snapshot("");
     // A directory created and removed again would still change the root's mtime.
-    let mtime = || fs::metadata(&f.root).unwrap().modified().unwrap();
+    let mtime = || f.stat(".").modified().unwrap();
     let root_mtime = mtime();
     denied(
         &f.call(
@@ -325,7 +325,7 @@ fn a_denied_write_creates_no_parent_directories() {
         "secrets/**",
     );
     assert_eq!(
-        snapshot(&f.root),
+        f.snapshot(""),
         before,
         "directories were created and left"
     );
@@ -335,7 +335,7 @@ fn a_denied_write_creates_no_parent_directories() {
         "directories were created, then removed"
     );
     // The same paths with the rule's directory existing: refused before anything is made.
-    fs::create_dir(f.p("secrets")).unwrap();
+    f.mkdir("secrets");
     denied(
         &f.call(
             "write_file",
@@ -343,7 +343,7 @@ fn a_denied_write_creates_no_parent_directories() {
         ),
         "secrets/**",
     );
-    assert_eq!(fs::read_dir(f.p("secrets")).unwrap().count(), 0);
+    assert_eq!(f.names("secrets").len(), 0);
 }
 
 #[test]
@@ -351,7 +351,7 @@ fn git_history_is_read_only_by_default() {
     let f = Fixture::new();
     f.write(".git/HEAD", "ref: refs/heads/main\n");
     f.write(".git/config", "[core]\n");
-    let before = snapshot(&f.root);
+    let before = f.snapshot("");
     denied(
         &f.call("write_file", json!({"path": ".git/HEAD", "content": "x"})),
         ".git/**",
@@ -374,14 +374,14 @@ fn git_history_is_read_only_by_default() {
         &named(&f, "create_directory", json!({"path": ".git/hooks"})),
         ".git/**",
     );
-    assert_eq!(snapshot(&f.root), before);
+    assert_eq!(f.snapshot(""), before);
     // The same files by other spellings: `..` through a real directory, and a symlinked
     // directory on the way (the resolver then asks the kernel where it is).
-    std::fs::create_dir(f.p("sub")).unwrap();
-    symlink(".git", f.p("repo")).unwrap();
-    std::fs::create_dir(f.p(".git/hooks")).unwrap();
-    symlink("../.git/hooks", f.p("sub/hooks")).unwrap();
-    let before = snapshot(&f.root);
+    f.mkdir("sub");
+    f.symlink(".git", "repo");
+    f.mkdir(".git/hooks");
+    f.symlink("../.git/hooks", "sub/hooks");
+    let before = f.snapshot("");
     for path in [
         "sub/../.git/HEAD",
         "./sub/./../.git/config",
@@ -393,7 +393,7 @@ fn git_history_is_read_only_by_default() {
             ".git/**",
         );
     }
-    assert_eq!(snapshot(&f.root), before);
+    assert_eq!(f.snapshot(""), before);
     assert_ok(&f.call("read_file", json!({"path": ".git/HEAD"})));
     assert_ok(&f.call("list_dir", json!({"path": ".git"})));
     // The rule is anchored at the root, as in gitignore; an explicit list replaces it.
@@ -409,7 +409,7 @@ fn git_history_is_read_only_by_default() {
 fn read_only_workspaces_refuse_every_changing_tool_from_the_registry() {
     let f = Fixture::with_config(policy(json!({"writes_enabled": false})));
     f.write("a.txt", "hello\n");
-    let before = snapshot(&f.root);
+    let before = f.snapshot("");
     let specs = take_json(unsafe { ffi::wsfs_tool_specs() });
     let mut refused = Vec::new();
     for spec in specs.as_array().unwrap() {
@@ -439,7 +439,7 @@ fn read_only_workspaces_refuse_every_changing_tool_from_the_registry() {
     // Through the content buffer too.
     let v = call_content(f.ws, "write_file", r#"{"path":"b.txt"}"#, b"x");
     assert_err(&v, "writes_disabled");
-    assert_eq!(snapshot(&f.root), before);
+    assert_eq!(f.snapshot(""), before);
     assert_eq!(
         assert_ok(&f.call("read_file", json!({"path": "a.txt"})))["content"],
         "hello\n"
@@ -465,6 +465,7 @@ fn unrestricted_mode_matches_unanchored_rules_outside_the_root() {
         "{msg}"
     );
     assert_ok(&f.call("read_file", json!({"path": outside.join("fine.txt")})));
+}
 }
 
 #[test]
@@ -497,6 +498,7 @@ fn invalid_policies_are_refused_at_open() {
     }
 }
 
+crate::backend_tests! {
 #[test]
 fn suggestions_after_path_not_found_never_name_denied_paths() {
     let f = Fixture::with_config(policy(json!({"deny_read": [".env.local", "*.pem"]})));
@@ -540,14 +542,14 @@ fn move_and_delete_obey_the_policy_on_both_ends_and_inside_directories() {
     f.write("locked/keep.txt", "k");
     f.write("locked/free.txt", "f");
     f.write("a.txt", "a");
-    symlink(".env", f.p("env-link")).unwrap();
+    f.symlink(".env", "env-link");
 
     // A read-denied file cannot be renamed into a readable name.
     denied(
         &named(&f, "move_file", json!({"src": ".env", "dst": "public.txt"})),
         ".env",
     );
-    assert_eq!(fs::read_to_string(f.p(".env")).unwrap(), "SECRET=1");
+    assert_eq!(f.read_string(".env"), "SECRET=1");
     // Nothing may be moved into a write-denied place, parents included.
     denied(
         &named(
@@ -558,7 +560,7 @@ fn move_and_delete_obey_the_policy_on_both_ends_and_inside_directories() {
         ".git/**",
     );
     assert!(
-        !f.p(".git/hooks").exists(),
+        !f.target_exists(".git/hooks"),
         "a refused move left the parents it created"
     );
     // A directory holding a write-denied entry does not move, and nothing in it moves.
@@ -570,8 +572,8 @@ fn move_and_delete_obey_the_policy_on_both_ends_and_inside_directories() {
         &named(&f, "move_file", json!({"src": "locked", "dst": "unlocked"})),
         "locked/keep.txt",
     );
-    assert!(f.p(".git/HEAD").exists() && f.p("locked/keep.txt").exists());
-    assert!(!f.p("git-old").exists() && !f.p("unlocked").exists());
+    assert!(f.target_exists(".git/HEAD") && f.target_exists("locked/keep.txt"));
+    assert!(!f.target_exists("git-old") && !f.target_exists("unlocked"));
     // A symlink to a denied file is itself an allowed entry: moving the link is fine.
     let v = named(&f, "move_file", json!({"src": "env-link", "dst": "link2"}));
     assert_ok(&v);
@@ -591,16 +593,16 @@ fn move_and_delete_obey_the_policy_on_both_ends_and_inside_directories() {
     assert_eq!(data["deleted"], false, "{v}");
     assert_eq!(data["stopped"], "not_removed");
     assert_eq!(data["entries_removed"], 1);
-    assert!(f.p("locked/keep.txt").exists() && !f.p("locked/free.txt").exists());
+    assert!(f.target_exists("locked/keep.txt") && !f.target_exists("locked/free.txt"));
     let v = named(
         &f,
         "delete_file",
         json!({"path": ".git", "recursive": true}),
     );
     assert_err(&v, "permission_denied");
-    assert!(f.p(".git/HEAD").exists());
+    assert!(f.target_exists(".git/HEAD"));
     assert_ok(&named(&f, "delete_file", json!({"path": ".env"})));
-    assert!(!f.p(".env").exists());
+    assert!(!f.target_exists(".env"));
 }
 
 /// Directories made on the way to a path are checked against `deny_write` as they are made,
@@ -611,9 +613,9 @@ fn directories_made_on_the_way_are_checked_as_they_are_made() {
     let f = Fixture::with_config(policy(json!({"deny_write": [".git/**", "locked/**"]})));
     f.write(".git/HEAD", "ref: refs/heads/main\n");
     f.write("src.txt", "s");
-    fs::create_dir(f.p("locked")).unwrap();
-    fs::create_dir(f.p("pub")).unwrap();
-    let before = snapshot(&f.root);
+    f.mkdir("locked");
+    f.mkdir("pub");
+    let before = f.snapshot("");
     let v = named(
         &f,
         "create_directory",
@@ -660,7 +662,7 @@ fn directories_made_on_the_way_are_checked_as_they_are_made() {
         "locked/**",
     );
     assert_eq!(
-        snapshot(&f.root),
+        f.snapshot(""),
         before,
         "a directory was left in a denied area"
     );
@@ -676,7 +678,7 @@ fn directories_made_on_the_way_are_checked_as_they_are_made() {
     let g = Fixture::with_config(policy(
         json!({"deny_write": ["secrets/**", "!secrets/keep/x.txt"]}),
     ));
-    fs::create_dir(g.p("secrets")).unwrap();
+    g.mkdir("secrets");
     denied(
         &g.call(
             "write_file",
@@ -684,8 +686,8 @@ fn directories_made_on_the_way_are_checked_as_they_are_made() {
         ),
         "secrets/**",
     );
-    assert!(!g.p("secrets/keep").exists());
-    fs::create_dir(g.p("secrets/keep")).unwrap();
+    assert!(!g.target_exists("secrets/keep"));
+    g.mkdir("secrets/keep");
     assert_ok(&g.call(
         "write_file",
         json!({"path": "secrets/keep/x.txt", "content": "x"}),
@@ -707,7 +709,7 @@ fn a_directory_move_checks_inside_nested_git_directories() {
     f.write("nested/repo/README", "read me\n");
     // A crash leftover, which listings hide but a move carries along.
     f.write("tmps/.wsfs-0123456789abcdef.tmp", "left by a crash");
-    let before = snapshot(&f.root);
+    let before = f.snapshot("");
     denied(
         &named(
             &f,
@@ -729,7 +731,7 @@ fn a_directory_move_checks_inside_nested_git_directories() {
         "tmps/**",
     );
     assert_eq!(
-        snapshot(&f.root),
+        f.snapshot(""),
         before,
         "a refused move changed something"
     );
@@ -745,7 +747,8 @@ fn a_directory_move_checks_inside_nested_git_directories() {
     );
     assert_eq!(assert_ok(&v)["stopped"], "not_removed", "{v}");
     assert_eq!(f.read("nested/repo/.git/HEAD"), b"ref: refs/heads/main\n");
-    assert!(!f.p("nested/repo/README").exists());
+    assert!(!f.target_exists("nested/repo/README"));
+}
 }
 
 /// The audit log inside a nested `.git` is never carried away by a directory move (after
@@ -774,6 +777,7 @@ fn an_audit_log_in_a_nested_git_directory_is_never_moved() {
     assert_ok(&close_ws(ws));
 }
 
+crate::backend_tests! {
 /// On a case-insensitive file system (or casefolded directory) `.ENV` opens the file `.env`,
 /// so rules match letter case loosely: no spelling gets around a rule. A `!` exception only
 /// re-allows what the rules also deny by their exact case, so it cannot open more than it
@@ -788,7 +792,7 @@ fn rules_match_letter_case_loosely() {
     f.write("app/key.PEM", "k\n");
     f.write("PUBLIC.PEM", "public\n");
     f.write("token-public", "still secret\n");
-    fs::create_dir(f.p("sub")).unwrap();
+    f.mkdir("sub");
     for (path, rule) in [
         (".ENV", ".env"),
         ("./.Env", ".env"),
@@ -808,10 +812,10 @@ fn rules_match_letter_case_loosely() {
         &f.call("write_file", json!({"path": ".GIT/HEAD", "content": "x"})),
         ".git/**",
     );
-    assert!(!f.p(".GIT").exists());
+    assert!(!f.target_exists(".GIT"));
     // Listings and walks hide every spelling (on a case-sensitive file system, .ENV is a
     // second file).
-    if !f.p(".ENV").exists() {
+    if !f.target_exists(".ENV") {
         f.write(".ENV", "TOKEN=2\n");
         let v = f.call("list_dir", json!({}));
         let data = assert_ok(&v);
@@ -819,6 +823,7 @@ fn rules_match_letter_case_loosely() {
         assert!(!text.to_lowercase().contains(".env"), "{text}");
         assert_eq!(data["denied"], 4, "{text}"); // .env .ENV secrets token-public
     }
+}
 }
 
 /// An exFAT image mounted through FUSE (`exfatprogs`, `exfat-fuse`) on a loop device: a real

@@ -9,7 +9,6 @@ use common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::io::Write;
-use std::os::unix::fs::symlink;
 
 const MIB: u64 = 1024 * 1024;
 
@@ -18,20 +17,11 @@ fn numbered(n: usize) -> String {
     (1..=n).map(|i| format!("line {i}\n")).collect()
 }
 
-/// The SHA-256 of a file as `sha256sum` computes it (an oracle independent of the library).
-fn sha256sum(path: &std::path::Path) -> String {
-    let out = std::process::Command::new("sha256sum")
-        .arg(path)
-        .output()
-        .expect("sha256sum");
-    assert!(out.status.success());
-    String::from_utf8(out.stdout).unwrap()[..64].to_string()
-}
-
 fn text(v: &Value) -> &str {
     v["text"].as_str().unwrap()
 }
 
+crate::backend_tests! {
 #[test]
 fn a_range_returns_its_lines_and_an_exact_continuation_hint() {
     let f = Fixture::new();
@@ -49,7 +39,7 @@ fn a_range_returns_its_lines_and_an_exact_continuation_hint() {
     assert_eq!(d["end_line"], json!(4));
     assert_eq!(d["total_lines"], json!(10));
     assert_eq!(d["next_start_line"], json!(5));
-    assert_eq!(d["sha256"], json!(sha256sum(&f.p("a.txt"))));
+    assert_eq!(d["sha256"], json!(f.sha256("a.txt")));
     assert_eq!(
         text(&v),
         "line 3\nline 4\n[lines 3-4 of 10; continue with start_line=5]"
@@ -160,7 +150,7 @@ fn an_empty_file_says_so() {
     );
     assert_eq!(d["total_lines"], json!(0));
     assert!(d.get("next_start_line").is_none());
-    assert_eq!(d["sha256"], json!(sha256sum(&f.p("empty.txt"))));
+    assert_eq!(d["sha256"], json!(f.sha256("empty.txt")));
 }
 
 #[test]
@@ -255,7 +245,7 @@ fn sha256_only_for_files_within_max_write_bytes() {
     f.write("small.txt", numbered(5)); // 35 bytes
     f.write("big.txt", numbered(20)); // over 50 bytes
     let d = assert_ok(&f.call("read_file", json!({"path": "small.txt", "start_line": 1}))).clone();
-    assert_eq!(d["sha256"], json!(sha256sum(&f.p("small.txt"))));
+    assert_eq!(d["sha256"], json!(f.sha256("small.txt")));
     let d = assert_ok(&f.call("read_file", json!({"path": "big.txt", "start_line": 1}))).clone();
     assert!(d.get("sha256").is_none(), "{d}");
     assert_eq!(d["total_lines"], json!(20), "still counted");
@@ -265,7 +255,7 @@ fn sha256_only_for_files_within_max_write_bytes() {
 fn huge_sparse_files_are_bounded() {
     let f = Fixture::new();
     let ten_gib = 10 * 1024 * MIB;
-    let mut file = fs::File::create(f.p("sparse.txt")).unwrap();
+    let mut file = f.create_file("sparse.txt");
     file.write_all(numbered(100).as_bytes()).unwrap();
     file.set_len(ten_gib).unwrap();
     drop(file);
@@ -305,18 +295,18 @@ fn huge_sparse_files_are_bounded() {
 #[test]
 fn special_files_symlinks_and_deadlines() {
     let f = Fixture::new();
-    mkfifo(&f.p("fifo"));
+    f.mkfifo("fifo");
     let ws = f.ws;
     let v = with_watchdog(10, "range read of a FIFO", move || {
         call(ws, "read_file", json!({"path": "fifo", "start_line": 1}))
     });
     assert_err(&v, "not_a_file");
     f.write("real/a.txt", numbered(3));
-    symlink("real/a.txt", f.p("inside")).unwrap();
+    f.symlink("real/a.txt", "inside");
     let outside = f.base.join("outside.txt");
     fs::write(&outside, "OUTSIDE\n").unwrap();
-    symlink("../outside.txt", f.p("escape")).unwrap();
-    symlink(&outside, f.p("absolute")).unwrap();
+    f.symlink("../outside.txt", "escape");
+    f.symlink(&outside, "absolute");
     let d = assert_ok(&f.call("read_file", json!({"path": "inside", "start_line": 2}))).clone();
     assert_eq!(
         (d["path"].clone(), d["content"].clone()),
@@ -359,6 +349,7 @@ fn raw_output_modes_carry_the_range() {
         shown,
         "2| line 2\n3| line 3\n[lines 2-3 of 5; continue with start_line=4]"
     );
+}
 }
 
 const MEMORY_ENV: &str = "WSFS_RANGE_MEMORY_CHILD";
@@ -441,6 +432,7 @@ fn reading_far_into_a_64_mib_file_keeps_memory_flat() {
     );
 }
 
+crate::backend_tests! {
 /// A plain read (only `path`) carries the whole file's `sha256` when it read all of it and the
 /// file fits in `max_write_bytes`, so a model can pass it to a change tool as `file_hash`; an
 /// empty file says so in the text.
@@ -452,7 +444,7 @@ fn plain_reads_carry_the_hash_of_a_whole_file() {
     f.write("small.txt", "hello\nworld\n");
     let v = f.call("read_file", json!({"path": "small.txt"}));
     let d = assert_ok(&v);
-    assert_eq!(d["sha256"], json!(sha256sum(&f.p("small.txt"))));
+    assert_eq!(d["sha256"], json!(f.sha256("small.txt")));
     assert_eq!(text(&v), "hello\nworld\n");
     assert!(
         d.get("start_line").is_none(),
@@ -478,5 +470,7 @@ fn plain_reads_carry_the_hash_of_a_whole_file() {
     let v = f.call("read_file", json!({"path": "empty.txt"}));
     assert_eq!(text(&v), "(empty file)");
     assert_eq!(assert_ok(&v)["content"], json!(""));
-    assert_eq!(assert_ok(&v)["sha256"], json!(sha256sum(&f.p("empty.txt"))));
+    assert_eq!(assert_ok(&v)["sha256"], json!(f.sha256("empty.txt")));
+}
+
 }

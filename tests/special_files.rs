@@ -8,16 +8,17 @@ use common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::io::Write;
-use std::os::unix::fs::{symlink, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 
 const MIB: u64 = 1024 * 1024;
 
+crate::backend_tests! {
 #[test]
 fn fifo_is_refused_at_once_by_every_tool() {
     let f = Fixture::new();
-    fs::create_dir(f.p("sub")).unwrap();
-    mkfifo(&f.p("fifo"));
-    mkfifo(&f.p("sub/fifo2"));
+    f.mkdir("sub");
+    f.mkfifo("fifo");
+    f.mkfifo("sub/fifo2");
     let ws = f.ws;
     for tool in ["read_file", "write_file", "append_file", "edit_file"] {
         for p in ["fifo", "sub/fifo2"] {
@@ -32,13 +33,13 @@ fn fifo_is_refused_at_once_by_every_tool() {
     });
     assert_err(&v, "not_a_directory");
     for p in ["fifo", "sub/fifo2"] {
-        let md = fs::symlink_metadata(f.p(p)).unwrap();
+        let md = f.lstat(p);
         assert!(
             std::os::unix::fs::FileTypeExt::is_fifo(&md.file_type()),
             "{p} was replaced"
         );
     }
-    let names: Vec<_> = snapshot(&f.root).into_keys().collect();
+    let names: Vec<_> = f.snapshot("").into_keys().collect();
     assert_eq!(names.len(), 3, "temp files left: {names:?}");
 }
 
@@ -50,8 +51,8 @@ fn a_waiting_fifo_writer_is_not_woken() {
     use std::sync::mpsc;
     use std::time::{Duration, Instant};
     let f = Fixture::new();
-    mkfifo(&f.p("fifo"));
-    let path = f.p("fifo");
+    f.mkfifo("fifo");
+    let path = f.disk_path("fifo");
     let (tid_tx, tid_rx) = mpsc::channel();
     let (opened_tx, opened_rx) = mpsc::channel();
     let writer = std::thread::spawn(move || {
@@ -91,7 +92,7 @@ fn a_waiting_fifo_writer_is_not_woken() {
     let _reader = fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
-        .open(f.p("fifo"))
+        .open(f.disk_path("fifo"))
         .unwrap();
     opened_rx.recv_timeout(Duration::from_secs(10)).unwrap();
     writer.join().unwrap().unwrap();
@@ -100,7 +101,7 @@ fn a_waiting_fifo_writer_is_not_woken() {
 #[test]
 fn socket_is_not_a_file() {
     let f = Fixture::new();
-    let _l = std::os::unix::net::UnixListener::bind(f.p("sock")).unwrap();
+    let _l = std::os::unix::net::UnixListener::bind(f.disk_path("sock")).unwrap();
     let ws = f.ws;
     let mut failures = vec![];
     for tool in ["read_file", "write_file", "append_file", "edit_file"] {
@@ -115,7 +116,7 @@ fn socket_is_not_a_file() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    let md = fs::symlink_metadata(f.p("sock")).unwrap();
+    let md = f.lstat("sock");
     assert!(
         std::os::unix::fs::FileTypeExt::is_socket(&md.file_type()),
         "socket replaced"
@@ -135,7 +136,7 @@ fn large_file_read_is_truncated() {
         i += 1;
     }
     data.truncate(size);
-    let mut file = fs::File::create(f.p("big.txt")).unwrap();
+    let mut file = f.create_file("big.txt");
     file.set_len(size as u64).unwrap();
     file.write_all(&data).unwrap();
     drop(file);
@@ -160,7 +161,7 @@ fn sparse_10_gib_file_is_bounded() {
     let ten_gib = 10 * 1024 * MIB;
     // Text at the start, then a hole.
     let head = "sparse text\n".repeat(30_000);
-    let mut file = fs::File::create(f.p("sparse.txt")).unwrap();
+    let mut file = f.create_file("sparse.txt");
     file.write_all(head.as_bytes()).unwrap();
     file.set_len(ten_gib).unwrap();
     drop(file);
@@ -174,8 +175,7 @@ fn sparse_10_gib_file_is_bounded() {
     assert_eq!(d["bytes"], json!(262144));
     assert_eq!(d["content"].as_str().unwrap(), &head[..262144]);
     // Only a hole (NUL bytes): an error or bounded data, quickly.
-    fs::File::create(f.p("hole.txt"))
-        .unwrap()
+    f.create_file("hole.txt")
         .set_len(ten_gib)
         .unwrap();
     let v = with_watchdog(30, "read 10 GiB hole", move || {
@@ -257,11 +257,11 @@ fn binary_and_non_utf8_files_are_io_errors() {
 #[test]
 fn huge_directory_is_listed_bounded_and_sorted() {
     let f = Fixture::new();
-    fs::create_dir(f.p("big")).unwrap();
+    f.mkdir("big");
     let n = 100_000;
     let mut names: Vec<String> = (0..n).map(|i| format!("e{i}")).collect();
     for name in &names {
-        fs::File::create(f.p("big").join(name)).unwrap();
+        f.create_file(&format!("big/{name}"));
     }
     names.sort();
     let v = f.call("list_dir", json!({"path": "big"}));
@@ -290,10 +290,10 @@ fn list_reports_types_sizes_and_byte_order() {
     f.write("b.txt", "12345");
     f.write("B.txt", "1");
     f.write("ä.txt", "");
-    fs::create_dir(f.p("adir")).unwrap();
-    symlink("b.txt", f.p("link")).unwrap();
-    symlink("/nonexistent/far/away", f.p("dangling")).unwrap();
-    mkfifo(&f.p("pipe"));
+    f.mkdir("adir");
+    f.symlink("b.txt", "link");
+    f.symlink("/nonexistent/far/away", "dangling");
+    f.mkfifo("pipe");
     let v = f.call("list_dir", json!({"path": "."}));
     let d = assert_ok(&v);
     assert_eq!(d["total"], json!(7));
@@ -360,7 +360,7 @@ fn write_limits_are_enforced_before_touching_disk() {
         assert_err(&v, "too_large");
     }
     assert_eq!(f.read("keep.txt"), b"original");
-    assert!(!f.p("new").exists(), "parent created by a refused write");
+    assert!(!f.target_exists("new"), "parent created by a refused write");
     let v = f.call(
         "write_file",
         json!({"path": "keep.txt", "content": "y".repeat(100)}),
@@ -373,7 +373,7 @@ fn write_limits_are_enforced_before_touching_disk() {
     );
     assert_err(&v, "too_large");
     assert_eq!(f.read("keep.txt"), "y".repeat(100).as_bytes());
-    assert_eq!(snapshot(&f.root).len(), 1, "temp files left");
+    assert_eq!(f.snapshot("").len(), 1, "temp files left");
 }
 
 #[test]
@@ -408,13 +408,13 @@ fn edit_result_and_source_must_fit() {
     );
     assert_err(&v, "too_large");
     assert_eq!(f.read("many.txt"), "ab".repeat(40).as_bytes());
-    assert_eq!(snapshot(&f.root).len(), 3, "temp files left");
+    assert_eq!(f.snapshot("").len(), 3, "temp files left");
 }
 
 #[test]
 fn type_mismatches() {
     let f = Fixture::new();
-    fs::create_dir_all(f.p("dir/sub")).unwrap();
+    f.mkdir("dir/sub");
     f.write("file.txt", "x");
     f.write("two.txt", "x x");
     let mut cases: Vec<(&str, String, &str)> = vec![];
@@ -463,11 +463,13 @@ fn type_mismatches() {
     );
     assert_eq!(f.read("file.txt"), b"x");
     assert_eq!(f.read("two.txt"), b"x x");
-    assert!(f.p("dir/sub").is_dir());
-    assert_eq!(snapshot(&f.root).len(), 4, "something was created");
+    assert!(f.is_dir("dir/sub"));
+    assert_eq!(f.snapshot("").len(), 4, "something was created");
+}
 }
 
 const DEEP_ENV: &str = "WSFS_DEEP_CHILD";
+
 const DEPTH: usize = 1500;
 
 /// Child half of `deep_nesting_under_low_fd_limit`: runs only when re-invoked with the env var.

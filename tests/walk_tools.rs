@@ -7,7 +7,6 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 use std::fs;
-use std::os::unix::fs::symlink;
 
 fn named(f: &Fixture, tool: &str, args: Value) -> Value {
     call_named(f.ws, tool, &args.to_string())
@@ -55,6 +54,7 @@ fn project() -> Fixture {
     f
 }
 
+crate::backend_tests! {
 #[test]
 fn plain_list_dir_is_unchanged() {
     let f = project();
@@ -89,7 +89,7 @@ fn plain_list_dir_is_unchanged() {
 #[test]
 fn list_dir_tree_is_breadth_first_sorted_and_skips_git() {
     let f = project();
-    symlink("src", f.p("link")).unwrap();
+    f.symlink("src", "link");
     let v = f.call("list_dir", json!({"path": ".", "depth": 3}));
     let d = assert_ok(&v);
     let tree = &d["tree"];
@@ -545,10 +545,10 @@ fn symlinks_are_never_followed() {
     fs::write(outside.join("deep/c.txt"), &canary).unwrap();
     fs::write(outside.join("c.txt"), &canary).unwrap();
     f.write("in/real.txt", "inside\n");
-    symlink(&outside, f.p("abs_out")).unwrap();
-    symlink("../outside", f.p("rel_out")).unwrap();
-    symlink("in", f.p("in_link")).unwrap();
-    symlink("../outside/c.txt", f.p("file_out")).unwrap();
+    f.symlink(&outside, "abs_out");
+    f.symlink("../outside", "rel_out");
+    f.symlink("in", "in_link");
+    f.symlink("../outside/c.txt", "file_out");
     let v = named(
         &f,
         "search_text",
@@ -587,8 +587,8 @@ fn symlinks_are_never_followed() {
 fn special_files_never_block_a_walk() {
     let f = Fixture::new();
     f.write("d/a.txt", "needle\n");
-    mkfifo(&f.p("d/fifo"));
-    mkfifo(&f.p("d/zfifo.txt"));
+    f.mkfifo("d/fifo");
+    f.mkfifo("d/zfifo.txt");
     let ws = f.ws;
     let v = with_watchdog(20, "search over a FIFO", move || {
         call_named(ws, "search_text", r#"{"query":"needle"}"#)
@@ -648,4 +648,6 @@ fn utf16_files_with_a_bom_are_searched_as_text() {
     let v = named(&f, "search_text", json!({"query": "needle"}));
     assert_eq!(hits(&v), ["u16.txt:1"]);
     assert_eq!(assert_ok(&v)["matches"][0]["snippet"], json!("hi needle"));
+}
+
 }

@@ -20,6 +20,7 @@ fn both_ways(f: &Fixture, path: &str, mode: &str, content: &str) -> [Value; 2] {
     [json_way, buffer_way]
 }
 
+crate::backend_tests! {
 #[test]
 fn overwrite_is_the_default_and_reports_what_existed() {
     let f = Fixture::new();
@@ -62,7 +63,7 @@ fn create_never_replaces_anything() {
     assert_eq!(f.read("new/n.txt"), b"first");
     assert_eq!(f.read("new/n.txt.buf"), b"first");
     // Something else than a file in the way.
-    fs::create_dir(f.p("dir")).unwrap();
+    f.mkdir("dir");
     assert_err(
         &f.call(
             "write_file",
@@ -71,7 +72,7 @@ fn create_never_replaces_anything() {
         "not_a_file",
     );
     // A dangling symlink is followed (as by every write): its target is created.
-    std::os::unix::fs::symlink("target.txt", f.p("link")).unwrap();
+    f.symlink("target.txt", "link");
     assert_ok(&f.call(
         "write_file",
         json!({"path": "link", "content": "t", "mode": "create"}),
@@ -85,10 +86,7 @@ fn create_never_replaces_anything() {
         "file_exists",
     );
     // A refused create leaves no temp file and no directory behind.
-    let names: Vec<_> = fs::read_dir(f.p("new"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
+    let names = f.names("new");
     assert_eq!(names.len(), 2, "{names:?}");
 }
 
@@ -118,7 +116,7 @@ fn append_mode_is_append_file() {
     assert_eq!(f.read("log.txt"), b"a\nb\n");
     assert_eq!(f.read("log.txt.buf"), b"a\nb\n");
     // The same refusals as append_file: a hard-linked file is not appended in place.
-    fs::hard_link(f.p("log.txt"), f.p("twin.txt")).unwrap();
+    f.hard_link("log.txt", "twin.txt");
     assert_err(
         &f.call(
             "write_file",
@@ -139,7 +137,7 @@ fn an_unknown_mode_is_invalid_arguments() {
         let msg = assert_err(&v, "invalid_arguments");
         assert!(msg.contains("mode") || msg.contains("variant"), "{msg}");
     }
-    assert!(!f.p("a").exists());
+    assert!(!f.target_exists("a"));
 }
 
 /// Many threads create the same name at once, round after round: exactly one wins each round,
@@ -187,7 +185,7 @@ fn create_races_have_exactly_one_winner() {
         );
     }
     assert_eq!(
-        fs::read_dir(f.p("r")).unwrap().count(),
+        f.names("r").len(),
         ROUNDS,
         "a temp file was left"
     );
@@ -198,7 +196,7 @@ fn create_races_have_exactly_one_winner() {
 #[test]
 fn parents_left_by_a_killed_write_are_removed_at_the_next_open() {
     let f = Fixture::with_state_dir(json!({}));
-    let before = snapshot(&f.root);
+    let before = f.snapshot("");
     for mode in ["overwrite", "create", "append"] {
         wsfs::testing::abandon_next_new_dirs(&f.root, true);
         let path = format!("{mode}/a/b/f.txt");
@@ -207,7 +205,7 @@ fn parents_left_by_a_killed_write_are_removed_at_the_next_open() {
             json!({"path": path, "content": "x", "mode": mode}),
         );
         assert_err(&v, "io_error");
-        assert!(f.p(&format!("{mode}/a/b")).is_dir());
+        assert!(f.is_dir(&format!("{mode}/a/b")));
     }
     wsfs::testing::abandon_next_new_dirs(&f.root, true);
     let v = f.call(
@@ -217,7 +215,7 @@ fn parents_left_by_a_killed_write_are_removed_at_the_next_open() {
     assert_err(&v, "io_error");
     assert_eq!(f.state_files().len(), 4, "{:?}", f.state_files());
     let again = open_ws(&f.root, json!({"state_dir": f.base.join("state")}));
-    assert_eq!(snapshot(&f.root), before, "parents left behind");
+    assert_eq!(f.snapshot(""), before, "parents left behind");
     assert!(f.state_files().is_empty(), "{:?}", f.state_files());
     assert_ok(&close_ws(again));
 }
@@ -239,4 +237,6 @@ fn parents_a_killed_call_made_outside_the_root_are_removed_at_the_next_open() {
     let again = open_ws(&f.root, config);
     assert_eq!(fs::read_dir(f.base.join("out")).unwrap().count(), 0);
     assert_ok(&close_ws(again));
+}
+
 }

@@ -566,11 +566,14 @@ mod tests {
             temp: &temp,
         };
         let index = record.intend(&[intent]).unwrap();
-        ws.root.dir.create_dir(&temp).unwrap();
-        let made = ws.root.dir.open_dir(&temp).unwrap();
+        ws.test_root().dir.create_dir(&temp).unwrap();
+        let made = ws.test_root().dir.open_dir(&temp).unwrap();
         record.made(index, &made.dir_metadata().unwrap()).unwrap();
         if rename {
-            ws.root.dir.rename(&temp, &ws.root.dir, name).unwrap();
+            ws.test_root()
+                .dir
+                .rename(&temp, &ws.test_root().dir, name)
+                .unwrap();
         }
         temp
     }
@@ -585,7 +588,7 @@ mod tests {
         let (root, state) = (base.join("ws"), base.join("state"));
         std::fs::create_dir(&root).unwrap();
         let ws = open(&root, &state);
-        let mut live = DirRecord::begin(&ws.root).unwrap();
+        let mut live = DirRecord::begin(ws.test_root()).unwrap();
         make(&ws, &mut live, "live", true);
         let _ = open(&root, &state);
         assert!(
@@ -601,7 +604,7 @@ mod tests {
             "an ended call's directory was removed"
         );
         // Killed: once after the rename, once between the temp directory and the rename.
-        let mut dead = DirRecord::begin(&ws.root).unwrap();
+        let mut dead = DirRecord::begin(ws.test_root()).unwrap();
         make(&ws, &mut dead, "named", true);
         let temp = make(&ws, &mut dead, "never", false);
         dead.abandon();

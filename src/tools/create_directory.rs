@@ -142,7 +142,7 @@ fn make_leaf(call: &Call<'_>, located: &Located<'_>, display: &str) -> Result<bo
         };
     }
     call.ctl.check()?;
-    match located.dir.create_dir(leaf) {
+    match call.ws.make_dir(&located.dir, leaf) {
         Ok(()) => Ok(true),
         // Made by someone else since resolution: fine if it is a directory (not followed).
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {

@@ -16,6 +16,7 @@
 //! - After a complete deletion the parent directory is fsynced.
 
 use super::entry::{self, Entry};
+use crate::backend::{Halt, NotRemoved, Removal, RemoveDenyHook, RemoveOptions};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::audit::Change;
@@ -23,12 +24,10 @@ use crate::lines::FileHash;
 use crate::sandbox::fileops::sync_dir;
 use crate::sandbox::gate::Access;
 use crate::sandbox::root::ToolPath;
-use crate::sandbox::sys::{self, Kind};
+use crate::sandbox::sys::Kind;
 use crate::sandbox::walk::filter::is_internal_name;
-use crate::sandbox::walk::remove::{remove_tree, Halt, Removal, RemoveDenyHook, RemoveOptions};
 use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
 use crate::workspace::Workspace;
-use rustix::fs::{AtFlags, RawDir};
 use rustix::io::Errno;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -139,7 +138,7 @@ pub(crate) fn delete_path(
         .then(|| ws.shown_resolved(&entry.located.dir, Some(entry.leaf.as_os_str()), display));
     if entry.is_dir() {
         if !recursive {
-            return Err(recursive_required(&entry, path, ctl));
+            return Err(recursive_required(ws, &entry, path, ctl));
         }
         let (mut out, warnings) = delete_tree(ws, &entry, path, ctl)?;
         out.audit = audited_path.map(|p| (p, None));
@@ -154,7 +153,7 @@ pub(crate) fn delete_path(
         _ => None,
     };
     ctl.check()?;
-    match rustix::fs::unlinkat(entry.dir(), entry.leaf.as_os_str(), AtFlags::empty()) {
+    match ws.remove_file(entry.dir(), entry.leaf.as_os_str()) {
         Ok(()) => {}
         Err(Errno::ISDIR) => {
             return Err(WsfsError::new(
@@ -221,26 +220,25 @@ fn delete_tree(
         protect: Some(entry::root_id(ws, display)?),
         deny: base.is_some().then_some(&deny as RemoveDenyHook<'_>),
     };
-    let removal =
-        remove_tree(entry.dir(), &entry.leaf, entry.id(), &opts, ctl).map_err(|e| {
-            match e.raw_os_error() {
-                Some(libc::ESTALE | libc::ELOOP | libc::ENOTDIR) => WsfsError::new(
-                    ErrorCode::IoError,
-                    format!(
-                        "{display} was replaced during the call; nothing was deleted. Call \
+    let removal = ws
+        .remove_tree(entry.dir(), &entry.leaf, entry.id(), &opts, ctl)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ESTALE | libc::ELOOP | libc::ENOTDIR) => WsfsError::new(
+                ErrorCode::IoError,
+                format!(
+                    "{display} was replaced during the call; nothing was deleted. Call \
                          again to delete what it is now"
-                    ),
                 ),
-                Some(libc::EXDEV) => WsfsError::new(
-                    ErrorCode::PermissionDenied,
-                    format!(
-                        "{display} is a mount point (its contents belong to another file \
+            ),
+            Some(libc::EXDEV) => WsfsError::new(
+                ErrorCode::PermissionDenied,
+                format!(
+                    "{display} is a mount point (its contents belong to another file \
                          system or directory); delete_file never deletes across one. Nothing \
                          was deleted"
-                    ),
                 ),
-                _ => WsfsError::from_io(&e, display),
-            }
+            ),
+            _ => WsfsError::from_io(&e, display),
         })?;
     let Removal {
         removed,
@@ -297,7 +295,7 @@ fn delete_tree(
 /// The error for a recursive deletion that could not remove anything: nothing changed.
 fn nothing_removed(
     display: &str,
-    not_removed: &[crate::sandbox::walk::remove::NotRemoved],
+    not_removed: &[NotRemoved],
     count: u64,
     shown: &dyn Fn(&str) -> String,
 ) -> WsfsError {
@@ -323,8 +321,13 @@ fn nothing_removed(
 }
 
 /// `recursive_required`, saying how much the directory holds.
-fn recursive_required(entry: &Entry<'_>, path: &ToolPath, ctl: &CallControl) -> WsfsError {
-    let holding = match count_entries(entry, ctl) {
+fn recursive_required(
+    ws: &Workspace,
+    entry: &Entry<'_>,
+    path: &ToolPath,
+    ctl: &CallControl,
+) -> WsfsError {
+    let holding = match count_entries(ws, entry, ctl) {
         Some((0, _)) => "an empty directory".to_string(),
         Some((1, false)) => "a directory holding 1 entry".to_string(),
         Some((n, false)) => format!("a directory holding {n} entries"),
@@ -342,26 +345,23 @@ fn recursive_required(entry: &Entry<'_>, path: &ToolPath, ctl: &CallControl) -> 
 
 /// How many entries the directory holds directly (at most `MAX_COUNTED`, and whether there
 /// are more); `None` if it cannot be read.
-fn count_entries(entry: &Entry<'_>, ctl: &CallControl) -> Option<(u64, bool)> {
-    let fd = sys::open_child_dir(entry.dir().as_fd(), entry.leaf.as_bytes()).ok()?;
-    let mut buf = Vec::with_capacity(crate::sandbox::walk::names::DIRENT_BUFFER);
-    let mut raw = RawDir::new(fd, buf.spare_capacity_mut());
+fn count_entries(ws: &Workspace, entry: &Entry<'_>, ctl: &CallControl) -> Option<(u64, bool)> {
+    let dir = ws.open_child_dir(entry.dir(), &entry.leaf).ok()?;
     let mut count = 0u64;
-    while let Some(item) = raw.next() {
-        let item = item.ok()?;
-        let name = item.file_name().to_bytes();
-        if name == b"." || name == b".." || is_internal_name(name) {
-            continue;
+    let mut more = false;
+    ws.list(dir.as_fd(), "", ctl, |item| {
+        if is_internal_name(item.name) {
+            return Ok(true);
         }
         if count == MAX_COUNTED {
-            return Some((count, true));
-        }
-        if count.is_multiple_of(128) {
-            ctl.check().ok()?;
+            more = true;
+            return Ok(false);
         }
         count += 1;
-    }
-    Some((count, false))
+        Ok(true)
+    })
+    .ok()?;
+    Some((count, more))
 }
 
 impl ToolOutput for DeleteOutput {

@@ -7,11 +7,10 @@
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::names::display_path;
-use crate::sandbox::create_dirs::open_parent;
 use crate::sandbox::fileops::{lock_current, open_error, open_leaf_read, LockedFile};
 use crate::sandbox::gate::Access;
 use crate::sandbox::resolve::Located;
-use crate::sandbox::root::{Anchor, ToolPath};
+use crate::sandbox::root::{Anchor, DirRef, ToolPath};
 use crate::sandbox::sys;
 use crate::workspace::Workspace;
 use cap_std::fs::{Dir, Metadata, MetadataExt};
@@ -113,7 +112,7 @@ pub(crate) fn existing_entry<'a>(
         let root = root_id(ws, display)?;
         let holds_root = entry.id() == root
             || (path.anchor == Anchor::Host
-                && is_at_or_above(&ws.root.dir, entry.id(), None, ctl)?);
+                && is_at_or_above(ws, &*root_handle(ws, display)?, entry.id(), None, ctl)?);
         if holds_root {
             return Err(is_root(display, action, entry.id() != root));
         }
@@ -125,7 +124,7 @@ pub(crate) fn existing_entry<'a>(
 /// directory named through `..`.
 pub(crate) fn unnamed(ws: &Workspace, dir: &Dir, display: &str, action: &str) -> WsfsError {
     let id = sys::identity(dir.as_fd()).ok();
-    if id.is_some() && id == sys::identity(ws.root.dir.as_fd()).ok() {
+    if id.is_some() && id == ws.root_id().ok() {
         return is_root(display, action, false);
     }
     WsfsError::new(
@@ -150,7 +149,13 @@ fn is_root(display: &str, action: &str, ancestor: bool) -> WsfsError {
 }
 
 pub(crate) fn root_id(ws: &Workspace, display: &str) -> Result<FileId> {
-    sys::identity(ws.root.dir.as_fd()).map_err(|e| WsfsError::from_io(&e, display))
+    ws.root_id().map_err(|e| WsfsError::from_io(&e, display))
+}
+
+/// The root directory's handle, for stepping up from it.
+fn root_handle<'a>(ws: &'a Workspace, display: &str) -> Result<DirRef<'a>> {
+    ws.open_at_root(Path::new(""))
+        .map_err(|e| WsfsError::from_io(&e, display))
 }
 
 /// Whether the directory `id` is `dir` itself or one of its ancestors, found by stepping up
@@ -158,6 +163,7 @@ pub(crate) fn root_id(ws: &Workspace, display: &str) -> Result<FileId> {
 /// workspace root, not checked itself) or the top of the file system. At most two
 /// descriptors are open.
 pub(crate) fn is_at_or_above(
+    ws: &Workspace,
     dir: &Dir,
     id: FileId,
     stop: Option<FileId>,
@@ -174,7 +180,9 @@ pub(crate) fn is_at_or_above(
             return Ok(false);
         }
         ctl.check()?;
-        let parent = open_parent(held.as_ref().unwrap_or(dir)).map_err(io_err)?;
+        let parent = ws
+            .parent_dir(held.as_ref().unwrap_or(dir))
+            .map_err(io_err)?;
         let parent_id = sys::identity(parent.as_fd()).map_err(io_err)?;
         if parent_id == current_id {
             return Ok(false); // the top of the file system
@@ -215,7 +223,7 @@ pub(crate) fn shown_rel(ws: &Workspace, anchor: Anchor, rel: &Path) -> String {
         Anchor::Root => display_path(rel),
         Anchor::Host => {
             let absolute = Path::new("/").join(rel);
-            match absolute.strip_prefix(&ws.root.path) {
+            match absolute.strip_prefix(ws.root()) {
                 Ok(inside) => display_path(inside),
                 Err(_) => display_path(&absolute),
             }

@@ -3,9 +3,9 @@
 
 use super::globs::PathGlob;
 use super::walking::{open_walk_dir, skipped_hint, WalkDeny};
+use crate::backend::Flow;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::render;
-use crate::sandbox::walk::dfs::{walk, Flow};
 use crate::sandbox::walk::filter::Candidate;
 use crate::sandbox::walk::names::shown;
 use crate::sandbox::walk::{Kind, WalkOptions, WalkStats};
@@ -111,26 +111,28 @@ impl Tool for FindFiles {
         let mut files = Vec::new();
         let mut scanned = 0u64;
         let mut truncated = false;
-        let walked = walk(dir.as_fd(), &path.display, &opts, call.ctl, |e| {
-            if e.kind == Kind::Dir {
-                return Ok(Flow::Continue);
-            }
-            scanned += 1;
-            if !matches!(e.kind, Kind::File | Kind::Symlink) {
-                return Ok(Flow::Continue);
-            }
-            full.truncate(prefix.len());
-            full.extend_from_slice(e.rel);
-            if !glob.is_match(&full, e.rel, e.name) {
-                return Ok(Flow::Continue);
-            }
-            if files.len() as u64 >= max {
-                truncated = true;
-                return Ok(Flow::Stop);
-            }
-            files.push(shown(&full).into_owned());
-            Ok(Flow::Continue)
-        })?;
+        let walked = call
+            .ws
+            .walk(dir.as_fd(), &path.display, &opts, call.ctl, |e| {
+                if e.kind == Kind::Dir {
+                    return Ok(Flow::Continue);
+                }
+                scanned += 1;
+                if !matches!(e.kind, Kind::File | Kind::Symlink) {
+                    return Ok(Flow::Continue);
+                }
+                full.truncate(prefix.len());
+                full.extend_from_slice(e.rel);
+                if !glob.is_match(&full, e.rel, e.name) {
+                    return Ok(Flow::Continue);
+                }
+                if files.len() as u64 >= max {
+                    truncated = true;
+                    return Ok(Flow::Stop);
+                }
+                files.push(shown(&full).into_owned());
+                Ok(Flow::Continue)
+            })?;
         let out = FindOutput {
             files,
             truncated,

@@ -5,21 +5,19 @@
 use crate::control::CallControl;
 use crate::names::display_path;
 use crate::sandbox::root::Anchor;
-use crate::sandbox::root::DirRef;
 use crate::sandbox::walk::deny::StartPaths;
+use crate::sandbox::walk::Kind;
 use crate::workspace::Workspace;
-use rustix::fs::DirEntryExt;
 use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::os::fd::AsFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 /// Suggestions offered at most.
 const MAX_SUGGESTIONS: usize = 3;
 /// Entries of the parent directory looked at, at most.
 const MAX_SCANNED: usize = 10_000;
-/// Deadline checks happen every this many entries.
-const CHECK_EVERY: usize = 256;
 /// Names less similar than this are not suggested.
 const MIN_SIMILARITY: f64 = 0.8;
 
@@ -62,15 +60,10 @@ pub(crate) fn similar_paths(
             return Vec::new();
         };
         let parent: PathBuf = components[..depth].iter().collect();
-        let dir = if parent.as_os_str().is_empty() {
-            ws.root.dir.try_clone()
-        } else {
-            ws.root.dir.open_dir(&parent)
-        };
-        let Ok(dir) = dir else {
+        let Ok(dir) = ws.open_at_root(&parent) else {
             continue;
         };
-        if dir.symlink_metadata(missing).is_ok() {
+        if ws.has_entry(&dir, missing) {
             // The name is there (the path exists, or something other than a missing name
             // stopped it): nothing to suggest.
             return Vec::new();
@@ -78,7 +71,6 @@ pub(crate) fn similar_paths(
         // The policy hides names from suggestions as from listings (the walks' filter, on
         // the resolved path of the directory: a symlinked parent is matched where it leads),
         // and a directory it denies is not listed at all: no tool resolution allowed it.
-        let dir = DirRef::Opened(dir);
         let filter = match ws.walk_filter(&dir, StartPaths::default()) {
             Ok(filter) => filter,
             Err(_) => return Vec::new(),
@@ -96,7 +88,7 @@ pub(crate) fn similar_paths(
             }
             None => true,
         };
-        return ranked_names(&dir, missing, allowed, ctl)
+        return ranked_names(ws, &dir, missing, allowed, ctl)
             .into_iter()
             .map(|(name, is_dir)| {
                 let shown = display_path(&parent.join(&name));
@@ -119,7 +111,7 @@ fn root_relative(ws: &Workspace, anchor: Anchor, rel: &Path) -> Option<PathBuf> 
         // would show the model directories outside the workspace).
         Anchor::Host => {
             let absolute = Path::new("/").join(rel);
-            let rel = absolute.strip_prefix(&ws.root.path).ok()?;
+            let rel = absolute.strip_prefix(ws.root()).ok()?;
             (!rel.components().any(|c| c == Component::ParentDir)).then(|| rel.to_path_buf())
         }
     }
@@ -127,40 +119,45 @@ fn root_relative(ws: &Workspace, anchor: Anchor, rel: &Path) -> Option<PathBuf> 
 
 /// The names in `dir` most similar to `missing`, best first, with whether each is a directory.
 fn ranked_names(
+    ws: &Workspace,
     dir: &cap_std::fs::Dir,
     missing: &OsStr,
     allowed: impl Fn(&OsStr, bool, u64) -> bool,
     ctl: &CallControl,
 ) -> Vec<(String, bool)> {
-    let Ok(entries) = dir.entries() else {
-        return Vec::new();
-    };
     let wanted = shown_name(missing).to_lowercase();
     let mut best: Vec<(f64, String, bool)> = Vec::new();
-    for (i, entry) in entries.take(MAX_SCANNED).enumerate() {
-        if i % CHECK_EVERY == 0 && ctl.check().is_err() {
-            break;
+    let mut scanned = 0usize;
+    // A failed listing (or the deadline) keeps what was ranked so far.
+    let _ = ws.list(dir.as_fd(), "", ctl, |entry| {
+        if scanned == MAX_SCANNED {
+            return Ok(false);
         }
-        let Ok(entry) = entry else { continue };
-        let name = entry.file_name();
-        if hidden_entry(&name) {
-            continue;
+        scanned += 1;
+        let name = OsStr::from_bytes(entry.name);
+        if hidden_entry(name) {
+            return Ok(true);
         }
-        let shown = shown_name(&name).into_owned();
+        let shown = shown_name(name).into_owned();
         let score = similarity(&wanted, &shown.to_lowercase());
         if score < MIN_SIMILARITY {
-            continue;
+            return Ok(true);
         }
-        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if !allowed(&name, is_dir, entry.ino()) {
-            continue;
+        let is_dir = match entry.kind {
+            Kind::Dir => true,
+            Kind::Unknown => dir.symlink_metadata(name).is_ok_and(|m| m.is_dir()),
+            _ => false,
+        };
+        if !allowed(name, is_dir, entry.ino) {
+            return Ok(true);
         }
         best.push((score, shown, is_dir));
         // Best first; equal scores in name order, so the answer does not depend on the
         // directory's order.
         best.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         best.truncate(MAX_SUGGESTIONS);
-    }
+        Ok(true)
+    });
     best.into_iter().map(|(_, name, d)| (name, d)).collect()
 }
 

@@ -20,6 +20,7 @@
 
 use super::entry::{self, Entry, FileId};
 use super::write::hash_same_file;
+use crate::backend::Flow;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::audit::Change;
@@ -28,7 +29,6 @@ use crate::sandbox::gate::Access;
 use crate::sandbox::resolve::Located;
 use crate::sandbox::root::ToolPath;
 use crate::sandbox::sys::{self, Kind};
-use crate::sandbox::walk::dfs::{walk_all, Flow};
 use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
 use crate::tools::hints::shown_name;
 use crate::workspace::Workspace;
@@ -224,7 +224,7 @@ fn rename_entry(
     }
     if from.is_dir() {
         let root = entry::root_id(ws, &dst.display)?;
-        if entry::is_at_or_above(&to.dir, from.id(), Some(root), ctl)? {
+        if entry::is_at_or_above(ws, &to.dir, from.id(), Some(root), ctl)? {
             return Err(into_itself(src, dst));
         }
     }
@@ -235,7 +235,7 @@ fn rename_entry(
     } else {
         RenameFlags::NOREPLACE
     };
-    rustix::fs::renameat_with(from.dir(), &from.leaf, &*to.dir, to_leaf, flags)
+    ws.rename(from.dir(), &from.leaf, &to.dir, to_leaf, flags)
         .map_err(|e| rename_error(e, ws, from, to, src, dst, overwrite, ctl))?;
     // Committed: from here on the call succeeds; a failed fsync is a warning.
     let mut warnings = Vec::new();
@@ -396,7 +396,7 @@ fn moved_into_itself(
     let Ok(root) = entry::root_id(ws, &dst.display) else {
         return false;
     };
-    entry::is_at_or_above(&to.dir, from.id(), Some(root), ctl).unwrap_or(false)
+    entry::is_at_or_above(ws, &to.dir, from.id(), Some(root), ctl).unwrap_or(false)
 }
 
 /// `file_exists`: `dst` is taken and `overwrite` is false.
@@ -522,7 +522,7 @@ fn check_moved_tree(
         .map_err(|e| WsfsError::from_io(&e, &src.display))?;
     let mut refused: Option<(String, String)> = None;
     // Every entry the move carries, `.git` directories and temp files included.
-    let walked = walk_all(dir.as_fd(), &src.display, ctl, |e| {
+    let walked = ws.walk_all(dir.as_fd(), &src.display, ctl, |e| {
         let rel = OsStr::from_bytes(e.rel);
         let is_dir = e.kind == Kind::Dir;
         let why = ws

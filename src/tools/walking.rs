@@ -11,7 +11,6 @@ use crate::sandbox::walk::deny::{StartPaths, WalkFilter};
 use crate::sandbox::walk::filter::{Candidate, Skip};
 use crate::sandbox::walk::{Kind, WalkStats};
 use crate::workspace::Workspace;
-use cap_fs_ext::DirExt;
 use std::ffi::OsString;
 use std::fmt::Write;
 
@@ -41,8 +40,8 @@ pub(crate) fn open_target<'a>(
             ErrorCode::PathNotFound,
             format!("{display} does not exist; use list_dir to see what exists"),
         )),
-        Some(meta) if meta.is_dir() => match located.dir.open_dir_nofollow(&leaf) {
-            Ok(dir) => Ok(Target::Dir(DirRef::Opened(dir), known)),
+        Some(meta) if meta.is_dir() => match ws.open_child_dir(&located.dir, &leaf) {
+            Ok(dir) => Ok(Target::Dir(dir, known)),
             Err(e) => Err(WsfsError::from_io(&e, display)),
         },
         Some(meta) => {
@@ -67,8 +66,8 @@ pub(crate) fn open_walk_dir<'a>(
         return Ok((located.dir, known));
     };
     // O_DIRECTORY refuses a FIFO or device before opening it, so nothing blocks.
-    match located.dir.open_dir_nofollow(leaf) {
-        Ok(dir) => Ok((DirRef::Opened(dir), known)),
+    match ws.open_child_dir(&located.dir, leaf) {
+        Ok(dir) => Ok((dir, known)),
         Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Err(WsfsError::new(
             ErrorCode::NotADirectory,
             format!("{display} is not a directory; {hint}"),

@@ -291,7 +291,7 @@ fn append_leaf(
         // Only under our lock, and only if still empty: another appender may be waiting for
         // the lock on this file, and will then find the name gone and create it again.
         if created && locked.file.metadata().is_ok_and(|m| m.len() == 0) {
-            let _ = located.dir.remove_file(leaf);
+            let _ = call.ws.remove_file(&located.dir, leaf);
         }
         return Err(e);
     }

@@ -15,11 +15,14 @@ use std::path::{Path, PathBuf};
 
 pub use wsfs::ffi;
 
+mod backend;
 mod commit;
 mod host;
 mod race;
 
 // Not every test binary uses every helper (the same reason as `dead_code` above).
+#[allow(unused_imports)]
+pub use backend::*;
 #[allow(unused_imports)]
 pub use commit::*;
 #[allow(unused_imports)]
@@ -355,6 +358,8 @@ pub struct Fixture {
     /// Canonical workspace root.
     pub root: PathBuf,
     pub ws: u64,
+    /// The backend the workspace is on (see `backend.rs`).
+    pub backend: Backend,
 }
 
 impl Fixture {
@@ -385,6 +390,7 @@ impl Fixture {
             base,
             root,
             ws,
+            backend: current_backend(),
         }
     }
 
@@ -403,6 +409,7 @@ impl Fixture {
             base,
             root,
             ws,
+            backend: current_backend(),
         }
     }
 
@@ -433,18 +440,6 @@ impl Fixture {
 
     pub fn call(&self, tool: &str, args: Value) -> Value {
         call(self.ws, tool, args)
-    }
-
-    pub fn write(&self, rel: &str, bytes: impl AsRef<[u8]>) {
-        let p = self.p(rel);
-        if let Some(parent) = p.parent() {
-            fs::create_dir_all(parent).unwrap();
-        }
-        fs::write(p, bytes).unwrap();
-    }
-
-    pub fn read(&self, rel: &str) -> Vec<u8> {
-        fs::read(self.p(rel)).unwrap_or_else(|e| panic!("reading {rel}: {e}"))
     }
 }
 

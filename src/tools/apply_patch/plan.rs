@@ -133,7 +133,7 @@ pub fn apply_patch(
         return Ok((out, warnings));
     }
     let keep: Vec<bool> = sections.iter().map(|s| s.rejections.is_empty()).collect();
-    let anchor = if ws.root.restrict {
+    let anchor = if ws.restricts_to_workspace() {
         Anchor::Root
     } else {
         Anchor::Host
@@ -349,7 +349,7 @@ fn missing_dirs(ws: &Workspace, path: &ToolPath) -> Vec<PathBuf> {
             continue;
         }
         let exists = match path.anchor {
-            Anchor::Root => ws.root.dir.metadata(&prefix).is_ok(),
+            Anchor::Root => ws.exists(&prefix),
             Anchor::Host => std::fs::metadata(Path::new("/").join(&prefix)).is_ok(),
         };
         if !exists {

@@ -5,7 +5,7 @@ use super::output::{Entry, ListOutput};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::sandbox::gate::{Access, Skipped};
-use crate::sandbox::root::{DirRef, ToolPath};
+use crate::sandbox::root::ToolPath;
 use crate::sandbox::sys;
 use crate::sandbox::tempfile::is_temp_name;
 use crate::sandbox::walk::deny::WalkFilter;
@@ -14,21 +14,12 @@ use crate::sandbox::walk::names::shown;
 use crate::sandbox::walk::Kind;
 use crate::tools::contract::Call;
 use crate::workspace::Workspace;
-use cap_fs_ext::DirExt;
 use cap_std::fs::Dir;
 use ignore::gitignore::Gitignore;
-use rustix::fs::{FileType, RawDir};
 use std::collections::BinaryHeap;
 use std::ffi::{OsStr, OsString};
 use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
-
-/// Directory entries read between cancellation checks: 128 of the longest names fill half of
-/// `DIRENT_BUFFER`, so at most one `getdents64` call runs between two checks.
-const CHECK_EVERY: u64 = 128;
-
-/// Bytes of `getdents64` records fetched per system call.
-const DIRENT_BUFFER: usize = 64 * 1024;
 
 pub fn list_dir(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Result<ListOutput> {
     list_filtered(ws, path, ctl, ws.limits.max_list_entries, |_, _, _| true)
@@ -49,8 +40,8 @@ fn list_filtered(
     let known = located.start_paths();
     let dir = match &located.leaf {
         None => located.dir,
-        Some(leaf) => match located.dir.open_dir_nofollow(leaf) {
-            Ok(dir) => DirRef::Opened(dir),
+        Some(leaf) => match ws.open_child_dir(&located.dir, leaf) {
+            Ok(dir) => dir,
             Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
                 return Err(WsfsError::new(
                     ErrorCode::NotADirectory,
@@ -63,10 +54,7 @@ fn list_filtered(
     let filter = ws.walk_filter(&dir, known)?;
     let filter = filter.map(|filter| PolicyFilter { filter, dir: &dir });
     let (names, total, left_out) =
-        smallest_names(&dir, max, filter.as_ref(), ctl, keep).map_err(|e| match e {
-            Stop::Io(e) => io_err(e),
-            Stop::Call(e) => e,
-        })?;
+        smallest_names(ws, &dir, display, max, filter.as_ref(), ctl, keep)?;
     let mut entries = Vec::with_capacity(names.len());
     for name in names {
         ctl.check()?;
@@ -122,10 +110,10 @@ struct PolicyFilter<'a> {
 }
 
 impl PolicyFilter<'_> {
-    fn skip(&self, name: &[u8], kind: FileType, ino: u64) -> Option<Skipped> {
+    fn skip(&self, name: &[u8], kind: Kind, ino: u64) -> Option<Skipped> {
         let is_dir = match kind {
-            FileType::Directory => true,
-            FileType::Unknown => self
+            Kind::Dir => true,
+            Kind::Unknown => self
                 .dir
                 .symlink_metadata(OsStr::from_bytes(name))
                 .is_ok_and(|m| m.is_dir()),
@@ -142,55 +130,39 @@ struct LeftOut {
     protected: u64,
 }
 
-enum Stop {
-    Io(std::io::Error),
-    Call(WsfsError),
-}
-
 /// The `max` smallest names in byte order, the number of entries, and what `filter` left
 /// out. A max-heap of `max` names keeps memory bounded by the limit however large the
 /// directory is.
 fn smallest_names(
+    ws: &Workspace,
     dir: &Dir,
+    display: &str,
     max: u64,
     filter: Option<&PolicyFilter<'_>>,
     ctl: &CallControl,
     mut keep: impl FnMut(&Dir, &[u8], Kind) -> bool,
-) -> std::result::Result<(Vec<OsString>, u64, LeftOut), Stop> {
+) -> Result<(Vec<OsString>, u64, LeftOut)> {
     let cap = usize::try_from(max).unwrap_or(usize::MAX);
     let mut heap: BinaryHeap<Vec<u8>> = BinaryHeap::with_capacity(cap.min(4096) + 1);
     let mut total = 0u64;
     let mut left_out = LeftOut::default();
-    // The handle may be O_PATH; getdents needs the directory open for reading. Entries are
-    // read straight from the kernel's buffer, so a name is copied only when it is kept.
-    let readable = dir.open(".").map_err(Stop::Io)?;
-    let mut buf = Vec::with_capacity(DIRENT_BUFFER);
-    let mut entries = RawDir::new(readable, buf.spare_capacity_mut());
-    let mut seen = 0u64;
-    while let Some(entry) = entries.next() {
-        if seen.is_multiple_of(CHECK_EVERY) {
-            ctl.check().map_err(Stop::Call)?;
-        }
-        seen += 1;
-        let entry = entry.map_err(|e| Stop::Io(e.into()))?;
-        let name = entry.file_name().to_bytes();
+    // Entries come straight from the kernel's buffer, so a name is copied only when kept.
+    ws.list(dir.as_fd(), display, ctl, |entry| {
+        let name = entry.name;
         // wsfs's own temp files are never shown (nor counted): they are not the agent's.
-        if name == b"." || name == b".." || is_temp_name(name) {
-            continue;
+        if is_temp_name(name) || !keep(dir, name, entry.kind) {
+            return Ok(true);
         }
-        if !keep(dir, name, Kind::from_file_type(entry.file_type())) {
-            continue;
-        }
-        match filter.and_then(|f| f.skip(name, entry.file_type(), entry.ino())) {
+        match filter.and_then(|f| f.skip(name, entry.kind, entry.ino)) {
             Some(Skipped::Denied(_)) => {
                 left_out.denied += 1;
-                continue;
+                return Ok(true);
             }
             Some(Skipped::Protected) => {
                 left_out.protected += 1;
-                continue;
+                return Ok(true);
             }
-            Some(Skipped::Reserved) => continue,
+            Some(Skipped::Reserved) => return Ok(true),
             None => {}
         }
         total += 1;
@@ -200,7 +172,8 @@ fn smallest_names(
             heap.pop();
             heap.push(name.to_vec());
         }
-    }
+        Ok(true)
+    })?;
     let names = heap
         .into_sorted_vec()
         .into_iter()
@@ -241,8 +214,17 @@ mod tests {
             std::fs::write(tmp.path().join(name), b"").unwrap();
         }
         let dir = Dir::open_ambient_dir(tmp.path(), ambient_authority()).unwrap();
+        let config = crate::config::Config {
+            root: tmp.path().to_string_lossy().into_owned(),
+            restrict_to_workspace: true,
+            limits: Default::default(),
+            state_dir: None,
+            policy: Default::default(),
+        };
+        let ws = Workspace::open(&config).unwrap().0;
         let ctl = CallControl::new(Duration::from_secs(10), None);
-        let (names, total, _) = match smallest_names(&dir, 3, None, &ctl, |_, _, _| true) {
+        let listed = smallest_names(&ws, &dir, ".", 3, None, &ctl, |_, _, _| true);
+        let (names, total, _) = match listed {
             Ok(found) => found,
             Err(_) => panic!("listing failed"),
         };

@@ -1,9 +1,9 @@
 //! `list_dir`'s result: one level's entries, or a tree (`data.tree`), and the text a model
 //! reads.
 
+use crate::backend::Tree;
 use crate::render;
 use crate::sandbox::walk::names::shown;
-use crate::sandbox::walk::tree::Tree;
 use crate::sandbox::walk::Kind;
 use crate::tools::contract::ToolOutput;
 use crate::tools::walking::{is_zero, left_out_note};

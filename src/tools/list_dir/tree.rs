@@ -4,7 +4,6 @@ use super::output::{ListOutput, TreeOut};
 use crate::error::Result;
 use crate::sandbox::root::ToolPath;
 use crate::sandbox::walk::filter::{Candidate, WalkOptions};
-use crate::sandbox::walk::tree::list_tree;
 use crate::tools::contract::Call;
 use crate::tools::walking::{open_walk_dir, WalkDeny};
 use std::os::fd::AsFd;
@@ -25,7 +24,9 @@ pub(super) fn list(
         opts.deny = Some(&hook);
     }
     let cap_entries = usize::try_from(cap).unwrap_or(usize::MAX);
-    let mut tree = list_tree(dir.as_fd(), &path.display, &opts, cap_entries, call.ctl)?;
+    let mut tree = call
+        .ws
+        .list_tree(dir.as_fd(), &path.display, &opts, cap_entries, call.ctl)?;
     let warnings = std::mem::take(&mut tree.warnings);
     let out = ListOutput {
         path: path.display.clone(),

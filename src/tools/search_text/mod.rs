@@ -5,11 +5,11 @@ mod sink;
 
 use super::globs::PathGlob;
 use super::walking::{open_target, path_prefix, Target, WalkDeny};
+use crate::backend::Flow;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::render;
 use crate::sandbox::sys;
-use crate::sandbox::walk::dfs::{walk, Flow};
 use crate::sandbox::walk::filter::Candidate;
 use crate::sandbox::walk::names::shown;
 use crate::sandbox::walk::{Kind, WalkOptions, WalkStats};
@@ -165,25 +165,27 @@ impl Tool for SearchText {
                 }
                 let prefix = path_prefix(&path.display);
                 let mut full = prefix.clone().into_bytes();
-                let walked = walk(dir.as_fd(), &path.display, &opts, call.ctl, |e| {
-                    if e.kind != Kind::File {
-                        return Ok(Flow::Continue);
-                    }
-                    full.truncate(prefix.len());
-                    full.extend_from_slice(e.rel);
-                    if glob
-                        .as_ref()
-                        .is_some_and(|g| !g.is_match(&full, e.rel, e.name))
-                    {
-                        return Ok(Flow::Continue);
-                    }
-                    let shown_path = shown(&full);
-                    run.search_file(e.dir, e.name, &shown_path)?;
-                    Ok(match run.out.truncated {
-                        true => Flow::Stop,
-                        false => Flow::Continue,
-                    })
-                })?;
+                let walked = call
+                    .ws
+                    .walk(dir.as_fd(), &path.display, &opts, call.ctl, |e| {
+                        if e.kind != Kind::File {
+                            return Ok(Flow::Continue);
+                        }
+                        full.truncate(prefix.len());
+                        full.extend_from_slice(e.rel);
+                        if glob
+                            .as_ref()
+                            .is_some_and(|g| !g.is_match(&full, e.rel, e.name))
+                        {
+                            return Ok(Flow::Continue);
+                        }
+                        let shown_path = shown(&full);
+                        run.search_file(e.dir, e.name, &shown_path)?;
+                        Ok(match run.out.truncated {
+                            true => Flow::Stop,
+                            false => Flow::Continue,
+                        })
+                    })?;
                 stats = walked.stats;
                 warnings = walked.warnings;
             }

@@ -1,0 +1,228 @@
+//! The contract suite: the tools' behaviour tests run once per workspace backend
+//! (docs/ARCHITECTURE.md, "The backend contract"). A test file wraps its tests in
+//! `backend_tests! { ... }`; each test then runs for every backend in [`BACKENDS`], with the
+//! fixtures it makes on that backend, and a failure names the backend. The fixture's file
+//! operations ([`Fixture::write`], [`Fixture::exists`], ...) go through the backend: for
+//! `host` the plain disk under the root; a copy-on-write backend seeds its read-only base and
+//! reads its view (upper, else base, minus whiteouts).
+
+use super::Fixture;
+use std::cell::Cell;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// A workspace backend the behaviour tests run on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// The root is a host directory, changed in place.
+    Host,
+}
+
+/// Every backend the behaviour tests run on: adding a backend is one line here (and its arm
+/// in the fixture's operations below).
+pub const BACKENDS: &[Backend] = &[Backend::Host];
+
+thread_local! {
+    static CURRENT: Cell<Backend> = const { Cell::new(Backend::Host) };
+}
+
+/// The backend the fixtures of the running test are made on.
+pub fn current_backend() -> Backend {
+    CURRENT.with(Cell::get)
+}
+
+/// Runs `body` once per backend; a panic is reported with the backend's name.
+pub fn for_each_backend(mut body: impl FnMut()) {
+    for &backend in BACKENDS {
+        CURRENT.with(|c| c.set(backend));
+        let named = Named(backend);
+        body();
+        std::mem::forget(named);
+    }
+}
+
+/// Names the backend when a test fails (dropped only while unwinding).
+struct Named(Backend);
+
+impl Drop for Named {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("(the failing test ran on the {:?} backend)", self.0);
+        }
+    }
+}
+
+/// Wraps `#[test]` functions so that each runs once per backend (see [`BACKENDS`]); test
+/// names are unchanged, so `run_child_test` finds them.
+#[macro_export]
+macro_rules! backend_tests {
+    ($($(#[$attr:meta])* fn $name:ident() $body:block)*) => {$(
+        $(#[$attr])*
+        fn $name() {
+            $crate::common::for_each_backend(|| $body)
+        }
+    )*};
+}
+
+impl Fixture {
+    /// Where `rel` is on the host, for a backend whose files are plain files there.
+    fn host_path(&self, rel: &str) -> PathBuf {
+        match self.backend {
+            Backend::Host => self.root.join(rel),
+        }
+    }
+
+    /// Where a test makes on the host what the fixture has no operation for (a socket it
+    /// binds, a FIFO it opens, a file it writes through a handle): for host under the root;
+    /// a copy-on-write backend gives the place in its base, so the view shows it.
+    pub fn disk_path(&self, rel: &str) -> PathBuf {
+        self.host_path(rel)
+    }
+
+    /// Writes a file (parents created), as seen by the workspace.
+    pub fn write(&self, rel: &str, bytes: impl AsRef<[u8]>) {
+        let p = self.host_path(rel);
+        if let Some(parent) = p.parent() {
+            fs::create_dir_all(parent).unwrap();
+        }
+        fs::write(p, bytes).unwrap();
+    }
+
+    /// A file's bytes as the workspace shows them.
+    pub fn read(&self, rel: &str) -> Vec<u8> {
+        fs::read(self.host_path(rel)).unwrap_or_else(|e| panic!("reading {rel}: {e}"))
+    }
+
+    /// A file's text as the workspace shows it.
+    pub fn read_string(&self, rel: &str) -> String {
+        String::from_utf8(self.read(rel)).unwrap_or_else(|e| panic!("{rel} is not UTF-8: {e}"))
+    }
+
+    /// Whether `rel` names anything (a dangling symlink included, not followed).
+    pub fn exists(&self, rel: &str) -> bool {
+        fs::symlink_metadata(self.host_path(rel)).is_ok()
+    }
+
+    /// Whether `rel`, followed, names anything (`Path::exists`).
+    pub fn target_exists(&self, rel: &str) -> bool {
+        self.host_path(rel).exists()
+    }
+
+    /// Whether `rel`, followed, is a directory (`Path::is_dir`).
+    pub fn is_dir(&self, rel: &str) -> bool {
+        self.host_path(rel).is_dir()
+    }
+
+    /// Whether `rel`, followed, is a regular file (`Path::is_file`).
+    pub fn is_file(&self, rel: &str) -> bool {
+        self.host_path(rel).is_file()
+    }
+
+    /// Whether `rel` is a symlink.
+    pub fn is_symlink(&self, rel: &str) -> bool {
+        fs::symlink_metadata(self.host_path(rel)).is_ok_and(|m| m.is_symlink())
+    }
+
+    /// Creates the directory `rel` and its missing parents.
+    pub fn mkdir(&self, rel: &str) {
+        fs::create_dir_all(self.host_path(rel)).unwrap();
+    }
+
+    /// Creates the symlink `rel` (parents created) pointing at `target`, as given.
+    pub fn symlink(&self, target: impl AsRef<Path>, rel: &str) {
+        let p = self.host_path(rel);
+        if let Some(parent) = p.parent() {
+            fs::create_dir_all(parent).unwrap();
+        }
+        std::os::unix::fs::symlink(target, p).unwrap();
+    }
+
+    /// Where the symlink `rel` points.
+    pub fn read_link(&self, rel: &str) -> PathBuf {
+        fs::read_link(self.host_path(rel)).unwrap_or_else(|e| panic!("read_link {rel}: {e}"))
+    }
+
+    /// Sets the permission bits of `rel`.
+    pub fn set_mode(&self, rel: &str, mode: u32) {
+        fs::set_permissions(self.host_path(rel), fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// The permission bits of `rel` (not followed).
+    pub fn mode(&self, rel: &str) -> u32 {
+        fs::symlink_metadata(self.host_path(rel))
+            .unwrap_or_else(|e| panic!("stat {rel}: {e}"))
+            .permissions()
+            .mode()
+    }
+
+    /// The names in the directory `rel`, sorted.
+    pub fn names(&self, rel: &str) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(self.host_path(rel))
+            .unwrap_or_else(|e| panic!("listing {rel}: {e}"))
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Makes a FIFO at `rel`.
+    pub fn mkfifo(&self, rel: &str) {
+        super::mkfifo(&self.host_path(rel));
+    }
+
+    /// The entry `rel` itself (`lstat`).
+    pub fn lstat(&self, rel: &str) -> fs::Metadata {
+        fs::symlink_metadata(self.host_path(rel)).unwrap_or_else(|e| panic!("lstat {rel}: {e}"))
+    }
+
+    /// What `rel` names, followed (`stat`).
+    pub fn stat(&self, rel: &str) -> fs::Metadata {
+        fs::metadata(self.host_path(rel)).unwrap_or_else(|e| panic!("stat {rel}: {e}"))
+    }
+
+    /// Creates (or truncates) the file `rel` and hands it out for writing.
+    pub fn create_file(&self, rel: &str) -> fs::File {
+        fs::File::create(self.host_path(rel)).unwrap_or_else(|e| panic!("create {rel}: {e}"))
+    }
+
+    /// Makes `link` a second name of the file `existing`.
+    pub fn hard_link(&self, existing: &str, link: &str) {
+        fs::hard_link(self.host_path(existing), self.host_path(link)).unwrap();
+    }
+
+    /// Removes the empty directory `rel`.
+    pub fn remove_dir(&self, rel: &str) {
+        fs::remove_dir(self.host_path(rel)).unwrap_or_else(|e| panic!("rmdir {rel}: {e}"));
+    }
+
+    /// Removes the file or symlink `rel`.
+    pub fn remove_file(&self, rel: &str) {
+        fs::remove_file(self.host_path(rel)).unwrap_or_else(|e| panic!("unlink {rel}: {e}"));
+    }
+
+    /// The SHA-256 of the file `rel` as `sha256sum` prints it.
+    pub fn sha256(&self, rel: &str) -> String {
+        let out = std::process::Command::new("sha256sum")
+            .arg(self.host_path(rel))
+            .output()
+            .expect("sha256sum");
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()[..64].to_string()
+    }
+
+    /// Opens the file `rel` for reading (a handle a test holds, e.g. to keep a lock).
+    pub fn open(&self, rel: &str) -> fs::File {
+        fs::File::open(self.host_path(rel)).unwrap_or_else(|e| panic!("open {rel}: {e}"))
+    }
+
+    /// What the tree below `rel` looks like (see `common::snapshot`).
+    pub fn snapshot(&self, rel: &str) -> super::Snapshot {
+        super::snapshot(&self.host_path(rel))
+    }
+
+    /// wsfs's temp, staged and backup names anywhere in the view (see `common::wsfs_names`).
+    pub fn wsfs_names(&self) -> Vec<PathBuf> {
+        super::wsfs_names(&self.host_path(""))
+    }
+}
