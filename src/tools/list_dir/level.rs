@@ -220,6 +220,7 @@ mod tests {
             limits: Default::default(),
             state_dir: None,
             policy: Default::default(),
+            profile: "wsfs".into(),
         };
         let ws = Workspace::open(&config).unwrap().0;
         let ctl = CallControl::new(Duration::from_secs(10), None);
