@@ -475,7 +475,8 @@ fn the_open_data_reports_the_effective_policy() {
     let data = assert_ok(&v);
     assert_eq!(
         data["policy"],
-        json!({"writes_enabled": true, "deny_read": ["*.key"], "deny_write": [".git/**"], "audit_log": null})
+        json!({"writes_enabled": true, "deny_read": ["*.key"], "deny_write": [".git/**"], "audit_log": null,
+               "deny_tools": []})
     );
     close_ws(data["workspace"].as_u64().unwrap());
 }
