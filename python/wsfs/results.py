@@ -135,7 +135,8 @@ class TextMatch:
 class ReadFileResult(ToolResult):
     """``content`` is the text read (at most ``max_read_bytes``; for a range, the lines' bytes
     without numbers). ``sha256`` is the whole file's hash when the read saw all of it and it
-    fits ``max_write_bytes``. The line fields are set by range reads only."""
+    fits ``max_write_bytes``. The line fields are set by range reads only. ``encoding_errors``
+    is True when ``encoding_errors="replace"`` replaced invalid UTF-8."""
 
     path: str
     content: str
@@ -143,6 +144,7 @@ class ReadFileResult(ToolResult):
     total_bytes: int
     truncated: bool
     sha256: str | None = None
+    encoding_errors: bool = False
     start_line: int | None = None
     end_line: int | None = None
     total_lines: int | None = None

@@ -337,18 +337,20 @@ class Workspace:
         start_line: int = 0,
         max_lines: int = 0,
         line_numbers: bool = False,
+        encoding_errors: str | None = None,
         timeout: float | None = None,
         cancel: CancelToken | None = None,
     ) -> ReadFileResult:
         """Reads a UTF-8 text file (at most ``max_read_bytes``), or with ``start_line``,
-        ``max_lines`` or ``line_numbers`` a range of its lines."""
-        if start_line or max_lines or line_numbers:
-            args = {
-                "path": path,
-                "start_line": start_line,
-                "max_lines": max_lines,
-                "line_numbers": line_numbers,
-            }
+        ``max_lines`` or ``line_numbers`` a range of its lines. ``encoding_errors="replace"``
+        reads a file that is not UTF-8 with U+FFFD for each invalid sequence (the result's
+        ``encoding_errors`` is then True); the default refuses it."""
+        if start_line or max_lines or line_numbers or encoding_errors is not None:
+            args: dict[str, Any] = {"path": path}
+            if start_line or max_lines or line_numbers:
+                args.update(start_line=start_line, max_lines=max_lines, line_numbers=line_numbers)
+            if encoding_errors is not None:
+                args["encoding_errors"] = encoding_errors
             return self._run(ReadFileResult, args, timeout, cancel)
         data, text, warnings = self._plain_read(path, _options("data_raw", timeout, cancel))
         # Built directly (not from_data): this is the hot path the benchmark measures.

@@ -199,7 +199,9 @@ unsafe fn call_tool_sized(
 /// `end_line`, `total_lines` (when the file was scanned whole), `next_start_line` (absent at the
 /// end) and `sha256` (of the whole file, lowercase hex, when it is at most `max_write_bytes`);
 /// `text` ends with a hint such as `[lines 1-2000 of 9120; continue with start_line=2001]`.
-/// A `start_line` past the end is `line_out_of_range`.
+/// A `start_line` past the end is `line_out_of_range`. `encoding_errors: "replace"` reads a
+/// file that is not UTF-8 with U+FFFD for each invalid sequence and adds `encoding_errors:
+/// true` to `data` (the default, "strict", refuses it; a NUL byte is binary either way).
 /// This returns the full envelope, which carries the content twice (`data.content` and
 /// `text`); to read without that cost, call `wsfs_call_with_options(workspace, "read_file",
 /// args_json, "{\"output\":\"data_raw\"}")`: the content then follows the JSON after one

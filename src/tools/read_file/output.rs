@@ -29,6 +29,9 @@ pub struct ReadOutput {
     /// Not part of `data`: how a range read's text is rendered.
     #[serde(skip)]
     pub view: Option<RangeView>,
+    /// With `encoding_errors: "replace"`: invalid UTF-8 was replaced (absent when not).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub encoding_errors: bool,
 }
 
 /// The fields a range read adds to `data`.
@@ -120,6 +123,8 @@ pub(super) struct ReadMeta<'a> {
     pub lines: Option<&'a LineFields>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sha256: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub encoding_errors: bool,
 }
 
 /// The text of an empty file, so a model does not take an empty answer for a failure.
@@ -137,6 +142,7 @@ impl ReadOutput {
             truncated: self.truncated,
             lines: self.lines.as_ref(),
             sha256: self.sha256.as_deref(),
+            encoding_errors: self.encoding_errors,
         }
     }
 

@@ -101,8 +101,9 @@ fn values_are_mapped_and_capped() {
 
 #[test]
 fn pending_native_arguments_are_not_sent_yet() {
+    // read_file's encoding_errors is native now (issue 18 gap 1): the fixed value is sent.
     let (_, args) = prepare("agent-base", "read_file", json!({"path": "a"}));
-    assert!(args.get("encoding_errors").is_none(), "{args}");
+    assert_eq!(args["encoding_errors"], "replace", "{args}");
     let (_, args) = prepare(
         "capability-plan",
         "file_list",
