@@ -23,6 +23,7 @@ mod template;
 mod transforms;
 
 #[cfg(test)]
+#[allow(unsafe_code)] // the tests call the C ABI itself (each `unsafe` has its SAFETY note)
 mod tests;
 
 pub use model::Profile;
