@@ -11,7 +11,7 @@ PYTHON ?= python3
 export GOTOOLCHAIN ?= local
 LIB_DIR := $(CURDIR)/target/release
 
-.PHONY: all build run test toolchains toolchains-run test-toolchains venv test-rust test-c test-header test-python test-python-package test-go test-go-install test-mcp test-crash bench bench-short lint clean
+.PHONY: all build run test toolchains toolchains-run test-toolchains venv devtools-node test-rust test-c test-header test-python test-python-package test-go test-go-install test-mcp test-crash bench bench-short lint clean
 
 all: build
 
@@ -32,7 +32,7 @@ run: toolchains-run build
 	cd go && $(GO) run ./cmd/wsfs demo
 
 ## test: everything CI checks
-test: toolchains test-toolchains venv lint build test-header test-rust test-c test-python test-python-package test-go test-go-install test-mcp bench-short
+test: toolchains test-toolchains venv devtools-node lint build test-header test-rust test-c test-python test-python-package test-go test-go-install test-mcp bench-short
 	@echo "make test: all checks passed"
 
 # Every toolchain make test needs (make run: toolchains-run), checked before anything is
@@ -53,7 +53,7 @@ test-toolchains:
 # before building, so a PyPI problem shows in seconds, not after the build.
 VENV := $(CURDIR)/target/venv
 VENV_PYTHON := $(VENV)/bin/python
-PY_TEST_REQUIREMENTS := tests/mcp/requirements.txt python/requirements-test.txt
+PY_TEST_REQUIREMENTS := tests/mcp/requirements.txt python/requirements-test.txt tests/devtools/requirements.txt
 venv:
 	@want="$$( { cat $(PY_TEST_REQUIREMENTS); $(PYTHON) -c 'import sys; print(sys.executable, sys.version)'; } | sha256sum | cut -c1-64)"; \
 	if [ "$$(cat $(VENV)/requirements.sha256 2>/dev/null)" = "$$want" ] && $(VENV_PYTHON) -c '' 2>/dev/null; then exit 0; fi; \
@@ -62,6 +62,19 @@ venv:
 	$(PYTHON) -m venv $(VENV); \
 	$(VENV_PYTHON) -m pip install --quiet --disable-pip-version-check $(addprefix -r ,$(PY_TEST_REQUIREMENTS)); \
 	echo "$$want" > $(VENV)/requirements.sha256
+
+# eslint, typescript and pyright for the developer tools' tests, pinned in
+# tests/devtools/package-lock.json and installed with npm ci into target/devtools-node (never
+# globally). Re-installed only when the lock file or node change.
+DEVTOOLS_NODE := $(CURDIR)/target/devtools-node
+devtools-node:
+	@want="$$( { cat tests/devtools/package.json tests/devtools/package-lock.json; node --version; } | sha256sum | cut -c1-64)"; \
+	if [ "$$(cat $(DEVTOOLS_NODE)/stamp.sha256 2>/dev/null)" = "$$want" ]; then exit 0; fi; \
+	echo "devtools-node: installing tests/devtools/package-lock.json into target/devtools-node"; \
+	rm -rf $(DEVTOOLS_NODE); mkdir -p $(DEVTOOLS_NODE); \
+	cp tests/devtools/package.json tests/devtools/package-lock.json $(DEVTOOLS_NODE)/; \
+	cd $(DEVTOOLS_NODE) && npm ci --no-audit --no-fund --loglevel=error; \
+	echo "$$want" > $(DEVTOOLS_NODE)/stamp.sha256
 
 lint:
 	$(CARGO) fmt --check
@@ -72,8 +85,10 @@ test-header: build
 	@git ls-files --error-unmatch include/wsfs.h >/dev/null || { echo "include/wsfs.h is not committed"; exit 1; }
 	@git diff --exit-code -- include/wsfs.h || { echo "include/wsfs.h changed on rebuild: commit it"; exit 1; }
 
-test-rust:
-	$(CARGO) test --release --locked
+# WSFS_REQUIRE_DEVTOOLS: the developer tools' tests fail, rather than skip, when a linter,
+# type checker or test runner they drive is missing.
+test-rust: venv devtools-node
+	WSFS_REQUIRE_DEVTOOLS=1 $(CARGO) test --release --locked
 
 # The README's C example, linked against the static library.
 test-c: build
@@ -116,7 +131,7 @@ test-mcp: build venv
 ## at 3,000 random moments, and at every hooked call after an EIO injected at each call
 ## (once and from then on). A few minutes.
 test-crash:
-	WSFS_PATCH_CRASH_TRIALS=3000 WSFS_KILL_POINTS=all $(CARGO) test --release --locked --test patch_crash -- --nocapture sigkill
+	WSFS_PATCH_CRASH_TRIALS=3000 WSFS_KILL_POINTS=all $(CARGO) test --release --locked --test tests -- --nocapture patch_crash::sigkill
 
 ## bench: full benchmarks; regenerates docs/PERFORMANCE.md
 bench: toolchains build venv

@@ -14,6 +14,8 @@ Reads (all written by bench/run.sh into --dir):
   decode.jsonl          go TestDecodeBench: envelope decoders compared
   patch.jsonl           benches/patch.rs samples: apply_patch vs git apply, per filesystem
   delete.jsonl          benches/delete.rs: recursive delete_file vs rm -rf
+  wasm.jsonl            benches/wasm.rs: Wasm tools through wsfs_call (wasmi)
+  devtools.jsonl        benches/devtools.rs: the runner, workspace_info's cache, git_status
 
 Every number in the output is computed here from those files. The document is a list of
 sections (SECTIONS, near the end): each is a function of the loaded results returning its
@@ -948,6 +950,62 @@ def delete_section(w, dele):
              "range (delete_file / rm)", "samples"], rows))
     w("")
 
+WASM_NOOP_MAX_NS = 500_000
+WASM_READ_MAX_RATIO = 3.0
+
+
+def load_wasm(d):
+    """benches/wasm.rs results: {case: [ns]} (engine wasmi)."""
+    out = {}
+    for r in jsonl(os.path.join(d, "wasm.jsonl")):
+        out.setdefault(r["case"], []).extend(r["ns"])
+    return out
+
+
+def wasm_targets(ctx):
+    w = ctx["wasm"]
+    if not w:
+        return []
+    noop = med(w.get("noop", []))
+    wasm_read, builtin = med(w.get("read_4k_wasm", [])), med(w.get("read_file", []))
+    r = wasm_read / builtin if wasm_read and builtin else None
+    return [
+        {"label": "a cached no-op Wasm tool through `wsfs_call`, end to end (wasmi) ≤ 0.5 ms",
+         "measured": fmt_t(noop), "ok": None if noop is None else noop <= WASM_NOOP_MAX_NS,
+         "walk": True},
+        {"label": f"a Wasm guest reading a 4 KiB workspace file vs `read_file` ≤ {WASM_READ_MAX_RATIO:g}×",
+         "measured": f"{fmt_r(r)} ({fmt_t(wasm_read)} vs {fmt_t(builtin)})",
+         "ok": None if r is None else r <= WASM_READ_MAX_RATIO, "walk": True},
+    ]
+
+
+def wasm_section(ctx):
+    w = ctx["wasm"]
+    if not w:
+        return []
+    out = ["## Wasm tools", "",
+           "`benches/wasm.rs`, every call through the library's `wsfs_call` path "
+           "(`wsfs::api::call`: dispatch, the arguments checked against the manifest's schema, a "
+           "fresh instance of the module compiled at load, the run, the envelope), samples "
+           "alternating between the cases, each envelope checked. `noop` prints `{}`; `echo` is "
+           "tools/echo; `read_4k_wasm` opens a 4 KiB file through `/workspace` (the resolver and "
+           "the policy) and returns its content, against the built-in `read_file` on the same "
+           "file; `load` is opening a workspace with the no-op tool (manifest, hash, compile) "
+           "minus opening one without. Engine: wasmi (interpreter). The wasmtime feature was not "
+           "built for this report (a 23-minute cold build on this 2-core machine), so there is "
+           "no wasmtime column yet.", ""]
+    rows = []
+    for case in ("noop", "echo", "read_4k_wasm", "read_file", "load"):
+        xs = w.get(case, [])
+        if not xs:
+            continue
+        rows.append((f"`{case}`", fmt_t(med(xs)), fmt_t(quantile(xs, 0.1)), fmt_t(quantile(xs, 0.9)),
+                     len(xs)))
+    out.append(table(["case", "median (wasmi)", "p10", "p90", "samples"], rows))
+    out.append("")
+    return out
+
+
 def python_results(d):
     """bench/python_read.py: {way: {"pairs": [...], "how", "plain_how", "case", "loads"}}."""
     out = {}
@@ -1122,6 +1180,85 @@ def patch_section(ctx):
     return out
 
 
+DEVTOOLS_OVERHEAD_MAX_NS = 5e6
+DEVTOOLS_INFO_MAX_NS = 50e3
+DEVTOOLS_GIT_MAX_RATIO = 1.2
+
+
+def load_devtools(d):
+    """benches/devtools.rs results: {case: {"desc", "tool": [ns], "plain": [ns]}}."""
+    out = {}
+    for r in jsonl(os.path.join(d, "devtools.jsonl")):
+        c = out.setdefault(r["case"], {"tool": [], "plain": []})
+        c[r["path"]].append(r["ns"])
+        c["desc"] = r["desc"]
+    return out
+
+
+def paired_diffs(c):
+    return [a - b for a, b in zip(c["tool"], c["plain"])]
+
+
+def devtools_targets(dev):
+    rows = []
+    c = dev.get("runner_overhead")
+    if c:
+        over = med(paired_diffs(c))
+        rows.append({
+            "label": f"the runner's overhead (`shell` of `true` vs `Command` of the same) "
+                     f"≤ +{fmt_t(DEVTOOLS_OVERHEAD_MAX_NS)}",
+            "measured": f"+{fmt_t(over)} ({fmt_t(med(c['tool']))} vs {fmt_t(med(c['plain']))})",
+            "ok": None if over is None else over <= DEVTOOLS_OVERHEAD_MAX_NS, "walk": True,
+        })
+    c = dev.get("workspace_info_cached")
+    if c:
+        t = med(c["tool"])
+        rows.append({
+            "label": f"`workspace_info`, cached ≤ {fmt_t(DEVTOOLS_INFO_MAX_NS)}",
+            "measured": fmt_t(t),
+            "ok": None if t is None else t <= DEVTOOLS_INFO_MAX_NS, "walk": True,
+        })
+    for case, c in dev.items():
+        if not case.startswith("git_status_"):
+            continue
+        ratios = [a / b for a, b in zip(c["tool"], c["plain"]) if b]
+        r = med(ratios)
+        rows.append({
+            "label": f"{c['desc']}: ≤ {DEVTOOLS_GIT_MAX_RATIO}×",
+            "measured": f"{fmt_r(r)} ({fmt_t(med(c['tool']))} vs {fmt_t(med(c['plain']))})",
+            "ok": None if r is None else r <= DEVTOOLS_GIT_MAX_RATIO, "walk": True,
+        })
+    return rows
+
+
+def devtools_section(w, dev):
+    if not dev:
+        return
+    w("## Developer tools")
+    w("")
+    w("`benches/devtools.rs`, each through the library's `wsfs_call` path (dispatch, the policy "
+      "switch, resolution of `cwd`, the sandbox, spawn, capture, the text and the envelope): "
+      "`shell {\"command\": \"true\"}` (bash runs `true` under Landlock, seccomp, a pids "
+      "cgroup, rlimits, a rebuilt environment and a private temp directory) against "
+      "`std::process::Command` running the same `bash --noprofile --norc -c true`, paired, "
+      "alternating which runs first (the overhead is the median paired difference); "
+      "`workspace_info` answered from its cache after a first call probed; `git_status` "
+      "(hardened git: the repository's config read first, overrides appended, the output "
+      "parsed) against `git status --porcelain=v2 --branch -z` run directly, paired, "
+      "alternating (the ratio is the median of the paired ratios).")
+    w("")
+    rows = []
+    for case, c in dev.items():
+        t, p = med(c["tool"]), med(c["plain"]) if c["plain"] else None
+        diff = med(paired_diffs(c)) if c["plain"] else None
+        rows.append((c["desc"], fmt_t(t), fmt_t(p) if p else "–",
+                     f"+{fmt_t(diff)}" if diff is not None else "–",
+                     fmt_r(t / p) if t and p else "–", len(c["tool"])))
+    w(table(["case", "wsfs", "direct", "median paired difference", "wsfs / direct",
+             "samples"], rows))
+    w("")
+
+
 def walk_targets_of(ctx):
     return walk_targets(ctx["walk"])
 
@@ -1142,6 +1279,16 @@ def delete_section_of(ctx):
     return out
 
 
+def devtools_targets_of(ctx):
+    return devtools_targets(ctx["devtools"])
+
+
+def devtools_section_of(ctx):
+    out = []
+    devtools_section(out.append, ctx["devtools"])
+    return out
+
+
 # The document: sections in order, and the functions that add targets. A new benchmark adds
 # its section (a function of ctx returning lines) and, if it has targets, a target function.
 SECTIONS = [
@@ -1159,11 +1306,13 @@ SECTIONS = [
     walk_section_of,
     patch_section,
     delete_section_of,
+    wasm_section,
+    devtools_section_of,
     misses_section,
     reproducing_section,
 ]
 TARGETS = [issue9_targets, python_targets, scale_targets, walk_targets_of, patch_targets,
-           delete_targets_of]
+           delete_targets_of, wasm_targets, devtools_targets_of]
 
 
 def main():
@@ -1173,7 +1322,8 @@ def main():
         sys.exit(f"report.py: no benchmark results in {args.dir}")
     ctx = {"res": res, "args": args, "walk": load_walk(args.dir), "headlines": [],
            "python": python_results(args.dir), "patch": PatchResults(args.dir),
-           "delete": load_delete(args.dir)}
+           "delete": load_delete(args.dir), "wasm": load_wasm(args.dir),
+           "devtools": load_devtools(args.dir)}
     ctx["targets"] = [] if args.short else [r for f in TARGETS for r in f(ctx)]
     md = []
     for section in SECTIONS:

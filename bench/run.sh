@@ -18,6 +18,12 @@
 # rm -rf on an identical one, samples alternating which goes first, on the scratch
 # file system and on /dev/shm if it is a tmpfs (short mode: 1,000 files, once).
 #
+# Wasm tools (benches/wasm.rs): a no-op Wasm tool, the example echo tool and a
+# guest reading a 4 KiB workspace file against read_file, all through wsfs_call,
+# and the cost of loading a tool (manifest, hash, compile), on wasmi.
+# The developer tools (benches/devtools.rs): shell `true` vs Command of the same,
+# workspace_info cached, git_status on a 100,000-file repository vs git status.
+#
 # --short (make bench-short, part of make test): the same benchmarks once each
 # (-benchtime=1x, one Rust iteration), without the 1M-entry directory and
 # tree, the walks over $(go env GOROOT)/src/net/http only (compared with rg only
@@ -261,6 +267,35 @@ WSFS_DELETE_DIRS=$DELETE_DIRS WSFS_DELETE_FILES=$DELETE_FILES WSFS_DELETE_SAMPLE
 	exit 1
 }
 if [[ -n $DELETE_TMPFS ]]; then rm -rf "$DELETE_TMPFS"; fi
+
+WASM_SAMPLES=2000
+[[ $MODE == short ]] && WASM_SAMPLES=20
+step "Wasm tools through wsfs_call: a no-op tool, echo, a 4 KiB read vs read_file, loading ($WASM_SAMPLES samples)"
+WSFS_WASM_SAMPLES=$WASM_SAMPLES WSFS_WASM_OUT="$OUT/wasm.jsonl" \
+	$CARGO bench --locked --bench wasm >"$OUT/wasm.log" 2>&1 || {
+	tail -n 30 "$OUT/wasm.log" >&2
+	echo "bench: the wasm bench failed (log: $OUT/wasm.log)" >&2
+	exit 1
+}
+
+# The developer tools (benches/devtools.rs): the confined runner's overhead against
+# std::process::Command of the same program, workspace_info's cache, and git_status on a
+# 100,000-file repository against git status run directly (short mode: 2,000 files, 2 samples).
+DEVTOOLS_FILES=100000
+DEVTOOLS_SAMPLES=15
+if [[ $MODE == short ]]; then
+	DEVTOOLS_FILES=2000
+	DEVTOOLS_SAMPLES=2
+fi
+step "developer tools: the runner, workspace_info cached, git_status on $DEVTOOLS_FILES files"
+mkdir -p "$SCRATCH/devtools"
+WSFS_DEVTOOLS_DIR="$SCRATCH/devtools" WSFS_DEVTOOLS_FILES=$DEVTOOLS_FILES \
+	WSFS_DEVTOOLS_SAMPLES=$DEVTOOLS_SAMPLES WSFS_DEVTOOLS_OUT="$OUT/devtools.jsonl" \
+	$CARGO bench --locked --bench devtools >"$OUT/devtools.log" 2>&1 || {
+	tail -n 30 "$OUT/devtools.log" >&2
+	echo "bench: the developer tools bench failed (log: $OUT/devtools.log)" >&2
+	exit 1
+}
 
 step "measuring peak RSS growth of the Go paths"
 (cd go/internal/benchmarks && WSFS_BENCH_DIR="$FX" WSFS_BENCH_RSS_OUT="$OUT/rss-go.jsonl" \

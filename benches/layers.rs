@@ -243,6 +243,8 @@ impl Opened {
             state_dir: None,
             policy: wsfs::PolicyConfig::default(),
             profile: "wsfs".into(),
+            wasm_tools: Vec::new(),
+            wasm_policy: Default::default(),
         };
         let (core, _) = wsfs::Workspace::open(&config).map_err(|e| e.to_string())?;
         let cfg = CString::new(serde_json::json!({ "root": config.root }).to_string())

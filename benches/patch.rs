@@ -133,6 +133,8 @@ impl Paths {
             state_dir: Some(state.to_string_lossy().into_owned()),
             policy: wsfs::PolicyConfig::default(),
             profile: "wsfs".into(),
+            wasm_tools: Vec::new(),
+            wasm_policy: Default::default(),
         };
         let (core, _) = wsfs::Workspace::open(&config).map_err(|e| e.to_string())?;
         let cfg =

@@ -1,7 +1,8 @@
 package wsfs
 
 // This file is the whole cgo binding: every #cgo directive and every call
-// into C lives here, and nothing else in the module imports "C". The
+// into C lives here, and nothing else in the module imports "C" except
+// cgo_gateway.go, the one Go function C calls back (the model gateway). The
 // functions below are deliberately thin: they convert strings, call the
 // library and free what it returns. Validation, context handling and JSON
 // decoding live in the typed API (workspace.go, tools.go).
@@ -59,6 +60,15 @@ static wsfs_go_string wsfs_go_call(uint64_t workspace, const char *tool_name,
 		with_content ? (content ? content : "") : NULL, content_len, &r.len);
 	return r;
 }
+
+// The Go model gateway (cgo_gateway.go exports it; a file with an //export
+// may hold declarations only, so the call that passes it lives here).
+extern int32_t wsfsGoGateway(void *userdata, char *request_json, uint64_t timeout_ms,
+		struct wsfs_gateway_response *response);
+static char *wsfs_go_set_gateway(uint64_t workspace, uintptr_t handle) {
+	return wsfs_set_model_gateway(workspace,
+		handle ? (wsfs_model_gateway_fn)wsfsGoGateway : NULL, (void *)handle);
+}
 */
 import "C"
 
@@ -98,6 +108,18 @@ func takeString(p *C.char) string {
 func cVersion() string   { return takeString(C.wsfs_version()) }
 func cToolSpecs() string { return takeString(C.wsfs_tool_specs()) }
 
+// cSetGateway sets (handle != 0) or removes the Go model gateway of a
+// workspace; handle is a cgo.Handle of the ModelGateway.
+func cSetGateway(workspace uint64, handle uintptr) string {
+	return takeString(C.wsfs_go_set_gateway(C.uint64_t(workspace), C.uintptr_t(handle)))
+}
+
+func cWorkspaceToolSpecs(handle uint64) string {
+	return takeString(C.wsfs_workspace_tool_specs(C.uint64_t(handle)))
+}
+
+func cToolInstructions() string { return takeString(C.wsfs_tool_instructions()) }
+
 // cOpen calls wsfs_workspace_open. ok is false if configJSON has a NUL byte.
 func cOpen(configJSON string) (envelope string, ok bool) {
 	cfg, ok := cString(configJSON)
@@ -110,10 +132,6 @@ func cOpen(configJSON string) (envelope string, ok bool) {
 
 func cClose(handle uint64) string {
 	return takeString(C.wsfs_workspace_close(C.uint64_t(handle)))
-}
-
-func cWorkspaceToolSpecs(handle uint64) string {
-	return takeString(C.wsfs_workspace_tool_specs(C.uint64_t(handle)))
 }
 
 // callStrings holds a call's tool name, arguments and options as three

@@ -59,6 +59,45 @@ type Config struct {
 	// Logger receives one record per tool call (tool, workspace-relative
 	// path, outcome code, duration). Never file contents. nil discards.
 	Logger *slog.Logger
+	// WasmTools lists folders of Wasm tools (host paths): each a tool
+	// folder (manifest.json beside module.wasm or module.wat) or a folder of
+	// them. They are loaded at Open (a tool that does not load fails it with
+	// CodeManifestInvalid, CodeModuleMismatch or CodeCapabilityDenied) and
+	// called by name like the built-in tools (Workspace.ToolSpecs lists
+	// them). See docs/TOOL_AUTHORING.md.
+	WasmTools []string
+	// WasmPolicy is the most any Wasm tool may have; nil takes the
+	// library's defaults (30 s, 64 MiB, no direct network, model access and
+	// the workspace allowed).
+	WasmPolicy *WasmPolicy
+}
+
+// WasmPolicy is the host's ceiling for the Wasm tools of a workspace (the
+// "wasm_policy" object of the C ABI's config). Zero fields take the
+// library's defaults.
+type WasmPolicy struct {
+	// Timeout is the longest run (TOOL_TIMEOUT_SECS); whole milliseconds.
+	Timeout time.Duration `json:"-"`
+	// MemoryMB is the most linear memory (TOOL_MEMORY_MB).
+	MemoryMB int `json:"memory_mb,omitempty"`
+	// Fuel is the most fuel (instructions, roughly) one run may use.
+	Fuel uint64 `json:"fuel,omitempty"`
+	// AllowDirectNetwork lets tools with the network capability reach
+	// their allowed_hosts (TOOL_ALLOW_DIRECT_NETWORK); off by default.
+	AllowDirectNetwork bool `json:"allow_direct_network,omitempty"`
+	// AllowModelAccess: nil means true (tools may ask for model_access).
+	AllowModelAccess *bool `json:"allow_model_access,omitempty"`
+	// Filesystem is the most workspace access a tool may ask for: "none",
+	// "read" or "write" ("" means "write"; the workspace policy applies on
+	// top).
+	Filesystem string `json:"filesystem,omitempty"`
+	// AllowedEnv names the host environment variables a tool may ask for.
+	AllowedEnv []string `json:"allowed_env,omitempty"`
+}
+
+type wasmPolicyJSON struct {
+	WasmPolicy
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 }
 
 // Policy is the workspace policy, the host's say over the tools (the
@@ -87,6 +126,34 @@ type Policy struct {
 	// current directory, as for Root. If it lies inside the workspace, no
 	// tool can reach or list it.
 	AuditLog string
+	// ExecEnabled turns on the developer tools (workspace_info, git_status,
+	// git_diff, git_commit, run_tests, run_lint, typecheck, safe_shell),
+	// which run programs in the workspace under a kernel sandbox (README
+	// "Developer tools and the confined runner"). Off, they fail with
+	// CodeExecDisabled. It cannot be combined with DenyRead rules, DenyWrite
+	// rules other than ".git/**", or an AuditLog inside the workspace:
+	// programs could not honour them (CodeInvalidArguments at Open).
+	ExecEnabled bool
+	// ShellEnabled turns on the raw shell tool as well (needs ExecEnabled).
+	ShellEnabled bool
+	// ExecRequireSandbox: nil means true: a program is refused with
+	// CodeSandboxUnavailable where Landlock cannot be applied. Bool(false)
+	// runs it unconfined there (results say "sandbox": "none").
+	ExecRequireSandbox *bool
+	// ExecNetwork lets programs use the network (default: no TCP connect or
+	// bind, no other sockets).
+	ExecNetwork bool
+	// ExecReadPaths are absolute directories programs may read and execute
+	// besides the system's: toolchain homes such as ~/.cargo or /opt/go.
+	ExecReadPaths []string
+	// ExecEnvAllow names host environment variables programs get besides
+	// PATH, HOME and LANG (a trailing "*" makes a prefix).
+	ExecEnvAllow []string
+	// ExecTimeout is a program's wall-clock limit, in whole seconds (rounded
+	// up); 0 means the library's default, 60 s. A tool's timeout_sec may
+	// only shorten it. The developer tools are bounded by it instead of
+	// Limits.OperationTimeout; a context deadline still shortens either.
+	ExecTimeout time.Duration
 }
 
 // Bool returns a pointer to v, for Config.RestrictToWorkspace and
@@ -101,12 +168,14 @@ type limitsJSON struct {
 }
 
 type configJSON struct {
-	Root                string      `json:"root"`
-	RestrictToWorkspace bool        `json:"restrict_to_workspace"`
-	Limits              *limitsJSON `json:"limits,omitempty"`
-	StateDir            string      `json:"state_dir,omitempty"`
-	Policy              *policyJSON `json:"policy,omitempty"`
-	Profile             string      `json:"profile,omitempty"`
+	Root                string          `json:"root"`
+	RestrictToWorkspace bool            `json:"restrict_to_workspace"`
+	Limits              *limitsJSON     `json:"limits,omitempty"`
+	StateDir            string          `json:"state_dir,omitempty"`
+	Policy              *policyJSON     `json:"policy,omitempty"`
+	Profile             string          `json:"profile,omitempty"`
+	WasmTools           []string        `json:"wasm_tools,omitempty"`
+	WasmPolicy          *wasmPolicyJSON `json:"wasm_policy,omitempty"`
 }
 
 // policyJSON is Policy in the C ABI's config: absent fields take the
@@ -117,6 +186,14 @@ type policyJSON struct {
 	DenyRead      []string  `json:"deny_read,omitempty"`
 	DenyWrite     *[]string `json:"deny_write,omitempty"`
 	AuditLog      string    `json:"audit_log,omitempty"`
+
+	ExecEnabled        bool     `json:"exec_enabled,omitempty"`
+	ShellEnabled       bool     `json:"shell_enabled,omitempty"`
+	ExecRequireSandbox *bool    `json:"exec_require_sandbox,omitempty"`
+	ExecNetwork        bool     `json:"exec_network,omitempty"`
+	ExecReadPaths      []string `json:"exec_read_paths,omitempty"`
+	ExecEnvAllow       []string `json:"exec_env_allow,omitempty"`
+	ExecTimeoutSec     int64    `json:"exec_timeout_sec,omitempty"`
 }
 
 func (l Limits) toJSON() (limitsJSON, error) {
@@ -144,14 +221,23 @@ func (l Limits) toJSON() (limitsJSON, error) {
 // toJSON checks the policy's strings (JSON encoding would silently replace
 // invalid UTF-8) and maps it to the config's JSON.
 func (p Policy) toJSON() (policyJSON, error) {
-	for _, list := range [][]string{p.DenyRead, p.DenyWrite, {p.AuditLog}} {
+	if p.ExecTimeout < 0 {
+		return policyJSON{}, newError("open", CodeInvalidArguments, "Policy.ExecTimeout must not be negative, got %v", p.ExecTimeout)
+	}
+	for _, list := range [][]string{p.DenyRead, p.DenyWrite, {p.AuditLog}, p.ExecReadPaths, p.ExecEnvAllow} {
 		for _, s := range list {
 			if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
 				return policyJSON{}, newError("open", CodeInvalidArguments, "Policy has a string that is not valid UTF-8 or contains a NUL byte: %q", s)
 			}
 		}
 	}
-	pj := policyJSON{WritesEnabled: p.WritesEnabled, DenyRead: p.DenyRead, AuditLog: p.AuditLog}
+	pj := policyJSON{
+		WritesEnabled: p.WritesEnabled, DenyRead: p.DenyRead, AuditLog: p.AuditLog,
+		ExecEnabled: p.ExecEnabled, ShellEnabled: p.ShellEnabled,
+		ExecRequireSandbox: p.ExecRequireSandbox, ExecNetwork: p.ExecNetwork,
+		ExecReadPaths: p.ExecReadPaths, ExecEnvAllow: p.ExecEnvAllow,
+		ExecTimeoutSec: int64((p.ExecTimeout + time.Second - 1) / time.Second),
+	}
 	if p.DenyWrite != nil {
 		pj.DenyWrite = &p.DenyWrite
 	}

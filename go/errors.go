@@ -80,6 +80,46 @@ const (
 	// CodeRecursiveRequired: delete_file on a directory without Recursive.
 	// Nothing was deleted.
 	CodeRecursiveRequired Code = "recursive_required"
+	// CodeCapabilityDenied: a Wasm tool asked for something its manifest
+	// does not grant or the host does not allow (a capability, or limits
+	// over the host's): refused when the tool is loaded, or by the host
+	// function the tool called.
+	CodeCapabilityDenied Code = "capability_denied"
+	// CodeFuelExhausted: a Wasm tool used up its fuel (instruction budget,
+	// the manifest's limits.fuel) and was stopped.
+	CodeFuelExhausted Code = "fuel_exhausted"
+	// CodeMemoryLimit: a Wasm tool needed more memory than its limit
+	// (limits.memory_mb) and failed or was stopped.
+	CodeMemoryLimit Code = "memory_limit"
+	// CodeToolTrap: a Wasm tool crashed (a trap), exited with a failure
+	// status without saying why, or broke the protocol (its output is not
+	// JSON).
+	CodeToolTrap Code = "tool_trap"
+	// CodeManifestInvalid: a Wasm tool's manifest.json or module is not
+	// valid; the message names the field.
+	CodeManifestInvalid Code = "manifest_invalid"
+	// CodeModuleMismatch: a Wasm tool's module does not match the
+	// manifest's module_sha256, so it was not loaded.
+	CodeModuleMismatch Code = "module_mismatch"
+	// CodeGatewayError: the host's model gateway failed or is not set, for
+	// a Wasm tool's model call.
+	CodeGatewayError Code = "gateway_error"
+	// CodeExecDisabled: a developer tool (tests, lint, typecheck, git,
+	// safe_shell) while the policy's exec_enabled is false, or shell while
+	// shell_enabled is false. Nothing ran.
+	CodeExecDisabled Code = "exec_disabled"
+	// CodeSandboxUnavailable: the kernel sandbox (Landlock) cannot be
+	// applied and the policy requires it (exec_require_sandbox, the
+	// default). Nothing ran.
+	CodeSandboxUnavailable Code = "sandbox_unavailable"
+	// CodeCommandRequired: run_tests, run_lint or typecheck found no tool
+	// to run for this workspace; pass the command.
+	CodeCommandRequired Code = "command_required"
+	// CodeConfirmationRequired: git_commit without confirmed: true. Nothing
+	// was staged or committed.
+	CodeConfirmationRequired Code = "confirmation_required"
+	// CodeNothingToCommit: git_commit with nothing staged and no paths.
+	CodeNothingToCommit Code = "nothing_to_commit"
 )
 
 // Codes lists every error code, in the order of the C ABI documentation.
@@ -88,7 +128,10 @@ var Codes = []Code{
 	CodeIOError, CodeAmbiguousEdit, CodeEditNotFound, CodeNotAFile, CodeNotADirectory,
 	CodeTooLarge, CodeNoSpace, CodeInvalidArguments, CodeUnknownTool, CodeInvalidWorkspace,
 	CodeCancelled, CodeTimeout, CodeLineOutOfRange, CodeInvalidRegex, CodeWritesDisabled,
-	CodePolicyDenied, CodeFileExists, CodeRecursiveRequired,
+	CodePolicyDenied, CodeFileExists, CodeRecursiveRequired, CodeCapabilityDenied,
+	CodeFuelExhausted, CodeMemoryLimit, CodeToolTrap, CodeManifestInvalid, CodeModuleMismatch,
+	CodeGatewayError, CodeExecDisabled, CodeSandboxUnavailable, CodeCommandRequired,
+	CodeConfirmationRequired, CodeNothingToCommit,
 }
 
 // Sentinel errors, one per code, for errors.Is:
@@ -98,28 +141,40 @@ var Codes = []Code{
 // An *Error matches a sentinel when the codes are equal; the message does not
 // matter. Use errors.As to get the code and message of any failure.
 var (
-	ErrInvalidPath       = &Error{Code: CodeInvalidPath}
-	ErrOutsideWorkspace  = &Error{Code: CodeOutsideWorkspace}
-	ErrPathNotFound      = &Error{Code: CodePathNotFound}
-	ErrPermissionDenied  = &Error{Code: CodePermissionDenied}
-	ErrIOError           = &Error{Code: CodeIOError}
-	ErrAmbiguousEdit     = &Error{Code: CodeAmbiguousEdit}
-	ErrEditNotFound      = &Error{Code: CodeEditNotFound}
-	ErrNotAFile          = &Error{Code: CodeNotAFile}
-	ErrNotADirectory     = &Error{Code: CodeNotADirectory}
-	ErrTooLarge          = &Error{Code: CodeTooLarge}
-	ErrNoSpace           = &Error{Code: CodeNoSpace}
-	ErrInvalidArguments  = &Error{Code: CodeInvalidArguments}
-	ErrUnknownTool       = &Error{Code: CodeUnknownTool}
-	ErrInvalidWorkspace  = &Error{Code: CodeInvalidWorkspace}
-	ErrCancelled         = &Error{Code: CodeCancelled}
-	ErrLineOutOfRange    = &Error{Code: CodeLineOutOfRange}
-	ErrInvalidRegex      = &Error{Code: CodeInvalidRegex}
-	ErrTimeout           = &Error{Code: CodeTimeout}
-	ErrWritesDisabled    = &Error{Code: CodeWritesDisabled}
-	ErrPolicyDenied      = &Error{Code: CodePolicyDenied}
-	ErrFileExists        = &Error{Code: CodeFileExists}
-	ErrRecursiveRequired = &Error{Code: CodeRecursiveRequired}
+	ErrInvalidPath          = &Error{Code: CodeInvalidPath}
+	ErrOutsideWorkspace     = &Error{Code: CodeOutsideWorkspace}
+	ErrPathNotFound         = &Error{Code: CodePathNotFound}
+	ErrPermissionDenied     = &Error{Code: CodePermissionDenied}
+	ErrIOError              = &Error{Code: CodeIOError}
+	ErrAmbiguousEdit        = &Error{Code: CodeAmbiguousEdit}
+	ErrEditNotFound         = &Error{Code: CodeEditNotFound}
+	ErrNotAFile             = &Error{Code: CodeNotAFile}
+	ErrNotADirectory        = &Error{Code: CodeNotADirectory}
+	ErrTooLarge             = &Error{Code: CodeTooLarge}
+	ErrNoSpace              = &Error{Code: CodeNoSpace}
+	ErrInvalidArguments     = &Error{Code: CodeInvalidArguments}
+	ErrUnknownTool          = &Error{Code: CodeUnknownTool}
+	ErrInvalidWorkspace     = &Error{Code: CodeInvalidWorkspace}
+	ErrCancelled            = &Error{Code: CodeCancelled}
+	ErrLineOutOfRange       = &Error{Code: CodeLineOutOfRange}
+	ErrInvalidRegex         = &Error{Code: CodeInvalidRegex}
+	ErrTimeout              = &Error{Code: CodeTimeout}
+	ErrWritesDisabled       = &Error{Code: CodeWritesDisabled}
+	ErrPolicyDenied         = &Error{Code: CodePolicyDenied}
+	ErrFileExists           = &Error{Code: CodeFileExists}
+	ErrRecursiveRequired    = &Error{Code: CodeRecursiveRequired}
+	ErrCapabilityDenied     = &Error{Code: CodeCapabilityDenied}
+	ErrFuelExhausted        = &Error{Code: CodeFuelExhausted}
+	ErrMemoryLimit          = &Error{Code: CodeMemoryLimit}
+	ErrToolTrap             = &Error{Code: CodeToolTrap}
+	ErrManifestInvalid      = &Error{Code: CodeManifestInvalid}
+	ErrModuleMismatch       = &Error{Code: CodeModuleMismatch}
+	ErrGatewayError         = &Error{Code: CodeGatewayError}
+	ErrExecDisabled         = &Error{Code: CodeExecDisabled}
+	ErrSandboxUnavailable   = &Error{Code: CodeSandboxUnavailable}
+	ErrCommandRequired      = &Error{Code: CodeCommandRequired}
+	ErrConfirmationRequired = &Error{Code: CodeConfirmationRequired}
+	ErrNothingToCommit      = &Error{Code: CodeNothingToCommit}
 )
 
 // Error is a failed wsfs operation: the library's error envelope, or the same

@@ -56,7 +56,9 @@ func sentinel(code Code) error {
 		ErrIOError, ErrAmbiguousEdit, ErrEditNotFound, ErrNotAFile, ErrNotADirectory, ErrTooLarge,
 		ErrNoSpace, ErrInvalidArguments, ErrUnknownTool, ErrInvalidWorkspace, ErrCancelled, ErrTimeout,
 		ErrLineOutOfRange, ErrInvalidRegex, ErrWritesDisabled, ErrPolicyDenied, ErrFileExists,
-		ErrRecursiveRequired} {
+		ErrRecursiveRequired, ErrCapabilityDenied, ErrFuelExhausted, ErrMemoryLimit, ErrToolTrap,
+		ErrManifestInvalid, ErrModuleMismatch, ErrGatewayError, ErrExecDisabled, ErrSandboxUnavailable,
+		ErrCommandRequired, ErrConfirmationRequired, ErrNothingToCommit} {
 		if s.Code == code {
 			return s
 		}

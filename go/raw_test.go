@@ -118,8 +118,8 @@ func TestReadTextMatchesLibrary(t *testing.T) {
 	}
 	// readText without a buffer to extend (an envelope made elsewhere)
 	// copies and gives the same text.
-	r := ReadFileResult{Content: "abc", Bytes: 3, TotalBytes: 10, Truncated: true}
-	if got, want := readText(&r, 3, &envelope{}), "abc\n[truncated: showing the first 3 of 10 bytes; max_read_bytes is 3]"; got != want {
+	r := ReadFileResult{Content: "abc", Bytes: 3, TotalBytes: 10, Truncated: true, NextStartLine: 2}
+	if got, want := readText(&r, 3, &envelope{}), "abc\n[truncated: line 1 is longer than max_read_bytes (3): only its first 3 of 10 bytes are shown; continue with start_line=2]"; got != want {
 		t.Fatalf("readText = %q, want %q", got, want)
 	}
 }

@@ -53,7 +53,7 @@ func TestReadFileRange(t *testing.T) {
 		r.NextStartLine != 5 || r.SHA256 != hex.EncodeToString(sum[:]) || r.Truncated {
 		t.Fatalf("range = %+v, %v", r, err)
 	}
-	if r.Text != "line 3\nline 4\n[lines 3-4 of 10; continue with start_line=5]" {
+	if r.Text != "line 3\nline 4\n[lines 3-4 of 10; continue with start_line=5, max_lines=2]" {
 		t.Fatalf("text %q", r.Text)
 	}
 	r, err = ws.ReadFile(bg, ReadFileInput{Path: "a.txt", StartLine: 9})

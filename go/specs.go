@@ -13,6 +13,9 @@ import (
 var ToolNames = []string{
 	ToolReadFile, ToolWriteFile, ToolAppendFile, ToolListDir, ToolEditFile, ToolGetPathInfo,
 	ToolFindFiles, ToolSearchText, ToolApplyPatch, ToolCreateDirectory, ToolMoveFile, ToolDeleteFile,
+	// The developer tools (ExecToolNames), off unless Policy.ExecEnabled.
+	ToolWorkspaceInfo, ToolGitStatus, ToolGitDiff, ToolGitCommit, ToolRunTests, ToolRunLint,
+	ToolTypecheck, ToolSafeShell, ToolShell,
 }
 
 // ToolSpec is one entry of the library's wsfs_tool_specs(): a tool's name,
@@ -47,8 +50,12 @@ func ToolSpecsJSON() string { return cToolSpecs() }
 // ToolSpecs returns the tools this workspace offers
 // (wsfs_workspace_tool_specs): its profile's names, schemas and defaults,
 // without the tools its policy refuses whatever the arguments (every
-// changing tool when the policy disables writes). For the native profile
-// they are entries of the package-level ToolSpecs.
+// changing tool when the policy disables writes, the developer tools while
+// their exec switch is off, those allow_tools/deny_tools leave out). For
+// the native profile they are entries of the package-level ToolSpecs
+// followed by the workspace's Wasm tools (WasmTools), each with its
+// manifest's description and input schema; another profile offers no Wasm
+// tools.
 func (ws *Workspace) ToolSpecs() ([]ToolSpec, error) {
 	if ws.closed.Load() {
 		return nil, newError("tool_specs", CodeInvalidWorkspace, "the workspace is closed")
@@ -67,6 +74,12 @@ func (ws *Workspace) ToolSpecs() ([]ToolSpec, error) {
 	}
 	return data.Tools, nil
 }
+
+// ToolInstructions returns wsfs_tool_instructions(): what a host tells
+// the model once, beside the tools (a system prompt, an MCP server's
+// instructions): how every path argument is read. Each spec's description
+// keeps only the clause "Paths are relative to the workspace root.".
+func ToolInstructions() string { return cToolInstructions() }
 
 // ReadOnly reports whether the spec's annotations say the tool never
 // changes anything.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -41,5 +42,17 @@ func TestToolSpecs(t *testing.T) {
 	var again []ToolSpec
 	if err := json.Unmarshal([]byte(ToolSpecsJSON()), &again); err != nil || len(again) != len(specs) {
 		t.Fatalf("ToolSpecsJSON: %v", err)
+	}
+}
+
+// TestToolInstructionsSayThePathsRuleOnce: issue 19 item 10. The specs keep
+// one clause; the rest is ToolInstructions, which the MCP server sends.
+func TestToolInstructionsSayThePathsRuleOnce(t *testing.T) {
+	rule := ToolInstructions()
+	if !strings.Contains(rule, "absolute symlinks and symlinks leading outside the workspace are refused") {
+		t.Fatalf("ToolInstructions() = %q", rule)
+	}
+	if strings.Contains(ToolSpecsJSON(), "absolute symlinks") {
+		t.Fatal("the specs repeat the paths rule")
 	}
 }

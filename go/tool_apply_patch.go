@@ -22,7 +22,7 @@ type ApplyPatchInput struct {
 // PatchFileEdits is one file of ApplyPatchInput.Files.
 type PatchFileEdits struct {
 	Path     string           `json:"path" description:"File to change (it must exist)."`
-	FileHash string           `json:"file_hash,omitempty" description:"The file's sha256 as read_file reported it; if the file changed since, its hunks are rejected as stale. Optional."`
+	FileHash string           `json:"file_hash,omitempty" description:"The file's sha256 as get_path_info shows it (read_file's data.sha256 also has it); if the file changed since, its hunks are rejected as stale. Optional."`
 	Hunks    []PatchLineRange `json:"hunks" description:"The replacements, in any order; they must not overlap."`
 }
 

@@ -18,12 +18,12 @@ type ListDirInput struct {
 	Depth            int    `json:"depth,omitempty,omitzero" description:"Levels to list: 1 (default) lists the directory itself; 2 or more returns a tree, breadth-first (at most 60)."`
 	IncludeHidden    *bool  `json:"include_hidden,omitempty" description:"Show names starting with '.'. Default true."`
 	MaxEntries       int    `json:"max_entries,omitempty,omitzero" description:"Most entries to return; 0 or absent means the workspace's max_list_entries (500 by default), which is also the most allowed."`
-	RespectGitignore bool   `json:"respect_gitignore,omitempty" description:"Leave out what .gitignore files in the listed directories ignore. Default false."`
+	RespectGitignore *bool  `json:"respect_gitignore,omitempty" description:"Leave out what .gitignore files in the listed directories ignore. Default: true for a tree (depth 2 or more), false for one level."`
 }
 
 // plain reports whether only Path is set (the library's fast path).
 func (in ListDirInput) plain() bool {
-	return in.Depth <= 1 && in.IncludeHidden == nil && in.MaxEntries == 0 && !in.RespectGitignore
+	return in.Depth <= 1 && in.IncludeHidden == nil && in.MaxEntries == 0 && in.RespectGitignore == nil
 }
 
 // Entry types reported by list_dir.
@@ -64,6 +64,11 @@ type ListDirResult struct {
 	// Protected is the number of protected system locations (/etc, /proc,
 	// ...) left out in unrestricted mode; they are not entered.
 	Protected int `json:"protected,omitempty"`
+	// Hidden is the number of names starting with '.' left out
+	// (IncludeHidden false); Ignored those a .gitignore rule left out
+	// (RespectGitignore, the default for a tree). Neither is in Total.
+	Hidden  int `json:"hidden,omitempty"`
+	Ignored int `json:"ignored,omitempty"`
 	// Tree is the listing as a tree (Depth 2 or more): the listed directory
 	// (Name ".") and its entries, breadth-first up to the entry limit.
 	Tree     *TreeNode `json:"tree,omitempty"`
@@ -86,6 +91,11 @@ type TreeNode struct {
 	// Truncated is true when some of the directory's entries are not
 	// shown, or it was not listed because of the entry limit.
 	Truncated bool `json:"truncated,omitempty"`
+	// Listed is false (non-nil) for a directory whose entries are not in
+	// the tree: the depth limit, .git, the entry limit, or unreadable; nil
+	// otherwise. An empty directory that was listed has Children empty and
+	// Listed nil.
+	Listed *bool `json:"listed,omitempty"`
 }
 
 // ListDir lists a directory (symlinks not followed): one level, or with
@@ -158,6 +168,10 @@ func (r *ListDirResult) decodeData(d *decoder) {
 			r.Denied = int(d.int())
 		case "protected":
 			r.Protected = int(d.int())
+		case "hidden":
+			r.Hidden = int(d.int())
+		case "ignored":
+			r.Ignored = int(d.int())
 		case "entries":
 			r.Entries = d.entries()
 		default:

@@ -53,7 +53,8 @@ type ReadFileResult struct {
 	// replaced invalid UTF-8 with U+FFFD.
 	EncodingErrors bool `json:"encoding_errors,omitempty"`
 
-	// The fields below are set by range reads only (zero in a plain read).
+	// The fields below are set by range reads (zero in a plain read), but
+	// for NextStartLine, which a plain read that was cut sets too.
 
 	// StartLine and EndLine are the first and last line returned (1-based;
 	// EndLine is StartLine-1 when none is: an empty file).
@@ -64,15 +65,19 @@ type ReadFileResult struct {
 	// MaxWriteBytes), else nil.
 	TotalLines *int `json:"total_lines,omitempty"`
 	// NextStartLine is the StartLine to read on with; 0 at the end of the
-	// file.
+	// file. A cut plain read ends at a line boundary (unless its first line
+	// alone is longer than MaxReadBytes) and sets it to the line after.
 	NextStartLine int `json:"next_start_line,omitempty"`
 	// Text is what a model sees. Plain read: Content ("(empty file)" for an
-	// empty file), and for a truncated
-	// file a line "[truncated: showing the first N of M bytes;
-	// max_read_bytes is L]" (after a newline added if Content does not end
-	// with one). Range: the lines (each prefixed "N| " with LineNumbers),
-	// then a hint line such as "[lines 1-2000 of 9120; continue with
-	// start_line=2001]"; "(empty file)" for an empty file.
+	// empty file), and for a truncated file a line "[truncated: showing
+	// lines 1-N (B of M bytes); max_read_bytes is L; continue with
+	// start_line=N+1]", or, when line 1 alone is longer than the limit,
+	// "[truncated: line 1 is longer than max_read_bytes (L): only its first
+	// B of M bytes are shown; continue with start_line=2]" after a newline.
+	// Range: the lines (each prefixed "N| " with LineNumbers), then a hint
+	// line such as "[lines 1-2000 of 9120; continue with start_line=2001]"
+	// (with ", max_lines=M" and ", line_numbers=true" when the call gave
+	// them); "(empty file)" for an empty file.
 	Text     string   `json:"-"`
 	Warnings []string `json:"-"`
 }
@@ -154,13 +159,13 @@ func (ws *Workspace) readRange(ctx context.Context, in ReadFileInput) (ReadFileR
 const emptyFileText = "(empty file)"
 
 // maxNoticeLen bounds the length of readText's truncation notice.
-const maxNoticeLen = 128
+const maxNoticeLen = 256
 
-// readText renders read_file's text as the library does (src/render.rs):
-// the content, and for a cut file a newline (unless the content ends with
-// one) and "[truncated: showing the first N of M bytes; max_read_bytes is
-// L]", L being the workspace's effective MaxReadBytes. TestReadTextMatchesLibrary
-// checks it against the library's own text.
+// readText renders read_file's text as the library does
+// (src/tools/read_file/output.rs): the content, and for a cut file the
+// notice of ReadFileResult.Text, L being the workspace's effective
+// MaxReadBytes. TestReadTextMatchesLibrary checks it against the library's
+// own text.
 //
 // The text shares its memory with Content: if the content is the end of
 // the library's result (env.buf), the notice is appended to it in place, in
@@ -175,15 +180,34 @@ func readText(r *ReadFileResult, limit int, env *envelope) string {
 	}
 	var notice [maxNoticeLen]byte
 	n := notice[:0]
-	if !strings.HasSuffix(r.Content, "\n") {
-		n = append(n, '\n')
+	next := int64(r.NextStartLine)
+	if next == 0 {
+		next = 2
 	}
-	n = append(n, "[truncated: showing the first "...)
-	n = strconv.AppendInt(n, r.Bytes, 10)
-	n = append(n, " of "...)
-	n = strconv.AppendInt(n, r.TotalBytes, 10)
-	n = append(n, " bytes; max_read_bytes is "...)
-	n = strconv.AppendInt(n, int64(limit), 10)
+	if !strings.HasSuffix(r.Content, "\n") {
+		n = append(n, "\n[truncated: line 1 is longer than max_read_bytes ("...)
+		n = strconv.AppendInt(n, int64(limit), 10)
+		n = append(n, "): only its first "...)
+		n = strconv.AppendInt(n, r.Bytes, 10)
+		n = append(n, " of "...)
+		n = strconv.AppendInt(n, r.TotalBytes, 10)
+		n = append(n, " bytes are shown"...)
+	} else {
+		if next == 2 {
+			n = append(n, "[truncated: showing line 1 ("...)
+		} else {
+			n = append(n, "[truncated: showing lines 1-"...)
+			n = strconv.AppendInt(n, next-1, 10)
+			n = append(n, " ("...)
+		}
+		n = strconv.AppendInt(n, r.Bytes, 10)
+		n = append(n, " of "...)
+		n = strconv.AppendInt(n, r.TotalBytes, 10)
+		n = append(n, " bytes); max_read_bytes is "...)
+		n = strconv.AppendInt(n, int64(limit), 10)
+	}
+	n = append(n, "; continue with start_line="...)
+	n = strconv.AppendInt(n, next, 10)
 	n = append(n, ']')
 	if b := env.buf; b != nil && env.HasRaw && r.Content == env.Raw && len(r.Content) <= b.Len() &&
 		b.Cap()-b.Len() >= len(n) {

@@ -17,7 +17,7 @@ func TestTruncation(t *testing.T) {
 	if r.Content != "abcd" || r.Bytes != 4 || r.TotalBytes != 9 || !r.Truncated {
 		t.Fatalf("ReadFile = %+v", r)
 	}
-	if !strings.Contains(r.Text, "[truncated: showing the first 4 of 9 bytes; max_read_bytes is 5]") {
+	if !strings.Contains(r.Text, "[truncated: line 1 is longer than max_read_bytes (5): only its first 4 of 9 bytes are shown; continue with start_line=2]") {
 		t.Fatalf("read text %q has no truncation notice", r.Text)
 	}
 	for _, n := range []string{"a", "b", "c"} {

@@ -110,8 +110,8 @@ func TestListDirTree(t *testing.T) {
 	ws := openTest(t, Config{})
 	walkTree(t, ws.Root())
 	ctx := context.Background()
-	no := false
-	r, err := ws.ListDir(ctx, ListDirInput{Depth: 2, IncludeHidden: &no, RespectGitignore: true})
+	no, yes := false, true
+	r, err := ws.ListDir(ctx, ListDirInput{Depth: 2, IncludeHidden: &no, RespectGitignore: &yes})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package wsfs
 import (
 	"encoding/json"
 	"log/slog"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -40,7 +41,9 @@ type Workspace struct {
 	warnings []string
 	logger   *slog.Logger
 	// profile is the workspace's profile, "" for the native tools (wsfs).
-	profile string
+	profile  string
+	wasm     []string
+	gateways gateways
 
 	closed  atomic.Bool
 	cleanup runtime.Cleanup
@@ -57,8 +60,17 @@ type openData struct {
 		DenyRead      []string `json:"deny_read"`
 		DenyWrite     []string `json:"deny_write"`
 		AuditLog      *string  `json:"audit_log"`
+
+		ExecEnabled        bool     `json:"exec_enabled"`
+		ShellEnabled       bool     `json:"shell_enabled"`
+		ExecRequireSandbox bool     `json:"exec_require_sandbox"`
+		ExecNetwork        bool     `json:"exec_network"`
+		ExecReadPaths      []string `json:"exec_read_paths"`
+		ExecEnvAllow       []string `json:"exec_env_allow"`
+		ExecTimeoutSec     int64    `json:"exec_timeout_sec"`
 	} `json:"policy"`
-	Profile string `json:"profile"`
+	Profile   string   `json:"profile"`
+	WasmTools []string `json:"wasm_tools"`
 }
 
 // Open checks the library's ABI version and opens a workspace. Failures are
@@ -90,8 +102,15 @@ func Open(cfg Config) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pj.WritesEnabled != nil || pj.DenyRead != nil || pj.DenyWrite != nil || pj.AuditLog != "" {
+	if !reflect.DeepEqual(pj, policyJSON{}) {
 		cj.Policy = &pj
+	}
+	cj.WasmTools = cfg.WasmTools
+	if p := cfg.WasmPolicy; p != nil {
+		if p.Timeout < 0 || p.MemoryMB < 0 {
+			return nil, newError("open", CodeInvalidArguments, "WasmPolicy: Timeout and MemoryMB must not be negative")
+		}
+		cj.WasmPolicy = &wasmPolicyJSON{WasmPolicy: *p, TimeoutMS: (p.Timeout + time.Millisecond - 1).Milliseconds()}
 	}
 	body, err := json.Marshal(cj)
 	if err != nil {
@@ -144,9 +163,18 @@ func openJSON(configJSON string, logger *slog.Logger) (*Workspace, error) {
 			WritesEnabled: Bool(data.Policy.WritesEnabled),
 			DenyRead:      nonNil(data.Policy.DenyRead),
 			DenyWrite:     nonNil(data.Policy.DenyWrite),
+
+			ExecEnabled:        data.Policy.ExecEnabled,
+			ShellEnabled:       data.Policy.ShellEnabled,
+			ExecRequireSandbox: Bool(data.Policy.ExecRequireSandbox),
+			ExecNetwork:        data.Policy.ExecNetwork,
+			ExecReadPaths:      nonNil(data.Policy.ExecReadPaths),
+			ExecEnvAllow:       nonNil(data.Policy.ExecEnvAllow),
+			ExecTimeout:        time.Duration(data.Policy.ExecTimeoutSec) * time.Second,
 		},
 		warnings: env.Warnings,
 		logger:   logger,
+		wasm:     data.WasmTools,
 	}
 	if data.Profile != NativeProfile {
 		ws.profile = data.Profile
@@ -172,6 +200,9 @@ func (ws *Workspace) Close() error {
 	}
 	ws.cleanup.Stop()
 	raw := cClose(ws.handle)
+	// A call still in flight that reaches a forgotten gateway gets
+	// gateway_error (see gatewayByID).
+	ws.releaseGateways()
 	env, perr := parseEnvelope("close", raw, outputFull, nil)
 	if perr != nil {
 		return perr
@@ -204,19 +235,27 @@ func (ws *Workspace) RestrictToWorkspace() bool { return ws.restrict }
 func (ws *Workspace) Limits() Limits { return ws.limits }
 
 // Policy returns the effective policy, library defaults filled in
-// (WritesEnabled is never nil, DenyRead and DenyWrite never nil, AuditLog
-// absolute with its symlinks resolved, or "" for none).
+// (WritesEnabled and ExecRequireSandbox are never nil, the lists never nil,
+// AuditLog absolute with its symlinks resolved, or "" for none, ExecTimeout
+// the wall clock in force).
 func (ws *Workspace) Policy() Policy {
 	p := ws.policy
 	p.WritesEnabled = Bool(*p.WritesEnabled)
 	p.DenyRead = append([]string{}, p.DenyRead...)
 	p.DenyWrite = append([]string{}, p.DenyWrite...)
+	p.ExecRequireSandbox = Bool(*p.ExecRequireSandbox)
+	p.ExecReadPaths = append([]string{}, p.ExecReadPaths...)
+	p.ExecEnvAllow = append([]string{}, p.ExecEnvAllow...)
 	return p
 }
 
 // Warnings returns the warnings from opening the workspace (for example
 // that the root is $HOME or "/").
 func (ws *Workspace) Warnings() []string { return append([]string(nil), ws.warnings...) }
+
+// WasmTools returns the names of the Wasm tools the workspace loaded (its
+// config's wasm_tools), in the order Workspace.ToolSpecs lists them.
+func (ws *Workspace) WasmTools() []string { return append([]string(nil), ws.wasm...) }
 
 // Closed reports whether Close has been called.
 func (ws *Workspace) Closed() bool { return ws.closed.Load() }

@@ -31,7 +31,7 @@ pub(crate) use crate::sandbox::walk::remove::{
     Halt, NotRemoved, Removal, RemoveDenyHook, RemoveOptions,
 };
 use crate::sandbox::walk::tree;
-pub(crate) use crate::sandbox::walk::tree::Tree;
+pub(crate) use crate::sandbox::walk::tree::{Tree, Unlisted};
 use crate::sandbox::walk::Kind;
 use cap_std::fs::Dir;
 use rustix::fs::{AtFlags, RawDir, RenameFlags};
@@ -165,6 +165,10 @@ pub(crate) trait Backend: std::fmt::Debug + Send + Sync {
 
     /// Removes the file (or symlink) `name` in `dir`.
     fn remove_file(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()>;
+
+    /// Removes the directory `name` in `dir` if it is empty (`ENOTEMPTY` otherwise): a Wasm
+    /// tool's `rmdir`.
+    fn remove_empty_dir(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()>;
 
     /// Removes the directory `name` in `parent`, which must still be the directory `id`, and
     /// everything in it (see `sandbox::walk::remove::remove_tree`).
@@ -367,6 +371,10 @@ impl Backend for Host {
 
     fn remove_file(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()> {
         rustix::fs::unlinkat(dir, name, AtFlags::empty())
+    }
+
+    fn remove_empty_dir(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()> {
+        rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)
     }
 
     fn remove_tree(

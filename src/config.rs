@@ -87,6 +87,82 @@ pub struct Config {
     /// tools.
     #[serde(default = "default_profile")]
     pub profile: String,
+    /// Folders of Wasm tools to load (host paths): each a tool folder (`manifest.json` beside
+    /// `module.wasm` or `module.wat`) or a folder of them. See docs/TOOL_AUTHORING.md.
+    #[serde(default)]
+    pub wasm_tools: Vec<String>,
+    /// The most any Wasm tool of this workspace may have (see [`WasmPolicy`]).
+    #[serde(default, deserialize_with = "wasm_policy_object")]
+    pub wasm_policy: WasmPolicy,
+}
+
+/// The host's ceiling for the Wasm tools a workspace loads: a manifest asking for more is
+/// refused at load (`capability_denied`), and each limit is the default of a manifest that
+/// asks for none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WasmPolicy {
+    /// Longest run (`TOOL_TIMEOUT_SECS` in the loaders). A call's own deadline still applies.
+    pub timeout_ms: u64,
+    /// Most linear memory (`TOOL_MEMORY_MB`).
+    pub memory_mb: u64,
+    /// Most fuel (instructions, roughly) one run may use.
+    pub fuel: u64,
+    /// Whether tools with the `network` capability may reach their `allowed_hosts`
+    /// (`TOOL_ALLOW_DIRECT_NETWORK`); off by default.
+    pub allow_direct_network: bool,
+    /// Whether tools may ask for `model_access` (the gateway the host sets).
+    pub allow_model_access: bool,
+    /// The most workspace access a tool may ask for: `none`, `read` or `write` (the
+    /// workspace's own policy applies on top).
+    pub filesystem: String,
+    /// Environment variables of the host process a tool may ask to see.
+    pub allowed_env: Vec<String>,
+}
+
+impl Default for WasmPolicy {
+    fn default() -> Self {
+        WasmPolicy {
+            timeout_ms: 30_000,
+            memory_mb: 64,
+            fuel: 10_000_000_000,
+            allow_direct_network: false,
+            allow_model_access: true,
+            filesystem: "write".to_string(),
+            allowed_env: Vec::new(),
+        }
+    }
+}
+
+/// wasm32's whole address space.
+const CEILING_WASM_MEMORY_MB: u64 = 4096;
+
+impl WasmPolicy {
+    fn validate(&self) -> Result<()> {
+        let checks = [
+            ("timeout_ms", self.timeout_ms, CEILING_TIMEOUT_MS),
+            ("memory_mb", self.memory_mb, CEILING_WASM_MEMORY_MB),
+            ("fuel", self.fuel, u64::MAX),
+        ];
+        for (name, value, ceiling) in checks {
+            if value == 0 || value > ceiling {
+                return Err(WsfsError::new(
+                    ErrorCode::InvalidArguments,
+                    format!("wasm_policy.{name} must be between 1 and {ceiling}, got {value}"),
+                ));
+            }
+        }
+        if !["none", "read", "write"].contains(&self.filesystem.as_str()) {
+            return Err(WsfsError::new(
+                ErrorCode::InvalidArguments,
+                format!(
+                    "wasm_policy.filesystem must be none, read or write, got {:?}",
+                    self.filesystem
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 fn default_true() -> bool {
@@ -107,6 +183,13 @@ impl Config {
         })?;
         config.limits.validate()?;
         config.policy.validate()?;
+        config.wasm_policy.validate()?;
+        if let Some(empty) = config.wasm_tools.iter().find(|f| f.trim().is_empty()) {
+            return Err(WsfsError::new(
+                ErrorCode::InvalidArguments,
+                format!("wasm_tools holds an empty folder name ({empty:?})"),
+            ));
+        }
         Ok(config)
     }
 }
@@ -114,6 +197,13 @@ impl Config {
 /// `limits` must be an object too (serde would take an array positionally).
 fn limits_object<'de, D: serde::Deserializer<'de>>(de: D) -> std::result::Result<Limits, D::Error> {
     object_field(de, "limits")
+}
+
+/// `wasm_policy` likewise.
+fn wasm_policy_object<'de, D: serde::Deserializer<'de>>(
+    de: D,
+) -> std::result::Result<WasmPolicy, D::Error> {
+    object_field(de, "wasm_policy")
 }
 
 /// `policy` likewise.
@@ -188,6 +278,8 @@ mod tests {
             "state_dir",
             "policy",
             "profile",
+            "wasm_tools",
+            "wasm_policy",
         ]
         .map(String::from)
         .to_vec();
@@ -237,6 +329,30 @@ mod tests {
                 "{}",
                 e.message
             );
+        }
+    }
+
+    #[test]
+    fn wasm_tools_and_their_policy_are_strict() {
+        let c = Config::from_json(
+            r#"{"root":"/x","wasm_tools":["/t"],"wasm_policy":{"memory_mb":8,"filesystem":"read"}}"#,
+        )
+        .unwrap();
+        assert_eq!(c.wasm_tools, ["/t"]);
+        assert_eq!(c.wasm_policy.memory_mb, 8);
+        assert_eq!(c.wasm_policy.timeout_ms, WasmPolicy::default().timeout_ms);
+        for bad in [
+            r#"{"root":"/x","wasm_tools":"/t"}"#,
+            r#"{"root":"/x","wasm_tools":[""]}"#,
+            r#"{"root":"/x","wasm_tools":[1]}"#,
+            r#"{"root":"/x","wasm_policy":[]}"#,
+            r#"{"root":"/x","wasm_policy":{"memory":8}}"#,
+            r#"{"root":"/x","wasm_policy":{"memory_mb":0}}"#,
+            r#"{"root":"/x","wasm_policy":{"memory_mb":5000}}"#,
+            r#"{"root":"/x","wasm_policy":{"filesystem":"all"}}"#,
+            r#"{"root":"/x","wasm_policy":{"allow_direct_network":"yes"}}"#,
+        ] {
+            assert!(Config::rejects(bad), "{bad}");
         }
     }
 

@@ -50,6 +50,12 @@ impl CallControl {
         Ok(())
     }
 
+    /// The call's cancel flag, if it has a token (the exec tools hand it to the programs'
+    /// supervisor, which kills them when it is set).
+    pub fn cancel_flag(&self) -> Option<Arc<AtomicBool>> {
+        self.cancel.clone()
+    }
+
     /// When the call must stop.
     pub fn deadline(&self) -> Instant {
         self.deadline

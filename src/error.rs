@@ -27,6 +27,18 @@ pub enum ErrorCode {
     PolicyDenied,
     FileExists,
     RecursiveRequired,
+    CapabilityDenied,
+    FuelExhausted,
+    MemoryLimit,
+    ToolTrap,
+    ManifestInvalid,
+    ModuleMismatch,
+    GatewayError,
+    ExecDisabled,
+    SandboxUnavailable,
+    CommandRequired,
+    ConfirmationRequired,
+    NothingToCommit,
 }
 
 impl ErrorCode {
@@ -55,6 +67,18 @@ impl ErrorCode {
             ErrorCode::PolicyDenied => "policy_denied",
             ErrorCode::FileExists => "file_exists",
             ErrorCode::RecursiveRequired => "recursive_required",
+            ErrorCode::CapabilityDenied => "capability_denied",
+            ErrorCode::FuelExhausted => "fuel_exhausted",
+            ErrorCode::MemoryLimit => "memory_limit",
+            ErrorCode::ToolTrap => "tool_trap",
+            ErrorCode::ManifestInvalid => "manifest_invalid",
+            ErrorCode::ModuleMismatch => "module_mismatch",
+            ErrorCode::GatewayError => "gateway_error",
+            ErrorCode::ExecDisabled => "exec_disabled",
+            ErrorCode::SandboxUnavailable => "sandbox_unavailable",
+            ErrorCode::CommandRequired => "command_required",
+            ErrorCode::ConfirmationRequired => "confirmation_required",
+            ErrorCode::NothingToCommit => "nothing_to_commit",
         }
     }
 }

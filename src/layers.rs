@@ -31,6 +31,11 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
         &["base", "patch", "sandbox", "guard", "commit", "composition"],
     ),
     (
+        "exec",
+        &["exec"],
+        &["base", "sandbox", "guard", "commit", "composition", "exec"],
+    ),
+    (
         "tools",
         &["tools"],
         &[
@@ -40,8 +45,14 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
             "guard",
             "commit",
             "composition",
+            "exec",
             "tools",
         ],
+    ),
+    (
+        "wasm",
+        &["wasm"],
+        &["base", "sandbox", "guard", "composition", "tools", "wasm"],
     ),
     (
         "abi",
@@ -53,7 +64,9 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
             "guard",
             "commit",
             "composition",
+            "exec",
             "tools",
+            "wasm",
             "abi",
         ],
     ),
@@ -62,7 +75,10 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
 /// Files whose code may name handles the tools must not touch (see [`TOOLS_STAY_ABOVE`]).
 const TOOLS_DIR: &str = "tools";
 
-/// What a file under `src/tools/` must never name: the tools reach the file system only
+/// The files of a Wasm tool's `/workspace`, held to [`TOOLS_STAY_ABOVE`] like the tools.
+const GUEST_FS_DIR: [&str; 2] = ["wasm", "fs"];
+
+/// What a file under `src/tools/` (or [`GUEST_FS_DIR`]) must never name: the tools reach the file system only
 /// through the workspace's operations (the backend contract), never through the root's
 /// handle, a directory listing or a walk of their own.
 const TOOLS_STAY_ABOVE: &[&str] = &[
@@ -341,7 +357,11 @@ fn graph() -> Graph {
                 }
             }
         }
-        if module.first().map(String::as_str) == Some(TOOLS_DIR) {
+        // The tools, and the workspace a Wasm tool sees (`/workspace`), which must go through
+        // the same operations.
+        if module.first().map(String::as_str) == Some(TOOLS_DIR)
+            || module.starts_with(&GUEST_FS_DIR.map(String::from))
+        {
             for word in TOOLS_STAY_ABOVE {
                 if code.contains(word) {
                     tool_handles.push(format!("src/{}: {word}", module.join("/")));

@@ -3,6 +3,12 @@
 //! The C ABI lives in [`ffi`]; [`api`] is the same surface as plain Rust (JSON in, JSON out).
 //! Every path is resolved beneath the workspace's directory handle with cap-std, so `..`,
 //! absolute paths and symlinks cannot leave it; see `README.md` for the guarantees and limits.
+//!
+//! `unsafe` code is denied everywhere but where it must be (the C ABI; the developer tools'
+//! system calls between fork and exec), each place allowing it for itself and giving every
+//! block a `// SAFETY:` line.
+
+#![deny(unsafe_code)]
 
 mod abi;
 mod backend;
@@ -10,6 +16,7 @@ mod commit;
 mod config;
 mod control;
 pub mod error;
+mod exec;
 mod guard;
 mod json;
 mod lines;
@@ -21,6 +28,7 @@ mod render;
 mod sandbox;
 mod text;
 mod tools;
+mod wasm;
 mod workspace;
 
 #[cfg(test)]
@@ -30,7 +38,7 @@ pub use abi::{api, ffi};
 
 pub use abi::dispatch::{run_tool, ToolResult};
 pub use abi::envelope::Envelope;
-pub use config::{Config, Limits};
+pub use config::{Config, Limits, WasmPolicy};
 pub use control::{token_cancel, token_free, token_new, CallControl};
 pub use error::{ErrorCode, WsfsError};
 pub use guard::policy::PolicyConfig;

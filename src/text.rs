@@ -166,6 +166,29 @@ impl FileText {
         self.as_bytes().last() == Some(&b'\n')
     }
 
+    /// Keeps the first `len` bytes of the text (`len` must be a character boundary, such as
+    /// just after a `\n`).
+    pub fn truncate(&mut self, len: usize) {
+        if len < self.len()
+            && self
+                .as_bytes()
+                .get(len)
+                .is_some_and(|&b| !is_continuation(b))
+        {
+            self.buf.truncate(self.start + len);
+        }
+    }
+
+    /// Moves the text back so that `room` bytes are in front of it (at most the room it has):
+    /// a move within the buffer, never an allocation.
+    pub fn shrink_room(&mut self, room: usize) {
+        if room < self.start {
+            self.buf.copy_within(self.start.., room);
+            self.buf.truncate(room + self.len());
+            self.start = room;
+        }
+    }
+
     /// The buffer and where the text starts in it.
     pub fn into_parts(self) -> (Vec<u8>, usize) {
         (self.buf, self.start)

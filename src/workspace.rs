@@ -25,12 +25,13 @@ use crate::sandbox::walk::tree::Tree;
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use rustix::fs::RenameFlags;
+use std::any::Any;
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// An open workspace.
 #[derive(Debug)]
@@ -41,6 +42,19 @@ pub struct Workspace {
     pub(crate) limits: Limits,
     /// Deny rules, read-only mode and the audit log (see `policy`).
     pub(crate) policy: Policy,
+    /// State the layers above keep per workspace (see [`Workspace::slot`]).
+    slots: Slots,
+}
+
+/// Per-workspace values of types this layer does not know (the exec tools' runner and probe
+/// cache): one of each type, made on first use, dropped with the workspace.
+#[derive(Default)]
+struct Slots(Mutex<Vec<Arc<dyn Any + Send + Sync>>>);
+
+impl std::fmt::Debug for Slots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Slots")
+    }
 }
 
 impl Workspace {
@@ -100,6 +114,7 @@ impl Workspace {
             backend: Box::new(Host { root }),
             limits: config.limits,
             policy,
+            slots: Slots::default(),
         };
         Ok((ws, warnings))
     }
@@ -125,6 +140,88 @@ impl Workspace {
     /// The effective policy (defaults filled in, the audit log's path absolute).
     pub fn policy(&self) -> &crate::guard::policy::PolicyConfig {
         self.policy.config()
+    }
+
+    /// This workspace's value of type `T`, made by `make` the first time it is asked for.
+    pub(crate) fn slot<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Arc<T> {
+        // A poisoned lock only means a `make` panicked; the list itself is whole.
+        let mut slots = self.slots.0.lock().unwrap_or_else(|p| p.into_inner());
+        for slot in slots.iter() {
+            if let Ok(found) = Arc::clone(slot).downcast::<T>() {
+                return found;
+            }
+        }
+        let made = Arc::new(make());
+        slots.push(made.clone());
+        made
+    }
+
+    /// The state directory's path, when the workspace has one.
+    pub(crate) fn state_path(&self) -> Option<&Path> {
+        match &self.backend.root().state {
+            crate::sandbox::state_dir::StateDir::At(p) => Some(p),
+            crate::sandbox::state_dir::StateDir::Unavailable(_) => None,
+        }
+    }
+
+    /// The directory `path` names, for a program to run in: resolved beneath the root with
+    /// the policy as gate like every tool path, then given as the absolute real path of what
+    /// was resolved (a program takes a path, not a handle). That path is the host backend's
+    /// file on disk; a backend whose files are not one directory on disk (the overlay of
+    /// issue 20) must give programs its merged view instead, or the exec tools must refuse. Refused when it is not a
+    /// directory or lies outside the workspace (unrestricted mode included): programs are
+    /// confined to the workspace.
+    pub(crate) fn program_dir(&self, path: &ToolPath, ctl: &CallControl) -> Result<PathBuf> {
+        let located = self.resolve(path, Access::READ, false, ctl)?;
+        if located.leaf.is_some() {
+            match &located.leaf_meta {
+                Some(meta) if meta.is_dir() => {}
+                Some(_) => {
+                    return Err(WsfsError::new(
+                        ErrorCode::NotADirectory,
+                        format!("{} is not a directory", path.display),
+                    ))
+                }
+                None => {
+                    return Err(WsfsError::new(
+                        ErrorCode::PathNotFound,
+                        format!("{} does not exist", path.display),
+                    ))
+                }
+            }
+        }
+        let rel = self.program_rel(path, &located)?;
+        Ok(self.backend.root().path.join(rel))
+    }
+
+    /// The workspace-relative real path `path` resolves to for `access` (so `deny_write`'s
+    /// `.git/**` refuses a path into `.git` as it does for the file tools), for a program's
+    /// argument. A missing leaf is fine (a deleted file to stage).
+    pub(crate) fn program_path(
+        &self,
+        path: &ToolPath,
+        access: Access,
+        ctl: &CallControl,
+    ) -> Result<PathBuf> {
+        let located = self.resolve(path, access, false, ctl)?;
+        self.program_rel(path, &located)
+    }
+
+    fn program_rel(&self, path: &ToolPath, located: &Located<'_>) -> Result<PathBuf> {
+        let (rel, inside) = self
+            .backend
+            .root()
+            .path_of(&located.dir, located.leaf.as_deref())?;
+        if !inside {
+            return Err(WsfsError::new(
+                ErrorCode::OutsideWorkspace,
+                format!(
+                    "{} is outside the workspace, and programs run only inside it",
+                    path.display
+                ),
+            ));
+        }
+        Ok(rel)
     }
 
     /// Validates a tool path and decides where it resolves from (see `Root::parse_path`).
@@ -299,6 +396,11 @@ impl Workspace {
         self.backend.remove_file(dir, name)
     }
 
+    /// Removes the directory `name` in `dir` if it is empty (a Wasm tool's `rmdir`).
+    pub(crate) fn remove_empty_dir(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()> {
+        self.backend.remove_empty_dir(dir, name)
+    }
+
     /// Removes the directory `name` in `parent` and everything in it (see `Backend::remove_tree`).
     pub(crate) fn remove_tree(
         &self,
@@ -382,6 +484,8 @@ mod tests {
             state_dir: None,
             policy: Default::default(),
             profile: "wsfs".into(),
+            wasm_tools: Vec::new(),
+            wasm_policy: Default::default(),
         };
         Workspace::open(&config).unwrap().0
     }

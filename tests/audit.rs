@@ -3,9 +3,7 @@
 //! tool can reach or list, and what a call says when its line cannot be written.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::fs;
@@ -262,7 +260,7 @@ fn concurrent_writers_never_interleave_lines() {
         .map(|_| {
             std::process::Command::new(std::env::current_exe().unwrap())
                 .args([
-                    "concurrent_writer_child",
+                    crate::test_name!(concurrent_writer_child).as_str(),
                     "--exact",
                     "--ignored",
                     "--test-threads=1",
@@ -400,7 +398,7 @@ fn an_unwritable_log_withholds_reads_and_reports_changes() {
     let tmp = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
-            "unwritable_log_child",
+            crate::test_name!(unwritable_log_child).as_str(),
             "--exact",
             "--ignored",
             "--test-threads=1",

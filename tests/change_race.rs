@@ -4,9 +4,7 @@
 //! the outside tree is compared with its first snapshot after every attempt.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -5,9 +5,7 @@
 //! wsfs's left, or (only when the rollback itself keeps failing) an error that says exactly
 //! which files are new, which the next open of the workspace then rolls back.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use std::fs;
 use std::path::Path;

@@ -2,9 +2,7 @@
 //! things in the way, symlinks in and out, reserved names, and clean-up of a failed call.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 

@@ -4,9 +4,7 @@
 //! under a low descriptor limit.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
@@ -432,5 +430,5 @@ fn deep_trees_are_deleted_under_a_low_fd_limit() {
     let deep = tmp.path().join("deep");
     fs::create_dir(&deep).unwrap();
     deep_chain(&deep, DEPTH);
-    run_child_test("deep_delete_child", DEEP_ENV, tmp.path());
+    run_child_test(&crate::test_name!(deep_delete_child), DEEP_ENV, tmp.path());
 }

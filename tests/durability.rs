@@ -2,9 +2,7 @@
 //! bytes (CRLF, BOM, final newline), symlinks kept, overwrite warning and hard links.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use std::collections::HashMap;
 use std::fs;
@@ -56,7 +54,12 @@ fn sigkill_during_writes_leaves_old_or_new() {
     let (mut seen_a, mut seen_b, mut leftovers) = (0, 0, 0usize);
     for i in 0..32u64 {
         let mut child = std::process::Command::new(&exe)
-            .args(["crash_child", "--exact", "--ignored", "--test-threads=1"])
+            .args([
+                crate::test_name!(crash_child).as_str(),
+                "--exact",
+                "--ignored",
+                "--test-threads=1",
+            ])
             .env(CRASH_ENV, &root)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -218,7 +221,7 @@ fn sigkill_while_making_directories_leaves_none_after_reopen() {
     for trial in 0..trials {
         let mut child = std::process::Command::new(&exe)
             .args([
-                "dirs_crash_child",
+                crate::test_name!(dirs_crash_child).as_str(),
                 "--exact",
                 "--ignored",
                 "--test-threads=1",
@@ -498,12 +501,21 @@ fn exact_bytes_are_kept() {
         "{v}"
     );
     assert_eq!(f.read("crlf.txt"), content.replace("foo", "bar").as_bytes());
-    // Exact bytes: an LF-only old_text does not match CRLF text.
+    // An LF-only old_text is matched with the file's CRLF endings, which the file keeps, with
+    // a warning (issue 19 item 8): the bytes written are still exactly the file's own.
     let v = f.call(
         "edit_file",
-        json!({"path": "crlf.txt", "old_text": "bar\nline3", "new_text": "x"}),
+        json!({"path": "crlf.txt", "old_text": "bar\nline3", "new_text": "baz\nline3"}),
     );
-    assert_err(&v, "edit_not_found");
+    assert!(v["warnings"][0].as_str().unwrap().contains("CRLF"), "{v}");
+    assert_eq!(f.read("crlf.txt"), content.replace("foo", "baz").as_bytes());
+    // Exact CRLF text matches as it is, without a warning.
+    let v = f.call(
+        "edit_file",
+        json!({"path": "crlf.txt", "old_text": "baz\r\nline3", "new_text": "bar\r\nline3"}),
+    );
+    assert_eq!(assert_ok(&v), &v["data"]);
+    assert_eq!(v["warnings"], json!([]), "{v}");
     assert_ok(&f.call(
         "edit_file",
         json!({"path": "crlf.txt", "old_text": "bar\r\nline3", "new_text": "baz\r\nline3"}),

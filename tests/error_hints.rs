@@ -4,9 +4,7 @@
 //! make an edit match inexact text.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use std::fs;
 
@@ -20,7 +18,8 @@ fn path_not_found_suggests_similar_names_from_the_nearest_existing_directory() {
     f.mkdir("src/models");
     for (tool, path, want) in [
         ("read_file", "src/mian.rs", "did you mean src/main.rs"),
-        ("read_file", "sr/main.rs", "did you mean src/?"),
+        // The same name elsewhere first (issue 19 item 3), then the similar directory.
+        ("read_file", "sr/main.rs", "did you mean src/main.rs or src/?"),
         ("edit_file", "notes.txt", "did you mean notes.md?"),
         ("list_dir", "src/model", "did you mean src/models/?"),
     ] {
@@ -99,10 +98,13 @@ fn edit_not_found_names_the_closest_lines_and_the_difference() {
     f.write("case.txt", "one\nHello World\n");
     f.write("typo.txt", "alpha\nbeta gamma delta\nomega\n");
     for (path, old, want) in [
+        // An old_text that differs only in line endings is no miss any more: it is matched
+        // with the file's endings (tests/model_view.rs); with other text it is one, shown
+        // with its carriage returns marked.
         (
             "crlf.rs",
-            "fn main() {\n    x();\n",
-            &["lines 2-3", "CRLF", "2| fn main() {␍"][..],
+            "fn main() {\n    y();\n",
+            &["lines 2-3", "2| fn main() {␍"][..],
         ),
         (
             "tabs.py",

@@ -3,9 +3,7 @@
 //! Each refusal must carry the documented code, leak nothing and change nothing outside.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::os::fd::AsRawFd;

@@ -6,9 +6,7 @@
 //! again with one ignored test), so the limit cannot disturb the other tests.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 use serde_json::{json, Value};
 use std::fs;
@@ -112,7 +110,11 @@ fn file_size_limit_child() {
 #[test]
 fn file_size_limit_is_no_space_not_a_dead_host() {
     let tmp = tempfile::tempdir().unwrap();
-    run_child_test("file_size_limit_child", FSIZE_ENV, tmp.path());
+    run_child_test(
+        &crate::test_name!(file_size_limit_child),
+        FSIZE_ENV,
+        tmp.path(),
+    );
 }
 
 // ------------------------------------------------------------ full disk (findings 1, 2)
@@ -305,7 +307,7 @@ fn fd_starvation_child() {
 #[test]
 fn failed_writes_remove_the_directories_they_created() {
     let tmp = tempfile::tempdir().unwrap();
-    run_child_test("fd_starvation_child", FD_ENV, tmp.path());
+    run_child_test(&crate::test_name!(fd_starvation_child), FD_ENV, tmp.path());
 }
 
 // ------------------------------------------------------------ deadlines (finding 6)
@@ -411,7 +413,11 @@ fn a_patch_at_the_file_cap_commits_within_1024_descriptors() {
     let tmp = tempfile::tempdir_in("/dev/shm")
         .or_else(|_| tempfile::tempdir())
         .unwrap();
-    run_child_test("patch_cap_child", PATCH_CAP_ENV, tmp.path());
+    run_child_test(
+        &crate::test_name!(patch_cap_child),
+        PATCH_CAP_ENV,
+        tmp.path(),
+    );
 }
 
 const PATCH_STARVED_ENV: &str = "WSFS_PATCH_STARVED_CHILD";
@@ -468,5 +474,9 @@ fn patch_starved_child() {
 /// undo the renames, and the descriptors it needs for the rest are reserved beforehand.
 #[test]
 fn a_commit_short_of_descriptors_is_rolled_back_before_it_returns() {
-    run_child_test("patch_starved_child", PATCH_STARVED_ENV, "1");
+    run_child_test(
+        &crate::test_name!(patch_starved_child),
+        PATCH_STARVED_ENV,
+        "1",
+    );
 }

@@ -2,9 +2,7 @@
 //! fields/tools/handles, NUL bytes, huge inputs, version/tool_specs shape, valid JSON everywhere.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::ffi::CString;
 use std::ptr::null;
@@ -22,7 +20,7 @@ fn tool_specs_describe_every_tool() {
     let specs = v
         .as_array()
         .unwrap_or_else(|| panic!("tool_specs is not an array: {v}"));
-    let expected: [(&str, &[&str], &[&str]); 12] = [
+    let expected: [(&str, &[&str], &[&str]); 21] = [
         (
             "read_file",
             &[
@@ -87,6 +85,24 @@ fn tool_specs_describe_every_tool() {
         ("create_directory", &["path", "parents"], &["path"]),
         ("move_file", &["src", "dst", "overwrite"], &["src", "dst"]),
         ("delete_file", &["path", "recursive"], &["path"]),
+        // The developer tools (off unless the policy's exec_enabled: tests/devtools.rs).
+        ("workspace_info", &["refresh"], &[]),
+        ("git_status", &[], &[]),
+        (
+            "git_diff",
+            &["staged", "pathspec", "base_ref", "target_ref"],
+            &[],
+        ),
+        (
+            "git_commit",
+            &["message", "paths", "signoff", "confirmed"],
+            &["message"],
+        ),
+        ("run_tests", &["command", "focus", "timeout_sec"], &[]),
+        ("run_lint", &["command", "paths"], &[]),
+        ("typecheck", &["command", "paths"], &[]),
+        ("safe_shell", &["command", "cwd"], &["command"]),
+        ("shell", &["command", "cwd", "timeout_sec"], &["command"]),
     ];
     assert_eq!(specs.len(), expected.len(), "{v}");
     for (name, props, required) in expected {

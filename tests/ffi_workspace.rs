@@ -2,9 +2,7 @@
 //! options (errors, output trimming), cancel tokens, and close while calls are in flight.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;

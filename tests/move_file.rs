@@ -3,9 +3,7 @@
 //! writers' lock, and a mount point.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::os::unix::fs::MetadataExt;

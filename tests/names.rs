@@ -2,9 +2,7 @@
 //! that every tool accepts back, and no two names are ever listed alike.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use std::ffi::OsStr;
 use std::fs;

@@ -1,9 +1,7 @@
 //! apply_patch through the C ABI: every patch form, every rejection reason, dry runs, strict
 //! and non-strict, exact bytes, symlinks, modes, and failures part-way that roll back.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -4,9 +4,7 @@
 //! While a commit runs, its staged and backup files are hidden from every tool and survive
 //! the sweep of another open of the workspace.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
@@ -157,7 +155,7 @@ fn sigkill_during_multi_file_patches() {
     for i in 0..trials {
         let mut child = std::process::Command::new(&exe)
             .args([
-                "patch_crash_child",
+                crate::test_name!(patch_crash_child).as_str(),
                 "--exact",
                 "--ignored",
                 "--test-threads=1",
@@ -245,7 +243,7 @@ fn killed(case: &Case, mut spec: Value) -> bool {
     merge(&mut spec, json!({"root": case.root, "state": case.state}));
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
-            "kill_point_child",
+            crate::test_name!(kill_point_child).as_str(),
             "--exact",
             "--ignored",
             "--test-threads=1",
@@ -552,7 +550,12 @@ fn without_a_state_dir_one_file_per_call() {
     let tmp = tempfile::tempdir().unwrap();
     let root = fs::canonicalize(tmp.path()).unwrap();
     let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["no_state_child", "--exact", "--ignored", "--test-threads=1"])
+        .args([
+            crate::test_name!(no_state_child).as_str(),
+            "--exact",
+            "--ignored",
+            "--test-threads=1",
+        ])
         .env(NO_STATE_ENV, &root)
         .env("HOME", &root)
         .env_remove("XDG_STATE_HOME")

@@ -3,9 +3,7 @@
 //! deletes. Nothing outside is ever read, changed, created or removed.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use std::fs;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

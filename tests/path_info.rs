@@ -2,9 +2,7 @@
 //! missing paths, special files, limits, and no absolute host path in any result.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::os::unix::ffi::OsStrExt;

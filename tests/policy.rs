@@ -3,9 +3,7 @@
 //! invalid policies refused at open.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 
@@ -476,7 +474,9 @@ fn the_open_data_reports_the_effective_policy() {
     assert_eq!(
         data["policy"],
         json!({"writes_enabled": true, "deny_read": ["*.key"], "deny_write": [".git/**"], "audit_log": null,
-               "deny_tools": []})
+               "exec_enabled": false, "shell_enabled": false, "exec_require_sandbox": true,
+               "exec_network": false, "exec_read_paths": [], "exec_env_allow": [],
+               "deny_tools": [], "exec_timeout_sec": 60})
     );
     close_ws(data["workspace"].as_u64().unwrap());
 }

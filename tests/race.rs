@@ -4,9 +4,7 @@
 //! check-then-open resolver run under the same swapping must be caught, proving the race is real.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::ffi::CString;

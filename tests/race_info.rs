@@ -2,9 +2,7 @@
 //! swapped for symlinks to outside the workspace: nothing outside is ever read or reported.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

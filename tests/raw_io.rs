@@ -1,9 +1,7 @@
 //! The fast paths of the C ABI: `text_raw`/`data_raw` outputs, which keep large strings out of
 //! the JSON, and `wsfs_call_with_content`, which takes write content as a separate buffer.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::ptr;
 use wsfs::ffi;
@@ -73,7 +71,7 @@ fn data_raw_moves_only_read_contents_out_of_the_json() {
     let (json, raw) = split(&result);
     assert_eq!(
         json["data"],
-        json!({"path": "a.txt", "bytes": 8, "total_bytes": 16, "truncated": true})
+        json!({"path": "a.txt", "bytes": 8, "total_bytes": 16, "truncated": true, "next_start_line": 2})
     );
     assert!(json.get("text").is_none());
     assert_eq!(raw, Some("01234567"));
@@ -149,12 +147,18 @@ fn truncated_text_raw_equals_the_full_text() {
         (
             "nl.txt",
             "012345678\nabc",
-            "012345678\n[truncated: showing the first 10 of 13 bytes; max_read_bytes is 10]",
+            "012345678\n[truncated: showing line 1 (10 of 13 bytes); max_read_bytes is 10; continue with start_line=2]",
+        ),
+        // The cut falls inside line 3: it moves back to the end of line 2.
+        (
+            "back.txt",
+            "0123\n567\n9abcdef",
+            "0123\n567\n[truncated: showing lines 1-2 (9 of 16 bytes); max_read_bytes is 10; continue with start_line=3]",
         ),
         (
             "plain.txt",
             "0123456789abcdef",
-            "0123456789\n[truncated: showing the first 10 of 16 bytes; max_read_bytes is 10]",
+            "0123456789\n[truncated: line 1 is longer than max_read_bytes (10): only its first 10 of 16 bytes are shown; continue with start_line=2]",
         ),
     ];
     for (name, content, expected) in cases {

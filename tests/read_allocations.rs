@@ -2,11 +2,10 @@
 //! into the buffer that becomes the C string (`data_raw`/`text_raw`), which is neither copied,
 //! grown nor shrunk on its way out, and freeing it needs no scan. Counted with a global
 //! allocator that adds up, per thread, every byte asked for (`realloc` counts its new size:
-//! shrinking a large buffer may copy it).
+//! shrinking a large buffer may copy it). The integration tests are one binary, so every
+//! test runs under this allocator: it only forwards to `System` and adds to a thread-local.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 

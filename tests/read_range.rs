@@ -3,9 +3,7 @@
 //! while reading far into a large file.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::io::Write;
@@ -42,7 +40,7 @@ fn a_range_returns_its_lines_and_an_exact_continuation_hint() {
     assert_eq!(d["sha256"], json!(f.sha256("a.txt")));
     assert_eq!(
         text(&v),
-        "line 3\nline 4\n[lines 3-4 of 10; continue with start_line=5]"
+        "line 3\nline 4\n[lines 3-4 of 10; continue with start_line=5, max_lines=2]"
     );
     // The last page says so, and has no next line.
     let v = f.call("read_file", json!({"path": "a.txt", "start_line": 9}));
@@ -173,7 +171,10 @@ fn crlf_is_kept_and_a_last_line_without_newline_is_a_line() {
         "2| two\r\n3| three\n[lines 2-3 of 3; end of file]"
     );
     let v = f.call("read_file", json!({"path": "crlf.txt", "max_lines": 1}));
-    assert_eq!(text(&v), "one\r\n[line 1 of 3; continue with start_line=2]");
+    assert_eq!(
+        text(&v),
+        "one\r\n[line 1 of 3; continue with start_line=2, max_lines=1]"
+    );
 }
 
 #[test]
@@ -279,7 +280,7 @@ fn huge_sparse_files_are_bounded() {
     assert_eq!(d["next_start_line"], json!(15));
     assert_eq!(
         text(&v).lines().last().unwrap(),
-        format!("[lines 10-14; total not counted: the file is {ten_gib} bytes; continue with start_line=15]")
+        format!("[lines 10-14; total not counted: the file is {ten_gib} bytes; continue with start_line=15, max_lines=5]")
     );
     // Past its text the file is NUL bytes: skipping into them is refused as binary at once.
     let v = with_watchdog(30, "skip into the hole", move || {
@@ -347,7 +348,7 @@ fn raw_output_modes_carry_the_range() {
     let (_, shown) = text_raw.split_once('\n').unwrap();
     assert_eq!(
         shown,
-        "2| line 2\n3| line 3\n[lines 2-3 of 5; continue with start_line=4]"
+        "2| line 2\n3| line 3\n[lines 2-3 of 5; continue with start_line=4, max_lines=2, line_numbers=true]"
     );
 }
 }
@@ -404,7 +405,7 @@ fn reading_far_into_a_64_mib_file_keeps_memory_flat() {
     drop(data);
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
-            "range_memory_child",
+            crate::test_name!(range_memory_child).as_str(),
             "--exact",
             "--ignored",
             "--test-threads=1",

@@ -2,9 +2,7 @@
 //! entry types, size limits, deep nesting under a low fd limit and type mismatches.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::io::Write;
@@ -143,12 +141,17 @@ fn large_file_read_is_truncated() {
     let v = f.call("read_file", json!({"path": "big.txt"}));
     let d = assert_ok(&v);
     assert_eq!(d["truncated"], json!(true));
-    assert_eq!(d["bytes"], json!(262144));
+    // Cut back to the end of the last whole line within the limit (14-byte lines).
+    let kept = 262144 / 14 * 14;
+    assert_eq!(d["bytes"], json!(kept));
     assert_eq!(d["total_bytes"], json!(size));
     assert_eq!(d["path"], json!("big.txt"));
-    assert_eq!(d["content"].as_str().unwrap().as_bytes(), &data[..262144]);
-    let notice =
-        format!("[truncated: showing the first 262144 of {size} bytes; max_read_bytes is 262144]");
+    assert_eq!(d["content"].as_str().unwrap().as_bytes(), &data[..kept]);
+    let lines = kept / 14;
+    let notice = format!(
+        "[truncated: showing lines 1-{lines} ({kept} of {size} bytes); max_read_bytes is 262144; continue with start_line={}]",
+        lines + 1
+    );
     assert!(
         v["text"].as_str().unwrap().contains(&notice),
         "no notice in text"
@@ -172,8 +175,10 @@ fn sparse_10_gib_file_is_bounded() {
     let d = assert_ok(&v);
     assert_eq!(d["truncated"], json!(true));
     assert_eq!(d["total_bytes"], json!(ten_gib));
-    assert_eq!(d["bytes"], json!(262144));
-    assert_eq!(d["content"].as_str().unwrap(), &head[..262144]);
+    // Cut back to the end of the last whole line within the limit (12-byte lines).
+    let kept = 262144 / 12 * 12;
+    assert_eq!(d["bytes"], json!(kept));
+    assert_eq!(d["content"].as_str().unwrap(), &head[..kept]);
     // Only a hole (NUL bytes): an error or bounded data, quickly.
     f.create_file("hole.txt")
         .set_len(ten_gib)
@@ -226,7 +231,7 @@ fn truncation_respects_utf8_boundaries() {
         let truncated = kept.len() < content.len();
         assert_eq!(d["truncated"], json!(truncated), "{content:?}");
         let notice = format!(
-            "[truncated: showing the first {} of {} bytes; max_read_bytes is 10]",
+            "[truncated: line 1 is longer than max_read_bytes (10): only its first {} of {} bytes are shown; continue with start_line=2]",
             kept.len(),
             content.len()
         );
@@ -513,7 +518,7 @@ fn deep_nesting_child() {
 #[test]
 fn deep_nesting_under_low_fd_limit() {
     let tmp = tempfile::tempdir().unwrap();
-    run_child_test("deep_nesting_child", DEEP_ENV, tmp.path());
+    run_child_test(&crate::test_name!(deep_nesting_child), DEEP_ENV, tmp.path());
     let path = tmp.path().join("d/".repeat(DEPTH)).join("bottom.txt");
     assert_eq!(fs::read(&path).unwrap(), b"deep\nest\n");
 }

@@ -3,9 +3,7 @@
 //! unless a live writer (which holds the file's lock) still owns them.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use std::fs;
 use std::path::Path;

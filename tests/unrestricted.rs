@@ -3,9 +3,7 @@
 //! warning says what is and is not protected. These tests only read and list system paths.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
@@ -408,7 +406,7 @@ fn walks_from_a_private_slash_skip_protected_locations() {
     std::os::unix::fs::symlink("usr/bin", fake.join("bin")).unwrap();
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
-            "private_slash_child",
+            crate::test_name!(private_slash_child).as_str(),
             "--exact",
             "--ignored",
             "--test-threads=1",

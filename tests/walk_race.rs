@@ -4,9 +4,7 @@
 //! 1,500-deep tree walked under a 64-descriptor limit.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
@@ -143,5 +141,5 @@ fn deep_walk_child() {
 fn deep_trees_walk_under_a_low_fd_limit() {
     let tmp = tempfile::tempdir().unwrap();
     deep_chain(tmp.path(), DEPTH);
-    run_child_test("deep_walk_child", DEEP_ENV, tmp.path());
+    run_child_test(&crate::test_name!(deep_walk_child), DEEP_ENV, tmp.path());
 }

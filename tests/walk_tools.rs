@@ -2,9 +2,7 @@
 //! Happy paths, limits and truncation, hidden files, `.gitignore`, `.git`, binary files,
 //! huge lines, invalid regexes, symlinks inside and outside, special files.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 
@@ -90,7 +88,12 @@ fn plain_list_dir_is_unchanged() {
 fn list_dir_tree_is_breadth_first_sorted_and_skips_git() {
     let f = project();
     f.symlink("src", "link");
-    let v = f.call("list_dir", json!({"path": ".", "depth": 3}));
+    // Everything, .gitignore'd names included (a tree's default leaves them out: see
+    // tests/model_view.rs).
+    let v = f.call(
+        "list_dir",
+        json!({"path": ".", "depth": 3, "respect_gitignore": false}),
+    );
     let d = assert_ok(&v);
     let tree = &d["tree"];
     assert_eq!(tree["name"], json!("."));
@@ -140,16 +143,22 @@ fn list_dir_tree_is_breadth_first_sorted_and_skips_git() {
     let b = a["children"].as_array().unwrap()[0].clone();
     assert_eq!(b["name"], json!("b"));
     assert!(b.get("children").is_none());
+    // ... and marked as not listed, in data and text (not an empty directory).
+    assert_eq!(b["listed"], json!(false));
+    assert_eq!(child(".git")["listed"], json!(false));
     assert_eq!(d["truncated"], json!(false));
     assert_eq!(d["entries"], json!([]));
     // total counts the tree's entries.
     let text = v["text"].as_str().unwrap();
     assert!(text.starts_with(". ("), "{text}");
-    assert!(text.contains("\n  src/\n    a/\n      b/\n"), "{text}");
+    assert!(text.contains("\n  src/\n    a/\n      b/ …\n"), "{text}");
     assert!(text.contains("\n  link@\n"), "{text}");
+    // One entry a line, then the line on the depth limit.
+    let last = text.lines().last().unwrap();
+    assert!(last.contains("at the depth limit (3)"), "{text}");
     assert_eq!(
         d["total"].as_u64().unwrap() as usize,
-        text.lines().count() - 1,
+        text.lines().count() - 2,
         "{text}"
     );
 }

@@ -2,9 +2,7 @@
 //! kernel even against a racing creator) and append, through JSON and the content buffer.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::fs;
 use std::sync::{Arc, Barrier};

@@ -79,6 +79,16 @@ type PolicyConfig struct {
 	DenyRead      []string `json:"deny_read"`
 	DenyWrite     []string `json:"deny_write"`
 	AuditLog      string   `json:"audit_log"`
+
+	// The developer tools' switches (see wsfs.Policy): exec_timeout_sec is
+	// whole seconds.
+	ExecEnabled        bool     `json:"exec_enabled"`
+	ShellEnabled       bool     `json:"shell_enabled"`
+	ExecRequireSandbox *bool    `json:"exec_require_sandbox"`
+	ExecNetwork        bool     `json:"exec_network"`
+	ExecReadPaths      []string `json:"exec_read_paths"`
+	ExecEnvAllow       []string `json:"exec_env_allow"`
+	ExecTimeoutSec     int      `json:"exec_timeout_sec"`
 }
 
 // UnmarshalJSON decodes agents.defaults, checking "tools" (see Tools).
@@ -111,6 +121,14 @@ func (c PolicyConfig) Policy() wsfs.Policy {
 		DenyRead:      c.DenyRead,
 		DenyWrite:     c.DenyWrite,
 		AuditLog:      c.AuditLog,
+
+		ExecEnabled:        c.ExecEnabled,
+		ShellEnabled:       c.ShellEnabled,
+		ExecRequireSandbox: c.ExecRequireSandbox,
+		ExecNetwork:        c.ExecNetwork,
+		ExecReadPaths:      c.ExecReadPaths,
+		ExecEnvAllow:       c.ExecEnvAllow,
+		ExecTimeout:        time.Duration(c.ExecTimeoutSec) * time.Second,
 	}
 }
 
@@ -123,7 +141,9 @@ func (c *PolicyConfig) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, (*plain)(c))
 }
 
-var policyKeys = []string{"writes_enabled", "deny_read", "deny_write", "audit_log"}
+var policyKeys = []string{"writes_enabled", "deny_read", "deny_write", "audit_log",
+	"exec_enabled", "shell_enabled", "exec_require_sandbox", "exec_network", "exec_read_paths",
+	"exec_env_allow", "exec_timeout_sec"}
 
 var limitsKeys = []string{"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms", "policy"}
 

@@ -132,7 +132,7 @@ func TestAgentDefaultsTools(t *testing.T) {
 		want  []string // the Runner's tools
 	}{
 		{`null`, DefaultTools},
-		{`["all"]`, wsfs.ToolNames},
+		{`["all"]`, fileToolNames()}, // the developer tools need policy.exec_enabled
 		{`["search_text","read_file","delete_file"]`, []string{"read_file", "search_text", "delete_file"}},
 	} {
 		d, err := ParseAgentDefaults([]byte(`{"agents":{"defaults":{"workspace":"/w","tools":` + tc.tools + `}}}`))

@@ -94,8 +94,7 @@ func NewRunnerWithWorkspace(ws *wsfs.Workspace, cfg RunnerConfig) (*Runner, erro
 }
 
 func newRunner(ws *wsfs.Workspace, cfg RunnerConfig) (*Runner, error) {
-	writes := ws.Policy().WritesEnabled
-	names, err := selectTools(cfg.Tools, writes == nil || *writes)
+	names, err := selectTools(cfg.Tools, ws)
 	if err != nil {
 		return nil, err
 	}

@@ -59,7 +59,11 @@ type RunnerConfig struct {
 	// twice, and AllTools next to other names. While the workspace's policy
 	// disables writes (writes_enabled: false), the tools that change files
 	// are left out, since they could only fail with writes_disabled; a list
-	// that leaves nothing is refused. Runner.Tools reports the result.
+	// that leaves nothing is refused. The developer tools (wsfs.ExecToolNames:
+	// run_tests, git_status, safe_shell, ...) are offered only when the
+	// workspace's policy turns them on (wsfs.Policy.ExecEnabled) and the
+	// list names them or is AllTools; naming one the policy keeps off is
+	// refused. Runner.Tools reports the result.
 	Tools []string
 	// ToolTimeout optionally bounds each tool call more tightly than
 	// wsfs.Limits.OperationTimeout.

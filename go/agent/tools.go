@@ -45,19 +45,33 @@ func checkTools(where string, names []string) error {
 }
 
 // selectTools returns the tools a checked list asks for, in wsfs.ToolNames
-// order; without writes, only those whose spec says readOnlyHint (every
-// other tool could only fail with writes_disabled).
-func selectTools(names []string, writes bool) ([]string, error) {
+// order. The developer tools are opt-in twice: the workspace's policy must
+// turn them on (exec_enabled, and shell_enabled for shell), and the list
+// must name them or be AllTools. AllTools leaves out those the policy
+// keeps off; naming one the policy keeps off is an error. Without writes,
+// only the tools whose spec says readOnlyHint stay (every other tool could
+// only fail with writes_disabled).
+func selectTools(names []string, ws *wsfs.Workspace) ([]string, error) {
 	var chosen []string
+	all := slices.Equal(names, []string{AllTools})
 	for _, name := range wsfs.ToolNames {
 		switch {
 		case len(names) == 0 && slices.Contains(DefaultTools, name),
-			slices.Equal(names, []string{AllTools}),
+			all && ws.ExecSwitchOn(name),
 			slices.Contains(names, name):
+			if !ws.ExecSwitchOn(name) {
+				need := "exec_enabled"
+				if name == wsfs.ToolShell {
+					need = "exec_enabled and shell_enabled"
+				}
+				return nil, fmt.Errorf("wsfs: %s runs programs, and the workspace's policy does not turn that on "+
+					"(%s): enable it in the policy, or leave %s out of the tools", name, need, name)
+			}
 			chosen = append(chosen, name)
 		}
 	}
-	if writes {
+	writes := ws.Policy().WritesEnabled
+	if writes == nil || *writes {
 		return chosen, nil
 	}
 	readOnly, err := readOnlyTools()
@@ -121,6 +135,7 @@ func DefaultSystemPromptFor(tools []string) string {
 	if editors := among(wsfs.ToolEditFile, wsfs.ToolApplyPatch); len(editors) > 0 && has(wsfs.ToolWriteFile) {
 		b.WriteString(" Use " + orList(editors) + " for small changes instead of rewriting whole files.")
 	}
+	b.WriteString(devToolsAdvice(has, among))
 	switch {
 	case !changes && len(tools) == 1:
 		b.WriteString(" It cannot change a file.")
@@ -128,6 +143,37 @@ func DefaultSystemPromptFor(tools []string) string {
 		b.WriteString(" None of these tools can change a file.")
 	}
 	b.WriteString(" When a tool returns an error, read the error code and message, correct the call, or explain to the user why the task cannot be done.")
+	return b.String()
+}
+
+// devToolsAdvice is the prompt's part about the developer tools offered:
+// the structured tools first, then safe_shell, and shell last.
+func devToolsAdvice(has func(string) bool, among func(...string) []string) string {
+	var b strings.Builder
+	if has(wsfs.ToolWorkspaceInfo) {
+		b.WriteString(" workspace_info says which runtimes and tools are installed.")
+	}
+	if checks := among(wsfs.ToolRunTests, wsfs.ToolRunLint, wsfs.ToolTypecheck); len(checks) > 0 {
+		b.WriteString(" Check your changes with " + andList(checks) + ": they return each failure or issue with its file and line.")
+	}
+	if git := among(wsfs.ToolGitStatus, wsfs.ToolGitDiff); len(git) > 0 {
+		b.WriteString(" Review the repository's changes with " + andList(git) + ".")
+	}
+	if has(wsfs.ToolGitCommit) {
+		b.WriteString(" Commit with git_commit (confirmed: true) only when the task asks for a commit.")
+	}
+	structured := len(among(wsfs.ToolWorkspaceInfo, wsfs.ToolGitStatus, wsfs.ToolGitDiff, wsfs.ToolGitCommit,
+		wsfs.ToolRunTests, wsfs.ToolRunLint, wsfs.ToolTypecheck)) > 0
+	switch safe, raw := has(wsfs.ToolSafeShell), has(wsfs.ToolShell); {
+	case safe && raw && structured:
+		b.WriteString(" Prefer those structured tools, then safe_shell for other simple commands; use shell only when neither can do the job.")
+	case safe && raw:
+		b.WriteString(" Prefer safe_shell for simple commands; use shell only when it cannot do the job.")
+	case safe:
+		b.WriteString(" Use safe_shell for other simple commands; a blocked command comes back with the tool to use instead.")
+	case raw && structured:
+		b.WriteString(" Prefer those structured tools over shell.")
+	}
 	return b.String()
 }
 

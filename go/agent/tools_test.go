@@ -47,6 +47,59 @@ func namedTools(text string) []string {
 	return names
 }
 
+// fileToolNames is wsfs.ToolNames without the developer tools.
+func fileToolNames() []string {
+	return slices.DeleteFunc(slices.Clone(wsfs.ToolNames), func(n string) bool { return slices.Contains(wsfs.ExecToolNames, n) })
+}
+
+// TestRunnerDevToolsAreOptIn: the developer tools are offered only when the
+// workspace's policy turns them on and RunnerConfig.Tools names them (or is
+// AllTools); naming one the policy keeps off is refused.
+func TestRunnerDevToolsAreOptIn(t *testing.T) {
+	exec := wsfs.Policy{ExecEnabled: true}
+	shell := wsfs.Policy{ExecEnabled: true, ShellEnabled: true}
+	noShell := slices.DeleteFunc(slices.Clone(wsfs.ToolNames), func(n string) bool { return n == wsfs.ToolShell })
+	for _, tc := range []struct {
+		policy      wsfs.Policy
+		tools, want []string
+	}{
+		{exec, nil, DefaultTools},
+		{exec, []string{AllTools}, noShell},
+		{shell, []string{AllTools}, wsfs.ToolNames},
+		{exec, []string{"run_tests", "read_file"}, []string{"read_file", "run_tests"}},
+		{wsfs.Policy{ExecEnabled: true, WritesEnabled: wsfs.Bool(false)}, []string{"run_tests", "git_status"}, []string{"git_status"}},
+	} {
+		model := scripted.New(scripted.Say("hi"))
+		r := newTestRunner(t, model, func(c *RunnerConfig) { c.Tools = tc.tools; c.Policy = tc.policy })
+		if _, err := r.Run(bg, "s", "hello"); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(r.Tools(), tc.want) || !slices.Equal(offered(model.Calls()[0]), tc.want) {
+			t.Errorf("policy %+v, Tools %v: Tools() %v, offered %v; want %v", tc.policy, tc.tools, r.Tools(), offered(model.Calls()[0]), tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		policy wsfs.Policy
+		tools  []string
+		err    string
+	}{
+		{wsfs.Policy{}, []string{"run_tests"}, "run_tests runs programs"},
+		{exec, []string{"shell"}, "exec_enabled and shell_enabled"},
+	} {
+		_, err := NewRunner(RunnerConfig{Workspace: t.TempDir(), Model: scripted.New(), Policy: tc.policy, Tools: tc.tools})
+		if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("Tools %v: error %v, want %q", tc.tools, err, tc.err)
+		}
+	}
+	// The default prompt prefers the structured tools and safe_shell over shell.
+	prompt := DefaultSystemPromptFor(wsfs.ToolNames)
+	for _, want := range []string{"run_tests, run_lint and typecheck", "safe_shell", "use shell only when neither can do the job"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, prompt)
+		}
+	}
+}
+
 func readOnlyNames(t *testing.T, names []string) []string {
 	t.Helper()
 	specs, err := wsfs.ToolSpecs()
@@ -93,7 +146,7 @@ func TestRunnerToolsOption(t *testing.T) {
 	}{
 		{nil, DefaultTools},
 		{[]string{}, DefaultTools},
-		{[]string{AllTools}, wsfs.ToolNames},
+		{[]string{AllTools}, fileToolNames()},
 		{[]string{"search_text", "read_file"}, []string{"read_file", "search_text"}},
 		{[]string{"delete_file"}, []string{"delete_file"}},
 	} {
@@ -133,7 +186,7 @@ func TestRunnerWithoutWritesOffersReadOnlyTools(t *testing.T) {
 		tools, want []string
 	}{
 		{nil, []string{"read_file", "list_dir"}},
-		{[]string{AllTools}, readOnlyNames(t, wsfs.ToolNames)},
+		{[]string{AllTools}, readOnlyNames(t, fileToolNames())},
 		{[]string{"write_file", "search_text"}, []string{"search_text"}},
 	} {
 		model := scripted.New(scripted.Say("hi"))
@@ -179,6 +232,18 @@ func TestSystemPromptNamesTheOfferedTools(t *testing.T) {
 		func(c *RunnerConfig) { c.Tools = []string{"read_file"} },
 		func(c *RunnerConfig) { c.Tools = []string{"write_file", "apply_patch"} },
 		func(c *RunnerConfig) { c.Tools = []string{"find_files", "search_text", "edit_file"} },
+		func(c *RunnerConfig) {
+			c.Tools = []string{AllTools}
+			c.Policy = wsfs.Policy{ExecEnabled: true, ShellEnabled: true}
+		},
+		func(c *RunnerConfig) {
+			c.Tools = []string{"safe_shell", "read_file"}
+			c.Policy = wsfs.Policy{ExecEnabled: true}
+		},
+		func(c *RunnerConfig) {
+			c.Tools = []string{"shell", "git_diff"}
+			c.Policy = wsfs.Policy{ExecEnabled: true, ShellEnabled: true}
+		},
 	} {
 		model := scripted.New(scripted.Say("hi"))
 		r := newTestRunner(t, model, mod)

@@ -41,7 +41,24 @@ var adapters = byName(
 	adapt(wsfs.ToolCreateDirectory, func(in wsfs.CreateDirectoryInput) callInfo { return callInfo{path: in.Path} }),
 	adapt(wsfs.ToolMoveFile, func(in wsfs.MoveFileInput) callInfo { return callInfo{path: in.Src + " -> " + in.Dst} }),
 	adapt(wsfs.ToolDeleteFile, func(in wsfs.DeleteFileInput) callInfo { return callInfo{path: in.Path} }),
+	adapt(wsfs.ToolWorkspaceInfo, func(wsfs.WorkspaceInfoInput) callInfo { return callInfo{path: "."} }),
+	adapt(wsfs.ToolGitStatus, func(wsfs.GitStatusInput) callInfo { return callInfo{path: "."} }),
+	adapt(wsfs.ToolGitDiff, func(in wsfs.GitDiffInput) callInfo { return callInfo{path: pathList(in.Pathspec)} }),
+	adapt(wsfs.ToolGitCommit, func(in wsfs.GitCommitInput) callInfo { return callInfo{path: pathList(in.Paths)} }),
+	adapt(wsfs.ToolRunTests, func(wsfs.RunTestsInput) callInfo { return callInfo{path: "."} }),
+	adapt(wsfs.ToolRunLint, func(in wsfs.CheckInput) callInfo { return callInfo{path: pathList(in.Paths)} }),
+	adapt(wsfs.ToolTypecheck, func(in wsfs.CheckInput) callInfo { return callInfo{path: pathList(in.Paths)} }),
+	adapt(wsfs.ToolSafeShell, func(in wsfs.SafeShellInput) callInfo { return callInfo{path: cmp.Or(in.Cwd, ".")} }),
+	adapt(wsfs.ToolShell, func(in wsfs.ShellInput) callInfo { return callInfo{path: cmp.Or(in.Cwd, ".")} }),
 )
+
+// pathList names a developer tool's paths for its log record ("." for none).
+func pathList(paths []string) string {
+	if len(paths) == 0 {
+		return "."
+	}
+	return strings.Join(paths, " ")
+}
 
 // adapt makes the adapter of the tool named name, whose input is In.
 func adapt[In any](name string, info func(In) callInfo) adapter {

@@ -51,7 +51,8 @@ func TestDeleteFileTool(t *testing.T) {
 }
 
 func TestReadOnlyWorkspaceRefusesEveryChangingAgentTool(t *testing.T) {
-	ws := openTest(t, wsfs.Config{Policy: wsfs.Policy{WritesEnabled: wsfs.Bool(false)}})
+	// Exec on too, so that every tool of the specs is among the agent tools.
+	ws := openTest(t, wsfs.Config{Policy: wsfs.Policy{WritesEnabled: wsfs.Bool(false), ExecEnabled: true, ShellEnabled: true}})
 	writeFile(t, filepath.Join(ws.Root(), "a.txt"), "hello\n")
 	specs, err := wsfs.ToolSpecs()
 	if err != nil {

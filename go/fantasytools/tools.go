@@ -24,7 +24,9 @@ import (
 
 // Tools returns the workspace tools as fantasy agent tools: all of them
 // (wsfs.ToolNames) unless WithReadOnlyTools or WithToolNames choose fewer; with
-// both, a tool must pass both. Each has the library's name, description and
+// both, a tool must pass both. The developer tools (wsfs.ExecToolNames) are
+// included only when the workspace's policy turns them on
+// (wsfs.Workspace.ExecSwitchOn): off, they could only fail. Each has the library's name, description and
 // parameter schema (wsfs_tool_specs()); the model's arguments are decoded
 // into the tool's Go input struct (wsfs.ReadFileInput, ...)
 // and passed to the library as the model sent them. They are sequential
@@ -46,6 +48,12 @@ import (
 //     context was cancelled or its deadline passed (the error then wraps
 //     ctx.Err()). Even then nothing was changed (see wsfs.Workspace).
 //
+// The workspace's Wasm tools (wsfs.Config.WasmTools) follow the built-in
+// ones, each with its manifest's description and input schema
+// (ws.ToolSpecs()); the model's arguments go to the library as sent, where
+// the manifest's schema checks them. WithReadOnlyTools keeps those without
+// the filesystem write capability; WithToolNames may name them.
+//
 // The raw JSON arguments the model sent are passed to the library as they
 // are, so its validation (unknown fields, empty old_text, ...) produces the
 // error text. Arguments whose JSON types do not fit the input struct are
@@ -56,9 +64,10 @@ func Tools(ws *wsfs.Workspace, opts ...ToolOption) []fantasy.AgentTool {
 	for _, o := range opts {
 		o(&tc)
 	}
+	wasm := ws.WasmTools()
 	for _, n := range tc.names {
-		if _, ok := adapters[n]; !ok {
-			panic("fantasytools.Tools: there is no tool named " + strconv.Quote(n) + "; the tools are " + strings.Join(wsfs.ToolNames, ", "))
+		if _, ok := adapters[n]; !ok && !slices.Contains(wasm, n) {
+			panic("fantasytools.Tools: there is no tool named " + strconv.Quote(n) + "; the tools are " + strings.Join(append(slices.Clone(wsfs.ToolNames), wasm...), ", "))
 		}
 	}
 	var tools []fantasy.AgentTool
@@ -69,7 +78,11 @@ func Tools(ws *wsfs.Workspace, opts ...ToolOption) []fantasy.AgentTool {
 		if spec, ok := specFor(name); tc.readOnly && (!ok || !spec.ReadOnly()) {
 			continue
 		}
+		if !ws.ExecSwitchOn(name) {
+			// A developer tool the policy leaves off could only fail.
+			continue
+		}
 		tools = append(tools, adapters[name].build(ws, tc))
 	}
-	return tools
+	return append(tools, wasmTools(ws, tc)...)
 }

@@ -31,7 +31,8 @@ type specParams struct {
 // TestToolSchemasMatchLibrary checks that the schemas fantasy generates from
 // the Go input structs describe exactly the arguments the library accepts.
 func TestToolSchemasMatchLibrary(t *testing.T) {
-	ws := openTest(t, wsfs.Config{})
+	// With the developer tools on, so that every tool is compared.
+	ws := openTest(t, wsfs.Config{Policy: wsfs.Policy{ExecEnabled: true, ShellEnabled: true}})
 	specs, err := wsfs.ToolSpecs()
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +151,6 @@ func schemaShape(v any) any {
 }
 
 func TestToolSelection(t *testing.T) {
-	ws := openTest(t, wsfs.Config{})
 	names := func(tools []fantasy.AgentTool) []string {
 		var out []string
 		for _, tool := range tools {
@@ -158,6 +158,17 @@ func TestToolSelection(t *testing.T) {
 		}
 		return out
 	}
+	// The developer tools only when the policy turns them on; shell only
+	// with ShellEnabled as well.
+	fileTools := slices.DeleteFunc(slices.Clone(wsfs.ToolNames), func(n string) bool { return slices.Contains(wsfs.ExecToolNames, n) })
+	if got := names(Tools(openTest(t, wsfs.Config{}))); !slices.Equal(got, fileTools) {
+		t.Fatalf("Tools without exec = %v, want %v", got, fileTools)
+	}
+	noShell := slices.DeleteFunc(slices.Clone(wsfs.ToolNames), func(n string) bool { return n == wsfs.ToolShell })
+	if got := names(Tools(openTest(t, wsfs.Config{Policy: wsfs.Policy{ExecEnabled: true}}))); !slices.Equal(got, noShell) {
+		t.Fatalf("Tools with exec, without shell = %v, want %v", got, noShell)
+	}
+	ws := openTest(t, wsfs.Config{Policy: wsfs.Policy{ExecEnabled: true, ShellEnabled: true}})
 	if got := names(Tools(ws)); !slices.Equal(got, wsfs.ToolNames) {
 		t.Fatalf("Tools = %v, want ToolNames %v", got, wsfs.ToolNames)
 	}

@@ -48,6 +48,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -98,7 +99,8 @@ func New(ws *wsfs.Workspace, opts Options) (*mcp.Server, error) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "wsfs", Title: "wsfs workspace files", Version: version},
 		&mcp.ServerOptions{
 			Instructions: "Filesystem tools confined to one workspace directory (" + ws.Root() + "). " +
-				"Paths are relative to the workspace root. A failed call returns a result with isError " +
+				devToolsNote(ws) +
+				wsfs.ToolInstructions() + " A failed call returns a result with isError " +
 				"and the text \"<code>: <message>\"; read the message, correct the call and retry.",
 			Logger: opts.Logger,
 			// Only tools; the default would also announce logging, which
@@ -107,7 +109,7 @@ func New(ws *wsfs.Workspace, opts Options) (*mcp.Server, error) {
 		})
 	readOnly := offersReadOnly(ws, opts)
 	for _, spec := range specs {
-		if readOnly && !spec.ReadOnly() {
+		if !offered(ws, spec, readOnly) {
 			continue
 		}
 		tool, err := mcpTool(spec)
@@ -123,6 +125,20 @@ func New(ws *wsfs.Workspace, opts Options) (*mcp.Server, error) {
 	return server, nil
 }
 
+// devToolsNote is the instructions' sentence on the developer tools, when the
+// policy turns them on.
+func devToolsNote(ws *wsfs.Workspace) string {
+	if !ws.ExecSwitchOn(wsfs.ToolRunTests) {
+		return ""
+	}
+	note := "Developer tools run programs in the workspace under a kernel sandbox: prefer the structured ones " +
+		"(run_tests, run_lint, typecheck, git_status, git_diff, git_commit, workspace_info), then safe_shell"
+	if ws.ExecSwitchOn(wsfs.ToolShell) {
+		note += "; use shell only when neither can do the job"
+	}
+	return note + ". "
+}
+
 // offersReadOnly reports whether New offers only the read-only tools: with
 // Options.ReadOnly, or when the workspace's effective policy disables writes.
 func offersReadOnly(ws *wsfs.Workspace, opts Options) bool {
@@ -133,9 +149,18 @@ func offersReadOnly(ws *wsfs.Workspace, opts Options) bool {
 	return w != nil && !*w
 }
 
+// offered reports whether New offers the tool of spec: its exec switch is on
+// in ws's policy (the developer tools need exec_enabled, shell also
+// shell_enabled: off, they could only fail with exec_disabled), and it is
+// read-only when only those are offered.
+func offered(ws *wsfs.Workspace, spec wsfs.ToolSpec, readOnly bool) bool {
+	return ws.ExecSwitchOn(spec.Name) && (!readOnly || spec.ReadOnly())
+}
+
 // ToolsFor returns the names of the tools New(ws, opts) offers, in the
 // library's order: the read-only ones with Options.ReadOnly or when ws's
-// policy disables writes, else all.
+// policy disables writes, else all; the developer tools only when ws's
+// policy turns them on.
 func ToolsFor(ws *wsfs.Workspace, opts Options) ([]string, error) {
 	if ws == nil {
 		return nil, errors.New("mcpserver: workspace is nil")
@@ -147,7 +172,7 @@ func ToolsFor(ws *wsfs.Workspace, opts Options) ([]string, error) {
 	readOnly := offersReadOnly(ws, opts)
 	var names []string
 	for _, s := range specs {
-		if !readOnly || s.ReadOnly() {
+		if offered(ws, s, readOnly) {
 			names = append(names, s.Name)
 		}
 	}
@@ -155,20 +180,24 @@ func ToolsFor(ws *wsfs.Workspace, opts Options) ([]string, error) {
 }
 
 // Tools returns the names of the tools New offers with Options.ReadOnly
-// set to readOnly on a workspace whose policy allows writes, in the
-// library's order.
+// set to readOnly on a workspace with the default policy (writes allowed,
+// the developer tools off), in the library's order.
 func Tools(readOnly bool) ([]string, error) {
 	specs, err := wsfs.ToolSpecs()
 	if err != nil {
 		return nil, err
 	}
+	return names(specs, readOnly), nil
+}
+
+func names(specs []wsfs.ToolSpec, readOnly bool) []string {
 	var names []string
 	for _, s := range specs {
-		if !readOnly || s.ReadOnly() {
+		if !slices.Contains(wsfs.ExecToolNames, s.Name) && (!readOnly || s.ReadOnly()) {
 			names = append(names, s.Name)
 		}
 	}
-	return names, nil
+	return names
 }
 
 // mcpTool converts a library spec into an MCP tool: the schema is passed as

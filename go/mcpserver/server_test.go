@@ -47,6 +47,67 @@ func openWorkspace(t *testing.T) *wsfs.Workspace {
 	return ws
 }
 
+// openExecWorkspace opens a workspace whose policy turns every developer tool
+// on, so that every tool of the library is offered.
+func openExecWorkspace(t *testing.T) *wsfs.Workspace {
+	t.Helper()
+	ws, err := wsfs.Open(wsfs.Config{Root: t.TempDir(), Policy: wsfs.Policy{ExecEnabled: true, ShellEnabled: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws
+}
+
+// TestDevToolsOnlyWhenExecEnabled: the developer tools are listed and
+// callable only when the workspace's policy turns them on; shell only with
+// shell_enabled too.
+func TestDevToolsOnlyWhenExecEnabled(t *testing.T) {
+	list := func(ws *wsfs.Workspace) []string {
+		res, err := connect(t, ws, Options{}).ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tl := range res.Tools {
+			names = append(names, tl.Name)
+		}
+		return names
+	}
+	for _, name := range list(openWorkspace(t)) {
+		if slices.Contains(wsfs.ExecToolNames, name) {
+			t.Errorf("%s offered without exec_enabled", name)
+		}
+	}
+	ws, err := wsfs.Open(wsfs.Config{Root: t.TempDir(), Policy: wsfs.Policy{ExecEnabled: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	names := list(ws)
+	for _, name := range wsfs.ExecToolNames {
+		if slices.Contains(names, name) != (name != wsfs.ToolShell) {
+			t.Errorf("exec_enabled without shell_enabled: %s offered = %v", name, slices.Contains(names, name))
+		}
+	}
+	if got, _ := ToolsFor(ws, Options{}); len(got) != len(names) {
+		t.Errorf("ToolsFor = %v, the server lists %v", got, names)
+	}
+	cs := connect(t, ws, Options{})
+	res := call(t, cs, wsfs.ToolSafeShell, map[string]any{"command": "echo hi"})
+	if res.IsError || !strings.HasPrefix(res.Content[0].(*mcp.TextContent).Text, "exit code 0\nhi") {
+		t.Fatalf("safe_shell: %+v", res.Content[0])
+	}
+	res = call(t, cs, wsfs.ToolSafeShell, map[string]any{"command": "rm -rf /"})
+	if res.IsError || !strings.HasPrefix(res.Content[0].(*mcp.TextContent).Text, "blocked: ") {
+		t.Fatalf("safe_shell rm: %+v", res.Content[0])
+	}
+	// Not offered, not callable.
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: wsfs.ToolShell, Arguments: map[string]any{"command": "true"}}); err == nil {
+		t.Fatal("shell was callable without shell_enabled")
+	}
+}
+
 func call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
@@ -85,7 +146,7 @@ func TestToolsComeFromSpecs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := connect(t, openWorkspace(t), Options{})
+	cs := connect(t, openExecWorkspace(t), Options{})
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +199,7 @@ func TestReadOnlyFollowsAnnotations(t *testing.T) {
 	if len(want) == 0 || len(want) == len(specs) {
 		t.Fatalf("read-only tools %v of %d: the test needs both kinds", want, len(specs))
 	}
-	ws := openWorkspace(t)
+	ws := openExecWorkspace(t)
 	cs := connect(t, ws, Options{ReadOnly: true})
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -156,6 +217,8 @@ func TestReadOnlyFollowsAnnotations(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("read-only tools %v, want %v", got, want)
 	}
+	// Tools is for the default policy: no developer tools.
+	want = slices.DeleteFunc(want, func(n string) bool { return slices.Contains(wsfs.ExecToolNames, n) })
 	names, _ := Tools(true)
 	slices.Sort(names)
 	if !slices.Equal(names, want) {
@@ -189,7 +252,7 @@ func TestDefaultResultsAreText(t *testing.T) {
 		t.Fatalf("write_file: %v %q %s", res.IsError, text(t, res), structured(t, res))
 	}
 	res = call(t, cs, wsfs.ToolReadFile, map[string]any{"path": "a.txt"})
-	if res.IsError || text(t, res) != "hell\n[truncated: showing the first 4 of 6 bytes; max_read_bytes is 4]" || res.StructuredContent != nil {
+	if res.IsError || text(t, res) != "hell\n[truncated: line 1 is longer than max_read_bytes (4): only its first 4 of 6 bytes are shown; continue with start_line=2]" || res.StructuredContent != nil {
 		t.Fatalf("read_file: %v %q %s", res.IsError, text(t, res), structured(t, res))
 	}
 	res = call(t, cs, wsfs.ToolReadFile, map[string]any{"path": "../x"})
@@ -405,5 +468,52 @@ func TestProfileWorkspace(t *testing.T) {
 	}
 	if r := ProfileResult(`{"success":false,"error":"x","message":"m"}`, true); !r.IsError || r.StructuredContent == nil {
 		t.Fatalf("agent-base failure: %+v", r)
+	}
+}
+
+// TestWasmToolsAreServed: a workspace's Wasm tools are offered after the
+// built-in ones, with their manifest's schema, and called like them.
+func TestWasmToolsAreServed(t *testing.T) {
+	dir, _ := filepath.Abs("../../tools")
+	ws, err := wsfs.Open(wsfs.Config{Root: t.TempDir(), WasmTools: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	cs := connect(t, ws, Options{})
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	if !slices.Contains(names, "echo") || !slices.Contains(names, "inventory") {
+		t.Fatalf("tools: %v", names)
+	}
+	res := call(t, cs, "echo", map[string]any{"message": "hi"})
+	if res.IsError || text(t, res) != `{"received":{"message":"hi"}}` {
+		t.Fatalf("echo: %q", text(t, res))
+	}
+	ro, err := ToolsFor(ws, Options{ReadOnly: true})
+	if err != nil || slices.Contains(ro, "inventory") || !slices.Contains(ro, "echo") {
+		t.Fatalf("read-only: %v, %v", ro, err)
+	}
+}
+
+// TestInstructionsSayThePathsRule: the server's instructions carry
+// wsfs.ToolInstructions(), said once rather than in every tool (issue 19
+// item 10).
+func TestInstructionsSayThePathsRule(t *testing.T) {
+	ws, err := wsfs.Open(wsfs.Config{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	cs := connect(t, ws, Options{})
+	got := cs.InitializeResult().Instructions
+	if !strings.Contains(got, wsfs.ToolInstructions()) {
+		t.Fatalf("instructions %q do not hold %q", got, wsfs.ToolInstructions())
 	}
 }

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import wsfs
-from wsfs.specs import is_read_only
+from wsfs.specs import EXEC_TOOLS, is_read_only
 
 from conftest import write
 
@@ -68,16 +68,18 @@ def test_a_serialised_read_holds_the_content_once(tools, root):
         assert r["success"] and marker in r["result"]["content"], r
         assert json.dumps(r).count(marker) == 1, (args, r)
         assert marker not in r["message"] and r["message"].startswith("read f.txt: "), r
-    assert "[line 2 of 3; continue with start_line=3]" in r["message"]
+    assert "[line 2 of 3; continue with start_line=3, max_lines=1]" in r["message"]
     r = run(tools.read_file(path="f.txt", start_line=2, max_lines=1, line_numbers=True))
     assert r["success"] and json.dumps(r).count(marker) == 1, r
-    assert r["message"] == f"2| {marker} in the middle\n[line 2 of 3; continue with start_line=3]"
+    assert r["message"] == f"2| {marker} in the middle\n[line 2 of 3; continue with start_line=3, max_lines=1, line_numbers=true]"
     assert "content" not in r["result"] and r["result"]["start_line"] == 2
     # A truncated read keeps the library's notice, and an empty file says so.
     with wsfs.FileSystemTools(root=root, max_read_bytes=8) as small:
         r = run(small.read_file(path="f.txt"))
-    assert r["result"]["content"] == "head\nMAR" and json.dumps(r).count("MAR") == 1, r
-    assert r["message"] == "read f.txt: 8 bytes\n[truncated: showing the first 8 of 36 bytes; max_read_bytes is 8]"
+    assert r["result"]["content"] == "head\n" and json.dumps(r).count("head") == 1, r
+    assert r["message"] == (
+        "read f.txt: 5 bytes\n[truncated: showing line 1 (5 of 36 bytes); max_read_bytes is 8; continue with start_line=2]"
+    )
     write(root / "empty.txt", "")
     assert run(tools.read_file(path="empty.txt"))["message"] == "(empty file)"
 
@@ -129,7 +131,8 @@ def test_writes_disabled_by_default(root):
     write(root / "f.txt", "one\n")
     with wsfs.FileSystemTools(root=root) as tools:
         assert tools.writes_enabled is False
-        writing = [s["name"] for s in wsfs.tool_specs("wsfs") if not is_read_only(s)]
+        # The file tools (the developer tools are not offered without exec: test_devtools.py).
+        writing = [s["name"] for s in wsfs.tool_specs("wsfs") if not is_read_only(s) and s["name"] not in EXEC_TOOLS]
         assert sorted(writing) == sorted(WRITING_ARGS)
         for name in writing:
             r = run(getattr(tools, name)(**WRITING_ARGS[name]))
@@ -146,8 +149,9 @@ def test_writes_disabled_by_default(root):
 def test_get_tools_offers_no_tool_that_can_only_fail(root):
     """While writes are disabled, by the setting or by the workspace's policy, get_tools() and
     tool_specs() offer only the read-only tools: every other one could only fail."""
-    every = [s["name"] for s in wsfs.tool_specs("wsfs")]
-    read_only = [s["name"] for s in wsfs.tool_specs("wsfs") if is_read_only(s)]
+    # The file tools: the developer tools are offered only with exec on (test_devtools.py).
+    every = [s["name"] for s in wsfs.tool_specs("wsfs") if s["name"] not in EXEC_TOOLS]
+    read_only = [s["name"] for s in wsfs.tool_specs("wsfs") if is_read_only(s) and s["name"] not in EXEC_TOOLS]
     assert 0 < len(read_only) < len(every)
 
     def offered(tools):

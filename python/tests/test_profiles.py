@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import wsfs
+from wsfs.specs import exec_switch_on
 from conftest import write
 
 
@@ -34,7 +35,10 @@ def test_workspace_serves_its_profile(root: Path) -> None:
             ws.list_dir(".")
     with wsfs.Workspace(root) as ws:
         assert ws.profile == "wsfs"
-        assert ws.workspace_tool_specs("wsfs") == wsfs.tool_specs("wsfs")
+        # The native tools the policy lets run (the exec switches are off by default).
+        offered = [s for s in wsfs.tool_specs("wsfs") if exec_switch_on(s["name"], ws.info["policy"])]
+        assert len(offered) == len(wsfs.tool_specs("wsfs")) - 9
+        assert ws.workspace_tool_specs("wsfs") == offered
 
 
 def test_read_only_workspace_specs_leave_writers_out(root: Path) -> None:

@@ -6,6 +6,7 @@ its result dataclass (wsfs/results.py, @result) and its Workspace method."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import inspect
 
 import pytest
@@ -60,7 +61,13 @@ def test_file_system_tools_offer_every_library_tool(tmp_path):
     # With writes enabled: without, get_tools() leaves out the changing tools
     # (test_agent_tools.py::test_get_tools_offers_no_tool_that_can_only_fail), but every
     # tool is still an attribute.
-    with wsfs.FileSystemTools(root=tmp_path, writes_enabled=True) as tools:
+    # And with the developer tools on, which get_tools() offers only then
+    # (test_devtools.py::test_file_system_tools_offer_the_dev_tools_only_when_on).
+    policy = {"exec_enabled": True, "shell_enabled": True}
+    with (
+        wsfs.Workspace(tmp_path, policy=policy) as ws,
+        wsfs.FileSystemTools(workspace=ws, writes_enabled=True) as tools,
+    ):
         assert [t.__name__ for t in tools.get_tools()] == [s["name"] for s in SPECS]
         for spec in SPECS:
             tool = getattr(tools, spec["name"])
@@ -68,3 +75,14 @@ def test_file_system_tools_offer_every_library_tool(tmp_path):
             params = inspect.signature(tool).parameters
             assert set(params) == set(spec["parameters"]["properties"])
             assert spec["description"] in tool.__doc__
+
+
+def test_the_paths_rule_is_said_once_beside_the_specs(tmp_path):
+    """Issue 19 item 10: the specs keep one clause; the rest is wsfs.tool_instructions()."""
+    rule = wsfs.tool_instructions()
+    assert "absolute symlinks and symlinks leading outside the workspace are refused" in rule
+    specs = wsfs.tool_specs(format="wsfs")
+    assert all(s["description"].endswith("Paths are relative to the workspace root.") for s in specs)
+    assert "absolute symlinks" not in json.dumps(specs)
+    with wsfs.FileSystemTools(root=tmp_path) as tools:
+        assert tools.instructions == rule

@@ -85,7 +85,7 @@ def test_read_range(ws, root):
     r = ws.read_file("lines.txt", start_line=10, max_lines=2, line_numbers=True)
     assert r.content == "line 10\r\nline 11\r\n"
     assert (r.start_line, r.end_line, r.total_lines, r.next_start_line) == (10, 11, 200, 12)
-    assert r.text == "10| line 10\r\n11| line 11\r\n[lines 10-11 of 200; continue with start_line=12]"
+    assert r.text == "10| line 10\r\n11| line 11\r\n[lines 10-11 of 200; continue with start_line=12, max_lines=2, line_numbers=true]"
     with pytest.raises(wsfs.LineOutOfRange, match="200"):
         ws.read_file("lines.txt", start_line=201)
 

@@ -7,6 +7,7 @@ The Rust library ``libwsfs`` (bundled in this package, or ``$WSFS_LIB``) is load
 - :class:`FileSystemTools`: the tools as async callables returning ``{"success", ...}`` dicts,
   for agent frameworks.
 - :func:`tool_specs`: the specs in the OpenAI or Anthropic function-calling shape.
+- :func:`tool_instructions`: what to tell the model once beside them (how paths are read).
 """
 
 from __future__ import annotations
@@ -39,7 +40,23 @@ from .results import (
     TreeNode,
     WriteFileResult,
 )
-from .specs import tool_specs
+from .env import apply_tool_env
+from .results import (  # the developer tools'
+    CheckIssue,
+    GitChange,
+    GitCommitResult,
+    GitDiffResult,
+    GitFileDiff,
+    GitStatusResult,
+    RunLintResult,
+    RunTestsResult,
+    SafeShellResult,
+    ShellResult,
+    TestFailure,
+    TypecheckResult,
+    WorkspaceInfoResult,
+)
+from .specs import tool_instructions, tool_specs
 from .workspace import Limits, Workspace
 
 __version__ = "0.1.0"
@@ -85,8 +102,23 @@ __all__ = [
     "TreeNode",
     "Workspace",
     "WriteFileResult",
+    "CheckIssue",
+    "GitChange",
+    "GitCommitResult",
+    "GitDiffResult",
+    "GitFileDiff",
+    "GitStatusResult",
+    "RunLintResult",
+    "RunTestsResult",
+    "SafeShellResult",
+    "ShellResult",
+    "TestFailure",
+    "TypecheckResult",
+    "WorkspaceInfoResult",
     "library_path",
     "library_version",
+    "tool_instructions",
     "tool_specs",
+    "apply_tool_env",
     *(cls.__name__ for cls in ERROR_CLASSES.values()),
 ]

@@ -28,9 +28,12 @@ _c_ptr = ctypes.c_void_p
 PROTOTYPES: dict[str, tuple[list, object]] = {
     "wsfs_version": ([], _c_ptr),
     "wsfs_tool_specs": ([], _c_ptr),
+    "wsfs_tool_instructions": ([], _c_ptr),
     "wsfs_workspace_open": ([_c_str], _c_ptr),
     "wsfs_workspace_close": ([_c_u64], _c_ptr),
     "wsfs_workspace_tool_specs": ([_c_u64], _c_ptr),
+    "wsfs_set_model_gateway": ([_c_u64, _c_ptr, _c_ptr], _c_ptr),
+    "wsfs_gateway_respond": ([_c_ptr, _c_str], ctypes.c_int32),
     "wsfs_read_file": ([_c_u64, _c_str], _c_ptr),
     "wsfs_write_file": ([_c_u64, _c_str], _c_ptr),
     "wsfs_append_file": ([_c_u64, _c_str], _c_ptr),
@@ -48,6 +51,10 @@ PROTOTYPES: dict[str, tuple[list, object]] = {
     "wsfs_cancel_token_free": ([_c_u64], None),
     "wsfs_string_free": ([_c_ptr], None),
 }
+
+# wsfs_model_gateway_fn: (userdata, request_json, timeout_ms, response) -> status.
+GATEWAY_FN = ctypes.CFUNCTYPE(ctypes.c_int32, _c_ptr, _c_str, _c_u64, _c_ptr)
+GATEWAY_OK, GATEWAY_ERROR, GATEWAY_TIMEOUT, GATEWAY_INVALID_REQUEST = 0, 1, 2, 3
 
 _lock = threading.Lock()
 _lib: ctypes.CDLL | None = None

@@ -23,7 +23,7 @@ from typing import Annotated, Any
 
 from .cancel import CancelToken
 from .errors import WsfsError
-from .specs import SpecFormat, convert_specs, is_read_only, library_specs, tool_specs
+from .specs import SpecFormat, exec_switch_on, format_specs, is_read_only, library_specs, tool_instructions
 from .workspace import NATIVE_PROFILE, Limits, Workspace
 
 log = logging.getLogger("wsfs")
@@ -82,11 +82,14 @@ class FileSystemTools:
       Agent-Base-style result above): a library profile (README, "Profiles"), such as
       ``"agent-base"`` (Agent Base's own tool names, arguments, defaults and codes). The
       tools are then the profile's, as the workspace offers them
-      (``Workspace.workspace_tool_specs``), and each returns the profile's envelope as the
-      library made it. The workspace is opened with the profile and with ``writes_enabled``
-      as its policy, so the library leaves the changing tools out and refuses them in the
-      profile's words; a given ``workspace`` must have been opened with the profile (its
-      policy then decides about writes).
+      (``Workspace.workspace_tool_specs``; no Wasm tools), and each returns the profile's
+      envelope as the library made it. The workspace is opened with the profile and with
+      ``writes_enabled`` as its policy, so the library leaves the changing tools out and
+      refuses them in the profile's words; a given ``workspace`` must have been opened with
+      the profile (its policy then decides about writes).
+
+    The tools are the built-in ones followed by the workspace's Wasm tools (its config's
+    ``wasm_tools``; pass an open ``workspace`` to have them), each with its manifest's schema.
 
     A ``config`` mapping is checked strictly: a key starting with ``filesystem_`` that is not
     one of these settings raises ``ValueError`` naming it and the settings (an object's
@@ -137,12 +140,21 @@ class FileSystemTools:
         self._native = self.profile == NATIVE_PROFILE
         self._tools: list[Callable[..., Awaitable[ToolResponse]]] = []
         self._specs: dict[str, dict[str, Any]] = {}
-        specs = library_specs() if self._native else self._workspace.workspace_tool_specs("wsfs")
-        for spec in specs:
+        if self._native:
+            # Every built-in tool stays an attribute (get_tools leaves out what the policy
+            # turns off), then the workspace's Wasm tools as it offers them.
+            builtin = library_specs()
+            names = {s["name"] for s in builtin}
+            extra = [s for s in self._workspace.library_specs() if s["name"] not in names]
+            self._library_specs = builtin + extra
+        else:
+            self._library_specs = self._workspace.library_specs()
+        for spec in self._library_specs:
             tool = self._make_tool(spec)
             self._specs[spec["name"]] = spec
             self._tools.append(tool)
-            setattr(self, spec["name"], tool)
+            if not hasattr(type(self), spec["name"]):  # a Wasm tool named "close" stays a tool only
+                setattr(self, spec["name"], tool)
 
     @property
     def workspace(self) -> Workspace:
@@ -164,19 +176,34 @@ class FileSystemTools:
 
     def get_tools(self) -> list[Callable[..., Awaitable[ToolResponse]]]:
         """The tools, in the library's order: async callables named after the tools. While
-        writes are disabled (see :attr:`offers_writes`), only the read-only ones: a tool that
-        can only fail is not offered. (Every tool stays an attribute; a changing one called
+        writes are disabled (see :attr:`offers_writes`), only the read-only ones; the developer
+        tools (``run_tests``, ``git_status``, ``safe_shell``, ...) only when the workspace's
+        policy turns them on (``exec_enabled``; ``shell`` also ``shell_enabled``; pass an open
+        ``workspace`` with that policy): a tool that can only fail is not offered. (Every tool stays an attribute; a changing one called
         anyway returns ``writes_disabled``.)"""
-        if self.offers_writes or not self._native:
+        if not self._native:
             return list(self._tools)
-        return [t for t in self._tools if is_read_only(self._specs[t.__name__])]
+        policy = self._workspace.info.get("policy") or {}
+        writes = self.offers_writes
+        return [
+            t
+            for t in self._tools
+            if exec_switch_on(t.__name__, policy) and (writes or is_read_only(self._specs[t.__name__]))
+        ]
+
+    @property
+    def instructions(self) -> str:
+        """What to tell the model once beside the tools, e.g. in the system prompt: how every
+        path argument is read (:func:`wsfs.tool_instructions`; the tools' descriptions keep
+        one clause of it)."""
+        return tool_instructions()
 
     def tool_specs(self, format: SpecFormat = "openai") -> list[dict[str, Any]]:
         """The specs of the tools :meth:`get_tools` offers, for a function-calling API (see
         :func:`wsfs.tool_specs`)."""
-        if not self._native:
-            return convert_specs(list(self._specs.values()), format)
-        return tool_specs(format, read_only=not self.offers_writes)
+        offered = {t.__name__ for t in self.get_tools()}
+        kept = [s for s in self._library_specs if s["name"] in offered]
+        return format_specs(kept, format)
 
     async def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolResponse:
         """Runs the tool ``name`` with ``arguments`` (a mapping, or a JSON object text as a

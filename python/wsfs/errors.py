@@ -37,6 +37,22 @@ ERROR_CODES: dict[str, str] = {
     "file_exists": "write_file with mode 'create', or move_file without overwrite: the name is taken "
     "(or, with overwrite, it is a non-empty directory); nothing was changed.",
     "recursive_required": "delete_file on a directory without recursive=True; nothing was deleted.",
+    "capability_denied": "A Wasm tool asked for something its manifest does not grant or the host does "
+    "not allow: refused at load, or by the host function it called.",
+    "fuel_exhausted": "A Wasm tool used up its fuel (instruction budget) and was stopped.",
+    "memory_limit": "A Wasm tool needed more memory than its limit and failed or was stopped.",
+    "tool_trap": "A Wasm tool crashed, exited with a failure status without saying why, or wrote "
+    "output that is not JSON.",
+    "manifest_invalid": "A Wasm tool's manifest.json or module is not valid (the message names the field).",
+    "module_mismatch": "A Wasm tool's module does not match its manifest's module_sha256; it was not loaded.",
+    "gateway_error": "The host's model gateway failed or is not set, for a Wasm tool's model call.",
+    "exec_disabled": "A developer tool while the policy's exec_enabled (shell: shell_enabled) is "
+    "false; nothing ran.",
+    "sandbox_unavailable": "The kernel sandbox (Landlock) cannot be applied and the policy requires "
+    "it; nothing ran.",
+    "command_required": "run_tests, run_lint or typecheck found nothing to run here; pass command.",
+    "confirmation_required": "git_commit without confirmed=True; nothing was staged or committed.",
+    "nothing_to_commit": "git_commit with nothing staged and no paths.",
 }
 
 

@@ -93,13 +93,15 @@ class DirEntry:
 @dataclass(frozen=True, slots=True)
 class TreeNode:
     """One node of a ``list_dir`` tree (``depth`` > 1). ``children`` is ``None`` for a
-    directory that was not listed; ``truncated`` when some entries are not shown."""
+    directory that was not listed, which then has ``listed`` false (the depth limit, ``.git``,
+    the entry limit, unreadable); ``truncated`` when some entries are not shown."""
 
     name: str
     type: str
     size: int | None = None
     children: tuple[TreeNode, ...] | None = None
     truncated: bool = False
+    listed: bool = True
 
     nested: ClassVar[Mapping[str, Callable[[Any], Any]]] = {}
 
@@ -135,8 +137,10 @@ class TextMatch:
 class ReadFileResult(ToolResult):
     """``content`` is the text read (at most ``max_read_bytes``; for a range, the lines' bytes
     without numbers). ``sha256`` is the whole file's hash when the read saw all of it and it
-    fits ``max_write_bytes``. The line fields are set by range reads only. ``encoding_errors``
-    is True when ``encoding_errors="replace"`` replaced invalid UTF-8."""
+    fits ``max_write_bytes``. The line fields are set by range reads only, but for
+    ``next_start_line``, which a plain read that was cut sets too (it ends at a line
+    boundary unless line 1 alone is too long). ``encoding_errors`` is True when
+    ``encoding_errors="replace"`` replaced invalid UTF-8."""
 
     path: str
     content: str
@@ -204,6 +208,10 @@ class ListDirResult(ToolResult):
     denied: int = 0
     #: Protected system locations (``/etc``, ``/proc``, ...) left out in unrestricted mode.
     protected: int = 0
+    #: Names starting with ``.`` left out (``include_hidden=False``; not in ``total``).
+    hidden: int = 0
+    #: Entries a ``.gitignore`` rule left out (the default for a tree; not in ``total``).
+    ignored: int = 0
 
 
 @result("edit_file")
@@ -376,3 +384,225 @@ class DeleteFileResult(ToolResult):
     stopped: str | None = None
     not_removed: tuple[NotRemovedEntry, ...] = ()
     not_removed_count: int | None = None
+
+
+# -- the developer tools (off unless the workspace's policy sets exec_enabled) ---------------
+
+
+@result("workspace_info")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkspaceInfoResult(ToolResult):
+    """``runtimes`` (python, node, go, rust, java) and ``tools`` (git, pytest, npm, ruff,
+    eslint, mypy, pyright, tsc, cargo, go) map a name to ``{"available", "version"?, "path"?,
+    "note"?}``; ``git_repo_root`` is workspace-relative (``"."``), ``None`` outside a
+    repository; ``sandbox`` is what programs run under."""
+
+    os: str
+    platform: str
+    runtimes: Mapping[str, Any]
+    tools: Mapping[str, Any]
+    git_repo_root: str | None
+    project: tuple[str, ...]
+    sandbox: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class GitChange:
+    """A changed path of ``git_status``: ``change`` is modified, added, deleted, renamed,
+    copied or type_changed; ``from_path`` the old name of a rename (``from`` in the data)."""
+
+    path: str
+    change: str
+    from_path: str | None = None
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> GitChange:
+        fields_ = dict(data)
+        if "from" in fields_:
+            fields_["from_path"] = fields_.pop("from")
+        return cls(**_known(cls, fields_))
+
+
+@result("git_status")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GitStatusResult(ToolResult):
+    """The repository's status; ``branch`` is None when HEAD is detached, ``commit`` before
+    the first commit."""
+
+    nested: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
+        "staged": _records(GitChange.from_data),
+        "unstaged": _records(GitChange.from_data),
+    }
+
+    branch: str | None
+    detached: bool
+    commit: str | None
+    upstream: str | None
+    ahead: int
+    behind: int
+    staged: tuple[GitChange, ...]
+    unstaged: tuple[GitChange, ...]
+    untracked: tuple[str, ...]
+    conflicted: tuple[str, ...]
+    clean: bool
+    omitted: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class GitFileDiff:
+    """One file of ``git_diff``: its part of the diff and its line counts."""
+
+    path: str
+    status: str
+    binary: bool
+    additions: int
+    deletions: int
+    diff: str
+    from_path: str | None = None
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> GitFileDiff:
+        fields_ = dict(data)
+        if "from" in fields_:
+            fields_["from_path"] = fields_.pop("from")
+        return cls(**_known(cls, fields_))
+
+
+@result("git_diff")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GitDiffResult(ToolResult):
+    """``diff_text`` is cut past 100,000 bytes (``truncated``)."""
+
+    nested: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
+        "files_changed": _records(GitFileDiff.from_data),
+    }
+
+    diff_text: str
+    files_changed: tuple[GitFileDiff, ...]
+    additions: int
+    deletions: int
+    truncated: bool
+    omitted_files: int = 0
+
+
+@result("git_commit")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GitCommitResult(ToolResult):
+    """The new commit; ``files_committed`` are relative to the repository's root."""
+
+    commit_hash: str
+    files_committed: tuple[str, ...]
+    message: str
+    omitted_files: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TestFailure:
+    """One failing test: ``line`` is 0 when unknown."""
+
+    __test__ = False  # not a pytest class
+
+    file: str
+    line: int
+    test: str
+    reason: str
+    snippet: str
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> TestFailure:
+        return cls(**_known(cls, data))
+
+
+@result("run_tests")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunTestsResult(ToolResult):
+    """``runner`` is pytest, go, cargo, npm, or command (a command of the caller's own)."""
+
+    nested: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
+        "failures": _records(TestFailure.from_data),
+    }
+
+    passed: bool
+    total: int
+    passed_count: int
+    failed_count: int
+    skipped_count: int
+    summary: str
+    failures: tuple[TestFailure, ...]
+    raw_output: str
+    runner: str
+    command: str
+    exit_code: int | None
+    sandbox: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckIssue:
+    """One lint or type issue; ``line`` and ``col`` are 1-based, ``severity`` is error,
+    warning or info."""
+
+    file: str
+    line: int
+    col: int
+    rule: str
+    message: str
+    severity: str
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> CheckIssue:
+        return cls(**_known(cls, data))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _CheckFields(ToolResult):
+    nested: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
+        "issues": _records(CheckIssue.from_data),
+    }
+
+    clean: bool
+    issue_count: int
+    issues: tuple[CheckIssue, ...]
+    raw_output: str
+    parser_used: str
+    command: str
+    exit_code: int | None
+    sandbox: Mapping[str, Any]
+
+
+@result("run_lint")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunLintResult(_CheckFields):
+    """``parser_used`` is ruff, eslint, or fallback (``file:line:col`` read from text)."""
+
+
+@result("typecheck")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TypecheckResult(_CheckFields):
+    """``parser_used`` is mypy, pyright, tsc, or fallback (``file:line:col`` read from text)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _ShellFields(ToolResult):
+    blocked: bool
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int | None = None
+    command_run: str = ""
+    sandbox: Mapping[str, Any] | None = None
+
+
+@result("safe_shell")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SafeShellResult(_ShellFields):
+    """A blocked command (``blocked``) has only ``reason``, ``matched_pattern`` and
+    ``suggested_safe_alternative``; an allowed one ran, with its output."""
+
+    reason: str | None = None
+    matched_pattern: str | None = None
+    suggested_safe_alternative: str | None = None
+
+
+@result("shell")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShellResult(_ShellFields):
+    """The command's output and exit code (``None`` when a signal ended it)."""

@@ -7,7 +7,7 @@ import logging
 import math
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
@@ -24,12 +24,21 @@ from .results import (
     GetPathInfoResult,
     ListDirResult,
     MoveFileResult,
+    GitCommitResult,
+    GitDiffResult,
+    GitStatusResult,
     ReadFileResult,
+    RunLintResult,
+    RunTestsResult,
+    SafeShellResult,
     SearchTextResult,
+    ShellResult,
     ToolResult,
+    TypecheckResult,
+    WorkspaceInfoResult,
     WriteFileResult,
 )
-from .specs import SpecFormat, convert_specs, tool_specs
+from .specs import SpecFormat, format_specs, tool_specs
 
 log = logging.getLogger("wsfs")
 
@@ -41,7 +50,16 @@ CONTENT_TOOLS = frozenset({"write_file", "append_file"})
 # The write_file warning the library leaves out of `text` (the text says "overwrote").
 OVERWRITE_WARNING = "file exists, overwriting"
 EMPTY_FILE_TEXT = "(empty file)"
-CONFIG_KEYWORDS = ("root", "restrict_to_workspace", "limits", "policy", "state_dir", "profile")
+CONFIG_KEYWORDS = (
+    "root",
+    "restrict_to_workspace",
+    "limits",
+    "policy",
+    "state_dir",
+    "profile",
+    "wasm_tools",
+    "wasm_policy",
+)
 NATIVE_PROFILE = "wsfs"
 
 _OPTIONS = {out: b'{"output":"%s"}' % out.encode() for out in ("full", "data_raw")}
@@ -88,6 +106,8 @@ class Workspace:
     restrict_to_workspace: bool
     limits: Limits
     """The effective limits (defaults filled in)."""
+    wasm_tools: tuple[str, ...]
+    """The names of the Wasm tools the workspace loaded (``wasm_tools`` folders)."""
     warnings: tuple[str, ...]
     """Warnings of the open (a root of ``/`` or the home directory, unrestricted mode)."""
     info: dict[str, Any]
@@ -104,6 +124,8 @@ class Workspace:
         policy: Mapping[str, Any] | None = None,
         state_dir: PathArg | None = None,
         profile: str | None = None,
+        wasm_tools: Sequence[PathArg] | None = None,
+        wasm_policy: Mapping[str, Any] | None = None,
         config: Mapping[str, Any] | None = None,
     ) -> None:
         extra = dict(config or {})
@@ -122,6 +144,12 @@ class Workspace:
             cfg["state_dir"] = os.fspath(state_dir)
         if profile is not None:
             cfg["profile"] = profile
+        if wasm_tools is not None:
+            if isinstance(wasm_tools, (str, bytes, os.PathLike)):
+                raise TypeError("wasm_tools is a list of folders, not one path")
+            cfg["wasm_tools"] = [os.fspath(folder) for folder in wasm_tools]
+        if wasm_policy is not None:
+            cfg["wasm_policy"] = dict(wasm_policy)
         cfg.update(extra)
         self._open(cfg)
 
@@ -137,6 +165,7 @@ class Workspace:
         self._handle = 0
         self._closed = True  # until opened: __del__ must not close anything
         self._close_lock = threading.Lock()
+        self._gateways: list[Any] = []
         self._lib = lib = _native.load()
         text = json.dumps(cfg, ensure_ascii=False, default=_json_default)
         env = json.loads(_native.take(lib, lib.wsfs_workspace_open(_native.utf8(text, "config"))))
@@ -152,6 +181,7 @@ class Workspace:
         known = {f.name for f in fields(Limits)}
         self.limits = Limits(**{k: v for k, v in data["limits"].items() if k in known})
         self._max_read = self.limits.max_read_bytes
+        self.wasm_tools = tuple(data.get("wasm_tools", ()))
         self.warnings = tuple(env.get("warnings", ()))
         for warning in self.warnings:
             log.warning("workspace %s: %s", self.root, warning)
@@ -201,15 +231,46 @@ class Workspace:
         """The tool specs for a function-calling API: see :func:`wsfs.tool_specs`."""
         return tool_specs(format, read_only=read_only)
 
-    def workspace_tool_specs(self, format: SpecFormat = "openai") -> list[dict[str, Any]]:
-        """The tools this workspace offers (``wsfs_workspace_tool_specs``): its profile's names,
-        schemas and defaults, without the tools its policy refuses whatever the arguments
-        (every changing tool when the policy disables writes), in ``format`` (see
-        :func:`wsfs.tool_specs`)."""
+    def set_model_gateway(self, gateway: Callable[[dict[str, Any], float], Any] | None) -> None:
+        """Sets the model gateway of this workspace's Wasm tools (``wsfs_set_model_gateway``):
+        a tool with the ``model_access`` capability reaches a model only through it. ``None``
+        removes it (tools then get ``gateway_error``).
+
+        ``gateway(request, timeout)`` gets the tool's request (a dict, decoded from its JSON) and
+        the seconds left before the tool's deadline, and returns the answer: a JSON-serialisable
+        value, or a ``str`` holding JSON. It may be called from several threads at once (the
+        library's, with the GIL taken for the call). Raising ``TimeoutError`` gives the tool
+        ``timeout``, ``ValueError`` ``invalid_arguments``, anything else ``gateway_error``, with
+        the exception's text as the message."""
+        lib = self._lib
+        if gateway is None:
+            callback = None
+        else:
+            callback = _native.GATEWAY_FN(_gateway_callback(lib, gateway))
+            # A call in flight may still use a replaced callback: each is kept as long as the
+            # workspace object lives.
+            self._gateways.append(callback)
+        env = json.loads(_native.take(lib, lib.wsfs_set_model_gateway(self._handle, callback, None)))
+        if not env["ok"]:
+            raise _error(env)
+
+    def library_specs(self) -> list[dict[str, Any]]:
+        """The tools this workspace offers (``wsfs_workspace_tool_specs``), in the library's own
+        spec shape: its profile's names, schemas and defaults (for the native profile the
+        built-in tools, then its Wasm tools with their manifest's description and input
+        schema; another profile offers no Wasm tools), without the tools its policy refuses
+        whatever the arguments (every changing tool when the policy disables writes, the
+        developer tools while their exec switch is off, those ``allow_tools`` /
+        ``deny_tools`` leave out). A fresh list."""
         env = json.loads(_native.take(self._lib, self._lib.wsfs_workspace_tool_specs(self._handle)))
         if not env["ok"]:
             raise _error(env)
-        return convert_specs(env["data"]["tools"], format)
+        return env["data"]["tools"]
+
+    def workspace_tool_specs(self, format: SpecFormat = "openai", *, read_only: bool = False) -> list[dict[str, Any]]:
+        """:meth:`library_specs` in ``format`` (see :func:`wsfs.tool_specs`); ``read_only=True``
+        keeps only the read-only ones of them."""
+        return format_specs(self.library_specs(), format, read_only=read_only)
 
     def call(
         self,
@@ -363,6 +424,7 @@ class Workspace:
             total_bytes=data["total_bytes"],
             truncated=data["truncated"],
             sha256=data.get("sha256"),
+            next_start_line=data.get("next_start_line"),
         )
 
     def write_file(
@@ -407,18 +469,20 @@ class Workspace:
         depth: int = 1,
         include_hidden: bool = True,
         max_entries: int = 0,
-        respect_gitignore: bool = False,
+        respect_gitignore: bool | None = None,
         timeout: float | None = None,
         cancel: CancelToken | None = None,
     ) -> ListDirResult:
-        """Lists a directory, or with ``depth`` > 1 a breadth-first tree."""
-        args = {
+        """Lists a directory, or with ``depth`` > 1 a breadth-first tree. ``respect_gitignore``
+        ``None`` is the library's default: true for a tree, false for one level."""
+        args: dict[str, Any] = {
             "path": path,
             "depth": depth,
             "include_hidden": include_hidden,
             "max_entries": max_entries,
-            "respect_gitignore": respect_gitignore,
         }
+        if respect_gitignore is not None:
+            args["respect_gitignore"] = respect_gitignore
         return self._run(ListDirResult, args, timeout, cancel)
 
     def edit_file(
@@ -542,6 +606,141 @@ class Workspace:
         return self._run(DeleteFileResult, {"path": path, "recursive": recursive}, timeout, cancel)
 
 
+    # -- the developer tools: off unless the policy sets exec_enabled (else exec_disabled) --
+
+    def workspace_info(
+        self, *, refresh: bool = False, timeout: float | None = None, cancel: CancelToken | None = None
+    ) -> WorkspaceInfoResult:
+        """The OS, runtimes and tools that run inside the sandbox, the repository root and the
+        project's kind; cached per workspace, ``refresh`` probes again."""
+        return self._run(WorkspaceInfoResult, {"refresh": refresh}, timeout, cancel)
+
+    def git_status(self, *, timeout: float | None = None, cancel: CancelToken | None = None) -> GitStatusResult:
+        """The repository's status (hardened ``git status --porcelain=v2``) as data."""
+        return self._run(GitStatusResult, {}, timeout, cancel)
+
+    def git_diff(
+        self,
+        *,
+        staged: bool = False,
+        pathspec: Sequence[PathArg] | None = None,
+        base_ref: str = "",
+        target_ref: str = "",
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> GitDiffResult:
+        """The repository's changes as a diff with per-file line counts."""
+        args: dict[str, Any] = {"staged": staged, "base_ref": base_ref, "target_ref": target_ref}
+        if pathspec is not None:
+            args["pathspec"] = list(pathspec)
+        return self._run(GitDiffResult, args, timeout, cancel)
+
+    def git_commit(
+        self,
+        message: str,
+        *,
+        paths: Sequence[PathArg] | None = None,
+        signoff: bool = False,
+        confirmed: bool = False,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> GitCommitResult:
+        """Stages ``paths`` (resolved like every tool path) and commits; raises
+        ``confirmation_required`` without ``confirmed`` (a soft gate, not a human's approval)
+        and ``nothing_to_commit`` when nothing is staged."""
+        args: dict[str, Any] = {"message": message, "signoff": signoff, "confirmed": confirmed}
+        if paths is not None:
+            args["paths"] = list(paths)
+        return self._run(GitCommitResult, args, timeout, cancel)
+
+    def run_tests(
+        self,
+        *,
+        command: str = "",
+        focus: Sequence[str] | None = None,
+        timeout_sec: int = 0,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> RunTestsResult:
+        """Runs the project's tests (pytest, go test, cargo test or npm test, detected, or
+        ``command``) and parses the failures."""
+        args: dict[str, Any] = {"command": command, "timeout_sec": timeout_sec}
+        if focus is not None:
+            args["focus"] = list(focus)
+        return self._run(RunTestsResult, args, timeout, cancel)
+
+    def run_lint(
+        self,
+        *,
+        command: str = "",
+        paths: Sequence[PathArg] | None = None,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> RunLintResult:
+        """Runs the project's linter (ruff or eslint, detected, or ``command``)."""
+        args: dict[str, Any] = {"command": command}
+        if paths is not None:
+            args["paths"] = list(paths)
+        return self._run(RunLintResult, args, timeout, cancel)
+
+    def typecheck(
+        self,
+        *,
+        command: str = "",
+        paths: Sequence[PathArg] | None = None,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> TypecheckResult:
+        """Runs the project's type checker (mypy, pyright or tsc, detected, or ``command``)."""
+        args: dict[str, Any] = {"command": command}
+        if paths is not None:
+            args["paths"] = list(paths)
+        return self._run(TypecheckResult, args, timeout, cancel)
+
+    def safe_shell(
+        self, command: str, *, cwd: PathArg = "", timeout: float | None = None, cancel: CancelToken | None = None
+    ) -> SafeShellResult:
+        """Runs a simple command line the shipped policy allows; a blocked one is a result
+        with ``blocked=True``, not an exception."""
+        return self._run(SafeShellResult, {"command": command, "cwd": cwd}, timeout, cancel)
+
+    def shell(
+        self,
+        command: str,
+        *,
+        cwd: PathArg = "",
+        timeout_sec: int = 0,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ShellResult:
+        """Runs a command line with bash as it is (the policy's ``shell_enabled``)."""
+        return self._run(ShellResult, {"command": command, "cwd": cwd, "timeout_sec": timeout_sec}, timeout, cancel)
+
+
+def _gateway_callback(lib: Any, gateway: Callable[[dict[str, Any], float], Any]) -> Callable[..., int]:
+    """The C callback around a Python gateway: never raises into C."""
+
+    def callback(_userdata: object, request_json: bytes, timeout_ms: int, response: int) -> int:
+        try:
+            try:
+                request = json.loads(request_json.decode("utf-8"))
+                answer = gateway(request, timeout_ms / 1000)
+                text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+                status = _native.GATEWAY_OK
+            except TimeoutError as e:
+                text, status = str(e) or "the model did not answer in time", _native.GATEWAY_TIMEOUT
+            except ValueError as e:
+                text, status = str(e) or "the gateway refused the request", _native.GATEWAY_INVALID_REQUEST
+            except Exception as e:  # noqa: BLE001 - every failure is the tool's gateway_error
+                text, status = f"{type(e).__name__}: {e}", _native.GATEWAY_ERROR
+            lib.wsfs_gateway_respond(response, text.replace("\0", "").encode("utf-8"))
+            return status
+        except BaseException:  # noqa: BLE001 - nothing may unwind into C
+            return _native.GATEWAY_ERROR
+
+    return callback
+
+
 def _error(env: Mapping[str, Any]) -> WsfsError:
     err = env["error"]
     return WsfsError.for_code(err["code"], err["message"])
@@ -609,11 +808,19 @@ def _read_text(content: str, data: Mapping[str, Any], limit: int | None, warning
     """read_file's text for a whole-file read, exactly as the library renders it: the
     content ("(empty file)" if empty), a truncation notice if cut, then shown warnings."""
     if data.get("truncated"):
-        newline = "" if content.endswith("\n") else "\n"
-        text = (
-            f"{content}{newline}[truncated: showing the first {data['bytes']} of "
-            f"{data['total_bytes']} bytes; max_read_bytes is {limit}]"
-        )
+        following = data.get("next_start_line") or 2
+        if not content.endswith("\n"):
+            text = (
+                f"{content}\n[truncated: line 1 is longer than max_read_bytes ({limit}): only its "
+                f"first {data['bytes']} of {data['total_bytes']} bytes are shown; "
+                f"continue with start_line={following}]"
+            )
+        else:
+            shown = "line 1" if following == 2 else f"lines 1-{following - 1}"
+            text = (
+                f"{content}[truncated: showing {shown} ({data['bytes']} of {data['total_bytes']} "
+                f"bytes); max_read_bytes is {limit}; continue with start_line={following}]"
+            )
     else:
         text = content or EMPTY_FILE_TEXT
     for warning in warnings:

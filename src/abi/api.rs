@@ -7,8 +7,11 @@ use crate::abi::handles::{self, Opened};
 use crate::abi::profiles;
 use crate::config::Config;
 use crate::error::{ErrorCode, WsfsError};
+use crate::wasm::host::gateway::ModelGateway;
+use crate::wasm::tool::WasmTools;
 use crate::workspace::Workspace;
 use serde_json::json;
+use std::sync::Arc;
 
 /// Bumped when a function's signature or the envelope changes incompatibly.
 pub const ABI_VERSION: u32 = 1;
@@ -21,37 +24,105 @@ pub fn tool_specs() -> String {
     crate::abi::specs::tool_specs().to_string()
 }
 
+pub fn tool_instructions() -> String {
+    crate::tools::fields::INSTRUCTIONS.to_string()
+}
+
 pub fn workspace_open(config_json: &str) -> String {
     crate::logging::init();
     // The profile is checked first: an unknown name opens (and creates) nothing.
-    let opened = Config::from_json(config_json).and_then(|config| {
+    let config = match Config::from_json(config_json).and_then(|config| {
         let profile = profiles::lookup(&config.profile)?;
-        check_tool_names(&config.policy, profile)?;
-        let (ws, warnings) = Workspace::open(&config)?;
-        Ok((Opened { ws, profile }, warnings))
-    });
-    let (opened, warnings) = match opened {
+        // Under `wsfs` the Wasm tools' names are known once they are loaded (below).
+        if profile.is_some() || config.wasm_tools.is_empty() {
+            check_tool_names(&config.policy, profile, &[])?;
+        }
+        Ok((config, profile))
+    }) {
+        Ok(config) => config,
+        Err(e) => return envelope::failure(&e),
+    };
+    let (config, profile) = config;
+    let (ws, mut warnings) = match Workspace::open(&config) {
         Ok(opened) => opened,
         Err(e) => return envelope::failure(&e),
     };
-    let ws = &opened.ws;
+    let ws = Arc::new(ws);
+    // The config's Wasm tools, loaded (manifests checked, modules hashed and compiled) before
+    // the handle exists: a tool that cannot be loaded fails the open with its code.
+    let wasm = match config.wasm_tools.is_empty() {
+        true => None,
+        false => match WasmTools::load(ws.clone(), &config.wasm_tools, &config.wasm_policy) {
+            Ok(tools) => Some(tools),
+            Err(e) => return envelope::failure(&e),
+        },
+    };
+    let wasm_names: Vec<&str> = wasm
+        .iter()
+        .flat_map(|w| w.tools().iter().map(|t| t.loaded().name()))
+        .collect();
+    if profile.is_none() && !config.wasm_tools.is_empty() {
+        if let Err(e) = check_tool_names(&config.policy, None, &wasm_names) {
+            return envelope::failure(&e);
+        }
+    }
+    if let (Some(profile), false) = (profile, wasm_names.is_empty()) {
+        warnings.push(format!(
+            "the Wasm tools ({}) are offered only under the native profile \"wsfs\"; this \
+             workspace's profile ({}) neither lists nor runs them",
+            wasm_names.join(", "),
+            profile.name
+        ));
+    }
     let root = ws.root().display().to_string();
+    let wasm_names: Vec<&str> = wasm
+        .iter()
+        .flat_map(|w| w.tools().iter().map(|t| t.loaded().name()))
+        .collect();
     let data = json!({
         "root": root,
         "restrict_to_workspace": ws.restricts_to_workspace(),
         "limits": ws.limits(),
         "policy": ws.policy(),
-        "profile": opened.profile_name(),
+        "profile": profile.map_or(profiles::DEFAULT, |p| &p.name),
+        "wasm_tools": wasm_names,
     });
-    let id = handles::insert(opened);
+    let id = handles::insert(Opened { ws, wasm, profile });
     let mut data = data;
     data["workspace"] = json!(id);
     tracing::info!(target: "wsfs", workspace = id, root = %root, "workspace opened");
     envelope::success_value(&data, format!("workspace {id} opened"), &warnings)
 }
 
-/// The tools workspace `id` offers, as its profile names and describes them, without those
-/// its policy refuses whatever the arguments (every changing tool when writes are disabled).
+/// Sets (or with `None` removes) the model gateway of workspace `id`'s Wasm tools.
+pub fn set_model_gateway(id: u64, gateway: Option<Arc<dyn ModelGateway>>) -> String {
+    match handles::get(id) {
+        Ok(opened) => {
+            let set = gateway.is_some();
+            let mut warnings = Vec::new();
+            match &opened.wasm {
+                Some(tools) => tools.set_gateway(gateway),
+                None if set => warnings.push(
+                    "this workspace loaded no Wasm tools (wasm_tools), so nothing calls the gateway"
+                        .into(),
+                ),
+                None => {}
+            }
+            let text = match set {
+                true => format!("model gateway set on workspace {id}"),
+                false => format!("model gateway removed from workspace {id}"),
+            };
+            envelope::success_value(&json!({"workspace": id, "gateway": set}), text, &warnings)
+        }
+        Err(e) => envelope::failure(&e),
+    }
+}
+
+/// The tools workspace `id` offers, as it offers them: under its profile's names and schemas
+/// (the native ones for `wsfs`, followed by its Wasm tools in load order; a profile other than
+/// `wsfs` offers no Wasm tools), without those its policy refuses whatever the arguments: every
+/// changing tool when writes are disabled, the tools that run programs while their switch
+/// (`exec_enabled`, `shell_enabled`) is off, and those `allow_tools` / `deny_tools` leave out.
 /// `data: {profile, tools: [{name, description, parameters, annotations}]}`.
 pub fn workspace_tool_specs(id: u64) -> String {
     let opened = match handles::get(id) {
@@ -59,11 +130,13 @@ pub fn workspace_tool_specs(id: u64) -> String {
         Err(e) => return envelope::failure(&e),
     };
     let policy = &opened.ws.policy;
-    let offered = |native: &str| {
-        crate::tools::find(native).is_some_and(|t| t.annotations.read_only || policy.writes_enabled)
+    let runs = |t: &dyn crate::tools::contract::ToolRunner| {
+        (t.annotations().read_only || policy.writes_enabled)
+            && t.switch().refusal(t.name(), opened.ws.policy()).is_none()
     };
+    let offered = |native: &str| crate::tools::find(native).is_some_and(|t| runs(t));
     let mut tools = match opened.profile {
-        None => crate::abi::specs::offered(offered),
+        None => crate::abi::specs::workspace_tool_specs(opened.wasm.as_ref(), |t| runs(t)),
         Some(profile) => profile.tool_specs_offered(offered),
     };
     if let Some(list) = tools.as_array_mut() {
@@ -79,15 +152,20 @@ pub fn workspace_tool_specs(id: u64) -> String {
 }
 
 /// `policy.allow_tools` and `deny_tools` name tools as the workspace offers them: the
-/// profile's names (the native ones for `wsfs`). A name it does not offer is a mistake that
-/// would leave a tool allowed, so it fails the open.
+/// profile's names (the native ones and the Wasm tools' for `wsfs`). A name it does not offer
+/// is a mistake that would leave a tool allowed, so it fails the open.
 fn check_tool_names(
     policy: &crate::guard::policy::PolicyConfig,
     profile: Option<&profiles::Profile>,
+    wasm_names: &[&str],
 ) -> Result<(), WsfsError> {
     let names: Vec<&str> = match profile {
         Some(p) => p.tool_names(),
-        None => crate::tools::REGISTRY.iter().map(|t| t.name).collect(),
+        None => crate::tools::REGISTRY
+            .iter()
+            .map(|t| t.name)
+            .chain(wasm_names.iter().copied())
+            .collect(),
     };
     let lists = [
         (

@@ -7,10 +7,11 @@ use crate::abi::profiles::{Context, NativeResult, Profile};
 use crate::control::{token_flag, CallControl};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::audit::{self, Finished, Notes};
-use crate::guard::policy::Policy;
-use crate::tools::contract::{Call, Output, ToolOutput, Warning};
+use crate::guard::policy::{Policy, PolicyConfig};
+use crate::tools::contract::{Call, Output, Switch, ToolRunner, Warning};
 use crate::tools::hints;
 use crate::tools::{self, write};
+use crate::wasm::tool::WasmTools;
 use crate::workspace::Workspace;
 use serde::Deserialize;
 use std::time::{Duration, SystemTime};
@@ -51,17 +52,22 @@ pub struct Request<'a> {
     pub offered: bool,
 }
 
-/// A tool's output and its warnings.
-pub type ToolResult = (Box<dyn ToolOutput>, Vec<Warning>);
+pub use crate::tools::contract::ToolResult;
 
 /// Runs a request on workspace `id` and returns the envelope. Never panics on bad input.
 pub fn call(id: u64, req: &Request<'_>, options: &CallOptions) -> Envelope {
     let outcome = handles::get(id).and_then(|opened| {
         if let Some(profile) = opened.profile {
-            return Ok(Err(profiled(&opened.ws, profile, req, options)));
+            return Ok(Err(profiled(
+                &opened.ws,
+                opened.wasm.as_ref(),
+                profile,
+                req,
+                options,
+            )));
         }
-        let ctl = control(&opened.ws, options)?;
-        run(&opened.ws, req, &ctl, options.output).map(Ok)
+        let ctl = control(&opened.ws, opened.wasm.as_ref(), options, req.tool)?;
+        run(&opened.ws, opened.wasm.as_ref(), req, &ctl, options.output).map(Ok)
     });
     match outcome {
         Ok(Ok((data, warnings))) => envelope::success(data, &warnings, options.output),
@@ -76,6 +82,7 @@ pub fn call(id: u64, req: &Request<'_>, options: &CallOptions) -> Envelope {
 /// native envelope's; a profile has its own envelope, so it takes only `full`.
 fn profiled(
     ws: &Workspace,
+    wasm: Option<&WasmTools>,
     profile: &Profile,
     req: &Request<'_>,
     options: &CallOptions,
@@ -107,7 +114,8 @@ fn profiled(
             content: req.content,
             offered: false,
         };
-        let ran = control(ws, options).and_then(|ctl| run(ws, &native_req, &ctl, Output::Full));
+        let ran = control(ws, wasm, options, native)
+            .and_then(|ctl| run(ws, wasm, &native_req, &ctl, Output::Full));
         match ran {
             Ok((output, warnings)) => NativeResult::from_output(output.as_ref(), &warnings),
             Err(e) => NativeResult::Failure {
@@ -119,8 +127,21 @@ fn profiled(
     Envelope::from(result.to_string())
 }
 
-fn control(ws: &Workspace, options: &CallOptions) -> Result<CallControl> {
-    let configured = ws.limits.operation_timeout_ms;
+/// The call's deadline: `operation_timeout_ms` for the file tools; for the tools that run
+/// programs, the policy's `exec_timeout_sec` instead (a test suite routinely takes longer than
+/// a file operation). A per-call `timeout_ms` only shortens either.
+fn control(
+    ws: &Workspace,
+    wasm: Option<&WasmTools>,
+    options: &CallOptions,
+    tool: &str,
+) -> Result<CallControl> {
+    let runs_programs = find(wasm, tool).is_some_and(|t| t.switch() != Switch::None);
+    let configured = if runs_programs {
+        ws.policy().exec_timeout_sec.saturating_mul(1000)
+    } else {
+        ws.limits.operation_timeout_ms
+    };
     let timeout_ms = options.timeout_ms.map_or(configured, |t| t.min(configured));
     let cancel = match options.cancel_token {
         None | Some(0) => None,
@@ -148,13 +169,27 @@ pub fn run_tool(
         content: None,
         offered: true,
     };
-    run(ws, &req, ctl, Output::Full)
+    run(ws, None, &req, ctl, Output::Full)
 }
 
-fn run(ws: &Workspace, req: &Request<'_>, ctl: &CallControl, output: Output) -> Result<ToolResult> {
+/// The tool named `name`: a built-in one, else one of the workspace's Wasm tools.
+pub fn find<'a>(wasm: Option<&'a WasmTools>, name: &str) -> Option<&'a dyn ToolRunner> {
+    match tools::find(name) {
+        Some(entry) => Some(entry),
+        None => Some(wasm?.find(name)?),
+    }
+}
+
+fn run(
+    ws: &Workspace,
+    wasm: Option<&WasmTools>,
+    req: &Request<'_>,
+    ctl: &CallControl,
+    output: Output,
+) -> Result<ToolResult> {
     let started = ws.policy.audit.as_ref().map(|_| SystemTime::now());
     let mut call = Call::new(ws, ctl, req.content, &output);
-    let mut result = run_entry(&mut call, req).map_err(|mut e| {
+    let mut result = run_entry(&mut call, wasm, req).map_err(|mut e| {
         if let (ErrorCode::PathNotFound, Some((anchor, rel))) = (e.code, &call.first_path) {
             let names = hints::similar_paths(ws, *anchor, rel, ctl);
             e.message.push_str(&hints::did_you_mean(&names));
@@ -168,20 +203,29 @@ fn run(ws: &Workspace, req: &Request<'_>, ctl: &CallControl, output: Output) -> 
     result
 }
 
-fn run_entry(call: &mut Call<'_>, req: &Request<'_>) -> Result<ToolResult> {
-    let entry = tools::find(req.tool).ok_or_else(|| unknown_tool(req.tool))?;
-    if req.offered && !call.ws.policy.tool_allowed(entry.name) {
+fn run_entry(
+    call: &mut Call<'_>,
+    wasm: Option<&WasmTools>,
+    req: &Request<'_>,
+) -> Result<ToolResult> {
+    let entry = find(wasm, req.tool).ok_or_else(|| unknown_tool(wasm, req.tool))?;
+    if req.offered && !call.ws.policy.tool_allowed(entry.name()) {
         note_path_argument(call, req.args_json);
-        return Err(Policy::tool_denied(entry.name));
+        return Err(Policy::tool_denied(entry.name()));
     }
     check_args_size(call.ws, req.tool, req.args_json.len())?;
-    // Read-only mode, decided once for every tool from its annotations, before anything runs.
-    if !entry.annotations.read_only && !call.ws.policy.writes_enabled {
+    // Read-only mode, then the exec switches, decided once for every tool from its entry,
+    // before anything runs.
+    if !entry.annotations().read_only && !call.ws.policy.writes_enabled {
         note_path_argument(call, req.args_json);
-        return Err(writes_disabled(entry.name));
+        return Err(writes_disabled(entry.name(), call.ws.policy()));
+    }
+    if let Some(refused) = entry.switch().refusal(entry.name(), call.ws.policy()) {
+        note_path_argument(call, req.args_json);
+        return Err(refused);
     }
     if let Some(content) = req.content {
-        if !entry.content_buffer {
+        if !entry.content_buffer() {
             return Err(WsfsError::new(
                 ErrorCode::InvalidArguments,
                 format!(
@@ -205,10 +249,10 @@ fn note_path_argument(call: &mut Call<'_>, args_json: &str) {
     }
 }
 
-fn writes_disabled(tool: &str) -> WsfsError {
+fn writes_disabled(tool: &str, policy: &PolicyConfig) -> WsfsError {
     let readers: Vec<&str> = tools::REGISTRY
         .iter()
-        .filter(|t| t.annotations.read_only)
+        .filter(|t| t.annotations.read_only && t.switch.is_on(policy))
         .map(|t| t.name)
         .collect();
     WsfsError::new(
@@ -278,9 +322,12 @@ fn content_tools() -> Vec<&'static str> {
         .collect()
 }
 
-pub fn unknown_tool(tool: &str) -> WsfsError {
+fn unknown_tool(wasm: Option<&WasmTools>, tool: &str) -> WsfsError {
     let shown: String = tool.chars().take(64).collect();
-    let names: Vec<&str> = tools::REGISTRY.iter().map(|t| t.name).collect();
+    let mut names: Vec<&str> = tools::REGISTRY.iter().map(|t| t.name).collect();
+    if let Some(wasm) = wasm {
+        names.extend(wasm.tools().iter().map(|t| t.name()));
+    }
     WsfsError::new(
         ErrorCode::UnknownTool,
         format!(
@@ -361,6 +408,6 @@ mod tests {
             "{}",
             e.message
         );
-        assert!(unknown_tool("rm").message.contains("read_file"));
+        assert!(unknown_tool(None, "rm").message.contains("read_file"));
     }
 }

@@ -5,11 +5,18 @@
 //! caller owns and must free exactly once with `wsfs_string_free`; none returns NULL. Every
 //! function is thread-safe.
 
+// The C boundary cannot be written without raw pointers; every block says why it is sound.
+#![allow(unsafe_code)]
+
 use crate::abi::api;
 use crate::abi::envelope::{Envelope, FRONT_ROOM};
 use crate::control;
-use std::ffi::{c_char, CStr};
+use crate::error::ErrorCode;
+use crate::wasm::host::gateway::{GatewayFailure, ModelGateway};
+use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::Instant;
 
 /// Runs `body`, turning a panic into an `io_error` envelope, and hands the result to C.
 fn guard<R: Into<Envelope>>(body: impl FnOnce() -> R) -> *mut c_char {
@@ -70,28 +77,56 @@ pub extern "C" fn wsfs_tool_specs() -> *mut c_char {
     guard(api::tool_specs)
 }
 
+/// Returns what a host tells the model once, beside the tool specs (in a system prompt, or as
+/// an MCP server's instructions): how every path argument is read. Each spec's description
+/// keeps only the clause "Paths are relative to the workspace root."; this is the rest. Plain
+/// text, not JSON. The caller frees the result with `wsfs_string_free`.
+#[no_mangle]
+pub extern "C" fn wsfs_tool_instructions() -> *mut c_char {
+    guard(api::tool_instructions)
+}
+
 /// Opens a workspace. `config_json` is `{"root": str, "restrict_to_workspace": bool = true,
 /// "limits": {"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"},
 /// "state_dir": str (optional; outside the root), "policy": {"writes_enabled": bool = true,
 /// "deny_read": [glob] = [], "deny_write": [glob], "audit_log": path, "allow_tools": [name],
-/// "deny_tools": [name] = []}, "profile": str =
-/// "wsfs"}`. `profile` chooses the tools as one host expects them (see README.md,
-/// "Profiles"): "wsfs" (the native tools), "miniclaw", "filesystem-tool", "agent-base" or
-/// "capability-plan"; an unknown name is `invalid_arguments` listing the known ones. Every
-/// tool call on a workspace with another profile than "wsfs" takes that profile's tool and
-/// argument names and returns that profile's envelope instead of the native one (the typed
-/// functions below included: `wsfs_read_file` runs the profile's `read_file`, if it has
-/// one); `wsfs_workspace_tool_specs` lists its tools. Opening also undoes
+/// "deny_tools": [name] = [], "exec_enabled": bool = false, "shell_enabled": bool = false,
+/// "exec_require_sandbox": bool = true, "exec_network": bool = false, "exec_read_paths":
+/// [absolute path] = [], "exec_env_allow": [name or prefix*] = [], "exec_timeout_sec":
+/// 1..86400 = 60}, "profile": str = "wsfs"}`. `profile` chooses the tools as one host expects
+/// them (see README.md, "Profiles"): "wsfs" (the native tools), "miniclaw",
+/// "filesystem-tool", "agent-base" or "capability-plan"; an unknown name is
+/// `invalid_arguments` listing the known ones. Every tool call on a workspace with another
+/// profile than "wsfs" takes that profile's tool and argument names and returns that
+/// profile's envelope instead of the native one (the typed functions below included:
+/// `wsfs_read_file` runs the profile's `read_file`, if it has one); `wsfs_workspace_tool_specs`
+/// lists its tools. Opening also undoes
 /// or finishes any multi-file `apply_patch` commit a crash interrupted. `writes_enabled:
 /// false` makes every changing tool return `writes_disabled`; the deny lists are
 /// gitignore-style globs matched on the resolved workspace-relative path (`policy_denied`;
 /// `deny_write` defaults to everything under the root's `.git`); `audit_log` gets one JSON
 /// line per call, fsynced before the call returns, and is unreachable by the tools;
 /// `allow_tools` / `deny_tools` name the only tools offered / tools not offered (by the
-/// profile's names; a name it has not is `invalid_arguments`), whose calls are
-/// `policy_denied`. On
-/// success `data.workspace` is the handle (never 0), `data.root` the absolute root with
-/// symlinks resolved and `data.policy` the effective policy. The caller frees the result with
+/// profile's names, or under "wsfs" the native and Wasm tools' names; a name it has not is
+/// `invalid_arguments`), whose calls are `policy_denied`.
+/// `exec_enabled` turns on the developer tools (`workspace_info`, `git_status`, `git_diff`,
+/// `git_commit`, `run_tests`, `run_lint`, `typecheck`, `safe_shell`; `shell` needs
+/// `shell_enabled` too), which run programs under a kernel sandbox confined to the workspace
+/// (README.md, "Developer tools and the confined runner"); off, they return `exec_disabled`.
+/// `exec_enabled` with `deny_read` rules, `deny_write` rules other than the default one on
+/// `.git`, or an audit log inside the workspace is `invalid_arguments`: programs could not
+/// honour them.
+/// `"wasm_tools": [folder]` (host paths) loads Wasm tools, each a folder with `manifest.json`
+/// beside `module.wasm` or `module.wat`, or a folder of such folders; `"wasm_policy":
+/// {"timeout_ms", "memory_mb", "fuel", "allow_direct_network" = false, "allow_model_access" =
+/// true, "filesystem": "none"|"read"|"write", "allowed_env": [name]}` is the most any of them
+/// may have. A tool that does not load (`manifest_invalid`, `module_mismatch`,
+/// `capability_denied`) fails the open. Loaded tools are called by name like the built-in
+/// ones (see `wsfs_workspace_tool_specs`). On success `data.workspace` is the handle (never
+/// 0), `data.root` the absolute root with symlinks resolved, `data.policy` the effective
+/// policy, `data.profile` the profile and `data.wasm_tools` the names of the loaded Wasm tools
+/// (offered only under the "wsfs" profile; another profile gets a warning). The caller frees
+/// the result with
 /// `wsfs_string_free`.
 ///
 /// # Safety
@@ -107,14 +142,17 @@ pub unsafe extern "C" fn wsfs_workspace_open(config_json: *const c_char) -> *mut
     })
 }
 
-/// Returns the tools workspace `workspace` offers, as its profile names them:
-/// `{"ok":true,"data":{"profile":str,"tools":[{"name","description","parameters",
-/// "annotations"}]},...}`, each `parameters` a JSON Schema object with the profile's argument
-/// names and defaults. Tools the workspace's policy refuses whatever the arguments are left
-/// out (every changing tool when `writes_enabled` is false). For the "wsfs" profile the tools
-/// are `wsfs_tool_specs`' entries. An unknown or closed handle is `invalid_workspace`. The
-/// result is the caller's, freed once with `wsfs_string_free`; the function is thread-safe
-/// (it only reads the workspace, and may run while calls on it are in flight).
+/// Returns the tools workspace `workspace` offers, as it offers them, as an envelope whose
+/// `data` is `{"profile", "tools"}`: `tools` is an array like `wsfs_tool_specs`' under the
+/// profile's tool names, descriptions and schemas. Under "wsfs" these are the built-in tools
+/// followed by the Wasm tools the workspace loaded (its config's `wasm_tools`, each with its
+/// manifest's description and input schema); another profile offers no Wasm tools. Left out
+/// are the tools the policy refuses whatever the arguments: every changing tool when
+/// `writes_enabled` is false, the developer tools while `exec_enabled` (for `shell`, also
+/// `shell_enabled`) is off, and what `allow_tools` / `deny_tools` exclude. Each `parameters` is a JSON
+/// Schema object. An unknown or closed handle is `invalid_workspace`. The result is the
+/// caller's, freed once with `wsfs_string_free`; the function is thread-safe (it only reads
+/// the workspace, and may run while calls on it are in flight).
 #[no_mangle]
 pub extern "C" fn wsfs_workspace_tool_specs(workspace: u64) -> *mut c_char {
     guard(|| api::workspace_tool_specs(workspace))
@@ -194,11 +232,13 @@ unsafe fn call_tool_sized(
 
 /// `read_file {path, start_line?, max_lines? = 2000, line_numbers? = false}` -> `data: {path,
 /// content, bytes, total_bytes, truncated}`. With only `path`, the whole file up to
-/// `max_read_bytes`. With `start_line`, `max_lines` (at most 10000) or `line_numbers`, a range of
+/// `max_read_bytes`; a cut read ends at a line boundary (unless line 1 alone is longer than the
+/// limit), adds `next_start_line`, and its `text` ends with a notice naming that next call. With `start_line`, `max_lines` (at most 10000) or `line_numbers`, a range of
 /// lines (still within `max_read_bytes`, cut at a line boundary), and `data` adds `start_line`,
 /// `end_line`, `total_lines` (when the file was scanned whole), `next_start_line` (absent at the
 /// end) and `sha256` (of the whole file, lowercase hex, when it is at most `max_write_bytes`);
-/// `text` ends with a hint such as `[lines 1-2000 of 9120; continue with start_line=2001]`.
+/// `text` ends with a hint such as `[lines 1-2000 of 9120; continue with start_line=2001]`
+/// (repeating `max_lines` and `line_numbers` when the call gave them).
 /// A `start_line` past the end is `line_out_of_range`. `encoding_errors: "replace"` reads a
 /// file that is not UTF-8 with U+FFFD for each invalid sequence and adds `encoding_errors:
 /// true` to `data` (the default, "strict", refuses it; a NUL byte is binary either way).
@@ -261,10 +301,13 @@ pub unsafe extern "C" fn wsfs_append_file(workspace: u64, args_json: *const c_ch
     }
 }
 
-/// `list_dir {path = ".", depth = 1, include_hidden = true, max_entries?, respect_gitignore =
-/// false}` -> `data: {path, entries: [{name, type, size}], total, truncated}`; with `depth > 1`
-/// also `tree: {name, type, size?, children?, truncated?}` (then `entries` is empty and `total`
-/// counts the tree's entries). The caller frees the result with `wsfs_string_free`.
+/// `list_dir {path = ".", depth = 1, include_hidden = true, max_entries?, respect_gitignore?
+/// (default: true for a tree, false for one level)}` -> `data: {path, entries: [{name, type,
+/// size}], total, truncated, hidden?, ignored?}` (`hidden` and `ignored`: what the filters left
+/// out); with `depth > 1` also `tree: {name, type, size?, children?, truncated?, listed?}` (then
+/// `entries` is empty and `total` counts the tree's entries; `listed: false` marks a directory
+/// whose entries are not in the tree, such as one at the depth limit). The caller frees the
+/// result with `wsfs_string_free`.
 ///
 /// # Safety
 /// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
@@ -277,7 +320,9 @@ pub unsafe extern "C" fn wsfs_list_dir(workspace: u64, args_json: *const c_char)
 /// `edit_file {path, old_text, new_text, replace_all = false}` -> `data: {path, matches,
 /// replaced, original_size, new_size, lines_changed, first_changed_line, last_changed_line}`
 /// (sizes in bytes; the lines of the original the replaced text touched; the lines of the new
-/// file from the first replacement to the last, 1-based). The caller frees the result with `wsfs_string_free`.
+/// file from the first replacement to the last, 1-based). An `old_text` that differs from the
+/// file only in line endings is matched with the file's (which it keeps), with a warning
+/// saying so. The caller frees the result with `wsfs_string_free`.
 ///
 /// # Safety
 /// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
@@ -297,7 +342,8 @@ pub unsafe extern "C" fn wsfs_edit_file(workspace: u64, args_json: *const c_char
 /// Runs the tool named `tool_name` (`unknown_tool` if there is none): any tool that
 /// `wsfs_tool_specs` lists, the five above and those without a function of their own
 /// (`get_path_info`, `find_files`, `search_text`, `apply_patch`, `create_directory`,
-/// `move_file`, `delete_file`, ...). Each tool's arguments are its spec's JSON Schema; its
+/// `move_file`, `delete_file`, and the developer tools from `workspace_info` to `shell`, which
+/// the policy's `exec_enabled` turns on). Each tool's arguments are its spec's JSON Schema; its
 /// `data` is described in README.md's tool table. The caller frees the result with
 /// `wsfs_string_free`.
 ///
@@ -315,7 +361,8 @@ pub unsafe extern "C" fn wsfs_call(
 
 /// Like `wsfs_call`, with `options_json` (NULL for none): `{"timeout_ms": N, "cancel_token": T,
 /// "output": "full"|"text"|"data"|"text_raw"|"data_raw"}`. `timeout_ms` can only shorten the
-/// workspace's `operation_timeout_ms` (0 has already expired); `cancel_token` comes from
+/// workspace's `operation_timeout_ms` (the developer tools': `exec_timeout_sec`; 0 has
+/// already expired); `cancel_token` comes from
 /// `wsfs_cancel_token_new`; `output` omits `data` ("text") or `text` ("data") from a success
 /// envelope. The raw modes keep large strings out of the JSON: on success, "text_raw" returns
 /// `{"ok":true,"warnings":[...]}`, a newline, then the text unescaped; "data_raw" returns the
@@ -449,4 +496,146 @@ pub unsafe extern "C" fn wsfs_string_free(s: *mut c_char) {
         let capacity = u64::from_ne_bytes(base.cast::<[u8; FRONT_ROOM]>().read());
         drop(Vec::from_raw_parts(base, 0, capacity as usize));
     }
+}
+
+/// Where a model gateway callback puts its answer: valid only during the callback, and only
+/// through `wsfs_gateway_respond`.
+#[allow(non_camel_case_types)]
+pub struct wsfs_gateway_response {
+    text: Option<String>,
+}
+
+/// The host's model gateway (see `wsfs_set_model_gateway`). Called with the host's
+/// `userdata`, the tool's request (a NUL-terminated JSON object, valid during the call only),
+/// the milliseconds left before the tool's deadline, and the response to fill with
+/// `wsfs_gateway_respond`. Returns `WSFS_GATEWAY_OK` with the answer (JSON) as the response, or
+/// another `WSFS_GATEWAY_*` status with a message as the response.
+#[allow(non_camel_case_types)]
+pub type wsfs_model_gateway_fn = Option<
+    unsafe extern "C" fn(
+        userdata: *mut c_void,
+        request_json: *const c_char,
+        timeout_ms: u64,
+        response: *mut wsfs_gateway_response,
+    ) -> i32,
+>;
+
+/// The gateway answered; the response is its JSON.
+pub const WSFS_GATEWAY_OK: i32 = 0;
+/// The gateway failed (provider error, bad answer); the tool gets `gateway_error`.
+pub const WSFS_GATEWAY_ERROR: i32 = 1;
+/// The model did not answer in time; the tool gets `timeout`.
+pub const WSFS_GATEWAY_TIMEOUT: i32 = 2;
+/// The gateway refuses the request as malformed; the tool gets `invalid_arguments`.
+pub const WSFS_GATEWAY_INVALID_REQUEST: i32 = 3;
+
+/// A C callback as the Wasm runtime's [`ModelGateway`].
+struct CGateway {
+    callback:
+        unsafe extern "C" fn(*mut c_void, *const c_char, u64, *mut wsfs_gateway_response) -> i32,
+    userdata: usize,
+}
+
+// SAFETY: `wsfs_set_model_gateway`'s contract makes the callback and its userdata callable from
+// any thread, concurrently, for as long as the gateway is set.
+unsafe impl Send for CGateway {}
+// SAFETY: as above.
+unsafe impl Sync for CGateway {}
+
+impl ModelGateway for CGateway {
+    fn generate(&self, request_json: &str, deadline: Instant) -> Result<String, GatewayFailure> {
+        let request = std::ffi::CString::new(request_json).map_err(|_| {
+            GatewayFailure::new(ErrorCode::InvalidArguments, "the request holds a NUL byte")
+        })?;
+        let timeout_ms = deadline
+            .saturating_duration_since(Instant::now())
+            .as_millis()
+            .min(u64::MAX as u128) as u64;
+        let mut response = wsfs_gateway_response { text: None };
+        let status = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: the host's callback, called as its contract says: the request is a valid
+            // NUL-terminated string and the response a valid pointer, both for this call only.
+            unsafe {
+                (self.callback)(
+                    self.userdata as *mut c_void,
+                    request.as_ptr(),
+                    timeout_ms,
+                    &mut response,
+                )
+            }
+        }))
+        .unwrap_or(WSFS_GATEWAY_ERROR);
+        let text = response.text.unwrap_or_default();
+        let failed = |code, what: &str| {
+            let message = match text.is_empty() {
+                true => what.to_string(),
+                false => text.clone(),
+            };
+            Err(GatewayFailure::new(code, message))
+        };
+        match status {
+            WSFS_GATEWAY_OK => Ok(text),
+            WSFS_GATEWAY_TIMEOUT => failed(ErrorCode::Timeout, "the model did not answer in time"),
+            WSFS_GATEWAY_INVALID_REQUEST => failed(
+                ErrorCode::InvalidArguments,
+                "the gateway refused the request",
+            ),
+            _ => failed(ErrorCode::GatewayError, "the model gateway failed"),
+        }
+    }
+}
+
+/// Sets the model gateway of workspace `workspace`: the host's callback that the `wsfs`
+/// `model_generate` import of its Wasm tools (those with the `model_access` capability) reaches
+/// the model through. NULL `callback` removes it (tools then get `gateway_error`). Returns an
+/// envelope: `data` `{"workspace": id, "gateway": bool}`, or `invalid_workspace`.
+///
+/// Threads: the callback is called from the threads that run tool calls, possibly from several
+/// at once, so it and `userdata` must be thread-safe. Ownership: `userdata` stays the host's;
+/// it must stay valid until the gateway is replaced or removed and every call started before
+/// has returned, or until the workspace is closed and its calls have returned. The callback
+/// borrows `request_json` for the call only,
+/// and answers by calling `wsfs_gateway_respond` on `response` (which copies the text) before
+/// returning one of the `WSFS_GATEWAY_*` statuses; `timeout_ms` is what is left of the tool's
+/// deadline, and an answer after it makes the tool's call `timeout`. A panic or unknown status
+/// is a gateway error. The caller frees the result with `wsfs_string_free`.
+#[no_mangle]
+pub extern "C" fn wsfs_set_model_gateway(
+    workspace: u64,
+    callback: wsfs_model_gateway_fn,
+    userdata: *mut c_void,
+) -> *mut c_char {
+    let gateway = callback.map(|callback| {
+        Arc::new(CGateway {
+            callback,
+            userdata: userdata as usize,
+        }) as Arc<dyn ModelGateway>
+    });
+    guard(|| api::set_model_gateway(workspace, gateway))
+}
+
+/// Gives a model gateway callback's answer (or, with a failing status, its message): `text`
+/// (NUL-terminated UTF-8) is copied. Call it at most once per callback, with the `response` the
+/// callback got, during the callback. Returns 0, or -1 when `response` or `text` is NULL or
+/// `text` is not UTF-8.
+///
+/// # Safety
+/// `response` must be the pointer the callback got, during that callback; `text` must be NULL
+/// or a NUL-terminated string valid for the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_gateway_respond(
+    response: *mut wsfs_gateway_response,
+    text: *const c_char,
+) -> i32 {
+    if response.is_null() || text.is_null() {
+        return -1;
+    }
+    // SAFETY: non-NULL, NUL-terminated and valid for the call by this function's contract.
+    let bytes = unsafe { CStr::from_ptr(text) }.to_bytes();
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return -1;
+    };
+    // SAFETY: the callback's own response, alive for the callback (this function's contract).
+    unsafe { (*response).text = Some(text.to_string()) };
+    0
 }

@@ -3,16 +3,18 @@
 
 use crate::abi::profiles::Profile;
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::wasm::tool::WasmTools;
 use crate::workspace::Workspace;
 use once_cell::sync::Lazy;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
-/// An open workspace as the ABI serves it.
-#[derive(Debug)]
+/// An open workspace as the ABI serves it: the workspace, the Wasm tools it loaded (if its
+/// config lists any) and the profile it serves.
 pub struct Opened {
-    pub ws: Workspace,
+    pub ws: Arc<Workspace>,
+    pub wasm: Option<WasmTools>,
     /// `None` for the native tools (`wsfs`), which never reach the profile engine.
     pub profile: Option<&'static Profile>,
 }

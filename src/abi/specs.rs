@@ -1,43 +1,45 @@
 //! The tool specs `wsfs_tool_specs` returns, built from the registry.
 
+use crate::tools::contract::ToolRunner;
 use crate::tools::REGISTRY;
+use crate::wasm::tool::WasmTools;
 use once_cell::sync::Lazy;
 use serde_json::{json, Value};
 
-static SPECS: Lazy<Value> = Lazy::new(|| {
-    REGISTRY
-        .iter()
-        .map(|t| {
-            let a = t.annotations;
-            json!({
-                "name": t.name,
-                "description": (t.description)(),
-                "parameters": (t.parameters)(),
-                "annotations": {
-                    "readOnlyHint": a.read_only,
-                    "destructiveHint": !a.read_only && a.destructive,
-                    "idempotentHint": a.idempotent,
-                    "openWorldHint": false,
-                },
-            })
-        })
-        .collect()
-});
+fn spec(t: &dyn ToolRunner) -> Value {
+    let a = t.annotations();
+    json!({
+        "name": t.name(),
+        "description": t.description(),
+        "parameters": t.parameters(),
+        "annotations": {
+            "readOnlyHint": a.read_only,
+            "destructiveHint": !a.read_only && a.destructive,
+            "idempotentHint": a.idempotent,
+            "openWorldHint": t.open_world(),
+        },
+    })
+}
+
+static SPECS: Lazy<Value> = Lazy::new(|| REGISTRY.iter().map(|t| spec(t)).collect());
 
 /// `[{name, description, parameters, annotations}]`, in registry order.
 pub fn tool_specs() -> &'static Value {
     &SPECS
 }
 
-/// [`tool_specs`], only the tools `offered` keeps (by name).
-pub fn offered(offered: impl Fn(&str) -> bool) -> Value {
-    SPECS
-        .as_array()
+/// The tools a workspace offers natively: the built-in tools `keep` keeps, then its Wasm
+/// tools (in load order) `keep` keeps, each Wasm tool with its manifest's description and
+/// input schema.
+pub fn workspace_tool_specs(
+    wasm: Option<&WasmTools>,
+    keep: impl Fn(&dyn ToolRunner) -> bool,
+) -> Value {
+    let builtin = REGISTRY.iter().map(|t| t as &dyn ToolRunner);
+    let wasm = wasm
         .into_iter()
-        .flatten()
-        .filter(|spec| offered(spec["name"].as_str().unwrap_or_default()))
-        .cloned()
-        .collect()
+        .flat_map(|w| w.tools().iter().map(|t| t as &dyn ToolRunner));
+    Value::Array(builtin.chain(wasm).filter(|t| keep(*t)).map(spec).collect())
 }
 
 #[cfg(test)]
@@ -94,6 +96,14 @@ mod tests {
         assert_eq!(specs.len(), REGISTRY.len());
         for spec in specs {
             let name = spec["name"].as_str().unwrap();
+            assert!(
+                spec["parameters"]["properties"].is_object(),
+                "{name}: no properties"
+            );
+            assert!(
+                spec["parameters"]["required"].is_array(),
+                "{name}: no required"
+            );
             assert!(spec["description"].as_str().unwrap().len() > 80, "{name}");
             check_schema(name, &spec["parameters"]);
         }

@@ -56,7 +56,41 @@ pub struct PolicyConfig {
     /// Tools the workspace neither offers nor runs (`policy_denied`), by the same names.
     #[serde(default)]
     pub deny_tools: Vec<String>,
+    /// The developer tools (workspace_info, git_*, run_tests, run_lint, typecheck,
+    /// safe_shell), which run programs in the workspace under a kernel sandbox. Off by
+    /// default: every one returns `exec_disabled`.
+    #[serde(default)]
+    pub exec_enabled: bool,
+    /// The raw `shell` tool as well (needs `exec_enabled`). Off by default.
+    #[serde(default)]
+    pub shell_enabled: bool,
+    /// Refuse to run a program with `sandbox_unavailable` when Landlock cannot be applied
+    /// (default true). `false` runs it unconfined, and results say `"sandbox": "none"`.
+    #[serde(default = "yes")]
+    pub exec_require_sandbox: bool,
+    /// Let programs connect and bind TCP and use other sockets (default false).
+    #[serde(default)]
+    pub exec_network: bool,
+    /// Directories programs may read and execute besides the system's (`/usr`, `/bin`,
+    /// `/lib*`, `/etc`, ...): toolchain homes such as `~/.cargo`, `/opt/go`, a virtualenv.
+    #[serde(default)]
+    pub exec_read_paths: Vec<String>,
+    /// Host environment variables programs get besides `PATH`, `HOME` and `LANG`: names, or
+    /// prefixes ending in `*`.
+    #[serde(default)]
+    pub exec_env_allow: Vec<String>,
+    /// A program's wall-clock limit in seconds, default 60; a tool's `timeout_sec` may only
+    /// shorten it. The exec tools are bounded by this, not by `operation_timeout_ms`.
+    #[serde(default = "default_exec_timeout")]
+    pub exec_timeout_sec: u64,
 }
+
+fn default_exec_timeout() -> u64 {
+    60
+}
+
+/// The longest `exec_timeout_sec` a host may set (one day).
+pub const MAX_EXEC_TIMEOUT_SEC: u64 = 24 * 3600;
 
 fn yes() -> bool {
     true
@@ -78,6 +112,13 @@ impl Default for PolicyConfig {
             audit_log: None,
             allow_tools: None,
             deny_tools: Vec::new(),
+            exec_enabled: false,
+            shell_enabled: false,
+            exec_require_sandbox: true,
+            exec_network: false,
+            exec_read_paths: Vec::new(),
+            exec_env_allow: Vec::new(),
+            exec_timeout_sec: default_exec_timeout(),
         }
     }
 }
@@ -100,7 +141,65 @@ impl PolicyConfig {
                 "policy.audit_log is empty; give a file path, or leave the field out",
             ));
         }
+        if self.exec_timeout_sec == 0 || self.exec_timeout_sec > MAX_EXEC_TIMEOUT_SEC {
+            return Err(config_error(format!(
+                "policy.exec_timeout_sec must be between 1 and {MAX_EXEC_TIMEOUT_SEC}"
+            )));
+        }
+        for p in &self.exec_read_paths {
+            if !p.starts_with('/') {
+                return Err(config_error(format!(
+                    "policy.exec_read_paths: {p:?} is not an absolute path"
+                )));
+            }
+        }
+        for v in &self.exec_env_allow {
+            let name = v.strip_suffix('*').unwrap_or(v);
+            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                return Err(config_error(format!(
+                    "policy.exec_env_allow: {v:?} is not a variable name (or a prefix ending in *)"
+                )));
+            }
+        }
+        if self.exec_enabled {
+            if let Some(problem) = self.exec_conflict() {
+                return Err(config_error(problem));
+            }
+        }
         Ok(())
+    }
+
+    /// Why programs cannot honour this policy's deny rules, if they cannot. Landlock grants
+    /// access to whole directory trees and cannot take a path inside a granted tree back, so
+    /// a program run in the workspace could read what `deny_read` hides from the file tools
+    /// and change what `deny_write` protects. `.git/**` (the default `deny_write`) is the one
+    /// rule let through: git itself must write there, and wsfs's git never runs what a
+    /// repository's config names (see `exec::git`).
+    pub fn exec_conflict(&self) -> Option<String> {
+        if !self.deny_read.is_empty() {
+            return Some(format!(
+                "policy.exec_enabled cannot be combined with deny_read ({}): programs run in the \
+                 workspace could read those files, and the kernel sandbox cannot hide paths \
+                 inside the workspace from them; drop deny_read or leave exec off",
+                self.deny_read.join(", ")
+            ));
+        }
+        let extra: Vec<&str> = self
+            .deny_write
+            .iter()
+            .map(String::as_str)
+            .filter(|r| !DEFAULT_DENY_WRITE.contains(r))
+            .collect();
+        if !extra.is_empty() {
+            return Some(format!(
+                "policy.exec_enabled cannot be combined with deny_write rules other than \
+                 .git/** ({}): programs run in the workspace could change those files, and the \
+                 kernel sandbox cannot protect paths inside the workspace from them; drop the \
+                 rules or leave exec off",
+                extra.join(", ")
+            ));
+        }
+        None
     }
 }
 
@@ -254,6 +353,16 @@ impl Policy {
         let audit_rel = audit
             .as_ref()
             .and_then(|log| log.path().strip_prefix(root).ok().map(Path::to_path_buf));
+        if config.exec_enabled {
+            if let Some(rel) = &audit_rel {
+                return Err(config_error(format!(
+                    "policy.exec_enabled cannot be combined with an audit log inside the \
+                     workspace ({}): programs run in the workspace could rewrite it; keep the \
+                     log outside the workspace or leave exec off",
+                    rel.display()
+                )));
+            }
+        }
         let mut config = config.clone();
         if let Some(log) = &audit {
             config.audit_log = Some(log.path().display().to_string());

@@ -122,6 +122,7 @@ impl Placer<'_, '_> {
             expected,
             nearest_line: nearest.map(|n| n as u64 + 1),
             detail,
+            file_lines: Vec::new(),
         });
     }
 
@@ -219,7 +220,7 @@ impl Placer<'_, '_> {
                     start
                 }
                 Err(miss) => {
-                    self.reject_miss(i, h, miss);
+                    self.reject_miss(i, h, miss)?;
                     return Ok(None);
                 }
             }
@@ -235,24 +236,53 @@ impl Placer<'_, '_> {
         }))
     }
 
-    fn reject_miss(&mut self, i: usize, h: &LinesHunk, miss: Miss) {
+    fn reject_miss(&mut self, i: usize, h: &LinesHunk, miss: Miss) -> Result<()> {
         let expected: Vec<String> = h.old_lines().into_iter().map(str::to_string).collect();
         match miss {
             Miss::NotFound { nearest } => {
+                // Sent twice? The hunk's result (its context and added lines) is there.
+                let new = h.new_lines();
+                let old = h.old_lines();
+                if !new.is_empty() && new != old {
+                    let search = Search::After { from: 0 };
+                    if let Ok(Found { start, level }) = locate(self.lines, &new, search, self.ctl)?
+                    {
+                        let how = match level {
+                            Level::Exact => String::new(),
+                            level => format!(" ({})", level.describe()),
+                        };
+                        let detail = format!(
+                            "its old lines are not in the file, but its result is, at line {}{how}: the patch looks applied already (an earlier call made it?); leave this hunk out",
+                            start + 1
+                        );
+                        self.reject(i, Reason::ContextNotFound, expected, Some(start), detail);
+                        return Ok(());
+                    }
+                }
                 let where_ = if h.at_eof {
                     " at the end of the file"
                 } else {
                     ""
                 };
                 let near = match nearest {
-                    Some(n) => format!("; the most similar place starts at line {}", n + 1),
+                    Some(n) => format!(
+                        "; the most similar place starts at line {}, shown below",
+                        n + 1
+                    ),
                     None => String::new(),
                 };
                 let detail = format!(
                     "its {} context/removed lines are not in the file{where_}, not even ignoring whitespace{near}",
                     expected.len()
                 );
+                let shown = expected.len().max(1);
                 self.reject(i, Reason::ContextNotFound, expected, nearest, detail);
+                if let (Some(n), Some(r)) = (nearest, self.rejections.last_mut()) {
+                    r.file_lines = self.lines[n..(n + shown).min(self.lines.len())]
+                        .iter()
+                        .map(|l| format!("{}{}", l.content, l.ending))
+                        .collect();
+                }
             }
             Miss::Ambiguous { starts } => {
                 let shown: Vec<String> = starts.iter().map(|s| (s + 1).to_string()).collect();
@@ -264,6 +294,7 @@ impl Placer<'_, '_> {
                 self.reject(i, Reason::Ambiguous, expected, first, detail);
             }
         }
+        Ok(())
     }
 }
 

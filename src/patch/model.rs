@@ -43,6 +43,17 @@ impl LinesHunk {
             })
             .collect()
     }
+
+    /// The lines the hunk leaves where its old lines were: context and added lines.
+    pub fn new_lines(&self) -> Vec<&str> {
+        self.ops
+            .iter()
+            .filter_map(|op| match op {
+                LineOp::Context(s) | LineOp::Insert(s) => Some(s.as_str()),
+                LineOp::Delete(_) => None,
+            })
+            .collect()
+    }
 }
 
 /// A change located by line numbers only (the structured `files` form): lines
@@ -199,4 +210,8 @@ pub struct Rejection {
     /// What happened, for the text a model reads.
     #[serde(skip)]
     pub detail: String,
+    /// The file's lines at `nearest_line` (endings included), as many as `expected` has, for
+    /// the text: what is there instead.
+    #[serde(skip)]
+    pub file_lines: Vec<String>,
 }

@@ -654,6 +654,8 @@ mod tests {
             state_dir: None,
             policy: Default::default(),
             profile: "wsfs".into(),
+            wasm_tools: Vec::new(),
+            wasm_policy: Default::default(),
         };
         Workspace::open(&config).unwrap().0
     }

@@ -5,6 +5,7 @@
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::audit::{Change, Notes};
+use crate::guard::policy::PolicyConfig;
 use crate::sandbox::root::{Anchor, ToolPath};
 use crate::workspace::Workspace;
 use schemars::JsonSchema;
@@ -181,11 +182,55 @@ impl Annotations {
     };
 }
 
+/// The policy switch a tool needs on, besides `writes_enabled` for the changing ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Switch {
+    /// Always available (the file tools).
+    None,
+    /// `policy.exec_enabled`: the developer tools, which run programs.
+    Exec,
+    /// `policy.exec_enabled` and `policy.shell_enabled`: the raw shell.
+    Shell,
+}
+
+impl Switch {
+    /// Whether `policy` turns the tool on.
+    pub fn is_on(self, policy: &PolicyConfig) -> bool {
+        match self {
+            Switch::None => true,
+            Switch::Exec => policy.exec_enabled,
+            Switch::Shell => policy.exec_enabled && policy.shell_enabled,
+        }
+    }
+
+    /// The `exec_disabled` error for `tool` under `policy`, when it is off.
+    pub fn refusal(self, tool: &str, policy: &PolicyConfig) -> Option<WsfsError> {
+        if self.is_on(policy) {
+            return None;
+        }
+        let needs = match self {
+            Switch::Shell if policy.exec_enabled => "policy.shell_enabled",
+            Switch::Shell => "policy.exec_enabled and policy.shell_enabled",
+            _ => "policy.exec_enabled",
+        };
+        Some(WsfsError::new(
+            ErrorCode::ExecDisabled,
+            format!(
+                "{tool} is disabled: it runs programs, and the host has not turned that on \
+                 ({needs} is false). Use the file tools instead; do not retry, and tell the \
+                 user if the task needs it"
+            ),
+        ))
+    }
+}
+
 /// One tool. Implemented by a unit struct per file under `src/tools/`.
 pub trait Tool {
     /// The name models and the C ABI use.
     const NAME: &'static str;
     const ANNOTATIONS: Annotations;
+    /// The policy switch the tool needs (checked before its arguments are parsed).
+    const SWITCH: Switch = Switch::None;
     /// Whether the tool takes `wsfs_call_with_content`'s separate content buffer.
     const CONTENT_BUFFER: bool = false;
     /// Strict (`deny_unknown_fields`) arguments; doc comments become the schema's descriptions.
@@ -241,6 +286,7 @@ pub struct ToolEntry {
     pub name: &'static str,
     pub annotations: Annotations,
     pub content_buffer: bool,
+    pub switch: Switch,
     pub description: fn() -> String,
     pub parameters: fn() -> Value,
     run: RunFn,
@@ -259,12 +305,69 @@ impl ToolEntry {
     }
 }
 
+/// A tool's output and its warnings.
+pub type ToolResult = (Box<dyn ToolOutput>, Vec<Warning>);
+
+/// The seam every tool is called through, built-in or not: dispatch finds a runner by name,
+/// applies the same checks (argument size, read-only mode from the annotations, the content
+/// buffer, cancellation), runs it with the same [`Call`] and frames, audits and traces its
+/// result the same way; the specs list each runner's name, description, schema and
+/// annotations. Implemented by [`ToolEntry`] (the built-in registry) and by the Wasm tools a
+/// workspace loads (`wasm::tool`).
+pub trait ToolRunner: Send + Sync {
+    fn name(&self) -> &str;
+    fn annotations(&self) -> Annotations;
+    /// Whether the tool takes `wsfs_call_with_content`'s separate content buffer.
+    fn content_buffer(&self) -> bool {
+        false
+    }
+    /// Whether the tool reaches anything beyond the workspace (a model, the network): the
+    /// specs' `openWorldHint`.
+    fn open_world(&self) -> bool {
+        false
+    }
+    /// The policy switch that must be on for the tool to run (the developer tools').
+    fn switch(&self) -> Switch {
+        Switch::None
+    }
+    fn description(&self) -> String;
+    /// The arguments' JSON Schema.
+    fn parameters(&self) -> Value;
+    /// Parses `args_json` strictly and runs the tool.
+    fn run(&self, call: &mut Call<'_>, args_json: &str) -> Result<ToolResult>;
+}
+
+impl ToolRunner for ToolEntry {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn annotations(&self) -> Annotations {
+        self.annotations
+    }
+    fn content_buffer(&self) -> bool {
+        self.content_buffer
+    }
+    fn switch(&self) -> Switch {
+        self.switch
+    }
+    fn description(&self) -> String {
+        (self.description)()
+    }
+    fn parameters(&self) -> Value {
+        (self.parameters)()
+    }
+    fn run(&self, call: &mut Call<'_>, args_json: &str) -> Result<ToolResult> {
+        ToolEntry::run(self, call, args_json)
+    }
+}
+
 /// The registry entry of `T`.
 pub const fn entry<T: Tool>() -> ToolEntry {
     ToolEntry {
         name: T::NAME,
         annotations: T::ANNOTATIONS,
         content_buffer: T::CONTENT_BUFFER,
+        switch: T::SWITCH,
         description: T::description,
         parameters: parameters::<T::Args>,
         run: run_erased::<T>,
@@ -275,18 +378,40 @@ fn run_erased<T: Tool>(
     call: &mut Call<'_>,
     args_json: &str,
 ) -> Result<(Box<dyn ToolOutput>, Vec<Warning>)> {
-    let args: T::Args = crate::json::parse_object(args_json).map_err(|e| {
-        WsfsError::new(
-            ErrorCode::InvalidArguments,
-            format!(
-                "invalid arguments for {}: {e}; expected {}",
-                T::NAME,
-                expected_shape(&parameters::<T::Args>())
-            ),
-        )
-    })?;
+    let args: T::Args = match crate::json::parse_object(args_json) {
+        Ok(args) => args,
+        Err(e) => decode_again::<T::Args>(T::NAME, args_json, e)?,
+    };
     let (output, warnings) = T::run(call, args)?;
     Ok((Box::new(output), warnings))
+}
+
+/// Arguments that did not decode (`error`), looked at again: the strings `"true"` and
+/// `"false"` are taken for booleans, and argument names from other tools are answered with the
+/// wsfs argument to use (see [`crate::tools::aliases`]). Only a failed decoding pays for this.
+fn decode_again<A: DeserializeOwned + JsonSchema>(
+    tool: &str,
+    args_json: &str,
+    error: String,
+) -> Result<A> {
+    let schema = parameters::<A>();
+    if let Some(value) = crate::tools::aliases::with_string_booleans(args_json, &schema) {
+        if let Ok(args) = serde_json::from_value(value) {
+            return Ok(args);
+        }
+    }
+    let message = match crate::tools::aliases::unknown_fields(tool, args_json, &schema) {
+        Some((said, true)) => format!("invalid arguments for {tool}: {said}"),
+        Some((said, false)) => format!(
+            "invalid arguments for {tool}: {said}; expected {}",
+            expected_shape(&schema)
+        ),
+        None => format!(
+            "invalid arguments for {tool}: {error}; expected {}",
+            expected_shape(&schema)
+        ),
+    };
+    Err(WsfsError::new(ErrorCode::InvalidArguments, message))
 }
 
 /// The JSON Schema of an argument struct as models get it: inline subschemas (no `$ref`), no
@@ -302,6 +427,11 @@ pub fn parameters<A: JsonSchema>() -> Value {
     let mut schema = generator.into_root_schema_for::<A>().to_value();
     if let Some(top) = schema.as_object_mut() {
         top.remove("description");
+        // A tool without arguments (git_status) still states its (empty) properties: some
+        // clients insist on them.
+        if !top.contains_key("properties") {
+            top.insert("properties".into(), Value::Object(Default::default()));
+        }
     }
     tidy(&mut schema);
     schema
@@ -312,7 +442,12 @@ fn tidy(value: &mut Value) {
         Value::Object(map) => {
             map.remove("title");
             map.remove("format");
-            if map.get("default") == Some(&Value::Null) {
+            // `null` and an empty list (an optional list argument) say nothing a model needs,
+            // and clients map an absent default to "leave it out" anyway.
+            if map
+                .get("default")
+                .is_some_and(|d| d.is_null() || d.as_array().is_some_and(Vec::is_empty))
+            {
                 map.remove("default");
             }
             if map.contains_key("properties") && !map.contains_key("required") {

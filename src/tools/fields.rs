@@ -1,10 +1,15 @@
-//! What the tools' arguments share: the sentence every path argument's description ends
-//! with, serde defaults, and the content of the tools that take a separate buffer.
+//! What the tools' arguments share: how paths are read (said once, where the host presents
+//! the tools, and as one clause in each tool's description), serde defaults, and the content
+//! of the tools that take a separate buffer.
 
 use crate::error::{ErrorCode, Result, WsfsError};
 
-/// Said of every path argument in tool descriptions.
-pub(crate) const PATHS: &str = "Paths are relative to the workspace root ('.' is the root); absolute paths are accepted only inside the workspace. '..', absolute symlinks and symlinks leading outside the workspace are refused.";
+/// The clause every tool's description ends with; [`INSTRUCTIONS`] says the rest, once.
+pub(crate) const PATHS: &str = "Paths are relative to the workspace root.";
+
+/// What a host tells the model once, beside the tools (`wsfs_tool_instructions`: the MCP
+/// server's instructions, a system prompt): the rules every path argument follows.
+pub const INSTRUCTIONS: &str = "The workspace tools work on files inside one workspace directory. Paths are relative to the workspace root ('.' is the root); absolute paths are accepted only inside the workspace. '..', absolute symlinks and symlinks leading outside the workspace are refused.";
 
 pub(crate) fn yes() -> bool {
     true

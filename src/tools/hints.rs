@@ -1,12 +1,17 @@
-//! Suggestions that tell a model its next move after `path_not_found`: similar names from the
+//! Suggestions that tell a model its next move after `path_not_found`: the same name elsewhere
+//! in the workspace (a bounded walk, with the policy's filter), then similar names from the
 //! nearest existing parent directory, listed through a handle opened beneath the workspace
 //! root (never outside it), with a bounded scan.
 
+use crate::backend::Flow;
 use crate::control::CallControl;
 use crate::names::display_path;
 use crate::sandbox::root::Anchor;
 use crate::sandbox::walk::deny::StartPaths;
+use crate::sandbox::walk::filter::{Candidate, WalkOptions};
+use crate::sandbox::walk::names::shown as walk_shown;
 use crate::sandbox::walk::Kind;
+use crate::tools::walking::WalkDeny;
 use crate::workspace::Workspace;
 use std::borrow::Cow;
 use std::ffi::OsStr;
@@ -20,6 +25,8 @@ const MAX_SUGGESTIONS: usize = 3;
 const MAX_SCANNED: usize = 10_000;
 /// Names less similar than this are not suggested.
 const MIN_SIMILARITY: f64 = 0.8;
+/// Entries the search of the workspace for a missing name looks at, at most.
+const MAX_WALKED: u64 = 20_000;
 
 /// How a file name is shown to the model: the reversible form the tools accept back.
 pub(crate) fn shown_name(name: &OsStr) -> Cow<'_, str> {
@@ -53,11 +60,82 @@ pub(crate) fn similar_paths(
     let Some(rel) = root_relative(ws, anchor, rel) else {
         return Vec::new();
     };
+    let Some(nearby) = similar_nearby(ws, &rel, ctl) else {
+        return Vec::new();
+    };
+    // The same name elsewhere comes first: `src/main.go` for a `main.go` read at the root.
+    let mut names = same_name_elsewhere(ws, &rel, ctl);
+    for name in nearby {
+        if names.len() < MAX_SUGGESTIONS && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// Up to three paths in the workspace whose last name is the last name of `rel` (letter case
+/// aside), those sharing more of `rel`'s trailing names first: a walk from the root that
+/// leaves out what the policy denies (never entering a denied directory, never naming a
+/// denied path), hidden names and what `.gitignore` ignores, and stops after
+/// [`MAX_WALKED`] entries or at the call's deadline.
+fn same_name_elsewhere(ws: &Workspace, rel: &Path, ctl: &CallControl) -> Vec<String> {
+    let Some(Component::Normal(leaf)) = rel.components().next_back() else {
+        return Vec::new();
+    };
+    let leaf = leaf.as_encoded_bytes();
+    let wanted: Vec<&[u8]> = rel
+        .components()
+        .map(|c| c.as_os_str().as_encoded_bytes())
+        .collect();
+    let Ok(root) = ws.open_at_root(Path::new("")) else {
+        return Vec::new();
+    };
+    let Ok(deny) = WalkDeny::new(ws, &root, StartPaths::default()) else {
+        return Vec::new();
+    };
+    let hook = |entry: &Candidate<'_>| deny.as_ref().and_then(|d| d.skip(entry));
+    let mut opts = WalkOptions::new(false, true);
+    if deny.is_some() {
+        opts.deny = Some(&hook);
+    }
+    let mut found: Vec<(usize, String)> = Vec::new();
+    let mut walked = 0u64;
+    // A failed walk (or the deadline) keeps what was found so far.
+    let _ = ws.walk(root.as_fd(), ".", &opts, ctl, |e| {
+        walked += 1;
+        if walked > MAX_WALKED {
+            return Ok(Flow::Stop);
+        }
+        if e.name.eq_ignore_ascii_case(leaf) && !hidden_entry(OsStr::from_bytes(e.name)) {
+            // How many of rel's trailing names this path shares.
+            let shared = e
+                .rel
+                .split(|&b| b == b'/')
+                .rev()
+                .zip(wanted.iter().rev())
+                .take_while(|(a, b)| a.eq_ignore_ascii_case(b))
+                .count();
+            let mut shown = walk_shown(e.rel).into_owned();
+            if e.kind == Kind::Dir {
+                shown.push('/');
+            }
+            found.push((shared, shown));
+        }
+        Ok(Flow::Continue)
+    });
+    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    found.truncate(MAX_SUGGESTIONS);
+    found.into_iter().map(|(_, shown)| shown).collect()
+}
+
+/// Similar names from the nearest existing directory of `rel`; `None` when the path exists
+/// (or something other than a missing name stopped it) or its directory is denied.
+fn similar_nearby(ws: &Workspace, rel: &Path, ctl: &CallControl) -> Option<Vec<String>> {
     let components: Vec<Component<'_>> = rel.components().collect();
     // The nearest existing ancestor: the longest prefix that opens as a directory.
     for depth in (0..components.len()).rev() {
         let Component::Normal(missing) = components[depth] else {
-            return Vec::new();
+            return None;
         };
         let parent: PathBuf = components[..depth].iter().collect();
         let Ok(dir) = ws.open_at_root(&parent) else {
@@ -66,19 +144,19 @@ pub(crate) fn similar_paths(
         if ws.has_entry(&dir, missing) {
             // The name is there (the path exists, or something other than a missing name
             // stopped it): nothing to suggest.
-            return Vec::new();
+            return None;
         }
         // The policy hides names from suggestions as from listings (the walks' filter, on
         // the resolved path of the directory: a symlinked parent is matched where it leads),
         // and a directory it denies is not listed at all: no tool resolution allowed it.
         let filter = match ws.walk_filter(&dir, StartPaths::default()) {
             Ok(filter) => filter,
-            Err(_) => return Vec::new(),
+            Err(_) => return None,
         };
         if filter.is_some() {
             match ws.resolved_rel(&dir, None) {
                 Ok(rel) if !ws.dir_denied(&rel, ctl) => {}
-                _ => return Vec::new(),
+                _ => return None,
             }
         }
         let allowed = |name: &OsStr, is_dir: bool, ino: u64| match &filter {
@@ -88,7 +166,7 @@ pub(crate) fn similar_paths(
             }
             None => true,
         };
-        return ranked_names(ws, &dir, missing, allowed, ctl)
+        let ranked = ranked_names(ws, &dir, missing, allowed, ctl)
             .into_iter()
             .map(|(name, is_dir)| {
                 let shown = display_path(&parent.join(&name));
@@ -99,8 +177,9 @@ pub(crate) fn similar_paths(
                 }
             })
             .collect();
+        return Some(ranked);
     }
-    Vec::new()
+    Some(Vec::new())
 }
 
 /// The path below the root, for a path that names something inside the workspace.

@@ -3,14 +3,16 @@
 
 use crate::tools::contract::{entry, ToolEntry};
 
+mod aliases;
 pub mod append_file;
 pub mod apply_patch;
 pub mod contract;
 pub mod create_directory;
 pub mod delete_file;
+pub(crate) mod dev;
 pub mod edit_file;
 mod entry;
-mod fields;
+pub mod fields;
 pub mod find_files;
 pub mod get_path_info;
 mod globs;
@@ -37,6 +39,16 @@ pub static REGISTRY: &[ToolEntry] = &[
     entry::<create_directory::CreateDirectory>(),
     entry::<move_file::MoveFile>(),
     entry::<delete_file::DeleteFile>(),
+    // The developer tools: off unless the policy turns exec on (see `dev`).
+    entry::<dev::info::WorkspaceInfoTool>(),
+    entry::<dev::git::GitStatusTool>(),
+    entry::<dev::git::GitDiffTool>(),
+    entry::<dev::git::GitCommitTool>(),
+    entry::<dev::checks::RunTestsTool>(),
+    entry::<dev::checks::RunLintTool>(),
+    entry::<dev::checks::TypecheckTool>(),
+    entry::<dev::shells::SafeShellTool>(),
+    entry::<dev::shells::ShellTool>(),
 ];
 
 /// The registry entry named `name`.

@@ -36,7 +36,7 @@ impl Tool for WriteFile {
     type Output = WriteOutput;
 
     fn description() -> String {
-        format!("Create or overwrite a text file with the given content (the whole file). Missing parent directories are created. The write is atomic: readers see the old or the new file, never a mix. An existing file's permissions are kept. With mode 'create' an existing file is never replaced (the call fails with file_exists instead), even if another writer creates it at the same moment. Content is limited to 1 MiB by default; use append_file (or mode 'append') to add to a file, edit_file to change part of it and apply_patch for several changes or files at once (docs/patch_vs_write.md says which to use). {}", crate::tools::fields::PATHS)
+        format!("Create or overwrite a text file with the given content (the whole file). Missing parent directories are created. The write is atomic: readers see the old or the new file, never a mix. An existing file's permissions are kept. With mode 'create' an existing file is never replaced (the call fails with file_exists instead), even if another writer creates it at the same moment. Content is limited to 1 MiB by default. Use it for new files and complete rewrites; to change part of a file use edit_file (one exact snippet) or apply_patch (several places or files at once), which send only the change; to add at the end, append_file (or mode 'append'). {}", crate::tools::fields::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: WriteFileArgs) -> Result<(WriteOutput, Vec<Warning>)> {

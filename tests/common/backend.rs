@@ -54,7 +54,7 @@ impl Drop for Named {
 }
 
 /// Wraps `#[test]` functions so that each runs once per backend (see [`BACKENDS`]); test
-/// names are unchanged, so `run_child_test` finds them.
+/// names are unchanged, so `test_name!` names them for `run_child_test`.
 #[macro_export]
 macro_rules! backend_tests {
     ($($(#[$attr:meta])* fn $name:ident() $body:block)*) => {$(

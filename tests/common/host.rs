@@ -7,9 +7,29 @@ use std::fs;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 
-/// Runs the ignored test `name` of this binary in a child process with `env` set to `value`;
-/// fails unless it exited cleanly (naming any killing signal) after running exactly that
-/// test. Returns its stdout and stderr.
+/// The name libtest gives the test function `$name` of the calling module, for `--exact`:
+/// its module path without the crate's name (`walk_race::deep_walk_child`; the integration
+/// tests are one binary, tests/tests.rs, with a module per file). Naming the function, not a
+/// string, makes a renamed child test a compile error.
+#[macro_export]
+macro_rules! test_name {
+    ($name:ident) => {{
+        let _: fn() = $name;
+        $crate::common::test_path(module_path!(), stringify!($name))
+    }};
+}
+
+/// `module::name` without the crate's name at the start of `module` (a `module_path!()`).
+pub fn test_path(module: &str, name: &str) -> String {
+    match module.split_once("::") {
+        Some((_crate, path)) => format!("{path}::{name}"),
+        None => name.to_owned(),
+    }
+}
+
+/// Runs the ignored test `name` (its full name, from `test_name!`) of this binary in a child
+/// process with `env` set to `value`; fails unless it exited cleanly (naming any killing
+/// signal) after running exactly that test. Returns its stdout and stderr.
 #[track_caller]
 pub fn run_child_test(name: &str, env: &str, value: impl AsRef<OsStr>) -> String {
     let exe = std::env::current_exe().unwrap();

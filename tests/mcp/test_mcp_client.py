@@ -155,8 +155,16 @@ def passes(what):
     print(f"ok   {what}")
 
 
+# The developer tools: served only when the --config policy turns them on (exec_enabled; shell
+# also shell_enabled), so the default servers below are compared with the other tools.
+EXEC_TOOLS = ("workspace_info", "git_status", "git_diff", "git_commit", "run_tests", "run_lint",
+              "typecheck", "safe_shell", "shell")
+
+
 async def main():
-    specs = library_specs()
+    all_specs = library_specs()
+    check(set(EXEC_TOOLS) <= {s["name"] for s in all_specs}, "wsfs tools lacks the developer tools")
+    specs = [s for s in all_specs if s["name"] not in EXEC_TOOLS]
     check(len(specs) >= 5, f"wsfs tools lists {len(specs)} tools")
     with tempfile.TemporaryDirectory() as tmp:
         ws = os.path.join(tmp, "ws")
@@ -217,6 +225,20 @@ async def main():
         check(listed == want, f"policy writes_enabled false lists {listed}, want {want}")
         passes("a --config policy with writes_enabled false offers only the readOnlyHint tools")
 
+        # A --config policy with exec_enabled and shell_enabled serves the developer tools too.
+        with open(cfg, "w") as f:
+            json.dump({"root": ws, "policy": {"exec_enabled": True, "shell_enabled": True}}, f)
+        with open(errlog_path, "w") as errlog:
+            async with server(["--config", cfg], errlog) as srv:
+                listed = sorted(t.name for t in await srv.tools())
+                text = ok_text("safe_shell", await srv.call("safe_shell", {"command": "cat sub/readonly.txt"}))
+                check(text == "exit code 0\nread me\n", f"safe_shell text {text!r}")
+                text = ok_text("safe_shell", await srv.call("safe_shell", {"command": "rm -rf /"}))
+                check(text.startswith("blocked: "), f"safe_shell rm text {text!r}")
+                failed("git_status", await srv.call("git_status", {}), "invalid_arguments", structured=False)
+        check(listed == sorted(s["name"] for s in all_specs), f"exec_enabled lists {listed}")
+        passes("a --config policy with exec_enabled serves the developer tools (safe_shell runs and blocks)")
+
         with open(cfg, "w") as f:
             json.dump({"root": ws, "no_such_key": 1}, f)
         proc = subprocess.run([WSFS, "mcp", "--config", cfg], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
@@ -239,7 +261,7 @@ async def text_server(srv, specs, ws):
     text = ok_text("write_file", await srv.call("write_file", {"path": "notes.md", "content": "a\nb\n"}))
     check(text == "created notes.md (4 bytes)", f"write_file text {text!r}")
     text = ok_text("read_file", await srv.call("read_file", {"path": "probe.txt", "max_lines": 1}))
-    check(text == "probe text\n[line 1 of 2; continue with start_line=2]", f"read_file text {text!r}")
+    check(text == "probe text\n[line 1 of 2; continue with start_line=2, max_lines=1]", f"read_file text {text!r}")
     text = ok_text("list_dir", await srv.call("list_dir", {}))
     check(text.startswith(". (2 entries)") and "notes.md" in text, f"list_dir text {text!r}")
     failed("read_file", await srv.call("read_file", {"path": "../x"}), "outside_workspace", structured=False)

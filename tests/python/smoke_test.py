@@ -29,6 +29,9 @@ lib.wsfs_workspace_close.restype = ctypes.c_void_p
 TOOLS = ("read_file", "write_file", "append_file", "list_dir", "edit_file")
 # Tools without a function of their own, reached through wsfs_call.
 NAMED_ONLY = ("get_path_info", "find_files", "search_text", "apply_patch", "create_directory", "move_file", "delete_file")
+# The developer tools, also reached through wsfs_call, off unless the policy's exec_enabled.
+EXEC_TOOLS = ("workspace_info", "git_status", "git_diff", "git_commit", "run_tests", "run_lint", "typecheck",
+              "safe_shell", "shell")
 for tool in TOOLS:
     fn = getattr(lib, "wsfs_" + tool)
     fn.argtypes = [ctypes.c_uint64, ctypes.c_char_p]
@@ -102,10 +105,12 @@ def version():
 @test
 def tool_specs():
     specs = take(lib.wsfs_tool_specs())
-    assert sorted(s["name"] for s in specs) == sorted(TOOLS + NAMED_ONLY), specs
+    assert sorted(s["name"] for s in specs) == sorted(TOOLS + NAMED_ONLY + EXEC_TOOLS), specs
     for s in specs:
         p = s["parameters"]
         assert p["type"] == "object" and isinstance(p["required"], list), s
+        if s["name"] in EXEC_TOOLS:
+            continue  # they take commands and working directories, not file paths
         # apply_patch names its files inside the patch, move_file has src and dst; every other
         # tool has a path.
         paths = {"src", "dst"} if s["name"] == "move_file" else {"path"}
@@ -146,7 +151,7 @@ def every_tool():
     env = tool(ws, "read_file", {"path": "big.txt"})
     d = ok(env)
     assert d["truncated"] is True and d["bytes"] == 1000 and d["total_bytes"] == 2000, d
-    assert "[truncated: showing the first 1000 of 2000 bytes; max_read_bytes is 1000]" in env["text"], env
+    assert "[truncated: line 1 is longer than max_read_bytes (1000): only its first 1000 of 2000 bytes are shown; continue with start_line=2]" in env["text"], env
     err(tool(ws, "edit_file", {"path": "dir/a.txt", "old-text": "x", "new_text": "y"}), "invalid_arguments")
     err(tool(ws, "read_file", {"path": "nope.txt"}), "path_not_found")
 
@@ -175,7 +180,7 @@ def read_range_and_path_info():
     assert (d["start_line"], d["end_line"], d["total_lines"], d["next_start_line"]) == (10, 11, 200, 12), d
     with open(os.path.join(root, "lines.txt"), "rb") as fh:
         assert d["sha256"] == hashlib.sha256(fh.read()).hexdigest(), d
-    assert env["text"] == "10| line 10\r\n11| line 11\r\n[lines 10-11 of 200; continue with start_line=12]", env
+    assert env["text"] == "10| line 10\r\n11| line 11\r\n[lines 10-11 of 200; continue with start_line=12, max_lines=2, line_numbers=true]", env
     err(tool(ws, "read_file", {"path": "lines.txt", "start_line": 201}), "line_out_of_range")
     d = ok(named(ws, "get_path_info", {"path": "lines.txt"}))
     assert d["exists"] is True and d["type"] == "file" and d["size"] == os.path.getsize(os.path.join(root, "lines.txt")), d
@@ -343,7 +348,7 @@ def fast_read_path():
     env, raw = take_raw(lib.wsfs_call_with_options(ws, b"read_file", enc({"path": "big.txt"}), b'{"output":"data_raw"}'))
     assert env["data"]["truncated"] is True and raw.decode("utf-8") == "é" * 500, env
     env, text = take_raw(lib.wsfs_call_with_options(ws, b"read_file", enc({"path": "big.txt"}), b'{"output":"text_raw"}'))
-    assert text.decode("utf-8").endswith("max_read_bytes is 1000]"), text
+    assert text.decode("utf-8").endswith("bytes are shown; continue with start_line=2]"), text
     # wsfs_call_sized gives the result's length; a content buffer works as with_content's.
     n = ctypes.c_size_t(0)
     ptr = lib.wsfs_call_sized(ws, b"read_file", enc({"path": "fast.txt"}), b'{"output":"data_raw"}', None, 0, ctypes.byref(n))

@@ -6,6 +6,7 @@
 //	wsfs [flags] demo                         run the agent demo
 //	wsfs mcp --root DIR [--read-only] [--config FILE]
 //	                                          serve the tools over MCP (stdio)
+//	wsfs tool new|build|list|run|test ...     make, build, inspect and try Wasm tools
 //
 // TOOL is any tool `wsfs tools` lists (read_file, list_dir, ...); JSON is
 // its arguments (default "{}"; "-" reads them from standard input). The
@@ -54,6 +55,8 @@ const usage = `usage:
   wsfs mcp --root DIR [--read-only] [--config FILE]
                                              serve the tools over MCP (stdio);
                                              see wsfs mcp -h
+  wsfs tool new|build|list|run|test ...      make, build, inspect and try Wasm
+                                             tools; see wsfs tool -h
 
 TOOL: %s.
 JSON: the tool's arguments (default {}; - reads them from stdin).
@@ -123,6 +126,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	case "mcp":
 		return runMCP(ctx, rest[1:], stderr, mcpserver.ServeStdio)
+
+	case "tool":
+		return runTool(ctx, rest[1:], stdout, stderr)
 
 	case "demo":
 		if len(rest) != 1 {

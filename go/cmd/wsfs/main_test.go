@@ -51,7 +51,8 @@ func TestTools(t *testing.T) {
 	for _, s := range specs {
 		names = append(names, s.Name)
 	}
-	if strings.Join(names, ",") != "read_file,write_file,append_file,list_dir,edit_file,get_path_info,find_files,search_text,apply_patch,create_directory,move_file,delete_file" || strings.Join(names, ",") != strings.Join(wsfs.ToolNames, ",") {
+	if strings.Join(names, ",") != "read_file,write_file,append_file,list_dir,edit_file,get_path_info,find_files,search_text,apply_patch,create_directory,move_file,delete_file,"+
+		"workspace_info,git_status,git_diff,git_commit,run_tests,run_lint,typecheck,safe_shell,shell" || strings.Join(names, ",") != strings.Join(wsfs.ToolNames, ",") {
 		t.Fatalf("names %v", names)
 	}
 }

@@ -31,6 +31,9 @@ for a failure; --structured-content adds structuredContent (the result's
 data, or {"error": {"code", "message"}}) for clients that use it. -v logs
 one line per tool call; --sdk-log adds the MCP SDK's own info lines
 (connections, sessions); its warnings and errors are always logged.
+The environment's TOOL_RUNTIME, TOOL_TIMEOUT_SECS, TOOL_MEMORY_MB,
+TOOL_ALLOW_DIRECT_NETWORK and WORKSPACE_FS_MODE apply to the configuration
+(see .env.example); the config's "wasm_tools" adds Wasm tools.
 
 flags:
 `
@@ -68,6 +71,11 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer,
 		file = b
 	}
 	cfg, err := mcpserver.WorkspaceConfig(file, *root)
+	if err == nil {
+		// TOOL_RUNTIME, TOOL_TIMEOUT_SECS, TOOL_MEMORY_MB, TOOL_ALLOW_DIRECT_NETWORK,
+		// WORKSPACE_FS_MODE (.env.example).
+		cfg, err = wsfs.ApplyToolEnv(cfg, os.LookupEnv)
+	}
 	if err == nil && *readOnly {
 		cfg, err = mcpserver.ReadOnlyConfig(cfg)
 	}

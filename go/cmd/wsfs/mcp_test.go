@@ -167,3 +167,42 @@ func TestMCPConfigWithoutWrites(t *testing.T) {
 		t.Fatalf("the startup line does not show the read-only tools:\n%s", errw.String())
 	}
 }
+
+// TestMCPWasmToolsAndToolEnv: the config's wasm_tools are served; the
+// TOOL_* and WORKSPACE_FS_MODE variables apply to the configuration, and a
+// bad one stops the server before it starts.
+func TestMCPWasmToolsAndToolEnv(t *testing.T) {
+	tools, _ := filepath.Abs("../../../tools")
+	cfg := filepath.Join(t.TempDir(), "wsfs.json")
+	if err := os.WriteFile(cfg, []byte(`{"wasm_tools":["`+tools+`"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var offered []string
+	serve := func(ctx context.Context, ws *wsfs.Workspace, o mcpserver.Options) error {
+		names, err := mcpserver.ToolsFor(ws, o)
+		offered = names
+		return err
+	}
+	run := func() (int, string) {
+		var errw strings.Builder
+		code := runMCP(context.Background(), []string{"--config", cfg, "--root", t.TempDir()}, &errw, serve)
+		return code, errw.String()
+	}
+	if code, msg := run(); code != 0 || !slices.Contains(offered, "echo") {
+		t.Fatalf("exit %d, offered %v: %s", code, offered, msg)
+	}
+	t.Setenv("TOOL_RUNTIME", "builtin")
+	if code, msg := run(); code != 0 || slices.Contains(offered, "echo") {
+		t.Fatalf("builtin: exit %d, offered %v: %s", code, offered, msg)
+	}
+	t.Setenv("TOOL_RUNTIME", "wasm")
+	t.Setenv("TOOL_TIMEOUT_SECS", "1")
+	if code, msg := run(); code == 0 || !strings.Contains(msg, "capability_denied") {
+		t.Fatalf("a 1 s ceiling under the examples' timeouts: exit %d: %s", code, msg)
+	}
+	t.Setenv("TOOL_TIMEOUT_SECS", "")
+	t.Setenv("WORKSPACE_FS_MODE", "overlay")
+	if code, msg := run(); code == 0 || !strings.Contains(msg, "WORKSPACE_FS_MODE") {
+		t.Fatalf("overlay: exit %d: %s", code, msg)
+	}
+}

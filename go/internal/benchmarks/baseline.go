@@ -317,7 +317,7 @@ func regularOrClose(tool string, p bpath, f *os.File) (*os.File, int64, *wsfs.Er
 }
 
 // noticeRoom is what a read buffer keeps free for the truncation notice.
-const noticeRoom = 128
+const noticeRoom = 256
 
 // ReadFile implements read_file.
 func (b *Baseline) ReadFile(ctx context.Context, in wsfs.ReadFileInput) (wsfs.ReadFileResult, error) {
@@ -343,8 +343,17 @@ func (b *Baseline) ReadFile(ctx context.Context, in wsfs.ReadFileInput) (wsfs.Re
 		return wsfs.ReadFileResult{}, ioErr(tool, p.display, err)
 	}
 	truncated := len(buf) > limit
+	next := 0
 	if truncated {
 		buf = cutToRuneBoundary(buf[:limit])
+		// Cut back to a line boundary when there is one (as the library does).
+		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+			buf = buf[:i+1]
+		}
+		next = bytes.Count(buf, []byte{'\n'}) + 1
+		if next == 1 {
+			next = 2
+		}
 	}
 	if bytes.IndexByte(buf, 0) >= 0 || !utf8.Valid(buf) {
 		return wsfs.ReadFileResult{}, bErr(tool, wsfs.CodeIOError, "%s is binary or not UTF-8; only text files can be read or edited", p.display)
@@ -359,14 +368,21 @@ func (b *Baseline) ReadFile(ctx context.Context, in wsfs.ReadFileInput) (wsfs.Re
 		TotalBytes: max(size, int64(len(buf))),
 		Truncated:  truncated,
 		Text:       content,
+
+		NextStartLine: next,
 	}
 	switch {
 	case truncated:
 		text := buf
-		if !strings.HasSuffix(content, "\n") {
-			text = append(text, '\n')
+		switch {
+		case !strings.HasSuffix(content, "\n"):
+			text = fmt.Appendf(text, "\n[truncated: line 1 is longer than max_read_bytes (%d): only its first %d of %d bytes are shown", limit, r.Bytes, r.TotalBytes)
+		case next == 2:
+			text = fmt.Appendf(text, "[truncated: showing line 1 (%d of %d bytes); max_read_bytes is %d", r.Bytes, r.TotalBytes, limit)
+		default:
+			text = fmt.Appendf(text, "[truncated: showing lines 1-%d (%d of %d bytes); max_read_bytes is %d", next-1, r.Bytes, r.TotalBytes, limit)
 		}
-		text = fmt.Appendf(text, "[truncated: showing the first %d of %d bytes; max_read_bytes is %d]", r.Bytes, r.TotalBytes, limit)
+		text = fmt.Appendf(text, "; continue with start_line=%d]", next)
 		r.Text = unsafe.String(unsafe.SliceData(text), len(text))
 	case len(buf) == 0:
 		r.Text = "(empty file)"

@@ -219,12 +219,13 @@ func (b *Baseline) readRange(ctx context.Context, f *os.File, size int64, displa
 			r.SHA256 = hex.EncodeToString(s.hash.Sum(nil))
 		}
 	}
-	r.Text = rangeText(r, in.LineNumbers, stop == "cut", limit)
+	r.Text = rangeText(r, in, stop == "cut", limit)
 	return r, nil
 }
 
 // rangeText renders a range read's text as the library does.
-func rangeText(r wsfs.ReadFileResult, numbers, cut bool, limit int) string {
+func rangeText(r wsfs.ReadFileResult, in wsfs.ReadFileInput, cut bool, limit int) string {
+	numbers := in.LineNumbers
 	if r.EndLine < r.StartLine {
 		return "(empty file)"
 	}
@@ -261,7 +262,14 @@ func rangeText(r wsfs.ReadFileResult, numbers, cut bool, limit int) string {
 		fmt.Fprintf(&t, "; stopped before line %d to stay within max_read_bytes (%d bytes)", r.EndLine+1, limit)
 	}
 	if r.NextStartLine != 0 {
-		fmt.Fprintf(&t, "; continue with start_line=%d]", r.NextStartLine)
+		fmt.Fprintf(&t, "; continue with start_line=%d", r.NextStartLine)
+		if in.MaxLines != 0 {
+			fmt.Fprintf(&t, ", max_lines=%d", in.MaxLines)
+		}
+		if numbers {
+			t.WriteString(", line_numbers=true")
+		}
+		t.WriteByte(']')
 	} else {
 		t.WriteString("; end of file]")
 	}

@@ -203,7 +203,7 @@ fn check_op(op: &Op, args: &Ordered<ArgData>, native_specs: &Value) -> Result<()
         if arg.schema.is_none() {
             let native = arg.native.as_deref().unwrap_or(name);
             let exists = !spec["parameters"]["properties"][native].is_null();
-            if !exists && !super::pending_native_arg(&op.native, native) {
+            if !exists && !super::model::pending_native_arg(&op.native, native) {
                 return Err(format!(
                     "argument {name}: {} has no argument {native}",
                     op.native
@@ -218,7 +218,7 @@ fn check_op(op: &Op, args: &Ordered<ArgData>, native_specs: &Value) -> Result<()
     }
     for key in op.fixed.keys() {
         let exists = !spec["parameters"]["properties"][key].is_null();
-        if !exists && !super::pending_native_arg(&op.native, key) {
+        if !exists && !super::model::pending_native_arg(&op.native, key) {
             return Err(format!("fixed {key}: {} has no such argument", op.native));
         }
     }

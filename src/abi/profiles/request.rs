@@ -79,7 +79,7 @@ impl Profile {
         for (k, v) in &op.fixed {
             native_args.insert(k.clone(), v.clone());
         }
-        native_args.retain(|k, _| !super::pending_native_arg(&op.native, k));
+        native_args.retain(|k, _| !super::model::pending_native_arg(&op.native, k));
         Ok(Prepared {
             tool: found,
             op,

@@ -29,6 +29,19 @@ pub struct Node {
     /// cap); for a directory not listed because of the cap, `truncated` is set instead.
     pub more: u64,
     pub truncated: bool,
+    /// Why a directory's entries are not listed, other than the entry cap (`truncated`).
+    pub unlisted: Option<Unlisted>,
+}
+
+/// Why a directory in a tree was not listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unlisted {
+    /// It is at the depth limit.
+    Depth,
+    /// It is `.git` (never entered unless it is the listed directory).
+    Git,
+    /// It could not be opened or read, or was replaced during the listing.
+    Refused,
 }
 
 #[derive(Debug, Default)]
@@ -85,6 +98,7 @@ pub fn list_tree(
         children: Some(Vec::new()),
         more: 0,
         truncated: false,
+        unlisted: None,
     });
     let mut queue = VecDeque::new();
     let mut lister = Lister {
@@ -118,14 +132,20 @@ pub fn list_tree(
             _ => {
                 // Gone, or replaced (by a symlink or another directory) since it was listed.
                 tree.nodes[q.node].children = None;
+                tree.nodes[q.node].unlisted = Some(Unlisted::Refused);
                 tree.stats.refused += 1;
                 continue;
             }
         };
+        let node = q.node;
         match lister.expand(fd.as_fd(), q, &mut tree, &mut queue) {
             Ok(()) => {}
             Err(Stop::Call(e)) => return Err(e),
-            Err(Stop::Io(_)) => tree.stats.refused += 1,
+            Err(Stop::Io(_)) => {
+                tree.nodes[node].children = None;
+                tree.nodes[node].unlisted = Some(Unlisted::Refused);
+                tree.stats.refused += 1;
+            }
         }
     }
     Ok(tree)
@@ -206,9 +226,13 @@ impl Lister<'_, '_> {
             };
             let kind = if kind == Kind::Unknown { st.kind } else { kind };
             let idx = tree.nodes.len();
-            let expand = kind == Kind::Dir
-                && q.depth + 1 < self.opts.max_depth
-                && filter::descends_into(name);
+            let entered = filter::descends_into(name);
+            let expand = kind == Kind::Dir && q.depth + 1 < self.opts.max_depth && entered;
+            let unlisted = match (kind == Kind::Dir && !expand, entered) {
+                (false, _) => None,
+                (true, false) => Some(Unlisted::Git),
+                (true, true) => Some(Unlisted::Depth),
+            };
             tree.nodes.push(Node {
                 name: name.to_vec(),
                 kind,
@@ -216,6 +240,7 @@ impl Lister<'_, '_> {
                 children: expand.then(Vec::new),
                 more: 0,
                 truncated: false,
+                unlisted,
             });
             tree.stats.entries += 1;
             children.push(idx);

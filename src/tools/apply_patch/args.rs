@@ -27,7 +27,7 @@ pub struct ApplyPatchArgs {
 pub struct FileEdits {
     /// File to change (it must exist).
     pub path: String,
-    /// The file's sha256 as read_file reported it; if the file changed since, its hunks are rejected as stale. Optional.
+    /// The file's sha256 as get_path_info shows it (read_file's data.sha256 also has it); if the file changed since, its hunks are rejected as stale. Optional.
     #[serde(default)]
     pub file_hash: String,
     /// The replacements, in any order; they must not overlap.

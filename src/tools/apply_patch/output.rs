@@ -127,6 +127,35 @@ fn rejection(t: &mut String, r: &Rejection) {
             );
         }
     }
+    // What the file has at the most similar place, marked as edit_file marks it, and the
+    // call that shows it.
+    if let (Some(first), false) = (r.nearest_line, r.file_lines.is_empty()) {
+        let n = r.file_lines.len() as u64;
+        let (span, them) = match n {
+            1 => (format!("line {first}"), "it"),
+            _ => (format!("lines {first}-{}", first + n - 1), "them"),
+        };
+        let _ = write!(
+            t,
+            "\n  the file at {span} (read_file with start_line={first}, max_lines={n} shows {them}):"
+        );
+        let mut marked = false;
+        for (k, line) in r.file_lines.iter().take(SHOWN_EXPECTED).enumerate() {
+            let (shown, has_marks) = crate::tools::edit_file::visible(line);
+            marked |= has_marks;
+            let _ = write!(t, "\n    {}| {shown}", first + k as u64);
+        }
+        if r.file_lines.len() > SHOWN_EXPECTED {
+            let _ = write!(
+                t,
+                "\n    ... ({} more lines)",
+                r.file_lines.len() - SHOWN_EXPECTED
+            );
+        }
+        if marked {
+            t.push_str("\n    (→ is a tab, · a trailing space, ␍ a carriage return)");
+        }
+    }
 }
 
 fn advice(reason: Reason) -> &'static str {
@@ -166,6 +195,7 @@ mod tests {
             expected: vec!["fn x() {".into()],
             nearest_line: Some(4),
             detail: "its 1 context/removed lines are not in the file".into(),
+            file_lines: vec!["fn  x()\t{\r\n".into()],
         };
         let text = out(false, vec![r]).text().into_owned();
         assert!(
@@ -174,6 +204,10 @@ mod tests {
         );
         assert!(text.contains("a.txt hunk 2: context_not_found"), "{text}");
         assert!(text.contains("    |fn x() {"), "{text}");
+        assert!(
+            text.contains("  the file at line 4 (read_file with start_line=4, max_lines=1 shows it):\n    4| fn  x()→{␍\n    (→ is a tab"),
+            "{text}"
+        );
         assert!(text.contains("read the file again"), "{text}");
         let ok = out(true, vec![]).text().into_owned();
         assert!(ok.starts_with("applied the patch"), "{ok}");

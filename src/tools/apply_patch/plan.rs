@@ -72,6 +72,7 @@ impl Section<'_> {
             expected: Vec::new(),
             nearest_line: None,
             detail,
+            file_lines: Vec::new(),
         });
     }
 }
@@ -166,6 +167,7 @@ pub fn apply_patch(
                 expected: Vec::new(),
                 nearest_line: None,
                 detail: format!("{path} was created by something else while the patch was being applied; nothing was written"),
+                file_lines: Vec::new(),
             });
         }
         Err(CommitError::Failed(e)) => return Err(e),
@@ -471,6 +473,7 @@ fn plan_section(
                     expected: hunk.expected(),
                     nearest_line: None,
                     detail: format!("{display} changed since it was read: its sha256 is {}, file_hash was {want}", source.sha),
+                    file_lines: Vec::new(),
                 });
             }
             return Ok(());

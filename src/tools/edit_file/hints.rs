@@ -40,6 +40,8 @@ pub(crate) enum Difference {
     TabsInFile,
     SpacesInFile,
     Indentation,
+    /// Whitespace inside lines (the columns are in [`Region::detail`]).
+    Spacing,
     LetterCase,
 }
 
@@ -60,6 +62,7 @@ impl Difference {
                 "indentation: the file indents with spaces where old_text has tabs"
             }
             Difference::Indentation => "indentation (the amount of leading whitespace)",
+            Difference::Spacing => "spacing inside lines",
             Difference::LetterCase => "letter case",
         }
     }
@@ -71,6 +74,54 @@ pub(crate) struct Region {
     pub start: usize,
     pub len: usize,
     pub difference: Option<Difference>,
+    /// Where exactly the difference is, when it is known (spacing: the columns).
+    pub detail: Option<String>,
+}
+
+/// old_text and new_text with the file's line endings, when old_text differs from the file
+/// only in them (`apply_patch` matches line endings the same way: the file keeps its own).
+pub(crate) struct InFileEndings {
+    pub old: String,
+    pub new: String,
+    /// The endings old_text was sent with, and the file's: "LF" or "CRLF".
+    pub sent: &'static str,
+    pub file: &'static str,
+}
+
+/// See [`InFileEndings`]: `None` unless old_text, its line endings made the file's, occurs
+/// in `text`.
+pub(crate) fn in_file_endings(text: &str, old: &str, new: &str) -> Option<InFileEndings> {
+    let (_, difference) = line_ending_match(text, old)?;
+    let lf = |s: &str| s.replace("\r\n", "\n");
+    Some(match difference {
+        Difference::CrlfInFile => InFileEndings {
+            old: lf(old).replace('\n', "\r\n"),
+            new: lf(new).replace('\n', "\r\n"),
+            sent: "LF",
+            file: "CRLF",
+        },
+        _ => InFileEndings {
+            old: lf(old),
+            new: lf(new),
+            sent: "CRLF",
+            file: "LF",
+        },
+    })
+}
+
+/// Where new_text already is, when the edit looks applied already (sent twice): `(first line,
+/// last line)`, 1-based. new_text must say something (3 non-blank bytes or more) and must not
+/// be inside old_text (then finding it means nothing).
+fn already_applied(text: &str, old: &str, new: &str) -> Option<(usize, usize)> {
+    let new = new.trim_matches(['\n', '\r']);
+    if new.trim().len() < 3 || old.contains(new) {
+        return None;
+    }
+    let offset = text
+        .find(new)
+        .or_else(|| text.find(&new.replace('\n', "\r\n")))?;
+    let first = line_of(text, offset) + 1;
+    Some((first, first + new.matches('\n').count()))
 }
 
 /// The `edit_not_found` message. `stop` says when to give up looking (the call's deadline).
@@ -78,9 +129,19 @@ pub(crate) fn not_found_message(
     display: &str,
     text: &str,
     old: &str,
+    new: &str,
     stop: &dyn Fn() -> bool,
 ) -> String {
     let head = format!("old_text was not found in {display}");
+    if let Some((first, last)) = already_applied(text, old, new) {
+        let span = match first == last {
+            true => format!("line {first}"),
+            false => format!("lines {first}-{last}"),
+        };
+        return format!(
+            "{head}, but new_text is already there, at {span}: the edit looks applied already (an earlier call made it?). Nothing was changed; read_file with start_line={first} shows those lines."
+        );
+    }
     let lines: Vec<&str> = text.split_inclusive('\n').take(MAX_FILE_LINES).collect();
     let Some(region) = closest_region(text, &lines, old, stop) else {
         return format!(
@@ -101,6 +162,9 @@ pub(crate) fn not_found_message(
         ),
         None => format!("{head}. The closest text is at {span}:\n"),
     };
+    if let Some(detail) = &region.detail {
+        let _ = writeln!(msg, "{detail}");
+    }
     let mut marked = false;
     for (n, line) in (first..).zip(&lines[region.start..end]).take(SHOWN_LINES) {
         let (shown, has_marks) = visible(line);
@@ -162,6 +226,7 @@ pub(crate) fn closest_region(
         start,
         len,
         difference: Some(difference),
+        detail: None,
     };
     if let Some((start, d)) = line_ending_match(text, old) {
         return Some(region(start, d));
@@ -176,6 +241,12 @@ pub(crate) fn closest_region(
     if stop() {
         return None;
     }
+    if let Some((start, detail)) = spacing_match(lines, &old_lines, stop) {
+        return Some(Region {
+            detail: Some(detail),
+            ..region(start, Difference::Spacing)
+        });
+    }
     let lowered = text.to_ascii_lowercase();
     if let Some(offset) = lowered.find(&old.to_ascii_lowercase()) {
         return Some(region(line_of(text, offset), Difference::LetterCase));
@@ -188,7 +259,147 @@ pub(crate) fn closest_region(
         start,
         len,
         difference: None,
+        detail: None,
     })
+}
+
+fn is_space(c: char) -> bool {
+    c == ' ' || c == '\t'
+}
+
+/// A line without its terminator and without spaces and tabs.
+fn squashed(line: &str) -> String {
+    bare(line).chars().filter(|&c| !is_space(c)).collect()
+}
+
+/// Most spacing differences named.
+const SHOWN_SPACINGS: usize = 3;
+
+/// old_text found once spaces and tabs are left out of both sides (the window rules of
+/// [`window_match`]), and only the whitespace inside lines differs: the start, and where
+/// (`line 12, column 9: the file has 1 space where old_text has none`).
+fn spacing_match(
+    lines: &[&str],
+    old_lines: &[&str],
+    stop: &dyn Fn() -> bool,
+) -> Option<(usize, String)> {
+    let old: Vec<String> = old_lines.iter().map(|l| squashed(l)).collect();
+    if old.iter().all(String::is_empty) || old.len() > lines.len() {
+        return None;
+    }
+    let m = old.len();
+    let file: Vec<String> = lines.iter().map(|l| squashed(l)).collect();
+    let mut budget = COMPARE_BUDGET;
+    for start in 0..=lines.len() - m {
+        if start % CHECK_EVERY == 0 && stop() {
+            return None;
+        }
+        let mut offsets = Vec::with_capacity(m);
+        for (j, want) in old.iter().enumerate() {
+            if budget == 0 {
+                return None;
+            }
+            budget -= 1;
+            let have = &file[start + j];
+            // Where (in the squashed file line) the old line starts.
+            let at = match (m, j) {
+                (1, _) => have.find(want.as_str()),
+                (_, 0) => have
+                    .ends_with(want.as_str())
+                    .then(|| have.len() - want.len()),
+                (_, j) if j == m - 1 => have.starts_with(want.as_str()).then_some(0),
+                _ => (have == want).then_some(0),
+            };
+            let Some(at) = at else { break };
+            offsets.push(at);
+        }
+        if offsets.len() < m {
+            continue;
+        }
+        let mut said = Vec::new();
+        let mut count = 0usize;
+        for (j, at) in offsets.into_iter().enumerate() {
+            for (column, have, want) in spacing_differences(lines[start + j], old_lines[j], at) {
+                count += 1;
+                if said.len() < SHOWN_SPACINGS {
+                    said.push(format!(
+                        "line {}, column {column}: the file has {} where old_text has {}",
+                        start + j + 1,
+                        describe_space(&have),
+                        describe_space(&want)
+                    ));
+                }
+            }
+        }
+        if count == 0 {
+            // Equal but for leading or trailing whitespace: the earlier checks name those.
+            return None;
+        }
+        if count > said.len() {
+            said.push(format!("and {} more", count - said.len()));
+        }
+        return Some((start, said.join("; ")));
+    }
+    None
+}
+
+/// The whitespace runs that differ between a file line and an old_text line that are equal
+/// without spaces and tabs, `at` being where the old line starts in the squashed file line:
+/// `(1-based column in the file line, the file's run, old_text's run)`. Runs before the
+/// first and after the last compared character are not looked at.
+fn spacing_differences(file_line: &str, old_line: &str, at: usize) -> Vec<(usize, String, String)> {
+    let file: Vec<char> = bare(file_line).chars().collect();
+    let old: Vec<char> = bare(old_line).chars().collect();
+    // The file's position of squashed character `at`.
+    let mut f = 0;
+    let mut seen = 0;
+    while f < file.len() {
+        if !is_space(file[f]) {
+            if seen == at {
+                break;
+            }
+            seen += file[f].len_utf8();
+        }
+        f += 1;
+    }
+    let mut o = old.iter().position(|&c| !is_space(c)).unwrap_or(old.len());
+    let mut out = Vec::new();
+    while f < file.len() && o < old.len() {
+        // Both at a non-space character, equal by construction.
+        f += 1;
+        o += 1;
+        let (fs, os) = (f, o);
+        while f < file.len() && is_space(file[f]) {
+            f += 1;
+        }
+        while o < old.len() && is_space(old[o]) {
+            o += 1;
+        }
+        if o == old.len() || f == file.len() {
+            break;
+        }
+        let (have, want): (String, String) =
+            (file[fs..f].iter().collect(), old[os..o].iter().collect());
+        if have != want {
+            out.push((fs + 1, have, want));
+        }
+    }
+    out
+}
+
+/// A run of spaces and tabs in words: `none`, `1 space`, `2 tabs`, `'→·'`.
+fn describe_space(run: &str) -> String {
+    let n = run.chars().count();
+    match run {
+        "" => "none".to_string(),
+        _ if run.chars().all(|c| c == ' ') => {
+            format!("{n} space{}", if n == 1 { "" } else { "s" })
+        }
+        _ if run.chars().all(|c| c == '\t') => {
+            format!("{n} tab{}", if n == 1 { "" } else { "s" })
+        }
+        _ => format!("'{}'", run.replace('\t', "→").replace(' ', "·")),
+    }
 }
 
 /// The 0-based line of byte `offset`.
@@ -348,7 +559,7 @@ fn fuzzy_start(lines: &[&str], old_lines: &[&str], stop: &dyn Fn() -> bool) -> O
 
 /// A line with its whitespace made visible: tabs as `→`, trailing spaces as `·`, a carriage
 /// return as `␍`; long lines are cut. Also says whether any mark was used.
-fn visible(line: &str) -> (String, bool) {
+pub(crate) fn visible(line: &str) -> (String, bool) {
     let body = line.strip_suffix('\n').unwrap_or(line);
     let (body, cr) = match body.strip_suffix('\r') {
         Some(b) => (b, true),
@@ -442,7 +653,7 @@ mod tests {
 
     #[test]
     fn a_passed_deadline_leaves_the_plain_message() {
-        let msg = not_found_message("f", "Hello\n", "hello", &|| true);
+        let msg = not_found_message("f", "Hello\n", "hello", "bye", &|| true);
         assert!(
             msg.ends_with("including whitespace and line endings"),
             "{msg}"
@@ -477,7 +688,7 @@ mod tests {
             .map(|i| format!("a line {i} that is nowhere in the file at all, really\n"))
             .collect();
         let t = std::time::Instant::now();
-        let _ = not_found_message("f", &text, &old, &|| false);
+        let _ = not_found_message("f", &text, &old, "zzz", &|| false);
         assert!(
             t.elapsed() < std::time::Duration::from_secs(2),
             "{:?}",

@@ -2,6 +2,8 @@
 
 mod hints;
 
+pub(crate) use hints::visible;
+
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::lines::sha256_hex;
@@ -45,7 +47,7 @@ impl Tool for EditFile {
     type Output = EditOutput;
 
     fn description() -> String {
-        format!("Replace exact text in a file. old_text must match the file byte for byte (whitespace, indentation and line endings included) and, unless replace_all is true, occur exactly once: otherwise nothing changes and the error says how many matches there were. Everything else in the file is kept exactly. Read the file first to copy old_text. For several changes or files at once use apply_patch (docs/patch_vs_write.md says which to use). {}", crate::tools::fields::PATHS)
+        format!("Replace exact text in a file. old_text must match the file byte for byte (whitespace, indentation and line endings included) and, unless replace_all is true, occur exactly once: otherwise nothing changes and the error says how many matches there were. Everything else in the file is kept exactly. Read the file first to copy old_text. For several places in a file, or files that change together, use apply_patch; for a new or rewritten file, write_file. {}", crate::tools::fields::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: EditFileArgs) -> Result<(EditOutput, Vec<Warning>)> {
@@ -135,13 +137,29 @@ pub fn edit_file(
     // replacing text. The hints of a failure take the text as a `str`.
     text::check(&bytes, false).map_err(|_| text::not_text(display))?;
     let as_str = || simdutf8::basic::from_utf8(&bytes).map_err(|_| text::not_text(display));
-    let finder = memmem::Finder::new(req.old_text.as_bytes());
-    let matches = finder.find_iter(&bytes).count() as u64;
+    let mut finder = memmem::Finder::new(req.old_text.as_bytes());
+    let mut matches = finder.find_iter(&bytes).count() as u64;
+    // old_text and new_text in the file's line endings, when only those made the miss.
+    let converted = match matches {
+        0 => hints::in_file_endings(as_str()?, req.old_text, req.new_text),
+        _ => None,
+    };
+    let mut new_text = req.new_text;
+    let mut warnings = Vec::new();
+    if let Some(c) = &converted {
+        finder = memmem::Finder::new(c.old.as_bytes());
+        matches = finder.find_iter(&bytes).count() as u64;
+        new_text = &c.new;
+        warnings.push(format!(
+            "old_text and new_text have {} line endings and the file has {}: they were matched and written with the file's, which it keeps",
+            c.sent, c.file
+        ));
+    }
     match (matches, req.replace_all) {
         (0, _) => {
             return Err(WsfsError::new(
                 ErrorCode::EditNotFound,
-                hints::not_found_message(display, as_str()?, req.old_text, &|| {
+                hints::not_found_message(display, as_str()?, req.old_text, req.new_text, &|| {
                     ctl.check().is_err()
                 }),
             ))
@@ -150,16 +168,21 @@ pub fn edit_file(
         (n, false) => {
             return Err(WsfsError::new(
                 ErrorCode::AmbiguousEdit,
-                hints::ambiguous_message(display, as_str()?, req.old_text, n),
+                hints::ambiguous_message(
+                    display,
+                    as_str()?,
+                    converted.as_ref().map_or(req.old_text, |c| &c.old),
+                    n,
+                ),
             ))
         }
     }
     // Refused before the new content is built.
-    let new_len = replaced_len(bytes.len(), matches, req.old_text.len(), req.new_text.len());
+    let new_len = replaced_len(bytes.len(), matches, finder.needle().len(), new_text.len());
     ws.limits
         .check_write(new_len, "the edited file", "Replace less text")?;
-    let (updated, changes) = replace(&bytes, &finder, req.new_text.as_bytes(), new_len);
-    let warnings = atomic_replace(
+    let (updated, changes) = replace(&bytes, &finder, new_text.as_bytes(), new_len);
+    let written = atomic_replace(
         &located.dir,
         leaf,
         &updated,
@@ -167,6 +190,7 @@ pub fn edit_file(
         display,
         ctl,
     )?;
+    warnings.extend(written);
     drop(locked);
     if call.audits() {
         let hashes = (sha256_hex(&bytes), sha256_hex(&updated));

@@ -9,7 +9,7 @@ use crate::sandbox::root::ToolPath;
 use crate::sandbox::sys;
 use crate::sandbox::tempfile::is_temp_name;
 use crate::sandbox::walk::deny::WalkFilter;
-use crate::sandbox::walk::filter::{self, Candidate, WalkOptions};
+use crate::sandbox::walk::filter::{self, Candidate, Skip, WalkOptions};
 use crate::sandbox::walk::names::shown;
 use crate::sandbox::walk::Kind;
 use crate::tools::contract::Call;
@@ -68,6 +68,8 @@ fn list_filtered(
         tree: None,
         denied: left_out.denied,
         protected: left_out.protected,
+        hidden: 0,
+        ignored: 0,
     })
 }
 
@@ -80,7 +82,8 @@ pub(super) fn list_level(
 ) -> Result<(ListOutput, Vec<String>)> {
     let mut warnings = Vec::new();
     let mut rules: Option<Option<Gitignore>> = None;
-    let out = list_filtered(call.ws, path, call.ctl, cap, |dir, name, kind| {
+    let (mut hidden, mut ignored) = (0u64, 0u64);
+    let mut out = list_filtered(call.ws, path, call.ctl, cap, |dir, name, kind| {
         let rules = rules.get_or_insert_with(|| match opts.respect_gitignore {
             true => filter::load_gitignore(dir.as_fd(), b"", &mut warnings),
             false => None,
@@ -97,8 +100,15 @@ pub(super) fn list_level(
             kind,
             ino: 0, // the listing's own policy filter looks at the inode
         };
-        filter::skip(opts, &candidate, chain).is_none()
+        match filter::skip(opts, &candidate, chain) {
+            Some(Skip::Hidden) => hidden += 1,
+            Some(Skip::Ignored) => ignored += 1,
+            Some(_) => {}
+            None => return true,
+        }
+        false
     })?;
+    (out.hidden, out.ignored) = (hidden, ignored);
     Ok((out, warnings))
 }
 
@@ -221,6 +231,8 @@ mod tests {
             state_dir: None,
             policy: Default::default(),
             profile: "wsfs".into(),
+            wasm_tools: Vec::new(),
+            wasm_policy: Default::default(),
         };
         let ws = Workspace::open(&config).unwrap().0;
         let ctl = CallControl::new(Duration::from_secs(10), None);

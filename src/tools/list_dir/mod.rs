@@ -12,11 +12,8 @@ use crate::tools::contract::{self, Annotations, Call, Tool, Warning};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-pub use output::{Entry, ListOutput};
-
-/// Deepest tree `list_dir` returns: a tree of 60 levels nests 123 JSON values deep in the
-/// envelope, within the 128 levels common JSON parsers (serde_json) accept by default.
-pub const MAX_DEPTH: u64 = 60;
+pub use level::list_dir;
+pub use output::{Entry, ListOutput, MAX_DEPTH};
 
 pub struct ListDir;
 
@@ -35,9 +32,10 @@ pub struct ListDirArgs {
     /// Most entries to return; 0 or absent means the workspace's max_list_entries (500 by default), which is also the most allowed.
     #[serde(default)]
     pub max_entries: u64,
-    /// Leave out what .gitignore files in the listed directories ignore. Default false.
+    /// Leave out what .gitignore files in the listed directories ignore. Default: true for a tree (depth 2 or more), false for one level.
     #[serde(default)]
-    pub respect_gitignore: bool,
+    #[schemars(with = "bool")]
+    pub respect_gitignore: Option<bool>,
 }
 
 fn one() -> u64 {
@@ -51,7 +49,13 @@ fn yes() -> bool {
 impl ListDirArgs {
     /// Only `path` given: today's listing, on its fast path.
     fn is_plain(&self) -> bool {
-        self.depth == 1 && self.include_hidden && self.max_entries == 0 && !self.respect_gitignore
+        self.depth == 1 && self.include_hidden && self.max_entries == 0 && !self.gitignore()
+    }
+
+    /// Whether .gitignore rules apply: as asked, else for trees only (a tree of a real
+    /// repository would otherwise enter `node_modules`, `target`, ...).
+    fn gitignore(&self) -> bool {
+        self.respect_gitignore.unwrap_or(self.depth > 1)
     }
 }
 
@@ -62,7 +66,7 @@ impl Tool for ListDir {
     type Output = ListOutput;
 
     fn description() -> String {
-        format!("List a directory, sorted by name. Each entry shows its type: directories end with '/', symlinks with '@' (they are not followed); files show their size. With depth 2 or more, returns an indented tree (breadth-first; '.git' is not entered). At most 500 entries by default, with a '[truncated: ...]' notice beyond that. {}", super::fields::PATHS)
+        format!("List a directory, sorted by name. Each entry shows its type: directories end with '/', symlinks with '@' (they are not followed); files show their size. With depth 2 or more, returns an indented tree (breadth-first; '.git' is not entered, and what .gitignore ignores is left out and counted unless respect_gitignore is false). At most 500 entries by default, with a '[truncated: ...]' notice beyond that. {}", super::fields::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: ListDirArgs) -> Result<(ListOutput, Vec<Warning>)> {
@@ -98,7 +102,7 @@ fn list(
     };
     let opts = WalkOptions {
         include_hidden: args.include_hidden,
-        respect_gitignore: args.respect_gitignore,
+        respect_gitignore: args.gitignore(),
         max_depth: usize::try_from(args.depth).unwrap_or(usize::MAX),
         deny: None,
     };

@@ -1,7 +1,7 @@
 //! `list_dir`'s result: one level's entries, or a tree (`data.tree`), and the text a model
 //! reads.
 
-use crate::backend::Tree;
+use crate::backend::{Tree, Unlisted};
 use crate::render;
 use crate::sandbox::walk::names::shown;
 use crate::sandbox::walk::Kind;
@@ -11,6 +11,10 @@ use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::fmt::Write;
+
+/// Deepest tree `list_dir` returns: a tree of 60 levels nests 123 JSON values deep in the
+/// envelope, within the 128 levels common JSON parsers (serde_json) accept by default.
+pub const MAX_DEPTH: u64 = 60;
 
 #[derive(Debug, Serialize)]
 pub struct Entry {
@@ -36,6 +40,25 @@ pub struct ListOutput {
     /// Protected system locations left out (unrestricted mode; not in `total`); absent when 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub protected: u64,
+    /// Names starting with '.' left out (`include_hidden: false`; not in `total`); absent
+    /// when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub hidden: u64,
+    /// Entries a `.gitignore` rule left out (not in `total`); absent when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ignored: u64,
+}
+
+impl ListOutput {
+    /// The lines counting what the filters left out, and how to see it.
+    fn filtered_note(&self, text: &mut String) {
+        let stats = crate::sandbox::walk::WalkStats {
+            hidden: self.hidden,
+            ignored: self.ignored,
+            ..Default::default()
+        };
+        crate::tools::walking::skipped_hint(text, &stats, self.hidden == 0, self.ignored > 0);
+    }
 }
 
 impl ToolOutput for ListOutput {
@@ -65,6 +88,7 @@ impl ToolOutput for ListOutput {
             );
         }
         left_out_note(&mut text, self.denied, self.protected, "shown");
+        self.filtered_note(&mut text);
         text.truncate(text.trim_end().len());
         Cow::Owned(text)
     }
@@ -88,7 +112,8 @@ impl Serialize for TreeOut {
     }
 }
 
-/// `{name, type, size?, children?, truncated?}`; the root's name is the listed path as given.
+/// `{name, type, size?, children?, truncated?, listed?}`; the root's name is the listed path
+/// as given.
 struct NodeView<'a> {
     tree: &'a Tree,
     idx: usize,
@@ -118,6 +143,11 @@ impl Serialize for NodeView<'_> {
         }
         if node.truncated || node.more > 0 {
             map.serialize_entry("truncated", &true)?;
+        }
+        // A directory whose entries are not in the tree (depth limit, .git, entry cap,
+        // unreadable) is never mistaken for an empty one.
+        if node.kind == Kind::Dir && node.children.is_none() {
+            map.serialize_entry("listed", &false)?;
         }
         map.end()
     }
@@ -151,6 +181,34 @@ impl TreeOut {
             self.depth
         );
         self.write_children(&mut text, 0, 1);
+        let at_limit = self
+            .tree
+            .nodes
+            .iter()
+            .filter(|n| n.unlisted == Some(Unlisted::Depth))
+            .count() as u64;
+        if at_limit > 0 {
+            let (what, its, them) = match at_limit {
+                1 => ("1 directory at the depth limit ({}) is", "its", "it"),
+                _ => (
+                    "{} directories at the depth limit ({}) are",
+                    "their",
+                    "one of them",
+                ),
+            };
+            let what = match at_limit {
+                1 => what.replace("{}", &self.depth.to_string()),
+                n => what.replacen("{}", &n.to_string(), 1).replacen(
+                    "{}",
+                    &self.depth.to_string(),
+                    1,
+                ),
+            };
+            let _ = writeln!(
+                text,
+                "[{what} marked '…': {its} entries are not listed; list {them}, or raise depth (at most {MAX_DEPTH}), to see deeper]"
+            );
+        }
         if self.tree.truncated {
             let _ = writeln!(
                 text,
@@ -159,6 +217,7 @@ impl TreeOut {
             );
         }
         left_out_note(&mut text, out.denied, out.protected, "shown");
+        out.filtered_note(&mut text);
         let refused = self.tree.stats.refused;
         if refused > 0 {
             let _ = writeln!(
@@ -183,6 +242,14 @@ impl TreeOut {
                 Kind::Dir if node.truncated && node.children.is_none() => {
                     writeln!(text, "{indent}{name}/ (not listed: max_entries reached)")
                 }
+                Kind::Dir if node.children.is_none() => match node.unlisted {
+                    Some(Unlisted::Depth) => writeln!(text, "{indent}{name}/ …"),
+                    Some(Unlisted::Git) => writeln!(
+                        text,
+                        "{indent}{name}/ (not entered; list it by its path to see inside)"
+                    ),
+                    _ => writeln!(text, "{indent}{name}/ (could not be listed)"),
+                },
                 Kind::Dir => writeln!(text, "{indent}{name}/"),
                 Kind::Symlink => writeln!(text, "{indent}{name}@"),
                 Kind::File => writeln!(

@@ -35,6 +35,13 @@ pub(super) fn list(
         truncated: tree.truncated,
         denied: tree.stats.denied,
         protected: tree.stats.protected,
+        // wsfs's own temp files count as hidden in the stats; they are never mentioned.
+        hidden: if opts.include_hidden {
+            0
+        } else {
+            tree.stats.hidden
+        },
+        ignored: tree.stats.ignored,
         tree: Some(TreeOut {
             tree,
             cap,

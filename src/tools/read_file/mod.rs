@@ -61,7 +61,7 @@ impl Tool for ReadFile {
     type Output = ReadOutput;
 
     fn description() -> String {
-        format!("Read a UTF-8 text file from the workspace. Returns the file's text; files larger than the read limit (256 KiB by default) are cut at a character boundary and end with a '[truncated: ...]' notice. To page through a large file, give start_line and/or max_lines: the text then holds those lines (as in the file, line endings included) and ends with a hint such as '[lines 1-2000 of 9120; continue with start_line=2001]'. Binary files, directories, FIFOs and devices are refused. {}", crate::tools::fields::PATHS)
+        format!("Read a UTF-8 text file from the workspace. Returns the file's text; files larger than the read limit (256 KiB by default) are cut at the end of a line and end with a '[truncated: ...]' notice naming the next call. To page through a large file, give start_line and/or max_lines: the text then holds those lines (as in the file, line endings included) and ends with a hint such as '[lines 1-2000 of 9120; continue with start_line=2001]'. Binary files, directories, FIFOs and devices are refused. {}", crate::tools::fields::PATHS)
     }
 
     fn run(call: &mut Call<'_>, args: ReadFileArgs) -> Result<(ReadOutput, Vec<Warning>)> {
@@ -122,6 +122,9 @@ pub fn read_file(
         total_bytes: size,
         truncated: size > limit,
         lines: None,
+        // A cut read names the line to go on from; its number has at most as many digits as
+        // the limit + 1 (the head is then at most this long, see `take_raw`).
+        next_start_line: (size > limit).then_some(limit.saturating_add(1)),
         sha256: (size <= limit && size <= ws.limits.max_write_bytes).then_some(HASH_PLACEHOLDER),
         encoding_errors: false,
     };
@@ -134,7 +137,7 @@ pub fn read_file(
         })?;
     // The bytes read and their hash, when the content is not those bytes.
     let mut raw: Option<(u64, Option<String>)> = None;
-    let (content, encoding_errors) = match FileText::new_or_back(buf, room, more) {
+    let (mut content, encoding_errors) = match FileText::new_or_back(buf, room, more) {
         Ok(content) => (content, false),
         // Rare: with encoding_errors "replace", a file that is not UTF-8 (but has no NUL) is
         // decoded lossily into a new buffer (the envelope then copies it).
@@ -152,6 +155,17 @@ pub fn read_file(
         }
         Err(_) => return Err(text::not_text(display)),
     };
+    // A cut read ends at a line boundary when it holds one, so the next call can go on with
+    // the next line (`next_start_line`); a first line longer than the limit stays cut.
+    let next_start_line = more.then(|| {
+        if let Some(end) = memchr::memrchr(b'\n', content.as_bytes()) {
+            content.truncate(end + 1);
+        }
+        match memchr::memchr_iter(b'\n', content.as_bytes()).count() as u64 {
+            0 => 2,
+            lines => lines + 1,
+        }
+    });
     let len = content.len() as u64;
     let (read_len, sha256) = match raw {
         Some(raw) => raw,
@@ -171,6 +185,7 @@ pub fn read_file(
         total_bytes: size.max(read_len),
         truncated: more,
         lines: None,
+        next_start_line,
         sha256,
         limit,
         view: None,
@@ -242,8 +257,9 @@ mod tests {
     use crate::tools::contract::{Output, ToolOutput};
 
     /// The room a plain read keeps in front of its content is exactly the head the envelope
-    /// writes there, so raw results are built in place (a mismatch would only cost a copy, so
-    /// nothing else would notice).
+    /// writes there, or, for a cut read (whose `bytes` and `next_start_line` are known only
+    /// once read), at least as much: raw results are then built in place (too little room
+    /// would only cost a copy, so nothing else would notice).
     #[test]
     fn the_predicted_head_is_the_real_one() {
         let tmp = tempfile::tempdir().unwrap();
@@ -258,16 +274,19 @@ mod tests {
             state_dir: None,
             policy: crate::guard::policy::PolicyConfig::default(),
             profile: "wsfs".into(),
+            wasm_tools: Vec::new(),
+            wasm_policy: Default::default(),
         };
         let ws = Workspace::open(&config).unwrap().0;
         let ctl = CallControl::new(std::time::Duration::from_secs(10), None);
-        let cases: [(&str, Vec<u8>); 6] = [
+        let cases: [(&str, Vec<u8>); 7] = [
             ("empty.txt", vec![]),
             ("one.txt", b"x".to_vec()),
             ("q\"uote\\d.txt", vec![b'a'; 999]),
             ("exact.txt", vec![b'a'; 1000]),
             ("long.txt", vec![b'a'; 5000]),
             ("cut.txt", "é".repeat(600).into_bytes()),
+            ("lines.txt", "a line\n".repeat(500).into_bytes()),
         ];
         for (name, data) in cases {
             std::fs::write(tmp.path().join(name), &data).unwrap();
@@ -280,7 +299,10 @@ mod tests {
                     }
                     _ => crate::abi::envelope::raw_head_len(Output::TextRaw, &()),
                 };
-                assert_eq!(out.content.room(), head, "{name} {output:?}");
+                match out.truncated && output == Output::DataRaw {
+                    false => assert_eq!(out.content.room(), head, "{name} {output:?}"),
+                    true => assert!(out.content.room() >= head, "{name} {output:?}"),
+                }
                 let raw = out.take_raw(output, head);
                 assert_eq!(
                     raw.is_some(),

@@ -19,6 +19,9 @@ pub struct ReadOutput {
     pub truncated: bool,
     #[serde(flatten)]
     pub lines: Option<LineFields>,
+    /// A plain read that was cut: the `start_line` of a range read going on after it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_start_line: Option<u64>,
     /// Lowercase hex SHA-256 of the whole file (the change tools' `file_hash` guard), when the
     /// read saw the whole file and it is at most `max_write_bytes`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -51,6 +54,8 @@ pub struct RangeView {
     pub line_numbers: bool,
     /// The one line returned was longer than `max_read_bytes` and was cut.
     pub line_cut: bool,
+    /// The `max_lines` the caller gave (0: none), repeated in the hint's next call.
+    pub max_lines: u64,
 }
 
 impl ToolOutput for ReadOutput {
@@ -101,9 +106,13 @@ impl ToolOutput for ReadOutput {
             Output::TextRaw => self.notice(),
             _ => return None,
         };
-        if self.content.room() != room {
+        // The head was predicted from the file's size, at most as long as it turns out (a
+        // cut read's `bytes` and `next_start_line` are only known once read): the content
+        // moves back by the difference, within its buffer.
+        if self.content.room() < room {
             return None;
         }
+        self.content.shrink_room(room);
         let (mut buf, _) = std::mem::take(&mut self.content).into_parts();
         if let Some(notice) = notice {
             buf.extend_from_slice(notice.as_bytes());
@@ -122,6 +131,8 @@ pub(super) struct ReadMeta<'a> {
     #[serde(flatten)]
     pub lines: Option<&'a LineFields>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_start_line: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sha256: Option<&'a str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub encoding_errors: bool,
@@ -130,8 +141,8 @@ pub(super) struct ReadMeta<'a> {
 /// The text of an empty file, so a model does not take an empty answer for a failure.
 pub const EMPTY_FILE: &str = "(empty file)";
 
-/// The longest truncation notice (three 20-digit numbers).
-pub(super) const MAX_NOTICE: usize = 160;
+/// The longest truncation notice (five 20-digit numbers).
+pub(super) const MAX_NOTICE: usize = 256;
 
 impl ReadOutput {
     pub(super) fn meta(&self) -> ReadMeta<'_> {
@@ -141,24 +152,36 @@ impl ReadOutput {
             total_bytes: self.total_bytes,
             truncated: self.truncated,
             lines: self.lines.as_ref(),
+            next_start_line: self.next_start_line,
             sha256: self.sha256.as_deref(),
             encoding_errors: self.encoding_errors,
         }
     }
 
     /// What follows the content in a truncated read's text: a newline unless the content ends
-    /// with one, then the notice. `None` when the read was complete.
+    /// with one, then the notice, ending with the next call. `None` when the read was complete.
+    ///
+    /// A cut read ends at a line boundary: `[truncated: showing lines 1-N (B of T bytes);
+    /// max_read_bytes is L; continue with start_line=N+1]`; a first line longer than the limit
+    /// is cut inside: `[truncated: line 1 is longer than max_read_bytes (L): only its first B
+    /// of T bytes are shown; continue with start_line=2]`.
     pub fn notice(&self) -> Option<String> {
         if !self.truncated {
             return None;
         }
-        let newline = if self.content.ends_with_newline() {
-            ""
-        } else {
-            "\n"
+        let next = self.next_start_line.unwrap_or(2);
+        if !self.content.ends_with_newline() {
+            return Some(format!(
+                "\n[truncated: line 1 is longer than max_read_bytes ({}): only its first {} of {} bytes are shown; continue with start_line={next}]",
+                self.limit, self.bytes, self.total_bytes
+            ));
+        }
+        let shown = match next - 1 {
+            1 => "line 1".to_string(),
+            n => format!("lines 1-{n}"),
         };
         Some(format!(
-            "{newline}[truncated: showing the first {} of {} bytes; max_read_bytes is {}]",
+            "[truncated: showing {shown} ({} of {} bytes); max_read_bytes is {}; continue with start_line={next}]",
             self.bytes, self.total_bytes, self.limit
         ))
     }
@@ -227,7 +250,15 @@ fn push_hint(o: &ReadOutput, lines: &LineFields, view: &RangeView, out: &mut Str
     }
     match lines.next_start_line {
         Some(next) => {
-            let _ = write!(out, "; continue with start_line={next}]");
+            // The exact next call: the page size and numbering the caller asked for.
+            let _ = write!(out, "; continue with start_line={next}");
+            if view.max_lines != 0 {
+                let _ = write!(out, ", max_lines={}", view.max_lines);
+            }
+            if view.line_numbers {
+                out.push_str(", line_numbers=true");
+            }
+            out.push(']');
         }
         None => out.push_str("; end of file]"),
     }

@@ -41,6 +41,8 @@ pub struct RangeRequest {
     pub start: u64,
     pub max_lines: u64,
     pub line_numbers: bool,
+    /// `max_lines` as the caller gave it (0: not given), for the hint's next call.
+    pub asked_max_lines: u64,
 }
 
 impl RangeRequest {
@@ -64,6 +66,7 @@ impl RangeRequest {
                 max_lines
             },
             line_numbers,
+            asked_max_lines: max_lines,
         }))
     }
 }
@@ -295,9 +298,11 @@ pub fn read_range(
         }),
         sha256,
         limit: limits.max_read_bytes,
+        next_start_line: None,
         view: Some(RangeView {
             line_numbers: range.line_numbers,
             line_cut: stop == Stop::LineCut,
+            max_lines: range.asked_max_lines,
         }),
         encoding_errors,
     })

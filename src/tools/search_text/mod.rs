@@ -107,6 +107,10 @@ struct SearchMeta {
     include_hidden: bool,
     respect_gitignore: bool,
     files_with_matches: u64,
+    /// A literal query without matches: the regular-expression characters it holds.
+    regex_syntax: Option<String>,
+    /// A case-sensitive search without matches: the first line matching with case ignored.
+    ignoring_case: Option<String>,
 }
 
 impl Tool for SearchText {
@@ -120,9 +124,77 @@ impl Tool for SearchText {
     }
 
     fn run(call: &mut Call<'_>, args: SearchTextArgs) -> Result<(SearchOutput, Vec<Warning>)> {
+        let (mut out, warnings) = search(call, &args)?;
+        if out.matches.is_empty() {
+            out.meta.regex_syntax = (!args.use_regex)
+                .then(|| regex_syntax(&args.query))
+                .flatten();
+            if args.case_sensitive && has_letter_case(&args.query) {
+                out.meta.ignoring_case = ignoring_case(call, &args)?;
+            }
+        }
+        Ok((out, warnings))
+    }
+}
+
+/// The regular-expression characters a literal query holds, as the text names them
+/// (`None` when it holds none).
+fn regex_syntax(query: &str) -> Option<String> {
+    let mut found: Vec<char> = Vec::new();
+    for c in query.chars() {
+        if "\\.*+?()[]{}|^$".contains(c) && !found.contains(&c) {
+            found.push(c);
+        }
+    }
+    (!found.is_empty()).then(|| {
+        found
+            .iter()
+            .map(|c| format!("'{c}'"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
+}
+
+fn has_letter_case(query: &str) -> bool {
+    query.chars().any(|c| c.is_lowercase() || c.is_uppercase())
+}
+
+/// After a case-sensitive search found nothing: the first line the same search finds with
+/// letter case ignored (`path:line`), if any. The second search is the first one again
+/// (same path, glob, filters, deadline), stopping at its first match.
+fn ignoring_case(call: &mut Call<'_>, args: &SearchTextArgs) -> Result<Option<String>> {
+    let again = SearchTextArgs {
+        query: args.query.clone(),
+        path: args.path.clone(),
+        glob: args.glob.clone(),
+        use_regex: args.use_regex,
+        case_sensitive: false,
+        max_matches: 1,
+        context_lines: 0,
+        include_hidden: args.include_hidden,
+        respect_gitignore: args.respect_gitignore,
+    };
+    // The path is the one already recorded for the trace and the audit log.
+    let logged = call.logged_paths.len();
+    let audited = call.audit.as_ref().map(|n| n.paths.len());
+    let found = search(call, &again);
+    call.logged_paths.truncate(logged);
+    if let (Some(notes), Some(len)) = (call.audit.as_mut(), audited) {
+        notes.paths.truncate(len);
+    }
+    let (out, _) = found?;
+    Ok(out
+        .matches
+        .first()
+        .map(|m| format!("{}:{}", m.file, m.line)))
+}
+
+/// One search: the tool's run, without the hints about what a miss means.
+fn search(call: &mut Call<'_>, args: &SearchTextArgs) -> Result<(SearchOutput, Vec<Warning>)> {
+    {
         let path = call.path(&args.path)?;
-        check_args(&args)?;
-        let matcher = build_matcher(&args)?;
+        check_args(args)?;
+        let matcher = build_matcher(args)?;
         let glob = match args.glob.is_empty() {
             true => None,
             false => Some(PathGlob::new("glob", &args.glob)?),
@@ -198,13 +270,14 @@ impl Tool for SearchText {
             protected: stats.protected,
             truncated: run.out.truncated,
             meta: SearchMeta {
-                query: args.query,
+                query: args.query.clone(),
                 path: path.display.clone(),
                 max: run.out.max as u64,
                 stats,
                 include_hidden: args.include_hidden,
                 respect_gitignore: args.respect_gitignore,
                 files_with_matches: run.with_matches,
+                ..SearchMeta::default()
             },
             matches: run.out.matches,
         };
@@ -372,6 +445,18 @@ impl ToolOutput for SearchOutput {
                 m.path,
                 render::count(self.files_searched, "file", "files")
             );
+            if let Some(chars) = &m.regex_syntax {
+                let _ = writeln!(
+                    text,
+                    "[the query was searched as literal text, and it contains regular-expression syntax ({chars}): to search it as a regular expression, set use_regex: true]"
+                );
+            }
+            if let Some(at) = &m.ignoring_case {
+                let _ = writeln!(
+                    text,
+                    "[with letter case ignored the query matches, e.g. at {at}: set case_sensitive: false]"
+                );
+            }
             crate::tools::walking::skipped_hint(
                 &mut text,
                 &m.stats,

@@ -23,7 +23,7 @@ fn read_file_is_line_ranged_by_default() {
     assert!(res["content"].as_str().unwrap().ends_with("line 200\n"));
     assert_eq!(
         r["message"],
-        "read big.txt: [lines 1-200 of 450; continue with start_line=201]"
+        "read big.txt: [lines 1-200 of 450; continue with start_line=201, max_lines=200]"
     );
     let r = ws.call(
         P,

@@ -3,9 +3,10 @@
 //! (`PENDING_NATIVE_ARGS`) is exactly what the native tools lack.
 
 use super::super::format::{FieldData, TextData};
+use super::super::model::{pending_native_arg, PENDING_NATIVE_ARGS};
 use super::super::model::{Profile, ProfileTool};
 use super::super::template::names;
-use super::super::{lookup, names as profile_names, pending_native_arg, PENDING_NATIVE_ARGS};
+use super::super::{lookup, names as profile_names};
 use super::profile_named;
 use crate::error::ErrorCode;
 use serde_json::{json, Value};

@@ -1,0 +1,471 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	wsfs "github.com/wsfs/wsfs/go"
+)
+
+const toolUsage = `usage: wsfs tool COMMAND ...
+
+A Wasm tool is a folder: manifest.json beside module.wasm or module.wat (see
+docs/TOOL_AUTHORING.md).
+
+  wsfs tool new NAME [--dir DIR]      make DIR/NAME (default ./NAME) from a template:
+                                      module.wat and a manifest with its hash
+  wsfs tool build FOLDER              a Rust tool (Cargo.toml in FOLDER): build it for
+                                      wasm32-wasip1 into module.wasm; then, for any tool,
+                                      write the module's hash into the manifest
+  wsfs tool list FOLDER...            load the tools (each a tool folder or a folder of
+                                      them) and print their specs (JSON)
+  wsfs tool run FOLDER [--root DIR] ['JSON']
+                                      load the tool and call it once on the workspace DIR
+                                      (default: a new empty temporary directory); prints
+                                      the envelope; exit 1 for an error envelope
+  wsfs tool test FOLDER [--root DIR]  run FOLDER/tests.json: [{"name", "args",
+                                      "expect"? (data), "expect_error"? (code)}], each
+                                      on its own temporary workspace (or DIR)
+
+Limits come from the environment (TOOL_TIMEOUT_SECS, TOOL_MEMORY_MB,
+TOOL_ALLOW_DIRECT_NETWORK; see .env.example). Exit status: 0 ok, 1 a tool or
+test failed, 2 usage error or a tool that does not load.
+`
+
+// runTool is `wsfs tool`.
+func runTool(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(stderr, toolUsage)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	switch args[0] {
+	case "new":
+		return toolNew(args[1:], stdout, stderr)
+	case "build":
+		return toolBuild(ctx, args[1:], stdout, stderr)
+	case "list":
+		return toolList(args[1:], stdout, stderr)
+	case "run":
+		return toolRun(ctx, args[1:], stdout, stderr)
+	case "test":
+		return toolTest(ctx, args[1:], stdout, stderr)
+	}
+	return toolUsageError(stderr, fmt.Sprintf("unknown tool command %q", args[0]))
+}
+
+func toolUsageError(stderr io.Writer, msg string) int {
+	fmt.Fprintf(stderr, "wsfs tool: %s (see wsfs tool -h)\n", msg)
+	return 2
+}
+
+// parseFlags parses a subcommand's flags, allowing them after its
+// positional arguments too.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+var toolName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+const templateWAT = `;; %[1]s: a Wasm tool (WASI preview 1 command). It reads its arguments, one
+;; JSON object, on stdin and writes its result, one JSON value, on stdout.
+;; This template answers {"received": <the arguments>}; see docs/TOOL_AUTHORING.md.
+(module
+  (import "wasi_snapshot_preview1" "fd_read" (func $fd_read (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 2)
+  (data (i32.const 1024) "{\"received\":}")
+  (func $print (param $ptr i32) (param $len i32)
+    (i32.store (i32.const 0) (local.get $ptr))
+    (i32.store (i32.const 4) (local.get $len))
+    (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8))))
+  (func $read_stdin (result i32) (local $total i32)
+    (block $done
+      (loop $more
+        (i32.store (i32.const 0) (i32.add (i32.const 65536) (local.get $total)))
+        (i32.store (i32.const 4) (i32.sub (i32.const 65536) (local.get $total)))
+        (br_if $done (call $fd_read (i32.const 0) (i32.const 0) (i32.const 1) (i32.const 8)))
+        (br_if $done (i32.eqz (i32.load (i32.const 8))))
+        (local.set $total (i32.add (local.get $total) (i32.load (i32.const 8))))
+        (br $more)))
+    (local.get $total))
+  (func (export "_start") (local $len i32)
+    (local.set $len (call $read_stdin))
+    (call $print (i32.const 1024) (i32.const 12))
+    (call $print (i32.const 65536) (local.get $len))
+    (call $print (i32.const 1036) (i32.const 1))))
+`
+
+func toolNew(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("wsfs tool new", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", ".", "the folder to make the tool's folder in")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 || !toolName.MatchString(pos[0]) {
+		return toolUsageError(stderr, "new takes one NAME: lowercase letters, digits and _, starting with a letter")
+	}
+	name := pos[0]
+	folder := filepath.Join(*dir, name)
+	if err := os.Mkdir(folder, 0o755); err != nil {
+		return toolUsageError(stderr, err.Error())
+	}
+	wat := fmt.Sprintf(templateWAT, name)
+	if err := os.WriteFile(filepath.Join(folder, "module.wat"), []byte(wat), 0o644); err != nil {
+		return toolUsageError(stderr, err.Error())
+	}
+	manifest := map[string]any{
+		"name":        name,
+		"version":     "0.1.0",
+		"description": "Describe what " + name + " does, when a model should call it and what it returns.",
+		"input_schema": map[string]any{
+			"type": "object", "additionalProperties": false, "required": []string{"message"},
+			"properties": map[string]any{"message": map[string]any{"type": "string", "description": "Describe each argument."}},
+		},
+		"module_sha256": sha256Hex([]byte(wat)),
+		"capabilities":  map[string]any{"filesystem": "none", "model_access": false},
+		"limits":        map[string]any{"timeout_ms": 5000, "memory_mb": 16, "fuel": 100000000},
+	}
+	if err := writeJSON(filepath.Join(folder, "manifest.json"), manifest); err != nil {
+		return toolUsageError(stderr, err.Error())
+	}
+	tests := []map[string]any{{"name": "echoes its arguments", "args": map[string]any{"message": "hi"},
+		"expect": map[string]any{"received": map[string]any{"message": "hi"}}},
+		{"name": "refuses a missing message", "args": map[string]any{}, "expect_error": "invalid_arguments"}}
+	if err := writeJSON(filepath.Join(folder, "tests.json"), tests); err != nil {
+		return toolUsageError(stderr, err.Error())
+	}
+	fmt.Fprintf(stdout, "made %s (module.wat, manifest.json, tests.json); try: wsfs tool test %s\n", folder, folder)
+	return 0
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func writeJSON(path string, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+func toolBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		return toolUsageError(stderr, "build takes one FOLDER")
+	}
+	folder := args[0]
+	if _, err := os.Stat(filepath.Join(folder, "Cargo.toml")); err == nil {
+		if code := cargoBuild(ctx, folder, stderr); code != 0 {
+			return code
+		}
+	}
+	module := ""
+	for _, name := range []string{"module.wasm", "module.wat"} {
+		if _, err := os.Stat(filepath.Join(folder, name)); err == nil {
+			if module != "" {
+				return toolUsageError(stderr, "both module.wasm and module.wat are in "+folder+"; keep one")
+			}
+			module = name
+		}
+	}
+	if module == "" {
+		return toolUsageError(stderr, "no module.wasm or module.wat in "+folder)
+	}
+	b, err := os.ReadFile(filepath.Join(folder, module))
+	if err != nil {
+		return toolUsageError(stderr, err.Error())
+	}
+	path := filepath.Join(folder, "manifest.json")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return toolUsageError(stderr, err.Error())
+	}
+	var manifest map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&manifest); err != nil || manifest == nil {
+		return toolUsageError(stderr, "manifest.json is not a JSON object")
+	}
+	hash, _ := json.Marshal(sha256Hex(b))
+	manifest["module_sha256"] = hash
+	// Keep the author's key order: rewrite only the hash's value when it is there.
+	out, err := replaceHash(raw, string(hash))
+	if err != nil {
+		var buf bytes.Buffer
+		_ = json.Indent(&buf, mustJSON(manifest), "", "  ")
+		out = append(buf.Bytes(), '\n')
+	}
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		return toolUsageError(stderr, err.Error())
+	}
+	fmt.Fprintf(stdout, "%s: module_sha256 %s (%s)\n", folder, sha256Hex(b), module)
+	return 0
+}
+
+var hashField = regexp.MustCompile(`"module_sha256"\s*:\s*"[^"]*"`)
+
+func replaceHash(raw []byte, hash string) ([]byte, error) {
+	if len(hashField.FindAllIndex(raw, -1)) != 1 {
+		return nil, errors.New("no single module_sha256")
+	}
+	return hashField.ReplaceAll(raw, []byte(`"module_sha256": `+hash)), nil
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// cargoBuild builds a Rust tool for wasm32-wasip1 and copies the module in;
+// without the target it says how to add it and fails.
+func cargoBuild(ctx context.Context, folder string, stderr io.Writer) int {
+	if out, err := exec.CommandContext(ctx, "rustup", "target", "list", "--installed").Output(); err != nil ||
+		!strings.Contains(string(out), "wasm32-wasip1") {
+		fmt.Fprintln(stderr, "wsfs tool build: skipped: the wasm32-wasip1 target is not installed (rustup target add wasm32-wasip1)")
+		return 1
+	}
+	cmd := exec.CommandContext(ctx, "cargo", "build", "--release", "--target", "wasm32-wasip1")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = folder, stderr, stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(stderr, "wsfs tool build:", err)
+		return 1
+	}
+	built, err := filepath.Glob(filepath.Join(folder, "target", "wasm32-wasip1", "release", "*.wasm"))
+	if err != nil || len(built) != 1 {
+		fmt.Fprintln(stderr, "wsfs tool build: expected one .wasm under target/wasm32-wasip1/release")
+		return 1
+	}
+	b, err := os.ReadFile(built[0])
+	if err == nil {
+		err = os.WriteFile(filepath.Join(folder, "module.wasm"), b, 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "wsfs tool build:", err)
+		return 1
+	}
+	return 0
+}
+
+// openWith opens a workspace on root ("" = a new temporary directory,
+// removed by the returned cleanup) with folders as its wasm_tools and the
+// environment's limits applied.
+func openWith(root string, folders []string) (*wsfs.Workspace, func(), error) {
+	cleanup := func() {}
+	if root == "" {
+		dir, err := os.MkdirTemp("", "wsfs-tool-")
+		if err != nil {
+			return nil, cleanup, err
+		}
+		root, cleanup = dir, func() { os.RemoveAll(dir) }
+	}
+	abs := make([]string, len(folders))
+	for i, f := range folders {
+		a, err := filepath.Abs(f)
+		if err != nil {
+			return nil, cleanup, err
+		}
+		abs[i] = a
+	}
+	cfg, _ := json.Marshal(map[string]any{"root": root, "wasm_tools": abs})
+	cfg, err := wsfs.ApplyToolEnv(cfg, os.LookupEnv)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	ws, err := wsfs.OpenJSON(cfg, nil)
+	if err != nil {
+		cleanup()
+		return nil, func() {}, err
+	}
+	return ws, func() { ws.Close(); cleanup() }, nil
+}
+
+func toolList(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		return toolUsageError(stderr, "list takes one or more FOLDERs")
+	}
+	ws, done, err := openWith("", args)
+	if err != nil {
+		fmt.Fprintln(stderr, "wsfs tool list:", err)
+		return 2
+	}
+	defer done()
+	specs, err := ws.ToolSpecs()
+	if err != nil {
+		fmt.Fprintln(stderr, "wsfs tool list:", err)
+		return 2
+	}
+	names := ws.WasmTools()
+	var listed []wsfs.ToolSpec
+	for _, s := range specs {
+		for _, n := range names {
+			if s.Name == n {
+				listed = append(listed, s)
+			}
+		}
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(listed)
+	return 0
+}
+
+func toolRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("wsfs tool run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	root := fs.String("root", "", "workspace root (default: a new empty temporary directory)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		return toolUsageError(stderr, "run takes FOLDER and optional JSON arguments")
+	}
+	argsJSON := "{}"
+	if len(pos) == 2 {
+		argsJSON = pos[1]
+	}
+	ws, done, err := openWith(*root, pos[:1])
+	if err != nil {
+		fmt.Fprintln(stderr, "wsfs tool run:", err)
+		return 2
+	}
+	defer done()
+	names := ws.WasmTools()
+	if len(names) != 1 {
+		return toolUsageError(stderr, fmt.Sprintf("%s holds %d tools; run one tool folder", pos[0], len(names)))
+	}
+	env, err := ws.CallRaw(ctx, names[0], argsJSON)
+	fmt.Fprintln(stdout, env)
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+type toolCase struct {
+	Name        string          `json:"name"`
+	Args        json.RawMessage `json:"args"`
+	Expect      json.RawMessage `json:"expect"`
+	ExpectError string          `json:"expect_error"`
+}
+
+func toolTest(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("wsfs tool test", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	root := fs.String("root", "", "workspace root for every case (default: a new temporary directory per case)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		return toolUsageError(stderr, "test takes one FOLDER")
+	}
+	raw, err := os.ReadFile(filepath.Join(pos[0], "tests.json"))
+	if err != nil {
+		return toolUsageError(stderr, err.Error())
+	}
+	var cases []toolCase
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cases); err != nil {
+		return toolUsageError(stderr, "tests.json: "+err.Error())
+	}
+	failed := 0
+	for i, c := range cases {
+		if c.Name == "" {
+			c.Name = fmt.Sprintf("case %d", i+1)
+		}
+		msg := runCase(ctx, *root, pos[0], c)
+		if msg == "" {
+			fmt.Fprintf(stdout, "ok    %s\n", c.Name)
+			continue
+		}
+		failed++
+		fmt.Fprintf(stdout, "FAIL  %s: %s\n", c.Name, msg)
+	}
+	fmt.Fprintf(stdout, "%d passed, %d failed\n", len(cases)-failed, failed)
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+// runCase runs one case and says what went wrong ("" when it passed).
+func runCase(ctx context.Context, root, folder string, c toolCase) string {
+	ws, done, err := openWith(root, []string{folder})
+	if err != nil {
+		return "the tool does not load: " + err.Error()
+	}
+	defer done()
+	names := ws.WasmTools()
+	if len(names) != 1 {
+		return fmt.Sprintf("%s holds %d tools", folder, len(names))
+	}
+	argsJSON := "{}"
+	if len(c.Args) > 0 {
+		argsJSON = string(c.Args)
+	}
+	raw, _ := ws.CallRaw(ctx, names[0], argsJSON)
+	var env struct {
+		OK    bool            `json:"ok"`
+		Data  json.RawMessage `json:"data"`
+		Error *struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(raw), &env); err != nil {
+		return "malformed envelope: " + raw
+	}
+	switch {
+	case c.ExpectError != "":
+		if env.OK || env.Error == nil || env.Error.Code != c.ExpectError {
+			return fmt.Sprintf("want error %s, got %s", c.ExpectError, raw)
+		}
+	case !env.OK:
+		return fmt.Sprintf("%s: %s", env.Error.Code, env.Error.Message)
+	case len(c.Expect) > 0 && !sameJSON(env.Data, c.Expect):
+		return fmt.Sprintf("want %s, got %s", c.Expect, env.Data)
+	}
+	return ""
+}
+
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return string(mustJSON(x)) == string(mustJSON(y))
+}

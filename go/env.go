@@ -1,0 +1,111 @@
+package wsfs
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// The environment variables of the sandboxed-tools configuration (see
+// .env.example), read by ApplyToolEnv: the CLI and the MCP server apply them
+// to their workspace configuration, and a Go host may too.
+const (
+	// EnvToolRuntime: "builtin" serves only the built-in tools (the
+	// config's wasm_tools are left out); "wasm" requires wasm_tools; unset
+	// lets the config decide.
+	EnvToolRuntime = "TOOL_RUNTIME"
+	// EnvToolTimeoutSecs: wasm_policy.timeout_ms, in seconds (decimals
+	// allowed).
+	EnvToolTimeoutSecs = "TOOL_TIMEOUT_SECS"
+	// EnvToolMemoryMB: wasm_policy.memory_mb.
+	EnvToolMemoryMB = "TOOL_MEMORY_MB"
+	// EnvToolAllowDirectNetwork: wasm_policy.allow_direct_network
+	// ("true"/"false", "1"/"0"); false by default.
+	EnvToolAllowDirectNetwork = "TOOL_ALLOW_DIRECT_NETWORK"
+	// EnvWorkspaceFSMode: "host" (the only mode so far); "overlay" and
+	// "agentfs" are refused until those backends exist.
+	EnvWorkspaceFSMode = "WORKSPACE_FS_MODE"
+)
+
+// ApplyToolEnv returns the library configuration configJSON (one JSON
+// object) with the sandboxed-tools environment variables applied, looked up
+// with lookup (os.LookupEnv). A variable that is set overrides the
+// configuration's field; an empty one counts as unset. A value that is not
+// valid is an *Error with CodeInvalidArguments naming the variable.
+func ApplyToolEnv(configJSON []byte, lookup func(string) (string, bool)) ([]byte, error) {
+	var cfg map[string]json.RawMessage
+	if err := json.Unmarshal(configJSON, &cfg); err != nil || cfg == nil {
+		return nil, newError("config", CodeInvalidArguments, "the configuration must be one JSON object")
+	}
+	get := func(name string) (string, bool) {
+		v, ok := lookup(name)
+		v = strings.TrimSpace(v)
+		return v, ok && v != ""
+	}
+	bad := func(name, v, want string) error {
+		return newError("config", CodeInvalidArguments, "%s=%q: %s", name, v, want)
+	}
+	if v, ok := get(EnvWorkspaceFSMode); ok {
+		switch v {
+		case "host":
+		case "overlay", "agentfs":
+			return nil, bad(EnvWorkspaceFSMode, v, "that workspace mode is not available yet; only host is")
+		default:
+			return nil, bad(EnvWorkspaceFSMode, v, "must be host, overlay or agentfs")
+		}
+	}
+	if v, ok := get(EnvToolRuntime); ok {
+		switch v {
+		case "builtin":
+			delete(cfg, "wasm_tools")
+		case "wasm":
+			var folders []string
+			if raw, ok := cfg["wasm_tools"]; !ok || json.Unmarshal(raw, &folders) != nil || len(folders) == 0 {
+				return nil, bad(EnvToolRuntime, v, "needs Wasm tools: list their folders in the configuration's wasm_tools")
+			}
+		default:
+			return nil, bad(EnvToolRuntime, v, "must be builtin or wasm")
+		}
+	}
+	policy := map[string]json.RawMessage{}
+	if raw, ok := cfg["wasm_policy"]; ok {
+		if err := json.Unmarshal(raw, &policy); err != nil || policy == nil {
+			return nil, newError("config", CodeInvalidArguments, "wasm_policy must be a JSON object")
+		}
+	}
+	changed := false
+	if v, ok := get(EnvToolTimeoutSecs); ok {
+		secs, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(secs > 0) || secs > 24*3600 {
+			return nil, bad(EnvToolTimeoutSecs, v, "must be a number of seconds above 0, at most 86400")
+		}
+		policy["timeout_ms"] = json.RawMessage(strconv.FormatInt(int64(math.Ceil(secs*1000)), 10))
+		changed = true
+	}
+	if v, ok := get(EnvToolMemoryMB); ok {
+		mb, err := strconv.ParseUint(v, 10, 32)
+		if err != nil || mb == 0 {
+			return nil, bad(EnvToolMemoryMB, v, "must be a whole number of MiB above 0")
+		}
+		policy["memory_mb"] = json.RawMessage(strconv.FormatUint(mb, 10))
+		changed = true
+	}
+	if v, ok := get(EnvToolAllowDirectNetwork); ok {
+		allow, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, bad(EnvToolAllowDirectNetwork, v, "must be true or false")
+		}
+		policy["allow_direct_network"] = json.RawMessage(strconv.FormatBool(allow))
+		changed = true
+	}
+	if changed {
+		b, err := json.Marshal(policy)
+		if err != nil {
+			return nil, fmt.Errorf("wsfs: %w", err)
+		}
+		cfg["wasm_policy"] = b
+	}
+	return json.Marshal(cfg)
+}

@@ -1,0 +1,69 @@
+package fantasytools
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"charm.land/fantasy"
+
+	wsfs "github.com/wsfs/wsfs/go"
+)
+
+// wasmTools returns ws's Wasm tools as agent tools, chosen by the options
+// as the built-in ones are. Their arguments are a JSON object whose shape
+// only the manifest knows: fantasy decodes it into a map, and the model's
+// raw JSON goes to the library, which validates it against the manifest's
+// schema.
+func wasmTools(ws *wsfs.Workspace, tc toolConfig) []fantasy.AgentTool {
+	names := ws.WasmTools()
+	if len(names) == 0 {
+		return nil
+	}
+	specs, err := ws.ToolSpecs()
+	if err != nil {
+		return nil
+	}
+	var tools []fantasy.AgentTool
+	for _, spec := range specs {
+		if !slices.Contains(names, spec.Name) {
+			continue
+		}
+		if len(tc.names) > 0 && !slices.Contains(tc.names, spec.Name) {
+			continue
+		}
+		if tc.readOnly && !spec.ReadOnly() {
+			continue
+		}
+		tools = append(tools, wasmTool(ws, spec, tc))
+	}
+	return tools
+}
+
+func wasmTool(ws *wsfs.Workspace, spec wsfs.ToolSpec, tc toolConfig) fantasy.AgentTool {
+	name := spec.Name
+	fn := func(ctx context.Context, _ map[string]any, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
+		return respond(ctx, ws, wsfs.ModelCall{Tool: name, Args: call.Input, Timeout: tc.timeout, Logger: tc.logger})
+	}
+	newTool := fantasy.NewAgentTool[map[string]any]
+	if tc.parallelReads && spec.ReadOnly() {
+		newTool = fantasy.NewParallelAgentTool[map[string]any]
+	}
+	tool := newTool(name, spec.Description, fn)
+	info := tool.Info()
+	var params struct {
+		Properties map[string]any `json:"properties"`
+		Required   []string       `json:"required"`
+	}
+	if json.Unmarshal(spec.Parameters, &params) == nil {
+		info.Parameters = params.Properties
+		if info.Parameters == nil {
+			info.Parameters = map[string]any{}
+		}
+		info.Required = params.Required
+		if info.Required == nil {
+			info.Required = []string{}
+		}
+	}
+	return &specTool{AgentTool: tool, info: info}
+}

@@ -1,0 +1,77 @@
+"""The sandboxed-tools environment variables (see the repository's ``.env.example``), applied to
+a library configuration: the same names and rules as the Go package's ``ApplyToolEnv``."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from .errors import ERROR_CLASSES
+
+TOOL_RUNTIME = "TOOL_RUNTIME"
+TOOL_TIMEOUT_SECS = "TOOL_TIMEOUT_SECS"
+TOOL_MEMORY_MB = "TOOL_MEMORY_MB"
+TOOL_ALLOW_DIRECT_NETWORK = "TOOL_ALLOW_DIRECT_NETWORK"
+WORKSPACE_FS_MODE = "WORKSPACE_FS_MODE"
+
+_TRUE = {"1", "t", "true", "TRUE", "True"}
+_FALSE = {"0", "f", "false", "FALSE", "False"}
+
+
+def _bad(name: str, value: str, want: str) -> Exception:
+    return ERROR_CLASSES["invalid_arguments"]("invalid_arguments", f"{name}={value!r}: {want}")
+
+
+def apply_tool_env(config: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``config`` (a library configuration) with the variables applied; ``environ`` defaults to
+    ``os.environ``. A variable that is set (not empty) overrides the configuration's field:
+
+    - ``TOOL_RUNTIME``: ``builtin`` leaves the config's ``wasm_tools`` out; ``wasm`` requires
+      some; unset lets the config decide.
+    - ``TOOL_TIMEOUT_SECS``, ``TOOL_MEMORY_MB``, ``TOOL_ALLOW_DIRECT_NETWORK``:
+      ``wasm_policy``'s ``timeout_ms``, ``memory_mb`` and ``allow_direct_network``.
+    - ``WORKSPACE_FS_MODE``: ``host`` only (``overlay`` and ``agentfs`` are not available yet).
+
+    Raises :class:`wsfs.InvalidArguments` naming the variable for a value that is not valid."""
+    env = os.environ if environ is None else environ
+    cfg = dict(config)
+
+    def get(name: str) -> str | None:
+        value = (env.get(name) or "").strip()
+        return value or None
+
+    mode = get(WORKSPACE_FS_MODE)
+    if mode is not None and mode != "host":
+        want = "that workspace mode is not available yet; only host is"
+        raise _bad(WORKSPACE_FS_MODE, mode, want if mode in ("overlay", "agentfs") else "must be host, overlay or agentfs")
+    runtime = get(TOOL_RUNTIME)
+    if runtime == "builtin":
+        cfg.pop("wasm_tools", None)
+    elif runtime == "wasm":
+        if not cfg.get("wasm_tools"):
+            raise _bad(TOOL_RUNTIME, runtime, "needs Wasm tools: list their folders in the configuration's wasm_tools")
+    elif runtime is not None:
+        raise _bad(TOOL_RUNTIME, runtime, "must be builtin or wasm")
+    policy = dict(cfg.get("wasm_policy") or {})
+    changed = False
+    if (value := get(TOOL_TIMEOUT_SECS)) is not None:
+        try:
+            secs = float(value)
+        except ValueError:
+            secs = math.nan
+        if not 0 < secs <= 86400:
+            raise _bad(TOOL_TIMEOUT_SECS, value, "must be a number of seconds above 0, at most 86400")
+        policy["timeout_ms"], changed = math.ceil(secs * 1000), True
+    if (value := get(TOOL_MEMORY_MB)) is not None:
+        if not value.isdigit() or int(value) == 0:
+            raise _bad(TOOL_MEMORY_MB, value, "must be a whole number of MiB above 0")
+        policy["memory_mb"], changed = int(value), True
+    if (value := get(TOOL_ALLOW_DIRECT_NETWORK)) is not None:
+        if value not in _TRUE | _FALSE:
+            raise _bad(TOOL_ALLOW_DIRECT_NETWORK, value, "must be true or false")
+        policy["allow_direct_network"], changed = value in _TRUE, True
+    if changed:
+        cfg["wasm_policy"] = policy
+    return cfg

@@ -1,0 +1,53 @@
+//! The developer tools' one way to run a program: tests, linters, type checkers, git and the
+//! shells all go through [`Runner::run`], which confines the program with the kernel, never
+//! with a list of command names (`git status` runs `core.fsmonitor`, test runners run
+//! `conftest.py` and `build.rs` by design, `LD_PRELOAD=` smuggles code into anything).
+//!
+//! One run, in order (`runner.rs`):
+//! 1. **Before fork**, in the parent, where allocating is fine (`sandbox.rs`): the program is
+//!    found on `PATH` (`program.rs`); the environment is built from nothing (`env.rs`); a
+//!    private temp directory exists (`scratch.rs`); the Landlock ruleset is created and filled
+//!    (`landlock_rules.rs`); the seccomp program is compiled (`seccomp.rs`); a pids cgroup is
+//!    made for the run (`cgroup.rs`); everything the child needs is laid out in a
+//!    [`child::ChildPlan`] of plain integers, pointers and pre-built C strings.
+//! 2. **Between fork and exec**, in the child, which may be the fork of a multithreaded Go
+//!    host (`child.rs`): raw system calls only, no allocation, no lock: join the cgroup, set
+//!    the rlimits, mark every inherited descriptor close-on-exec, drop every capability (as
+//!    root), `no_new_privs`, the seccomp filter, `landlock_restrict_self`.
+//! 3. **After exec**, in the parent (`supervise.rs`): stdout and stderr are read into
+//!    head-and-tail buffers (`capture.rs`) while a pidfd, the deadline and the cancel flag are
+//!    watched; when the program ends, times out or is cancelled, its process group and its
+//!    cgroup are killed, so nothing it started outlives the call; the temp directory is removed.
+//!
+//! On top of the runner: hardened git (`git/`), the parsers of test, lint and type-check
+//! reports (`report/`), the safe_shell judge and its policy file (`shell/`), and the tools'
+//! cores as plain functions of a runner and a directory (`tools/`).
+//!
+//! What the sandbox stops and what it does not is written down once, in `sandbox.rs`.
+
+pub(crate) mod capture;
+pub(crate) mod cgroup;
+pub(crate) mod child;
+pub(crate) mod env;
+pub(crate) mod git;
+pub(crate) mod landlock_rules;
+pub(crate) mod program;
+pub(crate) mod report;
+pub(crate) mod runner;
+pub(crate) mod sandbox;
+pub(crate) mod scratch;
+pub(crate) mod seccomp;
+pub(crate) mod shell;
+pub(crate) mod supervise;
+pub(crate) mod tools;
+
+pub(crate) use runner::{Control, ExecLimits, ExecOutcome, ExecPlaces, ExecPolicy, Runner};
+
+#[cfg(test)]
+mod confinement_tests;
+#[cfg(test)]
+mod overhead_bench;
+#[cfg(test)]
+mod runner_tests;
+#[cfg(test)]
+mod testutil;

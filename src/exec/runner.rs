@@ -1,0 +1,499 @@
+//! [`Runner::run`]: one program, start to end, under the sandbox (see the module doc of
+//! `exec` for the order of things, and `sandbox.rs` for what is stopped).
+
+use super::capture::Captured;
+use super::child;
+use super::env::{self, EnvSources};
+use super::program;
+use super::sandbox::{self, Bounds, Request, SandboxReport};
+use super::scratch::Scratch;
+use super::supervise::{self, Stopped, Watch};
+use crate::error::{ErrorCode, WsfsError};
+use std::ffi::{OsStr, OsString};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The directories of one workspace that a run may write.
+#[derive(Debug, Clone)]
+pub(crate) struct ExecPlaces {
+    /// What the program sees as the workspace: the root in host mode; in overlay mode the
+    /// session's merged view (the overlay issue swaps it in here).
+    pub(crate) view_root: PathBuf,
+    /// Whether programs may write the view (the policy's `writes_enabled`); read-only
+    /// otherwise, under Landlock like everything else.
+    pub(crate) view_writable: bool,
+    /// `HOME`: caches that outlive a call (Go's build cache, pip's), kept in the state
+    /// directory. `None`: each run's temp directory is its home.
+    pub(crate) home: Option<PathBuf>,
+    /// Where each run's private temp directory is made (in the state directory).
+    pub(crate) scratch_parent: PathBuf,
+}
+
+/// The host's decisions (the `exec_*` policy switches).
+#[derive(Debug, Clone)]
+pub(crate) struct ExecPolicy {
+    /// `exec_read_paths`: toolchain homes to read and execute (`~/.cargo`, `/opt/go`, a venv).
+    pub(crate) read_paths: Vec<PathBuf>,
+    /// `exec_env_allow`: host variables passed through (names, or prefixes ending in `*`).
+    pub(crate) env_allow: Vec<String>,
+    /// The `PATH` programs get; `None`: the host's own.
+    pub(crate) path: Option<String>,
+    /// `exec_network` (default false).
+    pub(crate) network: bool,
+    /// `exec_require_sandbox` (default true): refuse with `sandbox_unavailable` without Landlock.
+    pub(crate) require_sandbox: bool,
+    pub(crate) limits: ExecLimits,
+}
+
+impl Default for ExecPolicy {
+    fn default() -> Self {
+        ExecPolicy {
+            read_paths: Vec::new(),
+            env_allow: Vec::new(),
+            path: None,
+            network: false,
+            require_sandbox: true,
+            limits: ExecLimits::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ExecLimits {
+    /// Default and ceiling of a run's wall clock; a tool's `timeout_sec` may only shorten it.
+    pub(crate) wall_clock: Duration,
+    /// Bytes kept of stdout and of stderr each (head and tail).
+    pub(crate) output_bytes: usize,
+    pub(crate) processes: u64,
+    /// `RLIMIT_AS`; 0 for none (the Go race detector reserves terabytes).
+    pub(crate) address_space_bytes: u64,
+    /// `RLIMIT_FSIZE`: the largest file a program may write.
+    pub(crate) file_size_bytes: u64,
+}
+
+impl Default for ExecLimits {
+    fn default() -> Self {
+        ExecLimits {
+            wall_clock: Duration::from_secs(60),
+            output_bytes: 256 * 1024,
+            processes: 512,
+            address_space_bytes: 16 << 30,
+            file_size_bytes: 1 << 30,
+        }
+    }
+}
+
+/// The calling tool's deadline and cancel flag (phase 2 fills it from the call's
+/// `CallControl`), handed to every program a tool runs.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Control {
+    pub(crate) deadline: Option<Instant>,
+    pub(crate) cancel: Option<Arc<AtomicBool>>,
+}
+
+impl Control {
+    pub(crate) fn check(&self) -> Result<(), WsfsError> {
+        if self
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Acquire))
+        {
+            return Err(WsfsError::new(
+                ErrorCode::Cancelled,
+                "the call was cancelled",
+            ));
+        }
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(WsfsError::new(
+                ErrorCode::Timeout,
+                "the call's deadline passed",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One program to run.
+#[derive(Debug, Clone)]
+pub(crate) struct ExecRequest {
+    pub(crate) program: OsString,
+    pub(crate) args: Vec<OsString>,
+    /// Absolute, inside the view (the caller resolved the tool's `cwd` argument).
+    pub(crate) cwd: PathBuf,
+    /// Variables the tool sets on top of the built environment.
+    pub(crate) env: Vec<(OsString, OsString)>,
+    /// Shortens the policy's wall clock, never lengthens it.
+    pub(crate) timeout: Option<Duration>,
+    /// A stream cap other than the policy's (a machine format the tool parses whole).
+    pub(crate) stdout_cap: Option<usize>,
+    pub(crate) stderr_cap: Option<usize>,
+    /// The call's own deadline and cancel flag.
+    pub(crate) deadline: Option<Instant>,
+    pub(crate) cancel: Option<Arc<AtomicBool>>,
+}
+
+impl ExecRequest {
+    pub(crate) fn new(program: impl Into<OsString>, cwd: impl Into<PathBuf>) -> Self {
+        ExecRequest {
+            program: program.into(),
+            args: Vec::new(),
+            cwd: cwd.into(),
+            env: Vec::new(),
+            timeout: None,
+            stdout_cap: None,
+            stderr_cap: None,
+            deadline: None,
+            cancel: None,
+        }
+    }
+
+    pub(crate) fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    pub(crate) fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    pub(crate) fn env(mut self, name: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.env.push((name.into(), value.into()));
+        self
+    }
+
+    pub(crate) fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    pub(crate) fn control(
+        mut self,
+        deadline: Option<Instant>,
+        cancel: Option<Arc<AtomicBool>>,
+    ) -> Self {
+        self.deadline = deadline;
+        self.cancel = cancel;
+        self
+    }
+
+    /// The calling tool's deadline and cancel flag.
+    pub(crate) fn under(self, ctl: &Control) -> Self {
+        self.control(ctl.deadline, ctl.cancel.clone())
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone)]
+pub(crate) struct ExecOutcome {
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) signal: Option<i32>,
+    pub(crate) stdout: Captured,
+    pub(crate) stderr: Captured,
+    pub(crate) stopped: Option<Stopped>,
+    /// The wall clock the run had.
+    pub(crate) limit: Duration,
+    pub(crate) sandbox: SandboxReport,
+    /// Forks the pids limit refused (0 without a cgroup).
+    pub(crate) refused_forks: u64,
+}
+
+impl ExecOutcome {
+    #[cfg(test)]
+    pub(crate) fn success(&self) -> bool {
+        self.exit_code == Some(0) && self.stopped.is_none()
+    }
+
+    /// `timeout` / `cancelled` for a run the runner stopped, with the end of its output so the
+    /// model can see where it hung; `None` for a run that ended by itself.
+    pub(crate) fn stop_error(&self, what: &str) -> Option<WsfsError> {
+        let tail = || {
+            let out = self.stdout.tail_text(1500);
+            let err = self.stderr.tail_text(1500);
+            let mut s = String::new();
+            if !out.trim().is_empty() {
+                s.push_str(&format!("\nlast stdout:\n{out}"));
+            }
+            if !err.trim().is_empty() {
+                s.push_str(&format!("\nlast stderr:\n{err}"));
+            }
+            s
+        };
+        match self.stopped? {
+            Stopped::Timeout => Some(WsfsError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "{what} ran longer than {} s and was killed with everything it started; \
+                     run a narrower selection or pass a longer timeout_sec (at most the \
+                     host's limit){}",
+                    self.limit.as_secs(),
+                    tail()
+                ),
+            )),
+            Stopped::Cancelled => Some(WsfsError::new(
+                ErrorCode::Cancelled,
+                format!(
+                    "{what} was cancelled and killed with everything it started{}",
+                    tail()
+                ),
+            )),
+        }
+    }
+
+    /// Why the program died, when a signal killed it and the reason is one of the limits.
+    pub(crate) fn limit_note(&self) -> Option<String> {
+        let note = match self.signal? {
+            libc::SIGXCPU => "it used up its CPU time limit".to_string(),
+            libc::SIGXFSZ => "it tried to write a file larger than the file size limit".into(),
+            libc::SIGSYS => "it made a system call the sandbox forbids".into(),
+            libc::SIGKILL if self.stopped.is_none() => {
+                "it was killed (SIGKILL; out of memory?)".into()
+            }
+            sig => format!("it was killed by signal {sig}"),
+        };
+        Some(note)
+    }
+}
+
+/// Runs programs for one workspace.
+#[derive(Debug, Clone)]
+pub(crate) struct Runner {
+    places: ExecPlaces,
+    policy: ExecPolicy,
+    /// Programs started so far (workspace_info's cache is tested with it).
+    started: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Runner {
+    pub(crate) fn new(places: ExecPlaces, policy: ExecPolicy) -> Runner {
+        Runner {
+            places,
+            policy,
+            started: Arc::default(),
+        }
+    }
+
+    /// How many programs this runner (and its clones) started.
+    #[cfg(test)]
+    pub(crate) fn started(&self) -> u64 {
+        self.started.load(Ordering::Relaxed)
+    }
+
+    /// Where `program` would be found on the PATH programs get (`None`: not installed).
+    pub(crate) fn locate(&self, program: &str, cwd: &Path) -> Option<PathBuf> {
+        program::resolve(OsStr::new(program), &self.path_var(), cwd)
+    }
+
+    fn path_var(&self) -> OsString {
+        match &self.policy.path {
+            Some(p) => p.into(),
+            None => std::env::var_os("PATH").unwrap_or_else(|| env::DEFAULT_PATH.into()),
+        }
+    }
+
+    pub(crate) fn places(&self) -> &ExecPlaces {
+        &self.places
+    }
+
+    pub(crate) fn policy(&self) -> &ExecPolicy {
+        &self.policy
+    }
+
+    /// A fresh private temp directory for one call (removed when dropped).
+    pub(crate) fn scratch(&self) -> Result<Scratch, WsfsError> {
+        Scratch::create(&self.places.scratch_parent).map_err(|e| {
+            WsfsError::new(
+                ErrorCode::IoError,
+                format!("the run's private temp directory could not be made: {e}"),
+            )
+        })
+    }
+
+    /// Runs `req` in its own temp directory.
+    pub(crate) fn run_once(&self, req: &ExecRequest) -> Result<ExecOutcome, WsfsError> {
+        let scratch = self.scratch()?;
+        self.run(req, &scratch)
+    }
+
+    /// Runs `req` to its end (or its limit) under the sandbox, with `scratch` as `TMPDIR`.
+    /// Errors are for runs that could not start; a program that fails is an `Ok` outcome.
+    pub(crate) fn run(
+        &self,
+        req: &ExecRequest,
+        scratch: &Scratch,
+    ) -> Result<ExecOutcome, WsfsError> {
+        if req
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Acquire))
+        {
+            return Err(WsfsError::new(
+                ErrorCode::Cancelled,
+                "the call was cancelled before the program started",
+            ));
+        }
+        let started = Instant::now();
+        let limit = req.timeout.map_or(self.policy.limits.wall_clock, |t| {
+            t.min(self.policy.limits.wall_clock)
+        });
+        let mut deadline = started + limit;
+        if let Some(call) = req.deadline {
+            deadline = deadline.min(call);
+        }
+
+        let home = self.places.home.as_deref().unwrap_or(scratch.path());
+        if let Some(home) = &self.places.home {
+            std::fs::create_dir_all(home).map_err(|e| {
+                WsfsError::new(
+                    ErrorCode::IoError,
+                    format!("the tools' home could not be made: {e}"),
+                )
+            })?;
+        }
+        let mut writable = vec![scratch.path().to_path_buf()];
+        let mut readable = self.policy.read_paths.clone();
+        if self.places.view_writable {
+            writable.push(self.places.view_root.clone());
+        } else {
+            readable.push(self.places.view_root.clone());
+        }
+        if let Some(home) = &self.places.home {
+            writable.push(home.clone());
+        }
+        let prepared = sandbox::prepare(&Request {
+            writable: &writable,
+            readable: &readable,
+            network: self.policy.network,
+            require_landlock: self.policy.require_sandbox,
+            bounds: Bounds {
+                wall_clock: limit,
+                processes: self.policy.limits.processes,
+                address_space_bytes: self.policy.limits.address_space_bytes,
+                file_size_bytes: self.policy.limits.file_size_bytes,
+            },
+        })
+        .map_err(|e| WsfsError::new(ErrorCode::SandboxUnavailable, e.0))?;
+
+        let mut host: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+        if self.policy.path.is_some() {
+            host.retain(|(k, _)| k != "PATH");
+            host.push(("PATH".into(), self.path_var()));
+        }
+        let vars = env::build(&EnvSources {
+            host: &host,
+            allow: &self.policy.env_allow,
+            home,
+            tmp: scratch.path(),
+            tool: &req.env,
+        });
+        let path_var = env::lookup(&vars, "PATH").unwrap_or_default();
+        let exe = program::resolve(&req.program, path_var, &req.cwd).ok_or_else(|| {
+            WsfsError::new(
+                ErrorCode::InvalidArguments,
+                format!(
+                    "{} was not found on the PATH the tools run with ({}); use workspace_info \
+                     to see which tools are installed",
+                    req.program.to_string_lossy(),
+                    path_var.to_string_lossy()
+                ),
+            )
+        })?;
+
+        let mut cmd = Command::new(&exe);
+        cmd.arg0(&req.program)
+            .args(&req.args)
+            .env_clear()
+            .envs(vars.iter().map(|(k, v)| (k, v)))
+            .current_dir(&req.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let plan = prepared.plan;
+        // SAFETY: the closure runs in the forked child before exec; `ChildPlan::apply` makes
+        // only raw system calls on memory prepared before fork (see child.rs).
+        #[allow(unsafe_code)]
+        unsafe {
+            cmd.pre_exec(move || plan.apply());
+        }
+        self.started.fetch_add(1, Ordering::Relaxed);
+        let spawned = cmd.spawn();
+        // The child holds its own copy of the ruleset descriptor until exec.
+        drop(prepared.ruleset);
+        drop(cmd);
+        let child = spawned.map_err(|e| spawn_error(&e, &exe, &req.program, &self.policy))?;
+
+        let watched = supervise::watch(Watch {
+            child,
+            cage: prepared.cage.as_ref(),
+            deadline,
+            cancel: req.cancel.as_deref(),
+            stdout_cap: req.stdout_cap.unwrap_or(self.policy.limits.output_bytes),
+            stderr_cap: req.stderr_cap.unwrap_or(self.policy.limits.output_bytes),
+        })
+        .map_err(|e| {
+            WsfsError::new(
+                ErrorCode::IoError,
+                format!("watching the program failed: {e}"),
+            )
+        })?;
+        let refused_forks = prepared.cage.as_ref().map_or(0, |c| c.refused_forks());
+        // Dropping the cage kills whatever is left in it and removes it.
+        drop(prepared.cage);
+
+        Ok(ExecOutcome {
+            exit_code: watched.status.code(),
+            signal: watched.status.signal(),
+            stdout: watched.stdout,
+            stderr: watched.stderr,
+            stopped: watched.stopped,
+            limit,
+            sandbox: prepared.report,
+            refused_forks,
+        })
+    }
+}
+
+fn spawn_error(err: &std::io::Error, exe: &Path, name: &OsStr, policy: &ExecPolicy) -> WsfsError {
+    let name = name.to_string_lossy();
+    match child::decode(err) {
+        (Some(step), errno) => {
+            let errno = errno.map_or(String::new(), |n| {
+                format!(": {}", std::io::Error::from_raw_os_error(n))
+            });
+            let code = if policy.require_sandbox {
+                ErrorCode::SandboxUnavailable
+            } else {
+                ErrorCode::IoError
+            };
+            WsfsError::new(
+                code,
+                format!(
+                    "{name} was not started: {} failed{errno}; nothing ran",
+                    step.describe()
+                ),
+            )
+        }
+        (None, Some(libc::EACCES)) => WsfsError::new(
+            ErrorCode::PermissionDenied,
+            format!(
+                "{name} ({}) may not be executed inside the sandbox: it is outside the system \
+                 directories and the host's exec_read_paths; the host can add its directory \
+                 to exec_read_paths",
+                exe.display()
+            ),
+        ),
+        (None, _) => WsfsError::new(
+            ErrorCode::IoError,
+            format!("{name} ({}) could not be started: {err}", exe.display()),
+        ),
+    }
+}

@@ -1,0 +1,235 @@
+//! What confines a run, prepared in the parent before fork, and what it does and does not stop.
+//!
+//! **Stops** (each a kernel mechanism, none a list of command names):
+//! - Writing, creating, renaming or removing anything outside the workspace view, the run's
+//!   private temp directory and the tools' home (Landlock; symlinks and `..` included, since
+//!   Landlock rules are on inodes). `truncate(2)` by name too (Landlock ABI 3+, or seccomp).
+//! - Reading anything but the system (`/usr`, `/bin`, `/lib*`, most of `/etc`: see
+//!   `landlock_rules::ETC_SECRETS`), `/proc` and `/sys` (read only), the host's
+//!   `exec_read_paths`, and the writable places: `~/.ssh`, other projects, `/tmp`, `/root`.
+//!   Executing anything outside the same places.
+//! - Without `exec_network`: every TCP bind and connect (Landlock ABI 4+), and every socket
+//!   but stream `AF_UNIX` ones, every `connect()` (so no socket file such as
+//!   `/run/docker.sock` either) and io_uring (seccomp).
+//! - Signals to, ptrace of, and abstract UNIX sockets of processes outside the run (Landlock
+//!   ABI 6+ scopes; ptrace always).
+//! - Root's powers: as root the program keeps uid 0 but no capability (bounding, ambient,
+//!   effective, permitted sets emptied; securebits locked so exec gives none back), so it
+//!   cannot raise its rlimits, kill other users' processes, load modules, or read past file
+//!   modes; `no_new_privs` makes setuid binaries run without privilege.
+//! - Unbounded resources: a pids cgroup caps processes (`RLIMIT_NPROC` where no cgroup can be
+//!   made, which binds only non-root users); rlimits cap address space, file size, CPU time and
+//!   core dumps; a wall clock kills the whole cgroup and process group; output is capped.
+//! - Leftovers: every process still in the cgroup is killed when the program ends; the temp
+//!   directory is removed.
+//! - The host's environment and descriptors: the environment is rebuilt from an allowlist,
+//!   stdin is `/dev/null`, every descriptor above 2 is closed at exec.
+//!
+//! **Does not stop**:
+//! - Anything inside the workspace: a program run there may read, change or delete any of it,
+//!   `.git` included, whatever the file tools' `deny_read` / `deny_write` rules say (Landlock
+//!   can only grant). Hosts that keep secrets in the workspace should not enable exec.
+//! - Reading the system's world-readable files, `/proc` (other processes' command lines) and
+//!   `/sys`. Burning the CPU, memory up to the address-space cap and disk up to the file-size
+//!   cap and the disk's free space within the wall clock.
+//! - With `exec_network: true`, anything the network reaches, socket files included.
+//! - On a kernel without Landlock (and `exec_require_sandbox: false`), anything the host user
+//!   can do to the file system; the result then says `"sandbox": "none"`.
+//! - Without a pids cgroup, as root: a process that leaves its process group (`setsid`)
+//!   survives the call (still confined), and forks are bounded only by the wall clock.
+
+use super::cgroup::{self, PidsCgroups, ProcessCage};
+use super::child::{ChildPlan, Rlimit};
+use super::landlock_rules::{self, RulesetPlan};
+use super::seccomp::{self, FilterPlan};
+use serde::Serialize;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// What the kernel offers, probed once per process.
+#[derive(Debug, Clone)]
+pub(crate) struct Support {
+    pub(crate) landlock_abi: i32,
+    pub(crate) seccomp: bool,
+    pub(crate) root_capabilities: bool,
+}
+
+pub(crate) fn support() -> &'static Support {
+    static SUPPORT: OnceLock<Support> = OnceLock::new();
+    SUPPORT.get_or_init(|| Support {
+        landlock_abi: landlock_rules::kernel_abi(),
+        seccomp: seccompiler::TargetArch::try_from(std::env::consts::ARCH).is_ok(),
+        root_capabilities: super::child::has_capabilities(),
+    })
+}
+
+/// The confinement a result reports.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub(crate) struct SandboxReport {
+    /// `landlock-v<N>`, or `none` where the host allowed running without it.
+    pub sandbox: String,
+    /// `denied`, `tcp-denied` (Landlock without seccomp), `allowed`, or `unrestricted`.
+    pub network: &'static str,
+    /// `cgroup` (pids.max and a kill of every member), `rlimit`, or `unbounded`.
+    pub processes: &'static str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// The limits a run is held to.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bounds {
+    pub(crate) wall_clock: Duration,
+    pub(crate) processes: u64,
+    pub(crate) address_space_bytes: u64,
+    pub(crate) file_size_bytes: u64,
+}
+
+/// What to prepare.
+pub(crate) struct Request<'a> {
+    pub(crate) writable: &'a [PathBuf],
+    pub(crate) readable: &'a [PathBuf],
+    pub(crate) network: bool,
+    pub(crate) require_landlock: bool,
+    pub(crate) bounds: Bounds,
+}
+
+/// Everything made before fork. The ruleset descriptor and the cgroup live here until the run
+/// ends; `plan` is moved into the child's `pre_exec`.
+pub(crate) struct Prepared {
+    pub(crate) plan: ChildPlan,
+    pub(crate) ruleset: Option<OwnedFd>,
+    pub(crate) cage: Option<ProcessCage>,
+    pub(crate) report: SandboxReport,
+}
+
+/// Why no run can happen: Landlock is required and missing.
+#[derive(Debug)]
+pub(crate) struct Unavailable(pub(crate) String);
+
+pub(crate) fn prepare(req: &Request<'_>) -> Result<Prepared, Unavailable> {
+    let kernel = support();
+    let mut notes = Vec::new();
+
+    let ruleset = if kernel.landlock_abi >= 1 {
+        Some(
+            landlock_rules::build(&RulesetPlan {
+                writable: req.writable,
+                readable: req.readable,
+                network: req.network,
+            })
+            .map_err(Unavailable)?,
+        )
+    } else if req.require_landlock {
+        return Err(Unavailable(
+            "this kernel has no Landlock (Linux 5.13+ with landlock in the lsm= list), so no \
+             program can be confined; the host can set exec_require_sandbox: false to run \
+             programs unconfined"
+                .into(),
+        ));
+    } else {
+        notes.push("no Landlock on this kernel: the file system is not confined".into());
+        None
+    };
+
+    let deny_truncate = ruleset.is_some() && kernel.landlock_abi < 3;
+    let filter = if kernel.seccomp {
+        seccomp::compile(FilterPlan {
+            network: req.network,
+            deny_truncate,
+        })
+        .map_err(Unavailable)?
+    } else {
+        None
+    };
+
+    let network = match (req.network, filter.is_some(), kernel.landlock_abi >= 4) {
+        (true, _, _) => "allowed",
+        (false, true, _) => "denied",
+        (false, false, true) => "tcp-denied",
+        (false, false, false) => "unrestricted",
+    };
+
+    let cage = match ProcessCage::create(req.bounds.processes) {
+        Ok(cage) => cage,
+        Err(e) => {
+            notes.push(format!("no pids cgroup for this run ({e})"));
+            None
+        }
+    };
+    let processes = if cage.is_some() {
+        "cgroup"
+    } else if !kernel.root_capabilities && !rustix::process::geteuid().is_root() {
+        "rlimit"
+    } else {
+        if let PidsCgroups::Unavailable(why) = cgroup::support() {
+            notes.push(format!(
+                "running as root without a pids cgroup ({why}): processes are bounded only by \
+                 the wall clock"
+            ));
+        }
+        "unbounded"
+    };
+
+    let plan = ChildPlan {
+        cgroup_procs: cage.as_ref().map(|c| c.procs_path().to_owned()),
+        rlimits: rlimits(&req.bounds, cage.is_none()),
+        drop_capabilities: kernel.root_capabilities,
+        seccomp: filter,
+        landlock_ruleset: ruleset.as_ref().map(|fd| fd.as_raw_fd()),
+    };
+    let report = SandboxReport {
+        sandbox: if ruleset.is_some() {
+            format!("landlock-v{}", kernel.landlock_abi)
+        } else {
+            "none".into()
+        },
+        network,
+        processes,
+        notes,
+    };
+    Ok(Prepared {
+        plan,
+        ruleset,
+        cage,
+        report,
+    })
+}
+
+fn rlimits(bounds: &Bounds, nproc: bool) -> Vec<Rlimit> {
+    let cpu = bounds.wall_clock.as_secs() + 1;
+    let mut out = vec![
+        Rlimit {
+            resource: libc::RLIMIT_CPU as libc::c_int,
+            soft: cpu,
+            hard: cpu + 1,
+        },
+        Rlimit {
+            resource: libc::RLIMIT_CORE as libc::c_int,
+            soft: 0,
+            hard: 0,
+        },
+        Rlimit {
+            resource: libc::RLIMIT_FSIZE as libc::c_int,
+            soft: bounds.file_size_bytes,
+            hard: bounds.file_size_bytes,
+        },
+    ];
+    if bounds.address_space_bytes > 0 {
+        out.push(Rlimit {
+            resource: libc::RLIMIT_AS as libc::c_int,
+            soft: bounds.address_space_bytes,
+            hard: bounds.address_space_bytes,
+        });
+    }
+    if nproc {
+        out.push(Rlimit {
+            resource: libc::RLIMIT_NPROC as libc::c_int,
+            soft: bounds.processes,
+            hard: bounds.processes,
+        });
+    }
+    out
+}

@@ -1,0 +1,133 @@
+//! The seccomp filter: what Landlock cannot say on this kernel, said with system calls.
+//!
+//! Landlock's network rules (ABI 4) cover TCP bind and connect only; connecting to a socket
+//! file by its path (`/run/docker.sock`, the system D-Bus: root on the host) is covered from
+//! ABI 9 and UDP from ABI 10. So without network access the filter leaves a program the
+//! sockets it needs to talk to its own children (`socketpair`, stream `AF_UNIX` sockets it can
+//! bind inside the workspace) and nothing that reaches another process:
+//! - `socket()` of any family but `AF_UNIX`, and of `SOCK_DGRAM` (an unconnected datagram
+//!   socket sends to any socket path): `EPERM`;
+//! - `connect()`: `EPERM`, whatever the family;
+//! - io_uring (its operations would bypass this filter): `EPERM`, network or not;
+//! - on a kernel whose Landlock has no truncate right (ABI < 3), `truncate(path)`: a file
+//!   Landlock lets the program read must not be emptied by name.
+//!
+//! Everything else is allowed: this is not a system call allowlist. Other architectures'
+//! system calls (32-bit on x86_64) kill the process; x32 numbers get `EPERM`.
+
+use seccompiler::{
+    sock_filter, BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition,
+    SeccompFilter, SeccompRule, TargetArch,
+};
+use std::collections::BTreeMap;
+
+/// What the filter denies, decided by the runner.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FilterPlan {
+    pub(crate) network: bool,
+    pub(crate) deny_truncate: bool,
+}
+
+/// The compiled filter, or `None` on an architecture seccompiler does not know.
+pub(crate) fn compile(plan: FilterPlan) -> Result<Option<BpfProgram>, String> {
+    let Ok(arch) = TargetArch::try_from(std::env::consts::ARCH) else {
+        return Ok(None);
+    };
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    let always = |rules: &mut BTreeMap<i64, Vec<SeccompRule>>, nr: i64| {
+        rules.insert(nr, Vec::new());
+    };
+    always(&mut rules, libc::SYS_io_uring_setup);
+    always(&mut rules, libc::SYS_io_uring_enter);
+    always(&mut rules, libc::SYS_io_uring_register);
+    if plan.deny_truncate {
+        always(&mut rules, libc::SYS_truncate);
+    }
+    if !plan.network {
+        always(&mut rules, libc::SYS_connect);
+        let cond = |arg, op, value| {
+            SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(err)
+        };
+        let not_unix = SeccompRule::new(vec![cond(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?])
+            .map_err(err)?;
+        let datagram = SeccompRule::new(vec![cond(
+            1,
+            SeccompCmpOp::MaskedEq(SOCK_TYPE_MASK),
+            libc::SOCK_DGRAM as u64,
+        )?])
+        .map_err(err)?;
+        rules.insert(libc::SYS_socket, vec![not_unix, datagram.clone()]);
+        rules.insert(libc::SYS_socketpair, vec![datagram]);
+    }
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(err)?;
+    let mut program: BpfProgram = filter.try_into().map_err(err)?;
+    // seccompiler's program starts with its three-instruction architecture check; the x32 guard
+    // goes right after it, before the program loads the system call number itself.
+    program.splice(ARCH_CHECK_LEN..ARCH_CHECK_LEN, x32_guard());
+    Ok(Some(program))
+}
+
+/// `type & 0xf` is the socket type without `SOCK_NONBLOCK` / `SOCK_CLOEXEC`.
+const SOCK_TYPE_MASK: u64 = 0xf;
+const ARCH_CHECK_LEN: usize = 3;
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+
+fn x32_guard() -> Vec<sock_filter> {
+    // BPF_LD | BPF_W | BPF_ABS, BPF_JMP | BPF_JGE | BPF_K, BPF_RET | BPF_K.
+    const BPF_LD_W_ABS: u16 = 0x20;
+    const BPF_JMP_JGE_K: u16 = 0x35;
+    const BPF_RET_K: u16 = 0x06;
+    const SECCOMP_DATA_NR_OFFSET: u32 = 0;
+    vec![
+        sock_filter {
+            code: BPF_LD_W_ABS,
+            jt: 0,
+            jf: 0,
+            k: SECCOMP_DATA_NR_OFFSET,
+        },
+        sock_filter {
+            code: BPF_JMP_JGE_K,
+            jt: 0,
+            jf: 1,
+            k: X32_SYSCALL_BIT,
+        },
+        sock_filter {
+            code: BPF_RET_K,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
+        },
+    ]
+}
+
+fn err(e: impl std::fmt::Display) -> String {
+    format!("the seccomp filter could not be built: {e}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_filter_compiles_with_and_without_network() {
+        for network in [false, true] {
+            let program = compile(FilterPlan {
+                network,
+                deny_truncate: true,
+            })
+            .unwrap()
+            .expect("x86_64 and aarch64 are known");
+            // Arch check, then the x32 guard returning EPERM.
+            assert_eq!(program[3].k, 0);
+            assert_eq!(program[4].k, X32_SYSCALL_BIT);
+            assert_eq!(program[5].k, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32);
+            assert!(program.len() < 200);
+        }
+    }
+}

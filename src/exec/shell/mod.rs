@@ -1,0 +1,14 @@
+//! safe_shell's judge: a command line parsed with bash's grammar, judged against a policy file
+//! (`config/safe_shell_policy.toml`), and rebuilt from what was judged for `bash -c`. The run
+//! itself goes through the same confined runner as everything else, so an allowed command
+//! still cannot write outside the workspace: the judge is about intent and good habits, the
+//! kernel is the boundary.
+
+pub(crate) mod judge;
+mod load;
+pub(crate) mod policy;
+pub(crate) mod words;
+pub(crate) mod wrappers;
+
+pub(crate) use judge::{judge, Verdict};
+pub(crate) use policy::Policy;

@@ -1,0 +1,249 @@
+//! The safe_shell policy: a TOML file (`config/safe_shell_policy.toml` is the one shipped),
+//! not code. Deny rules first, then allow rules, both on the program a command finally runs
+//! (after its wrappers) and a regular expression on its arguments; grammar constructs and
+//! environment assignments are allowed by name. Every rule carries `match` and `not_match`
+//! examples, and loading a policy judges every example: a rule that does not do what its
+//! examples say is an error, so a policy cannot drift from its own documentation.
+
+use super::words::Construct;
+use regex::Regex;
+use serde::Deserialize;
+
+/// The policy shipped with wsfs (loaded and checked by `load.rs`).
+pub(crate) const BUILTIN: &str = include_str!("../../../config/safe_shell_policy.toml");
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    version: u32,
+    default_suggestion: String,
+    #[serde(default)]
+    grammar: GrammarFile,
+    #[serde(default)]
+    env: EnvFile,
+    #[serde(default)]
+    deny: Vec<RuleFile>,
+    #[serde(default)]
+    allow: Vec<RuleFile>,
+    #[serde(default)]
+    suggest: Vec<SuggestFile>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GrammarFile {
+    #[serde(default)]
+    allow: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EnvFile {
+    #[serde(default)]
+    deny: Vec<String>,
+    #[serde(default)]
+    allow: Vec<String>,
+    #[serde(default)]
+    suggest: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleFile {
+    id: String,
+    programs: Vec<String>,
+    #[serde(default)]
+    args: Option<String>,
+    #[serde(default)]
+    reason: String,
+    #[serde(default)]
+    suggest: String,
+    #[serde(rename = "match")]
+    matches: Vec<String>,
+    #[serde(default)]
+    not_match: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SuggestFile {
+    programs: Vec<String>,
+    suggest: String,
+}
+
+/// A deny or allow rule.
+#[derive(Debug)]
+pub(crate) struct Rule {
+    pub(crate) id: String,
+    pub(crate) programs: Vec<String>,
+    pub(crate) args: Option<Regex>,
+    pub(crate) reason: String,
+    pub(crate) suggest: String,
+    pub(super) matches: Vec<String>,
+    pub(super) not_match: Vec<String>,
+}
+
+impl Rule {
+    pub(crate) fn applies(&self, program: &str, args: &str) -> bool {
+        self.programs.iter().any(|p| p == program)
+            && self.args.as_ref().is_none_or(|re| re.is_match(args))
+    }
+
+    /// The rule as `matched_pattern` shows it.
+    pub(crate) fn pattern(&self, kind: &str) -> String {
+        let args = self
+            .args
+            .as_ref()
+            .map_or(String::new(), |re| format!(" /{}/", re.as_str()));
+        format!(
+            "{kind} rule '{}': {}{args}",
+            self.id,
+            self.programs.join("|")
+        )
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Policy {
+    pub(crate) grammar: Vec<Construct>,
+    pub(crate) env_deny: Vec<String>,
+    pub(crate) env_allow: Vec<String>,
+    pub(crate) env_suggest: String,
+    pub(crate) deny: Vec<Rule>,
+    pub(crate) allow: Vec<Rule>,
+    pub(crate) suggest: Vec<(Vec<String>, String)>,
+    pub(crate) default_suggestion: String,
+}
+
+impl Policy {
+    /// Parses a policy file without judging its examples (`load.rs` does that: it needs the
+    /// judge, which needs this type).
+    pub(super) fn parse_unchecked(text: &str) -> Result<Policy, String> {
+        let file: File =
+            toml::from_str(text).map_err(|e| format!("the safe_shell policy is not valid: {e}"))?;
+        if file.version != 1 {
+            return Err(format!(
+                "safe_shell policy version {} is not known (1 is)",
+                file.version
+            ));
+        }
+        let mut grammar = Vec::new();
+        for name in &file.grammar.allow {
+            grammar.push(Construct::from_name(name).ok_or_else(|| {
+                let known: Vec<&str> = Construct::ALL.iter().map(|c| c.name()).collect();
+                format!(
+                    "unknown grammar construct {name:?}; known: {}",
+                    known.join(", ")
+                )
+            })?);
+        }
+        let rules = |list: Vec<RuleFile>, kind: &str| -> Result<Vec<Rule>, String> {
+            list.into_iter()
+                .map(|r| {
+                    if r.matches.is_empty() {
+                        return Err(format!("{kind} rule '{}' has no match example", r.id));
+                    }
+                    if kind == "deny" && (r.reason.is_empty() || r.suggest.is_empty()) {
+                        return Err(format!("deny rule '{}' needs a reason and a suggest", r.id));
+                    }
+                    let args =
+                        r.args.as_deref().map(Regex::new).transpose().map_err(|e| {
+                            format!("{kind} rule '{}': bad args pattern: {e}", r.id)
+                        })?;
+                    Ok(Rule {
+                        id: r.id,
+                        programs: r.programs,
+                        args,
+                        reason: r.reason,
+                        suggest: r.suggest,
+                        matches: r.matches,
+                        not_match: r.not_match,
+                    })
+                })
+                .collect()
+        };
+        let policy = Policy {
+            grammar,
+            env_deny: file.env.deny,
+            env_allow: file.env.allow,
+            env_suggest: file.env.suggest,
+            deny: rules(file.deny, "deny")?,
+            allow: rules(file.allow, "allow")?,
+            suggest: file
+                .suggest
+                .into_iter()
+                .map(|s| (s.programs, s.suggest))
+                .collect(),
+            default_suggestion: file.default_suggestion,
+        };
+        Ok(policy)
+    }
+
+    pub(crate) fn allows(&self, c: Construct) -> bool {
+        self.grammar.contains(&c)
+    }
+
+    /// The suggestion for a program no rule allows.
+    pub(crate) fn suggestion_for(&self, program: &str) -> &str {
+        self.suggest
+            .iter()
+            .find(|(programs, _)| programs.iter().any(|p| p == program))
+            .map_or(self.default_suggestion.as_str(), |(_, s)| s.as_str())
+    }
+}
+
+/// `NAME` against a list of names and `PREFIX*` patterns; the pattern that matched.
+pub(crate) fn env_match<'a>(name: &str, list: &'a [String]) -> Option<&'a str> {
+    list.iter()
+        .find(|p| match p.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == p.as_str(),
+        })
+        .map(String::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_policy_loads_and_its_examples_hold() {
+        let p = Policy::builtin().unwrap_or_else(|e| panic!("{e}"));
+        assert!(p.deny.len() >= 10 && p.allow.len() >= 10);
+    }
+
+    #[test]
+    fn a_rule_whose_examples_lie_is_refused_at_load() {
+        let text = r#"
+version = 1
+default_suggestion = "use the tools"
+[[deny]]
+id = "no-rm"
+programs = ["rm"]
+args = "-r"
+reason = "recursive"
+suggest = "delete_file"
+match = ["rm -rf x", "rm file.txt"]
+"#;
+        let err = Policy::from_toml(text).unwrap_err();
+        assert!(
+            err.contains("deny rule 'no-rm' should block \"rm file.txt\""),
+            "{err}"
+        );
+        let err = Policy::from_toml("version = 2\ndefault_suggestion = \"x\"").unwrap_err();
+        assert!(err.contains("version 2"));
+        let err = Policy::from_toml(
+            "version = 1\ndefault_suggestion = \"x\"\n[grammar]\nallow = [\"magic\"]",
+        )
+        .unwrap_err();
+        assert!(err.contains("unknown grammar construct"), "{err}");
+    }
+
+    #[test]
+    fn env_patterns() {
+        let list = vec!["LD_*".to_string(), "PATH".to_string()];
+        assert_eq!(env_match("LD_PRELOAD", &list), Some("LD_*"));
+        assert_eq!(env_match("PATH", &list), Some("PATH"));
+        assert_eq!(env_match("PATHX", &list), None);
+    }
+}

@@ -1,0 +1,94 @@
+//! The developer tools' cores, as plain functions of a [`Runner`](super::Runner), a directory
+//! and their arguments: argument and result structs, detection, the command each runs, the
+//! parsing of what it printed. Wiring them into the registry (annotations, the workspace's
+//! resolver for `cwd` and `paths`, the policy switches, the envelope) is the next step.
+
+pub(crate) mod command;
+pub(crate) mod lint;
+pub(crate) mod run_tests;
+pub(crate) mod shells;
+pub(crate) mod workspace_info;
+
+/// How a tool looks at the project's files to decide what to run (`package.json`'s scripts,
+/// `go.mod`'s module). The wiring implements it with the workspace's resolver and read
+/// policy; `DirFiles` is the plain version the tests use.
+pub(crate) trait ProjectFiles {
+    fn is_file(&self, rel: &str) -> bool;
+    fn is_dir(&self, rel: &str) -> bool;
+    /// A small text file's contents (at most `max` bytes; None if larger, missing or not a
+    /// regular file).
+    fn read_small(&self, rel: &str, max: u64) -> Option<String>;
+}
+
+/// [`ProjectFiles`] beneath a directory handle (cap-std: nothing outside is reachable), for
+/// the tests of the cores; the tools use the workspace's operations (`tools::dev::WsFiles`).
+#[cfg(test)]
+pub(crate) struct DirFiles(pub(crate) cap_std::fs::Dir);
+
+#[cfg(test)]
+impl DirFiles {
+    pub(crate) fn open(path: &std::path::Path) -> std::io::Result<DirFiles> {
+        cap_std::fs::Dir::open_ambient_dir(path, cap_std::ambient_authority()).map(DirFiles)
+    }
+}
+
+#[cfg(test)]
+impl ProjectFiles for DirFiles {
+    fn is_file(&self, rel: &str) -> bool {
+        self.0.metadata(rel).is_ok_and(|m| m.is_file())
+    }
+
+    fn is_dir(&self, rel: &str) -> bool {
+        self.0.metadata(rel).is_ok_and(|m| m.is_dir())
+    }
+
+    fn read_small(&self, rel: &str, max: u64) -> Option<String> {
+        let meta = self.0.metadata(rel).ok()?;
+        if !meta.is_file() || meta.len() > max {
+            return None;
+        }
+        self.0.read_to_string(rel).ok()
+    }
+}
+
+/// Bytes of `raw_output` a result carries (head and tail of stdout, then stderr).
+pub(crate) const MAX_RAW_OUTPUT: usize = 32 * 1024;
+
+/// stdout and stderr as one bounded text for the model.
+pub(crate) fn raw_output(out: &super::ExecOutcome) -> String {
+    let mut text = out.stdout.text();
+    let err = out.stderr.text();
+    if !err.trim().is_empty() {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&err);
+    }
+    bound(&text, MAX_RAW_OUTPUT)
+}
+
+/// `text` within `max` bytes: its first quarter and last three quarters, marked where cut.
+pub(crate) fn bound(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut head = max / 4;
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = text.len() - (max - head);
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!(
+        "{}\n[... {} bytes cut ...]\n{}",
+        &text[..head],
+        tail - head,
+        &text[tail..]
+    )
+}
+
+#[cfg(test)]
+pub(crate) mod projects;
+#[cfg(test)]
+mod tests;

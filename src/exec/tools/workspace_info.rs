@@ -1,0 +1,296 @@
+//! `workspace_info`: what this machine offers the developer tools, probed once per workspace
+//! through the sandboxed runner itself (so "available" means "runs inside the sandbox"), and
+//! cached: only `refresh: true` starts a process again.
+
+use super::ProjectFiles;
+use crate::error::WsfsError;
+use crate::exec::git::Git;
+use crate::exec::runner::{Control, ExecRequest, Runner};
+use crate::exec::sandbox::SandboxReport;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WorkspaceInfoArgs {
+    /// Probe again instead of answering from the cache (after installing a tool). Default false.
+    #[serde(default)]
+    pub refresh: bool,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub(crate) struct WorkspaceInfo {
+    pub os: String,
+    pub platform: String,
+    pub runtimes: BTreeMap<&'static str, Probe>,
+    pub tools: BTreeMap<&'static str, Probe>,
+    /// The repository's root relative to the workspace ("." for the root); null outside one.
+    pub git_repo_root: Option<String>,
+    /// What the project looks like: python, node, go, rust.
+    pub project: Vec<&'static str>,
+    pub sandbox: SandboxReport,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, Default)]
+pub(crate) struct Probe {
+    pub available: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Why an installed program is not available (it does not run in the sandbox).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// (name in the result, program, version argument).
+const RUNTIMES: &[(&str, &str, &str)] = &[
+    ("python", "python3", "--version"),
+    ("node", "node", "--version"),
+    ("go", "go", "version"),
+    ("rust", "rustc", "--version"),
+    ("java", "java", "-version"),
+];
+
+const TOOLS: &[(&str, &str, &str)] = &[
+    ("git", "git", "--version"),
+    ("pytest", "pytest", "--version"),
+    ("npm", "npm", "--version"),
+    ("ruff", "ruff", "--version"),
+    ("eslint", "eslint", "--version"),
+    ("mypy", "mypy", "--version"),
+    ("pyright", "pyright", "--version"),
+    ("tsc", "tsc", "--version"),
+    ("cargo", "cargo", "--version"),
+    ("go", "go", "version"),
+];
+
+/// A probe's own time limit: a version never takes long.
+const PROBE_LIMIT: Duration = Duration::from_secs(20);
+
+/// The cache, one per workspace.
+#[derive(Debug, Default)]
+pub(crate) struct InfoCache(Mutex<Option<Arc<WorkspaceInfo>>>);
+
+impl InfoCache {
+    /// The cached answer, or a new probe when there is none or `refresh` is set.
+    pub(crate) fn get(
+        &self,
+        runner: &Runner,
+        files: &dyn ProjectFiles,
+        refresh: bool,
+        ctl: &Control,
+    ) -> Result<Arc<WorkspaceInfo>, WsfsError> {
+        if !refresh {
+            // A poisoned lock only means a probe panicked; the value is still whole.
+            if let Some(info) = self.0.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                return Ok(info.clone());
+            }
+        }
+        let info = Arc::new(probe(runner, files, ctl)?);
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(info.clone());
+        Ok(info)
+    }
+}
+
+/// Probes everything, two programs at a time.
+pub(crate) fn probe(
+    runner: &Runner,
+    files: &dyn ProjectFiles,
+    ctl: &Control,
+) -> Result<WorkspaceInfo, WsfsError> {
+    let root = runner.places().view_root.clone();
+    let all: Vec<(bool, &(&str, &str, &str))> = RUNTIMES
+        .iter()
+        .map(|p| (true, p))
+        .chain(TOOLS.iter().map(|p| (false, p)))
+        .collect();
+    let results: Vec<(bool, &str, Probe)> = std::thread::scope(|s| {
+        let handles: Vec<_> = all
+            .chunks(all.len().div_ceil(2))
+            .map(|chunk| {
+                let root = root.clone();
+                s.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|(runtime, (name, program, arg))| {
+                            (*runtime, *name, probe_one(runner, &root, program, arg, ctl))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    ctl.check()?;
+    let mut runtimes = BTreeMap::new();
+    let mut tools = BTreeMap::new();
+    for (runtime, name, p) in results {
+        if runtime {
+            runtimes.insert(name, p);
+        } else {
+            tools.insert(name, p);
+        }
+    }
+    let sandbox = runner
+        .run_once(&ExecRequest::new("true", &root).under(ctl))
+        .map(|o| o.sandbox)?;
+    Ok(WorkspaceInfo {
+        os: std::env::consts::OS.to_string(),
+        platform: platform(),
+        runtimes,
+        tools,
+        git_repo_root: repo_root(runner, &root, ctl),
+        project: project_kinds(files),
+        sandbox,
+    })
+}
+
+fn probe_one(runner: &Runner, root: &Path, program: &str, arg: &str, ctl: &Control) -> Probe {
+    let req = ExecRequest::new(program, root)
+        .arg(arg)
+        .timeout(PROBE_LIMIT)
+        .under(ctl);
+    let path = runner
+        .locate(program, root)
+        .map(|p| p.display().to_string());
+    match runner.run_once(&req) {
+        Ok(out) if out.exit_code == Some(0) => Probe {
+            available: true,
+            version: version_in(&format!("{}\n{}", out.stdout.text(), out.stderr.text())),
+            path,
+            note: None,
+        },
+        Ok(out) => Probe {
+            available: false,
+            path,
+            note: Some(format!(
+                "installed, but `{program} {arg}` failed inside the sandbox: {}",
+                out.stderr.tail_text(300).trim()
+            )),
+            ..Probe::default()
+        },
+        Err(e) if path.is_some() => Probe {
+            available: false,
+            path,
+            note: Some(e.message),
+            ..Probe::default()
+        },
+        Err(_) => Probe::default(),
+    }
+}
+
+/// The first dotted version number in a program's banner (`Python 3.11.7`, `v20.1.0`,
+/// `go version go1.26.8 linux/amd64`, `openjdk version "17.0.9"`).
+pub(crate) fn version_in(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_digit()
+            && (i == 0
+                || !bytes[i - 1].is_ascii_alphanumeric()
+                || bytes[i - 1] == b'v'
+                || bytes[i - 1] == b'o')
+        {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'.') {
+                i += 1;
+            }
+            let v = text[start..i].trim_end_matches('.');
+            if v.contains('.') {
+                return Some(v.to_string());
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+fn platform() -> String {
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let distro = std::fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+                .map(|v| v.trim_matches('"').to_string())
+        })
+        .unwrap_or_default();
+    format!(
+        "{}-{} {} (kernel {})",
+        std::env::consts::OS,
+        std::env::consts::ARCH,
+        distro,
+        kernel.trim()
+    )
+}
+
+fn repo_root(runner: &Runner, root: &Path, ctl: &Control) -> Option<String> {
+    let git = Git::open(runner, root, ctl).ok()?;
+    let out = git.run(&["rev-parse", "--show-toplevel"], None).ok()?;
+    if out.exit_code != Some(0) {
+        return None;
+    }
+    let top = out.stdout.text();
+    let top = Path::new(top.trim());
+    let rel = top.strip_prefix(root).ok()?;
+    Some(if rel.as_os_str().is_empty() {
+        ".".into()
+    } else {
+        rel.display().to_string()
+    })
+}
+
+pub(crate) fn project_kinds(files: &dyn ProjectFiles) -> Vec<&'static str> {
+    let mut kinds = Vec::new();
+    let any = |names: &[&str]| names.iter().any(|n| files.is_file(n));
+    if any(&[
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "requirements.txt",
+        "pytest.ini",
+        "conftest.py",
+    ]) {
+        kinds.push("python");
+    }
+    if any(&["package.json"]) {
+        kinds.push("node");
+    }
+    if any(&["go.mod"]) {
+        kinds.push("go");
+    }
+    if any(&["Cargo.toml"]) {
+        kinds.push("rust");
+    }
+    kinds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_in_banners() {
+        for (banner, want) in [
+            ("Python 3.11.7", "3.11.7"),
+            ("v20.20.2", "20.20.2"),
+            ("go version go1.26.8 linux/amd64", "1.26.8"),
+            ("rustc 1.95.0 (59807616e 2026-04-14)", "1.95.0"),
+            ("openjdk version \"17.0.9\" 2023-10-17", "17.0.9"),
+            ("ruff 0.8.4", "0.8.4"),
+            ("pytest 8.3.4", "8.3.4"),
+            ("Version 5.7.2", "5.7.2"),
+        ] {
+            assert_eq!(version_in(banner).as_deref(), Some(want), "{banner}");
+        }
+        assert_eq!(version_in("no version"), None);
+    }
+}

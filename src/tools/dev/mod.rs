@@ -1,0 +1,167 @@
+//! The developer tools (issue 21) as registry entries: `workspace_info`, `git_status`,
+//! `git_diff`, `git_commit`, `run_tests`, `run_lint`, `typecheck`, `safe_shell` and `shell`.
+//! Their cores live in `crate::exec` (the confined runner, hardened git, the report parsers,
+//! the safe_shell judge); this module only wires them to the contract:
+//!
+//! - Off unless the host sets `policy.exec_enabled` (`shell` also needs `shell_enabled`):
+//!   dispatch refuses them with `exec_disabled` before their arguments are parsed
+//!   ([`Switch`](crate::tools::contract::Switch)).
+//! - Every path argument (`cwd`, `paths`, `pathspec`) is a tool path like any other: parsed and
+//!   resolved beneath the root with the policy as gate (`Workspace::program_dir` /
+//!   `program_path`), then handed to the program as the real path that was resolved.
+//! - The call's deadline (`exec_timeout_sec`, shortened by a per-call timeout) and cancel token
+//!   reach the runner, which kills the program's whole process group when either fires.
+//! - One runner and one `workspace_info` cache per workspace (`Workspace::slot`).
+
+pub(crate) mod checks;
+pub(crate) mod git;
+pub(crate) mod info;
+pub(crate) mod shells;
+
+use crate::control::CallControl;
+use crate::error::{ErrorCode, Result, WsfsError};
+use crate::exec::tools::workspace_info::InfoCache;
+use crate::exec::tools::ProjectFiles;
+use crate::exec::{Control, ExecLimits, ExecPlaces, ExecPolicy, Runner};
+use crate::sandbox::fileops::{open_leaf_read, regular_file_size};
+use crate::sandbox::gate::Access;
+use crate::sandbox::resolve::Located;
+use crate::tools::contract::Call;
+use crate::workspace::Workspace;
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What the developer tools keep per workspace.
+pub(crate) struct DevState {
+    pub(crate) runner: Runner,
+    pub(crate) info: InfoCache,
+}
+
+/// This workspace's runner and cache, made on first use from its policy.
+pub(crate) fn state(ws: &Workspace) -> Arc<DevState> {
+    ws.slot(|| DevState {
+        runner: Runner::new(places(ws), exec_policy(ws)),
+        info: InfoCache::default(),
+    })
+}
+
+fn places(ws: &Workspace) -> ExecPlaces {
+    let (home, scratch_parent) = match ws.state_path() {
+        Some(state) => (Some(state.join("exec-home")), state.join("exec-tmp")),
+        // No state directory: each run's private temp directory is its home.
+        None => (
+            None,
+            std::env::temp_dir().join(format!("wsfs-exec-{}", rustix::process::getuid().as_raw())),
+        ),
+    };
+    ExecPlaces {
+        view_root: ws.root().to_path_buf(),
+        view_writable: ws.policy().writes_enabled,
+        home,
+        scratch_parent,
+    }
+}
+
+fn exec_policy(ws: &Workspace) -> ExecPolicy {
+    let p = ws.policy();
+    ExecPolicy {
+        read_paths: p.exec_read_paths.iter().map(PathBuf::from).collect(),
+        env_allow: p.exec_env_allow.clone(),
+        path: None,
+        network: p.exec_network,
+        require_sandbox: p.exec_require_sandbox,
+        limits: ExecLimits {
+            wall_clock: Duration::from_secs(p.exec_timeout_sec),
+            ..ExecLimits::default()
+        },
+    }
+}
+
+/// The call's deadline and cancel flag, for the runner.
+pub(crate) fn control(ctl: &CallControl) -> Control {
+    Control {
+        deadline: Some(ctl.deadline()),
+        cancel: ctl.cancel_flag(),
+    }
+}
+
+/// The directory a program runs in: `raw` resolved as a tool path (empty: the root).
+pub(crate) fn cwd(call: &mut Call<'_>, raw: &str) -> Result<PathBuf> {
+    let raw = if raw.is_empty() { "." } else { raw };
+    let path = call.path(raw)?;
+    call.ws.program_dir(&path, call.ctl)
+}
+
+/// Tool paths as the workspace-relative real paths a program run at the root takes.
+pub(crate) fn program_paths(
+    call: &mut Call<'_>,
+    raw: &[String],
+    access: Access,
+) -> Result<Vec<String>> {
+    raw.iter()
+        .map(|r| {
+            let path = call.path(r)?;
+            let rel = call.ws.program_path(&path, access, call.ctl)?;
+            let rel = rel.to_str().ok_or_else(|| {
+                WsfsError::new(
+                    ErrorCode::InvalidPath,
+                    format!("{}: a program argument must be valid UTF-8", path.display),
+                )
+            })?;
+            Ok(if rel.is_empty() {
+                ".".into()
+            } else {
+                rel.into()
+            })
+        })
+        .collect()
+}
+
+/// How a tool looks at the project's files (`package.json`, `go.mod`): through the
+/// workspace's operations like every tool (resolved beneath the root with the policy as
+/// gate, read from the resolved handle), so it works on any backend.
+pub(crate) struct WsFiles<'a> {
+    ws: &'a Workspace,
+    ctl: &'a CallControl,
+}
+
+pub(crate) fn files<'a>(call: &Call<'a>) -> WsFiles<'a> {
+    WsFiles {
+        ws: call.ws,
+        ctl: call.ctl,
+    }
+}
+
+impl WsFiles<'_> {
+    fn located(&self, rel: &str) -> Option<Located<'_>> {
+        let path = self.ws.parse_path(rel).ok()?;
+        self.ws.resolve(&path, Access::READ, false, self.ctl).ok()
+    }
+}
+
+impl ProjectFiles for WsFiles<'_> {
+    fn is_file(&self, rel: &str) -> bool {
+        self.located(rel)
+            .is_some_and(|l| l.leaf_meta.as_ref().is_some_and(|m| m.is_file()))
+    }
+
+    fn is_dir(&self, rel: &str) -> bool {
+        self.located(rel)
+            .is_some_and(|l| l.leaf_meta.as_ref().is_some_and(|m| m.is_dir()))
+    }
+
+    fn read_small(&self, rel: &str, max: u64) -> Option<String> {
+        let located = self.located(rel)?;
+        let leaf = located.file_leaf(rel, false).ok()?;
+        let file = open_leaf_read(&located.dir, leaf).ok()?;
+        // Checked on the open file: the name may have been swapped since resolution.
+        if regular_file_size(&file, rel).ok()? > max {
+            return None;
+        }
+        let mut text = String::new();
+        file.take(max + 1).read_to_string(&mut text).ok()?;
+        (text.len() as u64 <= max).then_some(text)
+    }
+}

@@ -1,0 +1,134 @@
+//! Loading tool folders: the manifest, the host's ceiling, the module's hash and interface.
+
+use super::wat::Fixture;
+use super::*;
+use crate::wasm::policy::FsCapability;
+use crate::wasm::registry::WasmRegistry;
+
+fn noop() -> String {
+    let mut f = Fixture::new();
+    let ok = f.text("{}");
+    f.wat(&format!("(call $print {ok})"))
+}
+
+fn load_code(wat: &str, fields: &str, host: &HostPolicy) -> (ErrorCode, String) {
+    let e = tool_with(wat, fields, host).err().expect("the load fails");
+    (e.code, e.message)
+}
+
+#[test]
+fn a_module_that_does_not_match_its_hash_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_tool(tmp.path(), "hashed", &noop(), "");
+    load_tool(&dir, engine().as_ref(), &HostPolicy::default()).expect("it loads as written");
+    // One byte more (a comment) after the manifest was written: not the module it names.
+    let mut changed = std::fs::read_to_string(dir.join("module.wat")).unwrap();
+    changed.push_str(";; x");
+    std::fs::write(dir.join("module.wat"), changed).unwrap();
+    let e = load_tool(&dir, engine().as_ref(), &HostPolicy::default())
+        .err()
+        .unwrap();
+    assert_eq!(e.code, ErrorCode::ModuleMismatch, "{}", e.message);
+    assert!(e.message.contains("module_sha256"), "{}", e.message);
+    // A binary module swapped in beside a manifest for the text one: refused too.
+    std::fs::remove_file(dir.join("module.wat")).unwrap();
+    std::fs::write(dir.join("module.wasm"), ::wat::parse_str(noop()).unwrap()).unwrap();
+    let e = load_tool(&dir, engine().as_ref(), &HostPolicy::default())
+        .err()
+        .unwrap();
+    assert_eq!(e.code, ErrorCode::ModuleMismatch, "{}", e.message);
+}
+
+#[test]
+fn a_manifest_asking_for_more_than_the_host_allows_is_refused_at_load() {
+    let strict = HostPolicy {
+        filesystem: FsCapability::Read,
+        allow_model_access: false,
+        max_memory_mb: 16,
+        ..HostPolicy::default()
+    };
+    let cases = [
+        r#","capabilities":{"filesystem":"write"}"#,
+        r#","capabilities":{"model_access":true}"#,
+        r#","capabilities":{"network":{"allowed_hosts":["127.0.0.1"]}}"#,
+        r#","capabilities":{"env":["PATH"]}"#,
+        r#","limits":{"memory_mb":17}"#,
+    ];
+    for fields in cases {
+        let (code, message) = load_code(&noop(), fields, &strict);
+        assert_eq!(code, ErrorCode::CapabilityDenied, "{fields}: {message}");
+        assert!(message.contains("not loaded"), "{message}");
+    }
+    tool_with(&noop(), r#","capabilities":{"filesystem":"read"}"#, &strict).unwrap();
+}
+
+#[test]
+fn modules_must_be_wasi_commands_the_host_can_link() {
+    let host = HostPolicy::default();
+    let cases = [
+        (
+            r#"(module (import "env" "system" (func)) (memory (export "memory") 1)
+               (func (export "_start")))"#,
+            "env::system",
+        ),
+        (
+            r#"(module (import "wsfs" "spawn" (func)) (memory (export "memory") 1)
+               (func (export "_start")))"#,
+            "wsfs::spawn",
+        ),
+        (r#"(module (memory (export "memory") 1))"#, "_start"),
+        (r#"(module (func (export "_start")))"#, "memory"),
+        // A start section would run outside the fuel slices.
+        (
+            r#"(module (memory (export "memory") 1) (func $s) (start $s)
+               (func (export "_start")))"#,
+            "not valid",
+        ),
+        ("(module (func (export \"_start\") (i32.add)))", "not valid"),
+    ];
+    for (wat, named) in cases {
+        let (code, message) = load_code(wat, "", &host);
+        assert_eq!(code, ErrorCode::ManifestInvalid, "{wat}: {message}");
+        assert!(message.contains(named), "{wat}: {message}");
+    }
+}
+
+#[test]
+fn a_registry_loads_folders_and_refuses_taken_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("tools");
+    write_tool(&folder, "beta", &noop(), "");
+    write_tool(&folder, "alpha", &noop(), "");
+    std::fs::create_dir_all(folder.join("notes")).unwrap();
+    let mut registry = WasmRegistry::new(engine(), HostPolicy::default());
+    assert_eq!(registry.load_folder(&folder).unwrap(), 2);
+    assert_eq!(engine().name(), "wasmi");
+    let names: Vec<&str> = registry.tools().iter().map(|t| t.name()).collect();
+    assert_eq!(names, ["alpha", "beta"]);
+    assert!(registry.get("alpha").is_some_and(|t| t.read_only()));
+    // The same name again, and a built-in tool's name.
+    let again = write_tool(&tmp.path().join("more"), "alpha", &noop(), "");
+    let e = registry.load_tool(&again).err().unwrap();
+    assert!(e.message.contains("taken by the tool in"), "{}", e.message);
+    let builtin = write_tool(&tmp.path().join("more"), "read_file", &noop(), "");
+    let e = registry.load_tool(&builtin).err().unwrap();
+    assert_eq!(e.code, ErrorCode::ManifestInvalid);
+    assert!(e.message.contains("built-in"), "{}", e.message);
+}
+
+#[test]
+fn a_folder_needs_exactly_one_module() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_tool(tmp.path(), "two", &noop(), "");
+    std::fs::write(dir.join("module.wasm"), b"\0asm").unwrap();
+    let e = load_tool(&dir, engine().as_ref(), &HostPolicy::default())
+        .err()
+        .unwrap();
+    assert!(e.message.contains("keep one"), "{}", e.message);
+    std::fs::remove_file(dir.join("module.wasm")).unwrap();
+    std::fs::remove_file(dir.join("module.wat")).unwrap();
+    let e = load_tool(&dir, engine().as_ref(), &HostPolicy::default())
+        .err()
+        .unwrap();
+    assert!(e.message.contains("no module.wasm"), "{}", e.message);
+}

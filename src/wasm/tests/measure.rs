@@ -1,0 +1,81 @@
+//! Figures for the engine decision (run by hand: `cargo test --release --lib
+//! wasm::tests::measure -- --ignored --nocapture`); `make bench` takes them over in phase 2.
+
+use super::wat::Fixture;
+use super::*;
+use std::time::Instant;
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn time(runs: usize, mut f: impl FnMut()) -> Duration {
+    for _ in 0..runs.min(20) {
+        f();
+    }
+    let samples = (0..runs)
+        .map(|_| {
+            let started = Instant::now();
+            f();
+            started.elapsed()
+        })
+        .collect();
+    median(samples)
+}
+
+#[test]
+#[ignore = "a measurement, not a check"]
+fn measure_the_wasmi_engine() {
+    let mut f = Fixture::new();
+    let ok = f.text("{}");
+    let noop = f.wat(&format!("(call $print {ok})"));
+    let wasm = ::wat::parse_str(&noop).unwrap();
+    let engine = engine();
+    let compile = time(200, || {
+        engine.compile(&wasm).unwrap();
+    });
+    let loaded = tool(&noop, "");
+    let call = ctl();
+    let run = time(2000, || {
+        run_with(&loaded, "{}", &call, None, None).unwrap();
+    });
+    // The same run without the protocol and WASI set-up: instantiate + _start.
+    let host = test_host();
+    let bare = time(2000, || {
+        let watch = Arc::new(crate::wasm::watch::Watch::new("m", &call, 1000));
+        let (state, _) = crate::wasm::guest::GuestState::new(crate::wasm::guest::GuestSetup {
+            stdin: b"{}".to_vec(),
+            env: Vec::new(),
+            workspace: None,
+            grants: Default::default(),
+            gateway: None,
+            watch,
+            limits: loaded.manifest.limits_under(&host).unwrap(),
+        })
+        .unwrap();
+        loaded.module().run(state, 1_000_000);
+    });
+    // Fuel throughput of a busy loop, and so the time one slice takes.
+    let mut f = Fixture::new();
+    let done = f.text("{}");
+    let spin = tool(
+        &f.wat(&format!(
+            "(local $i i32)
+             (loop $l (local.set $i (i32.add (local.get $i) (i32.const 1)))
+               (br_if $l (i32.lt_u (local.get $i) (i32.const 50000000))))
+             (call $print {done})"
+        )),
+        "",
+    );
+    let started = Instant::now();
+    let out = run_with(&spin, "{}", &call, None, None).unwrap();
+    let spun = started.elapsed();
+    let slice = crate::wasm::engine::FUEL_SLICE as f64;
+    let per_slice = spun.mul_f64(slice / out.fuel_used as f64);
+    eprintln!(
+        "wasmi: compile the no-op module {compile:?}; instantiate + _start {bare:?}; \
+         through the runner (input, WASI set-up, output) {run:?}"
+    );
+    eprintln!("wasmi: a 50M-iteration loop {spun:?}, about {per_slice:?} per fuel slice");
+}

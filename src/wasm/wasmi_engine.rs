@@ -1,0 +1,249 @@
+//! The wasmi engine: a pure-Rust interpreter with fuel metering whose calls can be resumed
+//! after the fuel runs out, which is what makes the slices possible. The WASI preview 1
+//! imports come from `wasmi_wasi` over the run's `WasiCtx`; the `wsfs` host functions are
+//! defined here over [`GuestState::host`].
+
+use super::engine::{check_interface, CompiledModule, Ended, Engine, RunReport, FUEL_SLICE};
+use super::guest::GuestState;
+use super::host::{self, MustStop};
+use crate::error::{ErrorCode, Result, WsfsError};
+use std::ops::Range;
+use std::sync::Arc;
+use wasmi::ResourceLimiter;
+use wasmi::{Caller, Extern, Linker, Module, Store, TypedResumableCall};
+use wasmi_core::LimiterError;
+
+pub struct WasmiEngine {
+    engine: wasmi::Engine,
+    linker: Arc<Linker<GuestState>>,
+}
+
+impl WasmiEngine {
+    pub fn new() -> Result<WasmiEngine> {
+        let mut config = wasmi::Config::default();
+        // A start section would run at instantiation, outside the fuel slices.
+        config.consume_fuel(true).allow_start_fn(false);
+        let engine = wasmi::Engine::new(&config);
+        let mut linker = Linker::new(&engine);
+        let link_error = |e: &dyn std::fmt::Display| {
+            WsfsError::new(
+                ErrorCode::IoError,
+                format!("could not set up the Wasm host functions: {e}"),
+            )
+        };
+        wasmi_wasi::add_to_linker(&mut linker, |state: &mut GuestState| &mut state.wasi)
+            .map_err(|e| link_error(&e))?;
+        add_host_functions(&mut linker).map_err(|e| link_error(&e))?;
+        Ok(WasmiEngine {
+            engine,
+            linker: Arc::new(linker),
+        })
+    }
+}
+
+impl Engine for WasmiEngine {
+    fn name(&self) -> &'static str {
+        "wasmi"
+    }
+
+    fn compile(&self, wasm: &[u8]) -> Result<Arc<dyn CompiledModule>> {
+        let module = Module::new(&self.engine, wasm).map_err(|e| {
+            WsfsError::new(
+                ErrorCode::ManifestInvalid,
+                format!("the module is not valid WebAssembly the host can run: {e}"),
+            )
+        })?;
+        let imports: Vec<(String, String)> = module
+            .imports()
+            .map(|i| (i.module().to_string(), i.name().to_string()))
+            .collect();
+        let exports: Vec<String> = module.exports().map(|e| e.name().to_string()).collect();
+        let exports: Vec<&str> = exports.iter().map(String::as_str).collect();
+        check_interface(
+            imports.iter().map(|(m, n)| (m.as_str(), n.as_str())),
+            &exports,
+        )?;
+        Ok(Arc::new(WasmiModule {
+            engine: self.engine.clone(),
+            linker: self.linker.clone(),
+            module,
+        }))
+    }
+}
+
+struct WasmiModule {
+    engine: wasmi::Engine,
+    linker: Arc<Linker<GuestState>>,
+    module: Module,
+}
+
+impl ResourceLimiter for GuestState {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> std::result::Result<bool, LimiterError> {
+        Ok(self.memory.memory_growing(desired, maximum))
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> std::result::Result<bool, LimiterError> {
+        Ok(self.memory.table_growing(desired))
+    }
+
+    fn instances(&self) -> usize {
+        1
+    }
+
+    fn tables(&self) -> usize {
+        4
+    }
+
+    fn memories(&self) -> usize {
+        1
+    }
+}
+
+impl CompiledModule for WasmiModule {
+    fn run(&self, state: GuestState, fuel: u64) -> RunReport {
+        let watch = state.watch.clone();
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|state| state as &mut dyn ResourceLimiter);
+        // Fuel not yet handed to the store.
+        let mut budget = fuel;
+        let give = |store: &mut Store<GuestState>, budget: &mut u64, at_least: u64| {
+            let slice = FUEL_SLICE.max(at_least).min(*budget);
+            *budget -= slice;
+            let held = store.get_fuel().unwrap_or(0);
+            let _ = store.set_fuel(held.saturating_add(slice));
+        };
+        give(&mut store, &mut budget, 0);
+        let ended = (|| {
+            let instance = match self.linker.instantiate_and_start(&mut store, &self.module) {
+                Ok(instance) => instance,
+                Err(e) => return ended_by(&e),
+            };
+            let start = match instance.get_typed_func::<(), ()>(&store, "_start") {
+                Ok(start) => start,
+                Err(e) => return Ended::Trapped(format!("_start: {e}")),
+            };
+            let mut call = start.call_resumable(&mut store, ());
+            loop {
+                match call {
+                    Ok(TypedResumableCall::Finished(())) => return Ended::Exited(0),
+                    Ok(TypedResumableCall::HostTrap(trap)) => return ended_by(trap.host_error()),
+                    Ok(TypedResumableCall::OutOfFuel(paused)) => {
+                        if watch.check().is_err() {
+                            return Ended::Stopped;
+                        }
+                        let needed = paused.required_fuel();
+                        if budget == 0 || budget < needed {
+                            return Ended::OutOfFuel;
+                        }
+                        give(&mut store, &mut budget, needed);
+                        call = paused.resume(&mut store);
+                    }
+                    Err(e) => return ended_by(&e),
+                }
+            }
+        })();
+        let left = budget.saturating_add(store.get_fuel().unwrap_or(0));
+        RunReport {
+            ended,
+            fuel_used: fuel.saturating_sub(left),
+            state: store.into_data(),
+        }
+    }
+}
+
+/// How an error from wasmi ends the run.
+fn ended_by(error: &wasmi::Error) -> Ended {
+    if let Some(status) = error.i32_exit_status() {
+        return Ended::Exited(status);
+    }
+    match error.as_trap_code() {
+        Some(wasmi::TrapCode::OutOfFuel) => Ended::OutOfFuel,
+        _ if error.downcast_ref::<StopError>().is_some() => Ended::Stopped,
+        _ => Ended::Trapped(error.to_string()),
+    }
+}
+
+/// The error a `wsfs` host function returns to stop the tool (the reason is in the watch).
+#[derive(Debug)]
+struct StopError;
+
+impl std::fmt::Display for StopError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the host stopped the tool")
+    }
+}
+
+impl wasmi::errors::HostError for StopError {}
+
+fn stop(_: MustStop) -> wasmi::Error {
+    wasmi::Error::host(StopError)
+}
+
+/// The guest's memory and the run's state, borrowed together.
+fn memory_and_state<'a>(
+    caller: &'a mut Caller<'_, GuestState>,
+) -> std::result::Result<(&'a mut [u8], &'a mut GuestState), wasmi::Error> {
+    let memory = caller
+        .get_export("memory")
+        .and_then(Extern::into_memory)
+        .ok_or_else(|| wasmi::Error::new("the tool exports no memory"))?;
+    Ok(memory.data_and_store_mut(caller))
+}
+
+/// `ptr..ptr+len` of guest memory, or a trap when it is out of bounds.
+fn region(memory: &[u8], ptr: i32, len: i32) -> std::result::Result<Range<usize>, wasmi::Error> {
+    let start = ptr as u32 as usize;
+    let end = start.checked_add(len as u32 as usize);
+    match end {
+        Some(end) if end <= memory.len() => Ok(start..end),
+        _ => Err(wasmi::Error::from(wasmi::TrapCode::MemoryOutOfBounds)),
+    }
+}
+
+fn add_host_functions(
+    linker: &mut Linker<GuestState>,
+) -> std::result::Result<(), wasmi::errors::LinkerError> {
+    linker.func_wrap(
+        host::MODULE,
+        "model_generate",
+        |mut caller: Caller<'_, GuestState>, ptr: i32, len: i32| {
+            let (memory, state) = memory_and_state(&mut caller)?;
+            let request = &memory[region(memory, ptr, len)?];
+            state.host.model_generate(request).map_err(stop)
+        },
+    )?;
+    linker.func_wrap(
+        host::MODULE,
+        "http_request",
+        |mut caller: Caller<'_, GuestState>, ptr: i32, len: i32| {
+            let (memory, state) = memory_and_state(&mut caller)?;
+            let request = &memory[region(memory, ptr, len)?];
+            state.host.http_request(request).map_err(stop)
+        },
+    )?;
+    linker.func_wrap(
+        host::MODULE,
+        "response_len",
+        |caller: Caller<'_, GuestState>| -> i32 { caller.data().host.response_len() },
+    )?;
+    linker.func_wrap(
+        host::MODULE,
+        "response_read",
+        |mut caller: Caller<'_, GuestState>, ptr: i32, len: i32| {
+            let (memory, state) = memory_and_state(&mut caller)?;
+            let range = region(memory, ptr, len)?;
+            Ok::<i32, wasmi::Error>(state.host.response_read(&mut memory[range]))
+        },
+    )?;
+    Ok(())
+}
