@@ -7,6 +7,7 @@ use crate::lines::{sha256_hex, FileHash};
 use crate::sandbox::fileops::{
     atomic_create, atomic_replace, check_file_size_limit, file_exists, lock_current, open_error,
     open_leaf_append, open_leaf_append_existing, open_leaf_append_new, open_leaf_read, sync_dir,
+    LockedFile,
 };
 use crate::sandbox::gate::Access;
 use crate::sandbox::resolve::Located;
@@ -153,16 +154,17 @@ pub(crate) fn record_file(
     });
 }
 
-/// The overwrite itself; returns whether the file was created, and the warnings.
-fn replace_leaf(
-    call: &mut Call<'_>,
+/// The file an overwrite replaces, locked as every writer locks it, so an edit in flight is
+/// not overwritten by stale content, and its metadata before the change. The lock is `None`
+/// when there is no file, or one that cannot be read but can be replaced (a write-only file:
+/// replaced without the lock).
+pub(crate) fn lock_for_replace(
     located: &Located<'_>,
-    content: &str,
+    leaf: &OsStr,
     display: &str,
-) -> Result<(bool, Vec<Warning>)> {
-    let ctl = call.ctl;
-    let leaf = located.file_leaf(display, true)?;
-    let mut locked = match open_leaf_read(&located.dir, leaf) {
+    ctl: &CallControl,
+) -> Result<(Option<LockedFile>, Option<Metadata>)> {
+    let locked = match open_leaf_read(&located.dir, leaf) {
         Ok(file) => {
             let reopen = || open_leaf_read(&located.dir, leaf);
             Some(lock_current(
@@ -175,7 +177,6 @@ fn replace_leaf(
             )?)
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        // Unreadable but replaceable (a write-only file): replace it without the lock.
         Err(e) if e.kind() == io::ErrorKind::PermissionDenied && e.raw_os_error().is_some() => None,
         Err(e) => return Err(open_error(e, display)),
     };
@@ -183,6 +184,19 @@ fn replace_leaf(
         Some(locked) => Some(locked.meta.clone()),
         None => located.dir.symlink_metadata(leaf).ok(),
     };
+    Ok((locked, existing))
+}
+
+/// The overwrite itself; returns whether the file was created, and the warnings.
+fn replace_leaf(
+    call: &mut Call<'_>,
+    located: &Located<'_>,
+    content: &str,
+    display: &str,
+) -> Result<(bool, Vec<Warning>)> {
+    let ctl = call.ctl;
+    let leaf = located.file_leaf(display, true)?;
+    let (mut locked, existing) = lock_for_replace(located, leaf, display, ctl)?;
     // For the audit log only: the content being replaced (unknown if it cannot be read).
     let before = match (&mut locked, &existing) {
         (_, None) => None,

@@ -14,8 +14,8 @@ use crate::guard::audit::{Change, Notes};
 use crate::lines::{sha256_hex, FileHash};
 use crate::names::{self, display_path};
 use crate::sandbox::fileops::{
-    atomic_create, atomic_replace, file_exists, lock_current, open_error, open_leaf_read,
-    regular_file_size, sync_dir,
+    atomic_create, atomic_replace, file_exists, open_error, open_leaf_read, regular_file_size,
+    sync_dir,
 };
 use crate::sandbox::gate::Access;
 use crate::sandbox::root::{Anchor, ToolPath, MAX_PATH_BYTES};
@@ -25,7 +25,7 @@ use crate::workspace::Workspace;
 use cap_std::fs::FileTypeExt;
 use cap_std::fs::{Metadata, MetadataExt};
 use std::ffi::OsStr;
-use std::io::{self, Read};
+use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -334,33 +334,9 @@ impl GuestFs for WorkspaceFs {
             }
             atomic_create(&located.dir, leaf, content, display, ctl)?;
         } else {
-            // Locked like write_file locks it, so an edit in flight is not overwritten by stale
-            // content.
-            let mut locked = match open_leaf_read(&located.dir, leaf) {
-                Ok(file) => {
-                    let reopen = || open_leaf_read(&located.dir, leaf);
-                    Some(lock_current(
-                        &located.dir,
-                        leaf,
-                        file,
-                        reopen,
-                        display,
-                        ctl,
-                    )?)
-                }
-                Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-                Err(e)
-                    if e.kind() == io::ErrorKind::PermissionDenied
-                        && e.raw_os_error().is_some() =>
-                {
-                    None
-                }
-                Err(e) => return Err(open_error(e, display)),
-            };
-            let existing = match &locked {
-                Some(locked) => Some(locked.meta.clone()),
-                None => located.dir.symlink_metadata(leaf).ok(),
-            };
+            // Locked like write_file locks it (see `lock_for_replace`).
+            let (mut locked, existing) =
+                tools::write::lock_for_replace(&located, leaf, display, ctl)?;
             if let (true, Some(locked)) = (self.audits(), &mut locked) {
                 before = Some(FileHash::of(&mut locked.file, ctl)?.map(|h| h.hex()));
             } else if existing.is_some() {
