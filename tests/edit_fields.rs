@@ -3,9 +3,7 @@
 //! of the new file that hold the replacement.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[test]

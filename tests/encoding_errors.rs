@@ -3,9 +3,7 @@
 //! either way.
 #![allow(unused_unsafe)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// `wsfs_call_with_options` with a raw output mode: the whole result as a string.
