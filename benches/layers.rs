@@ -242,6 +242,7 @@ impl Opened {
             limits: wsfs::Limits::default(),
             state_dir: None,
             policy: wsfs::PolicyConfig::default(),
+            profile: "wsfs".into(),
             wasm_tools: Vec::new(),
             wasm_policy: Default::default(),
         };

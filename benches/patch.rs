@@ -132,6 +132,7 @@ impl Paths {
             limits: wsfs::Limits::default(),
             state_dir: Some(state.to_string_lossy().into_owned()),
             policy: wsfs::PolicyConfig::default(),
+            profile: "wsfs".into(),
             wasm_tools: Vec::new(),
             wasm_policy: Default::default(),
         };

@@ -41,6 +41,9 @@ type callSpec struct {
 	timeout time.Duration // extra per-call bound, 0 = none
 	path    string        // for the log record only
 	logger  *slog.Logger  // nil = the workspace's logger
+	// profiled: the result is a profile's envelope, returned as it is (not
+	// parsed; err is set only for failures detected in Go).
+	profiled bool
 }
 
 // call runs one tool through wsfs_call_with_options with the context's
@@ -50,6 +53,10 @@ type callSpec struct {
 func (ws *Workspace) call(ctx context.Context, cs callSpec) (raw string, env *envelope, err error) {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if ws.profile != "" && !cs.profiled {
+		return failure(newError(cs.tool, CodeInvalidArguments,
+			"this method returns the native result; the workspace serves the %q profile: use CallRaw", ws.profile))
 	}
 	if !ws.logged(cs) { // the usual case: no clock reads for a record nobody keeps
 		return ws.callC(ctx, cs)
@@ -131,6 +138,9 @@ func (ws *Workspace) callC(ctx context.Context, cs callSpec) (string, *envelope,
 	} else if release != nil {
 		release()
 	}
+	if cs.profiled {
+		return raw, nil, nil
+	}
 
 	env, perr := parseEnvelopeInto(&res.env, cs.tool, raw, cs.output, cs.data)
 	if perr != nil {
@@ -177,8 +187,14 @@ func ctxError(tool string, ctx context.Context) *Error {
 // call, nil on success. Failures detected before calling the library (a NUL
 // byte, a context already done) get an envelope of the same shape. This is
 // what the wsfs CLI uses; prefer the typed methods in Go code.
+//
+// On a workspace with a profile (Config.Profile) tool and argsJSON are in
+// the profile's names and the envelope is the profile's, returned as the
+// library made it; err is then nil except for failures detected in Go
+// (which get the native failure envelope above).
 func (ws *Workspace) CallRaw(ctx context.Context, tool, argsJSON string) (envelopeJSON string, err error) {
-	raw, _, err := ws.call(ctx, callSpec{tool: tool, args: argsJSON, output: outputFull, path: pathOf(argsJSON)})
+	cs := callSpec{tool: tool, args: argsJSON, output: outputFull, path: pathOf(argsJSON), profiled: ws.profile != ""}
+	raw, _, err := ws.call(ctx, cs)
 	return raw, err
 }
 

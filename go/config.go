@@ -47,6 +47,15 @@ type Config struct {
 	// is logged. The zero value is the library's default: writes enabled,
 	// nothing denied to reading, ".git/**" denied to changes, no audit log.
 	Policy Policy
+	// Profile serves the tools as one host expects them (README
+	// "Profiles"): "miniclaw", "filesystem-tool", "agent-base",
+	// "capability-plan"; "" or "wsfs" means the native tools. On a
+	// workspace with a profile every call takes the profile's tool and
+	// argument names and returns the profile's envelope: use
+	// Workspace.CallRaw and Workspace.ToolSpecs (the typed methods and
+	// CallForModel return the native results and refuse such a workspace).
+	// An unknown name is CodeInvalidArguments listing the known ones.
+	Profile string
 	// Logger receives one record per tool call (tool, workspace-relative
 	// path, outcome code, duration). Never file contents. nil discards.
 	Logger *slog.Logger
@@ -164,6 +173,7 @@ type configJSON struct {
 	Limits              *limitsJSON     `json:"limits,omitempty"`
 	StateDir            string          `json:"state_dir,omitempty"`
 	Policy              *policyJSON     `json:"policy,omitempty"`
+	Profile             string          `json:"profile,omitempty"`
 	WasmTools           []string        `json:"wasm_tools,omitempty"`
 	WasmPolicy          *wasmPolicyJSON `json:"wasm_policy,omitempty"`
 }

@@ -199,6 +199,8 @@ func (r *jtReader) data(data any) {
 				v.BytesWritten = r.int()
 			case "created":
 				v.Created = r.bool()
+			case "mode":
+				v.Mode = r.str()
 			default:
 				r.skip()
 			}

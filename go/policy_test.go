@@ -173,7 +173,7 @@ func TestWriteFileModes(t *testing.T) {
 	ws := openTest(t, Config{})
 	before := slowDecodes.Load()
 	r, err := ws.WriteFile(bg, WriteFileInput{Path: "n.txt", Content: "one", Mode: WriteCreate})
-	if err != nil || !r.Created || r.ExistedBefore || r.BytesWritten != 3 {
+	if err != nil || !r.Created || r.ExistedBefore || r.BytesWritten != 3 || r.Mode != WriteCreate {
 		t.Fatalf("create: %+v, %v", r, err)
 	}
 	_, err = ws.WriteFile(bg, WriteFileInput{Path: "n.txt", Content: "two", Mode: WriteCreate})

@@ -147,3 +147,15 @@ func mustJSON(t *testing.T, in ReadFileInput) string {
 	}
 	return string(append(b, '}'))
 }
+
+// TestReadFileEncodingErrors: "replace" reads a Latin-1 file with U+FFFD.
+func TestReadFileEncodingErrors(t *testing.T) {
+	ws := openTest(t, Config{})
+	writeFile(t, filepath.Join(ws.Root(), "latin1.txt"), "caf\xe9\n")
+	_, err := ws.ReadFile(bg, ReadFileInput{Path: "latin1.txt"})
+	wantCode(t, err, CodeIOError)
+	r, err := ws.ReadFile(bg, ReadFileInput{Path: "latin1.txt", EncodingErrors: "replace"})
+	if err != nil || r.Content != "caf\uFFFD\n" || !r.EncodingErrors || r.TotalBytes != 5 || r.Text != r.Content {
+		t.Fatalf("%+v %v", r, err)
+	}
+}

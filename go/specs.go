@@ -2,6 +2,7 @@ package wsfs
 
 import (
 	"encoding/json"
+	"runtime"
 	"sync"
 )
 
@@ -45,6 +46,34 @@ func ToolSpecs() ([]ToolSpec, error) {
 
 // ToolSpecsJSON returns wsfs_tool_specs() exactly as the library returns it.
 func ToolSpecsJSON() string { return cToolSpecs() }
+
+// ToolSpecs returns the tools this workspace offers
+// (wsfs_workspace_tool_specs): its profile's names, schemas and defaults,
+// without the tools its policy refuses whatever the arguments (every
+// changing tool when the policy disables writes, the developer tools while
+// their exec switch is off, those allow_tools/deny_tools leave out). For
+// the native profile they are entries of the package-level ToolSpecs
+// followed by the workspace's Wasm tools (WasmTools), each with its
+// manifest's description and input schema; another profile offers no Wasm
+// tools.
+func (ws *Workspace) ToolSpecs() ([]ToolSpec, error) {
+	if ws.closed.Load() {
+		return nil, newError("tool_specs", CodeInvalidWorkspace, "the workspace is closed")
+	}
+	raw := cWorkspaceToolSpecs(ws.handle)
+	runtime.KeepAlive(ws)
+	var data struct {
+		Tools []ToolSpec `json:"tools"`
+	}
+	env, perr := parseEnvelope("tool_specs", raw, outputFull, &data)
+	if perr != nil {
+		return nil, perr
+	}
+	if !env.OK {
+		return nil, env.err("tool_specs", nil)
+	}
+	return data.Tools, nil
+}
 
 // ToolInstructions returns wsfs_tool_instructions(): what a host tells
 // the model once, beside the tools (a system prompt, an MCP server's

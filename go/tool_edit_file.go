@@ -22,10 +22,19 @@ type EditFileResult struct {
 	Path string `json:"path"`
 	// Matches is how often OldText occurred; Replaced how many were
 	// replaced.
-	Matches  int      `json:"matches"`
-	Replaced int      `json:"replaced"`
-	Text     string   `json:"-"`
-	Warnings []string `json:"-"`
+	Matches  int `json:"matches"`
+	Replaced int `json:"replaced"`
+	// OriginalSize and NewSize are the file's size in bytes before and
+	// after; LinesChanged the lines of the original the replaced text
+	// touched; FirstChangedLine..LastChangedLine the lines of the new file
+	// from the first replacement to the last (1-based, inclusive).
+	OriginalSize     int64    `json:"original_size"`
+	NewSize          int64    `json:"new_size"`
+	LinesChanged     int      `json:"lines_changed"`
+	FirstChangedLine int      `json:"first_changed_line"`
+	LastChangedLine  int      `json:"last_changed_line"`
+	Text             string   `json:"-"`
+	Warnings         []string `json:"-"`
 }
 
 // EditFile replaces exact text in a file, atomically. Without ReplaceAll the
@@ -71,6 +80,16 @@ func (r *EditFileResult) decodeData(d *decoder) {
 			r.Matches = int(d.int())
 		case "replaced":
 			r.Replaced = int(d.int())
+		case "original_size":
+			r.OriginalSize = d.int()
+		case "new_size":
+			r.NewSize = d.int()
+		case "lines_changed":
+			r.LinesChanged = int(d.int())
+		case "first_changed_line":
+			r.FirstChangedLine = int(d.int())
+		case "last_changed_line":
+			r.LastChangedLine = int(d.int())
 		default:
 			d.other(key, editFileKeys)
 		}

@@ -19,6 +19,8 @@ type ReadFileInput struct {
 	StartLine   int    `json:"start_line,omitempty" description:"First line to return, 1-based. Giving start_line, max_lines or line_numbers reads a range of lines (from line 1 if start_line is 0 or absent), ending with a hint such as '[lines 1-2000 of 9120; continue with start_line=2001]'."`
 	MaxLines    int    `json:"max_lines,omitempty" description:"Most lines to return in a range (0 or absent: 2000; at most 10000). The range also stops at the read limit (256 KiB by default), at a line boundary."`
 	LineNumbers bool   `json:"line_numbers,omitempty" description:"Prefix each returned line with its number and '| ' (in the text only). Default false."`
+	// EncodingErrors is "strict" (the default, also for "") or "replace".
+	EncodingErrors string `json:"encoding_errors,omitempty" enum:"strict,replace" description:"'strict' (default): a file that is not valid UTF-8 is refused. 'replace': each invalid byte sequence becomes U+FFFD and data.encoding_errors is true (for Latin-1 and other legacy files). A NUL byte means a binary file either way."`
 }
 
 // isRange reports whether in asks for a range of lines.
@@ -47,6 +49,9 @@ type ReadFileResult struct {
 	// (a plain read that was not truncated, or a range whose scan reached
 	// the end) and it is at most MaxWriteBytes; "" otherwise.
 	SHA256 string `json:"sha256,omitempty"`
+	// EncodingErrors is true when ReadFileInput.EncodingErrors "replace"
+	// replaced invalid UTF-8 with U+FFFD.
+	EncodingErrors bool `json:"encoding_errors,omitempty"`
 
 	// The fields below are set by range reads (zero in a plain read), but
 	// for NextStartLine, which a plain read that was cut sets too.
@@ -90,7 +95,7 @@ func (ws *Workspace) ReadFile(ctx context.Context, in ReadFileInput) (ReadFileRe
 	if e := checkPath(tool, in.Path); e != nil {
 		return ReadFileResult{}, ws.reject(tool, in.Path, e)
 	}
-	if in.isRange() {
+	if in.isRange() || in.EncodingErrors != "" {
 		return ws.readRange(ctx, in)
 	}
 	if e := ws.outsideLexically(tool, in.Path); e != nil && ctx.Err() == nil {
@@ -113,8 +118,9 @@ func (ws *Workspace) ReadFile(ctx context.Context, in ReadFileInput) (ReadFileRe
 	return r, nil
 }
 
-// readRange reads a range of lines. Its text is not the content (line
-// numbers, the hint), so it comes from the library in a full envelope.
+// readRange reads a range of lines, or a file with EncodingErrors set. Its
+// text is not the content (line numbers, the hint), so it comes from the
+// library in a full envelope.
 func (ws *Workspace) readRange(ctx context.Context, in ReadFileInput) (ReadFileResult, error) {
 	const tool = ToolReadFile
 	b := make([]byte, 0, len(in.Path)+96)
@@ -130,6 +136,10 @@ func (ws *Workspace) readRange(ctx context.Context, in ReadFileInput) (ReadFileR
 	}
 	if in.LineNumbers {
 		b = append(b, `,"line_numbers":true`...)
+	}
+	if in.EncodingErrors != "" {
+		b = append(b, `,"encoding_errors":`...)
+		b = appendJSONString(b, in.EncodingErrors)
 	}
 	b = append(b, '}')
 	var r ReadFileResult
@@ -249,6 +259,8 @@ func (r *ReadFileResult) decodeData(d *decoder) {
 			r.NextStartLine = int(d.int())
 		case "sha256":
 			r.SHA256 = d.str()
+		case "encoding_errors":
+			r.EncodingErrors = d.bool()
 		default:
 			d.other(key, readFileKeys)
 		}

@@ -37,9 +37,11 @@ type WriteFileResult struct {
 	Created bool `json:"created"`
 	// ExistedBefore is true when the name held a file when the call changed
 	// it (always !Created).
-	ExistedBefore bool     `json:"existed_before"`
-	Text          string   `json:"-"`
-	Warnings      []string `json:"-"`
+	ExistedBefore bool `json:"existed_before"`
+	// Mode is the mode used (WriteOverwrite, WriteCreate or WriteAppend).
+	Mode     string   `json:"mode"`
+	Text     string   `json:"-"`
+	Warnings []string `json:"-"`
 }
 
 // WriteFile atomically creates or replaces a file with Content, or, by
@@ -87,6 +89,8 @@ func (r *WriteFileResult) decodeData(d *decoder) {
 			r.Created = d.bool()
 		case "existed_before":
 			r.ExistedBefore = d.bool()
+		case "mode":
+			r.Mode = d.str()
 		default:
 			d.other(key, writeFileKeys)
 		}

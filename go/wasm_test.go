@@ -23,7 +23,8 @@ func exampleTools(t *testing.T) string {
 // example tools; Workspace.ToolSpecs lists them after the built-ins with
 // their manifest's schema, and CallRaw runs one by name.
 func TestWasmToolsAreListedAndCalledLikeBuiltins(t *testing.T) {
-	ws := openTest(t, Config{WasmTools: []string{exampleTools(t)}})
+	// Every built-in tool is offered once the exec switches are on.
+	ws := openTest(t, Config{WasmTools: []string{exampleTools(t)}, Policy: Policy{ExecEnabled: true, ShellEnabled: true}})
 	if got := ws.WasmTools(); !slices.Equal(got, []string{"ask_model", "echo", "inventory"}) {
 		t.Fatalf("WasmTools() = %v", got)
 	}
@@ -44,10 +45,22 @@ func TestWasmToolsAreListedAndCalledLikeBuiltins(t *testing.T) {
 	}
 	_, err = ws.CallForModel(context.Background(), ModelCall{Tool: "echo", Args: `{"message":1}`})
 	wantCode(t, err, CodeInvalidArguments)
-	// A workspace without Wasm tools lists the built-ins only.
+	// A workspace without Wasm tools lists the built-ins only: with the exec
+	// switches off by default, those that run no programs.
 	plain := openTest(t, Config{})
-	if s, _ := plain.ToolSpecs(); len(s) != len(builtin) {
-		t.Fatalf("plain workspace: %d specs", len(s))
+	var want []string
+	for _, b := range builtin {
+		if plain.ExecSwitchOn(b.Name) {
+			want = append(want, b.Name)
+		}
+	}
+	s, _ := plain.ToolSpecs()
+	var got []string
+	for _, spec := range s {
+		got = append(got, spec.Name)
+	}
+	if !slices.Equal(got, want) || len(want) != len(builtin)-9 {
+		t.Fatalf("plain workspace: %v, want %v", got, want)
 	}
 }
 

@@ -40,6 +40,8 @@ type Workspace struct {
 	policy   Policy
 	warnings []string
 	logger   *slog.Logger
+	// profile is the workspace's profile, "" for the native tools (wsfs).
+	profile  string
 	wasm     []string
 	gateways gateways
 
@@ -67,6 +69,7 @@ type openData struct {
 		ExecEnvAllow       []string `json:"exec_env_allow"`
 		ExecTimeoutSec     int64    `json:"exec_timeout_sec"`
 	} `json:"policy"`
+	Profile   string   `json:"profile"`
 	WasmTools []string `json:"wasm_tools"`
 }
 
@@ -88,7 +91,7 @@ func Open(cfg Config) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	cj := configJSON{Root: cfg.Root, RestrictToWorkspace: true, StateDir: cfg.StateDir}
+	cj := configJSON{Root: cfg.Root, RestrictToWorkspace: true, StateDir: cfg.StateDir, Profile: cfg.Profile}
 	if cfg.RestrictToWorkspace != nil {
 		cj.RestrictToWorkspace = *cfg.RestrictToWorkspace
 	}
@@ -173,6 +176,9 @@ func openJSON(configJSON string, logger *slog.Logger) (*Workspace, error) {
 		logger:   logger,
 		wasm:     data.WasmTools,
 	}
+	if data.Profile != NativeProfile {
+		ws.profile = data.Profile
+	}
 	if data.Policy.AuditLog != nil {
 		ws.policy.AuditLog = *data.Policy.AuditLog
 	}
@@ -210,6 +216,18 @@ func (ws *Workspace) Close() error {
 // Root returns the absolute, symlink-resolved workspace directory.
 func (ws *Workspace) Root() string { return ws.root }
 
+// NativeProfile is the profile of the native tools, the library's default.
+const NativeProfile = "wsfs"
+
+// Profile is the profile the workspace serves (Config.Profile):
+// NativeProfile for the native tools.
+func (ws *Workspace) Profile() string {
+	if ws.profile == "" {
+		return NativeProfile
+	}
+	return ws.profile
+}
+
 // RestrictToWorkspace reports whether paths are confined to Root.
 func (ws *Workspace) RestrictToWorkspace() bool { return ws.restrict }
 
@@ -238,28 +256,6 @@ func (ws *Workspace) Warnings() []string { return append([]string(nil), ws.warni
 // WasmTools returns the names of the Wasm tools the workspace loaded (its
 // config's wasm_tools), in the order Workspace.ToolSpecs lists them.
 func (ws *Workspace) WasmTools() []string { return append([]string(nil), ws.wasm...) }
-
-// ToolSpecs returns the specs of every tool this workspace offers: those of
-// the package-level ToolSpecs (the built-in tools), then its Wasm tools',
-// each with its manifest's description and input schema
-// (wsfs_workspace_tool_specs).
-func (ws *Workspace) ToolSpecs() ([]ToolSpec, error) {
-	if len(ws.wasm) == 0 {
-		return ToolSpecs()
-	}
-	raw := cWorkspaceToolSpecs(ws.handle)
-	var data struct {
-		Tools []ToolSpec `json:"tools"`
-	}
-	env, perr := parseEnvelope("tool_specs", raw, outputFull, &data)
-	if perr != nil {
-		return nil, perr
-	}
-	if !env.OK {
-		return nil, env.err("tool_specs", nil)
-	}
-	return data.Tools, nil
-}
 
 // Closed reports whether Close has been called.
 func (ws *Workspace) Closed() bool { return ws.closed.Load() }

@@ -82,6 +82,11 @@ pub struct Config {
     /// What the agent may read and change, and the audit log (see `policy`).
     #[serde(default, deserialize_with = "policy_object")]
     pub policy: PolicyConfig,
+    /// The tools as one host expects them (names, arguments, results, codes, envelope): a
+    /// profile's name, checked at the ABI edge where profiles live. Default `wsfs`, the native
+    /// tools.
+    #[serde(default = "default_profile")]
+    pub profile: String,
     /// Folders of Wasm tools to load (host paths): each a tool folder (`manifest.json` beside
     /// `module.wasm` or `module.wat`) or a folder of them. See docs/TOOL_AUTHORING.md.
     #[serde(default)]
@@ -164,6 +169,10 @@ fn default_true() -> bool {
     true
 }
 
+fn default_profile() -> String {
+    "wsfs".to_string()
+}
+
 impl Config {
     pub fn from_json(json: &str) -> Result<Config> {
         let config: Config = crate::json::parse_object(json).map_err(|e| {
@@ -232,6 +241,7 @@ mod tests {
     fn defaults_apply() {
         let c = Config::from_json(r#"{"root":"/tmp/x"}"#).unwrap();
         assert!(c.restrict_to_workspace);
+        assert_eq!(c.profile, "wsfs");
         assert_eq!(c.limits, Limits::default());
         assert_eq!(c.limits.max_read_bytes, 262144);
     }
@@ -267,6 +277,7 @@ mod tests {
             "limits",
             "state_dir",
             "policy",
+            "profile",
             "wasm_tools",
             "wasm_policy",
         ]

@@ -50,6 +50,38 @@ pub fn check(bytes: &[u8], cut_tail: bool) -> Result<usize, NotText> {
     Ok(bytes.len())
 }
 
+/// `bytes` as text with every invalid UTF-8 sequence replaced by U+FFFD, and whether one was;
+/// NUL still means binary. With `cut_tail`, a sequence cut short at the very end (a read that
+/// stopped at a byte limit) is dropped, not replaced.
+pub fn lossy(bytes: &[u8], cut_tail: bool) -> Result<(String, bool), NotText> {
+    if memchr::memchr(0, bytes).is_some() {
+        return Err(NotText::Nul);
+    }
+    let mut end = bytes.len();
+    if cut_tail {
+        let back = bytes
+            .iter()
+            .rev()
+            .take(4)
+            .position(|&b| !is_continuation(b));
+        if let Some(back) = back {
+            let lead = end - 1 - back;
+            let width = match bytes[lead] {
+                0xf0.. => 4,
+                0xe0.. => 3,
+                0xc0.. => 2,
+                _ => 1,
+            };
+            if lead + width > end {
+                end = lead;
+            }
+        }
+    }
+    let text = String::from_utf8_lossy(&bytes[..end]);
+    let replaced = matches!(text, std::borrow::Cow::Owned(_));
+    Ok((text.into_owned(), replaced))
+}
+
 fn is_continuation(b: u8) -> bool {
     b & 0xc0 == 0x80
 }
@@ -83,6 +115,19 @@ impl FileText {
         let len = check(&buf[start..], cut_tail)?;
         buf.truncate(start + len);
         Ok(FileText { buf, start })
+    }
+
+    /// [`FileText::new`], giving the buffer back when it is not text.
+    pub fn new_or_back(
+        buf: Vec<u8>,
+        start: usize,
+        cut_tail: bool,
+    ) -> std::result::Result<FileText, (NotText, Vec<u8>)> {
+        let start = start.min(buf.len());
+        match check(&buf[start..], cut_tail) {
+            Ok(_) => FileText::new(buf, start, cut_tail).map_err(|e| (e, Vec::new())),
+            Err(e) => Err((e, buf)),
+        }
     }
 
     /// Text that is already a string.

@@ -483,6 +483,7 @@ mod tests {
             limits: Limits::default(),
             state_dir: None,
             policy: Default::default(),
+            profile: "wsfs".into(),
             wasm_tools: Vec::new(),
             wasm_policy: Default::default(),
         };

@@ -359,6 +359,52 @@ fn absolute_paths_inside_the_root_are_accepted() {
     assert!(!v.to_string().contains(&root), "absolute root leaked: {v}");
 }
 
+/// A path that climbs above the root through a directory that does not exist is
+/// `outside_workspace` for every tool, as for the writers (which create the directory and
+/// then meet the root): the kernel cannot resolve the `..` after a missing name, so the names
+/// after the deepest directory that opens are counted as directories. A `..` that stays inside
+/// is still `path_not_found` (issue 18, gap 4).
+#[test]
+fn climbing_out_through_a_missing_directory_is_outside_workspace() {
+    let f = Fixture::new();
+    fs::create_dir_all(f.p("a")).unwrap();
+    let tools = [
+        "read_file",
+        "list_dir",
+        "get_path_info",
+        "write_file",
+        "append_file",
+        "edit_file",
+        "create_directory",
+        "delete_file",
+    ];
+    for tool in tools {
+        for p in [
+            "nosuchdir/../../x",
+            "nosuchdir/../..",
+            "a/nosuch/../../../x",
+            "a/nosuch/x/../../../..",
+        ] {
+            let args = match tool {
+                "create_directory" | "get_path_info" | "delete_file" => json!({ "path": p }),
+                t => args_for(t, p, "a", "b"),
+            };
+            let v = f.call(tool, args);
+            assert_err(&v, "outside_workspace");
+        }
+    }
+    for tool in ["read_file", "list_dir", "get_path_info"] {
+        for p in ["nosuchdir/../x", "a/nosuch/../../x", "nosuchdir/y/../../x"] {
+            let v = f.call(tool, json!({ "path": p }));
+            if tool == "get_path_info" {
+                assert_eq!(assert_ok(&v)["exists"], json!(false), "{tool} {p}");
+            } else {
+                assert_err(&v, "path_not_found");
+            }
+        }
+    }
+}
+
 #[test]
 fn dot_dot_that_stays_inside_works() {
     let f = Fixture::new();

@@ -23,7 +23,13 @@ fn tool_specs_describe_every_tool() {
     let expected: [(&str, &[&str], &[&str]); 21] = [
         (
             "read_file",
-            &["path", "start_line", "max_lines", "line_numbers"],
+            &[
+                "path",
+                "start_line",
+                "max_lines",
+                "line_numbers",
+                "encoding_errors",
+            ],
             &["path"],
         ),
         (

@@ -476,7 +476,7 @@ fn the_open_data_reports_the_effective_policy() {
         json!({"writes_enabled": true, "deny_read": ["*.key"], "deny_write": [".git/**"], "audit_log": null,
                "exec_enabled": false, "shell_enabled": false, "exec_require_sandbox": true,
                "exec_network": false, "exec_read_paths": [], "exec_env_allow": [],
-               "exec_timeout_sec": 60})
+               "deny_tools": [], "exec_timeout_sec": 60})
     );
     close_ws(data["workspace"].as_u64().unwrap());
 }
@@ -944,4 +944,77 @@ fn a_case_insensitive_mount_is_covered() {
         json!({"query": "TOKEN", "include_hidden": true}),
     );
     assert_eq!(assert_ok(&v)["matches"].as_array().unwrap().len(), 1, "{v}");
+}
+
+/// `wsfs_workspace_tool_specs`' tool names.
+fn offered(ws: u64) -> Vec<String> {
+    let v = take_envelope(wsfs::ffi::wsfs_workspace_tool_specs(ws));
+    assert_ok(&v)["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name").to_string())
+        .collect()
+}
+
+/// Issue 18 gap 6: `deny_tools` takes tools away (not offered, refused with `policy_denied`
+/// before they run, the refusal in the audit log); `allow_tools` keeps only those named.
+#[test]
+fn deny_tools_and_allow_tools_take_tools_away() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("audit.jsonl");
+    let f = Fixture::with_config(policy(
+        json!({"deny_tools": ["delete_file", "move_file"], "audit_log": log}),
+    ));
+    f.write("a.txt", "a");
+    let v = named(&f, "delete_file", json!({"path": "a.txt"}));
+    let msg = assert_err(&v, "policy_denied");
+    assert!(
+        msg.contains("delete_file") && msg.contains("deny_tools"),
+        "{msg}"
+    );
+    assert_eq!(f.read("a.txt"), b"a");
+    assert_err(
+        &named(&f, "move_file", json!({"src": "a.txt", "dst": "b.txt"})),
+        "policy_denied",
+    );
+    assert_ok(&f.call("read_file", json!({"path": "a.txt"})));
+    let names = offered(f.ws);
+    assert!(
+        !names.iter().any(|n| n == "delete_file" || n == "move_file"),
+        "{names:?}"
+    );
+    assert!(names.iter().any(|n| n == "write_file"), "{names:?}");
+    let lines = fs::read_to_string(&log).unwrap();
+    let first: Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
+    assert_eq!(first["tool"], "delete_file");
+    assert_eq!(first["outcome"], "policy_denied");
+
+    let f = Fixture::with_config(policy(json!({"allow_tools": ["read_file", "list_dir"]})));
+    assert_eq!(offered(f.ws), ["read_file", "list_dir"]);
+    assert_err(
+        &f.call("write_file", json!({"path": "n.txt", "content": "x"})),
+        "policy_denied",
+    );
+    assert!(!f.p("n.txt").exists());
+    assert_ok(&f.call("list_dir", json!({})));
+}
+
+#[test]
+fn tool_lists_naming_no_tool_fail_the_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (p, field) in [
+        (json!({"deny_tools": ["delete_files"]}), "deny_tools"),
+        (json!({"allow_tools": ["read_file", "rm"]}), "allow_tools"),
+    ] {
+        let config = json!({"root": tmp.path().join("ws"), "policy": p});
+        let v = open_raw(&config.to_string());
+        let msg = assert_err(&v, "invalid_arguments");
+        assert!(msg.contains(field) && msg.contains("delete_file"), "{msg}");
+    }
+    // Under a profile, its names.
+    let config = json!({"root": tmp.path().join("ws"), "profile": "capability-plan",
+                        "policy": {"deny_tools": ["delete_file"]}});
+    let msg = assert_err(&open_raw(&config.to_string()), "invalid_arguments");
+    assert!(msg.contains("file_delete"), "{msg}");
 }

@@ -15,6 +15,8 @@ mod create_race;
 mod delete_file;
 mod devtools;
 mod durability;
+mod edit_fields;
+mod encoding_errors;
 mod error_hints;
 mod escapes;
 mod fault_injection;

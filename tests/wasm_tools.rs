@@ -24,7 +24,10 @@ fn specs(ws: u64) -> Vec<Value> {
 
 #[test]
 fn examples_load_and_are_listed_after_the_builtins_with_their_schema() {
-    let f = Fixture::with_config(json!({"wasm_tools": [examples()]}));
+    // Every built-in tool is offered once the exec switches are on (see
+    // `the_one_spec_list_is_the_workspace_s_offer` for what a policy leaves out).
+    let f = Fixture::with_config(json!({"wasm_tools": [examples()],
+        "policy": {"exec_enabled": true, "shell_enabled": true}}));
     let listed = specs(f.ws);
     let builtin = take_json(ffi::wsfs_tool_specs());
     let builtin = builtin.as_array().unwrap();
@@ -46,9 +49,10 @@ fn examples_load_and_are_listed_after_the_builtins_with_their_schema() {
     let inventory = &listed[builtin.len() + 2];
     assert_eq!(inventory["annotations"]["readOnlyHint"], false);
     assert_eq!(inventory["annotations"]["destructiveHint"], true);
-    // The open's data names them; a workspace without wasm_tools lists the built-ins only.
+    // The open's data names them; a workspace without wasm_tools lists the built-ins only
+    // (with the exec switches off by default, without the developer tools).
     let plain = Fixture::new();
-    assert_eq!(specs(plain.ws).len(), builtin.len());
+    assert_eq!(names(&specs(plain.ws)), file_tools());
     let bad = take_envelope(ffi::wsfs_workspace_tool_specs(u64::MAX));
     assert_err(&bad, "invalid_workspace");
 }
@@ -308,4 +312,100 @@ fn the_model_gateway_is_the_hosts_c_callback() {
     drop(f);
     drop(plain);
     drop(calls);
+}
+
+/// The nine developer tools, which `exec_enabled` (`shell`: also `shell_enabled`) turns on.
+const DEV_TOOLS: [&str; 9] = [
+    "workspace_info",
+    "git_status",
+    "git_diff",
+    "git_commit",
+    "run_tests",
+    "run_lint",
+    "typecheck",
+    "safe_shell",
+    "shell",
+];
+
+fn names(specs: &[Value]) -> Vec<String> {
+    specs
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// `wsfs_tool_specs`' names without the developer tools.
+fn file_tools() -> Vec<String> {
+    let all = take_json(ffi::wsfs_tool_specs());
+    names(all.as_array().unwrap())
+        .into_iter()
+        .filter(|n| !DEV_TOOLS.contains(&n.as_str()))
+        .collect()
+}
+
+/// Issues 18 and 22 merged: `wsfs_workspace_tool_specs` is the one list of what a workspace
+/// offers. Under `wsfs`: the built-in tools the policy lets run (exec switches, writes,
+/// allow/deny_tools), then the Wasm tools it lets run (a tool list may name them). Under another
+/// profile: the profile's tools only, and opening one with `wasm_tools` warns.
+#[test]
+fn the_one_spec_list_is_the_workspace_s_offer() {
+    let wasm = |extra: Value| {
+        let mut config = json!({"wasm_tools": [examples()]});
+        config
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        Fixture::with_config(config)
+    };
+    let wasm_names = ["ask_model", "echo", "inventory"].map(String::from);
+    // Exec switches off: no developer tools; the Wasm tools after the file tools.
+    let f = wasm(json!({}));
+    assert_eq!(
+        names(&specs(f.ws)),
+        [file_tools(), wasm_names.to_vec()].concat()
+    );
+    // exec_enabled without shell_enabled: every developer tool but shell.
+    let f = wasm(json!({"policy": {"exec_enabled": true}}));
+    let listed = names(&specs(f.ws));
+    assert!(listed.iter().any(|n| n == "run_tests") && !listed.iter().any(|n| n == "shell"));
+    // Writes disabled: the changing tools, built-in and Wasm, are left out.
+    let f = wasm(json!({"policy": {"writes_enabled": false}}));
+    let listed = names(&specs(f.ws));
+    for gone in ["write_file", "edit_file", "inventory"] {
+        assert!(!listed.iter().any(|n| n == gone), "{gone}: {listed:?}");
+    }
+    assert!(listed.iter().any(|n| n == "echo") && listed.iter().any(|n| n == "read_file"));
+    // The tool lists name Wasm tools like built-in ones.
+    let f = wasm(json!({"policy": {"deny_tools": ["echo", "read_file"]}}));
+    let listed = names(&specs(f.ws));
+    assert!(
+        !listed.iter().any(|n| n == "echo" || n == "read_file"),
+        "{listed:?}"
+    );
+    let v = call_named(f.ws, "echo", r#"{"message":"hi"}"#);
+    assert_err(&v, "policy_denied");
+    let f = wasm(json!({"policy": {"allow_tools": ["echo", "list_dir"]}}));
+    assert_eq!(names(&specs(f.ws)), ["list_dir", "echo"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = open_raw(
+        &json!({"root": tmp.path(), "wasm_tools": [examples()],
+                "policy": {"allow_tools": ["no_such_tool"]}})
+        .to_string(),
+    );
+    let msg = assert_err(&bad, "invalid_arguments");
+    assert!(
+        msg.contains("no_such_tool") && msg.contains("echo"),
+        "{msg}"
+    );
+    // Another profile: its tools only, and a warning that the Wasm tools are not offered.
+    let v = open_raw(
+        &json!({"root": tmp.path(), "wasm_tools": [examples()], "profile": "filesystem-tool"})
+            .to_string(),
+    );
+    let data = assert_ok(&v).clone();
+    let warned = v["warnings"].to_string();
+    assert!(warned.contains("echo") && warned.contains("wsfs"), "{v}");
+    let id = data["workspace"].as_u64().unwrap();
+    assert_eq!(names(&specs(id)), ["filesystem"]);
+    close_ws(id);
 }

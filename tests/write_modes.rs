@@ -25,7 +25,7 @@ fn overwrite_is_the_default_and_reports_what_existed() {
     let v = f.call("write_file", json!({"path": "a.txt", "content": "one"}));
     assert_eq!(
         assert_ok(&v),
-        &json!({"path": "a.txt", "bytes_written": 3, "created": true, "existed_before": false})
+        &json!({"path": "a.txt", "bytes_written": 3, "created": true, "existed_before": false, "mode": "overwrite"})
     );
     let [replaced, created] = both_ways(&f, "a.txt", "overwrite", "two");
     assert_eq!(assert_ok(&replaced)["existed_before"], true);
@@ -52,6 +52,7 @@ fn create_never_replaces_anything() {
             (&json!(true), &json!(false))
         );
         assert_eq!(v["warnings"], json!([]), "{v}");
+        assert_eq!(data["mode"], "create", "{v}");
     }
     for v in both_ways(&f, "new/n.txt", "create", "second") {
         let msg = assert_err(&v, "file_exists");
@@ -97,6 +98,7 @@ fn append_mode_is_append_file() {
             (&json!(true), &json!(false))
         );
         assert_eq!(data["bytes_written"], 2);
+        assert_eq!(data["mode"], "append");
     }
     for v in both_ways(&f, "log.txt", "append", "b\n") {
         let data = assert_ok(&v);

@@ -30,6 +30,13 @@
 // suggests for clients without structured content: it is what the model
 // should read. No tool declares an outputSchema.
 //
+// A workspace opened with a profile (its configuration's "profile", README
+// "Profiles") is served as that profile: the tools are the workspace's
+// (Workspace.ToolSpecs: the profile's names and schemas), and a result's
+// text is the profile's envelope as JSON, isError when it reports a failure
+// ("ok" or "success" false); structuredContent, with Options.StructuredContent,
+// is that envelope.
+//
 // Arguments are validated by the library, not by the server: unknown
 // fields, wrong types and missing paths come back as invalid_arguments
 // results the model can correct, never as protocol errors.
@@ -81,8 +88,7 @@ func New(ws *wsfs.Workspace, opts Options) (*mcp.Server, error) {
 	if ws == nil {
 		return nil, errors.New("mcpserver: workspace is nil")
 	}
-	// The workspace's specs: the built-in tools, then its Wasm tools.
-	specs, err := ws.ToolSpecs()
+	specs, err := ws.ToolSpecs() // as the workspace offers them: its profile, its policy
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +115,10 @@ func New(ws *wsfs.Workspace, opts Options) (*mcp.Server, error) {
 		tool, err := mcpTool(spec)
 		if err != nil {
 			return nil, err
+		}
+		if ws.Profile() != wsfs.NativeProfile {
+			server.AddTool(tool, profileHandler(ws, spec.Name, opts.StructuredContent))
+			continue
 		}
 		server.AddTool(tool, handler(ws, spec.Name, opts.StructuredContent))
 	}
@@ -231,6 +241,41 @@ func handler(ws *wsfs.Workspace, name string, structured bool) mcp.ToolHandler {
 		raw, _ := ws.CallRaw(ctx, name, args)
 		return convert(raw), nil
 	}
+}
+
+// profileHandler runs one tool of a profile workspace: the text is the
+// profile's envelope (the host's model was designed to read it), isError
+// when it says the call failed.
+func profileHandler(ws *wsfs.Workspace, name string, structured bool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args := "{}"
+		if req != nil && req.Params != nil {
+			if a := strings.TrimSpace(string(req.Params.Arguments)); a != "" && a != "null" {
+				args = a
+			}
+		}
+		raw, _ := ws.CallRaw(ctx, name, args)
+		return ProfileResult(raw, structured), nil
+	}
+}
+
+// ProfileResult converts a profile's envelope into an MCP tool result: the
+// envelope as the text, isError when its "ok" or "success" is false, and
+// with structured the envelope as structuredContent.
+func ProfileResult(envelopeJSON string, structured bool) *mcp.CallToolResult {
+	var env struct {
+		OK      *bool `json:"ok"`
+		Success *bool `json:"success"`
+	}
+	if err := json.Unmarshal([]byte(envelopeJSON), &env); err != nil {
+		return errorResult(ErrorInfo{Code: string(wsfs.CodeIOError), Message: "malformed result from the wsfs library"}, "", structured)
+	}
+	failed := (env.OK != nil && !*env.OK) || (env.Success != nil && !*env.Success)
+	res := &mcp.CallToolResult{IsError: failed, Content: []mcp.Content{&mcp.TextContent{Text: envelopeJSON}}}
+	if structured {
+		res.StructuredContent = json.RawMessage(envelopeJSON)
+	}
+	return res
 }
 
 // envelope is the library's result envelope, as CallRaw returns it.

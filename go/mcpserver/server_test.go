@@ -304,7 +304,7 @@ func TestCallResults(t *testing.T) {
 
 	res := call(t, cs, wsfs.ToolWriteFile, map[string]any{"path": "a/b.txt", "content": "hello\n"})
 	if res.IsError || text(t, res) != "created a/b.txt (6 bytes)" ||
-		structured(t, res) != `{"bytes_written":6,"created":true,"existed_before":false,"path":"a/b.txt"}` {
+		structured(t, res) != `{"bytes_written":6,"created":true,"existed_before":false,"mode":"overwrite","path":"a/b.txt"}` {
 		t.Fatalf("write_file: %v %q %s", res.IsError, text(t, res), structured(t, res))
 	}
 	res = call(t, cs, wsfs.ToolReadFile, map[string]any{"path": "a/b.txt"})
@@ -428,6 +428,46 @@ func TestMaxLineLength(t *testing.T) {
 	}
 	if got := maxLineLength(wsfs.Limits{MaxWriteBytes: 10 << 20}); got != 61<<20+64<<10 {
 		t.Fatalf("10 MiB writes: %d", got)
+	}
+}
+
+// TestProfileWorkspace: a workspace opened with a profile is served as that
+// profile: its tools, and its envelope as each result's text.
+func TestProfileWorkspace(t *testing.T) {
+	cfg, err := WorkspaceConfig([]byte(`{"profile": "filesystem-tool"}`), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := wsfs.OpenJSON(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	cs := connect(t, ws, Options{})
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tools) != 1 || res.Tools[0].Name != "filesystem" {
+		t.Fatalf("tools %v", res.Tools)
+	}
+	if names, err := ToolsFor(ws, Options{}); err != nil || !slices.Equal(names, []string{"filesystem"}) {
+		t.Fatalf("ToolsFor: %v %v", names, err)
+	}
+	r := call(t, cs, "filesystem", map[string]any{"operation": "write", "path": "a.txt", "content": "hi"})
+	if r.IsError || !strings.Contains(text(t, r), `"ok":true`) {
+		t.Fatalf("write: %s", text(t, r))
+	}
+	r = call(t, cs, "filesystem", map[string]any{"operation": "read", "path": "a.txt"})
+	if got := text(t, r); r.IsError || got != `{"ok":true,"result":"hi","warnings":[]}` {
+		t.Fatalf("read: %s", got)
+	}
+	r = call(t, cs, "filesystem", map[string]any{"operation": "read", "path": "nope.txt"})
+	if !r.IsError || !strings.Contains(text(t, r), "File not found: nope.txt") {
+		t.Fatalf("missing: %v %s", r.IsError, text(t, r))
+	}
+	if r := ProfileResult(`{"success":false,"error":"x","message":"m"}`, true); !r.IsError || r.StructuredContent == nil {
+		t.Fatalf("agent-base failure: %+v", r)
 	}
 }
 

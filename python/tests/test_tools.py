@@ -317,3 +317,12 @@ def test_move_and_delete(ws, root):
     assert not (root / "docs").exists()
     with pytest.raises(wsfs.errors.OutsideWorkspace):
         ws.move_file("../x", "y")
+
+
+def test_read_file_encoding_errors_replace(ws, root):
+    (root / "latin1.txt").write_bytes(b"caf\xe9\n")
+    with pytest.raises(wsfs.IoError):
+        ws.read_file("latin1.txt")
+    r = ws.read_file("latin1.txt", encoding_errors="replace")
+    assert r.content == "caf\ufffd\n" and r.encoding_errors is True and r.total_bytes == 5
+    assert ws.read_file("latin1.txt", encoding_errors="replace", start_line=1).encoding_errors

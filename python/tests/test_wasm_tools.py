@@ -17,7 +17,9 @@ TOOLS = REPO / "tools"
 
 
 def test_listed_and_called_like_builtins(root):
-    with wsfs.Workspace(root, wasm_tools=[TOOLS]) as ws:
+    # Every built-in tool is offered once the exec switches are on.
+    exec_on = {"exec_enabled": True, "shell_enabled": True}
+    with wsfs.Workspace(root, wasm_tools=[TOOLS], policy=exec_on) as ws:
         assert ws.wasm_tools == ("ask_model", "echo", "inventory")
         specs = ws.workspace_tool_specs("wsfs")
         builtin = wsfs.tool_specs("wsfs")

@@ -23,8 +23,8 @@ from typing import Annotated, Any
 
 from .cancel import CancelToken
 from .errors import WsfsError
-from .specs import SpecFormat, exec_switch_on, format_specs, is_read_only, tool_instructions
-from .workspace import Limits, Workspace
+from .specs import SpecFormat, exec_switch_on, format_specs, is_read_only, library_specs, tool_instructions
+from .workspace import NATIVE_PROFILE, Limits, Workspace
 
 log = logging.getLogger("wsfs")
 
@@ -52,6 +52,7 @@ class FileSystemSettings:
     filesystem_writes_enabled: bool = False
     filesystem_max_read_bytes: int | None = None
     filesystem_max_write_bytes: int | None = None
+    filesystem_profile: str | None = None
 
 
 # The config names FileSystemTools reads, and the prefix that marks a key of a config mapping as
@@ -77,6 +78,16 @@ class FileSystemTools:
     - ``max_read_bytes`` / ``filesystem_max_read_bytes`` and ``max_write_bytes`` /
       ``filesystem_max_write_bytes``: the workspace limits (library defaults when unset).
 
+    - ``profile`` / ``filesystem_profile`` (default ``None``: the native tools in the
+      Agent-Base-style result above): a library profile (README, "Profiles"), such as
+      ``"agent-base"`` (Agent Base's own tool names, arguments, defaults and codes). The
+      tools are then the profile's, as the workspace offers them
+      (``Workspace.workspace_tool_specs``; no Wasm tools), and each returns the profile's
+      envelope as the library made it. The workspace is opened with the profile and with
+      ``writes_enabled`` as its policy, so the library leaves the changing tools out and
+      refuses them in the profile's words; a given ``workspace`` must have been opened with
+      the profile (its policy then decides about writes).
+
     The tools are the built-in ones followed by the workspace's Wasm tools (its config's
     ``wasm_tools``; pass an open ``workspace`` to have them), each with its manifest's schema.
 
@@ -97,25 +108,47 @@ class FileSystemTools:
         max_read_bytes: int | None = None,
         max_write_bytes: int | None = None,
         workspace: Workspace | None = None,
+        profile: str | None = None,
     ) -> None:
         _check_setting_names(config)
         writes = _pick(writes_enabled, config, "filesystem_writes_enabled", False)
         if not isinstance(writes, bool):  # a string such as "false" must not enable writes
             raise TypeError(f"filesystem_writes_enabled must be a bool, not {type(writes).__name__}")
+        profile = _pick(profile, config, "filesystem_profile", None)
+        if profile is not None and not isinstance(profile, str):
+            raise TypeError(f"filesystem_profile must be a str, not {type(profile).__name__}")
         self.writes_enabled = writes
         if workspace is not None:
             if root is not None or max_read_bytes is not None or max_write_bytes is not None:
                 raise ValueError("give either an open workspace or root/limits, not both")
+            if profile is not None and profile != workspace.profile:
+                raise ValueError(
+                    f"the workspace serves the {workspace.profile!r} profile, not {profile!r}: "
+                    "open it with profile=..."
+                )
             self._workspace, self._owned = workspace, False
         else:
             limits = Limits(
                 max_read_bytes=_pick(max_read_bytes, config, "filesystem_max_read_bytes", None),
                 max_write_bytes=_pick(max_write_bytes, config, "filesystem_max_write_bytes", None),
             )
-            self._workspace, self._owned = Workspace(_workspace_root(root, config), limits=limits), True
+            opened = {"profile": profile, "policy": {"writes_enabled": writes}} if profile else {}
+            self._workspace = Workspace(_workspace_root(root, config), limits=limits, **opened)
+            self._owned = True
+        self.profile: str = self._workspace.profile
+        """The library profile the tools follow (``"wsfs"``: the native tools)."""
+        self._native = self.profile == NATIVE_PROFILE
         self._tools: list[Callable[..., Awaitable[ToolResponse]]] = []
         self._specs: dict[str, dict[str, Any]] = {}
-        self._library_specs = self._workspace.library_specs()
+        if self._native:
+            # Every built-in tool stays an attribute (get_tools leaves out what the policy
+            # turns off), then the workspace's Wasm tools as it offers them.
+            builtin = library_specs()
+            names = {s["name"] for s in builtin}
+            extra = [s for s in self._workspace.library_specs() if s["name"] not in names]
+            self._library_specs = builtin + extra
+        else:
+            self._library_specs = self._workspace.library_specs()
         for spec in self._library_specs:
             tool = self._make_tool(spec)
             self._specs[spec["name"]] = spec
@@ -137,6 +170,8 @@ class FileSystemTools:
         (``writes_enabled``) and by the workspace's policy (``writes_enabled`` in its
         ``policy``). Otherwise each of them could only fail with ``writes_disabled``."""
         policy = self._workspace.info.get("policy") or {}
+        if not self._native:  # the library decides, and offers only what can run
+            return policy.get("writes_enabled", True) is not False
         return self.writes_enabled and policy.get("writes_enabled", True) is not False
 
     def get_tools(self) -> list[Callable[..., Awaitable[ToolResponse]]]:
@@ -146,6 +181,8 @@ class FileSystemTools:
         policy turns them on (``exec_enabled``; ``shell`` also ``shell_enabled``; pass an open
         ``workspace`` with that policy): a tool that can only fail is not offered. (Every tool stays an attribute; a changing one called
         anyway returns ``writes_disabled``.)"""
+        if not self._native:
+            return list(self._tools)
         policy = self._workspace.info.get("policy") or {}
         writes = self.offers_writes
         return [
@@ -229,7 +266,7 @@ class FileSystemTools:
         outcome = "error"
         try:
             response = await self._dispatch(name, args)
-            outcome = "ok" if response["success"] else response["error"]
+            outcome = _outcome(response)
             return response
         except asyncio.CancelledError:
             outcome = "cancelled"
@@ -239,6 +276,8 @@ class FileSystemTools:
                 _log_call(name, args, outcome, time.perf_counter() - started)
 
     async def _dispatch(self, name: str, args: dict[str, Any]) -> ToolResponse:
+        if not self._native:  # the profile's envelope, as the library made it
+            return await self._in_thread(name, args)
         spec = self._specs.get(name)
         if spec is None:
             known = ", ".join(self._specs)
@@ -249,6 +288,15 @@ class FileSystemTools:
                 f"{name} is not available: file changes are disabled for this agent "
                 "(filesystem_writes_enabled is false). The read-only tools still work.",
             )
+        envelope = await self._in_thread(name, args)
+        if envelope["ok"]:
+            return _success(envelope["data"], envelope["text"])
+        error = envelope["error"]
+        return _failure(error["code"], error["message"])
+
+    async def _in_thread(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """The library's envelope of one call, run in a thread; cancelling the awaiting task
+        cancels the call in the library."""
         token = CancelToken()
         try:
             envelope = await asyncio.to_thread(self._envelope, name, args, token)
@@ -257,16 +305,26 @@ class FileSystemTools:
             raise
         finally:
             token.close()
-        if envelope["ok"]:
-            return _success(envelope["data"], envelope["text"])
-        error = envelope["error"]
-        return _failure(error["code"], error["message"])
+        return envelope
 
     def _envelope(self, name: str, args: dict[str, Any], token: CancelToken) -> dict[str, Any]:
         try:
             return self._workspace._envelope(name, args, None, token)
         except WsfsError as e:  # refused before the library (a NUL in a C string, ...)
+            if not self._native:
+                return _failure(e.code, e.message)
             return {"ok": False, "error": {"code": e.code, "message": e.message}, "text": str(e)}
+
+
+def _outcome(response: Mapping[str, Any]) -> str:
+    """``ok`` or the error code, for the log, in any profile's envelope (``success``/``ok``;
+    ``error`` a code or ``{code}``, or ``error_code``)."""
+    if response.get("success", response.get("ok")) is True:
+        return "ok"
+    error = response.get("error", response.get("error_code"))
+    if isinstance(error, Mapping):
+        error = error.get("code")
+    return error if isinstance(error, str) else "error"
 
 
 def _success(data: dict[str, Any], text: str) -> ToolResponse:

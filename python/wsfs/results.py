@@ -139,7 +139,8 @@ class ReadFileResult(ToolResult):
     without numbers). ``sha256`` is the whole file's hash when the read saw all of it and it
     fits ``max_write_bytes``. The line fields are set by range reads only, but for
     ``next_start_line``, which a plain read that was cut sets too (it ends at a line
-    boundary unless line 1 alone is too long)."""
+    boundary unless line 1 alone is too long). ``encoding_errors`` is True when
+    ``encoding_errors="replace"`` replaced invalid UTF-8."""
 
     path: str
     content: str
@@ -147,6 +148,7 @@ class ReadFileResult(ToolResult):
     total_bytes: int
     truncated: bool
     sha256: str | None = None
+    encoding_errors: bool = False
     start_line: int | None = None
     end_line: int | None = None
     total_lines: int | None = None
@@ -156,12 +158,14 @@ class ReadFileResult(ToolResult):
 @result("write_file")
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WriteFileResult(ToolResult):
-    """``existed_before`` is ``not created``: whether the name existed when the write began."""
+    """``existed_before`` is ``not created``: whether the name existed when the write began;
+    ``mode`` the mode used."""
 
     path: str
     bytes_written: int
     created: bool
     existed_before: bool = False
+    mode: str = "overwrite"
 
 
 @result("create_directory")
@@ -213,11 +217,18 @@ class ListDirResult(ToolResult):
 @result("edit_file")
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EditFileResult(ToolResult):
-    """``matches`` is how often ``old_text`` occurred, ``replaced`` how many were replaced."""
+    """``matches`` is how often ``old_text`` occurred, ``replaced`` how many were replaced; the
+    file's size before and after, the lines of the original the replaced text touched, and
+    the lines of the new file from the first replacement to the last (1-based)."""
 
     path: str
     matches: int
     replaced: int
+    original_size: int = 0
+    new_size: int = 0
+    lines_changed: int = 0
+    first_changed_line: int = 0
+    last_changed_line: int = 0
 
 
 @result("get_path_info")

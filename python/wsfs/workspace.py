@@ -38,7 +38,7 @@ from .results import (
     WorkspaceInfoResult,
     WriteFileResult,
 )
-from .specs import SpecFormat, format_specs, library_specs, tool_specs
+from .specs import SpecFormat, format_specs, tool_specs
 
 log = logging.getLogger("wsfs")
 
@@ -50,7 +50,17 @@ CONTENT_TOOLS = frozenset({"write_file", "append_file"})
 # The write_file warning the library leaves out of `text` (the text says "overwrote").
 OVERWRITE_WARNING = "file exists, overwriting"
 EMPTY_FILE_TEXT = "(empty file)"
-CONFIG_KEYWORDS = ("root", "restrict_to_workspace", "limits", "policy", "state_dir", "wasm_tools", "wasm_policy")
+CONFIG_KEYWORDS = (
+    "root",
+    "restrict_to_workspace",
+    "limits",
+    "policy",
+    "state_dir",
+    "profile",
+    "wasm_tools",
+    "wasm_policy",
+)
+NATIVE_PROFILE = "wsfs"
 
 _OPTIONS = {out: b'{"output":"%s"}' % out.encode() for out in ("full", "data_raw")}
 _READ = b"read_file"
@@ -83,6 +93,12 @@ class Workspace:
 
     ``config`` holds further library configuration keys (for keys this class has no keyword
     for yet); :meth:`from_config` takes a whole configuration mapping as is.
+
+    ``profile`` (default ``"wsfs"``, the native tools) serves the tools as one host expects
+    them (README, "Profiles"): every call then takes the profile's tool and argument names and
+    returns the profile's envelope, so use :meth:`call` / :meth:`call_json` and
+    :meth:`workspace_tool_specs`; the typed methods, which return the native results, raise
+    :class:`InvalidArguments` on such a workspace.
     """
 
     root: str
@@ -96,6 +112,8 @@ class Workspace:
     """Warnings of the open (a root of ``/`` or the home directory, unrestricted mode)."""
     info: dict[str, Any]
     """The ``data`` of ``wsfs_workspace_open`` (handle, root, limits, and any newer keys)."""
+    profile: str
+    """The profile the workspace serves (``"wsfs"``: the native tools)."""
 
     def __init__(
         self,
@@ -105,6 +123,7 @@ class Workspace:
         limits: Limits | Mapping[str, int] | None = None,
         policy: Mapping[str, Any] | None = None,
         state_dir: PathArg | None = None,
+        profile: str | None = None,
         wasm_tools: Sequence[PathArg] | None = None,
         wasm_policy: Mapping[str, Any] | None = None,
         config: Mapping[str, Any] | None = None,
@@ -123,6 +142,8 @@ class Workspace:
             cfg["policy"] = dict(policy)
         if state_dir is not None:
             cfg["state_dir"] = os.fspath(state_dir)
+        if profile is not None:
+            cfg["profile"] = profile
         if wasm_tools is not None:
             if isinstance(wasm_tools, (str, bytes, os.PathLike)):
                 raise TypeError("wasm_tools is a list of folders, not one path")
@@ -156,6 +177,7 @@ class Workspace:
         self._closed = False
         self.root = data["root"]
         self.restrict_to_workspace = data["restrict_to_workspace"]
+        self.profile = data.get("profile", NATIVE_PROFILE)
         known = {f.name for f in fields(Limits)}
         self.limits = Limits(**{k: v for k, v in data["limits"].items() if k in known})
         self._max_read = self.limits.max_read_bytes
@@ -233,18 +255,21 @@ class Workspace:
             raise _error(env)
 
     def library_specs(self) -> list[dict[str, Any]]:
-        """Every tool this workspace offers, in the library's own spec shape: the built-in
-        tools, then its Wasm tools with their manifest's description and input schema
-        (``wsfs_workspace_tool_specs``). Shared when there are no Wasm tools: do not modify."""
-        if not self.wasm_tools:
-            return library_specs()
+        """The tools this workspace offers (``wsfs_workspace_tool_specs``), in the library's own
+        spec shape: its profile's names, schemas and defaults (for the native profile the
+        built-in tools, then its Wasm tools with their manifest's description and input
+        schema; another profile offers no Wasm tools), without the tools its policy refuses
+        whatever the arguments (every changing tool when the policy disables writes, the
+        developer tools while their exec switch is off, those ``allow_tools`` /
+        ``deny_tools`` leave out). A fresh list."""
         env = json.loads(_native.take(self._lib, self._lib.wsfs_workspace_tool_specs(self._handle)))
         if not env["ok"]:
             raise _error(env)
         return env["data"]["tools"]
 
     def workspace_tool_specs(self, format: SpecFormat = "openai", *, read_only: bool = False) -> list[dict[str, Any]]:
-        """Like :meth:`tool_specs`, with this workspace's Wasm tools after the built-in ones."""
+        """:meth:`library_specs` in ``format`` (see :func:`wsfs.tool_specs`); ``read_only=True``
+        keeps only the read-only ones of them."""
         return format_specs(self.library_specs(), format, read_only=read_only)
 
     def call(
@@ -257,7 +282,8 @@ class Workspace:
         **args: Any,
     ) -> dict[str, Any]:
         """Runs any tool by name and returns its envelope as a dict: ``{"ok": True, "data",
-        "text", "warnings"}`` or ``{"ok": False, "error": {"code", "message"}, "text"}``.
+        "text", "warnings"}`` or ``{"ok": False, "error": {"code", "message"}, "text"}`` (on a
+        workspace with a profile: that profile's envelope).
         Tool failures are returned, not raised; arguments that cannot be sent at all raise
         :class:`InvalidArguments` (not JSON, a NUL in ``name``, a closed cancel token)."""
         return self._envelope(name, args, timeout, cancel)
@@ -281,6 +307,9 @@ class Workspace:
         self, name: str, args: dict[str, Any], timeout: float | None, cancel: CancelToken | None
     ) -> dict[str, Any]:
         """The full envelope of a call; plain reads take the raw fast path and rebuild it."""
+        if self.profile != NATIVE_PROFILE:  # the profile's envelope: no raw modes, no buffer
+            raw = self._invoke(_native.c_string(name, "tool name"), _encode_args(args), _options("full", timeout, cancel))
+            return json.loads(raw)
         if name == "read_file" and _is_plain_read(args):
             options = _options("data_raw", timeout, cancel)
             try:
@@ -310,6 +339,14 @@ class Workspace:
             ptr = lib.wsfs_call_with_content(self._handle, name, args, options, content, len(content))
         return _native.take(lib, ptr)
 
+    def _native_only(self, tool: str) -> None:
+        if self.profile != NATIVE_PROFILE:
+            raise ERROR_CLASSES["invalid_arguments"](
+                "invalid_arguments",
+                f"Workspace.{tool}() returns the native result; this workspace serves the "
+                f"{self.profile!r} profile: use call() or call_json()",
+            )
+
     def _run(
         self,
         cls: type[R],
@@ -319,6 +356,7 @@ class Workspace:
         content: str | None = None,
     ) -> R:
         """Runs ``cls.tool`` and returns its typed result, or raises its error."""
+        self._native_only(cls.tool)
         _check_path(args.get("path"))
         body = None if content is None else _native.utf8(content, "content")
         raw = self._invoke(cls.tool.encode(), _encode_args(args), _options("full", timeout, cancel), body)
@@ -360,18 +398,20 @@ class Workspace:
         start_line: int = 0,
         max_lines: int = 0,
         line_numbers: bool = False,
+        encoding_errors: str | None = None,
         timeout: float | None = None,
         cancel: CancelToken | None = None,
     ) -> ReadFileResult:
         """Reads a UTF-8 text file (at most ``max_read_bytes``), or with ``start_line``,
-        ``max_lines`` or ``line_numbers`` a range of its lines."""
-        if start_line or max_lines or line_numbers:
-            args = {
-                "path": path,
-                "start_line": start_line,
-                "max_lines": max_lines,
-                "line_numbers": line_numbers,
-            }
+        ``max_lines`` or ``line_numbers`` a range of its lines. ``encoding_errors="replace"``
+        reads a file that is not UTF-8 with U+FFFD for each invalid sequence (the result's
+        ``encoding_errors`` is then True); the default refuses it."""
+        if start_line or max_lines or line_numbers or encoding_errors is not None:
+            args: dict[str, Any] = {"path": path}
+            if start_line or max_lines or line_numbers:
+                args.update(start_line=start_line, max_lines=max_lines, line_numbers=line_numbers)
+            if encoding_errors is not None:
+                args["encoding_errors"] = encoding_errors
             return self._run(ReadFileResult, args, timeout, cancel)
         data, text, warnings = self._plain_read(path, _options("data_raw", timeout, cancel))
         # Built directly (not from_data): this is the hot path the benchmark measures.

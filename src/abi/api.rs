@@ -4,6 +4,7 @@
 use crate::abi::dispatch::{self, CallOptions, Request};
 use crate::abi::envelope::{self, Envelope};
 use crate::abi::handles::{self, Opened};
+use crate::abi::profiles;
 use crate::config::Config;
 use crate::error::{ErrorCode, WsfsError};
 use crate::wasm::host::gateway::ModelGateway;
@@ -29,11 +30,20 @@ pub fn tool_instructions() -> String {
 
 pub fn workspace_open(config_json: &str) -> String {
     crate::logging::init();
-    let config = match Config::from_json(config_json) {
+    // The profile is checked first: an unknown name opens (and creates) nothing.
+    let config = match Config::from_json(config_json).and_then(|config| {
+        let profile = profiles::lookup(&config.profile)?;
+        // Under `wsfs` the Wasm tools' names are known once they are loaded (below).
+        if profile.is_some() || config.wasm_tools.is_empty() {
+            check_tool_names(&config.policy, profile, &[])?;
+        }
+        Ok((config, profile))
+    }) {
         Ok(config) => config,
         Err(e) => return envelope::failure(&e),
     };
-    let (ws, warnings) = match Workspace::open(&config) {
+    let (config, profile) = config;
+    let (ws, mut warnings) = match Workspace::open(&config) {
         Ok(opened) => opened,
         Err(e) => return envelope::failure(&e),
     };
@@ -47,6 +57,23 @@ pub fn workspace_open(config_json: &str) -> String {
             Err(e) => return envelope::failure(&e),
         },
     };
+    let wasm_names: Vec<&str> = wasm
+        .iter()
+        .flat_map(|w| w.tools().iter().map(|t| t.loaded().name()))
+        .collect();
+    if profile.is_none() && !config.wasm_tools.is_empty() {
+        if let Err(e) = check_tool_names(&config.policy, None, &wasm_names) {
+            return envelope::failure(&e);
+        }
+    }
+    if let (Some(profile), false) = (profile, wasm_names.is_empty()) {
+        warnings.push(format!(
+            "the Wasm tools ({}) are offered only under the native profile \"wsfs\"; this \
+             workspace's profile ({}) neither lists nor runs them",
+            wasm_names.join(", "),
+            profile.name
+        ));
+    }
     let root = ws.root().display().to_string();
     let wasm_names: Vec<&str> = wasm
         .iter()
@@ -57,9 +84,10 @@ pub fn workspace_open(config_json: &str) -> String {
         "restrict_to_workspace": ws.restricts_to_workspace(),
         "limits": ws.limits(),
         "policy": ws.policy(),
+        "profile": profile.map_or(profiles::DEFAULT, |p| &p.name),
         "wasm_tools": wasm_names,
     });
-    let id = handles::insert(Opened { ws, wasm });
+    let id = handles::insert(Opened { ws, wasm, profile });
     let mut data = data;
     data["workspace"] = json!(id);
     tracing::info!(target: "wsfs", workspace = id, root = %root, "workspace opened");
@@ -90,16 +118,77 @@ pub fn set_model_gateway(id: u64, gateway: Option<Arc<dyn ModelGateway>>) -> Str
     }
 }
 
-/// The specs of every tool workspace `id` offers: the built-in ones, then its Wasm tools.
+/// The tools workspace `id` offers, as it offers them: under its profile's names and schemas
+/// (the native ones for `wsfs`, followed by its Wasm tools in load order; a profile other than
+/// `wsfs` offers no Wasm tools), without those its policy refuses whatever the arguments: every
+/// changing tool when writes are disabled, the tools that run programs while their switch
+/// (`exec_enabled`, `shell_enabled`) is off, and those `allow_tools` / `deny_tools` leave out.
+/// `data: {profile, tools: [{name, description, parameters, annotations}]}`.
 pub fn workspace_tool_specs(id: u64) -> String {
-    match handles::get(id) {
-        Ok(opened) => {
-            let specs = crate::abi::specs::workspace_tool_specs(opened.wasm.as_ref());
-            let count = specs.as_array().map_or(0, Vec::len);
-            envelope::success_value(&json!({ "tools": specs }), format!("{count} tools"), &[])
-        }
-        Err(e) => envelope::failure(&e),
+    let opened = match handles::get(id) {
+        Ok(opened) => opened,
+        Err(e) => return envelope::failure(&e),
+    };
+    let policy = &opened.ws.policy;
+    let runs = |t: &dyn crate::tools::contract::ToolRunner| {
+        (t.annotations().read_only || policy.writes_enabled)
+            && t.switch().refusal(t.name(), opened.ws.policy()).is_none()
+    };
+    let offered = |native: &str| crate::tools::find(native).is_some_and(|t| runs(t));
+    let mut tools = match opened.profile {
+        None => crate::abi::specs::workspace_tool_specs(opened.wasm.as_ref(), |t| runs(t)),
+        Some(profile) => profile.tool_specs_offered(offered),
+    };
+    if let Some(list) = tools.as_array_mut() {
+        list.retain(|t| policy.tool_allowed(t["name"].as_str().unwrap_or_default()));
     }
+    let count = tools.as_array().map_or(0, Vec::len);
+    let name = opened.profile_name();
+    envelope::success_value(
+        &json!({"profile": name, "tools": tools}),
+        format!("workspace {id} offers {count} tools (profile {name})"),
+        &[],
+    )
+}
+
+/// `policy.allow_tools` and `deny_tools` name tools as the workspace offers them: the
+/// profile's names (the native ones and the Wasm tools' for `wsfs`). A name it does not offer
+/// is a mistake that would leave a tool allowed, so it fails the open.
+fn check_tool_names(
+    policy: &crate::guard::policy::PolicyConfig,
+    profile: Option<&profiles::Profile>,
+    wasm_names: &[&str],
+) -> Result<(), WsfsError> {
+    let names: Vec<&str> = match profile {
+        Some(p) => p.tool_names(),
+        None => crate::tools::REGISTRY
+            .iter()
+            .map(|t| t.name)
+            .chain(wasm_names.iter().copied())
+            .collect(),
+    };
+    let lists = [
+        (
+            "allow_tools",
+            policy.allow_tools.as_deref().unwrap_or_default(),
+        ),
+        ("deny_tools", policy.deny_tools.as_slice()),
+    ];
+    for (field, list) in lists {
+        if let Some(unknown) = list.iter().find(|t| !names.contains(&t.as_str())) {
+            let shown: String = unknown.chars().take(64).collect();
+            return Err(WsfsError::new(
+                ErrorCode::InvalidArguments,
+                format!(
+                    "invalid workspace config: policy.{field}: this workspace (profile {}) has \
+                     no tool '{shown}'; its tools are {}",
+                    profile.map_or(profiles::DEFAULT, |p| &p.name),
+                    names.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 pub fn workspace_close(id: u64) -> String {
@@ -139,6 +228,7 @@ pub fn call_envelope(
         tool,
         args_json,
         content,
+        offered: true,
     };
     match CallOptions::from_json(options_json) {
         Ok(options) => dispatch::call(id, &req, &options),

@@ -3,10 +3,11 @@
 
 use crate::abi::envelope::{self, Envelope};
 use crate::abi::handles;
+use crate::abi::profiles::{Context, NativeResult, Profile};
 use crate::control::{token_flag, CallControl};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::audit::{self, Finished, Notes};
-use crate::guard::policy::PolicyConfig;
+use crate::guard::policy::{Policy, PolicyConfig};
 use crate::tools::contract::{Call, Output, Switch, ToolRunner, Warning};
 use crate::tools::hints;
 use crate::tools::{self, write};
@@ -45,6 +46,10 @@ pub struct Request<'a> {
     pub tool: &'a str,
     pub args_json: &'a str,
     pub content: Option<&'a [u8]>,
+    /// `tool` is the name the workspace offers it under, so the policy's `allow_tools` /
+    /// `deny_tools` apply to it (false for the native call a profile's tool makes: the
+    /// profile's name was checked at the edge).
+    pub offered: bool,
 }
 
 pub use crate::tools::contract::ToolResult;
@@ -52,13 +57,74 @@ pub use crate::tools::contract::ToolResult;
 /// Runs a request on workspace `id` and returns the envelope. Never panics on bad input.
 pub fn call(id: u64, req: &Request<'_>, options: &CallOptions) -> Envelope {
     let outcome = handles::get(id).and_then(|opened| {
+        if let Some(profile) = opened.profile {
+            return Ok(Err(profiled(
+                &opened.ws,
+                opened.wasm.as_ref(),
+                profile,
+                req,
+                options,
+            )));
+        }
         let ctl = control(&opened.ws, opened.wasm.as_ref(), options, req.tool)?;
-        run(&opened.ws, opened.wasm.as_ref(), req, &ctl, options.output)
+        run(&opened.ws, opened.wasm.as_ref(), req, &ctl, options.output).map(Ok)
     });
     match outcome {
-        Ok((data, warnings)) => envelope::success(data, &warnings, options.output),
+        Ok(Ok((data, warnings))) => envelope::success(data, &warnings, options.output),
+        Ok(Err(profiled)) => profiled,
         Err(e) => envelope::failure_envelope(&e),
     }
+}
+
+/// A call on a workspace with a profile: the profile turns the public call into a native one
+/// (or refuses it), the native tool runs as any call does (deadline, policy, audit, trace),
+/// and the profile turns its result into the profile's envelope. The output modes are the
+/// native envelope's; a profile has its own envelope, so it takes only `full`.
+fn profiled(
+    ws: &Workspace,
+    wasm: Option<&WasmTools>,
+    profile: &Profile,
+    req: &Request<'_>,
+    options: &CallOptions,
+) -> Envelope {
+    if options.output != Output::Full {
+        return envelope::failure_envelope(&WsfsError::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "output modes other than \"full\" are the native envelope's; this workspace's \
+                 profile ({}) returns its own envelope",
+                profile.name
+            ),
+        ));
+    }
+    if !ws.policy.tool_allowed(req.tool) {
+        let e = Policy::tool_denied(req.tool);
+        return Envelope::from(
+            profile
+                .refuse(req.tool, e.code.as_str(), &e.message)
+                .to_string(),
+        );
+    }
+    let root = ws.root().to_string_lossy();
+    let cx = Context { root: &root };
+    let result = profile.call(req.tool, req.args_json, &cx, |native, args_json| {
+        let native_req = Request {
+            tool: native,
+            args_json,
+            content: req.content,
+            offered: false,
+        };
+        let ran = control(ws, wasm, options, native)
+            .and_then(|ctl| run(ws, wasm, &native_req, &ctl, Output::Full));
+        match ran {
+            Ok((output, warnings)) => NativeResult::from_output(output.as_ref(), &warnings),
+            Err(e) => NativeResult::Failure {
+                code: e.code.as_str().to_string(),
+                message: e.message,
+            },
+        }
+    });
+    Envelope::from(result.to_string())
 }
 
 /// The call's deadline: `operation_timeout_ms` for the file tools; for the tools that run
@@ -101,6 +167,7 @@ pub fn run_tool(
         tool,
         args_json,
         content: None,
+        offered: true,
     };
     run(ws, None, &req, ctl, Output::Full)
 }
@@ -142,6 +209,10 @@ fn run_entry(
     req: &Request<'_>,
 ) -> Result<ToolResult> {
     let entry = find(wasm, req.tool).ok_or_else(|| unknown_tool(wasm, req.tool))?;
+    if req.offered && !call.ws.policy.tool_allowed(entry.name()) {
+        note_path_argument(call, req.args_json);
+        return Err(Policy::tool_denied(entry.name()));
+    }
     check_args_size(call.ws, req.tool, req.args_json.len())?;
     // Read-only mode, then the exec switches, decided once for every tool from its entry,
     // before anything runs.

@@ -77,16 +77,6 @@ pub extern "C" fn wsfs_tool_specs() -> *mut c_char {
     guard(api::tool_specs)
 }
 
-/// Returns the specs of every tool workspace `workspace` offers, as an envelope whose
-/// `data.tools` is the array `wsfs_tool_specs` returns followed by the specs of the Wasm tools the
-/// workspace loaded (its config's `wasm_tools`), each with its manifest's description and
-/// input schema. An unknown handle gets `invalid_workspace`. The caller frees the result with
-/// `wsfs_string_free`.
-#[no_mangle]
-pub extern "C" fn wsfs_workspace_tool_specs(workspace: u64) -> *mut c_char {
-    guard(|| api::workspace_tool_specs(workspace))
-}
-
 /// Returns what a host tells the model once, beside the tool specs (in a system prompt, or as
 /// an MCP server's instructions): how every path argument is read. Each spec's description
 /// keeps only the clause "Paths are relative to the workspace root."; this is the rest. Plain
@@ -99,15 +89,26 @@ pub extern "C" fn wsfs_tool_instructions() -> *mut c_char {
 /// Opens a workspace. `config_json` is `{"root": str, "restrict_to_workspace": bool = true,
 /// "limits": {"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"},
 /// "state_dir": str (optional; outside the root), "policy": {"writes_enabled": bool = true,
-/// "deny_read": [glob] = [], "deny_write": [glob], "audit_log": path, "exec_enabled": bool =
-/// false, "shell_enabled": bool = false, "exec_require_sandbox": bool = true, "exec_network":
-/// bool = false, "exec_read_paths": [absolute path] = [], "exec_env_allow": [name or prefix*]
-/// = [], "exec_timeout_sec": 1..86400 = 60}}`. Opening also undoes
+/// "deny_read": [glob] = [], "deny_write": [glob], "audit_log": path, "allow_tools": [name],
+/// "deny_tools": [name] = [], "exec_enabled": bool = false, "shell_enabled": bool = false,
+/// "exec_require_sandbox": bool = true, "exec_network": bool = false, "exec_read_paths":
+/// [absolute path] = [], "exec_env_allow": [name or prefix*] = [], "exec_timeout_sec":
+/// 1..86400 = 60}, "profile": str = "wsfs"}`. `profile` chooses the tools as one host expects
+/// them (see README.md, "Profiles"): "wsfs" (the native tools), "miniclaw",
+/// "filesystem-tool", "agent-base" or "capability-plan"; an unknown name is
+/// `invalid_arguments` listing the known ones. Every tool call on a workspace with another
+/// profile than "wsfs" takes that profile's tool and argument names and returns that
+/// profile's envelope instead of the native one (the typed functions below included:
+/// `wsfs_read_file` runs the profile's `read_file`, if it has one); `wsfs_workspace_tool_specs`
+/// lists its tools. Opening also undoes
 /// or finishes any multi-file `apply_patch` commit a crash interrupted. `writes_enabled:
 /// false` makes every changing tool return `writes_disabled`; the deny lists are
 /// gitignore-style globs matched on the resolved workspace-relative path (`policy_denied`;
 /// `deny_write` defaults to everything under the root's `.git`); `audit_log` gets one JSON
-/// line per call, fsynced before the call returns, and is unreachable by the tools.
+/// line per call, fsynced before the call returns, and is unreachable by the tools;
+/// `allow_tools` / `deny_tools` name the only tools offered / tools not offered (by the
+/// profile's names, or under "wsfs" the native and Wasm tools' names; a name it has not is
+/// `invalid_arguments`), whose calls are `policy_denied`.
 /// `exec_enabled` turns on the developer tools (`workspace_info`, `git_status`, `git_diff`,
 /// `git_commit`, `run_tests`, `run_lint`, `typecheck`, `safe_shell`; `shell` needs
 /// `shell_enabled` too), which run programs under a kernel sandbox confined to the workspace
@@ -123,7 +124,9 @@ pub extern "C" fn wsfs_tool_instructions() -> *mut c_char {
 /// `capability_denied`) fails the open. Loaded tools are called by name like the built-in
 /// ones (see `wsfs_workspace_tool_specs`). On success `data.workspace` is the handle (never
 /// 0), `data.root` the absolute root with symlinks resolved, `data.policy` the effective
-/// policy and `data.wasm_tools` the names of the loaded Wasm tools. The caller frees the result with
+/// policy, `data.profile` the profile and `data.wasm_tools` the names of the loaded Wasm tools
+/// (offered only under the "wsfs" profile; another profile gets a warning). The caller frees
+/// the result with
 /// `wsfs_string_free`.
 ///
 /// # Safety
@@ -137,6 +140,22 @@ pub unsafe extern "C" fn wsfs_workspace_open(config_json: *const c_char) -> *mut
             Err(envelope) => envelope,
         }
     })
+}
+
+/// Returns the tools workspace `workspace` offers, as it offers them, as an envelope whose
+/// `data` is `{"profile", "tools"}`: `tools` is an array like `wsfs_tool_specs`' under the
+/// profile's tool names, descriptions and schemas. Under "wsfs" these are the built-in tools
+/// followed by the Wasm tools the workspace loaded (its config's `wasm_tools`, each with its
+/// manifest's description and input schema); another profile offers no Wasm tools. Left out
+/// are the tools the policy refuses whatever the arguments: every changing tool when
+/// `writes_enabled` is false, the developer tools while `exec_enabled` (for `shell`, also
+/// `shell_enabled`) is off, and what `allow_tools` / `deny_tools` exclude. Each `parameters` is a JSON
+/// Schema object. An unknown or closed handle is `invalid_workspace`. The result is the
+/// caller's, freed once with `wsfs_string_free`; the function is thread-safe (it only reads
+/// the workspace, and may run while calls on it are in flight).
+#[no_mangle]
+pub extern "C" fn wsfs_workspace_tool_specs(workspace: u64) -> *mut c_char {
+    guard(|| api::workspace_tool_specs(workspace))
 }
 
 /// Closes a workspace handle. Calls in flight on it finish normally; later calls get
@@ -220,7 +239,9 @@ unsafe fn call_tool_sized(
 /// end) and `sha256` (of the whole file, lowercase hex, when it is at most `max_write_bytes`);
 /// `text` ends with a hint such as `[lines 1-2000 of 9120; continue with start_line=2001]`
 /// (repeating `max_lines` and `line_numbers` when the call gave them).
-/// A `start_line` past the end is `line_out_of_range`.
+/// A `start_line` past the end is `line_out_of_range`. `encoding_errors: "replace"` reads a
+/// file that is not UTF-8 with U+FFFD for each invalid sequence and adds `encoding_errors:
+/// true` to `data` (the default, "strict", refuses it; a NUL byte is binary either way).
 /// This returns the full envelope, which carries the content twice (`data.content` and
 /// `text`); to read without that cost, call `wsfs_call_with_options(workspace, "read_file",
 /// args_json, "{\"output\":\"data_raw\"}")`: the content then follows the JSON after one
@@ -243,7 +264,7 @@ pub unsafe extern "C" fn wsfs_read_file(workspace: u64, args_json: *const c_char
 }
 
 /// `write_file {path, content, mode = "overwrite"}` -> `data: {path, bytes_written, created,
-/// existed_before}`. `mode` is "overwrite" (create or replace atomically), "create" (fails with
+/// existed_before, mode}` (`mode`: the mode used). `mode` is "overwrite" (create or replace atomically), "create" (fails with
 /// `file_exists` if the name is taken, decided by an exclusive link) or "append".
 /// The caller frees the result with `wsfs_string_free`.
 ///
@@ -297,9 +318,11 @@ pub unsafe extern "C" fn wsfs_list_dir(workspace: u64, args_json: *const c_char)
 }
 
 /// `edit_file {path, old_text, new_text, replace_all = false}` -> `data: {path, matches,
-/// replaced}`. An `old_text` that differs from the file only in line endings is matched with
-/// the file's (which it keeps), with a warning saying so. The caller frees the result with
-/// `wsfs_string_free`.
+/// replaced, original_size, new_size, lines_changed, first_changed_line, last_changed_line}`
+/// (sizes in bytes; the lines of the original the replaced text touched; the lines of the new
+/// file from the first replacement to the last, 1-based). An `old_text` that differs from the
+/// file only in line endings is matched with the file's (which it keeps), with a warning
+/// saying so. The caller frees the result with `wsfs_string_free`.
 ///
 /// # Safety
 /// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.

@@ -1,5 +1,7 @@
-//! Workspace handles: opaque non-zero ids, never reused, mapped to shared workspaces.
+//! Workspace handles: opaque non-zero ids, never reused, mapped to shared workspaces and the
+//! profile each serves.
 
+use crate::abi::profiles::Profile;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::wasm::tool::WasmTools;
 use crate::workspace::Workspace;
@@ -8,10 +10,20 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
-/// An open workspace with the Wasm tools it loaded (if its config lists any).
+/// An open workspace as the ABI serves it: the workspace, the Wasm tools it loaded (if its
+/// config lists any) and the profile it serves.
 pub struct Opened {
     pub ws: Arc<Workspace>,
     pub wasm: Option<WasmTools>,
+    /// `None` for the native tools (`wsfs`), which never reach the profile engine.
+    pub profile: Option<&'static Profile>,
+}
+
+impl Opened {
+    pub fn profile_name(&self) -> &str {
+        self.profile
+            .map_or(crate::abi::profiles::DEFAULT, |p| &p.name)
+    }
 }
 
 static WORKSPACES: Lazy<RwLock<HashMap<u64, Arc<Opened>>>> = Lazy::new(Default::default);

@@ -3,4 +3,5 @@ pub mod dispatch;
 pub mod envelope;
 pub mod ffi;
 pub mod handles;
+pub mod profiles;
 pub mod specs;

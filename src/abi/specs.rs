@@ -28,14 +28,18 @@ pub fn tool_specs() -> &'static Value {
     &SPECS
 }
 
-/// The built-in tools' specs followed by those of a workspace's Wasm tools (in load order),
-/// each with its manifest's description and input schema.
-pub fn workspace_tool_specs(wasm: Option<&WasmTools>) -> Value {
-    let mut specs = SPECS.as_array().cloned().unwrap_or_default();
-    if let Some(wasm) = wasm {
-        specs.extend(wasm.tools().iter().map(|t| spec(t)));
-    }
-    Value::Array(specs)
+/// The tools a workspace offers natively: the built-in tools `keep` keeps, then its Wasm
+/// tools (in load order) `keep` keeps, each Wasm tool with its manifest's description and
+/// input schema.
+pub fn workspace_tool_specs(
+    wasm: Option<&WasmTools>,
+    keep: impl Fn(&dyn ToolRunner) -> bool,
+) -> Value {
+    let builtin = REGISTRY.iter().map(|t| t as &dyn ToolRunner);
+    let wasm = wasm
+        .into_iter()
+        .flat_map(|w| w.tools().iter().map(|t| t as &dyn ToolRunner));
+    Value::Array(builtin.chain(wasm).filter(|t| keep(*t)).map(spec).collect())
 }
 
 #[cfg(test)]

@@ -49,6 +49,13 @@ pub struct PolicyConfig {
     /// Where one JSON line per call is appended; `None`: no audit log.
     #[serde(default)]
     pub audit_log: Option<String>,
+    /// The only tools the workspace offers and runs, by the names it offers them under (its
+    /// profile's); `None`: every tool. Checked against those names at the ABI edge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_tools: Option<Vec<String>>,
+    /// Tools the workspace neither offers nor runs (`policy_denied`), by the same names.
+    #[serde(default)]
+    pub deny_tools: Vec<String>,
     /// The developer tools (workspace_info, git_*, run_tests, run_lint, typecheck,
     /// safe_shell), which run programs in the workspace under a kernel sandbox. Off by
     /// default: every one returns `exec_disabled`.
@@ -103,6 +110,8 @@ impl Default for PolicyConfig {
             deny_read: Vec::new(),
             deny_write: default_deny_write(),
             audit_log: None,
+            allow_tools: None,
+            deny_tools: Vec::new(),
             exec_enabled: false,
             shell_enabled: false,
             exec_require_sandbox: true,
@@ -371,6 +380,26 @@ impl Policy {
     /// The effective policy, as `wsfs_workspace_open` reports it (the audit log absolute).
     pub fn config(&self) -> &PolicyConfig {
         &self.config
+    }
+
+    /// Whether `allow_tools` and `deny_tools` let the tool named `tool` run (by the name the
+    /// workspace offers it under).
+    pub fn tool_allowed(&self, tool: &str) -> bool {
+        let allow = &self.config.allow_tools;
+        allow.as_ref().is_none_or(|a| a.iter().any(|t| t == tool))
+            && !self.config.deny_tools.iter().any(|t| t == tool)
+    }
+
+    /// The refusal of a tool `allow_tools` or `deny_tools` leaves out.
+    pub fn tool_denied(tool: &str) -> WsfsError {
+        let shown: String = tool.chars().take(64).collect();
+        WsfsError::new(
+            ErrorCode::PolicyDenied,
+            format!(
+                "{shown} is not available: the host's policy for this workspace does not allow \
+                 it (policy.allow_tools / deny_tools); do not retry, use the tools offered"
+            ),
+        )
     }
 
     /// Whether resolving a path with `access` needs the resolved path at all.

@@ -310,11 +310,43 @@ impl Root {
     ) -> Result<Located<'w>> {
         match located {
             Err(e) if matches!(e.code, ErrorCode::PathNotFound | ErrorCode::NotADirectory) => {
+                self.refuse_climb_out(anchor, rel, checks)?;
                 self.refuse_unreached(anchor, rel, checks)?;
                 Err(e)
             }
             other => other,
         }
+    }
+
+    /// `outside_workspace` for a root path whose `..` climbs above the root past a directory
+    /// that does not open (`nosuchdir/../../x`), as the writers find by creating it: the
+    /// deepest directory on the way that opens is placed by the kernel, and each name after it
+    /// counts as one directory down, each `..` as one up.
+    fn refuse_climb_out(&self, anchor: Anchor, rel: &Path, checks: Checks<'_>) -> Result<()> {
+        if anchor != Anchor::Root || !rel.components().any(|c| c == Component::ParentDir) {
+            return Ok(());
+        }
+        let names: Vec<Component<'_>> = rel.components().collect();
+        let Some((dir, depth)) = self.deepest_open_dir(anchor, &names, checks.ctl)? else {
+            return Ok(());
+        };
+        let (below, inside) = self.path_of(&dir, None)?;
+        if !inside {
+            return Ok(());
+        }
+        let mut level = below.components().count();
+        for name in &names[depth..] {
+            match name {
+                Component::Normal(_) => level += 1,
+                Component::ParentDir if level == 0 => {
+                    let exdev = io::Error::from_raw_os_error(libc::EXDEV);
+                    return Err(WsfsError::from_io(&exdev, checks.display));
+                }
+                Component::ParentDir => level -= 1,
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// What the policy says of `rel` (anchor-relative), whose directory does not open: the
@@ -621,6 +653,7 @@ mod tests {
             limits: Limits::default(),
             state_dir: None,
             policy: Default::default(),
+            profile: "wsfs".into(),
             wasm_tools: Vec::new(),
             wasm_policy: Default::default(),
         };

@@ -27,9 +27,19 @@ pub struct WriteOutput {
     pub created: bool,
     /// Whether the file existed when the call began its change (`!created`).
     pub existed_before: bool,
-    /// Not part of `data`: how the text words it.
-    #[serde(skip)]
+    /// The mode used (`write_file`'s `mode`, or its default); the text words it too. (Not
+    /// `Serialize` on `WriteMode`: the schema would then show a default the host APIs leave
+    /// to the library.)
+    #[serde(serialize_with = "mode_name")]
     pub mode: WriteMode,
+}
+
+fn mode_name<S: serde::Serializer>(mode: &WriteMode, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(match mode {
+        WriteMode::Overwrite => "overwrite",
+        WriteMode::Create => "create",
+        WriteMode::Append => "append",
+    })
 }
 
 /// `write_file`'s `mode`. (Plain comments on the variants: doc comments would turn the schema

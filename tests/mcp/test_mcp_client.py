@@ -291,7 +291,7 @@ async def full_server(srv, specs, ws):
     passes(f"tools/list matches `wsfs tools` ({len(tools)} tools: names, descriptions, schemas, annotations)")
 
     data, text = ok("write_file", await srv.call("write_file", {"path": "notes/todo.md", "content": "- milk\nPRIVATE-CONTENT\n"}))
-    check(data == {"path": "notes/todo.md", "bytes_written": 23, "created": True, "existed_before": False}, f"write_file data {data!r}")
+    check(data == {"path": "notes/todo.md", "bytes_written": 23, "created": True, "existed_before": False, "mode": "overwrite"}, f"write_file data {data!r}")
     check(text.startswith("created notes/todo.md"), f"write_file text {text!r}")
     with open(os.path.join(ws, "notes", "todo.md")) as f:
         check(f.read() == "- milk\nPRIVATE-CONTENT\n", "write_file did not write")

@@ -134,7 +134,7 @@ def open_workspace():
 def every_tool():
     ws, root = STATE["ws"], STATE["root"]
     d = ok(tool(ws, "write_file", {"path": "dir/a.txt", "content": "hello\r\nworld"}))
-    assert d == {"path": "dir/a.txt", "bytes_written": 12, "created": True, "existed_before": False}, d
+    assert d == {"path": "dir/a.txt", "bytes_written": 12, "created": True, "existed_before": False, "mode": "overwrite"}, d
     d = ok(tool(ws, "append_file", {"path": "dir/a.txt", "content": "\n"}))
     assert d["bytes_appended"] == 1 and d["size"] == 13, d
     d = ok(tool(ws, "edit_file", {"path": "dir/a.txt", "old_text": "world", "new_text": "wsfs"}))

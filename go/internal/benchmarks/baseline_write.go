@@ -329,6 +329,7 @@ func (b *Baseline) WriteFile(ctx context.Context, in wsfs.WriteFileInput) (wsfs.
 		BytesWritten:  int64(len(in.Content)),
 		Created:       existing == nil,
 		ExistedBefore: existing != nil,
+		Mode:          wsfs.WriteOverwrite,
 		Text:          withWarnings(how+" "+p.display+" ("+byteCount(int64(len(in.Content)))+")", warnings),
 		Warnings:      warnings,
 	}, nil
@@ -493,7 +494,7 @@ func (b *Baseline) EditFile(ctx context.Context, in wsfs.EditFileInput) (wsfs.Ed
 	case matches > 1 && !in.ReplaceAll:
 		return wsfs.EditFileResult{}, bErr(tool, wsfs.CodeAmbiguousEdit, "old_text occurs %d times in %s", matches, p.display)
 	}
-	updated := bytes.ReplaceAll(buf, old, []byte(in.NewText))
+	updated, lines, first, last := replaceCounting(buf, old, []byte(in.NewText))
 	if e := b.checkWrite(tool, "the edited file", len(updated)); e != nil {
 		return wsfs.EditFileResult{}, e
 	}
@@ -509,7 +510,50 @@ func (b *Baseline) EditFile(ctx context.Context, in wsfs.EditFileInput) (wsfs.Ed
 		Path:     p.display,
 		Matches:  matches,
 		Replaced: matches,
-		Text:     withWarnings("replaced "+strconv.Itoa(matches)+" "+noun+" in "+p.display, warnings),
-		Warnings: warnings,
+		// The library's change statistics, computed as it does.
+		OriginalSize:     int64(len(buf)),
+		NewSize:          int64(len(updated)),
+		LinesChanged:     lines,
+		FirstChangedLine: first,
+		LastChangedLine:  last,
+		Text:             withWarnings("replaced "+strconv.Itoa(matches)+" "+noun+" in "+p.display, warnings),
+		Warnings:         warnings,
 	}, nil
+}
+
+// replaceCounting is bytes.ReplaceAll(buf, old, repl) that also returns
+// edit_file's statistics: the lines of buf the matches touched (each once)
+// and the lines of the result from the first replacement to the last.
+func replaceCounting(buf, old, repl []byte) (out []byte, lines, first, last int) {
+	out = make([]byte, 0, len(buf)+(len(repl)-len(old))*bytes.Count(buf, old))
+	from, line, counted := 0, 1, 0
+	firstAt, lastStart, lastEnd := -1, 0, 0
+	for {
+		i := bytes.Index(buf[from:], old)
+		if i < 0 {
+			break
+		}
+		at := from + i
+		line += bytes.Count(buf[from:at], []byte{'\n'})
+		end := line + bytes.Count(buf[at:at+len(old)-1], []byte{'\n'})
+		if low := max(line, counted+1); end >= low {
+			lines += end - low + 1
+		}
+		counted = max(counted, end)
+		line += bytes.Count(buf[at:at+len(old)], []byte{'\n'})
+		out = append(out, buf[from:at]...)
+		if firstAt < 0 {
+			firstAt = len(out)
+		}
+		lastStart = len(out)
+		out = append(out, repl...)
+		lastEnd = len(out)
+		from = at + len(old)
+	}
+	out = append(out, buf[from:]...)
+	if firstAt >= 0 {
+		first = 1 + bytes.Count(out[:firstAt], []byte{'\n'})
+		last = 1 + bytes.Count(out[:max(lastEnd-1, lastStart)], []byte{'\n'})
+	}
+	return out, lines, first, last
 }

@@ -74,6 +74,15 @@ pub struct EditOutput {
     pub path: String,
     pub matches: u64,
     pub replaced: u64,
+    /// The file's size in bytes before and after the edit.
+    pub original_size: u64,
+    pub new_size: u64,
+    /// Lines of the original file the replaced text touched (each counted once).
+    pub lines_changed: u64,
+    /// The lines of the new file from the first replacement's start to the last one's end
+    /// (1-based, inclusive; a deletion's is the line where the text was).
+    pub first_changed_line: u64,
+    pub last_changed_line: u64,
 }
 
 pub struct EditRequest<'a> {
@@ -172,7 +181,7 @@ pub fn edit_file(
     let new_len = replaced_len(bytes.len(), matches, finder.needle().len(), new_text.len());
     ws.limits
         .check_write(new_len, "the edited file", "Replace less text")?;
-    let updated = replace(&bytes, &finder, new_text.as_bytes(), new_len);
+    let (updated, changes) = replace(&bytes, &finder, new_text.as_bytes(), new_len);
     let written = atomic_replace(
         &located.dir,
         leaf,
@@ -198,6 +207,11 @@ pub fn edit_file(
             path: display.clone(),
             matches,
             replaced: matches,
+            original_size: bytes.len() as u64,
+            new_size: updated.len() as u64,
+            lines_changed: changes.lines_changed,
+            first_changed_line: changes.first_line,
+            last_changed_line: changes.last_line,
         },
         warnings,
     ))
@@ -211,18 +225,48 @@ fn replaced_len(len: usize, matches: u64, old: usize, new: usize) -> u64 {
         .saturating_add(matches.saturating_mul(new as u64))
 }
 
+/// Where an edit changed the file (see [`EditOutput`]).
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Changes {
+    lines_changed: u64,
+    first_line: u64,
+    last_line: u64,
+}
+
 /// `bytes` with every match of `finder` (non-overlapping, left to right, as `str::replace`
-/// finds them) replaced by `new`; `len` is the result's length.
-fn replace(bytes: &[u8], finder: &memmem::Finder<'_>, new: &[u8], len: u64) -> Vec<u8> {
+/// finds them) replaced by `new`, and where; `len` is the result's length.
+fn replace(bytes: &[u8], finder: &memmem::Finder<'_>, new: &[u8], len: u64) -> (Vec<u8>, Changes) {
+    // Counted with a plain loop, which the compiler vectorizes.
+    let newlines = |s: &[u8]| s.iter().filter(|&&b| b == b'\n').count() as u64;
+    let old_len = finder.needle().len();
     let mut out = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-    let mut from = 0;
+    let mut changes = Changes::default();
+    let (mut from, mut line, mut counted) = (0, 1, 0);
+    let mut first: Option<usize> = None;
+    let mut last = (0, 0);
     for at in finder.find_iter(bytes) {
+        line += newlines(&bytes[from..at]);
+        let end_line = line + newlines(&bytes[at..at + old_len.saturating_sub(1)]);
+        let low = line.max(counted + 1);
+        if end_line >= low {
+            changes.lines_changed += end_line - low + 1;
+        }
+        counted = counted.max(end_line);
+        line += newlines(&bytes[at..at + old_len]);
         out.extend_from_slice(&bytes[from..at]);
+        first.get_or_insert(out.len());
+        let start = out.len();
         out.extend_from_slice(new);
-        from = at + finder.needle().len();
+        last = (start, out.len());
+        from = at + old_len;
     }
     out.extend_from_slice(&bytes[from..]);
-    out
+    if let Some(first) = first {
+        changes.first_line = 1 + newlines(&out[..first]);
+        let (start, end) = last;
+        changes.last_line = 1 + newlines(&out[..end.saturating_sub(1).max(start)]);
+    }
+    (out, changes)
 }
 
 enum Stop {
@@ -279,7 +323,7 @@ mod tests {
                 "{text:?} {old:?}"
             );
             let len = replaced_len(text.len(), matches, old.len(), new.len());
-            let out = replace(text.as_bytes(), &finder, new.as_bytes(), len);
+            let (out, _) = replace(text.as_bytes(), &finder, new.as_bytes(), len);
             assert_eq!(out, text.replace(old, new).into_bytes(), "{text:?} {old:?}");
             assert_eq!(out.len() as u64, len);
         }

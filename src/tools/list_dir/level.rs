@@ -230,6 +230,7 @@ mod tests {
             limits: Default::default(),
             state_dir: None,
             policy: Default::default(),
+            profile: "wsfs".into(),
             wasm_tools: Vec::new(),
             wasm_policy: Default::default(),
         };

@@ -37,6 +37,21 @@ pub struct ReadFileArgs {
     /// Prefix each returned line with its number and '| ' (in the text only). Default false.
     #[serde(default)]
     pub line_numbers: bool,
+    /// 'strict' (default): a file that is not valid UTF-8 is refused. 'replace': each invalid byte sequence becomes U+FFFD and data.encoding_errors is true (for Latin-1 and other legacy files). A NUL byte means a binary file either way.
+    #[serde(default)]
+    pub encoding_errors: EncodingErrors,
+}
+
+/// `read_file`'s `encoding_errors`. (Plain comments on the variants: doc comments would turn
+/// the schema into a `oneOf`.)
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum EncodingErrors {
+    // Refuse a file that is not valid UTF-8 (the default).
+    #[default]
+    Strict,
+    // Replace invalid sequences with U+FFFD and say so.
+    Replace,
 }
 
 impl Tool for ReadFile {
@@ -52,9 +67,10 @@ impl Tool for ReadFile {
     fn run(call: &mut Call<'_>, args: ReadFileArgs) -> Result<(ReadOutput, Vec<Warning>)> {
         let range = RangeRequest::from_args(args.start_line, args.max_lines, args.line_numbers)?;
         let path = call.path(&args.path)?;
+        let replace = args.encoding_errors == EncodingErrors::Replace;
         let output = match range {
-            None => read_file(call.ws, &path, call.ctl, call.frame)?,
-            Some(range) => read_file_range(call.ws, &path, &range, call.ctl)?,
+            None => read_file(call.ws, &path, call.ctl, call.frame, replace)?,
+            Some(range) => read_file_range(call.ws, &path, &range, call.ctl, replace)?,
         };
         Ok((output, Vec::new()))
     }
@@ -77,9 +93,10 @@ pub fn read_file_range(
     path: &ToolPath,
     range: &RangeRequest,
     ctl: &CallControl,
+    replace: bool,
 ) -> Result<ReadOutput> {
     let (file, size) = open_regular(ws, path, ctl)?;
-    range::read_range(file, size, &ws.limits, range, &path.display, ctl)
+    range::read_range(file, size, &ws.limits, range, &path.display, ctl, replace)
 }
 
 /// A plain read: at most `max_read_bytes` (cut back to a character boundary), checked as
@@ -92,6 +109,7 @@ pub fn read_file(
     path: &ToolPath,
     ctl: &CallControl,
     frame: &dyn Frame,
+    replace: bool,
 ) -> Result<ReadOutput> {
     let display = &path.display;
     let (file, size) = open_regular(ws, path, ctl)?;
@@ -108,6 +126,7 @@ pub fn read_file(
         // the limit + 1 (the head is then at most this long, see `take_raw`).
         next_start_line: (size > limit).then_some(limit.saturating_add(1)),
         sha256: (size <= limit && size <= ws.limits.max_write_bytes).then_some(HASH_PLACEHOLDER),
+        encoding_errors: false,
     };
     let room = frame.raw_head_len(&predicted);
     let expected = usize::try_from(predicted.bytes).unwrap_or(usize::MAX);
@@ -116,7 +135,26 @@ pub fn read_file(
             Stop::Io(e) => WsfsError::from_io(&e, display),
             Stop::Call(e) => e,
         })?;
-    let mut content = FileText::new(buf, room, more).map_err(|_| text::not_text(display))?;
+    // The bytes read and their hash, when the content is not those bytes.
+    let mut raw: Option<(u64, Option<String>)> = None;
+    let (mut content, encoding_errors) = match FileText::new_or_back(buf, room, more) {
+        Ok(content) => (content, false),
+        // Rare: with encoding_errors "replace", a file that is not UTF-8 (but has no NUL) is
+        // decoded lossily into a new buffer (the envelope then copies it).
+        Err((text::NotText::Utf8, buf)) if replace => {
+            let (lossy, replaced) =
+                text::lossy(&buf[room..], more).map_err(|_| text::not_text(display))?;
+            let bytes = &buf[room..];
+            let hash = (!more && bytes.len() as u64 <= ws.limits.max_write_bytes).then(|| {
+                let mut hash = FileHash::default();
+                hash.feed(bytes);
+                hash.hex()
+            });
+            raw = Some((bytes.len() as u64, hash));
+            (FileText::from_string(lossy), replaced)
+        }
+        Err(_) => return Err(text::not_text(display)),
+    };
     // A cut read ends at a line boundary when it holds one, so the next call can go on with
     // the next line (`next_start_line`); a first line longer than the limit stays cut.
     let next_start_line = more.then(|| {
@@ -129,22 +167,29 @@ pub fn read_file(
         }
     });
     let len = content.len() as u64;
-    let sha256 = (!more && len <= ws.limits.max_write_bytes).then(|| {
-        let mut hash = FileHash::default();
-        hash.feed(content.as_bytes());
-        hash.hex()
-    });
+    let (read_len, sha256) = match raw {
+        Some(raw) => raw,
+        None => (
+            len,
+            (!more && len <= ws.limits.max_write_bytes).then(|| {
+                let mut hash = FileHash::default();
+                hash.feed(content.as_bytes());
+                hash.hex()
+            }),
+        ),
+    };
     Ok(ReadOutput {
         path: display.clone(),
         content,
         bytes: len,
-        total_bytes: size.max(len),
+        total_bytes: size.max(read_len),
         truncated: more,
         lines: None,
         next_start_line,
         sha256,
         limit,
         view: None,
+        encoding_errors,
     })
 }
 
@@ -228,6 +273,7 @@ mod tests {
             limits,
             state_dir: None,
             policy: crate::guard::policy::PolicyConfig::default(),
+            profile: "wsfs".into(),
             wasm_tools: Vec::new(),
             wasm_policy: Default::default(),
         };
@@ -246,7 +292,7 @@ mod tests {
             std::fs::write(tmp.path().join(name), &data).unwrap();
             let path = ws.parse_path(name).unwrap();
             for output in [Output::DataRaw, Output::TextRaw] {
-                let mut out = read_file(&ws, &path, &ctl, &output).unwrap();
+                let mut out = read_file(&ws, &path, &ctl, &output, false).unwrap();
                 let head = match output {
                     Output::DataRaw => {
                         crate::abi::envelope::raw_head_len(Output::DataRaw, &out.meta())

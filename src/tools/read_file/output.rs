@@ -32,6 +32,9 @@ pub struct ReadOutput {
     /// Not part of `data`: how a range read's text is rendered.
     #[serde(skip)]
     pub view: Option<RangeView>,
+    /// With `encoding_errors: "replace"`: invalid UTF-8 was replaced (absent when not).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub encoding_errors: bool,
 }
 
 /// The fields a range read adds to `data`.
@@ -131,6 +134,8 @@ pub(super) struct ReadMeta<'a> {
     pub next_start_line: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sha256: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub encoding_errors: bool,
 }
 
 /// The text of an empty file, so a model does not take an empty answer for a failure.
@@ -149,6 +154,7 @@ impl ReadOutput {
             lines: self.lines.as_ref(),
             next_start_line: self.next_start_line,
             sha256: self.sha256.as_deref(),
+            encoding_errors: self.encoding_errors,
         }
     }
 

@@ -213,6 +213,7 @@ pub fn read_range(
     range: &RangeRequest,
     display: &str,
     ctl: &CallControl,
+    replace: bool,
 ) -> Result<ReadOutput> {
     let hashing = size <= limits.max_write_bytes;
     let mut s = Stream {
@@ -267,7 +268,12 @@ pub fn read_range(
     } else {
         bytes
     };
-    let content = FileText::from_string(decode_text(bytes, display)?);
+    let (text, encoding_errors) = if replace {
+        crate::text::lossy(&bytes, false).map_err(|_| crate::text::not_text(display))?
+    } else {
+        (decode_text(bytes, display)?, false)
+    };
+    let content = FileText::from_string(text);
     let end_line = range.start + lines - 1;
     let next_start_line = match total_lines {
         Some(total) => (end_line < total).then_some(end_line + 1),
@@ -298,6 +304,7 @@ pub fn read_range(
             line_cut: stop == Stop::LineCut,
             max_lines: range.asked_max_lines,
         }),
+        encoding_errors,
     })
 }
 

@@ -134,6 +134,7 @@ impl TestWorkspace {
             policy: Default::default(),
             wasm_tools: Vec::new(),
             wasm_policy: Default::default(),
+            profile: "wsfs".into(),
         };
         configure(&mut config);
         let ws = Arc::new(Workspace::open(&config).unwrap().0);

@@ -376,6 +376,7 @@ fn tools_get_a_confined_workspace_only() {
         policy: Default::default(),
         wasm_tools: Vec::new(),
         wasm_policy: Default::default(),
+        profile: "wsfs".into(),
     };
     let ws = Arc::new(Workspace::open(&config).unwrap().0);
     let e = WorkspaceFs::new(ws, &ctl(), FsAccess::Read, "t")
