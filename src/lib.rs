@@ -22,6 +22,7 @@ mod json;
 mod lines;
 mod logging;
 mod names;
+pub mod overlay;
 mod patch;
 mod paths;
 mod render;

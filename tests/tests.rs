@@ -25,6 +25,7 @@ mod ffi_workspace;
 mod model_view;
 mod move_file;
 mod names;
+mod overlay_store;
 mod patch;
 mod patch_crash;
 mod patch_race;

@@ -1,0 +1,70 @@
+//! Overlay sessions' store (issue 20): a session keeps an agent's changes to a workspace (the
+//! read-only **base**) in an upper tree of its own, in the state directory, and the host diffs,
+//! commits (all, some files or some hunks), checkpoints, rewinds or discards them.
+//!
+//! The upper tree is in the kernel overlayfs upper-layer format (its `userxattr` flavour), so
+//! that a subprocess can run on a kernel overlay mount of base + upper in a private mount
+//! namespace: a deleted base entry is a whiteout (a character device 0/0), a directory that
+//! hides the base's (a deleted base directory made again) is opaque (xattr
+//! `user.overlay.opaque` = `y`), and `work/` beside `upper/` is the kernel's work directory.
+//! docs/ARCHITECTURE.md ("The session store") has the layout, the guarantees and the probe.
+//!
+//! ```text
+//! <state>/sessions/<name>/upper/        changed and created entries, whiteouts, opaque dirs
+//!                        /work/         empty: the kernel overlay's workdir
+//!                        /meta/lock     flock: one open session per name
+//!                        /meta/touched.log   base fingerprints, changes since the checkpoint
+//!                        /meta/objects/<sha256>  base originals (for three-way merges)
+//!                        /meta/commit.json, rewind.json   intents of an operation under way
+//!                        /checkpoints/<n>/{meta.json, <k>}  before-images
+//! ```
+//!
+//! Every path is a plain workspace-relative path (no `.`, `..`, symlink or wsfs temp name on
+//! the way); every open is beneath the upper's or the base's directory handle, refusing any
+//! symlink (`openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`), never decided on strings.
+
+mod checkpoint;
+mod commit;
+mod diff;
+mod session;
+mod store;
+
+pub use checkpoint::{CheckpointInfo, CheckpointOptions, CheckpointResult, RewindOptions};
+pub use commit::{CommitOptions, CommitResult, Conflict};
+pub use diff::{Change, DiffOptions, DiffResult, Hunk};
+pub use session::{check_name, Session, OPAQUE_XATTR};
+pub use store::Fingerprint;
+
+use crate::error::Result;
+use crate::sandbox::root::Root;
+use std::path::Path;
+
+impl Session {
+    /// Opens (creating) the session `name` of the workspace rooted at `base_root`, its state
+    /// under `state_dir` (the workspace's `state_dir` setting: the session lives in
+    /// `<state_dir>/<workspace id>/sessions/<name>`; `None`: the default state directory).
+    /// A state directory inside the workspace is refused. Reopening continues the session;
+    /// an operation a crash interrupted is finished (or rolled back) first.
+    pub fn open(base_root: &Path, state_dir: Option<&str>, name: &str) -> Result<Session> {
+        let mut session = Session::open_path(base_root, state_dir, name)?;
+        finish_open(&mut session)?;
+        Ok(session)
+    }
+
+    /// Opens the session `name` over `base` (a workspace's root), whose state directory is
+    /// `state_path`: for the view.
+    #[allow(dead_code)]
+    pub(crate) fn open_in(base: Root, state_path: &Path, name: &str) -> Result<Session> {
+        let mut session = Session::open_raw(base, state_path, name)?;
+        finish_open(&mut session)?;
+        Ok(session)
+    }
+}
+
+/// What a crash interrupted: a commit's or a rewind's intent (the base's journals were
+/// recovered when the session opened).
+fn finish_open(session: &mut Session) -> Result<()> {
+    commit::recover(session)?;
+    checkpoint::recover(session)?;
+    session.compact_if_needed()
+}

@@ -1,0 +1,853 @@
+//! The session itself: its directories, touch log and the upper-tree operations the view
+//! calls before (and when) it changes something. See the module documentation of `overlay`.
+
+use super::store::Fingerprint;
+use super::store::{self, fingerprint_at, read_log, Record, Touched};
+use crate::control::CallControl;
+use crate::error::{ErrorCode, Result, WsfsError};
+use crate::paths::absolute_root;
+use crate::sandbox::gate::{Access, Gate, Reached, Skipped, WalkNeeds};
+use crate::sandbox::root::Root;
+use crate::sandbox::state_dir::{self, StateDir};
+use crate::sandbox::tempfile::{is_temp_name, temp_name, Staged};
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+use rustix::fs::{AtFlags, FileType, Mode, RenameFlags};
+use std::ffi::OsStr;
+use std::io::{self, Write};
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The xattr that makes an upper directory opaque (overlayfs, `userxattr` mounts).
+pub const OPAQUE_XATTR: &str = "user.overlay.opaque";
+
+/// Base originals larger than this are not kept (a conflict on them is not mergeable).
+const MAX_ORIGINAL_BYTES: usize = 8 << 20;
+
+/// Longest session name.
+const MAX_NAME: usize = 64;
+
+/// An open overlay session: see the module documentation.
+pub struct Session {
+    pub(super) name: String,
+    pub(super) base: Root,
+    pub(super) sessions: Dir,
+    pub(super) upper: Dir,
+    pub(super) meta: Dir,
+    pub(super) ckpts: Dir,
+    pub(super) log: std::fs::File,
+    pub(super) touched: Touched,
+    pub(super) _lock: std::fs::File,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("name", &self.name).finish()
+    }
+}
+
+/// The gate of the session's own operations on the base: everything (the host asked for
+/// them). The view passes the workspace's policy instead.
+pub(crate) struct HostGate;
+
+impl Gate for HostGate {
+    fn wants_path(&self, _access: Access) -> bool {
+        false
+    }
+    fn check(&self, _: &Reached<'_>, _: Access, _: &str, _: &CallControl) -> Result<()> {
+        Ok(())
+    }
+    fn check_new_dir(&self, _: &Reached<'_>, _: &str, _: &CallControl) -> Result<()> {
+        Ok(())
+    }
+    fn walk_needs(&self) -> WalkNeeds {
+        WalkNeeds::default()
+    }
+    fn walk_skip(&self, _: &Path, _: bool, _: Option<(u64, u64)>) -> Option<Skipped> {
+        None
+    }
+}
+
+/// What an upper entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UpperKind {
+    File,
+    Dir { opaque: bool },
+    Symlink,
+    Whiteout,
+    Other,
+}
+
+fn invalid(msg: impl Into<String>) -> WsfsError {
+    WsfsError::new(ErrorCode::InvalidArguments, msg.into())
+}
+
+/// A session operation's failure on its own machinery (`no_space` on a full disk).
+pub(crate) fn machinery(what: &str, e: &io::Error) -> WsfsError {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC | libc::EDQUOT | libc::EFBIG) => WsfsError::new(
+            ErrorCode::NoSpace,
+            format!(
+                "{what}: {e}. {}; the session is as it was before this call",
+                crate::error::NO_SPACE_HINT
+            ),
+        ),
+        _ => WsfsError::new(ErrorCode::IoError, format!("{what}: {e}")),
+    }
+}
+
+/// An error on `path` (session or base).
+pub(crate) fn on_path(e: &io::Error, path: &str) -> WsfsError {
+    match e.raw_os_error() {
+        Some(libc::ELOOP) => WsfsError::new(
+            ErrorCode::InvalidPath,
+            format!("{path}: a name on the way is a symlink (or changed into one); the session names real paths only"),
+        ),
+        Some(libc::ENOSPC | libc::EDQUOT | libc::EFBIG) => machinery(path, e),
+        _ => WsfsError::from_io(e, path),
+    }
+}
+
+/// Checks a session name: one plain name (letters, digits, `-`, `_`, `.`), not starting with
+/// `.`.
+pub fn check_name(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_NAME
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid(format!(
+            "invalid session name {name:?}: use 1-{MAX_NAME} letters, digits, '-', '_' or '.', not starting with '.'"
+        )))
+    }
+}
+
+/// Checks a workspace-relative path and returns its names.
+pub(crate) fn split_rel(rel: &str) -> Result<Vec<&str>> {
+    let bad = |why: &str| {
+        WsfsError::new(
+            ErrorCode::InvalidPath,
+            format!("{rel:?} {why}; name a file by its plain workspace-relative path (a/b.txt)"),
+        )
+    };
+    if rel.is_empty() {
+        return Err(bad("is empty"));
+    }
+    if rel.starts_with('/') {
+        return Err(bad("is absolute"));
+    }
+    if rel.len() > crate::sandbox::root::MAX_PATH_BYTES || rel.contains('\0') {
+        return Err(bad("is too long or holds a NUL byte"));
+    }
+    let parts: Vec<&str> = rel.split('/').collect();
+    for p in &parts {
+        if p.is_empty() || *p == "." || *p == ".." {
+            return Err(bad("has an empty, '.' or '..' name"));
+        }
+        if is_temp_name(p.as_bytes()) {
+            return Err(bad("names a wsfs temp file"));
+        }
+    }
+    Ok(parts)
+}
+
+/// `(parent, leaf)` of a checked path.
+pub(crate) fn parent_leaf(rel: &str) -> (&str, &str) {
+    match rel.rsplit_once('/') {
+        Some((p, l)) => (p, l),
+        None => ("", rel),
+    }
+}
+
+/// Opens the directory `rel` beneath `root` (the root itself for ""), refusing symlinks.
+/// `Ok(None)`: it does not exist (or a name on the way is not a directory).
+pub(crate) fn open_beneath(root: &Dir, rel: &str) -> io::Result<Option<Dir>> {
+    match crate::sandbox::sys::reopen_beneath(root.as_fd(), rel.as_bytes()) {
+        Ok(fd) => Ok(Some(Dir::from(fd))),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The kind of `name` in `dir`, not followed; `None` if absent.
+pub(crate) fn upper_kind(
+    dir: &Dir,
+    name: &str,
+) -> io::Result<Option<(UpperKind, rustix::fs::Stat)>> {
+    let stat = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(s) => s,
+        Err(rustix::io::Errno::NOENT) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let kind = match FileType::from_raw_mode(stat.st_mode) {
+        FileType::RegularFile => UpperKind::File,
+        FileType::Directory => UpperKind::Dir {
+            opaque: is_opaque(dir, name)?,
+        },
+        FileType::Symlink => UpperKind::Symlink,
+        FileType::CharacterDevice if stat.st_rdev == 0 => UpperKind::Whiteout,
+        _ => UpperKind::Other,
+    };
+    Ok(Some((kind, stat)))
+}
+
+fn is_opaque(dir: &Dir, name: &str) -> io::Result<bool> {
+    let fd = crate::sandbox::sys::open_child_dir(dir.as_fd(), name.as_bytes())?;
+    let mut buf = [0u8; 8];
+    match rustix::fs::fgetxattr(&fd, OPAQUE_XATTR, &mut buf[..]) {
+        Ok(n) => Ok(&buf[..n] == b"y"),
+        Err(rustix::io::Errno::NODATA) => Ok(false),
+        Err(rustix::io::Errno::NOTSUP) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Makes (or replaces) `name` in `dir` as a whiteout: a character device 0/0 made under a temp
+/// name and renamed (exchanged, over a directory) into place.
+pub(super) fn place_whiteout(dir: &Dir, name: &str) -> io::Result<()> {
+    let tmp = temp_name();
+    rustix::fs::mknodat(
+        dir,
+        tmp.as_str(),
+        FileType::CharacterDevice,
+        Mode::empty(),
+        0,
+    )?;
+    place(dir, &tmp, name)
+}
+
+/// Renames the temp entry `tmp` over `name` in `dir`; over a directory (which a rename of a
+/// non-directory cannot replace) by an exchange, the old tree then removed.
+fn place(dir: &Dir, tmp: &str, name: &str) -> io::Result<()> {
+    let tmp_is_dir = matches!(upper_kind(dir, tmp)?, Some((UpperKind::Dir { .. }, _)));
+    match upper_kind(dir, name)? {
+        Some((UpperKind::Dir { .. }, _)) => exchange(dir, tmp, name),
+        Some(_) if tmp_is_dir => exchange(dir, tmp, name),
+        _ => {
+            rustix::fs::renameat(dir, tmp, dir, name)?;
+            Ok(())
+        }
+    }
+}
+
+fn exchange(dir: &Dir, tmp: &str, name: &str) -> io::Result<()> {
+    match rustix::fs::renameat_with(dir, tmp, dir, name, RenameFlags::EXCHANGE) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::NOENT) => {
+            rustix::fs::renameat(dir, tmp, dir, name)?;
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    }
+    remove_entry(dir, tmp)
+}
+
+/// Removes `name` in `dir`, a whole tree for a directory (no symlink followed).
+pub(crate) fn remove_entry(dir: &Dir, name: &str) -> io::Result<()> {
+    match upper_kind(dir, name)? {
+        None => Ok(()),
+        Some((UpperKind::Dir { .. }, _)) => dir.remove_dir_all(name),
+        Some(_) => dir.remove_file(name),
+    }
+}
+
+/// Opens (creating, mode 0700) the directory `name` in `dir`, refusing a symlink.
+pub(super) fn open_sub(dir: &Dir, name: &str) -> io::Result<Dir> {
+    match rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o700)) {
+        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(Dir::from(crate::sandbox::sys::open_child_dir(
+        dir.as_fd(),
+        name.as_bytes(),
+    )?))
+}
+
+impl Session {
+    /// `Session::open` without the recovery of intents (see `overlay::finish_open`).
+    pub(super) fn open_path(
+        base_root: &Path,
+        state_dir: Option<&str>,
+        name: &str,
+    ) -> Result<Session> {
+        check_name(name)?;
+        let shown = base_root.display().to_string();
+        let configured = absolute_root(&shown)?;
+        let path = configured
+            .canonicalize()
+            .map_err(|e| WsfsError::from_io(&e, &shown))?;
+        let dir = Dir::open_ambient_dir(&path, ambient_authority())
+            .map_err(|e| WsfsError::from_io(&e, &shown))?;
+        let (state, _warnings) = state_dir::choose(&dir, &path, state_dir)?;
+        let StateDir::At(state_path) = state.clone() else {
+            return Err(WsfsError::new(
+                ErrorCode::InvalidWorkspace,
+                "overlay sessions need a state directory outside the workspace; set state_dir to one",
+            ));
+        };
+        let base = Root {
+            dir,
+            path,
+            configured,
+            restrict: true,
+            state,
+            records_dir: OnceLock::new(),
+        };
+        Session::open_raw(base, &state_path, name)
+    }
+
+    /// Opens the session `name` over `base`, whose state directory is `state_path`.
+    pub(super) fn open_raw(base: Root, state_path: &Path, name: &str) -> Result<Session> {
+        check_name(name)?;
+        let sessions_path: PathBuf = state_path.join("sessions");
+        let sessions = state_dir::open_outside(&base.dir, &sessions_path)
+            .map_err(|e| machinery("cannot create or open the sessions' state directory", &e))?;
+        // Whatever a discard left half-removed.
+        if let Ok(entries) = sessions.entries() {
+            for entry in entries.flatten() {
+                let n = entry.file_name();
+                if n.to_string_lossy().starts_with(".discard-") {
+                    let _ = sessions.remove_dir_all(&n);
+                }
+            }
+        }
+        let err = |e: io::Error| machinery(&format!("cannot open session {name}"), &e);
+        let dir = open_sub(&sessions, name).map_err(err)?;
+        let upper = open_sub(&dir, "upper").map_err(err)?;
+        open_sub(&dir, "work").map_err(err)?;
+        let meta = open_sub(&dir, "meta").map_err(err)?;
+        let ckpts = open_sub(&dir, "checkpoints").map_err(err)?;
+        open_sub(&meta, "objects").map_err(err)?;
+        let lock = meta
+            .open_with(
+                "lock",
+                cap_std::fs::OpenOptions::new().write(true).create(true),
+            )
+            .map_err(err)?
+            .into_std();
+        if lock.try_lock().is_err() {
+            return Err(invalid(format!(
+                "session {name} is open in another process (or another Session); close that one first"
+            )));
+        }
+        // The upper root looks like the base root (the overlay mount shows its attributes).
+        if let Ok(stat) = rustix::fs::fstat(&base.dir) {
+            let _ = rustix::fs::fchmod(&upper, Mode::from_raw_mode(stat.st_mode & 0o7777));
+        }
+        let touched = read_log(&meta).map_err(err)?;
+        let log = meta
+            .open_with(
+                store::LOG_NAME,
+                cap_std::fs::OpenOptions::new().append(true).create(true),
+            )
+            .map_err(err)?
+            .into_std();
+        let mut session = Session {
+            name: name.to_string(),
+            base,
+            sessions,
+            upper,
+            meta,
+            ckpts,
+            log,
+            touched,
+            _lock: lock,
+        };
+        session.recover()?;
+        Ok(session)
+    }
+
+    /// Compacts the touch log when it holds many superseded records.
+    pub(super) fn compact_if_needed(&mut self) -> Result<()> {
+        let session = self;
+        if session.touched.records
+            > 4 * (session.touched.fps.len() + session.touched.dirty.len()) + 64
+        {
+            session.rewrite_log()?;
+        }
+        Ok(())
+    }
+
+    /// Finishes what a crash interrupted: the base's own journals, then a commit's or a
+    /// rewind's intent.
+    fn recover(&mut self) -> Result<()> {
+        let recovery = crate::commit::journal::recover_all(&self.base, u64::MAX);
+        if let Some(w) = recovery.warnings.first() {
+            return Err(WsfsError::new(ErrorCode::IoError, w.clone()));
+        }
+        sweep_upper(&self.upper)
+            .map_err(|e| machinery("cannot clean the session's upper tree", &e))?;
+        // A checkpoint being written when the process died.
+        if let Ok(entries) = self.ckpts.entries() {
+            for entry in entries.flatten() {
+                if entry.file_name().to_string_lossy().starts_with(".tmp-") {
+                    let _ = self.ckpts.remove_dir_all(entry.file_name());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The base root (canonical).
+    pub fn base_path(&self) -> &Path {
+        &self.base.path
+    }
+
+    /// The upper tree's handle (the view reads through it).
+    pub(crate) fn upper(&self) -> &Dir {
+        &self.upper
+    }
+
+    /// The paths the session holds a base fingerprint for, and each one.
+    pub fn fingerprints(&self) -> &std::collections::BTreeMap<String, Fingerprint> {
+        &self.touched.fps
+    }
+
+    /// Appends `records` to the touch log in one write, durably.
+    pub(super) fn append(&mut self, records: &[Record]) -> Result<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let mut buf = Vec::new();
+        for r in records {
+            buf.extend(r.line());
+        }
+        let done = self
+            .log
+            .write_all(&buf)
+            .and_then(|()| rustix::fs::fdatasync(&self.log).map_err(io::Error::from));
+        if let Err(e) = done {
+            // A partial line is dropped at the next read; end it so later lines parse.
+            let _ = self.log.write_all(b"\n");
+            return Err(machinery(
+                "cannot record the change in the session's log",
+                &e,
+            ));
+        }
+        for r in records {
+            self.touched.apply(r);
+        }
+        Ok(())
+    }
+
+    /// Rewrites the touch log compacted (atomically).
+    fn rewrite_log(&mut self) -> Result<()> {
+        let bytes = self.touched.compacted();
+        store::write_atomic(&self.meta, store::LOG_NAME, &bytes)
+            .map_err(|e| machinery("cannot rewrite the session's log", &e))?;
+        self.log = self
+            .meta
+            .open_with(
+                store::LOG_NAME,
+                cap_std::fs::OpenOptions::new().append(true),
+            )
+            .map_err(|e| machinery("cannot reopen the session's log", &e))?
+            .into_std();
+        let lines = bytes.iter().filter(|&&b| b == b'\n').count();
+        self.touched.records = lines;
+        Ok(())
+    }
+
+    /// The base fingerprint of `rel` now (hashing its content).
+    pub(crate) fn base_fingerprint(
+        &self,
+        rel: &str,
+        keep: Option<&mut Vec<u8>>,
+    ) -> Result<Fingerprint> {
+        let (parent, leaf) = parent_leaf(rel);
+        let dir = open_beneath(&self.base.dir, parent).map_err(|e| on_path(&e, rel))?;
+        fingerprint_at(dir.as_ref(), OsStr::new(leaf), keep).map_err(|e| on_path(&e, rel))
+    }
+
+    /// Records `rel`'s base fingerprint at its first touch (durably, before the caller
+    /// changes anything), and that it changes since the last checkpoint. Cheap when it is
+    /// already both: no system call.
+    pub fn touch(&mut self, rel: &str) -> Result<()> {
+        split_rel(rel)?;
+        let known = self.touched.fps.contains_key(rel);
+        if known && self.touched.dirty.contains(rel) {
+            return Ok(());
+        }
+        if known {
+            return self.append(&[Record {
+                op: 'd',
+                path: Some(rel.to_string()),
+                fp: None,
+            }]);
+        }
+        let mut original = Vec::new();
+        let fp = self.base_fingerprint(rel, Some(&mut original))?;
+        if fp.kind == "file" && original.len() <= MAX_ORIGINAL_BYTES {
+            if let Some(sha) = &fp.sha256 {
+                self.keep_original(sha, &original);
+            }
+        }
+        self.append(&[Record {
+            op: 't',
+            path: Some(rel.to_string()),
+            fp: Some(fp),
+        }])
+    }
+
+    /// Keeps a base original by its hash (best effort: a lost one only makes a conflict
+    /// unmergeable; it is checked against its hash when read).
+    fn keep_original(&self, sha: &str, bytes: &[u8]) {
+        let Ok(objects) = open_sub(&self.meta, "objects") else {
+            return;
+        };
+        if objects.symlink_metadata(sha).is_ok() {
+            return;
+        }
+        if let Ok(mut staged) = Staged::create(&objects) {
+            if staged.file().write_all(bytes).is_ok() {
+                let _ = staged.commit_new(OsStr::new(sha));
+            }
+        };
+    }
+
+    /// The base original with hash `sha`, if kept and intact.
+    pub(crate) fn original(&self, sha: &str) -> Option<Vec<u8>> {
+        let objects = open_sub(&self.meta, "objects").ok()?;
+        let bytes = objects.read(sha).ok()?;
+        (crate::lines::sha256_hex(&bytes) == sha).then_some(bytes)
+    }
+
+    /// The upper directory holding `rel`'s parent, created (copied up from the base's
+    /// directories, with their modes, each touched first) when `create`.
+    fn upper_parent(&mut self, rel: &str, create: bool) -> Result<Option<Dir>> {
+        let (parent, _) = parent_leaf(rel);
+        if parent.is_empty() {
+            return Ok(Some(
+                self.upper.try_clone().map_err(|e| machinery("dup", &e))?,
+            ));
+        }
+        let mut here = self.upper.try_clone().map_err(|e| machinery("dup", &e))?;
+        let mut prefix = String::new();
+        for name in parent.split('/') {
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(name);
+            match upper_kind(&here, name).map_err(|e| on_path(&e, &prefix))? {
+                Some((UpperKind::Dir { .. }, _)) => {}
+                Some((UpperKind::Whiteout, _)) => {
+                    return Err(WsfsError::new(
+                        ErrorCode::PathNotFound,
+                        format!("{prefix} is deleted in this session: make the directory again (create_dir) before writing below it"),
+                    ))
+                }
+                Some(_) => {
+                    return Err(WsfsError::new(
+                        ErrorCode::NotADirectory,
+                        format!("{prefix} is not a directory in this session"),
+                    ))
+                }
+                None if !create => return Ok(None),
+                None => {
+                    let fp = self.base_fingerprint(&prefix, None)?;
+                    let mode = match fp.kind.as_str() {
+                        "dir" => fp.mode,
+                        "absent" => 0o755,
+                        _ => {
+                            return Err(WsfsError::new(
+                                ErrorCode::NotADirectory,
+                                format!("{prefix} is not a directory in the base"),
+                            ))
+                        }
+                    };
+                    self.touch(&prefix)?;
+                    match rustix::fs::mkdirat(&here, name, Mode::from_raw_mode(mode)) {
+                        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                        Err(e) => return Err(on_path(&e.into(), &prefix)),
+                    }
+                    // mkdir's mode is masked by the umask: set it exactly.
+                    let fd = crate::sandbox::sys::open_child_dir(here.as_fd(), name.as_bytes())
+                        .map_err(|e| on_path(&e, &prefix))?;
+                    let _ = rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode));
+                    store::fsync_dir(&here).map_err(|e| on_path(&e, &prefix))?;
+                }
+            }
+            here = Dir::from(
+                crate::sandbox::sys::open_child_dir(here.as_fd(), name.as_bytes())
+                    .map_err(|e| on_path(&e, &prefix))?,
+            );
+        }
+        Ok(Some(here))
+    }
+
+    /// Writes `bytes` as the session's `rel` (mode `mode`), atomically (staged, fsynced,
+    /// renamed): the first touch is recorded first, parents are copied up.
+    pub fn write_file(&mut self, rel: &str, bytes: &[u8], mode: u32) -> Result<()> {
+        self.touch(rel)?;
+        let (_, leaf) = parent_leaf(rel);
+        let dir = self.upper_parent(rel, true)?.expect("created");
+        if let Some((UpperKind::Dir { .. }, _)) =
+            upper_kind(&dir, leaf).map_err(|e| on_path(&e, rel))?
+        {
+            return Err(WsfsError::new(
+                ErrorCode::NotAFile,
+                format!("{rel} is a directory in this session"),
+            ));
+        }
+        let io = |e: io::Error| on_path(&e, rel);
+        let mut staged = Staged::create(&dir).map_err(io)?;
+        staged.file().write_all(bytes).map_err(io)?;
+        rustix::fs::fchmod(&*staged.file(), Mode::from_raw_mode(mode & 0o7777))
+            .map_err(|e| io(e.into()))?;
+        staged.file().sync_all().map_err(io)?;
+        staged.commit(OsStr::new(leaf), false).map_err(io)?;
+        store::fsync_dir(&dir).map_err(io)
+    }
+
+    /// Deletes `rel` in the session: a whiteout where the base has an entry, else the upper
+    /// entry is just removed. A directory's upper subtree goes with it.
+    pub fn whiteout(&mut self, rel: &str) -> Result<()> {
+        self.touch(rel)?;
+        let (_, leaf) = parent_leaf(rel);
+        let dir = self.upper_parent(rel, true)?.expect("created");
+        self.mark_subtree(&dir, rel, leaf)?;
+        let in_base = !self.base_fingerprint_kind(rel)?.is_absent();
+        let io = |e: io::Error| on_path(&e, rel);
+        if in_base {
+            place_whiteout(&dir, leaf).map_err(io)?;
+        } else {
+            remove_entry(&dir, leaf).map_err(io)?;
+        }
+        store::fsync_dir(&dir).map_err(io)
+    }
+
+    /// The base's entry kind at `rel` (no hashing).
+    pub(super) fn base_fingerprint_kind(&self, rel: &str) -> Result<Fingerprint> {
+        let (parent, leaf) = parent_leaf(rel);
+        let dir = open_beneath(&self.base.dir, parent).map_err(|e| on_path(&e, rel))?;
+        let Some(dir) = dir else {
+            return Ok(Fingerprint::absent());
+        };
+        match rustix::fs::statat(&dir, leaf, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(s) => Ok(store::stat_fingerprint(&s)),
+            Err(rustix::io::Errno::NOENT) => Ok(Fingerprint::absent()),
+            Err(e) => Err(on_path(&e.into(), rel)),
+        }
+    }
+
+    /// Marks every upper entry below the directory `leaf` (in `dir`, the session's `rel`) as
+    /// changed, before the subtree is replaced.
+    fn mark_subtree(&mut self, dir: &Dir, rel: &str, leaf: &str) -> Result<()> {
+        let Some((UpperKind::Dir { .. }, _)) =
+            upper_kind(dir, leaf).map_err(|e| on_path(&e, rel))?
+        else {
+            return Ok(());
+        };
+        let mut found = Vec::new();
+        let sub = Dir::from(
+            crate::sandbox::sys::open_child_dir(dir.as_fd(), leaf.as_bytes())
+                .map_err(|e| on_path(&e, rel))?,
+        );
+        list_upper(&sub, rel, &mut found).map_err(|e| on_path(&e, rel))?;
+        let records: Vec<Record> = found
+            .into_iter()
+            .filter(|p| !self.touched.dirty.contains(p))
+            .map(|p| Record {
+                op: 'd',
+                path: Some(p),
+                fp: None,
+            })
+            .collect();
+        self.append(&records)
+    }
+
+    /// Makes `rel` an empty opaque directory (mode `mode`): a directory that hides the base's
+    /// entries below it (a deleted base directory made again). Whatever the session had there
+    /// is replaced in one rename.
+    pub fn make_opaque(&mut self, rel: &str, mode: u32) -> Result<()> {
+        self.touch(rel)?;
+        let (_, leaf) = parent_leaf(rel);
+        let dir = self.upper_parent(rel, true)?.expect("created");
+        self.mark_subtree(&dir, rel, leaf)?;
+        let io = |e: io::Error| on_path(&e, rel);
+        let tmp = temp_name();
+        rustix::fs::mkdirat(&dir, tmp.as_str(), Mode::from_raw_mode(0o700))
+            .map_err(|e| io(e.into()))?;
+        let made = (|| -> io::Result<()> {
+            let fd = crate::sandbox::sys::open_child_dir(dir.as_fd(), tmp.as_bytes())?;
+            rustix::fs::fsetxattr(&fd, OPAQUE_XATTR, b"y", rustix::fs::XattrFlags::empty())?;
+            rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode & 0o7777))?;
+            place(&dir, &tmp, leaf)
+        })();
+        if let Err(e) = made {
+            let _ = remove_entry(&dir, &tmp);
+            return Err(io(e));
+        }
+        store::fsync_dir(&dir).map_err(io)
+    }
+
+    /// Makes the directory `rel` in the session: opaque over a deletion of the base's, plain
+    /// where neither has an entry.
+    pub fn create_dir(&mut self, rel: &str, mode: u32) -> Result<()> {
+        let (_, leaf) = parent_leaf(rel);
+        self.touch(rel)?;
+        let dir = self.upper_parent(rel, true)?.expect("created");
+        match upper_kind(&dir, leaf).map_err(|e| on_path(&e, rel))? {
+            Some((UpperKind::Whiteout, _)) => self.make_opaque(rel, mode),
+            Some(_) => Err(WsfsError::new(
+                ErrorCode::FileExists,
+                format!("{rel} already exists"),
+            )),
+            None if !self.base_fingerprint_kind(rel)?.is_absent() => Err(WsfsError::new(
+                ErrorCode::FileExists,
+                format!("{rel} already exists"),
+            )),
+            None => {
+                let io = |e: io::Error| on_path(&e, rel);
+                rustix::fs::mkdirat(&dir, leaf, Mode::from_raw_mode(mode & 0o7777))
+                    .map_err(|e| io(e.into()))?;
+                store::fsync_dir(&dir).map_err(io)
+            }
+        }
+    }
+
+    /// Copies the base's `rel` up into the session unchanged (a file's content and mode, a
+    /// directory, a symlink), so that it can be changed in place; nothing if the session has
+    /// it already.
+    pub fn copy_up(&mut self, rel: &str) -> Result<()> {
+        self.touch(rel)?;
+        let (parent, leaf) = parent_leaf(rel);
+        let dir = self.upper_parent(rel, true)?.expect("created");
+        let io = |e: io::Error| on_path(&e, rel);
+        if upper_kind(&dir, leaf).map_err(io)?.is_some() {
+            return Ok(());
+        }
+        let base = open_beneath(&self.base.dir, parent)
+            .map_err(io)?
+            .ok_or_else(|| {
+                WsfsError::new(
+                    ErrorCode::PathNotFound,
+                    format!("{rel} does not exist in the base"),
+                )
+            })?;
+        let stat =
+            rustix::fs::statat(&base, leaf, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| io(e.into()))?;
+        let mode = Mode::from_raw_mode(stat.st_mode & 0o7777);
+        match FileType::from_raw_mode(stat.st_mode) {
+            FileType::RegularFile => {
+                let mut src =
+                    crate::sandbox::sys::open_file(base.as_fd(), leaf.as_bytes()).map_err(io)?;
+                let mut staged = Staged::create(&dir).map_err(io)?;
+                std::io::copy(&mut src, staged.file()).map_err(io)?;
+                rustix::fs::fchmod(&*staged.file(), mode).map_err(|e| io(e.into()))?;
+                staged.file().sync_all().map_err(io)?;
+                staged.commit(OsStr::new(leaf), true).map_err(io)?;
+            }
+            FileType::Directory => {
+                rustix::fs::mkdirat(&dir, leaf, mode).map_err(|e| io(e.into()))?;
+                let fd = crate::sandbox::sys::open_child_dir(dir.as_fd(), leaf.as_bytes())
+                    .map_err(io)?;
+                rustix::fs::fchmod(&fd, mode).map_err(|e| io(e.into()))?;
+            }
+            FileType::Symlink => {
+                let target =
+                    rustix::fs::readlinkat(&base, leaf, Vec::new()).map_err(|e| io(e.into()))?;
+                let tmp = temp_name();
+                rustix::fs::symlinkat(target.as_c_str(), &dir, tmp.as_str())
+                    .map_err(|e| io(e.into()))?;
+                rustix::fs::renameat(&dir, tmp.as_str(), &dir, leaf).map_err(|e| io(e.into()))?;
+            }
+            _ => {
+                return Err(WsfsError::new(
+                    ErrorCode::NotAFile,
+                    format!(
+                    "{rel} is a special file; only files, directories and symlinks are copied up"
+                ),
+                ))
+            }
+        }
+        store::fsync_dir(&dir).map_err(io)
+    }
+
+    /// Removes the session's state (its upper tree, log and checkpoints): first renamed
+    /// aside in one step, so a crash leaves either the session or nothing the next open
+    /// does not remove.
+    pub fn discard(self) -> Result<()> {
+        let Session {
+            name,
+            sessions,
+            _lock,
+            ..
+        } = self;
+        let aside = format!(".discard-{}", &temp_name()[6..22]);
+        sessions
+            .rename(&name, &sessions, &aside)
+            .map_err(|e| machinery(&format!("cannot discard session {name}"), &e))?;
+        let _ = store::fsync_dir(&sessions);
+        drop(_lock);
+        sessions
+            .remove_dir_all(&aside)
+            .map_err(|e| machinery(&format!("session {name} is discarded, but removing its files failed (the next open removes them)"), &e))
+    }
+
+    /// The flags a kernel overlay mount of this session needs (`lowerdir`, `upperdir`,
+    /// `workdir`), for the developer tools' runner.
+    pub fn mount_dirs(&self) -> Result<(PathBuf, PathBuf, PathBuf)> {
+        let StateDir::At(state) = &self.base.state else {
+            return Err(invalid("no state directory"));
+        };
+        let dir = state.join("sessions").join(&self.name);
+        Ok((self.base.path.clone(), dir.join("upper"), dir.join("work")))
+    }
+}
+
+/// Removes every wsfs temp name left in the upper tree by a process that died mid-write (the
+/// session's lock says no other writer is alive).
+fn sweep_upper(dir: &Dir) -> io::Result<()> {
+    let mut names = Vec::new();
+    for entry in dir.entries()? {
+        let entry = entry?;
+        names.push((
+            entry.file_name().to_string_lossy().into_owned(),
+            entry.file_type()?.is_dir(),
+        ));
+    }
+    for (name, is_dir) in names {
+        if is_temp_name(name.as_bytes()) {
+            remove_entry(dir, &name)?;
+        } else if is_dir {
+            let sub = Dir::from(crate::sandbox::sys::open_child_dir(
+                dir.as_fd(),
+                name.as_bytes(),
+            )?);
+            sweep_upper(&sub)?;
+        }
+    }
+    Ok(())
+}
+
+/// Appends the workspace-relative path of every entry below `dir` (which is `rel`) to `out`.
+pub(crate) fn list_upper(dir: &Dir, rel: &str, out: &mut Vec<String>) -> io::Result<()> {
+    for entry in dir.entries()? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy().into_owned();
+        if is_temp_name(name.as_bytes()) {
+            continue;
+        }
+        let path = format!("{rel}/{name}");
+        if entry.file_type()?.is_dir() {
+            let sub = Dir::from(crate::sandbox::sys::open_child_dir(
+                dir.as_fd(),
+                name.as_bytes(),
+            )?);
+            list_upper(&sub, &path, out)?;
+        }
+        out.push(path);
+    }
+    Ok(())
+}

@@ -1,0 +1,320 @@
+//! The session's durable bookkeeping: the touch log (base fingerprints and what changed since
+//! the last checkpoint), the content store of base originals (for three-way merges) and the
+//! small atomic files (intents, checkpoint metadata).
+//!
+//! **The touch log** (`meta/touched.log`) is append-only: one JSON line per record, written
+//! with one `write` on an `O_APPEND` descriptor and made durable with `fdatasync` before the
+//! change it announces is made. Records: `t` (first touch: the base fingerprint, kept only if
+//! the path has none yet), `s` (set the fingerprint: after a commit or a rewind), `f` (forget
+//! the path: it left the session), `d` (changed again since the last checkpoint), `c` (a
+//! checkpoint was taken: nothing is changed since). Every record but `c` marks its path as
+//! changed since the last checkpoint. Folding the log at open gives the fingerprints and that
+//! set. A torn last line (a crash during the append, before the change was made) is dropped.
+//! Why a log and not a file per path: a first touch costs one small append and one
+//! `fdatasync` of one file, instead of a create, a write, an fsync of the file and one of its
+//! directory; the log is rewritten (compacted, atomically) when it holds four times more
+//! records than live paths.
+
+use crate::lines::sha256_hex;
+use crate::sandbox::tempfile::Staged;
+use cap_std::fs::Dir;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
+use std::io::{self, Read, Write};
+use std::os::fd::AsFd;
+
+pub(crate) const LOG_NAME: &str = "touched.log";
+
+/// The state of a base path when the session first touched it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    /// `absent`, `file`, `dir`, `symlink` or `other`.
+    pub kind: String,
+    #[serde(default)]
+    pub dev: u64,
+    #[serde(default)]
+    pub ino: u64,
+    #[serde(default)]
+    pub size: u64,
+    #[serde(default)]
+    pub mtime_ns: i128,
+    #[serde(default)]
+    pub ctime_ns: i128,
+    #[serde(default)]
+    pub mode: u32,
+    /// SHA-256 of a file's content (of a symlink's target); `None` for the rest.
+    #[serde(default)]
+    pub sha256: Option<String>,
+}
+
+impl Fingerprint {
+    pub fn absent() -> Fingerprint {
+        Fingerprint {
+            kind: "absent".into(),
+            dev: 0,
+            ino: 0,
+            size: 0,
+            mtime_ns: 0,
+            ctime_ns: 0,
+            mode: 0,
+            sha256: None,
+        }
+    }
+
+    pub fn is_absent(&self) -> bool {
+        self.kind == "absent"
+    }
+
+    /// Whether `self` and `other` describe the same base entry: every stat field and the
+    /// content hash.
+    pub fn same(&self, other: &Fingerprint) -> bool {
+        self == other
+    }
+
+    /// Whether the stat fields agree (then the content is taken to be the same: the ctime
+    /// cannot be set back by a user).
+    pub fn same_stat(&self, other: &Fingerprint) -> bool {
+        self.kind == other.kind
+            && self.dev == other.dev
+            && self.ino == other.ino
+            && self.size == other.size
+            && self.mtime_ns == other.mtime_ns
+            && self.ctime_ns == other.ctime_ns
+            && self.mode == other.mode
+    }
+}
+
+/// The fingerprint of `name` in the base directory `dir` (`None` dir: its parent is missing,
+/// so it is absent), never following a symlink. `keep` receives a regular file's content
+/// while it is hashed (the originals store), when given.
+pub(crate) fn fingerprint_at(
+    dir: Option<&Dir>,
+    name: &OsStr,
+    mut keep: Option<&mut Vec<u8>>,
+) -> io::Result<Fingerprint> {
+    use rustix::fs::{AtFlags, FileType};
+    let Some(dir) = dir else {
+        return Ok(Fingerprint::absent());
+    };
+    let stat = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(s) => s,
+        Err(rustix::io::Errno::NOENT) => return Ok(Fingerprint::absent()),
+        Err(e) => return Err(e.into()),
+    };
+    let kind = FileType::from_raw_mode(stat.st_mode);
+    let mut fp = stat_fingerprint(&stat);
+    match kind {
+        FileType::RegularFile => {
+            let file = crate::sandbox::sys::open_file(dir.as_fd(), name.as_encoded_bytes())?;
+            let after = rustix::fs::fstat(&file)?;
+            if (after.st_dev, after.st_ino) != (stat.st_dev, stat.st_ino) {
+                return Err(io::Error::other(
+                    "the base file was replaced while it was read",
+                ));
+            }
+            fp = stat_fingerprint(&after);
+            let mut hasher = Sha256Stream::default();
+            let mut buf = vec![0u8; 1 << 16];
+            let mut file = file;
+            loop {
+                let n = file.read(&mut buf)?;
+                if n == 0 {
+                    break;
+                }
+                hasher.update(&buf[..n]);
+                if let Some(k) = keep.as_deref_mut() {
+                    k.extend_from_slice(&buf[..n]);
+                }
+            }
+            fp.sha256 = Some(hasher.finish());
+        }
+        FileType::Symlink => {
+            let target = rustix::fs::readlinkat(dir, name, Vec::new())?;
+            fp.sha256 = Some(sha256_hex(target.as_bytes()));
+        }
+        _ => {}
+    }
+    Ok(fp)
+}
+
+pub(crate) fn stat_fingerprint(stat: &rustix::fs::Stat) -> Fingerprint {
+    use rustix::fs::FileType;
+    let kind = match FileType::from_raw_mode(stat.st_mode) {
+        FileType::RegularFile => "file",
+        FileType::Directory => "dir",
+        FileType::Symlink => "symlink",
+        _ => "other",
+    };
+    Fingerprint {
+        kind: kind.into(),
+        dev: stat.st_dev,
+        ino: stat.st_ino,
+        size: u64::try_from(stat.st_size).unwrap_or(0),
+        mtime_ns: i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec),
+        ctime_ns: i128::from(stat.st_ctime) * 1_000_000_000 + i128::from(stat.st_ctime_nsec),
+        mode: stat.st_mode & 0o7777,
+        sha256: None,
+    }
+}
+
+/// SHA-256 over pieces (sha2, as `lines::sha256_hex`).
+#[derive(Default)]
+pub(crate) struct Sha256Stream(sha2::Sha256);
+
+impl Sha256Stream {
+    pub fn update(&mut self, bytes: &[u8]) {
+        use sha2::Digest;
+        self.0.update(bytes);
+    }
+
+    pub fn finish(self) -> String {
+        use sha2::Digest;
+        let digest = self.0.finalize();
+        let mut out = String::with_capacity(64);
+        for b in digest.iter() {
+            out.push_str(&format!("{b:02x}"));
+        }
+        out
+    }
+}
+
+/// One line of the touch log.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Record {
+    pub op: char,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp: Option<Fingerprint>,
+}
+
+impl Record {
+    pub fn line(&self) -> Vec<u8> {
+        let mut line = serde_json::to_vec(self).expect("a record serializes");
+        line.push(b'\n');
+        line
+    }
+}
+
+/// The folded touch log.
+#[derive(Debug, Default)]
+pub(crate) struct Touched {
+    /// Every path the session holds a base fingerprint for.
+    pub fps: BTreeMap<String, Fingerprint>,
+    /// Paths changed since the last checkpoint.
+    pub dirty: BTreeSet<String>,
+    /// Records in the log (for compaction).
+    pub records: usize,
+}
+
+impl Touched {
+    pub fn apply(&mut self, r: &Record) {
+        self.records += 1;
+        match (r.op, &r.path) {
+            ('c', _) => self.dirty.clear(),
+            ('t', Some(p)) => {
+                if let Some(fp) = &r.fp {
+                    self.fps.entry(p.clone()).or_insert_with(|| fp.clone());
+                }
+                self.dirty.insert(p.clone());
+            }
+            ('s', Some(p)) => {
+                if let Some(fp) = &r.fp {
+                    self.fps.insert(p.clone(), fp.clone());
+                }
+                self.dirty.insert(p.clone());
+            }
+            ('f', Some(p)) => {
+                self.fps.remove(p);
+                self.dirty.insert(p.clone());
+            }
+            ('d', Some(p)) => {
+                self.dirty.insert(p.clone());
+            }
+            _ => {}
+        }
+    }
+
+    /// The log's content for this state, compacted.
+    pub fn compacted(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (p, fp) in &self.fps {
+            out.extend(
+                Record {
+                    op: 's',
+                    path: Some(p.clone()),
+                    fp: Some(fp.clone()),
+                }
+                .line(),
+            );
+        }
+        out.extend(
+            Record {
+                op: 'c',
+                path: None,
+                fp: None,
+            }
+            .line(),
+        );
+        for p in &self.dirty {
+            out.extend(
+                Record {
+                    op: 'd',
+                    path: Some(p.clone()),
+                    fp: None,
+                }
+                .line(),
+            );
+        }
+        out
+    }
+}
+
+/// Reads and folds the log; a torn or unparsable last line is dropped (its change was never
+/// made), an unparsable line before it is an error.
+pub(crate) fn read_log(meta: &Dir) -> io::Result<Touched> {
+    let bytes = match meta.read(LOG_NAME) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    let mut touched = Touched::default();
+    let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+    let last = lines.len().saturating_sub(1);
+    for (i, line) in lines.iter().enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        match serde_json::from_slice::<Record>(line) {
+            Ok(r) if i < last => touched.apply(&r),
+            // No newline after it: torn.
+            Ok(_) => {}
+            Err(_) if i >= last => {}
+            Err(e) => {
+                return Err(io::Error::other(format!(
+                    "the session's touch log is damaged at line {}: {e}",
+                    i + 1
+                )))
+            }
+        }
+    }
+    Ok(touched)
+}
+
+/// Writes `bytes` as `name` in `dir` atomically and durably: staged (unnamed, fsynced),
+/// renamed over the name, the directory fsynced.
+pub(crate) fn write_atomic(dir: &Dir, name: &str, bytes: &[u8]) -> io::Result<()> {
+    let mut staged = Staged::create(dir)?;
+    staged.file().write_all(bytes)?;
+    staged.file().sync_all()?;
+    staged.commit(OsStr::new(name), false)?;
+    fsync_dir(dir)
+}
+
+/// fsync of a directory handle (which may be `O_PATH`).
+pub(crate) fn fsync_dir(dir: &Dir) -> io::Result<()> {
+    let fd = crate::sandbox::sys::open_readable(dir.as_fd())?;
+    rustix::fs::fsync(&fd)?;
+    Ok(())
+}
