@@ -14,6 +14,7 @@ Reads (all written by bench/run.sh into --dir):
   decode.jsonl          go TestDecodeBench: envelope decoders compared
   patch.jsonl           benches/patch.rs samples: apply_patch vs git apply, per filesystem
   delete.jsonl          benches/delete.rs: recursive delete_file vs rm -rf
+  overlay.jsonl         benches/overlay.rs: the overlay session store
   wasm.jsonl            benches/wasm.rs: Wasm tools through wsfs_call (wasmi)
   devtools.jsonl        benches/devtools.rs: the runner, workspace_info's cache, git_status
 
@@ -1289,6 +1290,34 @@ def devtools_section_of(ctx):
     return out
 
 
+def overlay_section(ctx):
+    """benches/overlay.rs: the overlay session store (issue 20)."""
+    rows = jsonl(os.path.join(ctx["args"].dir, "overlay.jsonl"))
+    if not rows:
+        return []
+    out = ["## Overlay session store (`benches/overlay.rs`)", "",
+           "`wsfs::overlay::Session` (issue 20's store, no view yet): `diff` of 1,000 changed "
+           "files in bases of different sizes (its system calls counted by `strace -c` on a "
+           "child that opens the session and diffs once, minus one that only opens it: they do "
+           "not grow with the base), a checkpoint after 100 touched files, and `commit` of "
+           "1,000 files against the same writes through `write_file` in host mode.", ""]
+    table_rows = []
+    for r in rows:
+        if r["bench"] == "diff":
+            table_rows.append([f"diff, {r['changed']} changed, {r['base_files']:,}-file base",
+                               fmt_t(r["ns"]), str(r.get("syscalls"))])
+        elif r["bench"] == "checkpoint":
+            table_rows.append([f"checkpoint after {r['touched']} touched, {r['base_files']:,}-file base",
+                               fmt_t(r["ns"]), ""])
+        elif r["bench"] == "commit":
+            ratio = r["commit_ns"] / r["host_writes_ns"] if r["host_writes_ns"] else 0
+            table_rows.append([f"commit of {r['files']} files (host write_file: {fmt_t(r['host_writes_ns'])}, "
+                               f"{ratio:.2f}x)", fmt_t(r["commit_ns"]), ""])
+    out.append(table(["case", "median", "system calls"], table_rows))
+    out.append("")
+    return out
+
+
 # The document: sections in order, and the functions that add targets. A new benchmark adds
 # its section (a function of ctx returning lines) and, if it has targets, a target function.
 SECTIONS = [
@@ -1306,6 +1335,7 @@ SECTIONS = [
     walk_section_of,
     patch_section,
     delete_section_of,
+    overlay_section,
     wasm_section,
     devtools_section_of,
     misses_section,

@@ -268,6 +268,18 @@ WSFS_DELETE_DIRS=$DELETE_DIRS WSFS_DELETE_FILES=$DELETE_FILES WSFS_DELETE_SAMPLE
 }
 if [[ -n $DELETE_TMPFS ]]; then rm -rf "$DELETE_TMPFS"; fi
 
+# The overlay session store (benches/overlay.rs): diff in a 10k and a 100k base (short: 2k
+# and 4k), a checkpoint after 100 touched files, commit of 1,000 files vs host writes.
+step "overlay sessions: diff, checkpoint, commit vs host writes"
+mkdir -p "$SCRATCH/overlay"
+WSFS_OVERLAY_DIR="$SCRATCH/overlay" WSFS_OVERLAY_OUT="$OUT/overlay.jsonl" \
+	$([[ $MODE == short ]] && echo WSFS_OVERLAY_SHORT=1) \
+	$CARGO bench --locked --bench overlay >"$OUT/overlay.log" 2>&1 || {
+	tail -n 30 "$OUT/overlay.log" >&2
+	echo "bench: the overlay bench failed (log: $OUT/overlay.log)" >&2
+	exit 1
+}
+
 WASM_SAMPLES=2000
 [[ $MODE == short ]] && WASM_SAMPLES=20
 step "Wasm tools through wsfs_call: a no-op tool, echo, a 4 KiB read vs read_file, loading ($WASM_SAMPLES samples)"

@@ -746,3 +746,40 @@ fn sigkill_during_session_rewinds() {
         },
     );
 }
+
+/// The probe of docs/ARCHITECTURE.md ("The session store") as a test: a kernel overlay mount
+/// of base + the session's upper tree in a user and mount namespace shows the session's view.
+/// Skipped (with a message) where unprivileged user namespaces or overlayfs are missing.
+#[test]
+fn a_kernel_overlay_mount_shows_the_sessions_view() {
+    let c = Case::new();
+    c.write("keep.txt", "base\n");
+    c.write("gone.txt", "gone\n");
+    c.write("d/hidden.txt", "hidden\n");
+    let mut s = c.open("mount");
+    s.write_file("keep.txt", b"session\n", 0o644).unwrap();
+    s.whiteout("gone.txt").unwrap();
+    s.whiteout("d").unwrap();
+    s.make_opaque("d", 0o755).unwrap();
+    s.write_file("d/new.txt", b"new\n", 0o644).unwrap();
+    let (lower, upper, work) = s.mount_dirs().unwrap();
+    let merged = c.root.parent().unwrap().join("merged");
+    fs::create_dir(&merged).unwrap();
+    let script = format!(
+        "mount -t overlay overlay -o lowerdir={},upperdir={},workdir={},userxattr {} && cd {} && ls -A && cat keep.txt && ls -A d",
+        lower.display(),
+        upper.display(),
+        work.display(),
+        merged.display(),
+        merged.display()
+    );
+    let out = std::process::Command::new("unshare")
+        .args(["-Urm", "sh", "-c", &script])
+        .output();
+    let Some(out) = out.ok().filter(|o| o.status.success()) else {
+        eprintln!("skipped: no kernel overlay mount in a user namespace here");
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text, "d\nkeep.txt\nsession\nnew.txt\n");
+}

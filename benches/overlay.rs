@@ -1,0 +1,186 @@
+//! Benchmark of the overlay session store (`wsfs::overlay`, issue 20; bench/run.sh runs it):
+//!
+//! - `diff` of 1,000 changed files in a 10,000- and a 100,000-file base: its time, and its
+//!   system calls counted by `strace -c` on a child that opens the session and diffs once
+//!   (minus one that only opens it): they must not grow with the base;
+//! - a checkpoint after 100 touched files;
+//! - `commit` of 1,000 changed files against the same 1,000 writes done by `write_file`
+//!   through `wsfs_call` in a host-mode workspace.
+//!
+//! Configuration (environment): `WSFS_OVERLAY_DIR` (required: a scratch directory),
+//! `WSFS_OVERLAY_SHORT` (1: small bases, one sample), `WSFS_OVERLAY_SAMPLES` (5),
+//! `WSFS_OVERLAY_OUT` (JSON lines).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+use wsfs::overlay::{CheckpointOptions, CommitOptions, DiffOptions, Session};
+use wsfs::CallControl;
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn ctl() -> CallControl {
+    CallControl::new(std::time::Duration::from_secs(3600), None)
+}
+
+/// A base of `files` files of 64 bytes, 100 per directory.
+fn build(root: &Path, files: usize) {
+    let content = "x\n".repeat(32);
+    for d in 0..files.div_ceil(100) {
+        let dir = root.join(format!("d{d:04}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..100.min(files - d * 100) {
+            std::fs::write(dir.join(format!("f{f:03}.txt")), &content).unwrap();
+        }
+    }
+}
+
+fn changed(i: usize) -> String {
+    format!("d{:04}/f{:03}.txt", i % 10, i / 10)
+}
+
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    xs[xs.len() / 2]
+}
+
+/// System calls of a child that opens the session and, with `diff`, diffs it once.
+fn syscalls(root: &Path, state: &Path, diff: bool) -> Option<u64> {
+    let exe = std::env::current_exe().ok()?;
+    let out = root.with_extension("strace");
+    let status = Command::new("strace")
+        .args(["-f", "-c", "-o"])
+        .arg(&out)
+        .arg(&exe)
+        .arg(if diff { "--diff-once" } else { "--open-once" })
+        .arg(root)
+        .arg(state)
+        .status()
+        .ok()?;
+    if !status.success() {
+        return None;
+    }
+    let text = std::fs::read_to_string(&out).ok()?;
+    let total = text.lines().find(|l| l.trim_end().ends_with("total"))?;
+    // % time, seconds, usecs/call, calls, [errors], total
+    let cols: Vec<&str> = total.split_whitespace().collect();
+    cols.get(3)?.parse().ok()
+}
+
+fn child(args: &[String]) {
+    let (root, state) = (Path::new(&args[2]), &args[3]);
+    let s = Session::open(root, Some(state), "bench").unwrap();
+    if args[1] == "--diff-once" {
+        let d = s.diff(&DiffOptions::default()).unwrap();
+        assert_eq!(d.changes.len(), 1000);
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() == 4 && args[1].ends_with("-once") {
+        return child(&args);
+    }
+    if args.iter().any(|a| a == "--bench") && env("WSFS_OVERLAY_DIR").is_none() {
+        eprintln!("benches/overlay.rs: set WSFS_OVERLAY_DIR (bench/run.sh does)");
+        return;
+    }
+    let scratch = PathBuf::from(env("WSFS_OVERLAY_DIR").expect("WSFS_OVERLAY_DIR"));
+    let short = env("WSFS_OVERLAY_SHORT").is_some();
+    let samples: usize = env("WSFS_OVERLAY_SAMPLES")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if short { 1 } else { 5 });
+    let mut out: Box<dyn Write> = match env("WSFS_OVERLAY_OUT") {
+        Some(p) => Box::new(std::fs::File::create(p).unwrap()),
+        None => Box::new(std::io::sink()),
+    };
+    let bases: &[usize] = if short {
+        &[2_000, 4_000]
+    } else {
+        &[10_000, 100_000]
+    };
+    for &n in bases {
+        let case = scratch.join(format!("base{n}"));
+        let _ = std::fs::remove_dir_all(&case);
+        let (root, state) = (case.join("ws"), case.join("state"));
+        build(&root, n);
+        let mut s = Session::open(&root, Some(state.to_str().unwrap()), "bench").unwrap();
+        for i in 0..1000 {
+            s.write_file(&changed(i), format!("changed {i}\n").as_bytes(), 0o644)
+                .unwrap();
+        }
+        let mut times = Vec::new();
+        for _ in 0..samples.max(3) {
+            let t = Instant::now();
+            let d = s.diff(&DiffOptions::default()).unwrap();
+            times.push(t.elapsed().as_nanos() as f64);
+            assert_eq!(d.changes.len(), 1000);
+        }
+        drop(s);
+        let with = syscalls(&root, &state, true);
+        let without = syscalls(&root, &state, false);
+        let calls = with.zip(without).map(|(a, b)| a.saturating_sub(b));
+        let line = serde_json::json!({"bench": "diff", "base_files": n, "changed": 1000, "ns": median(&mut times), "syscalls": calls});
+        println!("{line}");
+        writeln!(out, "{line}").unwrap();
+        // A checkpoint after 100 touched files (in the same base; a fresh session).
+        let mut times = Vec::new();
+        for k in 0..samples {
+            let name = format!("ckpt{k}");
+            let mut s = Session::open(&root, Some(state.to_str().unwrap()), &name).unwrap();
+            for i in 0..100 {
+                s.write_file(&changed(i), format!("c {i}\n").as_bytes(), 0o644)
+                    .unwrap();
+            }
+            let t = Instant::now();
+            s.checkpoint(&CheckpointOptions::default()).unwrap();
+            times.push(t.elapsed().as_nanos() as f64);
+            s.discard().unwrap();
+        }
+        let line = serde_json::json!({"bench": "checkpoint", "base_files": n, "touched": 100, "ns": median(&mut times)});
+        println!("{line}");
+        writeln!(out, "{line}").unwrap();
+        let _ = std::fs::remove_dir_all(&case);
+    }
+    // Commit of 1,000 files vs the same writes through write_file in host mode.
+    let files = if short { 200 } else { 1000 };
+    let (mut commit_t, mut host_t) = (Vec::new(), Vec::new());
+    for k in 0..samples {
+        let case = scratch.join(format!("commit{k}"));
+        let _ = std::fs::remove_dir_all(&case);
+        let (root, state) = (case.join("ws"), case.join("state"));
+        build(&root, files);
+        let host = case.join("host");
+        build(&host, files);
+        let mut s = Session::open(&root, Some(state.to_str().unwrap()), "bench").unwrap();
+        for i in 0..files {
+            s.write_file(&changed(i % files), format!("new {i}\n").as_bytes(), 0o644)
+                .unwrap();
+        }
+        let t = Instant::now();
+        let r = s.commit(&CommitOptions::default(), &ctl()).unwrap();
+        commit_t.push(t.elapsed().as_nanos() as f64);
+        assert!(r.committed && r.files.len() == files, "{r:?}");
+        let config = serde_json::json!({"root": host, "state_dir": case.join("hstate"), "limits": {"operation_timeout_ms": 600000}}).to_string();
+        let opened: serde_json::Value =
+            serde_json::from_str(&wsfs::api::workspace_open(&config)).unwrap();
+        let ws = opened["data"]["workspace"].as_u64().expect("a workspace");
+        let t = Instant::now();
+        for i in 0..files {
+            let args =
+                serde_json::json!({"path": changed(i % files), "content": format!("new {i}\n")})
+                    .to_string();
+            let v = wsfs::api::call(ws, "write_file", &args, None, None);
+            assert!(v.contains("\"ok\":true"), "{v}");
+        }
+        host_t.push(t.elapsed().as_nanos() as f64);
+        wsfs::api::workspace_close(ws);
+        let _ = std::fs::remove_dir_all(&case);
+    }
+    let line = serde_json::json!({"bench": "commit", "files": files, "commit_ns": median(&mut commit_t), "host_writes_ns": median(&mut host_t)});
+    println!("{line}");
+    writeln!(out, "{line}").unwrap();
+}
