@@ -272,7 +272,7 @@ if [[ -n $DELETE_TMPFS ]]; then rm -rf "$DELETE_TMPFS"; fi
 # and 4k), a checkpoint after 100 touched files, commit of 1,000 files vs host writes.
 step "overlay sessions: diff, checkpoint, commit vs host writes"
 mkdir -p "$SCRATCH/overlay"
-WSFS_OVERLAY_DIR="$SCRATCH/overlay" WSFS_OVERLAY_OUT="$OUT/overlay.jsonl" \
+env WSFS_OVERLAY_DIR="$SCRATCH/overlay" WSFS_OVERLAY_OUT="$OUT/overlay.jsonl" \
 	$([[ $MODE == short ]] && echo WSFS_OVERLAY_SHORT=1) \
 	$CARGO bench --locked --bench overlay >"$OUT/overlay.log" 2>&1 || {
 	tail -n 30 "$OUT/overlay.log" >&2
