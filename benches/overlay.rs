@@ -42,6 +42,11 @@ fn changed(i: usize) -> String {
     format!("d{:04}/f{:03}.txt", i % 10, i / 10)
 }
 
+/// The `i`th file of a base `build` made (for the commit: every one exists).
+fn existing(i: usize) -> String {
+    format!("d{:04}/f{:03}.txt", i / 100, i % 100)
+}
+
 fn median(xs: &mut [f64]) -> f64 {
     xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
     xs[xs.len() / 2]
@@ -157,7 +162,7 @@ fn main() {
         build(&host, files);
         let mut s = Session::open(&root, Some(state.to_str().unwrap()), "bench").unwrap();
         for i in 0..files {
-            s.write_file(&changed(i % files), format!("new {i}\n").as_bytes(), 0o644)
+            s.write_file(&existing(i), format!("new {i}\n").as_bytes(), 0o644)
                 .unwrap();
         }
         let t = Instant::now();
@@ -170,9 +175,8 @@ fn main() {
         let ws = opened["data"]["workspace"].as_u64().expect("a workspace");
         let t = Instant::now();
         for i in 0..files {
-            let args =
-                serde_json::json!({"path": changed(i % files), "content": format!("new {i}\n")})
-                    .to_string();
+            let args = serde_json::json!({"path": existing(i), "content": format!("new {i}\n")})
+                .to_string();
             let v = wsfs::api::call(ws, "write_file", &args, None, None);
             assert!(v.contains("\"ok\":true"), "{v}");
         }
