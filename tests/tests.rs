@@ -7,6 +7,7 @@
 
 mod common;
 
+mod absolute_links;
 mod audit;
 mod change_race;
 mod commit_faults;
@@ -32,6 +33,7 @@ mod path_info;
 mod policy;
 mod race;
 mod race_info;
+mod protected_root;
 mod raw_io;
 mod read_allocations;
 mod read_range;
