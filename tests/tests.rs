@@ -24,6 +24,7 @@ mod fault_injection;
 mod ffi_input;
 mod ffi_workspace;
 mod model_view;
+mod list_filters;
 mod move_file;
 mod names;
 mod patch;
