@@ -38,6 +38,7 @@ mod race;
 mod race_info;
 mod raw_io;
 mod read_allocations;
+mod read_lines;
 mod read_range;
 mod special_files;
 mod temp_files;

@@ -424,6 +424,7 @@ class Workspace:
             total_bytes=data["total_bytes"],
             truncated=data["truncated"],
             sha256=data.get("sha256"),
+            total_lines=data.get("total_lines"),
             next_start_line=data.get("next_start_line"),
         )
 
