@@ -126,6 +126,21 @@ type Policy struct {
 	// current directory, as for Root. If it lies inside the workspace, no
 	// tool can reach or list it.
 	AuditLog string
+	// AuditArguments makes each audit line record the call's arguments as
+	// well, every argument that carries file content (content, old_text,
+	// new_text, patch, diff_text, replace_with, expected_text,
+	// replacement_text, query, command) replaced by
+	// {"length", "sha256"}: enough to replay or debug a call, never its
+	// contents. It needs AuditLog (CodeInvalidArguments at Open otherwise).
+	AuditArguments bool
+	// AllowTools, if non-nil, are the only tools the workspace offers
+	// (Workspace.ToolSpecs) and runs, by the names it offers them under (its
+	// profile's); any other tool is refused with CodePolicyDenied. nil
+	// means every tool; a non-nil empty slice allows none.
+	AllowTools []string
+	// DenyTools are tools the workspace neither offers nor runs
+	// (CodePolicyDenied), by the same names. Refusals are audited.
+	DenyTools []string
 	// ExecEnabled turns on the developer tools (workspace_info, git_status,
 	// git_diff, git_commit, run_tests, run_lint, typecheck, safe_shell),
 	// which run programs in the workspace under a kernel sandbox (README
@@ -187,6 +202,10 @@ type policyJSON struct {
 	DenyWrite     *[]string `json:"deny_write,omitempty"`
 	AuditLog      string    `json:"audit_log,omitempty"`
 
+	AuditArguments bool      `json:"audit_arguments,omitempty"`
+	AllowTools     *[]string `json:"allow_tools,omitempty"`
+	DenyTools      []string  `json:"deny_tools,omitempty"`
+
 	ExecEnabled        bool     `json:"exec_enabled,omitempty"`
 	ShellEnabled       bool     `json:"shell_enabled,omitempty"`
 	ExecRequireSandbox *bool    `json:"exec_require_sandbox,omitempty"`
@@ -224,7 +243,7 @@ func (p Policy) toJSON() (policyJSON, error) {
 	if p.ExecTimeout < 0 {
 		return policyJSON{}, newError("open", CodeInvalidArguments, "Policy.ExecTimeout must not be negative, got %v", p.ExecTimeout)
 	}
-	for _, list := range [][]string{p.DenyRead, p.DenyWrite, {p.AuditLog}, p.ExecReadPaths, p.ExecEnvAllow} {
+	for _, list := range [][]string{p.DenyRead, p.DenyWrite, {p.AuditLog}, p.AllowTools, p.DenyTools, p.ExecReadPaths, p.ExecEnvAllow} {
 		for _, s := range list {
 			if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
 				return policyJSON{}, newError("open", CodeInvalidArguments, "Policy has a string that is not valid UTF-8 or contains a NUL byte: %q", s)
@@ -233,6 +252,7 @@ func (p Policy) toJSON() (policyJSON, error) {
 	}
 	pj := policyJSON{
 		WritesEnabled: p.WritesEnabled, DenyRead: p.DenyRead, AuditLog: p.AuditLog,
+		AuditArguments: p.AuditArguments, DenyTools: p.DenyTools,
 		ExecEnabled: p.ExecEnabled, ShellEnabled: p.ShellEnabled,
 		ExecRequireSandbox: p.ExecRequireSandbox, ExecNetwork: p.ExecNetwork,
 		ExecReadPaths: p.ExecReadPaths, ExecEnvAllow: p.ExecEnvAllow,
@@ -240,6 +260,9 @@ func (p Policy) toJSON() (policyJSON, error) {
 	}
 	if p.DenyWrite != nil {
 		pj.DenyWrite = &p.DenyWrite
+	}
+	if p.AllowTools != nil {
+		pj.AllowTools = &p.AllowTools
 	}
 	return pj, nil
 }

@@ -186,6 +186,9 @@ func (r *jtReader) data(data any) {
 				v.Truncated = r.bool()
 			case "sha256":
 				v.SHA256 = r.str()
+			case "total_lines":
+				n := int(r.int())
+				v.TotalLines = &n
 			default:
 				r.skip()
 			}

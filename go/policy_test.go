@@ -238,3 +238,80 @@ func TestCreateDirectory(t *testing.T) {
 	_, err = ws.CreateDirectory(bg, CreateDirectoryInput{Path: "../out"})
 	wantCode(t, err, CodeOutsideWorkspace)
 }
+
+// Issue 18 gap 6: the typed Policy carries allow_tools, deny_tools and
+// audit_arguments to the library and back.
+func TestPolicyToolListsAreOfferedAndEnforced(t *testing.T) {
+	ws := openTest(t, Config{Policy: Policy{DenyTools: []string{ToolDeleteFile}}})
+	writeFile(t, filepath.Join(ws.Root(), "a.txt"), "a")
+	specs, err := ws.ToolSpecs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range specs {
+		if s.Name == ToolDeleteFile {
+			t.Fatalf("denied tool offered: %v", specs)
+		}
+	}
+	_, err = ws.DeleteFile(bg, DeleteFileInput{Path: "a.txt"})
+	wantCode(t, err, CodePolicyDenied)
+	if got := ws.Policy(); !slices.Equal(got.DenyTools, []string{ToolDeleteFile}) || got.AllowTools != nil {
+		t.Fatalf("policy %+v", got)
+	}
+
+	only := openTest(t, Config{Policy: Policy{AllowTools: []string{ToolReadFile, ToolListDir}}})
+	specs, err = only.ToolSpecs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range specs {
+		names = append(names, s.Name)
+	}
+	if !slices.Equal(names, []string{ToolReadFile, ToolListDir}) {
+		t.Fatalf("offered %v", names)
+	}
+	_, err = only.WriteFile(bg, WriteFileInput{Path: "b.txt", Content: "b"})
+	wantCode(t, err, CodePolicyDenied)
+	if got := only.Policy(); !slices.Equal(got.AllowTools, []string{ToolReadFile, ToolListDir}) {
+		t.Fatalf("policy %+v", got)
+	}
+	none := openTest(t, Config{Policy: Policy{AllowTools: []string{}}})
+	if specs, err := none.ToolSpecs(); err != nil || len(specs) != 0 {
+		t.Fatalf("an empty AllowTools offers %v (%v)", specs, err)
+	}
+}
+
+func TestPolicyAuditArgumentsRecordsNoContent(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	ws := openTest(t, Config{Policy: Policy{AuditLog: log, AuditArguments: true}})
+	if !ws.Policy().AuditArguments {
+		t.Fatalf("policy %+v", ws.Policy())
+	}
+	const secret = "SECRET-go-4711"
+	if _, err := ws.WriteFile(bg, WriteFileInput{Path: "a.txt", Content: secret}); err != nil {
+		t.Fatal(err)
+	}
+	text := readFile(t, log)
+	if strings.Contains(text, secret) {
+		t.Fatalf("content in the log: %s", text)
+	}
+	var line struct {
+		Arguments struct {
+			Path    string `json:"path"`
+			Content struct {
+				Length int    `json:"length"`
+				SHA256 string `json:"sha256"`
+			} `json:"content"`
+		} `json:"arguments"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(text)), &line); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(secret))
+	if line.Arguments.Path != "a.txt" || line.Arguments.Content.Length != len(secret) || line.Arguments.Content.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Fatalf("line %s", text)
+	}
+	_, err := Open(Config{Root: t.TempDir(), Policy: Policy{AuditArguments: true}})
+	wantCode(t, err, CodeInvalidArguments)
+}

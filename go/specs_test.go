@@ -49,10 +49,10 @@ func TestToolSpecs(t *testing.T) {
 // one clause; the rest is ToolInstructions, which the MCP server sends.
 func TestToolInstructionsSayThePathsRuleOnce(t *testing.T) {
 	rule := ToolInstructions()
-	if !strings.Contains(rule, "absolute symlinks and symlinks leading outside the workspace are refused") {
+	if !strings.Contains(rule, "'..' above the root and symlinks leading outside the workspace are refused") {
 		t.Fatalf("ToolInstructions() = %q", rule)
 	}
-	if strings.Contains(ToolSpecsJSON(), "absolute symlinks") {
+	if strings.Contains(ToolSpecsJSON(), "above the root and symlinks") {
 		t.Fatal("the specs repeat the paths rule")
 	}
 }

@@ -19,11 +19,14 @@ type ListDirInput struct {
 	IncludeHidden    *bool  `json:"include_hidden,omitempty" description:"Show names starting with '.'. Default true."`
 	MaxEntries       int    `json:"max_entries,omitempty,omitzero" description:"Most entries to return; 0 or absent means the workspace's max_list_entries (500 by default), which is also the most allowed."`
 	RespectGitignore *bool  `json:"respect_gitignore,omitempty" description:"Leave out what .gitignore files in the listed directories ignore. Default: true for a tree (depth 2 or more), false for one level."`
+	IncludeFiles     *bool  `json:"include_files,omitempty" description:"Show entries that are not directories (files, symlinks, special files). Default true."`
+	IncludeDirs      *bool  `json:"include_dirs,omitempty" description:"Show directories (a tree then enters none of them). Default true; at least one of include_files and include_dirs must be true."`
 }
 
 // plain reports whether only Path is set (the library's fast path).
 func (in ListDirInput) plain() bool {
-	return in.Depth <= 1 && in.IncludeHidden == nil && in.MaxEntries == 0 && in.RespectGitignore == nil
+	return in.Depth <= 1 && in.IncludeHidden == nil && in.MaxEntries == 0 && in.RespectGitignore == nil &&
+		in.IncludeFiles == nil && in.IncludeDirs == nil
 }
 
 // Entry types reported by list_dir.

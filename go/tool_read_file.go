@@ -54,15 +54,16 @@ type ReadFileResult struct {
 	EncodingErrors bool `json:"encoding_errors,omitempty"`
 
 	// The fields below are set by range reads (zero in a plain read), but
-	// for NextStartLine, which a plain read that was cut sets too.
+	// for NextStartLine, which a plain read that was cut sets too, and
+	// TotalLines, which a plain read that saw the whole file sets too.
 
 	// StartLine and EndLine are the first and last line returned (1-based;
 	// EndLine is StartLine-1 when none is: an empty file).
 	StartLine int `json:"start_line,omitempty"`
 	EndLine   int `json:"end_line,omitempty"`
 	// TotalLines is the file's line count when the whole file was scanned
-	// (the range reached its end, or the file is at most 64 MiB or
-	// MaxWriteBytes), else nil.
+	// (a plain read that was not cut; a range that reached its end, or a
+	// file of at most 64 MiB or MaxWriteBytes), else nil.
 	TotalLines *int `json:"total_lines,omitempty"`
 	// NextStartLine is the StartLine to read on with; 0 at the end of the
 	// file. A cut plain read ends at a line boundary (unless its first line

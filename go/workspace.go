@@ -61,6 +61,10 @@ type openData struct {
 		DenyWrite     []string `json:"deny_write"`
 		AuditLog      *string  `json:"audit_log"`
 
+		AuditArguments bool     `json:"audit_arguments"`
+		AllowTools     []string `json:"allow_tools"`
+		DenyTools      []string `json:"deny_tools"`
+
 		ExecEnabled        bool     `json:"exec_enabled"`
 		ShellEnabled       bool     `json:"shell_enabled"`
 		ExecRequireSandbox bool     `json:"exec_require_sandbox"`
@@ -164,6 +168,10 @@ func openJSON(configJSON string, logger *slog.Logger) (*Workspace, error) {
 			DenyRead:      nonNil(data.Policy.DenyRead),
 			DenyWrite:     nonNil(data.Policy.DenyWrite),
 
+			AuditArguments: data.Policy.AuditArguments,
+			AllowTools:     data.Policy.AllowTools,
+			DenyTools:      nonNil(data.Policy.DenyTools),
+
 			ExecEnabled:        data.Policy.ExecEnabled,
 			ShellEnabled:       data.Policy.ShellEnabled,
 			ExecRequireSandbox: Bool(data.Policy.ExecRequireSandbox),
@@ -235,14 +243,19 @@ func (ws *Workspace) RestrictToWorkspace() bool { return ws.restrict }
 func (ws *Workspace) Limits() Limits { return ws.limits }
 
 // Policy returns the effective policy, library defaults filled in
-// (WritesEnabled and ExecRequireSandbox are never nil, the lists never nil,
-// AuditLog absolute with its symlinks resolved, or "" for none, ExecTimeout
-// the wall clock in force).
+// (WritesEnabled and ExecRequireSandbox are never nil, the lists never nil
+// but AllowTools, which is nil when every tool is allowed, AuditLog absolute
+// with its symlinks resolved, or "" for none, ExecTimeout the wall clock in
+// force).
 func (ws *Workspace) Policy() Policy {
 	p := ws.policy
 	p.WritesEnabled = Bool(*p.WritesEnabled)
 	p.DenyRead = append([]string{}, p.DenyRead...)
 	p.DenyWrite = append([]string{}, p.DenyWrite...)
+	if p.AllowTools != nil {
+		p.AllowTools = append([]string{}, p.AllowTools...)
+	}
+	p.DenyTools = append([]string{}, p.DenyTools...)
 	p.ExecRequireSandbox = Bool(*p.ExecRequireSandbox)
 	p.ExecReadPaths = append([]string{}, p.ExecReadPaths...)
 	p.ExecEnvAllow = append([]string{}, p.ExecEnvAllow...)

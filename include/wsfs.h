@@ -95,7 +95,8 @@ char *wsfs_tool_instructions(void);
  Opens a workspace. `config_json` is `{"root": str, "restrict_to_workspace": bool = true,
  "limits": {"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"},
  "state_dir": str (optional; outside the root), "policy": {"writes_enabled": bool = true,
- "deny_read": [glob] = [], "deny_write": [glob], "audit_log": path, "allow_tools": [name],
+ "deny_read": [glob] = [], "deny_write": [glob], "audit_log": path, "audit_arguments": bool =
+ false (audit lines record the arguments, content as {length, sha256}), "allow_tools": [name],
  "deny_tools": [name] = [], "exec_enabled": bool = false, "shell_enabled": bool = false,
  "exec_require_sandbox": bool = true, "exec_network": bool = false, "exec_read_paths":
  [absolute path] = [], "exec_env_allow": [name or prefix*] = [], "exec_timeout_sec":

@@ -20,6 +20,21 @@ pub enum NotText {
 /// limit), a UTF-8 sequence cut short at the very end is dropped rather than refused. Returns
 /// the length of the text: `bytes.len()`, or less by the cut sequence.
 pub fn check(bytes: &[u8], cut_tail: bool) -> Result<usize, NotText> {
+    check_blocks(bytes, cut_tail, false).map(|(len, _)| len)
+}
+
+/// [`check`], also counting the text's `\n` bytes in the same pass: each block is counted
+/// while it is still in L1 after its check. Returns the length and the count.
+pub fn check_counting(bytes: &[u8], cut_tail: bool) -> Result<(usize, u64), NotText> {
+    check_blocks(bytes, cut_tail, true)
+}
+
+fn check_blocks(bytes: &[u8], cut_tail: bool, count: bool) -> Result<(usize, u64), NotText> {
+    let newlines_in = |block: &[u8]| match count {
+        true => count_newlines(block),
+        false => 0,
+    };
+    let mut newlines = 0;
     let mut start = 0;
     while start < bytes.len() {
         let mut end = (start + BLOCK).min(bytes.len());
@@ -40,14 +55,16 @@ pub fn check(bytes: &[u8], cut_tail: bool) -> Result<usize, NotText> {
             // Rare: find out where, and whether it is only a sequence cut at the end.
             return match simdutf8::compat::from_utf8(block) {
                 Err(e) if cut_tail && end == bytes.len() && e.error_len().is_none() => {
-                    Ok(start + e.valid_up_to())
+                    let valid = e.valid_up_to();
+                    Ok((start + valid, newlines + newlines_in(&block[..valid])))
                 }
                 _ => Err(NotText::Utf8),
             };
         }
+        newlines += newlines_in(block);
         start = end;
     }
-    Ok(bytes.len())
+    Ok((bytes.len(), newlines))
 }
 
 /// `bytes` as text with every invalid UTF-8 sequence replaced by U+FFFD, and whether one was;
@@ -80,6 +97,23 @@ pub fn lossy(bytes: &[u8], cut_tail: bool) -> Result<(String, bool), NotText> {
     let text = String::from_utf8_lossy(&bytes[..end]);
     let replaced = matches!(text, std::borrow::Cow::Owned(_));
     Ok((text.into_owned(), replaced))
+}
+
+/// The `\n` bytes in `bytes`. Counted into a byte per 255 input bytes, which the compiler
+/// turns into SIMD compares and byte adds (about 40 bytes per nanosecond measured on 200 KiB
+/// of source-like text; a match iterator such as `memchr_iter` pays per newline, and
+/// `filter().count()` widens every byte: both several times slower on text with short
+/// lines).
+fn count_newlines(bytes: &[u8]) -> u64 {
+    bytes
+        .chunks(255)
+        .map(|chunk| {
+            let n = chunk
+                .iter()
+                .fold(0u8, |n, &b| n.wrapping_add(u8::from(b == b'\n')));
+            u64::from(n)
+        })
+        .sum()
 }
 
 fn is_continuation(b: u8) -> bool {
@@ -117,15 +151,19 @@ impl FileText {
         Ok(FileText { buf, start })
     }
 
-    /// [`FileText::new`], giving the buffer back when it is not text.
-    pub fn new_or_back(
-        buf: Vec<u8>,
+    /// [`FileText::new`], also counting the text's `\n` bytes in the same pass
+    /// ([`check_counting`]), and giving the buffer back when it is not text.
+    pub fn new_counting_or_back(
+        mut buf: Vec<u8>,
         start: usize,
         cut_tail: bool,
-    ) -> std::result::Result<FileText, (NotText, Vec<u8>)> {
+    ) -> std::result::Result<(FileText, u64), (NotText, Vec<u8>)> {
         let start = start.min(buf.len());
-        match check(&buf[start..], cut_tail) {
-            Ok(_) => FileText::new(buf, start, cut_tail).map_err(|e| (e, Vec::new())),
+        match check_counting(&buf[start..], cut_tail) {
+            Ok((len, newlines)) => {
+                buf.truncate(start + len);
+                Ok((FileText { buf, start }, newlines))
+            }
             Err(e) => Err((e, buf)),
         }
     }
@@ -204,6 +242,25 @@ impl serde::Serialize for FileText {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The count made in the check's pass is every `\n` of the text, across block boundaries
+    /// and without the dropped tail of a cut sequence.
+    #[test]
+    fn the_check_counts_newlines_in_its_pass() {
+        let text = "é line\n".repeat(10_000); // spans several blocks
+        let bytes = text.as_bytes();
+        assert_eq!(check_counting(bytes, false), Ok((bytes.len(), 10_000)));
+        assert_eq!(check_counting(b"", false), Ok((0, 0)));
+        assert_eq!(check_counting(b"no newline", false), Ok((10, 0)));
+        let mut cut = bytes.to_vec();
+        cut.extend_from_slice("\n\né".as_bytes());
+        cut.pop(); // a cut sequence at the end
+        assert_eq!(check_counting(&cut, true), Ok((bytes.len() + 2, 10_002)));
+        assert_eq!(check_counting(b"a\n\0", false), Err(NotText::Nul));
+        let (text, newlines) = FileText::new_counting_or_back(b"  a\nb\n".to_vec(), 2, false)
+            .unwrap_or_else(|_| panic!("text"));
+        assert_eq!((text.as_str(), newlines), ("a\nb\n", 2));
+    }
 
     #[test]
     fn text_passes_and_binary_does_not() {

@@ -12,7 +12,7 @@ use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::policy::Policy;
 use crate::paths::{absolute_root, broad_root_warning, is_broad_root};
 use crate::sandbox::gate::Access;
-use crate::sandbox::host::unrestricted_warnings;
+use crate::sandbox::host::{contains_protected, unrestricted_warnings};
 use crate::sandbox::resolve::Located;
 use crate::sandbox::root::{Anchor, DirRef, Root, ToolPath};
 use crate::sandbox::state_dir;
@@ -90,11 +90,13 @@ impl Workspace {
         let (state, state_warnings) =
             state_dir::choose(&root_dir, &root, config.state_dir.as_deref())?;
         warnings.extend(state_warnings);
+        let protects = !config.restrict_to_workspace || contains_protected(&root);
         let root = Root {
             dir: root_dir,
             path: root,
             configured: configured_root,
             restrict: config.restrict_to_workspace,
+            protects,
             state,
             records_dir: OnceLock::new(),
         };

@@ -46,6 +46,8 @@ fn tool_specs_describe_every_tool() {
                 "include_hidden",
                 "max_entries",
                 "respect_gitignore",
+                "include_files",
+                "include_dirs",
             ],
             &[],
         ),

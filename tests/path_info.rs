@@ -112,8 +112,8 @@ fn symlinks_are_described_not_followed() {
         ("sub/up", Some("real/target.txt")),
         ("escape", None),
         ("absolute", None),
-        // Absolute targets are never followed, even into the workspace.
-        ("absolute_inside", None),
+        // An absolute target inside the workspace is followed (issue 18 gap 2).
+        ("absolute_inside", Some("real/target.txt")),
     ] {
         let v = info(&f, path);
         let d = assert_ok(&v);

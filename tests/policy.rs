@@ -474,7 +474,7 @@ fn the_open_data_reports_the_effective_policy() {
     assert_eq!(
         data["policy"],
         json!({"writes_enabled": true, "deny_read": ["*.key"], "deny_write": [".git/**"], "audit_log": null,
-               "exec_enabled": false, "shell_enabled": false, "exec_require_sandbox": true,
+               "audit_arguments": false, "exec_enabled": false, "shell_enabled": false, "exec_require_sandbox": true,
                "exec_network": false, "exec_read_paths": [], "exec_env_allow": [],
                "deny_tools": [], "exec_timeout_sec": 60})
     );

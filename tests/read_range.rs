@@ -107,9 +107,12 @@ fn only_a_path_reads_the_whole_file_as_before() {
                 "path",
                 "sha256",
                 "total_bytes",
+                "total_lines",
                 "truncated"
             ]
         );
+        // Issue 18 gap 5: the whole file's line count, as range reads name it.
+        assert_eq!(d["total_lines"], json!(3));
         assert_eq!(text(&v), numbered(3));
     }
 }

@@ -7,7 +7,9 @@
 
 mod common;
 
+mod absolute_links;
 mod audit;
+mod audit_arguments;
 mod change_race;
 mod commit_faults;
 mod create_directory;
@@ -22,6 +24,7 @@ mod escapes;
 mod fault_injection;
 mod ffi_input;
 mod ffi_workspace;
+mod list_filters;
 mod model_view;
 mod move_file;
 mod names;
@@ -31,10 +34,12 @@ mod patch_crash;
 mod patch_race;
 mod path_info;
 mod policy;
+mod protected_root;
 mod race;
 mod race_info;
 mod raw_io;
 mod read_allocations;
+mod read_lines;
 mod read_range;
 mod special_files;
 mod temp_files;

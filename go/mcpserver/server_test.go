@@ -309,7 +309,7 @@ func TestCallResults(t *testing.T) {
 	}
 	res = call(t, cs, wsfs.ToolReadFile, map[string]any{"path": "a/b.txt"})
 	if res.IsError || text(t, res) != "hello\n" ||
-		structured(t, res) != `{"bytes":6,"content":"hello\n","path":"a/b.txt","sha256":"5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03","total_bytes":6,"truncated":false}` {
+		structured(t, res) != `{"bytes":6,"content":"hello\n","path":"a/b.txt","sha256":"5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03","total_bytes":6,"total_lines":1,"truncated":false}` {
 		t.Fatalf("read_file: %v %q %s", res.IsError, text(t, res), structured(t, res))
 	}
 	// No arguments at all: the library's defaults apply.

@@ -59,3 +59,33 @@ def test_from_config_has_no_comment_keys(root, where):
 def test_limits_dataclass_refuses_unknown_names():
     with pytest.raises(TypeError, match="max_read_byte"):
         wsfs.Limits(max_read_byte=10)  # type: ignore[call-arg]
+
+
+def test_audit_arguments_and_tool_lists_reach_the_library(root, tmp_path):
+    """Issue 18 gap 6: ``audit_arguments`` records arguments without contents; ``deny_tools``
+    refusals are audited; the effective policy reports the keys."""
+    import hashlib
+    import json
+
+    log = tmp_path / "audit.jsonl"
+    policy = {"audit_log": str(log), "audit_arguments": True, "deny_tools": ["delete_file"]}
+    secret = "SECRET-py-0815"
+    with wsfs.Workspace(root, policy=policy) as ws:
+        assert ws.info["policy"]["audit_arguments"] is True
+        assert ws.info["policy"]["deny_tools"] == ["delete_file"]
+        ws.write_file("a.txt", secret)
+        with pytest.raises(wsfs.PolicyDenied):
+            ws.delete_file("a.txt")
+        listed = ws.list_dir(".", include_dirs=False)
+        assert [e.name for e in listed.entries] == ["a.txt"]
+    text = log.read_text()
+    assert secret not in text
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert lines[0]["arguments"]["content"] == {
+        "length": len(secret),
+        "sha256": hashlib.sha256(secret.encode()).hexdigest(),
+    }
+    assert lines[1]["outcome"] == "policy_denied" and lines[1]["tool"] == "delete_file"
+    assert lines[2]["arguments"]["include_dirs"] is False
+    with pytest.raises(wsfs.InvalidArguments, match="audit_log"):
+        wsfs.Workspace(root, policy={"audit_arguments": True})

@@ -80,9 +80,9 @@ def test_file_system_tools_offer_every_library_tool(tmp_path):
 def test_the_paths_rule_is_said_once_beside_the_specs(tmp_path):
     """Issue 19 item 10: the specs keep one clause; the rest is wsfs.tool_instructions()."""
     rule = wsfs.tool_instructions()
-    assert "absolute symlinks and symlinks leading outside the workspace are refused" in rule
+    assert "'..' above the root and symlinks leading outside the workspace are refused" in rule
     specs = wsfs.tool_specs(format="wsfs")
     assert all(s["description"].endswith("Paths are relative to the workspace root.") for s in specs)
-    assert "absolute symlinks" not in json.dumps(specs)
+    assert "above the root and symlinks" not in json.dumps(specs)
     with wsfs.FileSystemTools(root=tmp_path) as tools:
         assert tools.instructions == rule

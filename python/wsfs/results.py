@@ -139,7 +139,8 @@ class ReadFileResult(ToolResult):
     without numbers). ``sha256`` is the whole file's hash when the read saw all of it and it
     fits ``max_write_bytes``. The line fields are set by range reads only, but for
     ``next_start_line``, which a plain read that was cut sets too (it ends at a line
-    boundary unless line 1 alone is too long). ``encoding_errors`` is True when
+    boundary unless line 1 alone is too long), and ``total_lines``, which a plain read that
+    saw the whole file sets too. ``encoding_errors`` is True when
     ``encoding_errors="replace"`` replaced invalid UTF-8."""
 
     path: str
@@ -192,7 +193,9 @@ class AppendFileResult(ToolResult):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ListDirResult(ToolResult):
     """A flat listing fills ``entries``; a tree (``depth`` > 1) fills ``tree``, leaves
-    ``entries`` empty and counts the tree's entries in ``total``."""
+    ``entries`` empty and counts the tree's entries in ``total``. ``include_files=False``
+    leaves out what is not a directory, ``include_dirs=False`` the directories (a tree then
+    enters none); both False is ``InvalidArguments``."""
 
     nested: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
         "entries": _records(DirEntry.from_data),

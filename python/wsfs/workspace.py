@@ -424,6 +424,7 @@ class Workspace:
             total_bytes=data["total_bytes"],
             truncated=data["truncated"],
             sha256=data.get("sha256"),
+            total_lines=data.get("total_lines"),
             next_start_line=data.get("next_start_line"),
         )
 
@@ -470,17 +471,25 @@ class Workspace:
         include_hidden: bool = True,
         max_entries: int = 0,
         respect_gitignore: bool | None = None,
+        include_files: bool = True,
+        include_dirs: bool = True,
         timeout: float | None = None,
         cancel: CancelToken | None = None,
     ) -> ListDirResult:
         """Lists a directory, or with ``depth`` > 1 a breadth-first tree. ``respect_gitignore``
-        ``None`` is the library's default: true for a tree, false for one level."""
+        ``None`` is the library's default: true for a tree, false for one level.
+        ``include_files`` / ``include_dirs`` false leave out what is not a directory, or the
+        directories (both false is :class:`InvalidArguments`)."""
         args: dict[str, Any] = {
             "path": path,
             "depth": depth,
             "include_hidden": include_hidden,
             "max_entries": max_entries,
         }
+        if not include_files:
+            args["include_files"] = False
+        if not include_dirs:
+            args["include_dirs"] = False
         if respect_gitignore is not None:
             args["respect_gitignore"] = respect_gitignore
         return self._run(ListDirResult, args, timeout, cancel)

@@ -97,17 +97,16 @@ fn profiled(
             ),
         ));
     }
+    let started = SystemTime::now();
     if !ws.policy.tool_allowed(req.tool) {
         let e = Policy::tool_denied(req.tool);
-        return Envelope::from(
-            profile
-                .refuse(req.tool, e.code.as_str(), &e.message)
-                .to_string(),
-        );
+        let refused = profile.refuse(req.tool, e.code.as_str(), &e.message);
+        audit_edge_refusal(ws, req, started, e.code.as_str(), &refused);
+        return Envelope::from(refused.to_string());
     }
     let root = ws.root().to_string_lossy();
     let cx = Context { root: &root };
-    let result = profile.call(req.tool, req.args_json, &cx, |native, args_json| {
+    let (result, refused) = profile.call(req.tool, req.args_json, &cx, |native, args_json| {
         let native_req = Request {
             tool: native,
             args_json,
@@ -124,7 +123,58 @@ fn profiled(
             },
         }
     });
+    if let Some(code) = refused {
+        audit_edge_refusal(ws, req, started, &code, &result);
+    }
     Envelope::from(result.to_string())
+}
+
+/// The audit line of a call the profile refused at the edge (an unknown tool, arguments its
+/// schema refuses, its own refusals such as `path_traversal_attempt`, a tool `allow_tools` /
+/// `deny_tools` leave out): no native tool ran, so `run` wrote none. The line names the
+/// profile's tool, the code the profile answered with, and the `path` argument as given.
+/// Nothing was read or changed, so a log that cannot be written is only traced.
+fn audit_edge_refusal(
+    ws: &Workspace,
+    req: &Request<'_>,
+    started: SystemTime,
+    code: &str,
+    answer: &serde_json::Value,
+) {
+    let Some(log) = &ws.policy.audit else {
+        return;
+    };
+    let args: Option<serde_json::Value> = serde_json::from_str(req.args_json).ok();
+    let path = args.as_ref().and_then(|a| a.get("path")?.as_str());
+    let paths: Vec<String> = path
+        .map(|p| match ws.parse_path(p) {
+            Ok(parsed) => parsed.display,
+            Err(_) => p.chars().take(256).collect(),
+        })
+        .into_iter()
+        .collect();
+    let notes = Notes {
+        paths,
+        changes: Vec::new(),
+    };
+    let arguments = ws
+        .policy()
+        .audit_arguments
+        .then(|| audit::redacted_arguments(req.args_json, req.content));
+    let tool: String = req.tool.chars().take(64).collect();
+    let code: String = code.chars().take(64).collect();
+    let finished = Finished {
+        tool: &tool,
+        started,
+        duration: started.elapsed().unwrap_or_default(),
+        outcome: &code,
+        bytes_in: (req.args_json.len() + req.content.map_or(0, <[u8]>::len)) as u64,
+        bytes_out: answer.to_string().len() as u64,
+        arguments: arguments.as_ref(),
+    };
+    if let Err(e) = audit::record(log, &finished, &notes) {
+        tracing::error!(target: "wsfs", tool = %tool, error = %e, "audit log write failed");
+    }
 }
 
 /// The call's deadline: `operation_timeout_ms` for the file tools; for the tools that run
@@ -286,6 +336,10 @@ fn audited(
         Err(e) => (e.code.as_str(), e.code.as_str().len() + 2 + e.message.len()),
     };
     let tool: String = req.tool.chars().take(64).collect();
+    let arguments = ws
+        .policy()
+        .audit_arguments
+        .then(|| audit::redacted_arguments(req.args_json, req.content));
     let finished = Finished {
         tool: &tool,
         started,
@@ -293,6 +347,7 @@ fn audited(
         outcome,
         bytes_in: (req.args_json.len() + req.content.map_or(0, <[u8]>::len)) as u64,
         bytes_out: bytes_out as u64,
+        arguments: arguments.as_ref(),
     };
     let Err(e) = audit::record(log, &finished, notes) else {
         return result;

@@ -130,4 +130,80 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), REGISTRY.len());
     }
+
+    /// Every string argument of every tool (native, and each profile's, nested items too) is
+    /// classified for `audit_arguments`: content (`guard::audit::CONTENT_ARGUMENTS`, recorded
+    /// as `{length, sha256}`) or not (recorded as it is). A new argument fails here until it
+    /// is put in one list or the other.
+    #[test]
+    fn every_string_argument_is_classified_for_the_audit_log() {
+        use crate::guard::audit::CONTENT_ARGUMENTS;
+        /// Arguments that never carry file content: paths, names, globs, modes, hashes,
+        /// enum choices, program arguments chosen from a fixed set.
+        const NOT_CONTENT: &[&str] = &NOT_CONTENT_ARGUMENTS;
+        fn strings(schema: &Value, out: &mut Vec<String>) {
+            let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+                return;
+            };
+            for (name, prop) in props {
+                let ty = prop.get("type").and_then(Value::as_str);
+                let items = prop.get("items");
+                let item_ty = items.and_then(|i| i.get("type")).and_then(Value::as_str);
+                if ty == Some("string") || item_ty == Some("string") {
+                    out.push(name.clone());
+                }
+                strings(prop, out);
+                if let Some(items) = items {
+                    strings(items, out);
+                }
+            }
+        }
+        let mut all = Vec::new();
+        let mut specs: Vec<Value> = tool_specs().as_array().cloned().unwrap_or_default();
+        for name in crate::abi::profiles::names() {
+            if let Ok(Some(profile)) = crate::abi::profiles::lookup(name) {
+                specs.extend(profile.tool_specs().as_array().cloned().unwrap_or_default());
+            }
+        }
+        for spec in &specs {
+            strings(&spec["parameters"], &mut all);
+        }
+        all.sort();
+        all.dedup();
+        let unclassified: Vec<&String> = all
+            .iter()
+            .filter(|n| {
+                !CONTENT_ARGUMENTS.contains(&n.as_str()) && !NOT_CONTENT.contains(&n.as_str())
+            })
+            .collect();
+        assert!(
+            unclassified.is_empty(),
+            "string arguments in neither guard::audit::CONTENT_ARGUMENTS nor NOT_CONTENT_ARGUMENTS: {unclassified:?}"
+        );
+        for name in CONTENT_ARGUMENTS.iter().chain(NOT_CONTENT) {
+            assert!(
+                all.iter().any(|a| a == name),
+                "{name} is no tool's argument any more"
+            );
+        }
+    }
+
+    const NOT_CONTENT_ARGUMENTS: [&str; 16] = [
+        "base_ref",
+        "cwd",
+        "dst",
+        "encoding_errors",
+        "file_hash",
+        "focus",
+        "glob",
+        "message",
+        "mode",
+        "operation",
+        "path",
+        "paths",
+        "pathspec",
+        "pattern",
+        "src",
+        "target_ref",
+    ];
 }

@@ -6,6 +6,8 @@
 //! sharing the file never interleave (the kernel appends each write whole), and lines are
 //! bounded ([`MAX_LINE_BYTES`]) by dropping the details that do not fit. Changing tools report
 //! what they changed through `Call::record_change`; hashes are computed only when the log is on.
+//! With `policy.audit_arguments` a line also has the call's `arguments`, each argument that
+//! carries file content ([`CONTENT_ARGUMENTS`]) replaced by `{length, sha256}`.
 
 use crate::error::{ErrorCode, Result, WsfsError};
 use serde::Serialize;
@@ -106,6 +108,70 @@ impl AuditLog {
     }
 }
 
+/// The argument names whose values carry file content (or text taken from files, or a
+/// command line that may write it), at any depth of a call's arguments, native or a
+/// profile's: `audit_arguments` records each as `{length, sha256}`, never as it is. Complete by test: `abi::specs`' test walks every
+/// property of every tool's schema (native and every profile's) and fails on a string
+/// property that is in neither this list nor its list of arguments that are not content.
+pub const CONTENT_ARGUMENTS: &[&str] = &[
+    "content",
+    "new_text",
+    "old_text",
+    "patch",
+    "diff_text",
+    "replace_with",
+    "expected_text",
+    "replacement_text",
+    // Text that is often taken from files, or writes them: a search, a command line.
+    "query",
+    "command",
+];
+
+/// A call's arguments as `audit_arguments` records them: the JSON with every
+/// [`CONTENT_ARGUMENTS`] value replaced by `{length, sha256}` (of the string, or of the JSON
+/// text of any other value), and `content` for a content buffer passed beside the JSON.
+/// Arguments that are not a JSON object are recorded as `{"unparsed": {length, sha256}}`.
+pub(crate) fn redacted_arguments(args_json: &str, buffer: Option<&[u8]>) -> serde_json::Value {
+    use serde_json::Value;
+    let mut args = match serde_json::from_str::<Value>(args_json) {
+        Ok(Value::Object(map)) => Value::Object(map),
+        _ => serde_json::json!({ "unparsed": digest(args_json.as_bytes()) }),
+    };
+    redact(&mut args);
+    if let (Some(buffer), Value::Object(map)) = (buffer, &mut args) {
+        map.insert("content".into(), digest(buffer));
+    }
+    args
+}
+
+fn redact(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                if CONTENT_ARGUMENTS.contains(&key.as_str()) {
+                    let hashed = match &*v {
+                        Value::String(s) => digest(s.as_bytes()),
+                        other => digest(other.to_string().as_bytes()),
+                    };
+                    *v = hashed;
+                } else {
+                    redact(v);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact),
+        _ => {}
+    }
+}
+
+fn digest(bytes: &[u8]) -> serde_json::Value {
+    serde_json::json!({
+        "length": bytes.len(),
+        "sha256": crate::lines::sha256_hex(bytes),
+    })
+}
+
 /// A file or directory a call changed, as the log records it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Change {
@@ -155,6 +221,12 @@ struct Line<'a> {
     changes_omitted: usize,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     paths_cut: bool,
+    /// With `audit_arguments`: the arguments, content replaced (see [`redacted_arguments`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arguments: Option<&'a serde_json::Value>,
+    /// The arguments did not fit in the line and were left out.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    arguments_omitted: bool,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -169,6 +241,8 @@ pub(crate) struct Finished<'a> {
     pub outcome: &'a str,
     pub bytes_in: u64,
     pub bytes_out: u64,
+    /// With `audit_arguments`: [`redacted_arguments`].
+    pub arguments: Option<&'a serde_json::Value>,
 }
 
 /// Writes the line for a finished call. Errors are the log's own (it could not be written).
@@ -177,8 +251,8 @@ pub(crate) fn record(log: &AuditLog, call: &Finished<'_>, notes: &Notes) -> io::
     log.append(&line)
 }
 
-/// The line, newline included, at most `MAX_LINE_BYTES`: changes that do not fit are dropped
-/// from the end (and counted), then paths are cut short.
+/// The line, newline included, at most `MAX_LINE_BYTES`: arguments that do not fit are left
+/// out first, then changes are dropped from the end (and counted), then paths are cut short.
 fn render(call: &Finished<'_>, notes: &Notes) -> Vec<u8> {
     let time = time::OffsetDateTime::from(call.started)
         .format(&time::format_description::well_known::Rfc3339)
@@ -186,6 +260,7 @@ fn render(call: &Finished<'_>, notes: &Notes) -> Vec<u8> {
     let mut paths: Vec<String> = notes.paths.clone();
     let mut kept = notes.changes.len();
     let mut paths_cut = false;
+    let mut arguments = call.arguments;
     loop {
         let line = Line {
             time: time.clone(),
@@ -198,13 +273,17 @@ fn render(call: &Finished<'_>, notes: &Notes) -> Vec<u8> {
             changes: &notes.changes[..kept],
             changes_omitted: notes.changes.len() - kept,
             paths_cut,
+            arguments,
+            arguments_omitted: arguments.is_none() && call.arguments.is_some(),
         };
         let mut bytes = serde_json::to_vec(&line).unwrap_or_default();
         bytes.push(b'\n');
         if bytes.len() <= MAX_LINE_BYTES || (kept == 0 && paths_cut) {
             return bytes;
         }
-        if kept > 0 {
+        if arguments.is_some() {
+            arguments = None;
+        } else if kept > 0 {
             kept = kept.saturating_sub((kept / 2).max(1));
         } else {
             paths = paths.iter().take(16).map(|p| cut(p, 256)).collect();
@@ -256,7 +335,39 @@ mod tests {
             outcome: "ok",
             bytes_in: 10,
             bytes_out: 20,
+            arguments: None,
         }
+    }
+
+    #[test]
+    fn arguments_keep_no_content() {
+        let args = r#"{"path":"a.txt","content":"SECRET","files":[{"path":"b","patch":"@@ SECRET"}],"hunks":[{"replace_with":["x"]}],"max_lines":3}"#;
+        let v = redacted_arguments(args, Some(b"BUFFER"));
+        let text = v.to_string();
+        assert!(
+            !text.contains("SECRET") && !text.contains("BUFFER"),
+            "{text}"
+        );
+        assert_eq!(v["path"], "a.txt");
+        assert_eq!(v["max_lines"], 3);
+        assert_eq!(v["content"]["length"], 6);
+        assert_eq!(v["content"]["sha256"], sha256_hex(b"BUFFER"));
+        assert_eq!(v["files"][0]["path"], "b");
+        assert_eq!(v["files"][0]["patch"]["sha256"], sha256_hex(b"@@ SECRET"));
+        assert_eq!(v["hunks"][0]["replace_with"]["length"], 5);
+        let v = redacted_arguments("not json SECRET", None);
+        assert_eq!(v["unparsed"]["length"], 15);
+        assert!(!v.to_string().contains("SECRET"));
+        // Arguments too long for a line are left out, and said so.
+        let long = serde_json::json!({"paths": vec!["p".repeat(100); 1000]});
+        let call = Finished {
+            arguments: Some(&long),
+            ..finished("read_file")
+        };
+        let line = render(&call, &Notes::default());
+        let v: serde_json::Value = serde_json::from_slice(&line).unwrap();
+        assert!(v.get("arguments").is_none());
+        assert_eq!(v["arguments_omitted"], true);
     }
 
     #[test]

@@ -49,6 +49,12 @@ pub struct PolicyConfig {
     /// Where one JSON line per call is appended; `None`: no audit log.
     #[serde(default)]
     pub audit_log: Option<String>,
+    /// Each audit line also records the call's arguments, with every argument that carries
+    /// file content replaced by `{length, sha256}` (`guard::audit::CONTENT_ARGUMENTS`), so a
+    /// call can be replayed or debugged without the log ever holding contents. Needs
+    /// `audit_log`. Default false.
+    #[serde(default)]
+    pub audit_arguments: bool,
     /// The only tools the workspace offers and runs, by the names it offers them under (its
     /// profile's); `None`: every tool. Checked against those names at the ABI edge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -110,6 +116,7 @@ impl Default for PolicyConfig {
             deny_read: Vec::new(),
             deny_write: default_deny_write(),
             audit_log: None,
+            audit_arguments: false,
             allow_tools: None,
             deny_tools: Vec::new(),
             exec_enabled: false,
@@ -139,6 +146,12 @@ impl PolicyConfig {
         {
             return Err(config_error(
                 "policy.audit_log is empty; give a file path, or leave the field out",
+            ));
+        }
+        if self.audit_arguments && self.audit_log.is_none() {
+            return Err(config_error(
+                "policy.audit_arguments is true but there is no policy.audit_log to record the \
+                 arguments in; give audit_log a file path, or leave audit_arguments out",
             ));
         }
         if self.exec_timeout_sec == 0 || self.exec_timeout_sec > MAX_EXEC_TIMEOUT_SEC {

@@ -1,5 +1,7 @@
 //! Unrestricted mode (`restrict_to_workspace: false`): paths resolve from `/`, and the
-//! protected system locations are refused, whatever the root.
+//! protected system locations are refused, whatever the root. A restricted workspace whose
+//! root is a protected location or contains one (a root of `/`) refuses them the same way
+//! (`Root::protects`).
 
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::names::display_path;
@@ -24,6 +26,15 @@ pub(crate) fn protected_location(real: &Path) -> Option<&'static Path> {
         .iter()
         .map(Path::new)
         .find(|p| real.starts_with(p))
+}
+
+/// Whether a root is a protected location or contains one (`/`, `/usr`): a restricted
+/// workspace on it refuses them as unrestricted mode does. A root strictly inside one
+/// (`/root/ws`) contains none.
+pub(crate) fn contains_protected(root: &Path) -> bool {
+    PROTECTED_LOCATIONS
+        .iter()
+        .any(|location| Path::new(location).starts_with(root))
 }
 
 /// What unrestricted mode does and does not protect, said when such a workspace is opened.
@@ -58,7 +69,8 @@ pub fn unrestricted_warnings(root: &Path) -> Vec<String> {
 }
 
 impl Root {
-    /// Refuses protected system locations in unrestricted mode, whatever the root. The one
+    /// Refuses protected system locations in unrestricted mode, whatever the root, and in
+    /// restricted mode when the root contains them (`Root::protects`). The one
     /// exception is a workspace root strictly inside a protected location (CI runs as root
     /// with workspaces under `/root`): paths inside that root are allowed. A root that is a
     /// protected location or contains one (`/`, `/etc`) unlocks nothing.
@@ -66,11 +78,15 @@ impl Root {
         let Some(location) = self.protected_refusal(real) else {
             return Ok(());
         };
+        let mode = match self.restrict {
+            true => "a workspace whose root contains it",
+            false => "unrestricted mode",
+        };
         Err(WsfsError::new(
             ErrorCode::PermissionDenied,
             format!(
                 "{display} resolves to {}, inside {}, a protected system location; \
-                 unrestricted mode never reads or writes there",
+                 {mode} never reads or writes there",
                 display_path(real),
                 location.display()
             ),

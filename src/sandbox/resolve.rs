@@ -19,6 +19,7 @@ use crate::sandbox::tempfile::is_temp_name;
 use crate::sandbox::walk::deny::StartPaths;
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, Metadata, MetadataExt};
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -44,8 +45,8 @@ pub(crate) struct Located<'a> {
     /// The resolved workspace-relative path of the leaf (or directory), when the policy check
     /// needed it; kept so the tool need not ask the kernel again.
     pub resolved_rel: Option<PathBuf>,
-    /// The absolute real path of the leaf (or directory) in unrestricted mode, where the
-    /// protected locations were checked on it.
+    /// The absolute real path of the leaf (or directory) where the protected locations were
+    /// checked on it (unrestricted mode, or a restricted root that contains them).
     host_path: Option<PathBuf>,
 }
 
@@ -222,6 +223,17 @@ impl Root {
                 self.check_host_path(&full, display)?;
                 Some(full)
             }
+            // A restricted root that contains protected locations (`/`): refused as in
+            // unrestricted mode, on the path the kernel resolved.
+            Anchor::Root if self.protects => {
+                let (rel, inside) = self.path_of(&dir, leaf.as_deref())?;
+                let full = match inside {
+                    true => self.path.join(rel),
+                    false => Path::new("/").join(rel),
+                };
+                self.check_host_path(&full, display)?;
+                Some(full)
+            }
             Anchor::Root => None,
         };
         Ok(Located {
@@ -259,11 +271,91 @@ impl Root {
     pub(crate) fn open_anchored_dir(&self, anchor: Anchor, rel: &Path) -> io::Result<DirRef<'_>> {
         match anchor {
             Anchor::Root if rel.as_os_str().is_empty() => Ok(DirRef::Root(&self.dir)),
-            Anchor::Root if leaves_root(rel) => Err(io::Error::from_raw_os_error(libc::EXDEV)),
-            Anchor::Root => self.dir.open_dir(rel).map(DirRef::Opened),
+            Anchor::Root => self.open_dir_beneath(rel).map(DirRef::Opened),
             Anchor::Host => Dir::open_ambient_dir(Path::new("/").join(rel), ambient_authority())
                 .map(DirRef::Opened),
         }
+    }
+
+    /// Opens the directory `rel` beneath the root handle: one `openat2(RESOLVE_BENEATH)`.
+    /// When the kernel refuses it as an escape because a symlink on the way has an absolute
+    /// target, and that target lies inside the workspace (by the root's real path, or the root
+    /// as configured), the link's part of the path is replaced by the target with the root's
+    /// prefix stripped and the result is opened beneath the root handle again, as any path: the
+    /// prefix comparison only ever turns an absolute target into a relative one, and the
+    /// kernel decides where that leads, so a link swapped meanwhile (to `/etc`, or to
+    /// `<root>/../x`) is refused by the open itself. Up to `MAX_SYMLINK_HOPS` such links.
+    pub(crate) fn open_dir_beneath(&self, rel: &Path) -> io::Result<Dir> {
+        if leaves_root(rel) {
+            return Err(io::Error::from_raw_os_error(libc::EXDEV));
+        }
+        let mut rel = Cow::Borrowed(rel);
+        for _ in 0..MAX_SYMLINK_HOPS {
+            match self.dir.open_dir(&*rel) {
+                Err(e) if is_escape(&e) => match self.through_absolute_link(&rel)? {
+                    Some(next) => rel = Cow::Owned(next),
+                    None => return Err(e),
+                },
+                other => return other,
+            }
+        }
+        Err(io::Error::from_raw_os_error(libc::ELOOP))
+    }
+
+    /// For a path whose beneath-resolution escapes: the first directory on the way whose open
+    /// escapes is found (each shorter prefix opens); if it is a symlink, the path with that
+    /// link replaced by what it says (an absolute target inside the root made relative to it;
+    /// a relative one joined to the link's directory, whose own links are looked at in the
+    /// next round). `None`: the escape is real (a `..` above the root, a target outside).
+    fn through_absolute_link(&self, rel: &Path) -> io::Result<Option<PathBuf>> {
+        let names: Vec<Component<'_>> = rel.components().collect();
+        let mut done = PathBuf::new();
+        for (i, name) in names.iter().enumerate() {
+            let mut prefix = done.clone();
+            prefix.push(name);
+            match self.dir.open_dir(&prefix) {
+                Ok(_) => {
+                    done = prefix;
+                    continue;
+                }
+                Err(e) if is_escape(&e) => {}
+                Err(_) => return Ok(None),
+            }
+            let Component::Normal(link) = name else {
+                return Ok(None);
+            };
+            let parent = match done.as_os_str().is_empty() {
+                true => None,
+                false => Some(self.dir.open_dir(&done)?),
+            };
+            let parent = parent.as_ref().unwrap_or(&self.dir);
+            let Ok(target) = parent.read_link_contents(link) else {
+                return Ok(None);
+            };
+            let mut next = match target.is_absolute() {
+                true => match self.inside_target(&target) {
+                    Some(inside) => inside,
+                    None => return Ok(None),
+                },
+                false => done.join(&target),
+            };
+            next.extend(&names[i + 1..]);
+            if next.as_os_str().is_empty() {
+                next.push("."); // the root itself
+            }
+            return Ok(Some(next));
+        }
+        Ok(None)
+    }
+
+    /// An absolute symlink target made relative to the root, when it names the root or a
+    /// path below it: by the root's real path, or the root as configured. Only ever used to
+    /// turn the target into a path that is then resolved beneath the root handle.
+    fn inside_target(&self, target: &Path) -> Option<PathBuf> {
+        [&self.path, &self.configured]
+            .into_iter()
+            .find_map(|root| target.strip_prefix(root).ok())
+            .map(Path::to_path_buf)
     }
 
     /// Resolves `path` to its directory and leaf without following a symlink in the leaf
@@ -364,7 +456,8 @@ impl Root {
             ctl,
         } = checks;
         let rules = gate.wants_path(access);
-        if !rules && anchor != Anchor::Host {
+        let protects = anchor == Anchor::Host || self.protects;
+        if !rules && !protects {
             return Ok(());
         }
         let mut rel = rel.to_path_buf();
@@ -386,8 +479,11 @@ impl Root {
                     let mut next = match (target.is_absolute(), anchor) {
                         (false, _) => done.iter().collect::<PathBuf>().join(&target),
                         (true, Anchor::Host) => target.strip_prefix("/").unwrap_or(&target).into(),
-                        // Never followed, in any position: the kernel refuses it.
-                        (true, Anchor::Root) => return Ok(()),
+                        // Followed only into the root, as every resolution does.
+                        (true, Anchor::Root) => match self.inside_target(&target) {
+                            Some(inside) => inside,
+                            None => return Ok(()),
+                        },
                     };
                     next.extend(after);
                     rel = next;
@@ -406,7 +502,7 @@ impl Root {
                     _ => {}
                 }
             }
-            if anchor == Anchor::Host {
+            if protects {
                 let absolute = match inside {
                     true => self.path.join(&target),
                     false => Path::new("/").join(&target),
@@ -590,15 +686,17 @@ impl Root {
         }
         match located.anchor {
             Anchor::Host => Ok(target.strip_prefix("/").unwrap_or(target).to_path_buf()),
-            // Like Go's os.Root: an absolute target is never followed, even into the root,
-            // because the kernel's beneath-resolution refuses it in every other position too.
-            Anchor::Root => Err(WsfsError::new(
-                ErrorCode::OutsideWorkspace,
-                format!(
-                    "{display} is a symlink with an absolute target; only relative symlinks that \
-                     stay inside the workspace are followed"
-                ),
-            )),
+            // An absolute target inside the root is followed: made relative to the root and
+            // resolved beneath its handle like any path (the kernel decides where it leads).
+            Anchor::Root => self.inside_target(target).ok_or_else(|| {
+                WsfsError::new(
+                    ErrorCode::OutsideWorkspace,
+                    format!(
+                        "{display} is a symlink with an absolute target outside the workspace; \
+                         only symlinks that stay inside the workspace are followed"
+                    ),
+                )
+            }),
         }
     }
 }
@@ -611,6 +709,15 @@ impl Root {
 /// dropped, and an escaped name (`\x2e\x2e`) is never read back as `..` (see `names`).
 fn leaves_root(rel: &Path) -> bool {
     rel.components().next() == Some(Component::ParentDir)
+}
+
+/// Whether an open beneath the root failed because the path led outside it: cap-std's escape
+/// error (no OS error number) or the kernel's `EXDEV`.
+fn is_escape(e: &io::Error) -> bool {
+    match e.raw_os_error() {
+        Some(code) => code == libc::EXDEV,
+        None => e.kind() == io::ErrorKind::PermissionDenied,
+    }
 }
 
 /// The wsfs temp-file names are reserved: no tool reads, writes or lists one.

@@ -27,6 +27,10 @@ pub(crate) struct Root {
     pub configured: PathBuf,
     /// `restrict_to_workspace`: paths resolve beneath `dir`; else from `/` (see `host`).
     pub restrict: bool,
+    /// The protected system locations are refused (`host::check_host_path`): always in
+    /// unrestricted mode, and in restricted mode when the root is one of them or contains one
+    /// (a root of `/`), so that no root reaches them where unrestricted mode would not.
+    pub protects: bool,
     /// Where the journals of multi-file commits live, outside the workspace.
     pub state: StateDir,
     /// The directory holding the state directories, where calls that make directories keep

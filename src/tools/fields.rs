@@ -9,7 +9,7 @@ pub(crate) const PATHS: &str = "Paths are relative to the workspace root.";
 
 /// What a host tells the model once, beside the tools (`wsfs_tool_instructions`: the MCP
 /// server's instructions, a system prompt): the rules every path argument follows.
-pub const INSTRUCTIONS: &str = "The workspace tools work on files inside one workspace directory. Paths are relative to the workspace root ('.' is the root); absolute paths are accepted only inside the workspace. '..', absolute symlinks and symlinks leading outside the workspace are refused.";
+pub const INSTRUCTIONS: &str = "The workspace tools work on files inside one workspace directory. Paths are relative to the workspace root ('.' is the root); absolute paths are accepted only inside the workspace. '..' above the root and symlinks leading outside the workspace are refused.";
 
 pub(crate) fn yes() -> bool {
     true

@@ -115,8 +115,7 @@ pub(crate) fn left_out_note(text: &mut String, denied: u64, protected: u64, show
         let what = render::count(protected, "entry", "entries");
         let _ = writeln!(
             text,
-            "[{what} not {shown}: protected system locations, which unrestricted mode never \
-             reads]"
+            "[{what} not {shown}: protected system locations, which wsfs never reads]"
         );
     }
 }

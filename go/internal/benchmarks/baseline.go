@@ -28,7 +28,9 @@ import (
 //
 //   - every path is resolved beneath the workspace by os.Root (openat of
 //     each component with O_NOFOLLOW; ".." and absolute symlinks that would
-//     leave the root are refused, a leading ".." without a system call);
+//     leave the root are refused, a leading ".." without a system call;
+//     os.Root refuses every absolute symlink, where wsfs follows one whose
+//     target lies inside the root: no benchmarked case has one);
 //   - read_file: like every file tool, the leaf's lstat in its directory
 //     (the directory opened once with os.Root.OpenRoot; a relative symlink
 //     there followed as wsfs does), so special files are refused before
@@ -364,6 +366,7 @@ func (b *Baseline) ReadFile(ctx context.Context, in wsfs.ReadFileInput) (wsfs.Re
 	r := wsfs.ReadFileResult{
 		Path:       p.display,
 		Content:    content,
+		TotalLines: wholeFileLines(buf, truncated),
 		Bytes:      int64(len(buf)),
 		TotalBytes: max(size, int64(len(buf))),
 		Truncated:  truncated,
@@ -392,6 +395,19 @@ func (b *Baseline) ReadFile(ctx context.Context, in wsfs.ReadFileInput) (wsfs.Re
 		r.SHA256 = hex.EncodeToString(sum[:])
 	}
 	return r, nil
+}
+
+// wholeFileLines is a whole read's line count (each \n ends a line, and a
+// last line may lack it), as the library reports it; nil for a cut read.
+func wholeFileLines(buf []byte, truncated bool) *int {
+	if truncated {
+		return nil
+	}
+	n := bytes.Count(buf, []byte{'\n'})
+	if len(buf) > 0 && buf[len(buf)-1] != '\n' {
+		n++
+	}
+	return &n
 }
 
 // readBounded reads at most want bytes into a buffer sized from st_size

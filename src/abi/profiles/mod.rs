@@ -33,6 +33,7 @@ pub use transforms::Context;
 use crate::error::{ErrorCode, WsfsError};
 use format::ProfileData;
 use once_cell::sync::Lazy;
+use request::RefusedBy;
 use serde_json::{json, Value};
 
 /// Every profile's file, by the name a workspace chooses it with.
@@ -107,21 +108,30 @@ pub fn names() -> Vec<&'static str> {
 
 impl Profile {
     /// One call: `tool` and its JSON arguments as the host's model sent them, `native` running
-    /// a native tool (name, arguments JSON) and returning its result; the profile's envelope.
+    /// a native tool (name, arguments JSON) and returning its result. Returns the profile's
+    /// envelope, and the code of a refusal at the edge (`None` when the native tool ran: its
+    /// own audit line was written): the profile's own code, or the native code its refusal
+    /// maps, with which dispatch writes the refused call's audit line.
     pub fn call(
         &self,
         tool: &str,
         args_json: &str,
         cx: &Context<'_>,
         native: impl FnOnce(&str, &str) -> NativeResult,
-    ) -> Value {
+    ) -> (Value, Option<String>) {
         match self.prepare(tool, args_json) {
             Ok(call) => {
                 let args = serde_json::to_string(&call.native_args).unwrap_or_default();
                 let result = native(&call.op.native, &args);
-                self.finish(&call, result, cx)
+                (self.finish(&call, result, cx), None)
             }
-            Err(refused) => self.refused(&refused),
+            Err(refused) => {
+                let code = match &refused.error {
+                    RefusedBy::Native { code, .. } => code.to_string(),
+                    RefusedBy::Profile { code, .. } => code.clone(),
+                };
+                (self.refused(&refused), Some(code))
+            }
         }
     }
 

@@ -63,8 +63,8 @@ impl ProfileTool {
 /// "behaviour gaps", closed in phase 2). Until then a profile may name them and the engine
 /// leaves them out of the native call; `tests::gaps` fails once a native tool has one, so the
 /// entry is removed with the change that adds it.
-pub const PENDING_NATIVE_ARGS: &[(&str, &str)] =
-    &[("list_dir", "include_files"), ("list_dir", "include_dirs")];
+/// Empty since `list_dir` gained `include_files` / `include_dirs` (gap 5), the last ones.
+pub const PENDING_NATIVE_ARGS: &[(&str, &str)] = &[];
 
 pub fn pending_native_arg(tool: &str, arg: &str) -> bool {
     PENDING_NATIVE_ARGS.contains(&(tool, arg))

@@ -1,5 +1,6 @@
 //! What a listing or walk leaves out for the host: what the gate denies (`deny_read`, the
-//! audit log by identity) and, in unrestricted mode, the protected system locations.
+//! audit log by identity) and, in unrestricted mode or under a restricted root that contains
+//! them (`Root::protects`), the protected system locations.
 
 use crate::error::Result;
 use crate::sandbox::gate::{Gate, Skipped};
@@ -49,12 +50,12 @@ impl<'w> WalkFilter<'w> {
     ) -> Result<Option<WalkFilter<'w>>> {
         let needs = gate.walk_needs();
         let rules = needs.paths;
-        let unrestricted = !root.restrict;
+        let protects = root.protects;
         let log = needs.hidden_file;
-        if !rules && !unrestricted && log.is_none() {
+        if !rules && !protects && log.is_none() {
             return Ok(None);
         }
-        let asked = match (rules && known.rel.is_none()) || (unrestricted && known.host.is_none()) {
+        let asked = match (rules && known.rel.is_none()) || (protects && known.host.is_none()) {
             true => Some(root.path_of(start, None)?),
             false => None,
         };
@@ -64,7 +65,7 @@ impl<'w> WalkFilter<'w> {
                 .or_else(|| asked.as_ref().map(|(rel, _)| rel.clone())),
             false => None,
         };
-        let host = match unrestricted {
+        let host = match protects {
             true => known.host.or_else(|| {
                 asked.map(|(rel, inside)| match inside {
                     true => root.path.join(rel),

@@ -357,6 +357,7 @@ impl WalkStats {
             Skip::Ignored => self.ignored += 1,
             Skip::Denied => self.denied += 1,
             Skip::Protected => self.protected += 1,
+            Skip::Excluded => {}
         }
     }
 }

@@ -40,6 +40,10 @@ pub struct WalkOptions<'a> {
     pub respect_gitignore: bool,
     /// Levels below the walk's root that are reported (1: its own entries).
     pub max_depth: usize,
+    /// Entries that are not directories (files, symlinks, special files) are shown.
+    pub include_files: bool,
+    /// Directories are shown (and entered); when false, a tree holds its start's files only.
+    pub include_dirs: bool,
     /// Paths the host's policy hides.
     pub deny: Option<DenyHook<'a>>,
 }
@@ -50,6 +54,8 @@ impl WalkOptions<'_> {
             include_hidden,
             respect_gitignore,
             max_depth: usize::MAX,
+            include_files: true,
+            include_dirs: true,
             deny: None,
         }
     }
@@ -59,6 +65,8 @@ impl WalkOptions<'_> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Skip {
     Hidden,
+    /// Left out by `include_files` / `include_dirs`: not counted (the caller asked).
+    Excluded,
     /// One of wsfs's own temp files.
     Internal,
     Ignored,
@@ -96,6 +104,13 @@ pub fn skip<'g>(
     }
     if !opts.include_hidden && is_hidden(name) {
         return Some(Skip::Hidden);
+    }
+    let wanted = match kind {
+        Kind::Dir => opts.include_dirs,
+        _ => opts.include_files,
+    };
+    if !wanted {
+        return Some(Skip::Excluded);
     }
     if opts.respect_gitignore && ignored(ignores, rel, kind == Kind::Dir) {
         return Some(Skip::Ignored);

@@ -36,6 +36,12 @@ pub struct ListDirArgs {
     #[serde(default)]
     #[schemars(with = "bool")]
     pub respect_gitignore: Option<bool>,
+    /// Show entries that are not directories (files, symlinks, special files). Default true.
+    #[serde(default = "yes")]
+    pub include_files: bool,
+    /// Show directories (a tree then enters none of them). Default true; at least one of include_files and include_dirs must be true.
+    #[serde(default = "yes")]
+    pub include_dirs: bool,
 }
 
 fn one() -> u64 {
@@ -49,7 +55,12 @@ fn yes() -> bool {
 impl ListDirArgs {
     /// Only `path` given: today's listing, on its fast path.
     fn is_plain(&self) -> bool {
-        self.depth == 1 && self.include_hidden && self.max_entries == 0 && !self.gitignore()
+        self.depth == 1
+            && self.include_hidden
+            && self.include_files
+            && self.include_dirs
+            && self.max_entries == 0
+            && !self.gitignore()
     }
 
     /// Whether .gitignore rules apply: as asked, else for trees only (a tree of a real
@@ -94,6 +105,13 @@ fn list(
             ),
         ));
     }
+    if !args.include_files && !args.include_dirs {
+        return Err(WsfsError::new(
+            ErrorCode::InvalidArguments,
+            "include_files and include_dirs are both false, which would list nothing; set one \
+             of them to true (both default to true)",
+        ));
+    }
     // Larger requests are lowered to the workspace's limit (the model cannot know it).
     let limit = call.ws.limits.max_list_entries;
     let cap = match args.max_entries {
@@ -104,6 +122,8 @@ fn list(
         include_hidden: args.include_hidden,
         respect_gitignore: args.gitignore(),
         max_depth: usize::try_from(args.depth).unwrap_or(usize::MAX),
+        include_files: args.include_files,
+        include_dirs: args.include_dirs,
         deny: None,
     };
     match args.depth {

@@ -17,6 +17,8 @@ pub(super) fn list(
 ) -> Result<(ListOutput, Vec<String>)> {
     let mut opts = WalkOptions::new(asked.include_hidden, asked.respect_gitignore);
     opts.max_depth = asked.max_depth;
+    opts.include_files = asked.include_files;
+    opts.include_dirs = asked.include_dirs;
     let (dir, known) = open_walk_dir(call.ws, path, call.ctl, "use read_file for files")?;
     let deny = WalkDeny::new(call.ws, &dir, known)?;
     let hook = |entry: &Candidate<'_>| deny.as_ref().and_then(|d| d.skip(entry));

@@ -16,7 +16,7 @@ use crate::text::{self, FileText};
 use crate::tools::contract::{Annotations, Call, Frame, Tool, Warning};
 use crate::workspace::Workspace;
 use cap_std::fs::File;
-use output::{ReadMeta, MAX_NOTICE};
+use output::{digits, ReadMeta, MAX_NOTICE};
 use range::RangeRequest;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -127,6 +127,9 @@ pub fn read_file(
         next_start_line: (size > limit).then_some(limit.saturating_add(1)),
         sha256: (size <= limit && size <= ws.limits.max_write_bytes).then_some(HASH_PLACEHOLDER),
         encoding_errors: false,
+        // A whole file has at most as many lines as bytes: the real count is padded to the
+        // width of this one (`ReadOutput::raw_meta`), so the head is exactly as predicted.
+        total_lines: (size <= limit).then_some(size),
     };
     let room = frame.raw_head_len(&predicted);
     let expected = usize::try_from(predicted.bytes).unwrap_or(usize::MAX);
@@ -137,31 +140,40 @@ pub fn read_file(
         })?;
     // The bytes read and their hash, when the content is not those bytes.
     let mut raw: Option<(u64, Option<String>)> = None;
-    let (mut content, encoding_errors) = match FileText::new_or_back(buf, room, more) {
-        Ok(content) => (content, false),
-        // Rare: with encoding_errors "replace", a file that is not UTF-8 (but has no NUL) is
-        // decoded lossily into a new buffer (the envelope then copies it).
-        Err((text::NotText::Utf8, buf)) if replace => {
-            let (lossy, replaced) =
-                text::lossy(&buf[room..], more).map_err(|_| text::not_text(display))?;
-            let bytes = &buf[room..];
-            let hash = (!more && bytes.len() as u64 <= ws.limits.max_write_bytes).then(|| {
-                let mut hash = FileHash::default();
-                hash.feed(bytes);
-                hash.hex()
-            });
-            raw = Some((bytes.len() as u64, hash));
-            (FileText::from_string(lossy), replaced)
-        }
-        Err(_) => return Err(text::not_text(display)),
-    };
+    let (mut content, encoding_errors, newlines) =
+        match FileText::new_counting_or_back(buf, room, more) {
+            Ok((content, newlines)) => (content, false, newlines),
+            // Rare: with encoding_errors "replace", a file that is not UTF-8 (but has no NUL) is
+            // decoded lossily into a new buffer (the envelope then copies it).
+            Err((text::NotText::Utf8, buf)) if replace => {
+                let (lossy, replaced) =
+                    text::lossy(&buf[room..], more).map_err(|_| text::not_text(display))?;
+                let bytes = &buf[room..];
+                let hash = (!more && bytes.len() as u64 <= ws.limits.max_write_bytes).then(|| {
+                    let mut hash = FileHash::default();
+                    hash.feed(bytes);
+                    hash.hex()
+                });
+                raw = Some((bytes.len() as u64, hash));
+                let newlines = memchr::memchr_iter(b'\n', lossy.as_bytes()).count() as u64;
+                (FileText::from_string(lossy), replaced, newlines)
+            }
+            Err(_) => return Err(text::not_text(display)),
+        };
+    // A whole read's line count, as `lines.rs` counts lines: each `\n` ends one, and a last
+    // line may lack it.
+    let total_lines = (!more).then(|| {
+        let unterminated = !content.is_empty() && !content.ends_with_newline();
+        newlines + u64::from(unterminated)
+    });
     // A cut read ends at a line boundary when it holds one, so the next call can go on with
-    // the next line (`next_start_line`); a first line longer than the limit stays cut.
+    // the next line (`next_start_line`: the text's newlines all lie before the cut, so they
+    // are the lines it shows); a first line longer than the limit stays cut.
     let next_start_line = more.then(|| {
         if let Some(end) = memchr::memrchr(b'\n', content.as_bytes()) {
             content.truncate(end + 1);
         }
-        match memchr::memchr_iter(b'\n', content.as_bytes()).count() as u64 {
+        match newlines {
             0 => 2,
             lines => lines + 1,
         }
@@ -190,6 +202,8 @@ pub fn read_file(
         limit,
         view: None,
         encoding_errors,
+        total_lines,
+        lines_width: digits(size),
     })
 }
 
@@ -279,7 +293,17 @@ mod tests {
         };
         let ws = Workspace::open(&config).unwrap().0;
         let ctl = CallControl::new(std::time::Duration::from_secs(10), None);
-        let cases: [(&str, Vec<u8>); 7] = [
+        let cases: [(&str, Vec<u8>); 9] = [
+            ("nine.txt", "a\n".repeat(9).into_bytes()),
+            (
+                "unterminated.txt",
+                "a\n"
+                    .repeat(60)
+                    .into_bytes()
+                    .into_iter()
+                    .chain(*b"end")
+                    .collect(),
+            ),
             ("empty.txt", vec![]),
             ("one.txt", b"x".to_vec()),
             ("q\"uote\\d.txt", vec![b'a'; 999]),
@@ -295,7 +319,8 @@ mod tests {
                 let mut out = read_file(&ws, &path, &ctl, &output, false).unwrap();
                 let head = match output {
                     Output::DataRaw => {
-                        crate::abi::envelope::raw_head_len(Output::DataRaw, &out.meta())
+                        let meta = out.raw_meta().expect("a plain read has a head");
+                        crate::abi::envelope::raw_head_len(Output::DataRaw, &*meta)
                     }
                     _ => crate::abi::envelope::raw_head_len(Output::TextRaw, &()),
                 };

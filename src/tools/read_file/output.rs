@@ -35,6 +35,14 @@ pub struct ReadOutput {
     /// With `encoding_errors: "replace"`: invalid UTF-8 was replaced (absent when not).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub encoding_errors: bool,
+    /// A plain read that saw the whole file: its line count, counted in the text check's pass
+    /// (a range read has its own `total_lines` in `lines`, and leaves this `None`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_lines: Option<u64>,
+    /// Not part of `data`: the digits of the file's size, the width `total_lines` was
+    /// predicted with in the `data_raw` head (see `raw_meta`).
+    #[serde(skip)]
+    pub lines_width: usize,
 }
 
 /// The fields a range read adds to `data`.
@@ -87,8 +95,26 @@ impl ToolOutput for ReadOutput {
         out.push_str(&notice);
     }
 
+    /// The `data_raw` head's `data`. Its length was predicted from the file's size, with
+    /// `total_lines` as wide as the size (a file has at most as many lines as bytes): the real
+    /// count is followed by as many spaces (JSON whitespace, before the object's `}`) as it
+    /// is narrower, so the head is exactly as long as predicted and the content, read into
+    /// the buffer behind that room, is never moved.
     fn raw_meta(&self) -> Option<Box<dyn erased_serde::Serialize + '_>> {
-        Some(Box::new(self.meta()))
+        let meta = self.meta();
+        let pad = match self.total_lines {
+            Some(lines) if self.lines.is_none() => self.lines_width.saturating_sub(digits(lines)),
+            _ => 0,
+        };
+        if pad == 0 {
+            return Some(Box::new(meta));
+        }
+        let mut json = serde_json::to_string(&meta).ok()?;
+        json.insert_str(json.len() - 1, &" ".repeat(pad));
+        match serde_json::value::RawValue::from_string(json) {
+            Ok(raw) => Some(Box::new(raw)),
+            Err(_) => Some(Box::new(meta)),
+        }
     }
 
     fn raw_part(&self) -> &str {
@@ -136,6 +162,13 @@ pub(super) struct ReadMeta<'a> {
     pub sha256: Option<&'a str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub encoding_errors: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_lines: Option<u64>,
+}
+
+/// The decimal digits of `n`.
+pub(super) fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
 /// The text of an empty file, so a model does not take an empty answer for a failure.
@@ -155,6 +188,7 @@ impl ReadOutput {
             next_start_line: self.next_start_line,
             sha256: self.sha256.as_deref(),
             encoding_errors: self.encoding_errors,
+            total_lines: self.total_lines,
         }
     }
 

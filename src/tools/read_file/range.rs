@@ -305,6 +305,9 @@ pub fn read_range(
             max_lines: range.asked_max_lines,
         }),
         encoding_errors,
+        // A range read reports its `total_lines` in `lines`.
+        total_lines: None,
+        lines_width: 0,
     })
 }
 

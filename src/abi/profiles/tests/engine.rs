@@ -100,7 +100,7 @@ fn values_are_mapped_and_capped() {
 }
 
 #[test]
-fn pending_native_arguments_are_not_sent_yet() {
+fn native_arguments_that_were_pending_are_sent() {
     // read_file's encoding_errors is native now (issue 18 gap 1): the fixed value is sent.
     let (_, args) = prepare("agent-base", "read_file", json!({"path": "a"}));
     assert_eq!(args["encoding_errors"], "replace", "{args}");
@@ -109,9 +109,10 @@ fn pending_native_arguments_are_not_sent_yet() {
         "file_list",
         json!({"path": ".", "include_files": false}),
     );
+    // list_dir's include_files / include_dirs are native now (issue 18 gap 5).
     assert_eq!(
         args,
-        json!({"path": ".", "depth": 2, "include_hidden": false})
+        json!({"path": ".", "depth": 2, "include_hidden": false, "include_files": false, "include_dirs": true})
     );
 }
 
