@@ -19,6 +19,7 @@ mod edit_fields;
 mod encoding_errors;
 mod error_hints;
 mod escapes;
+mod exec_overlay;
 mod fault_injection;
 mod ffi_input;
 mod ffi_workspace;

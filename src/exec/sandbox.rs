@@ -179,6 +179,8 @@ pub(crate) fn prepare(req: &Request<'_>) -> Result<Prepared, Unavailable> {
         drop_capabilities: kernel.root_capabilities,
         seccomp: filter,
         landlock_ruleset: ruleset.as_ref().map(|fd| fd.as_raw_fd()),
+        overlay: None,
+        cwd: None,
     };
     let report = SandboxReport {
         sandbox: if ruleset.is_some() {
