@@ -14,6 +14,7 @@ mod create_directory;
 mod create_race;
 mod delete_file;
 mod devtools;
+mod devtools_confinement;
 mod durability;
 mod edit_fields;
 mod encoding_errors;

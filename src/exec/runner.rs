@@ -11,7 +11,9 @@ use super::sandbox::{self, Bounds, Request, SandboxReport};
 use super::scratch::Scratch;
 use super::supervise::{self, Stopped, Watch};
 use crate::error::{ErrorCode, WsfsError};
+use rustix::fs::{Mode, OFlags};
 use std::ffi::{OsStr, OsString};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -225,6 +227,14 @@ impl ExecOutcome {
             let out = self.stdout.tail_text(1500);
             let err = self.stderr.tail_text(1500);
             let mut s = String::new();
+            if self.refused_forks > 0 {
+                // A fork bomb ends here: say why it was stuck, not only that it was slow.
+                s.push_str(&format!(
+                    "\nthe process limit refused {} fork(s): it tried to start more processes \
+                     than a run may have",
+                    self.refused_forks
+                ));
+            }
             if !out.trim().is_empty() {
                 s.push_str(&format!("\nlast stdout:\n{out}"));
             }
@@ -443,17 +453,43 @@ impl Runner {
             // session only, and the base's must not be entered at all.
             cmd.current_dir(&req.cwd);
         }
+        let view_root_fd = match &self.places.overlay {
+            Some(_) => None,
+            None => rustix::fs::open(
+                &self.places.view_root,
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .ok(),
+        };
         let mut plan = prepared.plan;
         if let Some(mut overlay_plan) = overlay_plan {
             if plan.landlock_ruleset.is_none() {
                 overlay_plan.view_access = 0;
             }
             // The program starts in the view, not in the base std's chdir reached.
-            plan.cwd = Some(CwdPlan {
-                root: None,
-                rel: cwd_rel(&self.places.view_root, &req.cwd)?,
-            });
+            let rel = cwd_rel(&self.places.view_root, &req.cwd).ok_or_else(|| {
+                WsfsError::new(
+                    ErrorCode::InvalidArguments,
+                    format!(
+                        "the working directory {} is not inside the workspace {}",
+                        req.cwd.display(),
+                        self.places.view_root.display()
+                    ),
+                )
+            })?;
+            plan.cwd = Some(CwdPlan { root: None, rel });
             plan.overlay = Some(overlay_plan);
+        } else if let (Some(rel), Some(root)) = (
+            cwd_rel(&self.places.view_root, &req.cwd),
+            view_root_fd.as_ref(),
+        ) {
+            // std's chdir by path may follow a name swapped for a symlink since the tool
+            // resolved it: the child enters it again beneath the root, following none.
+            plan.cwd = Some(CwdPlan {
+                root: Some(root.as_raw_fd()),
+                rel,
+            });
         }
         // SAFETY: the closure runs in the forked child before exec; `ChildPlan::apply` makes
         // only raw system calls on memory prepared before fork (see child.rs).
@@ -463,8 +499,9 @@ impl Runner {
         }
         self.started.fetch_add(1, Ordering::Relaxed);
         let spawned = cmd.spawn();
-        // The child holds its own copy of the ruleset descriptor until exec.
+        // The child holds its own copies of these descriptors until exec.
         drop(prepared.ruleset);
+        drop(view_root_fd);
         drop(cmd);
         let child = spawned.map_err(|e| spawn_error(&e, &exe, &req.program, &self.policy))?;
 
@@ -499,30 +536,17 @@ impl Runner {
     }
 }
 
-/// `cwd` relative to the view's root, for the child's `openat2` (`.` for the root).
-fn cwd_rel(root: &Path, cwd: &Path) -> Result<std::ffi::CString, WsfsError> {
+/// `cwd` relative to the view's root, for the child's `openat2` (`.` for the root); `None`
+/// for a directory outside the view (a probe run in a temp directory).
+fn cwd_rel(root: &Path, cwd: &Path) -> Option<std::ffi::CString> {
     use std::os::unix::ffi::OsStrExt;
-    let rel = cwd.strip_prefix(root).map_err(|_| {
-        WsfsError::new(
-            ErrorCode::InvalidArguments,
-            format!(
-                "the working directory {} is not inside the workspace {}",
-                cwd.display(),
-                root.display()
-            ),
-        )
-    })?;
+    let rel = cwd.strip_prefix(root).ok()?;
     let bytes = if rel.as_os_str().is_empty() {
         b".".to_vec()
     } else {
         rel.as_os_str().as_bytes().to_vec()
     };
-    std::ffi::CString::new(bytes).map_err(|_| {
-        WsfsError::new(
-            ErrorCode::InvalidPath,
-            "the working directory holds a NUL byte",
-        )
-    })
+    std::ffi::CString::new(bytes).ok()
 }
 
 fn spawn_error(err: &std::io::Error, exe: &Path, name: &OsStr, policy: &ExecPolicy) -> WsfsError {
