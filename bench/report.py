@@ -1246,7 +1246,10 @@ def devtools_section(w, dev):
       "`workspace_info` answered from its cache after a first call probed; `git_status` "
       "(hardened git: the repository's config read first, overrides appended, the output "
       "parsed) against `git status --porcelain=v2 --branch -z` run directly, paired, "
-      "alternating (the ratio is the median of the paired ratios).")
+      "alternating (the ratio is the median of the paired ratios); the overlay view's extra "
+      "cost per run: the runner's `sh -c true` on the kernel overlay of the workspace and a "
+      "session upper tree (user and mount namespaces, id maps, the mount, its Landlock rule) "
+      "against the same runner in host mode, paired, alternating.")
     w("")
     rows = []
     for case, c in dev.items():

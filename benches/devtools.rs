@@ -10,6 +10,12 @@
 //!   paired differences.
 //! - `workspace_info_cached`: `workspace_info {}` after a first call probed (the cached
 //!   answer, serialised into the envelope).
+//! - `overlay_view`: the extra cost of overlay mode's view per run: the runner running
+//!   `sh -c true` on the kernel overlay of the workspace + a session upper tree (a user and
+//!   mount namespace, the id maps, the overlay mount, its Landlock rule, the cwd opened in the
+//!   view) against the same runner and program in host mode; paired, alternating (through the
+//!   hidden `wsfs::testing::run_sh`: no tool has an overlay mode yet). Skipped, with a line
+//!   saying why, where the kernel cannot make the view.
 //! - `git_status_<N>`: `git_status {}` on a repository of N committed files (100 directories)
 //!   with 10 of them modified, against `git status --porcelain=v2 --branch -z` run directly in
 //!   it; paired, alternating.
@@ -146,6 +152,53 @@ fn workspace_info_cached(ws: u64, samples: usize, out: &mut Out) -> Result<(), S
     Ok(())
 }
 
+fn overlay_view(scratch: &Path, samples: usize, out: &mut Out) -> Result<(), String> {
+    use wsfs::testing::{run_sh, TestOverlay};
+    let root = scratch.join("overlay-ws");
+    let state = scratch.join("overlay-state");
+    let session = TestOverlay {
+        upper: state.join("session/upper"),
+        work: state.join("session/work"),
+        simulate_unavailable: false,
+    };
+    for d in [&root, &session.upper, &session.work] {
+        std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
+    }
+    std::fs::write(root.join("base.txt"), "base\n").map_err(|e| e.to_string())?;
+    std::fs::write(session.upper.join("session.txt"), "s\n").map_err(|e| e.to_string())?;
+    let desc = "runner `sh -c true` on the overlay view (namespaces, mount, rule) vs the same \
+                runner in host mode";
+    let one = |view: Option<&TestOverlay>| -> Result<f64, String> {
+        let t = Instant::now();
+        let r = run_sh(&root, view, &state, &root, "true").map_err(|e| e.to_string())?;
+        let ns = t.elapsed().as_nanos() as f64;
+        if r.exit_code != Some(0) || !r.sandbox.starts_with("landlock") {
+            return Err(format!("sh -c true: {r:?}"));
+        }
+        Ok(ns)
+    };
+    match one(Some(&session)) {
+        Ok(_) => {}
+        Err(e) if e.starts_with("overlay_unavailable") => {
+            eprintln!("devtools: overlay_view skipped: {e}");
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    }
+    one(None)?;
+    for k in 0..samples {
+        let (t, p) = if k % 2 == 0 {
+            let t = one(Some(&session))?;
+            (t, one(None)?)
+        } else {
+            let p = one(None)?;
+            (one(Some(&session))?, p)
+        };
+        out.pair("overlay_view", desc, k, t, p)?;
+    }
+    Ok(())
+}
+
 fn git(dir: &Path, args: &[&str]) -> Result<(), String> {
     let status = Command::new("git")
         .args(args)
@@ -237,6 +290,7 @@ fn run() -> Result<(), String> {
     runner_overhead(ws, &root, samples * 20, &mut out)?;
     workspace_info_cached(ws, samples * 200, &mut out)?;
     wsfs::api::workspace_close(ws);
+    overlay_view(scratch, samples * 20, &mut out)?;
     git_status(scratch, files / 100 * 100, samples, &mut out)?;
     Ok(())
 }

@@ -120,6 +120,10 @@ const (
 	CodeConfirmationRequired Code = "confirmation_required"
 	// CodeNothingToCommit: git_commit with nothing staged and no paths.
 	CodeNothingToCommit Code = "nothing_to_commit"
+	// CodeOverlayUnavailable: in overlay mode a program must run on the
+	// session's view (a kernel overlay in its own user and mount namespaces)
+	// and this system cannot make it. Nothing ran; never run on the base.
+	CodeOverlayUnavailable Code = "overlay_unavailable"
 )
 
 // Codes lists every error code, in the order of the C ABI documentation.
@@ -131,7 +135,7 @@ var Codes = []Code{
 	CodePolicyDenied, CodeFileExists, CodeRecursiveRequired, CodeCapabilityDenied,
 	CodeFuelExhausted, CodeMemoryLimit, CodeToolTrap, CodeManifestInvalid, CodeModuleMismatch,
 	CodeGatewayError, CodeExecDisabled, CodeSandboxUnavailable, CodeCommandRequired,
-	CodeConfirmationRequired, CodeNothingToCommit,
+	CodeConfirmationRequired, CodeNothingToCommit, CodeOverlayUnavailable,
 }
 
 // Sentinel errors, one per code, for errors.Is:
@@ -175,6 +179,7 @@ var (
 	ErrCommandRequired      = &Error{Code: CodeCommandRequired}
 	ErrConfirmationRequired = &Error{Code: CodeConfirmationRequired}
 	ErrNothingToCommit      = &Error{Code: CodeNothingToCommit}
+	ErrOverlayUnavailable   = &Error{Code: CodeOverlayUnavailable}
 )
 
 // Error is a failed wsfs operation: the library's error envelope, or the same

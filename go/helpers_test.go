@@ -58,7 +58,7 @@ func sentinel(code Code) error {
 		ErrLineOutOfRange, ErrInvalidRegex, ErrWritesDisabled, ErrPolicyDenied, ErrFileExists,
 		ErrRecursiveRequired, ErrCapabilityDenied, ErrFuelExhausted, ErrMemoryLimit, ErrToolTrap,
 		ErrManifestInvalid, ErrModuleMismatch, ErrGatewayError, ErrExecDisabled, ErrSandboxUnavailable,
-		ErrCommandRequired, ErrConfirmationRequired, ErrNothingToCommit} {
+		ErrCommandRequired, ErrConfirmationRequired, ErrNothingToCommit, ErrOverlayUnavailable} {
 		if s.Code == code {
 			return s
 		}

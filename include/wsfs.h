@@ -19,7 +19,7 @@
  * invalid_regex, writes_disabled, policy_denied, file_exists, recursive_required,
  * capability_denied, fuel_exhausted, memory_limit, tool_trap, manifest_invalid, module_mismatch,
  * gateway_error, exec_disabled, sandbox_unavailable, command_required, confirmation_required,
- * nothing_to_commit. See README.md for their meaning.
+ * nothing_to_commit, overlay_unavailable. See README.md for their meaning.
  */
 
 

@@ -39,6 +39,7 @@ pub enum ErrorCode {
     CommandRequired,
     ConfirmationRequired,
     NothingToCommit,
+    OverlayUnavailable,
 }
 
 impl ErrorCode {
@@ -79,6 +80,7 @@ impl ErrorCode {
             ErrorCode::CommandRequired => "command_required",
             ErrorCode::ConfirmationRequired => "confirmation_required",
             ErrorCode::NothingToCommit => "nothing_to_commit",
+            ErrorCode::OverlayUnavailable => "overlay_unavailable",
         }
     }
 }

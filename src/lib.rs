@@ -59,5 +59,6 @@ pub mod testing {
         inject_commit_fault, resume_commit, set_thread_faults, take_thread_faults,
         wait_for_paused_commit, CommitFault, FaultLog, FaultPlan, Sys, SysFault,
     };
+    pub use crate::exec::testing::{run_sh, TestOverlay, TestRun};
     pub use crate::sandbox::new_dirs::abandon_next_new_dirs;
 }

@@ -53,6 +53,8 @@ ERROR_CODES: dict[str, str] = {
     "command_required": "run_tests, run_lint or typecheck found nothing to run here; pass command.",
     "confirmation_required": "git_commit without confirmed=True; nothing was staged or committed.",
     "nothing_to_commit": "git_commit with nothing staged and no paths.",
+    "overlay_unavailable": "In overlay mode a program must run on the session's view and this "
+    "system cannot make it (user namespaces or overlayfs unavailable); nothing ran.",
 }
 
 

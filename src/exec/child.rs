@@ -13,11 +13,22 @@
 //! 2. lower the rlimits (before dropping `CAP_SYS_RESOURCE`, which could raise them again);
 //! 3. mark every descriptor above 2 close-on-exec (`close_range`): a host's stray descriptor
 //!    must not carry a file Landlock would refuse into the program;
-//! 4. as root: lock the securebits so uid 0 regains no capability at exec, empty the bounding
-//!    and ambient sets, then drop every capability (`capset`);
-//! 5. `no_new_privs` (setuid binaries gain nothing; seccomp and Landlock require it);
-//! 6. the seccomp filter;
-//! 7. `landlock_restrict_self` with the ruleset built before fork.
+//! 4. in overlay mode ([`OverlayPlan`]): a user and a mount namespace of its own, its uid and
+//!    gid mapped to themselves, every mount private, the session's kernel overlay (base +
+//!    upper) mounted on the workspace path itself, and the Landlock rule for the view added on
+//!    the overlay's root (a rule on the base directory does not reach files on a mount over
+//!    it: Landlock skips a covered mount point when it walks up a path);
+//! 5. the working directory, opened beneath the view's root with no symlink followed and
+//!    entered with `fchdir` ([`CwdPlan`]): std's `chdir` by path came earlier and may have
+//!    followed a name swapped for a symlink, or reached the base under the overlay;
+//! 6. as root, or after a user namespace: lock the securebits so uid 0 regains no capability
+//!    at exec, empty the bounding and ambient sets, then drop every capability (`capset`);
+//! 7. `no_new_privs` (setuid binaries gain nothing; seccomp and Landlock require it);
+//! 8. the seccomp filter;
+//! 9. `landlock_restrict_self` with the ruleset built before fork (and, in overlay mode, the
+//!    rule step 4 added). From here on the program cannot mount, unmount or move a mount
+//!    (Landlock refuses every topology change to a restricted process), so it cannot uncover
+//!    the base beneath the overlay.
 
 // Between fork and exec only raw system calls are safe to make; each block says why it is sound.
 #![allow(unsafe_code)]
@@ -42,6 +53,41 @@ pub(crate) struct ChildPlan {
     pub(crate) drop_capabilities: bool,
     pub(crate) seccomp: Option<seccompiler::BpfProgram>,
     pub(crate) landlock_ruleset: Option<RawFd>,
+    pub(crate) overlay: Option<OverlayPlan>,
+    pub(crate) cwd: Option<CwdPlan>,
+}
+
+/// A file the child writes whole (`/proc/self/uid_map` and its kin).
+#[derive(Debug)]
+pub(crate) struct ProcWrite {
+    pub(crate) path: CString,
+    pub(crate) bytes: Vec<u8>,
+}
+
+/// The overlay view, every string and buffer built by the parent (`overlay.rs`).
+#[derive(Debug)]
+pub(crate) struct OverlayPlan {
+    /// `CLONE_NEWUSER | CLONE_NEWNS` (a test may add a bit the kernel refuses).
+    pub(crate) unshare_flags: libc::c_int,
+    /// `setgroups` = `deny`, then `uid_map` and `gid_map`, in that order.
+    pub(crate) id_maps: [ProcWrite; 3],
+    /// The workspace path: the mount point, and the path the program sees the view at.
+    pub(crate) target: CString,
+    /// `lowerdir=…,upperdir=…,workdir=…,userxattr`.
+    pub(crate) options: CString,
+    pub(crate) mount_flags: libc::c_ulong,
+    /// Landlock rights granted beneath the overlay's root (0: no Landlock on this kernel).
+    pub(crate) view_access: u64,
+}
+
+/// Where the program starts: `rel` beneath the view's root.
+#[derive(Debug)]
+pub(crate) struct CwdPlan {
+    /// The root opened by the parent (host mode); `None` in overlay mode, where the root is
+    /// the overlay the child just mounted.
+    pub(crate) root: Option<RawFd>,
+    /// Relative, symlink-free (the tools resolved it); `.` for the root itself.
+    pub(crate) rel: CString,
 }
 
 /// The step of [`ChildPlan::apply`] that failed.
@@ -54,6 +100,11 @@ pub(crate) enum Step {
     NoNewPrivs = 5,
     Seccomp = 6,
     Landlock = 7,
+    UserNamespace = 8,
+    IdMap = 9,
+    OverlayMount = 10,
+    OverlayRule = 11,
+    WorkingDirectory = 12,
 }
 
 impl Step {
@@ -66,7 +117,17 @@ impl Step {
             Step::NoNewPrivs => "setting no_new_privs",
             Step::Seccomp => "installing the seccomp filter",
             Step::Landlock => "applying the Landlock ruleset",
+            Step::UserNamespace => "making a user and mount namespace for the overlay view",
+            Step::IdMap => "mapping the user and group ids in that namespace",
+            Step::OverlayMount => "mounting the session's overlay view on the workspace",
+            Step::OverlayRule => "granting the overlay view in the Landlock ruleset",
+            Step::WorkingDirectory => "entering the working directory beneath the workspace",
         }
+    }
+
+    /// Whether the step belongs to the overlay view (refused with `overlay_unavailable`).
+    pub(crate) fn is_overlay(self) -> bool {
+        matches!(self, Step::UserNamespace | Step::IdMap | Step::OverlayMount)
     }
 
     fn from_number(n: i32) -> Option<Step> {
@@ -78,6 +139,11 @@ impl Step {
             5 => Step::NoNewPrivs,
             6 => Step::Seccomp,
             7 => Step::Landlock,
+            8 => Step::UserNamespace,
+            9 => Step::IdMap,
+            10 => Step::OverlayMount,
+            11 => Step::OverlayRule,
+            12 => Step::WorkingDirectory,
             _ => return None,
         })
     }
@@ -142,7 +208,21 @@ impl ChildPlan {
             check(Step::Rlimit, ret)?;
         }
         close_on_exec_above_stderr()?;
-        if self.drop_capabilities {
+        let mut view_root: Option<RawFd> = None;
+        if let Some(overlay) = &self.overlay {
+            view_root = Some(mount_overlay(overlay, self.landlock_ruleset)?);
+        }
+        if let Some(cwd) = &self.cwd {
+            match cwd.root.or(view_root) {
+                Some(root) => enter(root, &cwd.rel)?,
+                None => return Err(encode(Step::WorkingDirectory, libc::EBADF)),
+            }
+        }
+        if let Some(fd) = view_root {
+            // SAFETY: closes the descriptor mount_overlay opened, which nothing else holds.
+            unsafe { libc::close(fd) };
+        }
+        if self.drop_capabilities || self.overlay.is_some() {
             drop_capabilities()?;
         }
         // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1) takes integers only.
@@ -169,6 +249,148 @@ impl ChildPlan {
         }
         Ok(())
     }
+}
+
+/// `overlayfs`'s `f_type` (`OVERLAYFS_SUPER_MAGIC`).
+pub(crate) const OVERLAYFS_MAGIC: i64 = 0x794c_7630;
+
+/// Step 4: the namespaces, the id maps, the overlay mount and its Landlock rule. Returns a
+/// descriptor (`O_PATH`) of the overlay's root, checked to be an overlay.
+fn mount_overlay(plan: &OverlayPlan, ruleset: Option<RawFd>) -> io::Result<RawFd> {
+    // SAFETY: unshare takes integers only; the child is single-threaded (fork), as
+    // CLONE_NEWUSER requires.
+    let ret = unsafe { libc::unshare(plan.unshare_flags) };
+    check(Step::UserNamespace, ret.into())?;
+    for write in &plan.id_maps {
+        write_whole(&write.path, &write.bytes)?;
+    }
+    // SAFETY: mount with a static NUL-terminated path and NULL source, type and data: only
+    // changes the propagation of this (new) namespace's mounts, so nothing reaches the host's.
+    let ret = unsafe {
+        libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        )
+    };
+    check(Step::OverlayMount, ret.into())?;
+    // SAFETY: every pointer is a NUL-terminated string the parent built before fork.
+    let ret = unsafe {
+        libc::mount(
+            c"overlay".as_ptr(),
+            plan.target.as_ptr(),
+            c"overlay".as_ptr(),
+            plan.mount_flags,
+            plan.options.as_ptr().cast(),
+        )
+    };
+    check(Step::OverlayMount, ret.into())?;
+    // SAFETY: open of a NUL-terminated path the parent built; O_PATH touches no file data.
+    let root = unsafe {
+        libc::open(
+            plan.target.as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if root < 0 {
+        return Err(encode(Step::OverlayMount, last_errno()));
+    }
+    // SAFETY: `fs` is a zeroed stack struct the kernel fills.
+    let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: fstatfs writes into `fs` only.
+    let ret = unsafe { libc::fstatfs(root, &mut fs) };
+    if ret < 0 || fs.f_type as i64 != OVERLAYFS_MAGIC {
+        // The path does not lead to the overlay just mounted: never run on what it leads to.
+        return Err(encode(Step::OverlayMount, libc::EXDEV));
+    }
+    if let (Some(ruleset), true) = (ruleset, plan.view_access != 0) {
+        let attr = PathBeneathAttr {
+            allowed_access: plan.view_access,
+            parent_fd: root,
+        };
+        // SAFETY: landlock_add_rule reads `attr` (a packed stack struct in the kernel's
+        // layout) and uses two descriptors this process holds.
+        let ret = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_add_rule,
+                ruleset,
+                LANDLOCK_RULE_PATH_BENEATH,
+                &attr as *const PathBeneathAttr,
+                0u32,
+            )
+        };
+        check(Step::OverlayRule, ret)?;
+    }
+    Ok(root)
+}
+
+const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+
+/// `struct landlock_path_beneath_attr`.
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// Writes `bytes` to `path` in one `write` (what `/proc/self/uid_map` requires).
+fn write_whole(path: &CString, bytes: &[u8]) -> io::Result<()> {
+    // SAFETY: open of a NUL-terminated path the parent built.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(encode(Step::IdMap, last_errno()));
+    }
+    // SAFETY: writes from a buffer the parent built to the descriptor just opened.
+    let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+    let errno = last_errno();
+    // SAFETY: closes the descriptor opened above.
+    unsafe { libc::close(fd) };
+    if written != bytes.len() as isize {
+        return Err(encode(Step::IdMap, errno));
+    }
+    Ok(())
+}
+
+/// `struct open_how` (libc's is non-exhaustive).
+#[repr(C)]
+struct OpenHow {
+    flags: u64,
+    mode: u64,
+    resolve: u64,
+}
+
+/// Step 5: `fchdir` to `rel` opened beneath `root` with no symlink, magic link or `..` out.
+fn enter(root: RawFd, rel: &CString) -> io::Result<()> {
+    let how = OpenHow {
+        flags: (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS,
+    };
+    // SAFETY: openat2 reads `rel` (NUL-terminated, built by the parent) and `how` (stack).
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            root,
+            rel.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    };
+    if fd < 0 {
+        return Err(encode(Step::WorkingDirectory, last_errno()));
+    }
+    let fd = fd as RawFd;
+    // SAFETY: fchdir and close on the descriptor just opened.
+    let ret = unsafe { libc::fchdir(fd) };
+    let errno = last_errno();
+    // SAFETY: as above.
+    unsafe { libc::close(fd) };
+    if ret < 0 {
+        return Err(encode(Step::WorkingDirectory, errno));
+    }
+    Ok(())
 }
 
 fn join_cgroup(procs: &CString) -> io::Result<()> {

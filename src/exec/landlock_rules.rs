@@ -152,6 +152,23 @@ pub(crate) fn build(plan: &RulesetPlan<'_>) -> Result<OwnedFd, String> {
     fd.ok_or_else(|| "the kernel has no Landlock".to_string())
 }
 
+/// The rights a rule beneath the workspace view gets (`writable`: everything but making device
+/// nodes; else read and execute), in the kernel's bits for this kernel's ABI: the child adds
+/// the overlay view's rule itself, with a raw `landlock_add_rule`, and the kernel refuses a
+/// right the ruleset does not handle.
+pub(crate) fn view_access(writable: bool) -> u64 {
+    let abi = ABI::from(kernel_abi());
+    if abi == ABI::Unsupported {
+        return 0;
+    }
+    let access = if writable {
+        AccessFs::from_all(abi) & !(AccessFs::MakeChar | AccessFs::MakeBlock)
+    } else {
+        AccessFs::from_read(abi)
+    };
+    access.bits()
+}
+
 /// The entries of `dir` to grant, leaving out `secrets` (and granting the rest of a directory
 /// that only has a secret inside it, entry by entry).
 fn etc_entries(dir: &Path, secrets: &[&str]) -> Vec<PathBuf> {

@@ -71,6 +71,7 @@ fn git_status_on_100k_files() {
     let runner = super::Runner::new(
         super::ExecPlaces {
             view_root: repo.clone(),
+            overlay: None,
             view_writable: true,
             home: None,
             scratch_parent: state.path().join("tmp"),

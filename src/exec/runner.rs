@@ -2,14 +2,18 @@
 //! `exec` for the order of things, and `sandbox.rs` for what is stopped).
 
 use super::capture::Captured;
-use super::child;
+use super::child::{self, CwdPlan};
 use super::env::{self, EnvSources};
+use super::landlock_rules;
+use super::overlay::{self, OverlayDirs};
 use super::program;
 use super::sandbox::{self, Bounds, Request, SandboxReport};
 use super::scratch::Scratch;
 use super::supervise::{self, Stopped, Watch};
 use crate::error::{ErrorCode, WsfsError};
+use rustix::fs::{Mode, OFlags};
 use std::ffi::{OsStr, OsString};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -20,9 +24,13 @@ use std::time::{Duration, Instant};
 /// The directories of one workspace that a run may write.
 #[derive(Debug, Clone)]
 pub(crate) struct ExecPlaces {
-    /// What the program sees as the workspace: the root in host mode; in overlay mode the
-    /// session's merged view (the overlay issue swaps it in here).
+    /// The workspace root: what the program sees as the workspace, at this path. In overlay
+    /// mode (`overlay` set) the base, which the program never sees alone.
     pub(crate) view_root: PathBuf,
+    /// Overlay mode: the session's upper and work directories. Each run then sees the kernel
+    /// overlay of `view_root` + upper, mounted on `view_root` in the run's own namespaces
+    /// (`overlay.rs`); where that cannot be made the run is refused (`overlay_unavailable`).
+    pub(crate) overlay: Option<OverlayDirs>,
     /// Whether programs may write the view (the policy's `writes_enabled`); read-only
     /// otherwise, under Landlock like everything else.
     pub(crate) view_writable: bool,
@@ -219,6 +227,14 @@ impl ExecOutcome {
             let out = self.stdout.tail_text(1500);
             let err = self.stderr.tail_text(1500);
             let mut s = String::new();
+            if self.refused_forks > 0 {
+                // A fork bomb ends here: say why it was stuck, not only that it was slow.
+                s.push_str(&format!(
+                    "\nthe process limit refused {} fork(s): it tried to start more processes \
+                     than a run may have",
+                    self.refused_forks
+                ));
+            }
             if !out.trim().is_empty() {
                 s.push_str(&format!("\nlast stdout:\n{out}"));
             }
@@ -360,14 +376,30 @@ impl Runner {
         }
         let mut writable = vec![scratch.path().to_path_buf()];
         let mut readable = self.policy.read_paths.clone();
-        if self.places.view_writable {
-            writable.push(self.places.view_root.clone());
-        } else {
-            readable.push(self.places.view_root.clone());
-        }
         if let Some(home) = &self.places.home {
             writable.push(home.clone());
         }
+        // In overlay mode the base gets no rule at all: the child grants the overlay's root.
+        let overlay_plan = match &self.places.overlay {
+            Some(dirs) => {
+                let granted: Vec<PathBuf> = writable.iter().chain(&readable).cloned().collect();
+                Some(overlay::plan(
+                    &self.places.view_root,
+                    dirs,
+                    &granted,
+                    self.places.view_writable,
+                    landlock_rules::view_access(self.places.view_writable),
+                )?)
+            }
+            None if self.places.view_writable => {
+                writable.push(self.places.view_root.clone());
+                None
+            }
+            None => {
+                readable.push(self.places.view_root.clone());
+                None
+            }
+        };
         let prepared = sandbox::prepare(&Request {
             writable: &writable,
             readable: &readable,
@@ -412,12 +444,53 @@ impl Runner {
             .args(&req.args)
             .env_clear()
             .envs(vars.iter().map(|(k, v)| (k, v)))
-            .current_dir(&req.cwd)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        let plan = prepared.plan;
+        if overlay_plan.is_none() {
+            // In overlay mode the child enters the cwd in the view itself: it may exist in the
+            // session only, and the base's must not be entered at all.
+            cmd.current_dir(&req.cwd);
+        }
+        let view_root_fd = match &self.places.overlay {
+            Some(_) => None,
+            None => rustix::fs::open(
+                &self.places.view_root,
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .ok(),
+        };
+        let mut plan = prepared.plan;
+        if let Some(mut overlay_plan) = overlay_plan {
+            if plan.landlock_ruleset.is_none() {
+                overlay_plan.view_access = 0;
+            }
+            // The program starts in the view, not in the base std's chdir reached.
+            let rel = cwd_rel(&self.places.view_root, &req.cwd).ok_or_else(|| {
+                WsfsError::new(
+                    ErrorCode::InvalidArguments,
+                    format!(
+                        "the working directory {} is not inside the workspace {}",
+                        req.cwd.display(),
+                        self.places.view_root.display()
+                    ),
+                )
+            })?;
+            plan.cwd = Some(CwdPlan { root: None, rel });
+            plan.overlay = Some(overlay_plan);
+        } else if let (Some(rel), Some(root)) = (
+            cwd_rel(&self.places.view_root, &req.cwd),
+            view_root_fd.as_ref(),
+        ) {
+            // std's chdir by path may follow a name swapped for a symlink since the tool
+            // resolved it: the child enters it again beneath the root, following none.
+            plan.cwd = Some(CwdPlan {
+                root: Some(root.as_raw_fd()),
+                rel,
+            });
+        }
         // SAFETY: the closure runs in the forked child before exec; `ChildPlan::apply` makes
         // only raw system calls on memory prepared before fork (see child.rs).
         #[allow(unsafe_code)]
@@ -426,8 +499,9 @@ impl Runner {
         }
         self.started.fetch_add(1, Ordering::Relaxed);
         let spawned = cmd.spawn();
-        // The child holds its own copy of the ruleset descriptor until exec.
+        // The child holds its own copies of these descriptors until exec.
         drop(prepared.ruleset);
+        drop(view_root_fd);
         drop(cmd);
         let child = spawned.map_err(|e| spawn_error(&e, &exe, &req.program, &self.policy))?;
 
@@ -462,9 +536,39 @@ impl Runner {
     }
 }
 
+/// `cwd` relative to the view's root, for the child's `openat2` (`.` for the root); `None`
+/// for a directory outside the view (a probe run in a temp directory).
+fn cwd_rel(root: &Path, cwd: &Path) -> Option<std::ffi::CString> {
+    use std::os::unix::ffi::OsStrExt;
+    let rel = cwd.strip_prefix(root).ok()?;
+    let bytes = if rel.as_os_str().is_empty() {
+        b".".to_vec()
+    } else {
+        rel.as_os_str().as_bytes().to_vec()
+    };
+    std::ffi::CString::new(bytes).ok()
+}
+
 fn spawn_error(err: &std::io::Error, exe: &Path, name: &OsStr, policy: &ExecPolicy) -> WsfsError {
     let name = name.to_string_lossy();
     match child::decode(err) {
+        (Some(step), errno) if step.is_overlay() => overlay::step_error(step, errno),
+        (Some(child::Step::WorkingDirectory), errno) => {
+            let (code, why) = match errno {
+                Some(libc::ELOOP | libc::EXDEV) => (
+                    ErrorCode::OutsideWorkspace,
+                    "it leads outside the workspace now (a name on the way was replaced by a \
+                     symlink while the call ran)",
+                ),
+                Some(libc::ENOENT) => (ErrorCode::PathNotFound, "it no longer exists"),
+                Some(libc::ENOTDIR) => (ErrorCode::NotADirectory, "it is no longer a directory"),
+                _ => (ErrorCode::IoError, "it could not be opened"),
+            };
+            WsfsError::new(
+                code,
+                format!("{name} was not started in its working directory: {why}; nothing ran"),
+            )
+        }
         (Some(step), errno) => {
             let errno = errno.map_or(String::new(), |n| {
                 format!(": {}", std::io::Error::from_raw_os_error(n))

@@ -22,6 +22,9 @@
 //!   core dumps; a wall clock kills the whole cgroup and process group; output is capped.
 //! - Leftovers: every process still in the cgroup is killed when the program ends; the temp
 //!   directory is removed.
+//! - A working directory swapped for a symlink after the tool resolved it: the child enters it
+//!   with `openat2(root, rel, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` and `fchdir`, so the
+//!   program never starts outside (the run is refused instead).
 //! - The host's environment and descriptors: the environment is rebuilt from an allowlist,
 //!   stdin is `/dev/null`, every descriptor above 2 is closed at exec.
 //!
@@ -179,6 +182,8 @@ pub(crate) fn prepare(req: &Request<'_>) -> Result<Prepared, Unavailable> {
         drop_capabilities: kernel.root_capabilities,
         seccomp: filter,
         landlock_ruleset: ruleset.as_ref().map(|fd| fd.as_raw_fd()),
+        overlay: None,
+        cwd: None,
     };
     let report = SandboxReport {
         sandbox: if ruleset.is_some() {

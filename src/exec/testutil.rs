@@ -51,6 +51,7 @@ impl Fixture {
         let runner = Runner::new(
             ExecPlaces {
                 view_root: ws.clone(),
+                overlay: None,
                 view_writable,
                 home: Some(state.join("home")),
                 scratch_parent: state.join("tmp"),

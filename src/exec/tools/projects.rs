@@ -111,6 +111,7 @@ pub(crate) fn runner(ws: &Path, state: &Path) -> Runner {
     Runner::new(
         ExecPlaces {
             view_root: ws.to_path_buf(),
+            overlay: None,
             view_writable: true,
             home: Some(repo_target().join("devtools-home")),
             scratch_parent: state.join("tmp"),

@@ -58,6 +58,7 @@ fn places(ws: &Workspace) -> ExecPlaces {
     };
     ExecPlaces {
         view_root: ws.root().to_path_buf(),
+        overlay: None,
         view_writable: ws.policy().writes_enabled,
         home,
         scratch_parent,

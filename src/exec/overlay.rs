@@ -1,0 +1,263 @@
+//! The overlay view (issue 20's sessions, issue 21's runner): in overlay mode a program must
+//! see the session's view, base + session changes, and never the base alone. It runs on a
+//! kernel overlay mount of the workspace root (lower, read-only to the mount) and the
+//! session's upper tree, made in the child's own user and mount namespaces on the workspace
+//! path itself, so the program finds the view at the same absolute path and in the same cwd,
+//! and no other process (the host included) sees the mount.
+//!
+//! The upper tree is in the kernel's format with the `userxattr` flavour (whiteouts are 0/0
+//! character devices, opaque directories carry `user.overlay.opaque` = `y`), and `work` is an
+//! empty directory on the same file system: the session store (`src/overlay/`) keeps both in
+//! the state directory. This module checks them and builds, before fork, every string and
+//! buffer the child needs ([`OverlayPlan`]); `child.rs` does the system calls.
+//!
+//! Where the kernel cannot (no user namespaces, no overlayfs, overlayfs refusing these
+//! directories) the run is refused with `overlay_unavailable` and nothing runs: there is no
+//! fallback to the base.
+//!
+//! Landlock: the read+write rule for the view is added, in the child, on the overlay's root
+//! (a rule on the base directory does not reach files on a mount over it), and no rule is
+//! given for the base directory itself, nor for the upper and work directories, so the
+//! program reaches the session's files only through the mount, and the base through no path.
+
+use super::child::{OverlayPlan, ProcWrite};
+use crate::error::{ErrorCode, WsfsError};
+use std::ffi::CString;
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// The session directories a run's view is made of.
+#[derive(Debug, Clone)]
+pub(crate) struct OverlayDirs {
+    /// The upper tree (kernel overlayfs format, `userxattr` flavour).
+    pub(crate) upper: PathBuf,
+    /// overlayfs's work directory: empty, on the same file system as `upper`.
+    pub(crate) work: PathBuf,
+    /// Tests only: make the child's `unshare` fail as a kernel without user namespaces does.
+    pub(crate) simulate_unavailable: bool,
+}
+
+impl OverlayDirs {
+    pub(crate) fn new(upper: impl Into<PathBuf>, work: impl Into<PathBuf>) -> OverlayDirs {
+        OverlayDirs {
+            upper: upper.into(),
+            work: work.into(),
+            simulate_unavailable: false,
+        }
+    }
+}
+
+fn unavailable(why: impl std::fmt::Display) -> WsfsError {
+    WsfsError::new(
+        ErrorCode::OverlayUnavailable,
+        format!(
+            "the program was not started: it must run on the session's view (base + session \
+             changes) and {why}; nothing ran (a program is never run on the base alone in \
+             overlay mode)"
+        ),
+    )
+}
+
+/// Bytes overlayfs's option parser splits or unescapes on.
+fn option_safe(p: &Path) -> bool {
+    !p.as_os_str()
+        .as_bytes()
+        .iter()
+        .any(|b| matches!(b, b',' | b':' | b'\\' | b'\n' | 0))
+}
+
+fn overlaps(a: &Path, b: &Path) -> bool {
+    a.starts_with(b) || b.starts_with(a)
+}
+
+fn canonical_dir(p: &Path, what: &str) -> Result<PathBuf, WsfsError> {
+    let c = fs::canonicalize(p)
+        .map_err(|e| unavailable(format_args!("its {what} ({}) is missing: {e}", p.display())))?;
+    if !c.is_dir() {
+        return Err(unavailable(format_args!(
+            "its {what} ({}) is not a directory",
+            p.display()
+        )));
+    }
+    Ok(c)
+}
+
+/// Why this system cannot make the view at all, probed once (cheap: no process is started;
+/// the child's own failures are the final word).
+fn kernel_refusal() -> Option<&'static str> {
+    static WHY: std::sync::OnceLock<Option<&'static str>> = std::sync::OnceLock::new();
+    *WHY.get_or_init(|| {
+        let zero = |p: &str| {
+            fs::read_to_string(p)
+                .ok()
+                .is_some_and(|s| s.trim() == "0")
+        };
+        if zero("/proc/sys/user/max_user_namespaces") {
+            Some("this system allows no user namespaces (user.max_user_namespaces is 0)")
+        } else if zero("/proc/sys/kernel/unprivileged_userns_clone")
+            && !rustix::process::geteuid().is_root()
+        {
+            Some("this system allows no unprivileged user namespaces (kernel.unprivileged_userns_clone is 0)")
+        } else {
+            None
+        }
+    })
+}
+
+/// Checks the session directories against the workspace and the places a run is granted, and
+/// builds the child's plan. `granted` are every other path the ruleset names (temp directory,
+/// home, `exec_read_paths`): none may hold, or lie in, the upper or work directory, or the
+/// program could reach the session's files beside the mount.
+pub(crate) fn plan(
+    view_root: &Path,
+    dirs: &OverlayDirs,
+    granted: &[PathBuf],
+    writable: bool,
+    view_access: u64,
+) -> Result<OverlayPlan, WsfsError> {
+    if let Some(why) = kernel_refusal() {
+        return Err(unavailable(why));
+    }
+    let root = canonical_dir(view_root, "workspace root")?;
+    let upper = canonical_dir(&dirs.upper, "session's upper directory")?;
+    let work = canonical_dir(&dirs.work, "session's work directory")?;
+    for (p, what) in [
+        (&root, "workspace root"),
+        (&upper, "upper"),
+        (&work, "work"),
+    ] {
+        if !option_safe(p) {
+            return Err(unavailable(format_args!(
+                "the {what} path {} holds a ',', ':', '\\' or newline, which overlayfs's \
+                 options cannot carry",
+                p.display()
+            )));
+        }
+    }
+    if overlaps(&root, &upper) || overlaps(&root, &work) || overlaps(&upper, &work) {
+        return Err(unavailable(
+            "the workspace, the upper and the work directories must not contain one another",
+        ));
+    }
+    let dev = |p: &Path| fs::metadata(p).map(|m| m.dev()).ok();
+    if dev(&upper) != dev(&work) {
+        return Err(unavailable(
+            "the upper and work directories are on different file systems",
+        ));
+    }
+    for g in granted {
+        let g = fs::canonicalize(g).unwrap_or_else(|_| g.clone());
+        if overlaps(&g, &upper) || overlaps(&g, &work) {
+            return Err(unavailable(format_args!(
+                "{} is granted to programs and overlaps the session's directories, which \
+                 programs must reach only through the view",
+                g.display()
+            )));
+        }
+    }
+    let mut options = b"lowerdir=".to_vec();
+    options.extend_from_slice(root.as_os_str().as_bytes());
+    options.extend_from_slice(b",upperdir=");
+    options.extend_from_slice(upper.as_os_str().as_bytes());
+    options.extend_from_slice(b",workdir=");
+    options.extend_from_slice(work.as_os_str().as_bytes());
+    options.extend_from_slice(b",userxattr");
+    // mount(2) copies one page of options.
+    if options.len() >= 4000 {
+        return Err(unavailable(
+            "the paths are too long for overlayfs's options",
+        ));
+    }
+    let cstr = |b: Vec<u8>| CString::new(b).map_err(|_| unavailable("a path holds a NUL byte"));
+    let uid = rustix::process::geteuid().as_raw();
+    let gid = rustix::process::getegid().as_raw();
+    let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
+    if dirs.simulate_unavailable {
+        // CSIGNAL bits are invalid for unshare: EINVAL, as an old or locked-down kernel says.
+        flags |= 0x11;
+    }
+    let mut mount_flags = libc::MS_NOSUID | libc::MS_NODEV;
+    if !writable {
+        mount_flags |= libc::MS_RDONLY;
+    }
+    Ok(OverlayPlan {
+        unshare_flags: flags,
+        id_maps: [
+            ProcWrite {
+                path: c"/proc/self/setgroups".to_owned(),
+                bytes: b"deny".to_vec(),
+            },
+            ProcWrite {
+                path: c"/proc/self/uid_map".to_owned(),
+                bytes: format!("{uid} {uid} 1\n").into_bytes(),
+            },
+            ProcWrite {
+                path: c"/proc/self/gid_map".to_owned(),
+                bytes: format!("{gid} {gid} 1\n").into_bytes(),
+            },
+        ],
+        target: cstr(root.as_os_str().as_bytes().to_vec())?,
+        options: cstr(options)?,
+        mount_flags,
+        view_access,
+    })
+}
+
+/// The message for a child's overlay step that failed with `errno`.
+pub(crate) fn step_error(step: super::child::Step, errno: Option<i32>) -> WsfsError {
+    let e = errno.map_or(String::new(), |n| {
+        format!(" ({})", std::io::Error::from_raw_os_error(n))
+    });
+    unavailable(format_args!("{} failed{e}", step.describe()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::child::Step;
+
+    #[test]
+    fn every_overlay_step_maps_to_overlay_unavailable() {
+        for step in [Step::UserNamespace, Step::IdMap, Step::OverlayMount] {
+            assert!(step.is_overlay());
+            let e = step_error(step, Some(libc::EPERM));
+            assert_eq!(e.code, ErrorCode::OverlayUnavailable);
+            assert!(e.message.contains("nothing ran"), "{}", e.message);
+        }
+        assert!(!Step::Landlock.is_overlay());
+    }
+
+    #[test]
+    fn directories_that_overlap_or_cannot_be_said_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = |n: &str| {
+            let d = tmp.path().join(n);
+            fs::create_dir_all(&d).unwrap();
+            d
+        };
+        let (ws, upper, work) = (p("ws"), p("state/upper"), p("state/work"));
+        let ok = plan(&ws, &OverlayDirs::new(&upper, &work), &[], true, 0);
+        if kernel_refusal().is_some() {
+            return;
+        }
+        let ok = ok.unwrap();
+        assert!(ok.options.to_str().unwrap().ends_with(",userxattr"));
+        let inside = p("ws/upper");
+        let e = plan(&ws, &OverlayDirs::new(&inside, &work), &[], true, 0).unwrap_err();
+        assert_eq!(e.code, ErrorCode::OverlayUnavailable);
+        let e = plan(
+            &ws,
+            &OverlayDirs::new(&upper, &work),
+            &[tmp.path().join("state")],
+            true,
+            0,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("overlaps"), "{}", e.message);
+        let comma = p("a,b");
+        let e = plan(&comma, &OverlayDirs::new(&upper, &work), &[], true, 0).unwrap_err();
+        assert!(e.message.contains("','"), "{}", e.message);
+    }
+}
