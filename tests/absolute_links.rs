@@ -163,6 +163,7 @@ const LIB_PHASE: Duration = Duration::from_secs(2);
 /// the outside; they succeed only with the inside's content.
 #[test]
 fn swapped_absolute_links_never_escape() {
+    let _heavy = cpu_heavy();
     let f = Fixture::new();
     let secret_tok = token();
     let outside = swap_pair(&f, &format!("OUTSIDE-{secret_tok}\n"));

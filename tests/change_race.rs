@@ -161,6 +161,7 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 #[test]
 fn deleting_while_a_directory_becomes_a_symlink_never_touches_outside() {
+    let _heavy = cpu_heavy();
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let arena = Arena::new();
     let swapper = Swapper::start(arena.f.p("t/sw"), arena.f.p("t/sw_link"));
@@ -199,6 +200,7 @@ fn deleting_while_a_directory_becomes_a_symlink_never_touches_outside() {
 
 #[test]
 fn moving_while_a_directory_becomes_a_symlink_never_touches_outside() {
+    let _heavy = cpu_heavy();
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let arena = Arena::new();
     let swapper = Swapper::start(arena.f.p("t/sw"), arena.f.p("t/sw_link"));

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 #[test]
 fn swapping_a_directory_for_a_symlink_never_creates_outside() {
+    let _heavy = cpu_heavy();
     const ATTEMPTS: u64 = 3000;
     let f = Fixture::new();
     let outside = swap_pair(&f, "OUTSIDE\n");

@@ -51,6 +51,7 @@ fn pids_cgroup(f: &Fixture) -> bool {
 
 #[test]
 fn a_fork_bomb_through_shell_is_capped_killed_and_explained() {
+    let _heavy = cpu_heavy();
     let f = shell_on(json!({}));
     if !pids_cgroup(&f) {
         return;
@@ -104,6 +105,7 @@ fn contents(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn a_cwd_swapped_for_a_symlink_outside_never_runs_the_program_outside() {
+    let _heavy = cpu_heavy();
     let f = shell_on(json!({}));
     let outside = f.base.join("outside");
     fs::create_dir(&outside).unwrap();

@@ -501,6 +501,7 @@ fn a_state_dir_inside_the_workspace_is_refused() {
 
 #[test]
 fn symlinks_swapped_in_the_base_and_the_state_dir_reach_nothing_outside() {
+    let _heavy = cpu_heavy();
     let c = Case::new();
     let outside = c.root.parent().unwrap().join("outside");
     fs::create_dir(&outside).unwrap();

@@ -30,6 +30,7 @@ fn snapshot(dir: &std::path::Path) -> Vec<(String, String)> {
 
 #[test]
 fn swapped_directories_never_lead_a_patch_outside() {
+    let _heavy = cpu_heavy();
     let f = Fixture::new();
     let outside = f.base.join("outside");
     fs::create_dir(&outside).unwrap();

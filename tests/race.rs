@@ -74,6 +74,7 @@ fn spawn_swapper(
 
 #[test]
 fn symlink_swaps_never_escape_the_workspace() {
+    let _heavy = cpu_heavy();
     let f = Fixture::new();
     let secret_tok = token();
     let canary_tok = token();

@@ -16,6 +16,7 @@ const MIN_SWAPS: u64 = 1000;
 
 #[test]
 fn swapped_symlinks_never_lead_range_reads_or_path_info_outside() {
+    let _heavy = cpu_heavy();
     let f = Fixture::new();
     let outside = f.base.join("outside");
     fs::create_dir(&outside).unwrap();

@@ -290,11 +290,14 @@ impl Session {
                 "overlay sessions need a state directory outside the workspace; set state_dir to one",
             ));
         };
+        // A restricted base still refuses the protected system locations it contains.
+        let protects = crate::sandbox::host::contains_protected(&path);
         let base = Root {
             dir,
             path,
             configured,
             restrict: true,
+            protects,
             state,
             records_dir: OnceLock::new(),
         };

@@ -7,7 +7,17 @@ use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Held for the whole of a test whose threads spin for seconds (the symlink swappers, a fork
+/// bomb): two such tests in the one test binary would share the machine's cores, and a swapper
+/// starved by another test's swapper races nothing, so its "barely ran" check fails and the
+/// test proves nothing. They take turns; every other test still runs beside them.
+pub fn cpu_heavy() -> MutexGuard<'static, ()> {
+    static HEAVY: Mutex<()> = Mutex::new(());
+    // A test that panicked while holding it leaves nothing to repair: the lock guards no data.
+    HEAVY.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// `p` as a C string for a raw syscall (panics on an interior NUL).
 pub fn c_path(p: &Path) -> CString {
