@@ -11,7 +11,7 @@ PYTHON ?= python3
 export GOTOOLCHAIN ?= local
 LIB_DIR := $(CURDIR)/target/release
 
-.PHONY: all build run test toolchains toolchains-run test-toolchains venv devtools-node test-rust test-c test-header test-python test-python-package test-go test-go-install test-mcp test-crash bench bench-short lint clean
+.PHONY: all build run test toolchains toolchains-run test-toolchains venv devtools-node test-rust test-c test-header test-python test-python-package test-go test-go-install test-mcp test-crash bench bench-short test-wasmtime lint clean
 
 all: build
 
@@ -140,6 +140,18 @@ bench: toolchains build venv
 # Runs every benchmark once so they cannot rot; asserts no timings.
 bench-short: build venv
 	@if [ -x bench/run.sh ]; then PYTHON=$(VENV_PYTHON) ./bench/run.sh --short; fi
+
+# The wasmtime engine (cargo feature wasmtime, docs/PERFORMANCE.md "Wasm engines"): not part
+# of make test (a cold build of the feature takes several times the default one's). Built in a
+# target directory of its own, so the default build's target/release libraries are never
+# replaced by it.
+WASMTIME_TARGET := $(CURDIR)/target/wasmtime
+WASMTIME_FLAGS := --locked --features wasmtime --target-dir $(WASMTIME_TARGET)
+
+## test-wasmtime: the engine-generic Wasm tests on both engines (wasm::tests::wasmi::... and
+## wasm::tests::wasmtime::...)
+test-wasmtime:
+	$(CARGO) test --release $(WASMTIME_FLAGS) --lib wasm::
 
 clean:
 	$(CARGO) clean
