@@ -149,9 +149,10 @@ WASMTIME_TARGET := $(CURDIR)/target/wasmtime
 WASMTIME_FLAGS := --locked --features wasmtime --target-dir $(WASMTIME_TARGET)
 
 ## test-wasmtime: the engine-generic Wasm tests on both engines (wasm::tests::wasmi::... and
-## wasm::tests::wasmtime::...)
+## wasm::tests::wasmtime::...), and the Rust example tools through the C ABI on both
 test-wasmtime:
 	$(CARGO) test --release $(WASMTIME_FLAGS) --lib wasm::
+	$(CARGO) test --release $(WASMTIME_FLAGS) --test tests -- rust_tools::
 
 clean:
 	$(CARGO) clean

@@ -35,6 +35,7 @@ mod race_info;
 mod raw_io;
 mod read_allocations;
 mod read_range;
+mod rust_tools;
 mod special_files;
 mod temp_files;
 mod unrestricted;
