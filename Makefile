@@ -11,7 +11,7 @@ PYTHON ?= python3
 export GOTOOLCHAIN ?= local
 LIB_DIR := $(CURDIR)/target/release
 
-.PHONY: all build run test toolchains toolchains-run test-toolchains venv devtools-node test-rust test-c test-header test-python test-python-package test-go test-go-install test-mcp test-crash bench bench-short test-wasmtime lint clean
+.PHONY: all build run test toolchains toolchains-run test-toolchains venv devtools-node test-rust test-c test-header test-python test-python-package test-go test-go-install test-mcp test-crash bench bench-short bench-wasmtime test-wasmtime lint clean
 
 all: build
 
@@ -153,6 +153,12 @@ WASMTIME_FLAGS := --locked --features wasmtime --target-dir $(WASMTIME_TARGET)
 test-wasmtime:
 	$(CARGO) test --release $(WASMTIME_FLAGS) --lib wasm::
 	$(CARGO) test --release $(WASMTIME_FLAGS) --test tests -- rust_tools::
+
+## bench-wasmtime: benches/wasm.rs on both engines, side by side (target/bench/wasm-wasmtime.jsonl;
+## bench/report.py adds its columns to docs/PERFORMANCE.md when that file is there)
+bench-wasmtime:
+	mkdir -p target/bench
+	WSFS_WASM_OUT=$(CURDIR)/target/bench/wasm-wasmtime.jsonl $(CARGO) bench $(WASMTIME_FLAGS) --bench wasm
 
 clean:
 	$(CARGO) clean
