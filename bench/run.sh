@@ -20,7 +20,8 @@
 #
 # Wasm tools (benches/wasm.rs): a no-op Wasm tool, the example echo tool and a
 # guest reading a 4 KiB workspace file against read_file, all through wsfs_call,
-# and the cost of loading a tool (manifest, hash, compile), on wasmi.
+# a CPU loop, and the cost of loading a tool (manifest, hash, compile), on wasmi (make
+# bench-wasmtime runs the same on both engines, side by side).
 # The developer tools (benches/devtools.rs): shell `true` vs Command of the same,
 # workspace_info cached, git_status on a 100,000-file repository vs git status.
 #

@@ -93,6 +93,10 @@ type WasmPolicy struct {
 	Filesystem string `json:"filesystem,omitempty"`
 	// AllowedEnv names the host environment variables a tool may ask for.
 	AllowedEnv []string `json:"allowed_env,omitempty"`
+	// Engine runs the tools: "wasmi" ("" means wasmi; an interpreter) or
+	// "wasmtime" (a JIT, only in a library built with the cargo feature
+	// wasmtime; otherwise the open fails with CodeInvalidArguments).
+	Engine string `json:"engine,omitempty"`
 }
 
 type wasmPolicyJSON struct {

@@ -126,8 +126,9 @@ char *wsfs_tool_instructions(void);
  `"wasm_tools": [folder]` (host paths) loads Wasm tools, each a folder with `manifest.json`
  beside `module.wasm` or `module.wat`, or a folder of such folders; `"wasm_policy":
  {"timeout_ms", "memory_mb", "fuel", "allow_direct_network" = false, "allow_model_access" =
- true, "filesystem": "none"|"read"|"write", "allowed_env": [name]}` is the most any of them
- may have. A tool that does not load (`manifest_invalid`, `module_mismatch`,
+ true, "filesystem": "none"|"read"|"write", "allowed_env": [name], "engine": "wasmi" |
+ "wasmtime"}` is the most any of them may have and the engine that runs them (`wasmtime`
+ only in a library built with the cargo feature `wasmtime`; otherwise `invalid_arguments`). A tool that does not load (`manifest_invalid`, `module_mismatch`,
  `capability_denied`) fails the open. Loaded tools are called by name like the built-in
  ones (see `wsfs_workspace_tool_specs`). On success `data.workspace` is the handle (never
  0), `data.root` the absolute root with symlinks resolved, `data.policy` the effective

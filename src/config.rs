@@ -118,6 +118,10 @@ pub struct WasmPolicy {
     pub filesystem: String,
     /// Environment variables of the host process a tool may ask to see.
     pub allowed_env: Vec<String>,
+    /// The engine that runs the tools: `wasmi` (the default, an interpreter) or `wasmtime` (a
+    /// JIT, only in a library built with the cargo feature `wasmtime`). Same manifests, limits,
+    /// WASI and host functions; see docs/PERFORMANCE.md for what each costs.
+    pub engine: String,
 }
 
 impl Default for WasmPolicy {
@@ -130,6 +134,7 @@ impl Default for WasmPolicy {
             allow_model_access: true,
             filesystem: "write".to_string(),
             allowed_env: Vec::new(),
+            engine: "wasmi".to_string(),
         }
     }
 }
@@ -160,6 +165,23 @@ impl WasmPolicy {
                     self.filesystem
                 ),
             ));
+        }
+        match self.engine.as_str() {
+            "wasmi" => {}
+            "wasmtime" if cfg!(feature = "wasmtime") => {}
+            "wasmtime" => {
+                return Err(WsfsError::new(
+                    ErrorCode::InvalidArguments,
+                    "wasm_policy.engine is wasmtime, but this library was built without it (the \
+                     cargo feature wasmtime); use wasmi, or rebuild with --features wasmtime",
+                ))
+            }
+            other => {
+                return Err(WsfsError::new(
+                    ErrorCode::InvalidArguments,
+                    format!("wasm_policy.engine must be wasmi or wasmtime, got {other:?}"),
+                ))
+            }
         }
         Ok(())
     }

@@ -43,6 +43,7 @@ mod raw_io;
 mod read_allocations;
 mod read_lines;
 mod read_range;
+mod rust_tools;
 mod special_files;
 mod temp_files;
 mod unrestricted;

@@ -9,7 +9,8 @@
 //!
 //! Every limit is enforced three times: at load (the manifest against the host policy), by the
 //! engine (fuel in slices with the deadline and cancel token checked between them, memory
-//! through a resource limiter: [`engine`], [`wasmi_engine`], [`watch`]) and by every host function
+//! through a resource limiter: [`engine`], [`wasmi_engine`], `wasmtime_engine` with the cargo
+//! feature `wasmtime`, [`watch`]) and by every host function
 //! at call time (stdout and stderr bounded, [`stdio`]; sleeping bounded by the deadline,
 //! [`sched`]; the model gateway and direct network only with their capability, [`host`]; the
 //! workspace only through wsfs's resolver and policy, [`fs`]).
@@ -36,6 +37,8 @@ pub mod schema;
 pub mod stdio;
 pub mod tool;
 pub mod wasmi_engine;
+#[cfg(feature = "wasmtime")]
+pub mod wasmtime_engine;
 pub mod watch;
 
 #[cfg(test)]

@@ -24,6 +24,8 @@ pub struct LoadedTool {
     pub manifest: Manifest,
     /// The folder it was loaded from (a host path).
     pub dir: PathBuf,
+    /// The engine that compiled it (`wasm_policy.engine`).
+    pub engine: &'static str,
     module: Arc<dyn CompiledModule>,
 }
 
@@ -136,6 +138,7 @@ pub fn load_tool(dir: &Path, engine: &dyn Engine, host: &HostPolicy) -> Result<L
     Ok(LoadedTool {
         manifest,
         dir: dir.to_path_buf(),
+        engine: engine.name(),
         module,
     })
 }

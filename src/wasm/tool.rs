@@ -3,6 +3,7 @@
 //! [`Call`] (deadline, cancel token, audit notes) and frames their result in the same envelope;
 //! the specs list them with their manifest's description and input schema.
 
+use super::engine::Engine;
 use super::fs::workspace::WorkspaceFs;
 use super::fs::{FsAccess, GuestFs};
 use super::host::gateway::ModelGateway;
@@ -20,12 +21,29 @@ use std::borrow::Cow;
 use std::path::Path;
 use std::sync::{Arc, OnceLock, RwLock};
 
-/// The engine every workspace's tools are compiled with (its configuration is the same for all).
-fn engine() -> Result<Arc<WasmiEngine>> {
-    static ENGINE: OnceLock<std::result::Result<Arc<WasmiEngine>, WsfsError>> = OnceLock::new();
-    ENGINE
-        .get_or_init(|| WasmiEngine::new().map(Arc::new))
-        .clone()
+type OnceEngine<T> = OnceLock<std::result::Result<Arc<T>, WsfsError>>;
+
+/// The engine a workspace's tools are compiled with, by `wasm_policy.engine` (one of each per
+/// process: its configuration is the same for every workspace).
+pub fn engine(name: &str) -> Result<Arc<dyn Engine>> {
+    static WASMI: OnceEngine<WasmiEngine> = OnceLock::new();
+    match name {
+        "wasmi" => Ok(WASMI
+            .get_or_init(|| WasmiEngine::new().map(Arc::new))
+            .clone()?),
+        #[cfg(feature = "wasmtime")]
+        "wasmtime" => {
+            use super::wasmtime_engine::WasmtimeEngine;
+            static WASMTIME: OnceEngine<WasmtimeEngine> = OnceLock::new();
+            Ok(WASMTIME
+                .get_or_init(|| WasmtimeEngine::new().map(Arc::new))
+                .clone()?)
+        }
+        other => Err(WsfsError::new(
+            ErrorCode::InvalidArguments,
+            format!("wasm_policy.engine {other:?} is not an engine this library has"),
+        )),
+    }
 }
 
 /// The host's ceiling, from the workspace config's `wasm_policy`.
@@ -66,7 +84,7 @@ impl WasmTools {
     /// `capability_denied`), naming its folder.
     pub fn load(ws: Arc<Workspace>, folders: &[String], policy: &WasmPolicy) -> Result<WasmTools> {
         let host = host_policy(policy);
-        let mut registry = WasmRegistry::new(engine()?, host.clone());
+        let mut registry = WasmRegistry::new(engine(&policy.engine)?, host.clone());
         for folder in folders {
             registry.load_folder(Path::new(folder))?;
         }
@@ -267,5 +285,46 @@ mod tests {
         let e = run(r#"{"prompt":"hi"}"#).unwrap_err();
         assert_eq!(e.code, ErrorCode::GatewayError);
         assert!(e.message.contains("provider down"), "{}", e.message);
+    }
+
+    /// `wasm_policy.engine` picks the engine that compiles and runs a workspace's tools;
+    /// wasmtime only in a build with the feature, and no other name.
+    #[test]
+    fn the_policy_picks_the_engine() {
+        let tmp = tempfile::tempdir().unwrap();
+        let config = |engine: &str| {
+            crate::config::Config::from_json(
+                &serde_json::json!({"root": tmp.path(), "wasm_policy": {"engine": engine}})
+                    .to_string(),
+            )
+        };
+        let mut engines = vec!["wasmi"];
+        let built_with_wasmtime = cfg!(feature = "wasmtime");
+        match config("wasmtime") {
+            Ok(_) => {
+                assert!(built_with_wasmtime, "accepted without the feature");
+                engines.push("wasmtime");
+            }
+            Err(e) => {
+                assert!(!built_with_wasmtime, "{}", e.message);
+                assert_eq!(e.code, ErrorCode::InvalidArguments);
+                assert!(e.message.contains("--features wasmtime"), "{}", e.message);
+            }
+        }
+        let e = config("v8").unwrap_err();
+        assert!(e.message.contains("wasmi or wasmtime"), "{}", e.message);
+        assert_eq!(WasmPolicy::default().engine, "wasmi");
+        for engine in engines {
+            let config = config(engine).unwrap();
+            let ws = Arc::new(Workspace::open(&config).unwrap().0);
+            let echo = concat!(env!("CARGO_MANIFEST_DIR"), "/tools/echo").to_string();
+            let tools = WasmTools::load(ws.clone(), &[echo], &config.wasm_policy).unwrap();
+            let tool = tools.find("echo").unwrap();
+            assert_eq!(tool.loaded().engine, engine);
+            let ctl = CallControl::new(Duration::from_secs(10), None);
+            let mut call = Call::new(&ws, &ctl, None, &NoFrame);
+            let (out, _) = tool.run(&mut call, r#"{"message":"hi"}"#).unwrap();
+            assert_eq!(out.text(), r#"{"received":{"message":"hi"}}"#);
+        }
     }
 }

@@ -20,10 +20,7 @@ pub struct WasmiEngine {
 
 impl WasmiEngine {
     pub fn new() -> Result<WasmiEngine> {
-        let mut config = wasmi::Config::default();
-        // A start section would run at instantiation, outside the fuel slices.
-        config.consume_fuel(true).allow_start_fn(false);
-        let engine = wasmi::Engine::new(&config);
+        let engine = wasmi::Engine::new(&config());
         let mut linker = Linker::new(&engine);
         let link_error = |e: &dyn std::fmt::Display| {
             WsfsError::new(
@@ -39,6 +36,24 @@ impl WasmiEngine {
             linker: Arc::new(linker),
         })
     }
+}
+
+/// The engine's configuration: fuel metering, no start section, every function translated when
+/// the module is compiled.
+fn config() -> wasmi::Config {
+    let mut config = wasmi::Config::default();
+    // A start section would run at instantiation, outside the fuel slices.
+    config.consume_fuel(true).allow_start_fn(false);
+    // Eager, not wasmi's default lazy translation: with lazy translation wasmi 2.0.0 charges fuel
+    // for translating a function on its first call, and when a fuel slice runs out there, inside
+    // a call from an already running function, the resumable call ends with a plain out-of-fuel
+    // error instead of `OutOfFuel` (https://github.com/wasmi-labs/wasmi/pull/2032, open; not
+    // the root-function case #1859 fixed in #1916). The run then ended as fuel_exhausted at any
+    // budget, wherever a slice boundary fell on a first call (the Rust inventory example on a
+    // two-entry listing). Eager translation happens once in `Module::new`, outside the slices,
+    // so every out-of-fuel pause is resumable. Test: `wasmi_engine::tests`.
+    config.compilation_mode(wasmi::CompilationMode::Eager);
+    config
 }
 
 impl Engine for WasmiEngine {
@@ -246,4 +261,77 @@ fn add_host_functions(
         },
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use wasmi::{Linker, Module, Store, TypedResumableCall};
+
+    /// `run` spends some fuel, then calls `callee` for the first time (its body large enough that
+    /// translating it lazily costs fuel), and returns 42.
+    const FIRST_CALL: &str = r#"
+        (module
+          (func $callee (param i32) (result i32)
+            local.get 0 i32.const 1 i32.add i32.const 2 i32.mul i32.const 3 i32.sub
+            i32.const 5 i32.xor i32.const 7 i32.or i32.const 11 i32.and i32.const 13 i32.add
+            i32.const 17 i32.mul i32.const 19 i32.rem_u i32.const 23 i32.add i32.const 29 i32.sub
+            i32.const 31 i32.xor i32.const 37 i32.or i32.const 41 i32.and i32.const 43 i32.add
+            drop i32.const 42)
+          (func (export "run") (result i32)
+            (local $i i32)
+            (loop $spin
+              (local.set $i (i32.add (local.get $i) (i32.const 1)))
+              (br_if $spin (i32.lt_u (local.get $i) (i32.const 20))))
+            (call $callee (local.get $i))))
+    "#;
+
+    /// `run` called resumably with `first` fuel, then `slice` more (or what it needs) after
+    /// each pause, as `WasmiModule::run` does.
+    fn run_in_slices(first: u64, slice: u64) -> Result<i32, String> {
+        let engine = wasmi::Engine::new(&super::config());
+        let wasm = wat::parse_str(FIRST_CALL).map_err(|e| e.to_string())?;
+        let module = Module::new(&engine, &wasm).map_err(|e| e.to_string())?;
+        let mut store = Store::new(&engine, ());
+        store.set_fuel(first).map_err(|e| e.to_string())?;
+        let instance = Linker::new(&engine)
+            .instantiate_and_start(&mut store, &module)
+            .map_err(|e| e.to_string())?;
+        let run = instance
+            .get_typed_func::<(), i32>(&store, "run")
+            .map_err(|e| e.to_string())?;
+        let mut call = run.call_resumable(&mut store, ());
+        for _ in 0..10_000 {
+            match call {
+                Ok(TypedResumableCall::Finished(value)) => return Ok(value),
+                Ok(TypedResumableCall::OutOfFuel(paused)) => {
+                    let held = store.get_fuel().map_err(|e| e.to_string())?;
+                    let give = slice.max(paused.required_fuel());
+                    store.set_fuel(held + give).map_err(|e| e.to_string())?;
+                    call = paused.resume(&mut store);
+                }
+                Ok(TypedResumableCall::HostTrap(_)) => return Err("host trap".into()),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Err("never finished".into())
+    }
+
+    /// Whatever fuel the call starts with, and so wherever a slice runs out, the call resumes to
+    /// its result. With wasmi's lazy translation (before `config` asked for eager) every start
+    /// below 175 fuel failed translating `run` itself (wasmi issue #1859: by design) and every
+    /// start from 175 failed translating `callee` on its first call with "ran out of fuel while
+    /// calling a resumable function: required_fuel=364" (wasmi PR #2032): the Rust inventory's
+    /// fuel_exhausted.
+    #[test]
+    fn a_call_resumes_wherever_its_fuel_runs_out() {
+        for first in 1..400 {
+            for slice in [1, 50] {
+                assert_eq!(
+                    run_in_slices(first, slice),
+                    Ok(42),
+                    "starting with {first} fuel, slices of {slice}"
+                );
+            }
+        }
+    }
 }

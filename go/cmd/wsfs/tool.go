@@ -26,9 +26,13 @@ docs/TOOL_AUTHORING.md).
 
   wsfs tool new NAME [--dir DIR]      make DIR/NAME (default ./NAME) from a template:
                                       module.wat and a manifest with its hash
-  wsfs tool build FOLDER              a Rust tool (Cargo.toml in FOLDER): build it for
-                                      wasm32-wasip1 into module.wasm; then, for any tool,
-                                      write the module's hash into the manifest
+  wsfs tool build FOLDER [--out DIR]  a Rust tool (Cargo.toml in FOLDER): build it for
+                                      wasm32-wasip1 (cargo's target dir); then, for any
+                                      tool, write the module's hash into the manifest.
+                                      Without --out: module.wasm and the hash go into
+                                      FOLDER. With --out: DIR becomes the tool folder
+                                      (manifest.json with the hash, the module,
+                                      tests.json) and FOLDER is left as it is
   wsfs tool list FOLDER...            load the tools (each a tool folder or a folder of
                                       them) and print their specs (JSON)
   wsfs tool run FOLDER [--root DIR] ['JSON']
@@ -182,33 +186,43 @@ func writeJSON(path string, v any) error {
 }
 
 func toolBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) != 1 {
+	fs := flag.NewFlagSet("wsfs tool build", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	outDir := fs.String("out", "", "write the built tool folder here instead of into FOLDER")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
 		return toolUsageError(stderr, "build takes one FOLDER")
 	}
-	folder := args[0]
+	folder := pos[0]
+	// The module: built from Cargo.toml, else the folder's module.wasm or module.wat.
+	module, modulePath := "", ""
 	if _, err := os.Stat(filepath.Join(folder, "Cargo.toml")); err == nil {
-		if code := cargoBuild(ctx, folder, stderr); code != 0 {
+		built, code := cargoBuild(ctx, folder, stderr)
+		if code != 0 {
 			return code
 		}
-	}
-	module := ""
-	for _, name := range []string{"module.wasm", "module.wat"} {
-		if _, err := os.Stat(filepath.Join(folder, name)); err == nil {
-			if module != "" {
-				return toolUsageError(stderr, "both module.wasm and module.wat are in "+folder+"; keep one")
+		module, modulePath = "module.wasm", built
+	} else {
+		for _, name := range []string{"module.wasm", "module.wat"} {
+			if _, err := os.Stat(filepath.Join(folder, name)); err == nil {
+				if module != "" {
+					return toolUsageError(stderr, "both module.wasm and module.wat are in "+folder+"; keep one")
+				}
+				module, modulePath = name, filepath.Join(folder, name)
 			}
-			module = name
 		}
 	}
 	if module == "" {
 		return toolUsageError(stderr, "no module.wasm or module.wat in "+folder)
 	}
-	b, err := os.ReadFile(filepath.Join(folder, module))
+	b, err := os.ReadFile(modulePath)
 	if err != nil {
 		return toolUsageError(stderr, err.Error())
 	}
-	path := filepath.Join(folder, "manifest.json")
-	raw, err := os.ReadFile(path)
+	raw, err := os.ReadFile(filepath.Join(folder, "manifest.json"))
 	if err != nil {
 		return toolUsageError(stderr, err.Error())
 	}
@@ -226,10 +240,33 @@ func toolBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		_ = json.Indent(&buf, mustJSON(manifest), "", "  ")
 		out = append(buf.Bytes(), '\n')
 	}
-	if err := os.WriteFile(path, out, 0o644); err != nil {
+	dest := folder
+	if *outDir != "" {
+		dest = *outDir
+		if err := os.MkdirAll(dest, 0o755); err != nil {
+			return toolUsageError(stderr, err.Error())
+		}
+		// The other module kind from an earlier build would make the folder ambiguous.
+		for _, name := range []string{"module.wasm", "module.wat"} {
+			if name != module {
+				_ = os.Remove(filepath.Join(dest, name))
+			}
+		}
+		if tests, err := os.ReadFile(filepath.Join(folder, "tests.json")); err == nil {
+			if err := os.WriteFile(filepath.Join(dest, "tests.json"), tests, 0o644); err != nil {
+				return toolUsageError(stderr, err.Error())
+			}
+		}
+	}
+	if modulePath != filepath.Join(dest, module) {
+		if err := os.WriteFile(filepath.Join(dest, module), b, 0o644); err != nil {
+			return toolUsageError(stderr, err.Error())
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dest, "manifest.json"), out, 0o644); err != nil {
 		return toolUsageError(stderr, err.Error())
 	}
-	fmt.Fprintf(stdout, "%s: module_sha256 %s (%s)\n", folder, sha256Hex(b), module)
+	fmt.Fprintf(stdout, "%s: module_sha256 %s (%s)\n", dest, sha256Hex(b), module)
 	return 0
 }
 
@@ -247,34 +284,60 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// cargoBuild builds a Rust tool for wasm32-wasip1 and copies the module in;
-// without the target it says how to add it and fails.
-func cargoBuild(ctx context.Context, folder string, stderr io.Writer) int {
-	if out, err := exec.CommandContext(ctx, "rustup", "target", "list", "--installed").Output(); err != nil ||
-		!strings.Contains(string(out), "wasm32-wasip1") {
-		fmt.Fprintln(stderr, "wsfs tool build: skipped: the wasm32-wasip1 target is not installed (rustup target add wasm32-wasip1)")
-		return 1
+// cargoBuild builds a Rust tool for wasm32-wasip1 (in cargo's own target
+// directory: the crate's target/, or CARGO_TARGET_DIR) and returns the
+// module's path; without the target it says how to add it and fails.
+func cargoBuild(ctx context.Context, folder string, stderr io.Writer) (string, int) {
+	if missing := missingWasmTarget(ctx); missing != "" {
+		fmt.Fprintln(stderr, "wsfs tool build: skipped:", missing)
+		return "", 1
 	}
-	cmd := exec.CommandContext(ctx, "cargo", "build", "--release", "--target", "wasm32-wasip1")
-	cmd.Dir, cmd.Stdout, cmd.Stderr = folder, stderr, stderr
+	cmd := exec.CommandContext(ctx, "cargo", "build", "--release", "--target", "wasm32-wasip1",
+		"--message-format=json-render-diagnostics")
+	var messages bytes.Buffer
+	cmd.Dir, cmd.Stdout, cmd.Stderr = folder, &messages, stderr
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintln(stderr, "wsfs tool build:", err)
-		return 1
+		return "", 1
 	}
-	built, err := filepath.Glob(filepath.Join(folder, "target", "wasm32-wasip1", "release", "*.wasm"))
-	if err != nil || len(built) != 1 {
-		fmt.Fprintln(stderr, "wsfs tool build: expected one .wasm under target/wasm32-wasip1/release")
-		return 1
+	// The binary's artifact, from cargo's own report of what it built.
+	var built []string
+	for _, line := range bytes.Split(messages.Bytes(), []byte("\n")) {
+		var m struct {
+			Reason string `json:"reason"`
+			Target struct {
+				Kind []string `json:"kind"`
+			} `json:"target"`
+			Filenames []string `json:"filenames"`
+		}
+		if json.Unmarshal(line, &m) != nil || m.Reason != "compiler-artifact" {
+			continue
+		}
+		for _, f := range m.Filenames {
+			if strings.HasSuffix(f, ".wasm") && len(m.Target.Kind) == 1 && m.Target.Kind[0] == "bin" {
+				built = append(built, f)
+			}
+		}
 	}
-	b, err := os.ReadFile(built[0])
-	if err == nil {
-		err = os.WriteFile(filepath.Join(folder, "module.wasm"), b, 0o644)
+	if len(built) != 1 {
+		fmt.Fprintf(stderr, "wsfs tool build: expected one binary .wasm from cargo, got %d (a tool crate has one [[bin]])\n", len(built))
+		return "", 1
 	}
+	return built[0], 0
+}
+
+// missingWasmTarget says why wasm32-wasip1 programs cannot be built here ("" when they can):
+// the target's standard library must be in rustc's sysroot (rustup target add wasm32-wasip1).
+func missingWasmTarget(ctx context.Context) string {
+	out, err := exec.CommandContext(ctx, "rustc", "--print", "sysroot").Output()
 	if err != nil {
-		fmt.Fprintln(stderr, "wsfs tool build:", err)
-		return 1
+		return "rustc is not available: " + err.Error()
 	}
-	return 0
+	lib := filepath.Join(strings.TrimSpace(string(out)), "lib", "rustlib", "wasm32-wasip1", "lib")
+	if st, err := os.Stat(lib); err != nil || !st.IsDir() {
+		return "the wasm32-wasip1 target is not installed (rustup target add wasm32-wasip1)"
+	}
+	return ""
 }
 
 // openWith opens a workspace on root ("" = a new temporary directory,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,5 +66,37 @@ func TestToolWorkflow(t *testing.T) {
 	}
 	if code, _, _ := cli(t, "tool", "new", "Bad-Name", "--dir", dir); code != 2 {
 		t.Fatalf("bad name: %d", code)
+	}
+}
+
+// TestToolBuildRust: build --out turns a Rust example (tools/rust/echo) into a
+// tool folder that loads and passes its tests, computing the module's hash,
+// and leaves the source folder as it is. Skipped without the wasm32-wasip1
+// target.
+func TestToolBuildRust(t *testing.T) {
+	if missing := missingWasmTarget(context.Background()); missing != "" {
+		t.Skip(missing)
+	}
+	src, _ := filepath.Abs("../../../tools/rust/echo")
+	before, err := os.ReadFile(filepath.Join(src, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// cargo's target directory: the repository's target/, so a rerun builds nothing.
+	targetDir, _ := filepath.Abs("../../../target/wasm-tools-go")
+	t.Setenv("CARGO_TARGET_DIR", targetDir)
+	out := filepath.Join(t.TempDir(), "echo")
+	if code, _, msg := cli(t, "tool", "build", src, "--out", out); code != 0 {
+		t.Fatalf("build --out: %d %s", code, msg)
+	}
+	if code, res, _ := cli(t, "tool", "test", out); code != 0 || !strings.Contains(res, "3 passed, 0 failed") {
+		t.Fatalf("test of the built tool: %d %s", code, res)
+	}
+	after, _ := os.ReadFile(filepath.Join(src, "manifest.json"))
+	if string(after) != string(before) {
+		t.Fatal("build --out changed the source manifest")
+	}
+	if _, err := os.Stat(filepath.Join(src, "module.wasm")); err == nil {
+		t.Fatal("build --out wrote module.wasm into the source folder")
 	}
 }

@@ -1,5 +1,5 @@
-//! The `wsfs` host functions: the model gateway and direct network, with and without their
-//! capability.
+// The `wsfs` host functions: the model gateway and direct network, with and without their
+// capability.
 
 use super::wat::Fixture;
 use super::*;

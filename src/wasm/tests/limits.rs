@@ -1,4 +1,4 @@
-//! Hostile fixtures against the engine limits: endless loops, sleeps, memory, output, traps.
+// Hostile fixtures against the engine limits: endless loops, sleeps, memory, output, traps.
 
 use super::wat::Fixture;
 use super::*;

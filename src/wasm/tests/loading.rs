@@ -1,4 +1,4 @@
-//! Loading tool folders: the manifest, the host's ceiling, the module's hash and interface.
+// Loading tool folders: the manifest, the host's ceiling, the module's hash and interface.
 
 use super::wat::Fixture;
 use super::*;
@@ -102,7 +102,7 @@ fn a_registry_loads_folders_and_refuses_taken_names() {
     std::fs::create_dir_all(folder.join("notes")).unwrap();
     let mut registry = WasmRegistry::new(engine(), HostPolicy::default());
     assert_eq!(registry.load_folder(&folder).unwrap(), 2);
-    assert_eq!(engine().name(), "wasmi");
+    assert_eq!(engine().name(), ENGINE);
     let names: Vec<&str> = registry.tools().iter().map(|t| t.name()).collect();
     assert_eq!(names, ["alpha", "beta"]);
     assert!(registry.get("alpha").is_some_and(|t| t.read_only()));

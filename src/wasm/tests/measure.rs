@@ -1,5 +1,6 @@
-//! Figures for the engine decision (run by hand: `cargo test --release --lib
-//! wasm::tests::measure -- --ignored --nocapture`); `make bench` takes them over in phase 2.
+// Figures for the engine decision, per engine (run by hand: `cargo test --release --lib
+// [--features wasmtime] measure_the_engine -- --ignored --nocapture`); `make bench` and
+// `make bench-wasmtime` report the same cases through wsfs_call (benches/wasm.rs).
 
 use super::wat::Fixture;
 use super::*;
@@ -26,7 +27,7 @@ fn time(runs: usize, mut f: impl FnMut()) -> Duration {
 
 #[test]
 #[ignore = "a measurement, not a check"]
-fn measure_the_wasmi_engine() {
+fn measure_the_engine() {
     let mut f = Fixture::new();
     let ok = f.text("{}");
     let noop = f.wat(&format!("(call $print {ok})"));
@@ -74,8 +75,8 @@ fn measure_the_wasmi_engine() {
     let slice = crate::wasm::engine::FUEL_SLICE as f64;
     let per_slice = spun.mul_f64(slice / out.fuel_used as f64);
     eprintln!(
-        "wasmi: compile the no-op module {compile:?}; instantiate + _start {bare:?}; \
+        "{ENGINE}: compile the no-op module {compile:?}; instantiate + _start {bare:?}; \
          through the runner (input, WASI set-up, output) {run:?}"
     );
-    eprintln!("wasmi: a 50M-iteration loop {spun:?}, about {per_slice:?} per fuel slice");
+    eprintln!("{ENGINE}: a 50M-iteration loop {spun:?}, about {per_slice:?} per fuel slice");
 }

@@ -1,162 +1,44 @@
 //! Tests of the Wasm tool runtime, with inline WAT fixtures ([`wat`]): loading, the protocol,
 //! the limits, the host functions and the workspace, hostile cases first.
+//!
+//! The engine-generic suite ([`suite.rs`](suite.rs) and the files it includes) runs once per
+//! engine, each in a module of its own with that engine's `engine()`: `wasmi` always, and
+//! `wasmtime` in a build with the cargo feature (`make test-wasmtime`). Test names say which:
+//! `wasm::tests::wasmi::limits::...`, `wasm::tests::wasmtime::limits::...`.
 
-mod host_calls;
-mod limits;
-mod loading;
-mod measure;
-mod protocol_runs;
 mod wat;
-mod workspace_fs;
 
-use super::engine::Engine;
-use super::fs::workspace::WorkspaceFs;
-use super::fs::{FsAccess, GuestFs};
-use super::host::gateway::ModelGateway;
-use super::policy::HostPolicy;
-use super::registry::{load_tool, LoadedTool, MANIFEST_FILE};
-use super::runner::{self, RunContext, WasmOutput};
-use super::wasmi_engine::WasmiEngine;
-use crate::config::{Config, Limits};
-use crate::control::CallControl;
-use crate::error::{ErrorCode, Result, WsfsError};
-use crate::lines::sha256_hex;
-use crate::workspace::Workspace;
-use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+mod wasmi {
+    use crate::wasm::engine::Engine;
+    use crate::wasm::wasmi_engine::WasmiEngine;
+    use std::sync::{Arc, OnceLock};
 
-pub fn engine() -> Arc<dyn Engine> {
-    static ENGINE: OnceLock<Arc<dyn Engine>> = OnceLock::new();
-    ENGINE
-        .get_or_init(|| Arc::new(WasmiEngine::new().expect("the wasmi engine sets up")))
-        .clone()
-}
+    pub const ENGINE: &str = "wasmi";
 
-/// An input schema that takes anything.
-pub const OPEN_SCHEMA: &str = r#"{"type":"object","properties":{}}"#;
-
-/// Writes a tool folder: `module.wat` and a manifest with its hash, `fields` added to it.
-pub fn write_tool(parent: &Path, name: &str, wat: &str, fields: &str) -> PathBuf {
-    let dir = parent.join(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("module.wat"), wat).unwrap();
-    let manifest = format!(
-        r#"{{"name":"{name}","version":"0.1.0","description":"A test tool.",
-             "input_schema":{OPEN_SCHEMA},"module_sha256":"{}"{fields}}}"#,
-        sha256_hex(wat.as_bytes())
-    );
-    std::fs::write(dir.join(MANIFEST_FILE), manifest).unwrap();
-    dir
-}
-
-/// A tool loaded under `host`.
-pub fn tool_with(wat: &str, fields: &str, host: &HostPolicy) -> Result<LoadedTool> {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = write_tool(tmp.path(), "fixture", wat, fields);
-    load_tool(&dir, engine().as_ref(), host)
-}
-
-/// The host policy of the tests: the defaults, with direct network allowed (the network
-/// tests use a server on 127.0.0.1).
-pub fn test_host() -> HostPolicy {
-    HostPolicy {
-        allow_direct_network: true,
-        ..HostPolicy::default()
-    }
-}
-
-pub fn tool(wat: &str, fields: &str) -> LoadedTool {
-    tool_with(wat, fields, &test_host()).expect("the fixture loads")
-}
-
-pub fn ctl() -> CallControl {
-    CallControl::new(Duration::from_secs(30), None)
-}
-
-/// Runs a tool with no workspace and no gateway.
-pub fn run_plain(tool: &LoadedTool, input: &str) -> Result<WasmOutput> {
-    run_with(tool, input, &ctl(), None, None)
-}
-
-pub fn run_with(
-    tool: &LoadedTool,
-    input: &str,
-    ctl: &CallControl,
-    workspace: Option<Arc<dyn GuestFs>>,
-    gateway: Option<Arc<dyn ModelGateway>>,
-) -> Result<WasmOutput> {
-    let host = test_host();
-    runner::run(
-        tool,
-        input,
-        RunContext {
-            ctl,
-            host: &host,
-            workspace,
-            gateway,
-        },
-    )
-}
-
-/// The `log` a [`wat::logging`] fixture printed.
-pub fn log(output: &WasmOutput) -> String {
-    output.data["log"].as_str().unwrap_or_default().to_string()
-}
-
-pub fn code(result: &Result<WasmOutput>) -> ErrorCode {
-    match result {
-        Ok(out) => panic!("expected an error, got {}", out.data),
-        Err(e) => e.code,
-    }
-}
-
-/// A temporary workspace (root `ws` in a temp dir, with `outside` beside it).
-pub struct TestWorkspace {
-    pub tmp: tempfile::TempDir,
-    pub ws: Arc<Workspace>,
-}
-
-impl TestWorkspace {
-    pub fn new() -> TestWorkspace {
-        Self::with(|_| {})
+    pub fn engine() -> Arc<dyn Engine> {
+        static ENGINE: OnceLock<Arc<dyn Engine>> = OnceLock::new();
+        ENGINE
+            .get_or_init(|| Arc::new(WasmiEngine::new().expect("the wasmi engine sets up")))
+            .clone()
     }
 
-    pub fn with(configure: impl FnOnce(&mut Config)) -> TestWorkspace {
-        let tmp = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(tmp.path().join("outside")).unwrap();
-        let mut config = Config {
-            root: tmp.path().join("ws").to_string_lossy().into_owned(),
-            restrict_to_workspace: true,
-            limits: Limits::default(),
-            state_dir: Some(tmp.path().join("state").to_string_lossy().into_owned()),
-            policy: Default::default(),
-            wasm_tools: Vec::new(),
-            wasm_policy: Default::default(),
-            profile: "wsfs".into(),
-        };
-        configure(&mut config);
-        let ws = Arc::new(Workspace::open(&config).unwrap().0);
-        TestWorkspace { tmp, ws }
-    }
-
-    pub fn root(&self) -> PathBuf {
-        self.ws.root().to_path_buf()
-    }
-
-    pub fn outside(&self) -> PathBuf {
-        self.tmp.path().join("outside")
-    }
-
-    pub fn guest_fs(&self, access: FsAccess, ctl: &CallControl) -> Arc<WorkspaceFs> {
-        Arc::new(WorkspaceFs::new(self.ws.clone(), ctl, access, "fixture").unwrap())
-    }
+    include!("suite.rs");
 }
 
-pub fn err_message(result: &Result<WasmOutput>) -> String {
-    match result {
-        Ok(out) => panic!("expected an error, got {}", out.data),
-        Err(WsfsError { message, .. }) => message.clone(),
+#[cfg(feature = "wasmtime")]
+mod wasmtime {
+    use crate::wasm::engine::Engine;
+    use crate::wasm::wasmtime_engine::WasmtimeEngine;
+    use std::sync::{Arc, OnceLock};
+
+    pub const ENGINE: &str = "wasmtime";
+
+    pub fn engine() -> Arc<dyn Engine> {
+        static ENGINE: OnceLock<Arc<dyn Engine>> = OnceLock::new();
+        ENGINE
+            .get_or_init(|| Arc::new(WasmtimeEngine::new().expect("the wasmtime engine sets up")))
+            .clone()
     }
+
+    include!("suite.rs");
 }

@@ -1,4 +1,4 @@
-//! The protocol end to end: arguments on stdin, the result on stdout, the exit status.
+// The protocol end to end: arguments on stdin, the result on stdout, the exit status.
 
 use super::wat::Fixture;
 use super::*;

@@ -1,5 +1,5 @@
-//! `/workspace` for tools: the workspace through wsfs's resolver and policy, hostile paths,
-//! a symlink swapped in during a walk, commits, and the handle limit.
+// `/workspace` for tools: the workspace through wsfs's resolver and policy, hostile paths,
+// a symlink swapped in during a walk, commits, and the handle limit.
 
 use super::wat::{logging, Fixture};
 use super::*;
