@@ -157,7 +157,13 @@ impl Root {
             };
             match located.dir.symlink_metadata(leaf) {
                 Ok(meta) if meta.file_type().is_symlink() => {
-                    let target = located.dir.read_link_contents(leaf).map_err(io_err)?;
+                    let target = match located.dir.read_link_contents(leaf) {
+                        Ok(target) => target,
+                        // EINVAL: no longer a symlink (swapped since the lstat): look again,
+                        // as one more hop, rather than fail a racing call with `io_error`.
+                        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => continue,
+                        Err(e) => return Err(io_err(e)),
+                    };
                     rel = self.symlink_target(&located, &target, &path.display)?;
                 }
                 Ok(meta) => {
