@@ -4,7 +4,7 @@
 //! so `<root>/../outside`, a sibling prefix or a link swapped meanwhile never escape.
 
 use crate::common::*;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::collections::BTreeMap;
 use std::fs;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -16,15 +16,6 @@ fn abs(f: &Fixture, rel: &str) -> String {
         "" => f.root.to_str().unwrap().to_owned(),
         rel => format!("{}/{rel}", f.root.display()),
     }
-}
-
-fn names(v: &Value) -> Vec<String> {
-    assert_ok(v)["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["name"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 #[test]
@@ -55,7 +46,7 @@ fn absolute_links_inside_the_workspace_are_followed() {
     }
     for p in ["dirlink", "abs_to_rel", "a/rootlink/dirlink"] {
         let v = f.call("list_dir", json!({ "path": p }));
-        assert_eq!(names(&v), vec!["deeper", "target.txt"], "{p}: {v}");
+        assert_eq!(entry_names(&v), vec!["deeper", "target.txt"], "{p}: {v}");
     }
     let v = f.call("find_files", json!({"pattern": "*.txt", "path": "dirlink"}));
     assert_eq!(assert_ok(&v)["files"].as_array().unwrap().len(), 2, "{v}");

@@ -4,15 +4,6 @@
 use crate::common::*;
 use serde_json::{json, Value};
 
-fn entry_names(v: &Value) -> Vec<String> {
-    assert_ok(v)["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["name"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 fn tree_names(node: &Value, prefix: &str, out: &mut Vec<String>) {
     for child in node["children"].as_array().into_iter().flatten() {
         let name = format!("{prefix}{}", child["name"].as_str().unwrap());

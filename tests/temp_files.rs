@@ -10,15 +10,6 @@ use std::path::Path;
 
 const LEFTOVER: &str = ".wsfs-00000000deadbeef.tmp";
 
-fn listed_names(v: &serde_json::Value) -> Vec<String> {
-    assert_ok(v)["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["name"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 fn on_disk(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(dir)
         .unwrap()
@@ -37,11 +28,11 @@ fn leftovers_are_never_listed_nor_counted() {
     f.write("sub/real.txt", "real");
     f.write(".wsfs-notes.tmp", "the user's own file, not wsfs's pattern");
     let v = f.call("list_dir", json!({"path": "."}));
-    assert_eq!(listed_names(&v), [".wsfs-notes.tmp", "sub"]);
+    assert_eq!(entry_names(&v), [".wsfs-notes.tmp", "sub"]);
     assert_eq!(v["data"]["total"], json!(2));
     assert!(!v["text"].as_str().unwrap().contains("deadbeef"), "{v}");
     let v = f.call("list_dir", json!({"path": "sub"}));
-    assert_eq!(listed_names(&v), ["real.txt"]);
+    assert_eq!(entry_names(&v), ["real.txt"]);
     assert_eq!(v["data"]["total"], json!(1));
 }
 
@@ -107,7 +98,7 @@ fn opening_removes_leftovers_but_not_live_temp_files() {
     assert_eq!(fs::read(&live).unwrap(), b"being written");
     // Nothing with the temp pattern is visible, whatever its type.
     let v = call(again, "list_dir", json!({}));
-    assert_eq!(listed_names(&v), [".wsfs-notes.tmp", "a"]);
+    assert_eq!(entry_names(&v), [".wsfs-notes.tmp", "a"]);
     assert_ok(&close_ws(again));
     // Once the writer is gone, the next open removes its file too.
     drop(writer);

@@ -183,6 +183,16 @@ pub fn assert_ok(v: &Value) -> &Value {
     &v["data"]
 }
 
+/// The entry names of a successful `list_dir` result, in its order.
+pub fn entry_names(v: &Value) -> Vec<String> {
+    assert_ok(v)["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 /// Asserts failure with exactly `code`; returns the message.
 #[track_caller]
 pub fn assert_err(v: &Value, code: &str) -> String {
