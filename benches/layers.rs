@@ -245,6 +245,9 @@ impl Opened {
             profile: "wsfs".into(),
             wasm_tools: Vec::new(),
             wasm_policy: Default::default(),
+            mode: Default::default(),
+            session: None,
+            session_refresh_ms: None,
         };
         let (core, _) = wsfs::Workspace::open(&config).map_err(|e| e.to_string())?;
         let cfg = CString::new(serde_json::json!({ "root": config.root }).to_string())

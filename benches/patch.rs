@@ -135,6 +135,9 @@ impl Paths {
             profile: "wsfs".into(),
             wasm_tools: Vec::new(),
             wasm_policy: Default::default(),
+            mode: Default::default(),
+            session: None,
+            session_refresh_ms: None,
         };
         let (core, _) = wsfs::Workspace::open(&config).map_err(|e| e.to_string())?;
         let cfg =

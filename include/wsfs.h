@@ -19,7 +19,7 @@
  * invalid_regex, writes_disabled, policy_denied, file_exists, recursive_required,
  * capability_denied, fuel_exhausted, memory_limit, tool_trap, manifest_invalid, module_mismatch,
  * gateway_error, exec_disabled, sandbox_unavailable, command_required, confirmation_required,
- * nothing_to_commit, overlay_unavailable. See README.md for their meaning.
+ * nothing_to_commit, overlay_unavailable, no_session. See README.md for their meaning.
  */
 
 
@@ -330,6 +330,88 @@ void wsfs_cancel_token_cancel(uint64_t token);
  are ignored.
  */
 void wsfs_cancel_token_free(uint64_t token);
+
+/*
+ Overlay mode: the session's changes against the base. `options_json` (NULL: none) is
+ `{"paths": [path] (only these; a directory: everything below it), "max_bytes": n (bound of
+ the unified text, default 262144)}`. `data` is `{"changes": [{"path", "status": "A"|"M"|"D",
+ "type", "binary", "bytes_before", "bytes_after", "hunks": [{"id", "old_start", "old_lines",
+ "new_start", "new_lines"}]}], "unified", "truncated"}`: deletions are listed first and
+ always in full; a file copied into the session but unchanged is not a change. A workspace
+ in host mode gets `no_session`. Waits for the tool calls in flight on the workspace. The
+ result is the caller's, freed once with `wsfs_string_free`; thread-safe.
+
+ # Safety
+ `options_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+ */
+char *wsfs_session_diff(uint64_t workspace, const char *options_json);
+
+/*
+ Overlay mode: commits the session's changes to the base. `options_json` (NULL: all) is
+ `{"paths": [path], "hunks": {path: [hunk id]}, "force": false, "merge": false}`: all
+ changes, some paths, or some hunks of a file (the base gets base + those hunks; the rest
+ stays in the session). Before anything is written every affected path's base must still be
+ what the session first saw; otherwise `data` is `{"committed": false, "conflicts": [{"path",
+ "base_changed", "session_changed", "mergeable"}]}` and nothing changes, unless `force`, or
+ `merge` and a three-way merge of the text succeeds. Files are replaced atomically under a
+ journal (a crash is rolled back at the next open); a reader of the base may see some files
+ new and others not yet. `data` on success: `{"committed": true, "files", "merged"?}`. The
+ workspace's policy applies to every base path. Waits for the tool calls in flight, then
+ shows the new base. `no_session` in host mode. The result is the caller's, freed once with
+ `wsfs_string_free`; thread-safe.
+
+ # Safety
+ `options_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+ */
+char *wsfs_session_commit(uint64_t workspace, const char *options_json);
+
+/*
+ Overlay mode: records a checkpoint of the session. `options_json` (NULL: none) is
+ `{"label": str}`; `data` is `{"id"}`. Its cost follows what changed since the previous
+ checkpoint, never the tree. `no_session` in host mode. The result is the caller's, freed
+ once with `wsfs_string_free`; thread-safe.
+
+ # Safety
+ `options_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+ */
+char *wsfs_session_checkpoint(uint64_t workspace, const char *options_json);
+
+/*
+ Overlay mode: brings the session back to checkpoint `{"id": str}` (`options_json`, required)
+ and removes the newer checkpoints; the base is not touched. A crash part-way is finished at
+ the next open. Waits for the tool calls in flight. An unknown id is `invalid_arguments`;
+ `no_session` in host mode. The result is the caller's, freed once with `wsfs_string_free`;
+ thread-safe.
+
+ # Safety
+ `options_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+ */
+char *wsfs_session_rewind(uint64_t workspace, const char *options_json);
+
+/*
+ Overlay mode: the session's checkpoints, oldest first: `data` is `{"checkpoints": [{"id",
+ "label", "time", "paths"}]}` (`time` RFC 3339 UTC; `paths` changed since the checkpoint
+ before it). `no_session` in host mode. The result is the caller's,
+ freed once with `wsfs_string_free`; thread-safe.
+ */
+char *wsfs_session_checkpoints(uint64_t workspace);
+
+/*
+ Overlay mode: drops every change and checkpoint of the session (its state is removed) and
+ goes on in a new, empty session of the same name: the workspace shows the base. Waits for
+ the tool calls in flight. `no_session` in host mode. The result is the caller's, freed once
+ with `wsfs_string_free`; thread-safe.
+ */
+char *wsfs_session_discard(uint64_t workspace);
+
+/*
+ Overlay mode: shows the base as it is now. The view (a kernel overlay mount) caches the
+ base's names; a host that changed the base itself calls this before the next tool call
+ (changes made outside show within about a second on their own, and a change is never
+ based on a stale view). `no_session` in host mode. The result is the caller's, freed once
+ with `wsfs_string_free`; thread-safe.
+ */
+char *wsfs_session_refresh(uint64_t workspace);
 
 /*
  Frees a string returned by any wsfs function. NULL is a no-op. Freeing a string twice, or

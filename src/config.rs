@@ -94,7 +94,35 @@ pub struct Config {
     /// The most any Wasm tool of this workspace may have (see [`WasmPolicy`]).
     #[serde(default, deserialize_with = "wasm_policy_object")]
     pub wasm_policy: WasmPolicy,
+    /// `host` (the default): the tools change the workspace in place. `overlay`: the root is
+    /// the read-only base, and every change goes to the session `session` (kept in the state
+    /// directory) until the host commits it. See the README ("Overlay sessions").
+    #[serde(default)]
+    pub mode: Mode,
+    /// The overlay session's name (`overlay` mode only): opening the same name again
+    /// continues it. Default `default`.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Overlay mode: a view older than this many milliseconds is mounted afresh by the next
+    /// call that starts while no other runs, so changes made to the base outside the session
+    /// show (the kernel caches the base's names). Default 1000; 0: before every such call.
+    #[serde(default)]
+    pub session_refresh_ms: Option<u64>,
 }
+
+/// Where a workspace's changes go.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// In place, in the workspace root.
+    #[default]
+    Host,
+    /// Into an overlay session over the root (the base), which stays unchanged until a commit.
+    Overlay,
+}
+
+/// The session name used when an overlay workspace's config gives none.
+pub const DEFAULT_SESSION: &str = "default";
 
 /// The host's ceiling for the Wasm tools a workspace loads: a manifest asking for more is
 /// refused at load (`capability_denied`), and each limit is the default of a manifest that
@@ -212,7 +240,41 @@ impl Config {
                 format!("wasm_tools holds an empty folder name ({empty:?})"),
             ));
         }
+        config.check_mode()?;
         Ok(config)
+    }
+}
+
+impl Config {
+    /// The overlay session's name, when the workspace is in overlay mode.
+    pub fn session_name(&self) -> Option<&str> {
+        (self.mode == Mode::Overlay).then(|| self.session.as_deref().unwrap_or(DEFAULT_SESSION))
+    }
+
+    /// `session` belongs to overlay mode, and an overlay confines to its root.
+    pub(crate) fn check_mode(&self) -> Result<()> {
+        let invalid = |m: &str| Err(WsfsError::new(ErrorCode::InvalidArguments, m.to_string()));
+        match self.mode {
+            Mode::Host if self.session.is_some() || self.session_refresh_ms.is_some() => invalid(
+                "session and session_refresh_ms are for overlay sessions, but mode is host: set \
+                 \"mode\": \"overlay\" (or drop them)",
+            ),
+            Mode::Overlay
+                if self
+                    .session_refresh_ms
+                    .is_some_and(|ms| ms > CEILING_TIMEOUT_MS) =>
+            {
+                invalid("session_refresh_ms must be at most 86400000 (a day)")
+            }
+            Mode::Overlay if !self.restrict_to_workspace => invalid(
+                "mode overlay needs restrict_to_workspace: true (the session is a view of the \
+                 workspace root, and nothing outside it can be overlaid)",
+            ),
+            Mode::Overlay => {
+                crate::overlay::check_name(self.session.as_deref().unwrap_or(DEFAULT_SESSION))
+            }
+            Mode::Host => Ok(()),
+        }
     }
 }
 

@@ -40,6 +40,7 @@ pub enum ErrorCode {
     ConfirmationRequired,
     NothingToCommit,
     OverlayUnavailable,
+    NoSession,
 }
 
 impl ErrorCode {
@@ -81,6 +82,7 @@ impl ErrorCode {
             ErrorCode::ConfirmationRequired => "confirmation_required",
             ErrorCode::NothingToCommit => "nothing_to_commit",
             ErrorCode::OverlayUnavailable => "overlay_unavailable",
+            ErrorCode::NoSession => "no_session",
         }
     }
 }

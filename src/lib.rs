@@ -61,4 +61,15 @@ pub mod testing {
     };
     pub use crate::exec::testing::{run_sh, TestOverlay, TestRun};
     pub use crate::sandbox::new_dirs::abandon_next_new_dirs;
+
+    /// A detached kernel overlay mount of `base` + `upper` (with its own empty `work`), as an
+    /// overlay workspace's view is made: for tests to look at the view as the tools see it.
+    pub fn mount_view(
+        base: &std::path::Path,
+        upper: &std::path::Path,
+        work: &std::path::Path,
+    ) -> std::io::Result<std::os::fd::OwnedFd> {
+        let open = |p: &std::path::Path| std::fs::File::open(p);
+        crate::sandbox::view_mount::mount_view(&open(base)?, &open(upper)?, &open(work)?)
+    }
 }

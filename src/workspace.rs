@@ -3,7 +3,7 @@
 //! through the operations here, each a one-line call into the sandbox with the policy as its
 //! gate.
 
-use crate::backend::{Backend, FileId, Host, Listed};
+use crate::backend::{Backend, FileId, Host, Listed, SessionView};
 use crate::commit::journal::recover_all;
 use crate::commit::{CommitError, Committed, Op};
 use crate::config::{Config, Limits};
@@ -44,7 +44,11 @@ pub struct Workspace {
     pub(crate) policy: Policy,
     /// State the layers above keep per workspace (see [`Workspace::slot`]).
     slots: Slots,
+    /// The overlay session, in overlay mode (see `session`).
+    session: Option<Arc<SessionView>>,
 }
+
+mod session;
 
 /// Per-workspace values of types this layer does not know (the exec tools' runner and probe
 /// cache): one of each type, made on first use, dropped with the workspace.
@@ -93,6 +97,7 @@ impl Workspace {
         let protects = !config.restrict_to_workspace || contains_protected(&root);
         let root = Root {
             dir: root_dir,
+            kernel_path: root.clone(),
             path: root,
             configured: configured_root,
             restrict: config.restrict_to_workspace,
@@ -112,11 +117,26 @@ impl Workspace {
         if !recovery.names_unknown {
             sweep(&root.dir, &root.path, &recovery.unrecovered);
         }
+        let (backend, session): (Box<dyn Backend>, _) = match config.session_name() {
+            None => (Box::new(Host { root }), None),
+            Some(name) => {
+                let (overlay, overlay_warnings) = session::open_overlay(
+                    root,
+                    name,
+                    config.limits.max_write_bytes,
+                    config.session_refresh_ms,
+                )?;
+                warnings.extend(overlay_warnings);
+                let view = overlay.view.clone();
+                (Box::new(overlay), Some(view))
+            }
+        };
         let ws = Workspace {
-            backend: Box::new(Host { root }),
+            backend,
             limits: config.limits,
             policy,
             slots: Slots::default(),
+            session,
         };
         Ok((ws, warnings))
     }
@@ -488,6 +508,9 @@ mod tests {
             profile: "wsfs".into(),
             wasm_tools: Vec::new(),
             wasm_policy: Default::default(),
+            mode: Default::default(),
+            session: None,
+            session_refresh_ms: None,
         };
         Workspace::open(&config).unwrap().0
     }

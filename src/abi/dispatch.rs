@@ -237,6 +237,26 @@ fn run(
     ctl: &CallControl,
     output: Output,
 ) -> Result<ToolResult> {
+    // In overlay mode, no session operation remounts the view while the call runs; a call
+    // that met a stale view before changing anything runs once more on a fresh one.
+    let view = ws.call_guard();
+    let first = run_guarded(ws, wasm, req, ctl, output);
+    let met_stale_view = crate::backend::take_met_stale_view();
+    if first.is_ok() || !met_stale_view {
+        return first;
+    }
+    drop(view);
+    let _view = ws.call_guard();
+    run_guarded(ws, wasm, req, ctl, output)
+}
+
+fn run_guarded(
+    ws: &Workspace,
+    wasm: Option<&WasmTools>,
+    req: &Request<'_>,
+    ctl: &CallControl,
+    output: Output,
+) -> Result<ToolResult> {
     let started = ws.policy.audit.as_ref().map(|_| SystemTime::now());
     let mut call = Call::new(ws, ctl, req.content, &output);
     let mut result = run_entry(&mut call, wasm, req).map_err(|mut e| {

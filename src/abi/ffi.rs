@@ -10,6 +10,7 @@
 
 use crate::abi::api;
 use crate::abi::envelope::{Envelope, FRONT_ROOM};
+use crate::abi::session::{self, SessionOp};
 use crate::control;
 use crate::error::ErrorCode;
 use crate::wasm::host::gateway::{GatewayFailure, ModelGateway};
@@ -479,6 +480,131 @@ pub extern "C" fn wsfs_cancel_token_cancel(token: u64) {
 #[no_mangle]
 pub extern "C" fn wsfs_cancel_token_free(token: u64) {
     let _ = catch_unwind(|| control::token_free(token));
+}
+
+/// Shared body of the session functions: `options_json` may be NULL (no options).
+///
+/// # Safety
+/// `options_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+unsafe fn session_call(workspace: u64, op: SessionOp, options_json: *const c_char) -> *mut c_char {
+    guard(|| {
+        if options_json.is_null() {
+            return session::session(workspace, op, None);
+        }
+        // SAFETY: forwarded from this function's contract.
+        match unsafe { borrow_str(options_json, "options_json") } {
+            Ok(options) => session::session(workspace, op, Some(options)),
+            Err(envelope) => envelope,
+        }
+    })
+}
+
+/// Overlay mode: the session's changes against the base. `options_json` (NULL: none) is
+/// `{"paths": [path] (only these; a directory: everything below it), "max_bytes": n (bound of
+/// the unified text, default 262144)}`. `data` is `{"changes": [{"path", "status": "A"|"M"|"D",
+/// "type", "binary", "bytes_before", "bytes_after", "hunks": [{"id", "old_start", "old_lines",
+/// "new_start", "new_lines"}]}], "unified", "truncated"}`: deletions are listed first and
+/// always in full; a file copied into the session but unchanged is not a change. A workspace
+/// in host mode gets `no_session`. Waits for the tool calls in flight on the workspace. The
+/// result is the caller's, freed once with `wsfs_string_free`; thread-safe.
+///
+/// # Safety
+/// `options_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_session_diff(
+    workspace: u64,
+    options_json: *const c_char,
+) -> *mut c_char {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { session_call(workspace, SessionOp::Diff, options_json) }
+}
+
+/// Overlay mode: commits the session's changes to the base. `options_json` (NULL: all) is
+/// `{"paths": [path], "hunks": {path: [hunk id]}, "force": false, "merge": false}`: all
+/// changes, some paths, or some hunks of a file (the base gets base + those hunks; the rest
+/// stays in the session). Before anything is written every affected path's base must still be
+/// what the session first saw; otherwise `data` is `{"committed": false, "conflicts": [{"path",
+/// "base_changed", "session_changed", "mergeable"}]}` and nothing changes, unless `force`, or
+/// `merge` and a three-way merge of the text succeeds. Files are replaced atomically under a
+/// journal (a crash is rolled back at the next open); a reader of the base may see some files
+/// new and others not yet. `data` on success: `{"committed": true, "files", "merged"?}`. The
+/// workspace's policy applies to every base path. Waits for the tool calls in flight, then
+/// shows the new base. `no_session` in host mode. The result is the caller's, freed once with
+/// `wsfs_string_free`; thread-safe.
+///
+/// # Safety
+/// `options_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_session_commit(
+    workspace: u64,
+    options_json: *const c_char,
+) -> *mut c_char {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { session_call(workspace, SessionOp::Commit, options_json) }
+}
+
+/// Overlay mode: records a checkpoint of the session. `options_json` (NULL: none) is
+/// `{"label": str}`; `data` is `{"id"}`. Its cost follows what changed since the previous
+/// checkpoint, never the tree. `no_session` in host mode. The result is the caller's, freed
+/// once with `wsfs_string_free`; thread-safe.
+///
+/// # Safety
+/// `options_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_session_checkpoint(
+    workspace: u64,
+    options_json: *const c_char,
+) -> *mut c_char {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { session_call(workspace, SessionOp::Checkpoint, options_json) }
+}
+
+/// Overlay mode: brings the session back to checkpoint `{"id": str}` (`options_json`, required)
+/// and removes the newer checkpoints; the base is not touched. A crash part-way is finished at
+/// the next open. Waits for the tool calls in flight. An unknown id is `invalid_arguments`;
+/// `no_session` in host mode. The result is the caller's, freed once with `wsfs_string_free`;
+/// thread-safe.
+///
+/// # Safety
+/// `options_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_session_rewind(
+    workspace: u64,
+    options_json: *const c_char,
+) -> *mut c_char {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { session_call(workspace, SessionOp::Rewind, options_json) }
+}
+
+/// Overlay mode: the session's checkpoints, oldest first: `data` is `{"checkpoints": [{"id",
+/// "label", "time", "paths"}]}` (`time` RFC 3339 UTC; `paths` changed since the checkpoint
+/// before it). `no_session` in host mode. The result is the caller's,
+/// freed once with `wsfs_string_free`; thread-safe.
+#[no_mangle]
+pub extern "C" fn wsfs_session_checkpoints(workspace: u64) -> *mut c_char {
+    // SAFETY: a NULL options pointer is allowed.
+    unsafe { session_call(workspace, SessionOp::Checkpoints, std::ptr::null()) }
+}
+
+/// Overlay mode: drops every change and checkpoint of the session (its state is removed) and
+/// goes on in a new, empty session of the same name: the workspace shows the base. Waits for
+/// the tool calls in flight. `no_session` in host mode. The result is the caller's, freed once
+/// with `wsfs_string_free`; thread-safe.
+#[no_mangle]
+pub extern "C" fn wsfs_session_discard(workspace: u64) -> *mut c_char {
+    // SAFETY: a NULL options pointer is allowed.
+    unsafe { session_call(workspace, SessionOp::Discard, std::ptr::null()) }
+}
+
+/// Overlay mode: shows the base as it is now. The view (a kernel overlay mount) caches the
+/// base's names; a host that changed the base itself calls this before the next tool call
+/// (changes made outside show within about a second on their own, and a change is never
+/// based on a stale view). `no_session` in host mode. The result is the caller's, freed once
+/// with `wsfs_string_free`; thread-safe.
+#[no_mangle]
+pub extern "C" fn wsfs_session_refresh(workspace: u64) -> *mut c_char {
+    // SAFETY: a NULL options pointer is allowed.
+    unsafe { session_call(workspace, SessionOp::Refresh, std::ptr::null()) }
 }
 
 /// Frees a string returned by any wsfs function. NULL is a no-op. Freeing a string twice, or

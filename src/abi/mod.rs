@@ -4,4 +4,5 @@ pub mod envelope;
 pub mod ffi;
 pub mod handles;
 pub mod profiles;
+pub mod session;
 pub mod specs;

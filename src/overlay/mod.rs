@@ -37,6 +37,8 @@ pub use store::Fingerprint;
 
 use crate::error::Result;
 use crate::sandbox::root::Root;
+use cap_std::fs::Dir;
+use std::os::fd::AsFd;
 use std::path::Path;
 
 impl Session {
@@ -58,6 +60,73 @@ impl Session {
         let mut session = Session::open_raw(base, state_path, name)?;
         finish_open(&mut session)?;
         Ok(session)
+    }
+}
+
+impl Session {
+    /// The workspace-relative path of every entry the upper tree holds below `rel` (a
+    /// directory of the view), deepest first within each directory; empty when the upper
+    /// tree has no directory there.
+    pub(crate) fn upper_paths_below(&self, rel: &str) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        if rel.is_empty() {
+            return Ok(out); // the root is never moved or removed
+        }
+        if let Some(dir) =
+            session::open_beneath(self.upper(), rel).map_err(|e| session::on_path(&e, rel))?
+        {
+            session::list_upper(&dir, rel, &mut out).map_err(|e| session::on_path(&e, rel))?;
+        }
+        Ok(out)
+    }
+}
+
+impl Session {
+    /// Whether a view (a kernel overlay mount of this session) that shows `rel` as `view`
+    /// (its `lstat`; `None`: absent) shows what the session and the base hold now. The
+    /// kernel caches the base's names and files, so a base changed behind a long-lived mount
+    /// can show the old state; a write must not copy that up. An upper entry at `rel`, or a
+    /// whiteout or opaque directory above it, decides by itself; else the base's kind and, for
+    /// a file, size, mtime and ctime must agree.
+    pub(crate) fn view_shows_now(
+        &self,
+        rel: &str,
+        view: Option<&cap_std::fs::Metadata>,
+    ) -> Result<bool> {
+        use cap_std::fs::MetadataExt;
+        let names = session::split_rel(rel)?;
+        let mut dir = self
+            .upper()
+            .try_clone()
+            .map_err(|e| session::machinery("dup", &e))?;
+        for (i, name) in names.iter().enumerate() {
+            let kind = session::upper_kind(&dir, name).map_err(|e| session::on_path(&e, rel))?;
+            match kind {
+                None => break,
+                Some(_) if i + 1 == names.len() => return Ok(true),
+                Some((session::UpperKind::Whiteout, _)) => return Ok(true),
+                Some((session::UpperKind::Dir { opaque: true }, _)) => return Ok(true),
+                Some((session::UpperKind::Dir { .. }, _)) => {
+                    dir = Dir::from(
+                        crate::sandbox::sys::open_child_dir(dir.as_fd(), name.as_bytes())
+                            .map_err(|e| session::on_path(&e, rel))?,
+                    );
+                }
+                Some(_) => return Ok(true),
+            }
+        }
+        let now = self.base_fingerprint_kind(rel)?;
+        Ok(match (now.kind.as_str(), view) {
+            ("absent", None) => true,
+            ("absent", Some(_)) | (_, None) => false,
+            ("dir", Some(m)) => m.is_dir(),
+            (_, Some(m)) => {
+                let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+                m.size() == now.size
+                    && ns(m.mtime(), m.mtime_nsec()) == now.mtime_ns
+                    && ns(m.ctime(), m.ctime_nsec()) == now.ctime_ns
+            }
+        })
     }
 }
 

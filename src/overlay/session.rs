@@ -294,6 +294,7 @@ impl Session {
         let protects = crate::sandbox::host::contains_protected(&path);
         let base = Root {
             dir,
+            kernel_path: path.clone(),
             path,
             configured,
             restrict: true,

@@ -339,7 +339,9 @@ impl Root {
             (Anchor::Root, DirRef::Known(_, rel)) => Some(rel.clone()),
             (Anchor::Root, DirRef::Opened(handle)) => {
                 let real = real_path(handle).ok()?;
-                real.strip_prefix(&self.path).ok().map(Path::to_path_buf)
+                real.strip_prefix(&self.kernel_path)
+                    .ok()
+                    .map(Path::to_path_buf)
             }
             (Anchor::Host, _) => {
                 let real = real_path(&**dir).ok()?;

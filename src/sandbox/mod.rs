@@ -9,4 +9,5 @@ pub mod root;
 pub mod state_dir;
 pub mod sys;
 pub mod tempfile;
+pub mod view_mount;
 pub mod walk;

@@ -641,7 +641,7 @@ impl Root {
     /// directory moved out meanwhile).
     pub(crate) fn shown_location(&self, located: &Located<'_>) -> Option<String> {
         let real = real_path(&*located.dir).ok()?;
-        let rel = real.strip_prefix(&self.path).ok()?;
+        let rel = real.strip_prefix(&self.kernel_path).ok()?;
         let full = match &located.leaf {
             Some(leaf) => rel.join(leaf),
             None => rel.to_path_buf(),
@@ -769,6 +769,9 @@ mod tests {
             profile: "wsfs".into(),
             wasm_tools: Vec::new(),
             wasm_policy: Default::default(),
+            mode: Default::default(),
+            session: None,
+            session_refresh_ms: None,
         };
         Workspace::open(&config).unwrap().0
     }

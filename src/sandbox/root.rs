@@ -23,6 +23,10 @@ pub(crate) struct Root {
     pub dir: Dir,
     /// The root with its symlinks resolved at open.
     pub path: PathBuf,
+    /// The root's path as the kernel names its handle in `/proc/self/fd`: `path` for a
+    /// directory of the host's tree, `/` for an overlay workspace's view (a mount attached
+    /// nowhere, whose paths start at its own root).
+    pub kernel_path: PathBuf,
     /// The root as configured (absolute, `~` expanded), accepted as a prefix of absolute paths.
     pub configured: PathBuf,
     /// `restrict_to_workspace`: paths resolve beneath `dir`; else from `/` (see `host`).
@@ -192,7 +196,7 @@ impl Root {
                         ),
                     )
                 })?;
-                match real.strip_prefix(&self.path) {
+                match real.strip_prefix(&self.kernel_path) {
                     Ok(inside) => (inside.to_path_buf(), true),
                     Err(_) => (real.strip_prefix("/").unwrap_or(&real).to_path_buf(), false),
                 }

@@ -17,11 +17,28 @@ use std::path::{Path, PathBuf};
 pub enum Backend {
     /// The root is a host directory, changed in place.
     Host,
+    /// The root is the read-only base of an overlay session (`"mode": "overlay"`): the tools
+    /// work on a kernel overlay view of base + session.
+    Overlay,
 }
 
 /// Every backend the behaviour tests run on: adding a backend is one line here (and its arm
 /// in the fixture's operations below).
-pub const BACKENDS: &[Backend] = &[Backend::Host];
+pub const BACKENDS: &[Backend] = &[Backend::Host, Backend::Overlay];
+
+/// The workspace config a fixture on `backend` starts from (the test's own is merged over
+/// it). An overlay fixture keeps its session in `base/state` and mounts the view afresh
+/// before every call, so what the fixture seeds shows at once.
+pub fn backend_config(backend: Backend, base: &Path) -> serde_json::Value {
+    match backend {
+        Backend::Host => serde_json::json!({}),
+        Backend::Overlay => serde_json::json!({
+            "mode": "overlay",
+            "state_dir": base.join("state").to_str().unwrap(),
+            "session_refresh_ms": 0,
+        }),
+    }
+}
 
 thread_local! {
     static CURRENT: Cell<Backend> = const { Cell::new(Backend::Host) };
@@ -66,11 +83,67 @@ macro_rules! backend_tests {
 }
 
 impl Fixture {
-    /// Where `rel` is on the host, for a backend whose files are plain files there.
+    /// Where `rel` is as the workspace shows it: for host the root itself; for overlay the
+    /// path through a fresh mount of the view (base + the session's upper tree), held until
+    /// the next call here.
     fn host_path(&self, rel: &str) -> PathBuf {
         match self.backend {
             Backend::Host => self.root.join(rel),
+            Backend::Overlay => {
+                let session = self.session_dir();
+                let work = session.join("test-work");
+                let _ = fs::remove_dir_all(&work);
+                fs::create_dir(&work).unwrap();
+                let view = wsfs::testing::mount_view(&self.root, &session.join("upper"), &work)
+                    .unwrap_or_else(|e| panic!("mounting the session's view: {e}"));
+                use std::os::fd::AsRawFd;
+                let at = PathBuf::from(format!("/proc/self/fd/{}", view.as_raw_fd())).join(rel);
+                *self.view.borrow_mut() = Some(view);
+                at
+            }
         }
+    }
+
+    /// Where a change to `rel` made by the fixture goes: in the base, unless the session
+    /// already decides what the view shows there (an upper entry at `rel`, or a whiteout or
+    /// opaque directory above it), then through the view.
+    fn change_path(&self, rel: &str) -> PathBuf {
+        match self.backend {
+            Backend::Host => self.root.join(rel),
+            Backend::Overlay if self.upper_decides(rel) => self.host_path(rel),
+            Backend::Overlay => self.root.join(rel),
+        }
+    }
+
+    /// The overlay session's directory (`<state>/<workspace id>/sessions/default`).
+    pub fn session_dir(&self) -> PathBuf {
+        let state = self.base.join("state");
+        for entry in fs::read_dir(&state).unwrap_or_else(|e| panic!("no state dir: {e}")) {
+            let dir = entry.unwrap().path().join("sessions").join("default");
+            if dir.is_dir() {
+                return dir;
+            }
+        }
+        panic!("no overlay session under {}", state.display());
+    }
+
+    fn upper_decides(&self, rel: &str) -> bool {
+        use std::os::unix::fs::FileTypeExt;
+        let mut at = self.session_dir().join("upper");
+        let names: Vec<&str> = rel.split('/').filter(|n| !n.is_empty() && *n != ".").collect();
+        for (i, name) in names.iter().enumerate() {
+            at.push(name);
+            let Ok(meta) = fs::symlink_metadata(&at) else {
+                return false;
+            };
+            if i + 1 == names.len() || meta.file_type().is_char_device() || !meta.is_dir() {
+                return true;
+            }
+            if super::is_opaque(&at) {
+                return true;
+            }
+        }
+        false
     }
 
     /// Where a test makes on the host what the fixture has no operation for (a socket it
@@ -82,7 +155,7 @@ impl Fixture {
 
     /// Writes a file (parents created), as seen by the workspace.
     pub fn write(&self, rel: &str, bytes: impl AsRef<[u8]>) {
-        let p = self.host_path(rel);
+        let p = self.change_path(rel);
         if let Some(parent) = p.parent() {
             fs::create_dir_all(parent).unwrap();
         }
@@ -126,12 +199,12 @@ impl Fixture {
 
     /// Creates the directory `rel` and its missing parents.
     pub fn mkdir(&self, rel: &str) {
-        fs::create_dir_all(self.host_path(rel)).unwrap();
+        fs::create_dir_all(self.change_path(rel)).unwrap();
     }
 
     /// Creates the symlink `rel` (parents created) pointing at `target`, as given.
     pub fn symlink(&self, target: impl AsRef<Path>, rel: &str) {
-        let p = self.host_path(rel);
+        let p = self.change_path(rel);
         if let Some(parent) = p.parent() {
             fs::create_dir_all(parent).unwrap();
         }
@@ -145,7 +218,7 @@ impl Fixture {
 
     /// Sets the permission bits of `rel`.
     pub fn set_mode(&self, rel: &str, mode: u32) {
-        fs::set_permissions(self.host_path(rel), fs::Permissions::from_mode(mode)).unwrap();
+        fs::set_permissions(self.change_path(rel), fs::Permissions::from_mode(mode)).unwrap();
     }
 
     /// The permission bits of `rel` (not followed).
@@ -168,7 +241,7 @@ impl Fixture {
 
     /// Makes a FIFO at `rel`.
     pub fn mkfifo(&self, rel: &str) {
-        super::mkfifo(&self.host_path(rel));
+        super::mkfifo(&self.change_path(rel));
     }
 
     /// The entry `rel` itself (`lstat`).
@@ -183,22 +256,28 @@ impl Fixture {
 
     /// Creates (or truncates) the file `rel` and hands it out for writing.
     pub fn create_file(&self, rel: &str) -> fs::File {
-        fs::File::create(self.host_path(rel)).unwrap_or_else(|e| panic!("create {rel}: {e}"))
+        fs::File::create(self.change_path(rel)).unwrap_or_else(|e| panic!("create {rel}: {e}"))
     }
 
     /// Makes `link` a second name of the file `existing`.
     pub fn hard_link(&self, existing: &str, link: &str) {
-        fs::hard_link(self.host_path(existing), self.host_path(link)).unwrap();
+        let through_view = self.backend == Backend::Overlay
+            && (self.upper_decides(existing) || self.upper_decides(link));
+        let at = match through_view {
+            true => self.host_path(""),
+            false => self.root.clone(),
+        };
+        fs::hard_link(at.join(existing), at.join(link)).unwrap();
     }
 
     /// Removes the empty directory `rel`.
     pub fn remove_dir(&self, rel: &str) {
-        fs::remove_dir(self.host_path(rel)).unwrap_or_else(|e| panic!("rmdir {rel}: {e}"));
+        fs::remove_dir(self.change_path(rel)).unwrap_or_else(|e| panic!("rmdir {rel}: {e}"));
     }
 
     /// Removes the file or symlink `rel`.
     pub fn remove_file(&self, rel: &str) {
-        fs::remove_file(self.host_path(rel)).unwrap_or_else(|e| panic!("unlink {rel}: {e}"));
+        fs::remove_file(self.change_path(rel)).unwrap_or_else(|e| panic!("unlink {rel}: {e}"));
     }
 
     /// The SHA-256 of the file `rel` as `sha256sum` prints it.

@@ -370,6 +370,8 @@ pub struct Fixture {
     pub ws: u64,
     /// The backend the workspace is on (see `backend.rs`).
     pub backend: Backend,
+    /// Overlay: the test's own mount of the view the last `host_path` went through.
+    pub view: std::cell::RefCell<Option<std::os::fd::OwnedFd>>,
 }
 
 impl Fixture {
@@ -394,13 +396,16 @@ impl Fixture {
         let base = fs::canonicalize(tmp.path()).unwrap();
         let root = base.join("ws");
         fs::create_dir(&root).unwrap();
-        let ws = open_ws(&root, extra);
+        let mut config = backend_config(current_backend(), &base);
+        merge(&mut config, extra);
+        let ws = open_ws(&root, config);
         Fixture {
             tmp,
             base,
             root,
             ws,
             backend: current_backend(),
+            view: Default::default(),
         }
     }
 
@@ -411,7 +416,11 @@ impl Fixture {
         let base = fs::canonicalize(tmp.path()).unwrap();
         let root = base.join("ws");
         fs::create_dir(&root).unwrap();
-        let mut config = json!({ "state_dir": base.join("state").to_str().unwrap() });
+        let mut config = backend_config(current_backend(), &base);
+        merge(
+            &mut config,
+            json!({ "state_dir": base.join("state").to_str().unwrap() }),
+        );
         merge(&mut config, extra);
         let ws = open_ws(&root, config);
         Fixture {
@@ -420,6 +429,7 @@ impl Fixture {
             root,
             ws,
             backend: current_backend(),
+            view: Default::default(),
         }
     }
 
@@ -457,6 +467,23 @@ impl Drop for Fixture {
     fn drop(&mut self) {
         let _ = close_ws(self.ws);
     }
+}
+
+/// Whether the directory `path` carries overlayfs's opaque mark (`user.overlay.opaque`).
+pub fn is_opaque(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    let mut buf = [0u8; 4];
+    // SAFETY: NUL-terminated strings and a live 4-byte buffer.
+    let n = unsafe {
+        libc::lgetxattr(
+            c.as_ptr(),
+            c"user.overlay.opaque".as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    n > 0 && buf[0] == b'y'
 }
 
 /// What a tree looks like, without following symlinks: path → (kind, bytes/target, mode, inode).

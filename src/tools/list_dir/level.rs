@@ -233,6 +233,9 @@ mod tests {
             profile: "wsfs".into(),
             wasm_tools: Vec::new(),
             wasm_policy: Default::default(),
+            mode: Default::default(),
+            session: None,
+            session_refresh_ms: None,
         };
         let ws = Workspace::open(&config).unwrap().0;
         let ctl = CallControl::new(Duration::from_secs(10), None);

@@ -118,6 +118,9 @@ impl TestWorkspace {
             policy: Default::default(),
             wasm_tools: Vec::new(),
             wasm_policy: Default::default(),
+            mode: Default::default(),
+            session: None,
+            session_refresh_ms: None,
             profile: "wsfs".into(),
         };
         configure(&mut config);

@@ -376,6 +376,9 @@ fn tools_get_a_confined_workspace_only() {
         policy: Default::default(),
         wasm_tools: Vec::new(),
         wasm_policy: Default::default(),
+        mode: Default::default(),
+        session: None,
+        session_refresh_ms: None,
         profile: "wsfs".into(),
     };
     let ws = Arc::new(Workspace::open(&config).unwrap().0);

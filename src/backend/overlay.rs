@@ -1,0 +1,438 @@
+//! The overlay backend (issue 20): an overlay workspace's tools work on a kernel overlay
+//! mount of the base (the workspace root, lower and never changed through the mount) and the
+//! session's upper tree, made detached for this process alone (`sandbox::view_mount`). Every
+//! tool runs the host backend's code unchanged on the mount's root, so each keeps its
+//! arguments, results, texts, codes and guarantees; the kernel merges directories, copies a
+//! file up before its first change and records deletions as whiteouts.
+//!
+//! What this backend adds: before anything is changed, the session records the base
+//! fingerprint of the path at its first touch and that it changed since the last checkpoint
+//! (`Session::touch`), for the commit's conflict check and the checkpoints' before-images.
+//! Every change a tool makes is reached through a resolution for writing (`resolve` with
+//! `writes`, `resolve_entry`), so the touch happens there, before the tool changes anything.
+//! A directory about to be moved or removed touches every path the session holds below it.
+//!
+//! The one operation overlayfs refuses is renaming a directory the base has (without
+//! `redirect_dir`, which the unprivileged `userxattr` format does not allow): `rename` then
+//! copies the directory to its new name and removes the old one (see `move_dir_by_copy`).
+
+use super::{Backend, FileId, Host, Listed};
+use crate::commit::{CommitError, Committed, Op};
+use crate::control::CallControl;
+use crate::error::{ErrorCode, Result, WsfsError};
+use crate::overlay::Session;
+use crate::sandbox::gate::{Access, Gate};
+use crate::sandbox::resolve::Located;
+use crate::sandbox::root::{Anchor, DirRef, Root, ToolPath};
+use crate::sandbox::walk::deny::{StartPaths, WalkFilter};
+use crate::sandbox::walk::dfs::{Entry, Flow, Walked};
+use crate::sandbox::walk::filter::WalkOptions;
+use crate::sandbox::walk::remove::{Removal, RemoveOptions};
+use crate::sandbox::walk::tree::Tree;
+use cap_std::fs::Dir;
+use rustix::fs::RenameFlags;
+use std::cell::Cell;
+use std::ffi::OsStr;
+use std::io;
+use std::os::fd::BorrowedFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::{Duration, Instant};
+
+mod copy;
+
+/// The session an overlay workspace works in, shared by its backend (which touches paths)
+/// and the workspace's session operations (diff, commit, checkpoint, rewind, discard).
+#[derive(Debug)]
+pub(crate) struct SessionView {
+    /// `None` only after a discard whose fresh session could not be opened.
+    session: Mutex<Option<Session>>,
+    /// Tool calls hold it shared for their whole run; a session operation that changes the
+    /// upper tree or the base behind the mount (commit, rewind, discard) holds it exclusively
+    /// and then mounts the view afresh, so no call straddles two mounts.
+    pub(crate) calls: RwLock<()>,
+    /// What opens the session again (after a discard) and mounts the view again.
+    pub(crate) base: BaseSpec,
+    /// The mount may show what is no longer so (a program changed the upper tree through a
+    /// mount of its own, or a write found the base changed behind the view): the next call
+    /// waits for the calls in flight and mounts the view afresh before it starts.
+    pub(crate) dirty: AtomicBool,
+    /// When the view was last mounted.
+    pub(crate) mounted_at: Mutex<Instant>,
+    /// A view older than this is mounted afresh by the next call that starts while no other
+    /// runs, so base changes made outside the session show within about this long (the
+    /// kernel caches the base's names; see docs/ARCHITECTURE.md, "The overlay view").
+    pub(crate) refresh_after: Duration,
+}
+
+/// `refresh_after` unless the config says otherwise.
+pub(crate) const REFRESH_AFTER: Duration = Duration::from_secs(1);
+
+thread_local! {
+    /// This thread's call met a stale view before changing anything (see `Overlay::touched`):
+    /// the dispatcher mounts afresh and runs the call once more.
+    static MET_STALE_VIEW: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether this thread's call met a stale view (and forgets it).
+pub(crate) fn take_met_stale_view() -> bool {
+    MET_STALE_VIEW.with(|c| c.replace(false))
+}
+
+/// The base as the session opened it: its handle and settings, to make its `Root` again.
+#[derive(Debug)]
+pub(crate) struct BaseSpec {
+    pub dir: Dir,
+    pub path: PathBuf,
+    pub configured: PathBuf,
+    pub protects: bool,
+    pub state: crate::sandbox::state_dir::StateDir,
+    /// The workspace's state directory (the session lives in `sessions/<name>` below it).
+    pub state_path: PathBuf,
+    pub name: String,
+}
+
+impl BaseSpec {
+    /// A `Root` on the base (for a session to commit into).
+    pub(crate) fn root(&self) -> io::Result<Root> {
+        Ok(Root {
+            dir: self.dir.try_clone()?,
+            path: self.path.clone(),
+            kernel_path: self.path.clone(),
+            configured: self.configured.clone(),
+            restrict: true,
+            protects: self.protects,
+            state: self.state.clone(),
+            records_dir: std::sync::OnceLock::new(),
+        })
+    }
+}
+
+impl SessionView {
+    pub(crate) fn new(session: Session, base: BaseSpec, refresh_after: Duration) -> SessionView {
+        SessionView {
+            session: Mutex::new(Some(session)),
+            calls: RwLock::new(()),
+            base,
+            dirty: AtomicBool::new(false),
+            mounted_at: Mutex::new(Instant::now()),
+            refresh_after,
+        }
+    }
+
+    /// Whether the next call should mount the view afresh, and whether it must (dirty) or
+    /// may if no call is in flight (old).
+    pub(crate) fn wants_remount(&self) -> Option<bool> {
+        if self.dirty.load(Ordering::Acquire) {
+            return Some(true);
+        }
+        let at = *self.mounted_at.lock().unwrap_or_else(|p| p.into_inner());
+        (at.elapsed() >= self.refresh_after).then_some(false)
+    }
+
+    /// Records a fresh mount.
+    pub(crate) fn mounted(&self) {
+        self.dirty.store(false, Ordering::Release);
+        *self.mounted_at.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+    }
+
+    /// Replaces the session (after a discard).
+    pub(crate) fn set(&self, session: Option<Session>) {
+        *self.lock() = session;
+    }
+
+    /// The session, locked.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Option<Session>> {
+        self.session.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` on the open session.
+    pub(crate) fn with<T>(&self, f: impl FnOnce(&mut Session) -> Result<T>) -> Result<T> {
+        let mut guard = self.lock();
+        let session = guard.as_mut().ok_or_else(|| {
+            WsfsError::new(
+                ErrorCode::IoError,
+                "the overlay session could not be opened again after its discard; reopen the workspace",
+            )
+        })?;
+        f(session)
+    }
+
+    /// Records `rel`'s base fingerprint and that it changes, before the caller changes it.
+    fn touch(&self, rel: &Path, display: &str) -> Result<()> {
+        let Some(rel) = rel.to_str() else {
+            return Err(WsfsError::new(
+                ErrorCode::InvalidPath,
+                format!(
+                    "{display}: an overlay session keeps UTF-8 paths only; choose a UTF-8 name"
+                ),
+            ));
+        };
+        if rel.is_empty() {
+            return Ok(());
+        }
+        self.with(|s| s.touch(rel))
+    }
+
+    /// Touches `rel` and every path the session holds below it (a directory about to be
+    /// moved or removed).
+    fn touch_tree(&self, rel: &Path, display: &str) -> Result<()> {
+        self.touch(rel, display)?;
+        let Some(text) = rel.to_str() else {
+            return Ok(());
+        };
+        let below = self.with(|s| s.upper_paths_below(text))?;
+        for path in below {
+            self.touch(Path::new(&path), display)?;
+        }
+        Ok(())
+    }
+}
+
+/// The overlay backend: the host backend on the view's mount, plus the session's touches.
+#[derive(Debug)]
+pub(crate) struct Overlay {
+    pub(crate) host: Host,
+    pub(crate) view: Arc<SessionView>,
+}
+
+impl Overlay {
+    /// The workspace-relative path a resolution reached.
+    fn located_rel(&self, located: &Located<'_>) -> Result<PathBuf> {
+        match &located.resolved_rel {
+            Some(rel) => Ok(rel.clone()),
+            None => self.host.rel_of(&located.dir, located.leaf.as_deref()),
+        }
+    }
+
+    /// Touches what a resolution for writing reached (and the directories it created), or
+    /// undoes the resolution.
+    fn touched<'a>(&self, located: Located<'a>, tree: bool, display: &str) -> Result<Located<'a>> {
+        let touch = || -> Result<()> {
+            for created in &located.created {
+                self.view.touch(created.rel(), display)?;
+            }
+            let rel = self.located_rel(&located)?;
+            let is_dir = located.leaf_meta.as_ref().is_some_and(|m| m.is_dir());
+            match tree && is_dir {
+                true => self.view.touch_tree(&rel, display)?,
+                false => self.view.touch(&rel, display)?,
+            }
+            // What the kernel would copy up must be what was just fingerprinted.
+            let Some(text) = rel.to_str().filter(|t| !t.is_empty()) else {
+                return Ok(());
+            };
+            if self
+                .view
+                .with(|s| s.view_shows_now(text, located.leaf_meta.as_ref()))?
+            {
+                return Ok(());
+            }
+            self.view.dirty.store(true, Ordering::Release);
+            MET_STALE_VIEW.with(|c| c.set(true));
+            Err(WsfsError::new(
+                ErrorCode::IoError,
+                format!(
+                    "{display} changed in the workspace outside this session after the session's \
+                     view was made; nothing was changed: retry the call"
+                ),
+            ))
+        };
+        match touch() {
+            Ok(()) => Ok(located),
+            Err(e) => {
+                self.host.undo_created(located);
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Backend for Overlay {
+    fn root(&self) -> &Root {
+        &self.host.root
+    }
+
+    fn resolve<'a>(
+        &'a self,
+        path: &ToolPath,
+        access: Access,
+        create_parents: bool,
+        gate: &dyn Gate,
+        ctl: &CallControl,
+    ) -> Result<Located<'a>> {
+        let located = self.host.resolve(path, access, create_parents, gate, ctl)?;
+        match access.writes {
+            true => self.touched(located, false, &path.display),
+            false => Ok(located),
+        }
+    }
+
+    fn resolve_entry<'a>(
+        &'a self,
+        path: &ToolPath,
+        access: Access,
+        create_parents: bool,
+        gate: &dyn Gate,
+        ctl: &CallControl,
+    ) -> Result<Located<'a>> {
+        let located = self
+            .host
+            .resolve_entry(path, access, create_parents, gate, ctl)?;
+        match access.writes {
+            true => self.touched(located, true, &path.display),
+            false => Ok(located),
+        }
+    }
+
+    fn resolve_info<'a>(
+        &'a self,
+        path: &ToolPath,
+        gate: &dyn Gate,
+        ctl: &CallControl,
+    ) -> Result<Located<'a>> {
+        self.host.resolve_info(path, gate, ctl)
+    }
+
+    fn link_target(
+        &self,
+        located: &Located<'_>,
+        gate: &dyn Gate,
+        ctl: &CallControl,
+    ) -> Option<String> {
+        self.host.link_target(located, gate, ctl)
+    }
+
+    fn undo_created(&self, located: Located<'_>) {
+        self.host.undo_created(located)
+    }
+
+    fn open_child_dir<'a>(&'a self, dir: &Dir, name: &OsStr) -> io::Result<DirRef<'a>> {
+        self.host.open_child_dir(dir, name)
+    }
+
+    fn open_at_root(&self, rel: &Path) -> io::Result<DirRef<'_>> {
+        self.host.open_at_root(rel)
+    }
+
+    fn parent_dir(&self, dir: &Dir) -> io::Result<Dir> {
+        self.host.parent_dir(dir)
+    }
+
+    fn root_id(&self) -> io::Result<FileId> {
+        self.host.root_id()
+    }
+
+    fn has_entry(&self, dir: &Dir, name: &OsStr) -> bool {
+        self.host.has_entry(dir, name)
+    }
+
+    fn exists(&self, rel: &Path) -> bool {
+        self.host.exists(rel)
+    }
+
+    fn list(
+        &self,
+        dir: BorrowedFd<'_>,
+        display: &str,
+        ctl: &CallControl,
+        visit: &mut dyn FnMut(Listed<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        self.host.list(dir, display, ctl, visit)
+    }
+
+    fn walk(
+        &self,
+        dir: BorrowedFd<'_>,
+        display: &str,
+        opts: &WalkOptions<'_>,
+        all: bool,
+        ctl: &CallControl,
+        visit: &mut dyn FnMut(&Entry<'_>) -> Result<Flow>,
+    ) -> Result<Walked> {
+        self.host.walk(dir, display, opts, all, ctl, visit)
+    }
+
+    fn list_tree(
+        &self,
+        dir: BorrowedFd<'_>,
+        display: &str,
+        opts: &WalkOptions<'_>,
+        cap: usize,
+        ctl: &CallControl,
+    ) -> Result<Tree> {
+        self.host.list_tree(dir, display, opts, cap, ctl)
+    }
+
+    fn walk_filter<'a>(
+        &'a self,
+        gate: &'a dyn Gate,
+        start: &DirRef<'_>,
+        known: StartPaths,
+    ) -> Result<Option<WalkFilter<'a>>> {
+        self.host.walk_filter(gate, start, known)
+    }
+
+    fn remove_file(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()> {
+        self.host.remove_file(dir, name)
+    }
+
+    fn remove_empty_dir(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()> {
+        self.host.remove_empty_dir(dir, name)
+    }
+
+    fn remove_tree(
+        &self,
+        parent: &Dir,
+        name: &OsStr,
+        id: FileId,
+        opts: &RemoveOptions<'_>,
+        ctl: &CallControl,
+    ) -> io::Result<Removal> {
+        self.host.remove_tree(parent, name, id, opts, ctl)
+    }
+
+    fn rename(
+        &self,
+        from_dir: &Dir,
+        from: &OsStr,
+        to_dir: &Dir,
+        to: &OsStr,
+        flags: RenameFlags,
+    ) -> rustix::io::Result<()> {
+        match self.host.rename(from_dir, from, to_dir, to, flags) {
+            // overlayfs renames no directory the base has (see the module doc).
+            Err(rustix::io::Errno::XDEV) => {
+                copy::move_dir_by_copy(from_dir, from, to_dir, to, flags)
+            }
+            other => other,
+        }
+    }
+
+    fn create_dir(&self, dir: &Dir, name: &OsStr) -> io::Result<()> {
+        self.host.create_dir(dir, name)
+    }
+
+    fn commit(
+        &self,
+        gate: &dyn Gate,
+        anchor: Anchor,
+        ops: Vec<Op<'_>>,
+        ctl: &CallControl,
+    ) -> std::result::Result<Committed, CommitError> {
+        self.host.commit(gate, anchor, ops, ctl)
+    }
+
+    fn rel_of(&self, dir: &DirRef<'_>, leaf: Option<&OsStr>) -> Result<PathBuf> {
+        self.host.rel_of(dir, leaf)
+    }
+
+    fn shown_of(&self, dir: &DirRef<'_>, leaf: Option<&OsStr>, fallback: &str) -> String {
+        self.host.shown_of(dir, leaf, fallback)
+    }
+
+    fn shown_anchored(&self, anchor: Anchor, rel: &Path) -> String {
+        self.host.shown_anchored(anchor, rel)
+    }
+}
