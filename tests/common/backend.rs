@@ -90,16 +90,25 @@ impl Fixture {
         match self.backend {
             Backend::Host => self.root.join(rel),
             Backend::Overlay => {
-                let session = self.session_dir();
-                let work = session.join("test-work");
-                let _ = fs::remove_dir_all(&work);
-                fs::create_dir(&work).unwrap();
-                let view = wsfs::testing::mount_view(&self.root, &session.join("upper"), &work)
-                    .unwrap_or_else(|e| panic!("mounting the session's view: {e}"));
                 use std::os::fd::AsRawFd;
-                let at = PathBuf::from(format!("/proc/self/fd/{}", view.as_raw_fd())).join(rel);
-                *self.view.borrow_mut() = Some(view);
-                at
+                use std::sync::atomic::Ordering;
+                // The kernel caches what it looked up: a mount is reused only while nothing
+                // (no wsfs call, no change by the fixture) may have changed base or session.
+                let now = super::WSFS_RESULTS.load(Ordering::SeqCst);
+                let mut cached = self.view.borrow_mut();
+                if !matches!(&*cached, Some((_, Some(at))) if *at == now) {
+                    *cached = None; // unmounted before the next one is made
+                    let session = self.session_dir();
+                    let work = session.join("test-work");
+                    let _ = fs::remove_dir_all(&work);
+                    fs::create_dir(&work).unwrap();
+                    let view =
+                        wsfs::testing::mount_view(&self.root, &session.join("upper"), &work)
+                            .unwrap_or_else(|e| panic!("mounting the session's view: {e}"));
+                    *cached = Some((view, Some(now)));
+                }
+                let fd = cached.as_ref().map(|(fd, _)| fd.as_raw_fd()).unwrap();
+                PathBuf::from(format!("/proc/self/fd/{fd}")).join(rel)
             }
         }
     }
@@ -108,11 +117,16 @@ impl Fixture {
     /// already decides what the view shows there (an upper entry at `rel`, or a whiteout or
     /// opaque directory above it), then through the view.
     fn change_path(&self, rel: &str) -> PathBuf {
-        match self.backend {
-            Backend::Host => self.root.join(rel),
+        let at = match self.backend {
+            Backend::Host => return self.root.join(rel),
             Backend::Overlay if self.upper_decides(rel) => self.host_path(rel),
             Backend::Overlay => self.root.join(rel),
+        };
+        // What the fixture is about to change: the next look mounts afresh.
+        if let Some((_, made_at)) = self.view.borrow_mut().as_mut() {
+            *made_at = None;
         }
+        at
     }
 
     /// The overlay session's directory (`<state>/<workspace id>/sessions/default`).
@@ -270,6 +284,9 @@ impl Fixture {
             true => self.host_path(""),
             false => self.root.clone(),
         };
+        if let Some((_, made_at)) = self.view.borrow_mut().as_mut() {
+            *made_at = None;
+        }
         fs::hard_link(at.join(existing), at.join(link)).unwrap();
     }
 

@@ -70,9 +70,14 @@ pub fn short(v: &Value) -> String {
     }
 }
 
+/// How many strings wsfs has returned in this process: an overlay fixture's own mount of the
+/// view is reused while no call may have changed the session (see `Fixture::host_path`).
+pub static WSFS_RESULTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Takes ownership of a string returned by wsfs: non-NULL, UTF-8, freed exactly once.
 pub fn take_string(p: *mut c_char) -> String {
     assert!(!p.is_null(), "wsfs returned NULL (the contract says never)");
+    WSFS_RESULTS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let s = unsafe { CStr::from_ptr(p) }.to_str().map(str::to_owned);
     unsafe { ffi::wsfs_string_free(p) };
     s.expect("wsfs returned a string that is not UTF-8")
@@ -375,7 +380,8 @@ pub struct Fixture {
     /// The backend the workspace is on (see `backend.rs`).
     pub backend: Backend,
     /// Overlay: the test's own mount of the view the last `host_path` went through.
-    pub view: std::cell::RefCell<Option<std::os::fd::OwnedFd>>,
+    /// With the `WSFS_RESULTS` count it was made at (`None`: the fixture changed something).
+    pub view: std::cell::RefCell<Option<(std::os::fd::OwnedFd, Option<u64>)>>,
 }
 
 impl Fixture {
