@@ -281,6 +281,20 @@ env WSFS_OVERLAY_DIR="$SCRATCH/overlay" WSFS_OVERLAY_OUT="$OUT/overlay.jsonl" \
 	exit 1
 }
 
+# Overlay mode's reads (benches/overlay_view.rs): an untouched and a touched 4 KiB file
+# through wsfs_call, paired against host mode on the same base.
+VIEW_SAMPLES=20000
+[[ $MODE == short ]] && VIEW_SAMPLES=200
+step "overlay mode: read_file of an untouched and a touched file vs host mode ($VIEW_SAMPLES paired samples)"
+mkdir -p "$SCRATCH/overlay"
+env WSFS_OVERLAY_VIEW_DIR="$SCRATCH/overlay" WSFS_OVERLAY_VIEW_OUT="$OUT/overlay_view.jsonl" \
+	WSFS_OVERLAY_VIEW_SAMPLES=$VIEW_SAMPLES \
+	$CARGO bench --locked --bench overlay_view >"$OUT/overlay_view.log" 2>&1 || {
+	tail -n 30 "$OUT/overlay_view.log" >&2
+	echo "bench: the overlay view bench failed (log: $OUT/overlay_view.log)" >&2
+	exit 1
+}
+
 WASM_SAMPLES=2000
 [[ $MODE == short ]] && WASM_SAMPLES=20
 step "Wasm tools through wsfs_call: a no-op tool, echo, a 4 KiB read vs read_file, loading ($WASM_SAMPLES samples)"

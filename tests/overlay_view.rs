@@ -110,27 +110,40 @@ fn the_base_changes_only_at_commit_and_then_shows_the_view() {
         json!({}),
     );
     let before = snapshot(&o.root);
-    assert_ok(&o.call("write_file", json!({"path": "new/a.txt", "content": "new\n"})));
+    assert_ok(&o.call(
+        "write_file",
+        json!({"path": "new/a.txt", "content": "new\n"}),
+    ));
     assert_ok(&o.call(
         "edit_file",
         json!({"path": "edit.txt", "old_text": "two", "new_text": "TWO"}),
     ));
-    assert_ok(&o.call("append_file", json!({"path": "keep.txt", "content": "more\n"})));
+    assert_ok(&o.call(
+        "append_file",
+        json!({"path": "keep.txt", "content": "more\n"}),
+    ));
     assert_ok(&o.call("delete_file", json!({"path": "gone.txt"})));
     assert_ok(&o.call("move_file", json!({"src": "d", "dst": "e"})));
-    assert_eq!(snapshot(&o.root), before, "the base changed before a commit");
+    assert_eq!(
+        snapshot(&o.root),
+        before,
+        "the base changed before a commit"
+    );
     // The view shows every change.
     assert_eq!(o.read("new/a.txt"), "new\n");
     assert_eq!(o.read("edit.txt"), "one\nTWO\n");
     assert_eq!(o.read("keep.txt"), "keep\nmore\n");
     assert_eq!(o.read("e/moved.txt"), "m\n");
-    assert_err(&o.call("read_file", json!({"path": "gone.txt"})), "path_not_found");
-    assert_err(&o.call("read_file", json!({"path": "d/moved.txt"})), "path_not_found");
-    let listed = o.call("list_dir", json!({"path": "."}));
-    assert_eq!(
-        entry_names(&listed),
-        ["e", "edit.txt", "keep.txt", "new"]
+    assert_err(
+        &o.call("read_file", json!({"path": "gone.txt"})),
+        "path_not_found",
     );
+    assert_err(
+        &o.call("read_file", json!({"path": "d/moved.txt"})),
+        "path_not_found",
+    );
+    let listed = o.call("list_dir", json!({"path": "."}));
+    assert_eq!(entry_names(&listed), ["e", "edit.txt", "keep.txt", "new"]);
     let found = o.call("search_text", json!({"query": "TWO"}));
     assert_eq!(assert_ok(&found)["matches"][0]["file"], json!("edit.txt"));
     // The diff lists each change; deletions first.
@@ -148,7 +161,11 @@ fn the_base_changes_only_at_commit_and_then_shows_the_view() {
     .iter()
     .map(|(p, s)| (p.to_string(), s.to_string()))
     .collect();
-    let paths: Vec<_> = got.iter().filter(|(p, _)| !p.ends_with('/') && p.contains('.')).cloned().collect();
+    let paths: Vec<_> = got
+        .iter()
+        .filter(|(p, _)| !p.ends_with('/') && p.contains('.'))
+        .cloned()
+        .collect();
     assert_eq!(paths, want);
     // Commit everything: the base becomes the view, and the tools go on.
     let v = session(o.ws, "commit", None);
@@ -159,7 +176,10 @@ fn the_base_changes_only_at_commit_and_then_shows_the_view() {
     assert_eq!(o.base("e/moved.txt").as_deref(), Some("m\n"));
     assert!(o.base("gone.txt").is_none() && !o.root.join("d/moved.txt").exists());
     assert!(changes(o.ws).is_empty(), "{:?}", changes(o.ws));
-    assert_ok(&o.call("write_file", json!({"path": "edit.txt", "content": "after\n"})));
+    assert_ok(&o.call(
+        "write_file",
+        json!({"path": "edit.txt", "content": "after\n"}),
+    ));
     assert_eq!(o.read("edit.txt"), "after\n");
     assert_eq!(o.base("edit.txt").as_deref(), Some("one\nTWO\n"));
 }
@@ -168,7 +188,11 @@ fn the_base_changes_only_at_commit_and_then_shows_the_view() {
 fn part_of_a_session_is_committed_and_a_checkpoint_rewinds_the_rest() {
     let o = Overlay::new(&[("a.txt", "a\n"), ("b.txt", "b\n")], json!({}));
     assert_ok(&o.call("write_file", json!({"path": "a.txt", "content": "A\n"})));
-    let id = assert_ok(&session(o.ws, "checkpoint", Some(json!({"label": "after a"}))))["id"]
+    let id = assert_ok(&session(
+        o.ws,
+        "checkpoint",
+        Some(json!({"label": "after a"})),
+    ))["id"]
         .as_str()
         .unwrap()
         .to_string();
@@ -184,13 +208,22 @@ fn part_of_a_session_is_committed_and_a_checkpoint_rewinds_the_rest() {
     // Rewind to the checkpoint: b and c go back to how they were then.
     assert_ok(&session(o.ws, "rewind", Some(json!({ "id": id }))));
     assert_eq!(o.read("b.txt"), "b\n");
-    assert_err(&o.call("read_file", json!({"path": "c.txt"})), "path_not_found");
+    assert_err(
+        &o.call("read_file", json!({"path": "c.txt"})),
+        "path_not_found",
+    );
     assert_eq!(o.read("a.txt"), "A\n");
     assert!(changes(o.ws).is_empty(), "{:?}", changes(o.ws));
     // An unknown checkpoint, and a rewind without one.
-    assert_err(&session(o.ws, "rewind", Some(json!({"id": "99"}))), "invalid_arguments");
+    assert_err(
+        &session(o.ws, "rewind", Some(json!({"id": "99"}))),
+        "invalid_arguments",
+    );
     assert_err(&session(o.ws, "rewind", None), "invalid_arguments");
-    assert_err(&session(o.ws, "diff", Some(json!({"nope": 1}))), "invalid_arguments");
+    assert_err(
+        &session(o.ws, "diff", Some(json!({"nope": 1}))),
+        "invalid_arguments",
+    );
 }
 
 #[test]
@@ -200,7 +233,10 @@ fn discard_drops_the_session_and_the_view_shows_the_base() {
     assert_ok(&o.call("write_file", json!({"path": "n.txt", "content": "n\n"})));
     assert_ok(&session(o.ws, "discard", None));
     assert_eq!(o.read("a.txt"), "a\n");
-    assert_err(&o.call("read_file", json!({"path": "n.txt"})), "path_not_found");
+    assert_err(
+        &o.call("read_file", json!({"path": "n.txt"})),
+        "path_not_found",
+    );
     assert!(changes(o.ws).is_empty());
     // The workspace goes on in a fresh session.
     assert_ok(&o.call("write_file", json!({"path": "a.txt", "content": "again\n"})));
@@ -214,18 +250,34 @@ fn a_session_outlives_its_workspace_and_sessions_are_independent() {
     assert_ok(&o.call("write_file", json!({"path": "a.txt", "content": "one\n"})));
     let two = open_ws(&o.root, config(&o.state, json!({"session": "two"})));
     let v = call(two, "read_file", json!({"path": "a.txt"}));
-    assert_eq!(assert_ok(&v)["content"], json!("a\n"), "session two saw session one");
+    assert_eq!(
+        assert_ok(&v)["content"],
+        json!("a\n"),
+        "session two saw session one"
+    );
     // A second workspace on the same session in this process shares it.
     let shared = open_ws(&o.root, config(&o.state, json!({"session": "one"})));
     let v = call(shared, "read_file", json!({"path": "a.txt"}));
-    assert_eq!(assert_ok(&v)["content"], json!("one\n"), "a second open did not share");
-    assert_ok(&call(shared, "write_file", json!({"path": "s.txt", "content": "s\n"})));
+    assert_eq!(
+        assert_ok(&v)["content"],
+        json!("one\n"),
+        "a second open did not share"
+    );
+    assert_ok(&call(
+        shared,
+        "write_file",
+        json!({"path": "s.txt", "content": "s\n"}),
+    ));
     assert_eq!(o.read("s.txt"), "s\n");
     close_ws(shared);
     close_ws(o.ws);
     let reopened = open_ws(&o.root, config(&o.state, json!({"session": "one"})));
     let v = call(reopened, "read_file", json!({"path": "a.txt"}));
-    assert_eq!(assert_ok(&v)["content"], json!("one\n"), "the session did not last");
+    assert_eq!(
+        assert_ok(&v)["content"],
+        json!("one\n"),
+        "the session did not last"
+    );
     close_ws(reopened);
     close_ws(two);
 }
@@ -233,7 +285,10 @@ fn a_session_outlives_its_workspace_and_sessions_are_independent() {
 #[test]
 fn a_base_file_replaced_behind_the_view_is_never_the_ground_of_a_write() {
     // A view that is never refreshed on its own: only writes may notice.
-    let o = Overlay::new(&[("a.txt", "old\n")], json!({"session_refresh_ms": 86_400_000}));
+    let o = Overlay::new(
+        &[("a.txt", "old\n")],
+        json!({"session_refresh_ms": 86_400_000}),
+    );
     assert_eq!(o.read("a.txt"), "old\n");
     // Another program replaces the base file (as editors and git do): a new inode.
     fs::write(o.root.join("a.tmp"), "new\n").unwrap();
@@ -257,7 +312,10 @@ fn a_base_file_replaced_behind_the_view_is_never_the_ground_of_a_write() {
 #[test]
 fn a_base_changed_after_the_session_touched_it_is_a_conflict_and_nothing_is_written() {
     let o = Overlay::new(&[("a.txt", "1\n2\n3\n"), ("b.txt", "b\n")], json!({}));
-    assert_ok(&o.call("write_file", json!({"path": "a.txt", "content": "1\n2\nthree\n"})));
+    assert_ok(&o.call(
+        "write_file",
+        json!({"path": "a.txt", "content": "1\n2\nthree\n"}),
+    ));
     assert_ok(&o.call("write_file", json!({"path": "b.txt", "content": "B\n"})));
     fs::write(o.root.join("a.txt"), "one\n2\n3\n").unwrap();
     let v = session(o.ws, "commit", None);
@@ -266,7 +324,11 @@ fn a_base_changed_after_the_session_touched_it_is_a_conflict_and_nothing_is_writ
     assert_eq!(d["conflicts"][0]["path"], json!("a.txt"));
     assert_eq!(d["conflicts"][0]["mergeable"], json!(true));
     assert_eq!(o.base("a.txt").as_deref(), Some("one\n2\n3\n"));
-    assert_eq!(o.base("b.txt").as_deref(), Some("b\n"), "part of a refused commit was written");
+    assert_eq!(
+        o.base("b.txt").as_deref(),
+        Some("b\n"),
+        "part of a refused commit was written"
+    );
     let v = session(o.ws, "commit", Some(json!({"merge": true})));
     assert_eq!(assert_ok(&v)["committed"], json!(true), "{v}");
     assert_eq!(o.base("a.txt").as_deref(), Some("one\n2\nthree\n"));
@@ -321,7 +383,10 @@ fn session_operations_wait_for_calls_and_calls_go_on_after_them() {
         let o = o.clone();
         std::thread::spawn(move || {
             for i in 0..200 {
-                let v = o.call("write_file", json!({"path": "w.txt", "content": format!("{i}\n")}));
+                let v = o.call(
+                    "write_file",
+                    json!({"path": "w.txt", "content": format!("{i}\n")}),
+                );
                 assert_ok(&v);
             }
         })

@@ -102,9 +102,8 @@ impl Fixture {
                     let work = session.join("test-work");
                     let _ = fs::remove_dir_all(&work);
                     fs::create_dir(&work).unwrap();
-                    let view =
-                        wsfs::testing::mount_view(&self.root, &session.join("upper"), &work)
-                            .unwrap_or_else(|e| panic!("mounting the session's view: {e}"));
+                    let view = wsfs::testing::mount_view(&self.root, &session.join("upper"), &work)
+                        .unwrap_or_else(|e| panic!("mounting the session's view: {e}"));
                     *cached = Some((view, Some(now)));
                 }
                 let fd = cached.as_ref().map(|(fd, _)| fd.as_raw_fd()).unwrap();
