@@ -40,8 +40,7 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 
-mod overlay;
-pub(crate) use overlay::{take_met_stale_view, BaseSpec, Overlay, SessionView, REFRESH_AFTER};
+pub(crate) mod overlay;
 
 /// A directory's or file's identity: (device, inode).
 pub(crate) type FileId = (u64, u64);

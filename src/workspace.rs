@@ -3,7 +3,9 @@
 //! through the operations here, each a one-line call into the sandbox with the policy as its
 //! gate.
 
-use crate::backend::{Backend, FileId, Host, Listed, SessionView};
+use crate::backend::overlay::open::open_overlay;
+use crate::backend::overlay::SessionView;
+use crate::backend::{Backend, FileId, Host, Listed};
 use crate::commit::journal::recover_all;
 use crate::commit::{CommitError, Committed, Op};
 use crate::config::{Config, Limits};
@@ -120,7 +122,7 @@ impl Workspace {
         let (backend, session): (Box<dyn Backend>, _) = match config.session_name() {
             None => (Box::new(Host { root }), None),
             Some(name) => {
-                let (overlay, overlay_warnings) = session::open_overlay(
+                let (overlay, overlay_warnings) = open_overlay(
                     root,
                     name,
                     config.limits.max_write_bytes,

@@ -408,3 +408,22 @@ fn session_operations_wait_for_calls_and_calls_go_on_after_them() {
     }
     assert_eq!(o.base("w.txt").as_deref(), Some("199\n"));
 }
+
+#[test]
+fn programs_never_run_on_the_base_of_an_overlay_session() {
+    let o = Overlay::new(
+        &[("a.txt", "a\n")],
+        json!({"policy": {"exec_enabled": true, "shell_enabled": true}}),
+    );
+    let before = snapshot(&o.root);
+    for (tool, args) in [
+        ("shell", json!({"command": "echo x > a.txt"})),
+        ("safe_shell", json!({"command": "ls"})),
+        ("git_status", json!({})),
+        ("workspace_info", json!({})),
+    ] {
+        assert_err(&o.call(tool, args), "overlay_unavailable");
+    }
+    assert_eq!(snapshot(&o.root), before);
+    assert_eq!(o.read("a.txt"), "a\n");
+}

@@ -241,7 +241,7 @@ fn run(
     // that met a stale view before changing anything runs once more on a fresh one.
     let view = ws.call_guard();
     let first = run_guarded(ws, wasm, req, ctl, output);
-    let met_stale_view = crate::backend::take_met_stale_view();
+    let met_stale_view = crate::backend::overlay::take_met_stale_view();
     if first.is_ok() || !met_stale_view {
         return first;
     }

@@ -41,6 +41,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 mod copy;
+pub(crate) mod open;
 
 /// The session an overlay workspace works in, shared by its backend (which touches paths)
 /// and the workspace's session operations (diff, commit, checkpoint, rewind, discard).

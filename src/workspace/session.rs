@@ -1,137 +1,18 @@
-//! Overlay mode: opening the session and its view, and the host's session operations (diff,
-//! commit, checkpoint, rewind, checkpoints, discard). See `backend::overlay` for the view and
-//! `overlay` for the store.
+//! Overlay mode: the host's session operations (diff, commit, checkpoint, rewind,
+//! checkpoints, discard, refresh) and the guard every tool call holds. See `backend::overlay`
+//! for the view and `overlay` for the store.
 
 use super::Workspace;
-use crate::backend::{BaseSpec, Host, Overlay, SessionView, REFRESH_AFTER};
-use crate::commit::journal::recover_all;
+use crate::backend::overlay::open::mount;
+use crate::backend::overlay::SessionView;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::overlay::{
     CheckpointInfo, CheckpointOptions, CheckpointResult, CommitOptions, CommitResult, DiffOptions,
     DiffResult, RewindOptions, Session,
 };
-use crate::sandbox::root::Root;
-use crate::sandbox::state_dir::StateDir;
 use crate::sandbox::view_mount;
-use cap_std::ambient_authority;
-use cap_std::fs::Dir;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock, RwLockReadGuard, Weak};
-
-/// The sessions open in this process, by their directory: a second workspace on the same
-/// session shares it (its view, its lock and its calls' exclusion) instead of being refused
-/// by the session's lock, which keeps other processes out.
-static OPEN_SESSIONS: Mutex<Vec<(PathBuf, Weak<SessionView>)>> = Mutex::new(Vec::new());
-
-/// Opens the session `name` over the base `root` (or joins it, when this process has it
-/// open) and mounts its view. Returns the backend and the warnings of the view's recovery.
-pub(super) fn open_overlay(
-    root: Root,
-    name: &str,
-    max_write_bytes: u64,
-    refresh_ms: Option<u64>,
-) -> Result<(Overlay, Vec<String>)> {
-    let StateDir::At(state_path) = root.state.clone() else {
-        return Err(WsfsError::new(
-            ErrorCode::InvalidArguments,
-            "mode overlay keeps the session in the state directory, and this workspace has none \
-             outside it: set state_dir to a directory outside the workspace",
-        ));
-    };
-    let session_dir = state_path.join("sessions").join(name);
-    let mut open = OPEN_SESSIONS.lock().unwrap_or_else(|p| p.into_inner());
-    open.retain(|(_, view)| view.strong_count() > 0);
-    let shared = open
-        .iter()
-        .find(|(dir, _)| *dir == session_dir)
-        .and_then(|(_, view)| view.upgrade());
-    let (view, view_fd) = match shared {
-        Some(view) => {
-            // The same mount as the workspaces already on it.
-            // The same mount as the workspaces already on it (duplicated under the lock
-            // their handles are registered under, so none closes meanwhile).
-            let roots = view.roots.lock().unwrap_or_else(|p| p.into_inner());
-            let fd = match roots.first() {
-                Some(&fd) => dup_raw(fd)?,
-                None => view.with(|s| mount(&view.base, s))?,
-            };
-            drop(roots);
-            (view, fd)
-        }
-        None => {
-            let dup = |dir: &Dir| {
-                dir.try_clone()
-                    .map_err(|e| WsfsError::from_io(&e, "the workspace root"))
-            };
-            let base = BaseSpec {
-                dir: dup(&root.dir)?,
-                path: root.path.clone(),
-                configured: root.configured.clone(),
-                protects: root.protects,
-                state: root.state.clone(),
-                state_path: state_path.clone(),
-                name: name.to_string(),
-            };
-            let session = Session::open_in(root, &state_path, name)?;
-            let fd = mount(&base, &session)?;
-            let refresh = refresh_ms.map_or(REFRESH_AFTER, std::time::Duration::from_millis);
-            let view = Arc::new(SessionView::new(session, base, refresh));
-            open.push((session_dir.clone(), Arc::downgrade(&view)));
-            (view, fd)
-        }
-    };
-    drop(open);
-    let view_state = session_dir.join("view-state");
-    std::fs::create_dir_all(&view_state)
-        .map_err(|e| WsfsError::from_io(&e, &view_state.display().to_string()))?;
-    let view_root = Root {
-        dir: Dir::from_std_file(std::fs::File::from(view_fd)),
-        path: view.base.path.clone(),
-        kernel_path: PathBuf::from("/"),
-        configured: view.base.configured.clone(),
-        restrict: true,
-        protects: view.base.protects,
-        state: StateDir::At(view_state),
-        records_dir: OnceLock::new(),
-    };
-    {
-        use std::os::fd::AsRawFd;
-        let mut roots = view.roots.lock().unwrap_or_else(|p| p.into_inner());
-        roots.push(view_root.dir.as_raw_fd());
-    }
-    // The view's own multi-file commits and new directories a crash interrupted.
-    let recovery = recover_all(&view_root, max_write_bytes);
-    let mut warnings = recovery.warnings;
-    warnings.extend(crate::sandbox::new_dirs::recover_all(&view_root));
-    let overlay = Overlay {
-        host: Host { root: view_root },
-        view,
-    };
-    Ok((overlay, warnings))
-}
-
-/// A new descriptor on what `fd` (owned by a live workspace) is open on.
-fn dup_raw(fd: std::os::fd::RawFd) -> Result<std::os::fd::OwnedFd> {
-    view_mount::dup_of(fd).map_err(|e| WsfsError::from_io(&e, "the session's view"))
-}
-
-/// A new kernel overlay mount of the base and the session's upper tree.
-fn mount(base: &BaseSpec, session: &Session) -> Result<std::os::fd::OwnedFd> {
-    let (_, _, work_path) = session.mount_dirs()?;
-    let work = Dir::open_ambient_dir(&work_path, ambient_authority())
-        .map_err(|e| WsfsError::from_io(&e, &work_path.display().to_string()))?;
-    view_mount::mount_view(&base.dir, session.upper(), &work).map_err(|e| {
-        WsfsError::new(
-            ErrorCode::OverlayUnavailable,
-            format!(
-                "mode overlay needs a kernel overlay mount of the workspace and its session \
-                 (unprivileged user namespaces and overlayfs), and the kernel refused it: {e}; \
-                 open the workspace in mode host instead"
-            ),
-        )
-    })
-}
+use std::sync::RwLockReadGuard;
 
 impl Workspace {
     /// Held shared by every tool call for its whole run (see `SessionView::calls`); `None` in

@@ -45,7 +45,7 @@ impl Tool for RunTestsTool {
 
     fn run(call: &mut Call<'_>, args: RunTestsArgs) -> Result<(TestRun, Vec<Warning>)> {
         let dir = cwd(call, "")?;
-        let dev = state(call.ws);
+        let dev = state(call.ws)?;
         let files = files(call);
         Ok((
             run_tests(&dev.runner, &dir, &files, &args, &control(call.ctl))?,
@@ -57,7 +57,7 @@ impl Tool for RunTestsTool {
 fn check(call: &mut Call<'_>, which: Check, mut args: CheckArgs) -> Result<CheckRun> {
     args.paths = program_paths(call, &args.paths, Access::READ)?;
     let dir = cwd(call, "")?;
-    let dev = state(call.ws);
+    let dev = state(call.ws)?;
     let files = files(call);
     run_check(which, &dev.runner, &dir, &files, &args, &control(call.ctl))
 }

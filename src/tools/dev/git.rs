@@ -49,7 +49,7 @@ impl Tool for GitStatusTool {
 
     fn run(call: &mut Call<'_>, _args: GitStatusArgs) -> Result<(GitStatus, Vec<Warning>)> {
         let dir = cwd(call, "")?;
-        let dev = state(call.ws);
+        let dev = state(call.ws)?;
         Ok((
             git_status(&dev.runner, &dir, &control(call.ctl))?,
             Vec::new(),
@@ -76,7 +76,7 @@ impl Tool for GitDiffTool {
     fn run(call: &mut Call<'_>, mut args: GitDiffArgs) -> Result<(GitDiff, Vec<Warning>)> {
         args.pathspec = program_paths(call, &args.pathspec, Access::READ)?;
         let dir = cwd(call, "")?;
-        let dev = state(call.ws);
+        let dev = state(call.ws)?;
         Ok((
             git_diff(&dev.runner, &dir, &args, &control(call.ctl))?,
             Vec::new(),
@@ -111,7 +111,7 @@ impl Tool for GitCommitTool {
             args.paths = program_paths(call, &args.paths, Access::WRITE)?;
         }
         let dir = cwd(call, "")?;
-        let dev = state(call.ws);
+        let dev = state(call.ws)?;
         Ok((
             git_commit(&dev.runner, &dir, &args, &control(call.ctl))?,
             Vec::new(),

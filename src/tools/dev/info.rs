@@ -67,7 +67,7 @@ impl Tool for WorkspaceInfoTool {
     }
 
     fn run(call: &mut Call<'_>, args: WorkspaceInfoArgs) -> Result<(InfoOutput, Vec<Warning>)> {
-        let dev = state(call.ws);
+        let dev = state(call.ws)?;
         let files = files(call);
         let info = dev
             .info

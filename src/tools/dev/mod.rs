@@ -39,12 +39,26 @@ pub(crate) struct DevState {
     pub(crate) info: InfoCache,
 }
 
-/// This workspace's runner and cache, made on first use from its policy.
-pub(crate) fn state(ws: &Workspace) -> Arc<DevState> {
-    ws.slot(|| DevState {
+/// This workspace's runner and cache, made on first use from its policy. In overlay mode no
+/// program runs: it would have to run on the session's view (never on the base, which must not
+/// change before a commit), and wiring the runner's overlay to a session (its changes merged
+/// into the session with their fingerprints and checkpoint images) is not done yet.
+pub(crate) fn state(ws: &Workspace) -> Result<Arc<DevState>> {
+    if let Some(name) = ws.session_name() {
+        return Err(WsfsError::new(
+            ErrorCode::OverlayUnavailable,
+            format!(
+                "this workspace is in overlay mode (session {name}), and programs do not run on \
+                 an overlay session's view in this version; nothing ran (a program never runs \
+                 on the base instead). Use the file tools here, or a host-mode workspace for \
+                 tests, git and shells"
+            ),
+        ));
+    }
+    Ok(ws.slot(|| DevState {
         runner: Runner::new(places(ws), exec_policy(ws)),
         info: InfoCache::default(),
-    })
+    }))
 }
 
 fn places(ws: &Workspace) -> ExecPlaces {

@@ -83,7 +83,7 @@ impl Tool for SafeShellTool {
     fn run(call: &mut Call<'_>, args: SafeShellArgs) -> Result<(SafeShellResult, Vec<Warning>)> {
         let policy = Policy::builtin().map_err(|e| WsfsError::new(ErrorCode::IoError, e))?;
         let dir = cwd(call, &args.cwd)?;
-        let dev = state(call.ws);
+        let dev = state(call.ws)?;
         Ok((
             safe_shell(&dev.runner, policy, &dir, &args, &control(call.ctl))?,
             Vec::new(),
@@ -108,7 +108,7 @@ impl Tool for ShellTool {
 
     fn run(call: &mut Call<'_>, args: ShellArgs) -> Result<(ShellRun, Vec<Warning>)> {
         let dir = cwd(call, &args.cwd)?;
-        let dev = state(call.ws);
+        let dev = state(call.ws)?;
         Ok((
             shell(&dev.runner, &dir, &args, &control(call.ctl))?,
             Vec::new(),
