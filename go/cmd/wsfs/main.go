@@ -7,6 +7,8 @@
 //	wsfs mcp --root DIR [--read-only] [--config FILE]
 //	                                          serve the tools over MCP (stdio)
 //	wsfs tool new|build|list|run|test ...     make, build, inspect and try Wasm tools
+//	wsfs session diff|commit|checkpoint|rewind|checkpoints|discard|refresh ...
+//	                                          the host's operations on an overlay session
 //
 // TOOL is any tool `wsfs tools` lists (read_file, list_dir, ...); JSON is
 // its arguments (default "{}"; "-" reads them from standard input). The
@@ -57,6 +59,9 @@ const usage = `usage:
                                              see wsfs mcp -h
   wsfs tool new|build|list|run|test ...      make, build, inspect and try Wasm
                                              tools; see wsfs tool -h
+  wsfs session diff|commit|checkpoint|rewind|checkpoints|discard|refresh ...
+                                             the host's operations on an overlay
+                                             session; see wsfs session -h
 
 TOOL: %s.
 JSON: the tool's arguments (default {}; - reads them from stdin).
@@ -129,6 +134,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	case "tool":
 		return runTool(ctx, rest[1:], stdout, stderr)
+
+	case "session":
+		return runSession(ctx, rest[1:], stdin, stdout, stderr)
 
 	case "demo":
 		if len(rest) != 1 {
