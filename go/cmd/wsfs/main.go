@@ -151,6 +151,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintln(stderr, "wsfs demo:", err)
 			return 1
 		}
+		if _, err := demo.RunOverlay(ctx, demo.Options{Out: stdout, Model: model, Logger: logger}); err != nil {
+			fmt.Fprintln(stderr, "wsfs demo: overlay run:", err)
+			return 1
+		}
 		return 0
 
 	default:
