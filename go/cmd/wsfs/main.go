@@ -19,6 +19,10 @@
 // usage errors (unknown tool or command, missing
 // -workspace, bad flags, a workspace that cannot be opened).
 //
+// A tool run works on the overlay session WORKSPACE_FS_SESSION (default
+// "default") under WORKSPACE_FS_MODE=overlay; `wsfs session` reviews and
+// commits it.
+//
 // The demo uses a scripted model unless WSFS_MODEL_URL and WSFS_MODEL name
 // an OpenAI-compatible endpoint and model (see go/README.md).
 package main
@@ -65,6 +69,8 @@ const usage = `usage:
 
 TOOL: %s.
 JSON: the tool's arguments (default {}; - reads them from stdin).
+A tool run works on an overlay session under WORKSPACE_FS_MODE=overlay
+(WORKSPACE_FS_SESSION names it; wsfs session commits it).
 Exit status: 0 ok, 1 tool error, 2 usage error.
 
 flags:
@@ -179,12 +185,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			}
 			argsJSON = string(b)
 		}
+		mode, session, err := modeFromEnv()
+		if err != nil {
+			return usageError(stderr, err.Error())
+		}
 		ws, err := wsfs.Open(wsfs.Config{
 			Root:                *workspace,
 			RestrictToWorkspace: wsfs.Bool(!*unrestricted),
 			Limits:              wsfs.Limits{OperationTimeout: *timeout},
 			Policy:              policy(*readOnly, *auditLog),
 			Logger:              logger,
+			Mode:                mode,
+			Session:             session,
 		})
 		if err != nil {
 			fmt.Fprintln(stderr, err)
@@ -211,6 +223,28 @@ func policy(readOnly bool, auditLog string) wsfs.Policy {
 		p.WritesEnabled = wsfs.Bool(false)
 	}
 	return p
+}
+
+// modeFromEnv is the workspace mode and session of a tool run:
+// WORKSPACE_FS_MODE and WORKSPACE_FS_SESSION, checked as wsfs.ApplyToolEnv
+// checks them (a tool run reads no other variable of .env.example).
+func modeFromEnv() (wsfs.Mode, string, error) {
+	lookup := func(name string) (string, bool) {
+		if name == wsfs.EnvWorkspaceFSMode || name == wsfs.EnvWorkspaceFSSession {
+			return os.LookupEnv(name)
+		}
+		return "", false
+	}
+	raw, err := wsfs.ApplyToolEnv([]byte(`{}`), lookup)
+	if err != nil {
+		return "", "", err
+	}
+	var c struct {
+		Mode    wsfs.Mode `json:"mode"`
+		Session string    `json:"session"`
+	}
+	err = json.Unmarshal(raw, &c)
+	return c.Mode, c.Session, err
 }
 
 func usageError(stderr io.Writer, msg string) int {

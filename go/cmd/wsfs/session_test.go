@@ -161,3 +161,35 @@ func openJSONForTest(t *testing.T, cfg []byte) *wsfs.Workspace {
 	}
 	return ws
 }
+
+// TestToolRunOnSession: under WORKSPACE_FS_MODE=overlay a tool run writes to
+// the session WORKSPACE_FS_SESSION, and wsfs session commits it.
+func TestToolRunOnSession(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("WORKSPACE_FS_MODE", "overlay")
+	t.Setenv("WORKSPACE_FS_SESSION", "cli1")
+	code, out, msg := runCLI(t, "", "-workspace", root, "write_file", `{"path":"a.txt","content":"x\n"}`)
+	if strings.Contains(out+msg, "overlay_unavailable") {
+		t.Skipf("this kernel refuses the overlay view: %s %s", out, msg)
+	}
+	if code != 0 {
+		t.Fatalf("write_file: %d %s %s", code, out, msg)
+	}
+	if _, err := os.Stat(filepath.Join(root, "a.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the tool run wrote the base: %v", err)
+	}
+	if code, env, _ := sessionCLI(t, root, "", "diff", "--session", "other"); code != 0 || !strings.Contains(string(env.Data), `"changes":[]`) {
+		t.Fatalf("another session sees the change: %d %s", code, env.Data)
+	}
+	if code, env, _ := sessionCLI(t, root, "", "commit"); code != 0 || !env.OK {
+		t.Fatalf("commit: %d %+v", code, env)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "a.txt")); err != nil || string(b) != "x\n" {
+		t.Fatalf("base a.txt = %q, %v", b, err)
+	}
+	t.Setenv("WORKSPACE_FS_MODE", "agentfs")
+	if code, _, msg := runCLI(t, "", "-workspace", root, "read_file", `{"path":"a.txt"}`); code != 2 || !strings.Contains(msg, "WORKSPACE_FS_MODE") {
+		t.Fatalf("agentfs: %d %s", code, msg)
+	}
+}
