@@ -26,6 +26,11 @@ crate::backend_tests! {
 fn renames_a_file_keeping_its_inode_and_content() {
     let f = Fixture::new();
     f.write("a.txt", "hello\n");
+    if f.backend == Backend::Overlay {
+        // A base file gets a new inode when the kernel copies it up to the session, before
+        // its first change; from then on it is renamed like on the host.
+        assert_ok(&call(f.ws, "write_file", json!({"path": "a.txt", "content": "hello\n"})));
+    }
     let ino = f.stat("a.txt").ino();
     let v = mv(&f, "a.txt", "b.txt");
     let d = assert_ok(&v);
@@ -341,6 +346,9 @@ fn temp_names_escapes_and_missing_sources_are_refused() {
 #[test]
 fn a_move_waits_for_the_writers_lock() {
     let f = Fixture::new();
+    if f.skip_on(Backend::Overlay, "a lock a test holds on a workspace file through its own mount is not the view's lock (nothing outside the process can open the overlay view; wsfs's own writers share the view's locks, tested in overlay_view)") {
+        return;
+    }
     f.write("a.txt", "A");
     let held = f.open("a.txt");
     held.lock().unwrap();
@@ -373,6 +381,9 @@ fn a_stopped_move_changes_nothing() {
 #[test]
 fn moving_across_file_systems_is_an_error_not_a_copy() {
     let f = Fixture::new();
+    if f.skip_on(Backend::Overlay, "a file system mounted inside the base is not part of the session's view (overlayfs takes the base directory's own file system; README, Overlay sessions: limits)") {
+        return;
+    }
     f.mkdir("mnt");
     let Some(_mount) = Mount::new(&["-t", "tmpfs", "wsfs-test"], &f.disk_path("mnt")) else {
         eprintln!("skipped: cannot mount a tmpfs here (not root?)");

@@ -446,6 +446,10 @@ fn read_only_workspaces_refuse_every_changing_tool_from_the_registry() {
 
 #[test]
 fn unrestricted_mode_matches_unanchored_rules_outside_the_root() {
+    if current_backend() == Backend::Overlay {
+        eprintln!("not on the Overlay backend: an overlay session confines to its root (restrict_to_workspace: false is refused, tested in overlay_view)");
+        return;
+    }
     let f = Fixture::with_config(json!({
         "restrict_to_workspace": false,
         "policy": {"deny_read": [".env"]},

@@ -60,6 +60,10 @@ pub(crate) struct SessionView {
     pub(crate) dirty: AtomicBool,
     /// When the view was last mounted.
     pub(crate) mounted_at: Mutex<Instant>,
+    /// The root handle of every open workspace on this session in this process (each a
+    /// descriptor on the same mount, so all share the kernel's caches and locks): a remount
+    /// moves them all to the new mount at once.
+    pub(crate) roots: Mutex<Vec<std::os::fd::RawFd>>,
     /// A view older than this is mounted afresh by the next call that starts while no other
     /// runs, so base changes made outside the session show within about this long (the
     /// kernel caches the base's names; see docs/ARCHITECTURE.md, "The overlay view").
@@ -117,6 +121,7 @@ impl SessionView {
             base,
             dirty: AtomicBool::new(false),
             mounted_at: Mutex::new(Instant::now()),
+            roots: Mutex::new(Vec::new()),
             refresh_after,
         }
     }
@@ -197,6 +202,15 @@ pub(crate) struct Overlay {
     pub(crate) view: Arc<SessionView>,
 }
 
+impl Drop for Overlay {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        let fd = self.host.root.dir.as_raw_fd();
+        let mut roots = self.view.roots.lock().unwrap_or_else(|p| p.into_inner());
+        roots.retain(|&r| r != fd);
+    }
+}
+
 impl Overlay {
     /// The workspace-relative path a resolution reached.
     fn located_rel(&self, located: &Located<'_>) -> Result<PathBuf> {
@@ -212,6 +226,14 @@ impl Overlay {
         let touch = || -> Result<()> {
             for created in &located.created {
                 self.view.touch(created.rel(), display)?;
+            }
+            // `.` and `..` as the last name name no entry a tool changes (the tools refuse
+            // them after resolution).
+            // A path that names a directory by `.`/`..` (no leaf): the tools refuse it.
+            match located.leaf.as_ref() {
+                None => return Ok(()),
+                Some(l) if l.as_os_str() == "." || l.as_os_str() == ".." => return Ok(()),
+                Some(_) => {}
             }
             let rel = self.located_rel(&located)?;
             let is_dir = located.leaf_meta.as_ref().is_some_and(|m| m.is_dir());

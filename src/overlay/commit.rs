@@ -82,6 +82,10 @@ struct Intended {
 
 /// Whether the base's `now` is what the session recorded.
 fn unchanged(recorded: &store::Fingerprint, now: &store::Fingerprint) -> bool {
+    // A file too large to hash: only its stat fields can say.
+    if recorded.kind == "file" && recorded.sha256.is_none() {
+        return recorded.same_stat(now);
+    }
     if recorded.same_stat(now) && (recorded.kind != "file" || recorded.sha256.is_some()) {
         return true;
     }

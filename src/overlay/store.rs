@@ -26,6 +26,10 @@ use std::os::fd::AsFd;
 
 pub(crate) const LOG_NAME: &str = "touched.log";
 
+/// Largest base file whose content a fingerprint hashes; a larger one is fingerprinted by its
+/// stat fields alone (device, inode, size, mtime, ctime, mode), which any change moves.
+pub(crate) const MAX_HASHED_BYTES: u64 = 64 << 20;
+
 /// The state of a base path when the session first touched it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fingerprint {
@@ -105,6 +109,8 @@ pub(crate) fn fingerprint_at(
     let kind = FileType::from_raw_mode(stat.st_mode);
     let mut fp = stat_fingerprint(&stat);
     match kind {
+        // Too large to hash at a touch (a sparse 10 GiB file): its stat fields decide.
+        FileType::RegularFile if stat.st_size as u64 > MAX_HASHED_BYTES => {}
         FileType::RegularFile => {
             let file = crate::sandbox::sys::open_file(dir.as_fd(), name.as_encoded_bytes())?;
             let after = rustix::fs::fstat(&file)?;

@@ -423,7 +423,7 @@ fn recover_one(root: &Root, base: &Dir, name: &OsStr) -> io::Result<()> {
         )?,
     };
     for dir in parsed.dirs.iter().rev() {
-        remove_if_ours(&anchor_dir, dir);
+        remove_if_ours(&anchor_dir, dir, root.is_view());
     }
     remove_record(base, name)
 }
@@ -437,7 +437,7 @@ fn remove_record(base: &Dir, name: &OsStr) -> io::Result<()> {
 
 /// Removes `dir`'s temp name and its name, each if it is the call's and empty. The parent is
 /// opened beneath the anchor with no symlink on the way; anything unexpected leaves it be.
-fn remove_if_ours(anchor_dir: &OwnedFd, dir: &Recorded) {
+fn remove_if_ours(anchor_dir: &OwnedFd, dir: &Recorded, new_device: bool) {
     let rel = dir.parent.as_os_str().as_bytes();
     let Ok(parent) = crate::sandbox::sys::reopen_beneath(anchor_dir.as_fd(), rel) else {
         return;
@@ -453,7 +453,8 @@ fn remove_if_ours(anchor_dir: &OwnedFd, dir: &Recorded) {
         removed |= rustix::fs::unlinkat(&parent, dir.temp.as_str(), AtFlags::REMOVEDIR).is_ok();
     }
     if let Some(made) = dir.made {
-        let same_inode = is_dir(&dir.name) == Some((made.dev, made.ino));
+        let same_inode = is_dir(&dir.name)
+            .is_some_and(|(dev, ino)| ino == made.ino && (new_device || dev == made.dev));
         let same_birth = || made.born.is_none() || birth_time(&parent, &dir.name) == made.born;
         if same_inode && same_birth() {
             removed |= rustix::fs::unlinkat(&parent, &dir.name, AtFlags::REMOVEDIR).is_ok();

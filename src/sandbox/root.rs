@@ -168,6 +168,12 @@ impl Root {
         }
     }
 
+    /// Whether the root is an overlay session's view (a mount attached nowhere): its device
+    /// number is new at every mount, so an identity recorded by an earlier open is its inode.
+    pub fn is_view(&self) -> bool {
+        self.kernel_path != self.path
+    }
+
     /// The part of an absolute path below the root, compared component by component, so
     /// `/x/ws-evil` is not inside `/x/ws`.
     fn strip_root(&self, path: &Path) -> Option<PathBuf> {

@@ -138,23 +138,29 @@ pub(crate) fn mount_view(
     Ok(root)
 }
 
-/// Makes the descriptor `target` (a view's root handle, owned elsewhere) refer to the mount
-/// `fresh` from now on, in one step: a call that opens beneath it afterwards sees the new
-/// mount; handles opened before keep the old one, which lives until the last is closed.
-pub(crate) fn replace(target: &impl AsFd, fresh: OwnedFd) -> io::Result<()> {
+/// Makes the descriptor `target` (a view's root handle, owned by a live workspace that
+/// registered it) refer to the mount `fresh` from now on, in one step: a call that opens
+/// beneath it afterwards sees the new mount; handles opened before keep the old one, which
+/// lives until the last is closed.
+pub(crate) fn replace_raw(target: RawFd, fresh: &OwnedFd) -> io::Result<()> {
     // SAFETY: dup3 takes integers only; `target`'s number stays open (now on the new mount)
-    // and stays owned by its owner; `fresh` is closed when dropped below.
-    let r = unsafe {
-        libc::dup3(
-            fresh.as_raw_fd(),
-            target.as_fd().as_raw_fd(),
-            libc::O_CLOEXEC,
-        )
-    };
+    // and stays owned by its owner, who unregisters it before closing it.
+    let r = unsafe { libc::dup3(fresh.as_raw_fd(), target, libc::O_CLOEXEC) };
     if r < 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// A new descriptor on the open file `fd` (owned by a live workspace) is.
+pub(crate) fn dup_of(fd: RawFd) -> io::Result<OwnedFd> {
+    // SAFETY: F_DUPFD_CLOEXEC takes integers only and returns a new descriptor we own.
+    let r = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `r` is a new descriptor nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(r) })
 }
 
 /// A layer's plan: overlayfs takes a layer only from the mount namespace it is made in (it

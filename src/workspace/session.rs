@@ -17,10 +17,15 @@ use crate::sandbox::view_mount;
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock, RwLockReadGuard};
+use std::sync::{Arc, Mutex, OnceLock, RwLockReadGuard, Weak};
 
-/// Opens the session `name` over the base `root` and mounts its view. Returns the backend and
-/// the warnings of the view's recovery.
+/// The sessions open in this process, by their directory: a second workspace on the same
+/// session shares it (its view, its lock and its calls' exclusion) instead of being refused
+/// by the session's lock, which keeps other processes out.
+static OPEN_SESSIONS: Mutex<Vec<(PathBuf, Weak<SessionView>)>> = Mutex::new(Vec::new());
+
+/// Opens the session `name` over the base `root` (or joins it, when this process has it
+/// open) and mounts its view. Returns the backend and the warnings of the view's recovery.
 pub(super) fn open_overlay(
     root: Root,
     name: &str,
@@ -34,47 +39,81 @@ pub(super) fn open_overlay(
              outside it: set state_dir to a directory outside the workspace",
         ));
     };
-    let dup = |dir: &Dir| {
-        dir.try_clone()
-            .map_err(|e| WsfsError::from_io(&e, "the workspace root"))
+    let session_dir = state_path.join("sessions").join(name);
+    let mut open = OPEN_SESSIONS.lock().unwrap_or_else(|p| p.into_inner());
+    open.retain(|(_, view)| view.strong_count() > 0);
+    let shared = open
+        .iter()
+        .find(|(dir, _)| *dir == session_dir)
+        .and_then(|(_, view)| view.upgrade());
+    let (view, view_fd) = match shared {
+        Some(view) => {
+            // The same mount as the workspaces already on it.
+            // The same mount as the workspaces already on it (duplicated under the lock
+            // their handles are registered under, so none closes meanwhile).
+            let roots = view.roots.lock().unwrap_or_else(|p| p.into_inner());
+            let fd = match roots.first() {
+                Some(&fd) => dup_raw(fd)?,
+                None => view.with(|s| mount(&view.base, s))?,
+            };
+            drop(roots);
+            (view, fd)
+        }
+        None => {
+            let dup = |dir: &Dir| {
+                dir.try_clone()
+                    .map_err(|e| WsfsError::from_io(&e, "the workspace root"))
+            };
+            let base = BaseSpec {
+                dir: dup(&root.dir)?,
+                path: root.path.clone(),
+                configured: root.configured.clone(),
+                protects: root.protects,
+                state: root.state.clone(),
+                state_path: state_path.clone(),
+                name: name.to_string(),
+            };
+            let session = Session::open_in(root, &state_path, name)?;
+            let fd = mount(&base, &session)?;
+            let refresh = refresh_ms.map_or(REFRESH_AFTER, std::time::Duration::from_millis);
+            let view = Arc::new(SessionView::new(session, base, refresh));
+            open.push((session_dir.clone(), Arc::downgrade(&view)));
+            (view, fd)
+        }
     };
-    let base = BaseSpec {
-        dir: dup(&root.dir)?,
-        path: root.path.clone(),
-        configured: root.configured.clone(),
-        protects: root.protects,
-        state: root.state.clone(),
-        state_path: state_path.clone(),
-        name: name.to_string(),
-    };
-    let session = Session::open_in(root, &state_path, name)?;
-    let view_fd = mount(&base, &session)?;
-    let view_state = state_path.join("sessions").join(name).join("view-state");
+    drop(open);
+    let view_state = session_dir.join("view-state");
     std::fs::create_dir_all(&view_state)
         .map_err(|e| WsfsError::from_io(&e, &view_state.display().to_string()))?;
     let view_root = Root {
         dir: Dir::from_std_file(std::fs::File::from(view_fd)),
-        path: base.path.clone(),
+        path: view.base.path.clone(),
         kernel_path: PathBuf::from("/"),
-        configured: base.configured.clone(),
+        configured: view.base.configured.clone(),
         restrict: true,
-        protects: base.protects,
+        protects: view.base.protects,
         state: StateDir::At(view_state),
         records_dir: OnceLock::new(),
     };
+    {
+        use std::os::fd::AsRawFd;
+        let mut roots = view.roots.lock().unwrap_or_else(|p| p.into_inner());
+        roots.push(view_root.dir.as_raw_fd());
+    }
     // The view's own multi-file commits and new directories a crash interrupted.
     let recovery = recover_all(&view_root, max_write_bytes);
     let mut warnings = recovery.warnings;
     warnings.extend(crate::sandbox::new_dirs::recover_all(&view_root));
     let overlay = Overlay {
         host: Host { root: view_root },
-        view: Arc::new(SessionView::new(
-            session,
-            base,
-            refresh_ms.map_or(REFRESH_AFTER, std::time::Duration::from_millis),
-        )),
+        view,
     };
     Ok((overlay, warnings))
+}
+
+/// A new descriptor on what `fd` (owned by a live workspace) is open on.
+fn dup_raw(fd: std::os::fd::RawFd) -> Result<std::os::fd::OwnedFd> {
+    view_mount::dup_of(fd).map_err(|e| WsfsError::from_io(&e, "the session's view"))
 }
 
 /// A new kernel overlay mount of the base and the session's upper tree.
@@ -115,11 +154,16 @@ impl Workspace {
         Some(view.calls.read().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// Mounts the view afresh (the caller holds `calls` exclusively).
+    /// Mounts the view afresh, for every workspace on the session (the caller holds
+    /// `calls` exclusively).
     fn remount(&self, view: &SessionView) -> Result<()> {
         let fresh = view.with(|s| mount(&view.base, s))?;
-        view_mount::replace(&self.backend.root().dir, fresh)
-            .map_err(|e| WsfsError::from_io(&e, "the session's view"))?;
+        let roots = view.roots.lock().unwrap_or_else(|p| p.into_inner());
+        for &fd in roots.iter() {
+            view_mount::replace_raw(fd, &fresh)
+                .map_err(|e| WsfsError::from_io(&e, "the session's view"))?;
+        }
+        drop(roots);
         view.mounted();
         Ok(())
     }

@@ -262,6 +262,10 @@ pub fn merge(base: &mut Value, extra: Value) {
 #[track_caller]
 pub fn open_ws(dir: &Path, extra_config: Value) -> u64 {
     let mut cfg = json!({ "root": dir.to_str().expect("utf-8 temp dir") });
+    // A behaviour test reopening its fixture's root reopens it on the same backend.
+    if let Some(parent) = dir.parent() {
+        merge(&mut cfg, backend_config(current_backend(), parent));
+    }
     merge(&mut cfg, extra_config);
     let v = open_raw(&cfg.to_string());
     let data = assert_ok(&v);
@@ -436,6 +440,9 @@ impl Fixture {
     /// The files in the state directory of a `with_state_dir` fixture (journals, markers), and
     /// beside it (records of the directories a call is making).
     pub fn state_files(&self) -> Vec<String> {
+        if self.backend == Backend::Overlay {
+            return self.view_state_files();
+        }
         let mut names = vec![];
         let Ok(entries) = fs::read_dir(self.base.join("state")) else {
             return names;
@@ -448,6 +455,30 @@ impl Fixture {
             }
             for e in fs::read_dir(entry.path()).unwrap() {
                 names.push(e.unwrap().file_name().to_string_lossy().into_owned());
+            }
+        }
+        names
+    }
+
+    /// Overlay: the journals and records of the view's own calls, in the session's
+    /// `view-state` directory and beside it (the session's store is not counted).
+    fn view_state_files(&self) -> Vec<String> {
+        let session = self.session_dir();
+        let mut names: Vec<String> = fs::read_dir(&session)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("view-state."))
+            .collect();
+        if let Ok(entries) = fs::read_dir(session.join("view-state")) {
+            for e in entries {
+                let e = e.unwrap();
+                if e.file_type().unwrap().is_dir() {
+                    for inner in fs::read_dir(e.path()).unwrap() {
+                        names.push(inner.unwrap().file_name().to_string_lossy().into_owned());
+                    }
+                } else {
+                    names.push(e.file_name().to_string_lossy().into_owned());
+                }
             }
         }
         names

@@ -1,0 +1,345 @@
+//! Overlay mode end to end through the C ABI (issue 20): the tools change only the session,
+//! the host diffs, commits all / some files / some hunks, checkpoints and rewinds, discards;
+//! the base never changes before a commit; a base changed behind the view is never the ground
+//! of a write; sessions are durable and independent; wsfs's own writers share the view's
+//! locks. The contract suite (`backend_tests!`) runs every tool's tests on the overlay too.
+use crate::common::*;
+
+use serde_json::{json, Value};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+struct Overlay {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    state: PathBuf,
+    ws: u64,
+}
+
+fn config(state: &Path, extra: Value) -> Value {
+    let mut c = json!({"mode": "overlay", "state_dir": state.to_str().unwrap()});
+    merge(&mut c, extra);
+    c
+}
+
+impl Overlay {
+    fn new(seed: &[(&str, &str)], extra: Value) -> Overlay {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(tmp.path()).unwrap();
+        let (root, state) = (base.join("ws"), base.join("state"));
+        for (rel, text) in seed {
+            let p = root.join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, text).unwrap();
+        }
+        fs::create_dir_all(&root).unwrap();
+        let ws = open_ws(&root, config(&state, extra));
+        Overlay {
+            _tmp: tmp,
+            root,
+            state,
+            ws,
+        }
+    }
+
+    fn call(&self, tool: &str, args: Value) -> Value {
+        call(self.ws, tool, args)
+    }
+
+    fn read(&self, path: &str) -> String {
+        let v = self.call("read_file", json!({ "path": path }));
+        assert_ok(&v)["content"].as_str().unwrap().to_string()
+    }
+
+    fn base(&self, rel: &str) -> Option<String> {
+        fs::read_to_string(self.root.join(rel)).ok()
+    }
+}
+
+impl Drop for Overlay {
+    fn drop(&mut self) {
+        let _ = close_ws(self.ws);
+    }
+}
+
+fn session(ws: u64, op: &str, options: Option<Value>) -> Value {
+    let text = options.map(|o| cs(&o.to_string()));
+    let ptr = text.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
+    // SAFETY: the options string (or NULL) lives for the call; each result is freed by
+    // take_envelope.
+    let raw = unsafe {
+        match op {
+            "diff" => ffi::wsfs_session_diff(ws, ptr),
+            "commit" => ffi::wsfs_session_commit(ws, ptr),
+            "checkpoint" => ffi::wsfs_session_checkpoint(ws, ptr),
+            "rewind" => ffi::wsfs_session_rewind(ws, ptr),
+            "checkpoints" => ffi::wsfs_session_checkpoints(ws),
+            "discard" => ffi::wsfs_session_discard(ws),
+            "refresh" => ffi::wsfs_session_refresh(ws),
+            _ => panic!("no session op {op}"),
+        }
+    };
+    take_envelope(raw)
+}
+
+fn changes(ws: u64) -> Vec<(String, String)> {
+    let v = session(ws, "diff", None);
+    assert_ok(&v)["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["path"].as_str().unwrap().to_string(),
+                c["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_base_changes_only_at_commit_and_then_shows_the_view() {
+    let o = Overlay::new(
+        &[
+            ("keep.txt", "keep\n"),
+            ("edit.txt", "one\ntwo\n"),
+            ("gone.txt", "bye\n"),
+            ("d/moved.txt", "m\n"),
+        ],
+        json!({}),
+    );
+    let before = snapshot(&o.root);
+    assert_ok(&o.call("write_file", json!({"path": "new/a.txt", "content": "new\n"})));
+    assert_ok(&o.call(
+        "edit_file",
+        json!({"path": "edit.txt", "old_text": "two", "new_text": "TWO"}),
+    ));
+    assert_ok(&o.call("append_file", json!({"path": "keep.txt", "content": "more\n"})));
+    assert_ok(&o.call("delete_file", json!({"path": "gone.txt"})));
+    assert_ok(&o.call("move_file", json!({"src": "d", "dst": "e"})));
+    assert_eq!(snapshot(&o.root), before, "the base changed before a commit");
+    // The view shows every change.
+    assert_eq!(o.read("new/a.txt"), "new\n");
+    assert_eq!(o.read("edit.txt"), "one\nTWO\n");
+    assert_eq!(o.read("keep.txt"), "keep\nmore\n");
+    assert_eq!(o.read("e/moved.txt"), "m\n");
+    assert_err(&o.call("read_file", json!({"path": "gone.txt"})), "path_not_found");
+    assert_err(&o.call("read_file", json!({"path": "d/moved.txt"})), "path_not_found");
+    let listed = o.call("list_dir", json!({"path": "."}));
+    assert_eq!(
+        entry_names(&listed),
+        ["e", "edit.txt", "keep.txt", "new"]
+    );
+    let found = o.call("search_text", json!({"query": "TWO"}));
+    assert_eq!(assert_ok(&found)["matches"][0]["file"], json!("edit.txt"));
+    // The diff lists each change; deletions first.
+    let mut got = changes(o.ws);
+    assert_eq!(got[0].1, "D", "deletions come first: {got:?}");
+    got.sort();
+    let want: Vec<(String, String)> = [
+        ("d/moved.txt", "D"),
+        ("e/moved.txt", "A"),
+        ("edit.txt", "M"),
+        ("gone.txt", "D"),
+        ("keep.txt", "M"),
+        ("new/a.txt", "A"),
+    ]
+    .iter()
+    .map(|(p, s)| (p.to_string(), s.to_string()))
+    .collect();
+    let paths: Vec<_> = got.iter().filter(|(p, _)| !p.ends_with('/') && p.contains('.')).cloned().collect();
+    assert_eq!(paths, want);
+    // Commit everything: the base becomes the view, and the tools go on.
+    let v = session(o.ws, "commit", None);
+    assert_eq!(assert_ok(&v)["committed"], json!(true), "{v}");
+    assert_eq!(o.base("edit.txt").as_deref(), Some("one\nTWO\n"));
+    assert_eq!(o.base("keep.txt").as_deref(), Some("keep\nmore\n"));
+    assert_eq!(o.base("new/a.txt").as_deref(), Some("new\n"));
+    assert_eq!(o.base("e/moved.txt").as_deref(), Some("m\n"));
+    assert!(o.base("gone.txt").is_none() && !o.root.join("d/moved.txt").exists());
+    assert!(changes(o.ws).is_empty(), "{:?}", changes(o.ws));
+    assert_ok(&o.call("write_file", json!({"path": "edit.txt", "content": "after\n"})));
+    assert_eq!(o.read("edit.txt"), "after\n");
+    assert_eq!(o.base("edit.txt").as_deref(), Some("one\nTWO\n"));
+}
+
+#[test]
+fn part_of_a_session_is_committed_and_a_checkpoint_rewinds_the_rest() {
+    let o = Overlay::new(&[("a.txt", "a\n"), ("b.txt", "b\n")], json!({}));
+    assert_ok(&o.call("write_file", json!({"path": "a.txt", "content": "A\n"})));
+    let id = assert_ok(&session(o.ws, "checkpoint", Some(json!({"label": "after a"}))))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ok(&o.call("write_file", json!({"path": "b.txt", "content": "B\n"})));
+    assert_ok(&o.call("write_file", json!({"path": "c.txt", "content": "C\n"})));
+    let listed = assert_ok(&session(o.ws, "checkpoints", None))["checkpoints"].clone();
+    assert_eq!(listed[0]["label"], json!("after a"));
+    // Commit only a.txt.
+    let v = session(o.ws, "commit", Some(json!({"paths": ["a.txt"]})));
+    assert_eq!(assert_ok(&v)["files"], json!(["a.txt"]));
+    assert_eq!(o.base("a.txt").as_deref(), Some("A\n"));
+    assert_eq!(o.base("b.txt").as_deref(), Some("b\n"));
+    // Rewind to the checkpoint: b and c go back to how they were then.
+    assert_ok(&session(o.ws, "rewind", Some(json!({ "id": id }))));
+    assert_eq!(o.read("b.txt"), "b\n");
+    assert_err(&o.call("read_file", json!({"path": "c.txt"})), "path_not_found");
+    assert_eq!(o.read("a.txt"), "A\n");
+    assert!(changes(o.ws).is_empty(), "{:?}", changes(o.ws));
+    // An unknown checkpoint, and a rewind without one.
+    assert_err(&session(o.ws, "rewind", Some(json!({"id": "99"}))), "invalid_arguments");
+    assert_err(&session(o.ws, "rewind", None), "invalid_arguments");
+    assert_err(&session(o.ws, "diff", Some(json!({"nope": 1}))), "invalid_arguments");
+}
+
+#[test]
+fn discard_drops_the_session_and_the_view_shows_the_base() {
+    let o = Overlay::new(&[("a.txt", "a\n")], json!({}));
+    assert_ok(&o.call("write_file", json!({"path": "a.txt", "content": "A\n"})));
+    assert_ok(&o.call("write_file", json!({"path": "n.txt", "content": "n\n"})));
+    assert_ok(&session(o.ws, "discard", None));
+    assert_eq!(o.read("a.txt"), "a\n");
+    assert_err(&o.call("read_file", json!({"path": "n.txt"})), "path_not_found");
+    assert!(changes(o.ws).is_empty());
+    // The workspace goes on in a fresh session.
+    assert_ok(&o.call("write_file", json!({"path": "a.txt", "content": "again\n"})));
+    assert_eq!(o.read("a.txt"), "again\n");
+    assert_eq!(o.base("a.txt").as_deref(), Some("a\n"));
+}
+
+#[test]
+fn a_session_outlives_its_workspace_and_sessions_are_independent() {
+    let o = Overlay::new(&[("a.txt", "a\n")], json!({"session": "one"}));
+    assert_ok(&o.call("write_file", json!({"path": "a.txt", "content": "one\n"})));
+    let two = open_ws(&o.root, config(&o.state, json!({"session": "two"})));
+    let v = call(two, "read_file", json!({"path": "a.txt"}));
+    assert_eq!(assert_ok(&v)["content"], json!("a\n"), "session two saw session one");
+    // A second workspace on the same session in this process shares it.
+    let shared = open_ws(&o.root, config(&o.state, json!({"session": "one"})));
+    let v = call(shared, "read_file", json!({"path": "a.txt"}));
+    assert_eq!(assert_ok(&v)["content"], json!("one\n"), "a second open did not share");
+    assert_ok(&call(shared, "write_file", json!({"path": "s.txt", "content": "s\n"})));
+    assert_eq!(o.read("s.txt"), "s\n");
+    close_ws(shared);
+    close_ws(o.ws);
+    let reopened = open_ws(&o.root, config(&o.state, json!({"session": "one"})));
+    let v = call(reopened, "read_file", json!({"path": "a.txt"}));
+    assert_eq!(assert_ok(&v)["content"], json!("one\n"), "the session did not last");
+    close_ws(reopened);
+    close_ws(two);
+}
+
+#[test]
+fn a_base_file_replaced_behind_the_view_is_never_the_ground_of_a_write() {
+    // A view that is never refreshed on its own: only writes may notice.
+    let o = Overlay::new(&[("a.txt", "old\n")], json!({"session_refresh_ms": 86_400_000}));
+    assert_eq!(o.read("a.txt"), "old\n");
+    // Another program replaces the base file (as editors and git do): a new inode.
+    fs::write(o.root.join("a.tmp"), "new\n").unwrap();
+    fs::rename(o.root.join("a.tmp"), o.root.join("a.txt")).unwrap();
+    // The edit sees the new content (the stale view is noticed and mounted afresh).
+    assert_ok(&o.call(
+        "edit_file",
+        json!({"path": "a.txt", "old_text": "new", "new_text": "edited"}),
+    ));
+    assert_eq!(o.read("a.txt"), "edited\n");
+    // And its fingerprint is the new base: the commit finds no conflict.
+    let v = session(o.ws, "commit", None);
+    assert_eq!(assert_ok(&v)["committed"], json!(true), "{v}");
+    assert_eq!(o.base("a.txt").as_deref(), Some("edited\n"));
+    // A new base file shows after a refresh.
+    fs::write(o.root.join("b.txt"), "b\n").unwrap();
+    assert_ok(&session(o.ws, "refresh", None));
+    assert_eq!(o.read("b.txt"), "b\n");
+}
+
+#[test]
+fn a_base_changed_after_the_session_touched_it_is_a_conflict_and_nothing_is_written() {
+    let o = Overlay::new(&[("a.txt", "1\n2\n3\n"), ("b.txt", "b\n")], json!({}));
+    assert_ok(&o.call("write_file", json!({"path": "a.txt", "content": "1\n2\nthree\n"})));
+    assert_ok(&o.call("write_file", json!({"path": "b.txt", "content": "B\n"})));
+    fs::write(o.root.join("a.txt"), "one\n2\n3\n").unwrap();
+    let v = session(o.ws, "commit", None);
+    let d = assert_ok(&v);
+    assert_eq!(d["committed"], json!(false), "{v}");
+    assert_eq!(d["conflicts"][0]["path"], json!("a.txt"));
+    assert_eq!(d["conflicts"][0]["mergeable"], json!(true));
+    assert_eq!(o.base("a.txt").as_deref(), Some("one\n2\n3\n"));
+    assert_eq!(o.base("b.txt").as_deref(), Some("b\n"), "part of a refused commit was written");
+    let v = session(o.ws, "commit", Some(json!({"merge": true})));
+    assert_eq!(assert_ok(&v)["committed"], json!(true), "{v}");
+    assert_eq!(o.base("a.txt").as_deref(), Some("one\n2\nthree\n"));
+}
+
+#[test]
+fn overlay_settings_are_checked_and_host_mode_has_no_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(tmp.path()).unwrap();
+    let host = open_ws(&root, json!({}));
+    assert_err(&session(host, "diff", None), "no_session");
+    assert_err(&session(host, "discard", None), "no_session");
+    close_ws(host);
+    let bad = [
+        json!({"root": root, "session": "s"}),
+        json!({"root": root, "session_refresh_ms": 5}),
+        json!({"root": root, "mode": "overlay", "restrict_to_workspace": false}),
+        json!({"root": root, "mode": "overlay", "session": "../x"}),
+        json!({"root": root, "mode": "overlay", "state_dir": root.join("inside")}),
+        json!({"root": root, "mode": "sideways"}),
+    ];
+    for config in bad {
+        assert_err(&open_raw(&config.to_string()), "invalid_arguments");
+    }
+}
+
+#[test]
+fn wsfs_writers_in_one_overlay_workspace_share_the_views_locks() {
+    let o = Arc::new(Overlay::new(&[("log.txt", "")], json!({})));
+    let threads: Vec<_> = (0..6)
+        .map(|t| {
+            let o = o.clone();
+            std::thread::spawn(move || {
+                for i in 0..25 {
+                    let line = format!("{t}-{i}\n");
+                    assert_ok(&o.call("append_file", json!({"path": "log.txt", "content": line})));
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(o.read("log.txt").lines().count(), 150, "an append was lost");
+    assert_eq!(o.base("log.txt").as_deref(), Some(""));
+}
+
+#[test]
+fn session_operations_wait_for_calls_and_calls_go_on_after_them() {
+    let o = Arc::new(Overlay::new(&[("a.txt", "a\n")], json!({})));
+    let writer = {
+        let o = o.clone();
+        std::thread::spawn(move || {
+            for i in 0..200 {
+                let v = o.call("write_file", json!({"path": "w.txt", "content": format!("{i}\n")}));
+                assert_ok(&v);
+            }
+        })
+    };
+    for _ in 0..20 {
+        assert_ok(&session(o.ws, "checkpoint", None));
+        // Nothing new since the last commit is the one refusal a commit may give here.
+        let v = session(o.ws, "commit", Some(json!({"paths": ["w.txt"]})));
+        if v["ok"] != json!(true) {
+            assert_err(&v, "nothing_to_commit");
+        }
+    }
+    writer.join().unwrap();
+    let v = session(o.ws, "commit", None);
+    if v["ok"] == json!(true) {
+        assert_eq!(v["data"]["committed"], json!(true), "{v}");
+    } else {
+        assert_err(&v, "nothing_to_commit");
+    }
+    assert_eq!(o.base("w.txt").as_deref(), Some("199\n"));
+}
