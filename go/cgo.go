@@ -212,3 +212,35 @@ func cCall(result *strings.Builder, handle uint64, tool, argsJSON, optionsJSON s
 func cCancelTokenNew() uint64         { return uint64(C.wsfs_cancel_token_new()) }
 func cCancelTokenCancel(token uint64) { C.wsfs_cancel_token_cancel(C.uint64_t(token)) }
 func cCancelTokenFree(token uint64)   { C.wsfs_cancel_token_free(C.uint64_t(token)) }
+
+// cSession calls one of the wsfs_session_* functions: op is its name after
+// the prefix ("diff", "commit", ...); optionsJSON "" passes NULL (no
+// options). ok is false if optionsJSON has a NUL byte or op is unknown
+// (nothing is called then).
+func cSession(handle uint64, op, optionsJSON string) (envelope string, ok bool) {
+	var opts *C.char
+	if optionsJSON != "" {
+		if opts, ok = cString(optionsJSON); !ok {
+			return "", false
+		}
+		defer freeCString(opts)
+	}
+	h := C.uint64_t(handle)
+	switch op {
+	case "diff":
+		return takeString(C.wsfs_session_diff(h, opts)), true
+	case "commit":
+		return takeString(C.wsfs_session_commit(h, opts)), true
+	case "checkpoint":
+		return takeString(C.wsfs_session_checkpoint(h, opts)), true
+	case "rewind":
+		return takeString(C.wsfs_session_rewind(h, opts)), true
+	case "checkpoints":
+		return takeString(C.wsfs_session_checkpoints(h)), true
+	case "discard":
+		return takeString(C.wsfs_session_discard(h)), true
+	case "refresh":
+		return takeString(C.wsfs_session_refresh(h)), true
+	}
+	return "", false
+}

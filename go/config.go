@@ -70,7 +70,35 @@ type Config struct {
 	// library's defaults (30 s, 64 MiB, no direct network, model access and
 	// the workspace allowed).
 	WasmPolicy *WasmPolicy
+	// Mode is where the tools' changes go: ModeHost ("" means host) changes
+	// Root in place; ModeOverlay makes Root the read-only base of an overlay
+	// session: every tool sees base + session, and nothing in Root changes
+	// until Workspace.SessionCommit (README "Overlay sessions"). Overlay mode
+	// needs RestrictToWorkspace (nil or true) and StateDir outside Root (or
+	// the default), where the session is kept.
+	Mode Mode
+	// Session is the overlay session's name ("" means "default"): opening
+	// the same name again continues it, and sessions of one base never see
+	// each other. Overlay mode only (CodeInvalidArguments in host mode).
+	Session string
+	// SessionRefreshMs: overlay mode, a view older than this many
+	// milliseconds is mounted afresh by the next call that starts while no
+	// other runs, so changes made to the base outside the session show. nil
+	// means the library's default (1000); Int(0) means before every such
+	// call. Overlay mode only.
+	SessionRefreshMs *int
 }
+
+// Mode is a workspace's mode (Config.Mode).
+type Mode string
+
+const (
+	// ModeHost: the tools change the workspace root in place (the default).
+	ModeHost Mode = "host"
+	// ModeOverlay: the tools change an overlay session over the root, which
+	// stays unchanged until a commit.
+	ModeOverlay Mode = "overlay"
+)
 
 // WasmPolicy is the host's ceiling for the Wasm tools of a workspace (the
 // "wasm_policy" object of the C ABI's config). Zero fields take the
@@ -179,6 +207,9 @@ type Policy struct {
 // agent.RunnerConfig.RestrictToWorkspace.
 func Bool(v bool) *bool { return &v }
 
+// Int returns a pointer to v, for Config.SessionRefreshMs.
+func Int(v int) *int { return &v }
+
 type limitsJSON struct {
 	MaxReadBytes       int64 `json:"max_read_bytes,omitempty"`
 	MaxWriteBytes      int64 `json:"max_write_bytes,omitempty"`
@@ -195,6 +226,9 @@ type configJSON struct {
 	Profile             string          `json:"profile,omitempty"`
 	WasmTools           []string        `json:"wasm_tools,omitempty"`
 	WasmPolicy          *wasmPolicyJSON `json:"wasm_policy,omitempty"`
+	Mode                Mode            `json:"mode,omitempty"`
+	Session             string          `json:"session,omitempty"`
+	SessionRefreshMs    *int            `json:"session_refresh_ms,omitempty"`
 }
 
 // policyJSON is Policy in the C ABI's config: absent fields take the

@@ -47,4 +47,14 @@
 // Each tool's input, result and method are in its own file,
 // tool_<name>.go. An agent framework's adapter calls CallForModel with the
 // model's JSON arguments and gets the text the model should read.
+//
+// # Overlay sessions
+//
+// With Config.Mode ModeOverlay the root is the read-only base of a
+// copy-on-write session (Config.Session, kept in Config.StateDir): the tools
+// work unchanged on base + session, and the host reviews and applies their
+// changes with SessionDiff, SessionCommit (all, some paths or some hunks;
+// conflicts when the base changed outside), SessionCheckpoint,
+// SessionRewind, SessionCheckpoints, SessionDiscard and SessionRefresh
+// (session.go). A host-mode workspace gets ErrNoSession.
 package wsfs

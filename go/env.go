@@ -24,9 +24,15 @@ const (
 	// EnvToolAllowDirectNetwork: wasm_policy.allow_direct_network
 	// ("true"/"false", "1"/"0"); false by default.
 	EnvToolAllowDirectNetwork = "TOOL_ALLOW_DIRECT_NETWORK"
-	// EnvWorkspaceFSMode: "host" (the only mode so far); "overlay" and
-	// "agentfs" are refused until those backends exist.
+	// EnvWorkspaceFSMode: the config's "mode": "host" (the tools change
+	// the root in place; the config's session keys are dropped) or
+	// "overlay" (an overlay session over the root; README "Overlay
+	// sessions"). "agentfs" is refused until that backend exists.
 	EnvWorkspaceFSMode = "WORKSPACE_FS_MODE"
+	// EnvWorkspaceFSSession: the config's "session", the overlay
+	// session's name; it needs overlay mode (by the config or
+	// WORKSPACE_FS_MODE).
+	EnvWorkspaceFSSession = "WORKSPACE_FS_SESSION"
 )
 
 // ApplyToolEnv returns the library configuration configJSON (one JSON
@@ -50,11 +56,30 @@ func ApplyToolEnv(configJSON []byte, lookup func(string) (string, bool)) ([]byte
 	if v, ok := get(EnvWorkspaceFSMode); ok {
 		switch v {
 		case "host":
-		case "overlay", "agentfs":
-			return nil, bad(EnvWorkspaceFSMode, v, "that workspace mode is not available yet; only host is")
+			cfg["mode"] = json.RawMessage(`"host"`)
+			// The session keys belong to overlay mode (the library refuses
+			// them in host mode): a config written for a session still
+			// opens on the host.
+			delete(cfg, "session")
+			delete(cfg, "session_refresh_ms")
+		case "overlay":
+			cfg["mode"] = json.RawMessage(`"overlay"`)
+		case "agentfs":
+			return nil, bad(EnvWorkspaceFSMode, v, "the agentfs mode is not available yet; use host or overlay")
 		default:
-			return nil, bad(EnvWorkspaceFSMode, v, "must be host, overlay or agentfs")
+			return nil, bad(EnvWorkspaceFSMode, v, "must be host or overlay")
 		}
+	}
+	if v, ok := get(EnvWorkspaceFSSession); ok {
+		var mode string
+		if raw, ok := cfg["mode"]; !ok || json.Unmarshal(raw, &mode) != nil || mode != "overlay" {
+			return nil, bad(EnvWorkspaceFSSession, v, "names an overlay session: set WORKSPACE_FS_MODE=overlay (or the configuration's mode) too")
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("wsfs: %w", err)
+		}
+		cfg["session"] = b
 	}
 	if v, ok := get(EnvToolRuntime); ok {
 		switch v {

@@ -45,7 +45,8 @@ func TestApplyToolEnv(t *testing.T) {
 	}
 	for name, v := range map[string]string{
 		EnvToolRuntime: "docker", EnvToolTimeoutSecs: "0", EnvToolMemoryMB: "-1",
-		EnvToolAllowDirectNetwork: "maybe", EnvWorkspaceFSMode: "overlay",
+		EnvToolAllowDirectNetwork: "maybe", EnvWorkspaceFSMode: "agentfs",
+		EnvWorkspaceFSSession: "s1",
 	} {
 		_, err := ApplyToolEnv(base, envOf(map[string]string{name: v}))
 		e := wantCode(t, err, CodeInvalidArguments)
@@ -60,5 +61,32 @@ func TestApplyToolEnv(t *testing.T) {
 	out, _ = ApplyToolEnv([]byte(`{"root":"/x"}`), envOf(map[string]string{EnvToolMemoryMB: " "}))
 	if string(out) != `{"root":"/x"}` {
 		t.Errorf("empty variable applied: %s", out)
+	}
+}
+
+// TestApplyToolEnvMode: WORKSPACE_FS_MODE sets the config's mode (host drops
+// the session keys), WORKSPACE_FS_SESSION its session, in overlay mode only.
+func TestApplyToolEnvMode(t *testing.T) {
+	overlayCfg := []byte(`{"root":"/x","mode":"overlay","session":"a","session_refresh_ms":5}`)
+	for _, c := range []struct {
+		cfg  string
+		env  map[string]string
+		want string
+	}{
+		{`{"root":"/x"}`, map[string]string{EnvWorkspaceFSMode: "overlay"}, `{"mode":"overlay","root":"/x"}`},
+		{`{"root":"/x"}`, map[string]string{EnvWorkspaceFSMode: "overlay", EnvWorkspaceFSSession: "s1"},
+			`{"mode":"overlay","root":"/x","session":"s1"}`},
+		{string(overlayCfg), map[string]string{EnvWorkspaceFSMode: "host"}, `{"mode":"host","root":"/x"}`},
+		{string(overlayCfg), map[string]string{EnvWorkspaceFSSession: "b"},
+			`{"mode":"overlay","root":"/x","session":"b","session_refresh_ms":5}`},
+	} {
+		out, err := ApplyToolEnv([]byte(c.cfg), envOf(c.env))
+		if err != nil || string(out) != c.want {
+			t.Errorf("%s with %v = %s, %v; want %s", c.cfg, c.env, out, err, c.want)
+		}
+	}
+	_, err := ApplyToolEnv([]byte(`{"root":"/x","mode":"host"}`), envOf(map[string]string{EnvWorkspaceFSSession: "s"}))
+	if e := wantCode(t, err, CodeInvalidArguments); !strings.Contains(e.Message, EnvWorkspaceFSSession) {
+		t.Errorf("session in host mode: %s", e.Message)
 	}
 }

@@ -124,6 +124,10 @@ const (
 	// session's view (a kernel overlay in its own user and mount namespaces)
 	// and this system cannot make it. Nothing ran; never run on the base.
 	CodeOverlayUnavailable Code = "overlay_unavailable"
+	// CodeNoSession: a session operation (Workspace.SessionDiff,
+	// SessionCommit, ...) on a workspace in host mode, which has no overlay
+	// session. Nothing was done.
+	CodeNoSession Code = "no_session"
 )
 
 // Codes lists every error code, in the order of the C ABI documentation.
@@ -135,7 +139,7 @@ var Codes = []Code{
 	CodePolicyDenied, CodeFileExists, CodeRecursiveRequired, CodeCapabilityDenied,
 	CodeFuelExhausted, CodeMemoryLimit, CodeToolTrap, CodeManifestInvalid, CodeModuleMismatch,
 	CodeGatewayError, CodeExecDisabled, CodeSandboxUnavailable, CodeCommandRequired,
-	CodeConfirmationRequired, CodeNothingToCommit, CodeOverlayUnavailable,
+	CodeConfirmationRequired, CodeNothingToCommit, CodeOverlayUnavailable, CodeNoSession,
 }
 
 // Sentinel errors, one per code, for errors.Is:
@@ -180,6 +184,7 @@ var (
 	ErrConfirmationRequired = &Error{Code: CodeConfirmationRequired}
 	ErrNothingToCommit      = &Error{Code: CodeNothingToCommit}
 	ErrOverlayUnavailable   = &Error{Code: CodeOverlayUnavailable}
+	ErrNoSession            = &Error{Code: CodeNoSession}
 )
 
 // Error is a failed wsfs operation: the library's error envelope, or the same

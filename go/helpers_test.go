@@ -58,7 +58,8 @@ func sentinel(code Code) error {
 		ErrLineOutOfRange, ErrInvalidRegex, ErrWritesDisabled, ErrPolicyDenied, ErrFileExists,
 		ErrRecursiveRequired, ErrCapabilityDenied, ErrFuelExhausted, ErrMemoryLimit, ErrToolTrap,
 		ErrManifestInvalid, ErrModuleMismatch, ErrGatewayError, ErrExecDisabled, ErrSandboxUnavailable,
-		ErrCommandRequired, ErrConfirmationRequired, ErrNothingToCommit, ErrOverlayUnavailable} {
+		ErrCommandRequired, ErrConfirmationRequired, ErrNothingToCommit, ErrOverlayUnavailable,
+		ErrNoSession} {
 		if s.Code == code {
 			return s
 		}

@@ -44,6 +44,9 @@ type Workspace struct {
 	profile  string
 	wasm     []string
 	gateways gateways
+	// mode and session are the config's (ModeHost and "" in host mode).
+	mode    Mode
+	session string
 
 	closed  atomic.Bool
 	cleanup runtime.Cleanup
@@ -110,6 +113,10 @@ func Open(cfg Config) (*Workspace, error) {
 		cj.Policy = &pj
 	}
 	cj.WasmTools = cfg.WasmTools
+	cj.Mode, cj.Session, cj.SessionRefreshMs = cfg.Mode, cfg.Session, cfg.SessionRefreshMs
+	if !utf8.ValidString(string(cfg.Mode)) || !utf8.ValidString(cfg.Session) {
+		return nil, newError("open", CodeInvalidArguments, "Mode and Session must be valid UTF-8")
+	}
 	if p := cfg.WasmPolicy; p != nil {
 		if p.Timeout < 0 || p.MemoryMB < 0 {
 			return nil, newError("open", CodeInvalidArguments, "WasmPolicy: Timeout and MemoryMB must not be negative")
@@ -193,6 +200,7 @@ func openJSON(configJSON string, logger *slog.Logger) (*Workspace, error) {
 	if ws.logger == nil {
 		ws.logger = discardLogger
 	}
+	ws.mode, ws.session = configMode(configJSON)
 	// A workspace that is garbage collected without Close still releases
 	// its handle (and the directory descriptor behind it).
 	ws.cleanup = runtime.AddCleanup(ws, func(h uint64) { cClose(h) }, ws.handle)
@@ -269,6 +277,31 @@ func (ws *Workspace) Warnings() []string { return append([]string(nil), ws.warni
 // WasmTools returns the names of the Wasm tools the workspace loaded (its
 // config's wasm_tools), in the order Workspace.ToolSpecs lists them.
 func (ws *Workspace) WasmTools() []string { return append([]string(nil), ws.wasm...) }
+
+// Mode is the workspace's mode: ModeHost or ModeOverlay (Config.Mode, or
+// the config JSON's "mode").
+func (ws *Workspace) Mode() Mode { return ws.mode }
+
+// Session is the overlay session's name ("default" unless the config names
+// one), or "" in host mode.
+func (ws *Workspace) Session() string { return ws.session }
+
+// configMode reads the mode and the session's name from a configuration
+// the library accepted.
+func configMode(configJSON string) (Mode, string) {
+	var c struct {
+		Mode    Mode   `json:"mode"`
+		Session string `json:"session"`
+	}
+	_ = json.Unmarshal([]byte(configJSON), &c)
+	if c.Mode != ModeOverlay {
+		return ModeHost, ""
+	}
+	if c.Session == "" {
+		c.Session = "default"
+	}
+	return ModeOverlay, c.Session
+}
 
 // Closed reports whether Close has been called.
 func (ws *Workspace) Closed() bool { return ws.closed.Load() }

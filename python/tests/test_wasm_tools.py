@@ -108,7 +108,8 @@ def test_apply_tool_env(root):
         ("TOOL_TIMEOUT_SECS", "0"),
         ("TOOL_MEMORY_MB", "-1"),
         ("TOOL_ALLOW_DIRECT_NETWORK", "maybe"),
-        ("WORKSPACE_FS_MODE", "overlay"),
+        ("WORKSPACE_FS_MODE", "agentfs"),
+        ("WORKSPACE_FS_SESSION", "s1"),
     ]:
         with pytest.raises(wsfs.InvalidArguments, match=name):
             wsfs.apply_tool_env(base, {name: value})

@@ -56,6 +56,7 @@ from .results import (  # the developer tools'
     TypecheckResult,
     WorkspaceInfoResult,
 )
+from .session import Checkpoint, CommitConflict, CommitResult, DiffChange, DiffHunk, DiffResult
 from .specs import tool_instructions, tool_specs
 from .workspace import Limits, Workspace
 
@@ -115,6 +116,12 @@ __all__ = [
     "TestFailure",
     "TypecheckResult",
     "WorkspaceInfoResult",
+    "Checkpoint",
+    "CommitConflict",
+    "CommitResult",
+    "DiffChange",
+    "DiffHunk",
+    "DiffResult",
     "library_path",
     "library_version",
     "tool_instructions",

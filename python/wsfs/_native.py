@@ -50,6 +50,14 @@ PROTOTYPES: dict[str, tuple[list, object]] = {
     "wsfs_cancel_token_cancel": ([_c_u64], None),
     "wsfs_cancel_token_free": ([_c_u64], None),
     "wsfs_string_free": ([_c_ptr], None),
+    # The overlay session operations: options_json may be None (NULL).
+    "wsfs_session_diff": ([_c_u64, _c_str], _c_ptr),
+    "wsfs_session_commit": ([_c_u64, _c_str], _c_ptr),
+    "wsfs_session_checkpoint": ([_c_u64, _c_str], _c_ptr),
+    "wsfs_session_rewind": ([_c_u64, _c_str], _c_ptr),
+    "wsfs_session_checkpoints": ([_c_u64], _c_ptr),
+    "wsfs_session_discard": ([_c_u64], _c_ptr),
+    "wsfs_session_refresh": ([_c_u64], _c_ptr),
 }
 
 # wsfs_model_gateway_fn: (userdata, request_json, timeout_ms, response) -> status.

@@ -15,6 +15,7 @@ TOOL_TIMEOUT_SECS = "TOOL_TIMEOUT_SECS"
 TOOL_MEMORY_MB = "TOOL_MEMORY_MB"
 TOOL_ALLOW_DIRECT_NETWORK = "TOOL_ALLOW_DIRECT_NETWORK"
 WORKSPACE_FS_MODE = "WORKSPACE_FS_MODE"
+WORKSPACE_FS_SESSION = "WORKSPACE_FS_SESSION"
 
 _TRUE = {"1", "t", "true", "TRUE", "True"}
 _FALSE = {"0", "f", "false", "FALSE", "False"}
@@ -32,7 +33,10 @@ def apply_tool_env(config: Mapping[str, Any], environ: Mapping[str, str] | None 
       some; unset lets the config decide.
     - ``TOOL_TIMEOUT_SECS``, ``TOOL_MEMORY_MB``, ``TOOL_ALLOW_DIRECT_NETWORK``:
       ``wasm_policy``'s ``timeout_ms``, ``memory_mb`` and ``allow_direct_network``.
-    - ``WORKSPACE_FS_MODE``: ``host`` only (``overlay`` and ``agentfs`` are not available yet).
+    - ``WORKSPACE_FS_MODE``: the config's ``mode``: ``host`` (the config's ``session`` and
+      ``session_refresh_ms`` are dropped) or ``overlay``; ``agentfs`` is not available yet.
+    - ``WORKSPACE_FS_SESSION``: the config's ``session`` (the overlay session's name); it needs
+      overlay mode, by the config or ``WORKSPACE_FS_MODE``.
 
     Raises :class:`wsfs.InvalidArguments` naming the variable for a value that is not valid."""
     env = os.environ if environ is None else environ
@@ -43,9 +47,26 @@ def apply_tool_env(config: Mapping[str, Any], environ: Mapping[str, str] | None 
         return value or None
 
     mode = get(WORKSPACE_FS_MODE)
-    if mode is not None and mode != "host":
-        want = "that workspace mode is not available yet; only host is"
-        raise _bad(WORKSPACE_FS_MODE, mode, want if mode in ("overlay", "agentfs") else "must be host, overlay or agentfs")
+    if mode == "host":
+        cfg["mode"] = "host"
+        # The session keys belong to overlay mode: a config written for a session still opens
+        # on the host.
+        cfg.pop("session", None)
+        cfg.pop("session_refresh_ms", None)
+    elif mode == "overlay":
+        cfg["mode"] = "overlay"
+    elif mode == "agentfs":
+        raise _bad(WORKSPACE_FS_MODE, mode, "the agentfs mode is not available yet; use host or overlay")
+    elif mode is not None:
+        raise _bad(WORKSPACE_FS_MODE, mode, "must be host or overlay")
+    if (session := get(WORKSPACE_FS_SESSION)) is not None:
+        if cfg.get("mode") != "overlay":
+            raise _bad(
+                WORKSPACE_FS_SESSION,
+                session,
+                "names an overlay session: set WORKSPACE_FS_MODE=overlay (or the configuration's mode) too",
+            )
+        cfg["session"] = session
     runtime = get(TOOL_RUNTIME)
     if runtime == "builtin":
         cfg.pop("wasm_tools", None)

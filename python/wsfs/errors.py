@@ -55,6 +55,8 @@ ERROR_CODES: dict[str, str] = {
     "nothing_to_commit": "git_commit with nothing staged and no paths.",
     "overlay_unavailable": "In overlay mode a program must run on the session's view and this "
     "system cannot make it (user namespaces or overlayfs unavailable); nothing ran.",
+    "no_session": "A session operation (Workspace.session_*) on a workspace in host mode, which "
+    "has no overlay session; nothing was done.",
 }
 
 

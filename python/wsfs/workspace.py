@@ -38,6 +38,7 @@ from .results import (
     WorkspaceInfoResult,
     WriteFileResult,
 )
+from .session import SESSION_OPS, Checkpoint, CommitResult, DiffResult
 from .specs import SpecFormat, format_specs, tool_specs
 
 log = logging.getLogger("wsfs")
@@ -59,6 +60,9 @@ CONFIG_KEYWORDS = (
     "profile",
     "wasm_tools",
     "wasm_policy",
+    "mode",
+    "session",
+    "session_refresh_ms",
 )
 NATIVE_PROFILE = "wsfs"
 
@@ -114,6 +118,11 @@ class Workspace:
     """The ``data`` of ``wsfs_workspace_open`` (handle, root, limits, and any newer keys)."""
     profile: str
     """The profile the workspace serves (``"wsfs"``: the native tools)."""
+    mode: str
+    """``"host"`` or ``"overlay"`` (the configuration's ``mode``)."""
+    session: str | None
+    """The overlay session's name (``"default"`` unless the configuration names one); ``None``
+    in host mode."""
 
     def __init__(
         self,
@@ -126,6 +135,9 @@ class Workspace:
         profile: str | None = None,
         wasm_tools: Sequence[PathArg] | None = None,
         wasm_policy: Mapping[str, Any] | None = None,
+        mode: str | None = None,
+        session: str | None = None,
+        session_refresh_ms: int | None = None,
         config: Mapping[str, Any] | None = None,
     ) -> None:
         extra = dict(config or {})
@@ -150,6 +162,9 @@ class Workspace:
             cfg["wasm_tools"] = [os.fspath(folder) for folder in wasm_tools]
         if wasm_policy is not None:
             cfg["wasm_policy"] = dict(wasm_policy)
+        for key, value in (("mode", mode), ("session", session), ("session_refresh_ms", session_refresh_ms)):
+            if value is not None:
+                cfg[key] = value
         cfg.update(extra)
         self._open(cfg)
 
@@ -182,6 +197,8 @@ class Workspace:
         self.limits = Limits(**{k: v for k, v in data["limits"].items() if k in known})
         self._max_read = self.limits.max_read_bytes
         self.wasm_tools = tuple(data.get("wasm_tools", ()))
+        self.mode = "overlay" if cfg.get("mode") == "overlay" else "host"
+        self.session = (cfg.get("session") or "default") if self.mode == "overlay" else None
         self.warnings = tuple(env.get("warnings", ()))
         for warning in self.warnings:
             log.warning("workspace %s: %s", self.root, warning)
@@ -328,6 +345,106 @@ class Workspace:
             content,
         )
         return json.loads(raw)
+
+    # -- overlay sessions: the host's operations (README, "Overlay sessions") -------------
+    #
+    # Each waits for the tool calls in flight, then runs to its end (no timeout or cancel).
+    # A workspace in host mode raises NoSession.
+
+    def session_call(self, op: str, options: Mapping[str, Any] | str | bytes | None = None) -> dict[str, Any]:
+        """Runs session operation ``op`` (``diff``, ``commit``, ``checkpoint``, ``rewind``,
+        ``checkpoints``, ``discard``, ``refresh``) with ``options`` (a mapping, a JSON text, or
+        ``None`` for none) and returns its envelope as a dict, failures included (like
+        :meth:`call`)."""
+        if op not in SESSION_OPS:
+            raise ERROR_CLASSES["invalid_arguments"](
+                "invalid_arguments", f"unknown session operation {op!r}: one of {', '.join(SESSION_OPS)}"
+            )
+        if options is None:
+            opts = None
+        elif isinstance(options, (str, bytes)):
+            opts = _native.c_string(options, "options")
+        else:
+            opts = _encode_args(options)
+        lib = self._lib
+        fn = getattr(lib, "wsfs_session_" + op)
+        if op in ("checkpoints", "discard", "refresh"):
+            if opts is not None:
+                raise ERROR_CLASSES["invalid_arguments"]("invalid_arguments", f"session {op} takes no options")
+            ptr = fn(self._handle)
+        else:
+            ptr = fn(self._handle, opts)
+        return json.loads(_native.take(lib, ptr))
+
+    def _session(self, op: str, options: Mapping[str, Any] | None = None) -> tuple[Any, str]:
+        env = self.session_call(op, options)
+        if not env["ok"]:
+            raise _error(env)
+        return env.get("data") or {}, env.get("text", "")
+
+    def session_diff(self, paths: Sequence[PathArg] | None = None, *, max_bytes: int | None = None) -> DiffResult:
+        """The session's changes against the base (only ``paths``, a directory meaning
+        everything below it, if given); ``max_bytes`` bounds the unified text (the list of
+        changes is never cut)."""
+        opts: dict[str, Any] = {}
+        if paths is not None:
+            opts["paths"] = _paths(paths)
+        if max_bytes is not None:
+            opts["max_bytes"] = max_bytes
+        data, text = self._session("diff", opts)
+        return DiffResult.from_data(data, text)
+
+    def session_commit(
+        self,
+        paths: Sequence[PathArg] | None = None,
+        *,
+        hunks: Mapping[str, Sequence[str]] | None = None,
+        force: bool = False,
+        merge: bool = False,
+    ) -> CommitResult:
+        """Writes the session's changes to the base: all of them, ``paths``, or ``hunks``
+        (``{path: [hunk id]}`` from :meth:`session_diff`; the rest of the file stays in the
+        session). If the base of an affected path changed since the session first touched it,
+        nothing is written and the result has ``committed`` False and ``conflicts``, unless
+        ``force`` (the session wins) or ``merge`` (a clean three-way merge). Each file is
+        replaced atomically under a journal; a reader of the base may see some files new and
+        others not yet."""
+        opts: dict[str, Any] = {}
+        if paths is not None:
+            opts["paths"] = _paths(paths)
+        if hunks is not None:
+            opts["hunks"] = {_path_str(p): list(ids) for p, ids in hunks.items()}
+        if force:
+            opts["force"] = True
+        if merge:
+            opts["merge"] = True
+        data, text = self._session("commit", opts)
+        return CommitResult.from_data(data, text)
+
+    def session_checkpoint(self, label: str | None = None) -> str:
+        """Records a checkpoint of the session and returns its id (for :meth:`session_rewind`).
+        Its cost follows what changed since the previous checkpoint, never the tree."""
+        data, _ = self._session("checkpoint", {} if label is None else {"label": label})
+        return data["id"]
+
+    def session_rewind(self, checkpoint_id: str) -> None:
+        """Brings the session back to checkpoint ``checkpoint_id`` and removes the newer ones;
+        the base is not touched. An unknown id raises InvalidArguments."""
+        self._session("rewind", {"id": checkpoint_id})
+
+    def session_checkpoints(self) -> tuple[Checkpoint, ...]:
+        """The session's checkpoints, oldest first."""
+        data, _ = self._session("checkpoints")
+        return tuple(Checkpoint.from_data(c) for c in data.get("checkpoints", ()))
+
+    def session_discard(self) -> None:
+        """Drops every change and checkpoint of the session: the workspace shows the base."""
+        self._session("discard")
+
+    def session_refresh(self) -> None:
+        """Makes the session's view show the base as it is now (after the host changed the base
+        itself; changes made outside show within ``session_refresh_ms`` on their own)."""
+        self._session("refresh")
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -772,6 +889,12 @@ def _encode_args(args: Mapping[str, Any]) -> bytes:
             "invalid_arguments", f"arguments are not JSON: {e}"
         ) from None
     return _native.utf8(text, "arguments")
+
+
+def _paths(paths: Sequence[PathArg]) -> list[str]:
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        raise TypeError("paths is a list of paths, not one path")
+    return [_path_str(p) for p in paths]
 
 
 def _path_str(path: object) -> str:

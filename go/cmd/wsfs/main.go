@@ -7,6 +7,8 @@
 //	wsfs mcp --root DIR [--read-only] [--config FILE]
 //	                                          serve the tools over MCP (stdio)
 //	wsfs tool new|build|list|run|test ...     make, build, inspect and try Wasm tools
+//	wsfs session diff|commit|checkpoint|rewind|checkpoints|discard|refresh ...
+//	                                          the host's operations on an overlay session
 //
 // TOOL is any tool `wsfs tools` lists (read_file, list_dir, ...); JSON is
 // its arguments (default "{}"; "-" reads them from standard input). The
@@ -16,6 +18,10 @@
 // 1 when it returned an error envelope (or the MCP server failed), 2 for
 // usage errors (unknown tool or command, missing
 // -workspace, bad flags, a workspace that cannot be opened).
+//
+// A tool run works on the overlay session WORKSPACE_FS_SESSION (default
+// "default") under WORKSPACE_FS_MODE=overlay; `wsfs session` reviews and
+// commits it.
 //
 // The demo uses a scripted model unless WSFS_MODEL_URL and WSFS_MODEL name
 // an OpenAI-compatible endpoint and model (see go/README.md).
@@ -57,9 +63,14 @@ const usage = `usage:
                                              see wsfs mcp -h
   wsfs tool new|build|list|run|test ...      make, build, inspect and try Wasm
                                              tools; see wsfs tool -h
+  wsfs session diff|commit|checkpoint|rewind|checkpoints|discard|refresh ...
+                                             the host's operations on an overlay
+                                             session; see wsfs session -h
 
 TOOL: %s.
 JSON: the tool's arguments (default {}; - reads them from stdin).
+A tool run works on an overlay session under WORKSPACE_FS_MODE=overlay
+(WORKSPACE_FS_SESSION names it; wsfs session commits it).
 Exit status: 0 ok, 1 tool error, 2 usage error.
 
 flags:
@@ -130,6 +141,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "tool":
 		return runTool(ctx, rest[1:], stdout, stderr)
 
+	case "session":
+		return runSession(ctx, rest[1:], stdin, stdout, stderr)
+
 	case "demo":
 		if len(rest) != 1 {
 			return usageError(stderr, "demo takes no arguments")
@@ -141,6 +155,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		if _, err := demo.Run(ctx, demo.Options{Out: stdout, Model: model, MaxToolIterations: *maxIter, Logger: logger}); err != nil {
 			fmt.Fprintln(stderr, "wsfs demo:", err)
+			return 1
+		}
+		if _, err := demo.RunOverlay(ctx, demo.Options{Out: stdout, Model: model, Logger: logger}); err != nil {
+			fmt.Fprintln(stderr, "wsfs demo: overlay run:", err)
 			return 1
 		}
 		return 0
@@ -167,12 +185,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			}
 			argsJSON = string(b)
 		}
+		mode, session, err := modeFromEnv()
+		if err != nil {
+			return usageError(stderr, err.Error())
+		}
 		ws, err := wsfs.Open(wsfs.Config{
 			Root:                *workspace,
 			RestrictToWorkspace: wsfs.Bool(!*unrestricted),
 			Limits:              wsfs.Limits{OperationTimeout: *timeout},
 			Policy:              policy(*readOnly, *auditLog),
 			Logger:              logger,
+			Mode:                mode,
+			Session:             session,
 		})
 		if err != nil {
 			fmt.Fprintln(stderr, err)
@@ -199,6 +223,28 @@ func policy(readOnly bool, auditLog string) wsfs.Policy {
 		p.WritesEnabled = wsfs.Bool(false)
 	}
 	return p
+}
+
+// modeFromEnv is the workspace mode and session of a tool run:
+// WORKSPACE_FS_MODE and WORKSPACE_FS_SESSION, checked as wsfs.ApplyToolEnv
+// checks them (a tool run reads no other variable of .env.example).
+func modeFromEnv() (wsfs.Mode, string, error) {
+	lookup := func(name string) (string, bool) {
+		if name == wsfs.EnvWorkspaceFSMode || name == wsfs.EnvWorkspaceFSSession {
+			return os.LookupEnv(name)
+		}
+		return "", false
+	}
+	raw, err := wsfs.ApplyToolEnv([]byte(`{}`), lookup)
+	if err != nil {
+		return "", "", err
+	}
+	var c struct {
+		Mode    wsfs.Mode `json:"mode"`
+		Session string    `json:"session"`
+	}
+	err = json.Unmarshal(raw, &c)
+	return c.Mode, c.Session, err
 }
 
 func usageError(stderr io.Writer, msg string) int {

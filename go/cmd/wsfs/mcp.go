@@ -32,8 +32,13 @@ data, or {"error": {"code", "message"}}) for clients that use it. -v logs
 one line per tool call; --sdk-log adds the MCP SDK's own info lines
 (connections, sessions); its warnings and errors are always logged.
 The environment's TOOL_RUNTIME, TOOL_TIMEOUT_SECS, TOOL_MEMORY_MB,
-TOOL_ALLOW_DIRECT_NETWORK and WORKSPACE_FS_MODE apply to the configuration
-(see .env.example); the config's "wasm_tools" adds Wasm tools.
+TOOL_ALLOW_DIRECT_NETWORK, WORKSPACE_FS_MODE and WORKSPACE_FS_SESSION apply to
+the configuration (see .env.example); the config's "wasm_tools" adds Wasm
+tools. In overlay mode (WORKSPACE_FS_MODE=overlay or the config's "mode") the
+client's tools work on a session over the root, which stays unchanged: the
+session operations are the host's, not tools; the server holds the session
+while it runs, so run wsfs session diff|commit|... (same root, config and
+session) after it exits.
 
 flags:
 `
@@ -73,7 +78,7 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer,
 	cfg, err := mcpserver.WorkspaceConfig(file, *root)
 	if err == nil {
 		// TOOL_RUNTIME, TOOL_TIMEOUT_SECS, TOOL_MEMORY_MB, TOOL_ALLOW_DIRECT_NETWORK,
-		// WORKSPACE_FS_MODE (.env.example).
+		// WORKSPACE_FS_MODE, WORKSPACE_FS_SESSION (.env.example).
 		cfg, err = wsfs.ApplyToolEnv(cfg, os.LookupEnv)
 	}
 	if err == nil && *readOnly {
@@ -112,6 +117,7 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer,
 	tools, _ := mcpserver.ToolsFor(ws, opts)
 	// read-only by the flag, or by the --config policy (which --read-only sets too)
 	logger.Info("wsfs mcp: serving on stdio", "root", ws.Root(), "read_only", !*ws.Policy().WritesEnabled,
+		"mode", ws.Mode(), "session", ws.Session(),
 		"structured_content", *structured, "tools", strings.Join(tools, ","))
 
 	err = serve(ctx, ws, opts)

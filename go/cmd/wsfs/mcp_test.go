@@ -201,8 +201,49 @@ func TestMCPWasmToolsAndToolEnv(t *testing.T) {
 		t.Fatalf("a 1 s ceiling under the examples' timeouts: exit %d: %s", code, msg)
 	}
 	t.Setenv("TOOL_TIMEOUT_SECS", "")
-	t.Setenv("WORKSPACE_FS_MODE", "overlay")
+	t.Setenv("WORKSPACE_FS_MODE", "agentfs")
 	if code, msg := run(); code == 0 || !strings.Contains(msg, "WORKSPACE_FS_MODE") {
-		t.Fatalf("overlay: exit %d: %s", code, msg)
+		t.Fatalf("agentfs: exit %d: %s", code, msg)
+	}
+	t.Setenv("WORKSPACE_FS_MODE", "host")
+	t.Setenv("WORKSPACE_FS_SESSION", "s1")
+	if code, msg := run(); code == 0 || !strings.Contains(msg, "WORKSPACE_FS_SESSION") {
+		t.Fatalf("a session in host mode: exit %d: %s", code, msg)
+	}
+}
+
+// TestMCPOverlay: WORKSPACE_FS_MODE=overlay and WORKSPACE_FS_SESSION put the
+// served workspace on that session: the client's writes leave the root
+// unchanged until the host commits, here with wsfs session after the server
+// ended (it holds the session while it runs).
+func TestMCPOverlay(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("WORKSPACE_FS_MODE", "overlay")
+	t.Setenv("WORKSPACE_FS_SESSION", "mcp1")
+	var mode wsfs.Mode
+	var session string
+	serve := func(ctx context.Context, ws *wsfs.Workspace, o mcpserver.Options) error {
+		mode, session = ws.Mode(), ws.Session()
+		_, err := ws.WriteFile(ctx, wsfs.WriteFileInput{Path: "a.txt", Content: "from the client\n"})
+		return err
+	}
+	var errw strings.Builder
+	code := runMCP(context.Background(), []string{"--root", root}, &errw, serve)
+	if strings.Contains(errw.String(), string(wsfs.CodeOverlayUnavailable)) {
+		t.Skipf("this kernel refuses the overlay view: %s", errw.String())
+	}
+	if code != 0 || mode != wsfs.ModeOverlay || session != "mcp1" || !strings.Contains(errw.String(), "mode=overlay session=mcp1") {
+		t.Fatalf("exit %d, mode %q, session %q: %s", code, mode, session, errw.String())
+	}
+	if _, err := os.Stat(filepath.Join(root, "a.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the client's write reached the root: %v", err)
+	}
+	code, out, msg := runCLI(t, "", "session", "commit", "--root", root)
+	if code != 0 || !decode(t, out).OK {
+		t.Fatalf("session commit: %d %s %s", code, out, msg)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "a.txt")); err != nil || string(b) != "from the client\n" {
+		t.Fatalf("root a.txt after the commit = %q, %v", b, err)
 	}
 }

@@ -2,7 +2,9 @@
 // workspace tools an agent.Runner offers by default (agent.DefaultTools,
 // MiniClaw's five) works in a temporary workspace, is refused two escapes, and
 // runs into its tool-iteration limit, while a transcript shows every tool
-// call and result.
+// call and result. RunOverlay is its second part: an agent on an overlay
+// session, whose host diffs, commits part, rewinds a checkpoint and commits
+// the rest.
 //
 // By default the agent is driven by a scripted model (package scripted): no
 // network and no API key. With WSFS_MODEL_URL (an OpenAI-compatible endpoint

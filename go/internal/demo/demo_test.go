@@ -200,3 +200,39 @@ func TestDemoOverOpenAICompatible(t *testing.T) {
 		t.Fatalf("transcript:\n%s", out.String())
 	}
 }
+
+// TestOverlayDemo: the overlay run's host diffs, commits the added file,
+// rewinds the second request's changes and commits the rest: the project
+// ends with the typo fixed and the changelog, and greet.py and config.ini as
+// they were.
+func TestOverlayDemo(t *testing.T) {
+	var out strings.Builder
+	res, err := RunOverlay(context.Background(), Options{Out: &out, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if res.Skipped != "" {
+		t.Skip(res.Skipped)
+	}
+	if got := strings.Join(res.FirstDiff, ", "); got != "A CHANGELOG.md, M README.md" {
+		t.Fatalf("first diff %s", got)
+	}
+	if !slices.Equal(res.PartCommitted, []string{"CHANGELOG.md"}) || !slices.Equal(res.AfterRewind, []string{"M README.md"}) {
+		t.Fatalf("part %v, after the rewind %v", res.PartCommitted, res.AfterRewind)
+	}
+	want := map[string]string{
+		"README.md":    strings.Replace(overlayProject["README.md"], "greting", "greeting", 1),
+		"CHANGELOG.md": "# Changelog\n\n- README: fixed a typo.\n",
+		"greet.py":     overlayProject["greet.py"],
+		"config.ini":   overlayProject["config.ini"],
+	}
+	if fmt.Sprint(res.Files) != fmt.Sprint(want) {
+		t.Fatalf("project files %q, want %q", res.Files, want)
+	}
+	for _, s := range []string{"host> wsfs_session_diff: A CHANGELOG.md, M README.md", "-Prints a greting.", "+Prints a greeting.",
+		"host> wsfs_session_rewind", "host> wsfs_session_diff: 0 changes left"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("transcript lacks %q:\n%s", s, out.String())
+		}
+	}
+}
