@@ -88,7 +88,9 @@ fn sql_rows(rt: &Runtime, agent: &AgentFS, sql: &str) -> Res<Vec<String>> {
 // facts: what the SDK stores and how it behaves, checked rather than read.
 
 fn threads() -> usize {
-    std::fs::read_dir("/proc/self/task").map(|d| d.count()).unwrap_or(0)
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| d.count())
+        .unwrap_or(0)
 }
 
 fn facts() -> Res<()> {
@@ -136,11 +138,18 @@ fn facts() -> Res<()> {
         f.pwrite(0, b"#!/bin/sh\n").await?;
         fs.symlink("d/exec.sh", "/link", 0, 0).await?;
         fs.mknod("/fifo", libc::S_IFIFO | 0o644, 0, 0, 0).await?;
-        fs.mknod("/whiteout-like", libc::S_IFCHR | 0o000, 0, 0, 0).await?;
+        fs.mknod("/whiteout-like", libc::S_IFCHR | 0o000, 0, 0, 0)
+            .await?;
         fs.link("/d/exec.sh", "/hardlink").await?;
         agentfs_sdk::error::Result::Ok(())
     })?;
-    for p in ["/d/exec.sh", "/link", "/fifo", "/whiteout-like", "/hardlink"] {
+    for p in [
+        "/d/exec.sh",
+        "/link",
+        "/fifo",
+        "/whiteout-like",
+        "/hardlink",
+    ] {
         let st = rt.block_on(fs.lstat(p))?.expect("exists");
         println!(
             "{p}: mode {:o} nlink {} size {} mtime {}.{:09} ino {}",
@@ -152,11 +161,17 @@ fn facts() -> Res<()> {
         rt.block_on(fs.readlink("/link"))?,
         rt.block_on(fs.stat("/link"))?.map(|s| s.is_file())
     );
-    println!("xattrs: no API and no table (schema above); names are &str (UTF-8 only), max 255 bytes");
+    println!(
+        "xattrs: no API and no table (schema above); names are &str (UTF-8 only), max 255 bytes"
+    );
     let files: Vec<String> = std::fs::read_dir(&dir)?
         .map(|e| {
             let e = e.unwrap();
-            format!("{} ({} B)", e.file_name().to_string_lossy(), e.metadata().unwrap().len())
+            format!(
+                "{} ({} B)",
+                e.file_name().to_string_lossy(),
+                e.metadata().unwrap().len()
+            )
         })
         .collect();
     println!("files beside the database on disk: {files:?}");
@@ -240,14 +255,15 @@ fn facts() -> Res<()> {
         "after renaming base dir/ (holding x and sub/y) to renamed/: readdir renamed = {:?}",
         view("renamed")?
     );
-    println!(
-        "base unchanged on disk: {:?}",
-        walk_names(&base)
-    );
+    println!("base unchanged on disk: {:?}", walk_names(&base));
     println!(
         "whiteouts are rows: fs_whiteout = {:?}; origin rows: {:?}",
         sql_rows(&rt, &agent2, "SELECT path FROM fs_whiteout")?,
-        sql_rows(&rt, &agent2, "SELECT delta_ino || '<-' || base_ino FROM fs_origin")?
+        sql_rows(
+            &rt,
+            &agent2,
+            "SELECT delta_ino || '<-' || base_ino FROM fs_origin"
+        )?
     );
     println!(
         "delta paths (AgentFS::get_delta_paths): {:?}",
@@ -285,11 +301,19 @@ struct Pairs {
 
 impl Pairs {
     fn new(name: &'static str) -> Self {
-        Pairs { name, a: Vec::new(), s: Vec::new() }
+        Pairs {
+            name,
+            a: Vec::new(),
+            s: Vec::new(),
+        }
     }
     fn report(&mut self) {
         let mut ratios: Vec<f64> = self.a.iter().zip(&self.s).map(|(a, s)| a / s).collect();
-        let (ma, ms, mr) = (median(&mut self.a), median(&mut self.s), median(&mut ratios));
+        let (ma, ms, mr) = (
+            median(&mut self.a),
+            median(&mut self.s),
+            median(&mut ratios),
+        );
         println!(
             "{:<34} agentfs {:>9.1} us   std::fs {:>7.1} us   ratio {:>6.1}x   (n = {})",
             self.name,
@@ -307,9 +331,10 @@ fn us(t: Instant) -> f64 {
 
 fn bench() -> Res<()> {
     let reps = 3;
-    for (medium, parent, n, durable_n) in
-        [("tmpfs (/dev/shm)", "/dev/shm", 2000usize, 500usize), ("disk (/var/tmp)", "/var/tmp", 1000, 100)]
-    {
+    for (medium, parent, n, durable_n) in [
+        ("tmpfs (/dev/shm)", "/dev/shm", 2000usize, 500usize),
+        ("disk (/var/tmp)", "/var/tmp", 1000, 100),
+    ] {
         for rep in 1..=reps {
             println!("-- {medium}, run {rep}/{reps}, load average {}", loadavg());
             bench_once(parent, n, durable_n)?;
@@ -363,7 +388,10 @@ fn bench_once(parent: &str, n: usize, durable_n: usize) -> Res<()> {
     for i in 0..n {
         let agent_first = i % 2 == 0;
         // Each closure pair: (agentfs, std). Run in alternating order.
-        let mut pair = |row: usize, fa: &mut dyn FnMut() -> Res<()>, fs_: &mut dyn FnMut() -> Res<()>| -> Res<()> {
+        let mut pair = |row: usize,
+                        fa: &mut dyn FnMut() -> Res<()>,
+                        fs_: &mut dyn FnMut() -> Res<()>|
+         -> Res<()> {
             let (ta, ts);
             if agent_first {
                 let t = Instant::now();
@@ -384,7 +412,14 @@ fn bench_once(parent: &str, n: usize, durable_n: usize) -> Res<()> {
             rows[row].s.push(ts);
             Ok(())
         };
-        pair(0, &mut || { rt.block_on(async {}); Ok(()) }, &mut || Ok(()))?;
+        pair(
+            0,
+            &mut || {
+                rt.block_on(async {});
+                Ok(())
+            },
+            &mut || Ok(()),
+        )?;
         pair(
             1,
             &mut || Ok(agent_write(&format!("/w/f{i}"))?),
@@ -415,7 +450,9 @@ fn bench_once(parent: &str, n: usize, durable_n: usize) -> Res<()> {
         pair(
             3,
             &mut || {
-                let v = rt.block_on(fs.read_file(&format!("/r/f{k}")))?.expect("file");
+                let v = rt
+                    .block_on(fs.read_file(&format!("/r/f{k}")))?
+                    .expect("file");
                 assert_eq!(v.len(), 4096);
                 Ok(())
             },
@@ -461,7 +498,12 @@ fn bench_once(parent: &str, n: usize, durable_n: usize) -> Res<()> {
         pair(
             6,
             &mut || Ok(rt.block_on(fs.rename(&format!("/n/{from}"), &format!("/n/{to}")))?),
-            &mut || Ok(std::fs::rename(host.join(format!("n/{from}")), host.join(format!("n/{to}")))?),
+            &mut || {
+                Ok(std::fs::rename(
+                    host.join(format!("n/{from}")),
+                    host.join(format!("n/{to}")),
+                )?)
+            },
         )?;
         pair(
             7,
@@ -550,7 +592,11 @@ fn rss_one(which: &str) -> Res<()> {
     let dir = scratch("/dev/shm", "rss");
     let data = vec![5u8; 4096];
     let start_rss = status_kib("VmRSS:");
-    let agent = if which == "agentfs" { Some(open_db(&rt, &dir.join("rss.db"))?) } else { None };
+    let agent = if which == "agentfs" {
+        Some(open_db(&rt, &dir.join("rss.db"))?)
+    } else {
+        None
+    };
     if let Some(a) = &agent {
         rt.block_on(a.fs.mkdir("/m", 0, 0))?;
     } else {
@@ -562,7 +608,9 @@ fn rss_one(which: &str) -> Res<()> {
     for i in 0..10_000 {
         match &agent {
             Some(a) => rt.block_on(async {
-                let (_, f) = a.fs.create_file(&format!("/m/f{i:05}"), 0o644, 0, 0).await?;
+                let (_, f) =
+                    a.fs.create_file(&format!("/m/f{i:05}"), 0o644, 0, 0)
+                        .await?;
                 f.pwrite(0, &data).await
             })?,
             None => std::fs::write(dir.join(format!("m/f{i:05}")), &data)?,
@@ -629,7 +677,9 @@ fn crash_child(db: &str, trial: u64) -> Res<()> {
         let data = pattern(trial, k, CRASH_LEN);
         rt.block_on(async {
             // Direct: create, then write (two transactions, as the SDK's API has it).
-            let (_, f) = fs.create_file(&format!("/direct/t{trial}_{k}"), 0o644, 0, 0).await?;
+            let (_, f) = fs
+                .create_file(&format!("/direct/t{trial}_{k}"), 0o644, 0, 0)
+                .await?;
             f.pwrite(0, &data).await?;
             // Staged, as wsfs writes: a temp name, then rename over the final name.
             let tmp = format!("/staged/.tmp{trial}_{k}");
@@ -679,7 +729,8 @@ fn crash(trials: u64) -> Res<()> {
             }
         };
         reopen_ms.push(start.elapsed().as_secs_f64() * 1e3);
-        let ic = sql_rows(&rt, &agent, "PRAGMA integrity_check").unwrap_or_else(|e| vec![format!("error: {e}")]);
+        let ic = sql_rows(&rt, &agent, "PRAGMA integrity_check")
+            .unwrap_or_else(|e| vec![format!("error: {e}")]);
         if ic.len() != 1 || !ic[0].contains("ok") {
             integrity_bad.push(format!("trial {t}: {ic:?}"));
         }
@@ -689,7 +740,9 @@ fn crash(trials: u64) -> Res<()> {
         }
         drop(agent);
     }
-    let wal = std::fs::metadata(dir.join("crash.db-wal")).map(|m| m.len()).unwrap_or(0);
+    let wal = std::fs::metadata(dir.join("crash.db-wal"))
+        .map(|m| m.len())
+        .unwrap_or(0);
     let dbsize = std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0);
     println!("{trials} SIGKILL trials on one database on disk (/var/tmp); each child writes files of {CRASH_LEN} B until killed 3-160 ms in");
     println!("reopen failures: {}", open_errors.len());
@@ -719,18 +772,26 @@ fn crash(trials: u64) -> Res<()> {
 }
 
 /// Classify the files the killed trial wrote.
-async fn check_crash_dirs(agent: &AgentFS, t: u64) -> agentfs_sdk::error::Result<BTreeMap<&'static str, u64>> {
+async fn check_crash_dirs(
+    agent: &AgentFS,
+    t: u64,
+) -> agentfs_sdk::error::Result<BTreeMap<&'static str, u64>> {
     let fs = &agent.fs;
     let mut counts = BTreeMap::new();
     for (dir, kind) in [("/direct", "direct"), ("/staged", "staged")] {
-        let Some(st) = fs.lstat(dir).await? else { continue };
+        let Some(st) = fs.lstat(dir).await? else {
+            continue;
+        };
         let names = fs.readdir(st.ino).await?.unwrap_or_default();
         let prefix = format!("t{t}_");
         let tmp_prefix = format!(".tmp{t}_");
         for name in names {
             let key: &'static str = if let Some(k) = name.strip_prefix(&prefix) {
                 let k: u64 = k.parse().unwrap();
-                let data = fs.read_file(&format!("{dir}/{name}")).await?.unwrap_or_default();
+                let data = fs
+                    .read_file(&format!("{dir}/{name}"))
+                    .await?
+                    .unwrap_or_default();
                 match (kind, data == pattern(t, k, CRASH_LEN), data.is_empty()) {
                     ("direct", true, _) => "direct: complete",
                     ("direct", _, true) => "direct: EMPTY (created, write lost)",
@@ -763,7 +824,9 @@ fn lock() -> Res<()> {
         let (_, f) = a.fs.create_file("/x", 0o644, 0, 0).await?;
         f.pwrite(0, b"one").await
     })?;
-    let out = Command::new(&exe).args(["lock-child", db.to_str().unwrap()]).output()?;
+    let out = Command::new(&exe)
+        .args(["lock-child", db.to_str().unwrap()])
+        .output()?;
     println!(
         "second PROCESS opening the database while the first has it open: {}",
         String::from_utf8_lossy(&out.stdout).trim()
@@ -780,12 +843,16 @@ fn lock() -> Res<()> {
             println!(
                 "  B lstat /x = {before:?}; A renames /x -> /y; then B lstat /x = {after_b:?} (A sees {after_a:?})"
             );
-            let r = rt.block_on(b.fs.read_file("/x")).map(|v| v.map(|v| String::from_utf8_lossy(&v).into_owned()));
+            let r = rt
+                .block_on(b.fs.read_file("/x"))
+                .map(|v| v.map(|v| String::from_utf8_lossy(&v).into_owned()));
             println!("  B read_file /x after the rename = {r:?}");
         }
     }
     drop(a);
-    let out = Command::new(&exe).args(["lock-child", db.to_str().unwrap()]).output()?;
+    let out = Command::new(&exe)
+        .args(["lock-child", db.to_str().unwrap()])
+        .output()?;
     println!(
         "second process after the first closed it: {}",
         String::from_utf8_lossy(&out.stdout).trim()

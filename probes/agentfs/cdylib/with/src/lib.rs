@@ -9,12 +9,14 @@ pub extern "C" fn probe_write(db: *const c_char, name: *const c_char) -> c_int {
     let (Ok(db), Ok(name)) = (db.to_str(), name.to_str()) else {
         return -1;
     };
-    let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
         return -1;
     };
     let result: agentfs_sdk::error::Result<()> = rt.block_on(async {
-        let agent =
-            agentfs_sdk::AgentFS::open(agentfs_sdk::AgentFSOptions::with_path(db)).await?;
+        let agent = agentfs_sdk::AgentFS::open(agentfs_sdk::AgentFSOptions::with_path(db)).await?;
         let (_, file) = agent.fs.create_file(name, 0o644, 0, 0).await?;
         file.pwrite(0, b"hello from the probe\n").await?;
         agent.fs.fsync(name).await?;
