@@ -506,6 +506,9 @@ impl Session {
             }
             done_owners.insert(it.owner.clone());
         }
+        // The session's state of these paths changes below: their before-images first.
+        let owners: Vec<&str> = done_owners.iter().map(String::as_str).collect();
+        self.capture(&owners)?;
         for owner in done_owners {
             let now = self.base_fingerprint(&owner, None)?;
             let (parent, leaf) = parent_leaf(&owner);
@@ -579,7 +582,7 @@ impl Session {
 
     /// Removes the upper directory `rel` if it is empty, not opaque and a directory in the
     /// base too; whether it did.
-    fn prune_dir(&self, rel: &str) -> bool {
+    fn prune_dir(&mut self, rel: &str) -> bool {
         let (parent, leaf) = parent_leaf(rel);
         let Ok(Some(udir)) = open_beneath(self.upper(), parent) else {
             return false;
@@ -590,6 +593,10 @@ impl Session {
             return false;
         };
         if !matches!(open_beneath(&self.base.dir, rel), Ok(Some(_))) {
+            return false;
+        }
+        // Its before-image first (after a checkpoint).
+        if self.capture(&[rel]).is_err() {
             return false;
         }
         let removed = rustix::fs::unlinkat(&udir, leaf, AtFlags::REMOVEDIR).is_ok();

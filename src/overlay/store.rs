@@ -6,10 +6,12 @@
 //! with one `write` on an `O_APPEND` descriptor and made durable with `fdatasync` before the
 //! change it announces is made. Records: `t` (first touch: the base fingerprint, kept only if
 //! the path has none yet), `s` (set the fingerprint: after a commit or a rewind), `f` (forget
-//! the path: it left the session), `d` (changed again since the last checkpoint), `c` (a
-//! checkpoint was taken: nothing is changed since). Every record but `c` marks its path as
-//! changed since the last checkpoint. Folding the log at open gives the fingerprints and that
-//! set. A torn last line (a crash during the append, before the change was made) is dropped.
+//! the path: it left the session), `d` (changed again), `c` (a checkpoint was taken, written
+//! by older versions and by compaction). Every record but `c` marks its path as changed.
+//! Folding the log at open gives the fingerprints and, while the session has no checkpoint,
+//! the paths changed (once there is one, the newest checkpoint's image log says which paths
+//! changed since: `checkpoint.rs`; no `d` or `c` record is written then). A torn last line (a
+//! crash during the append, before the change was made) is dropped.
 //! Why a log and not a file per path: a first touch costs one small append and one
 //! `fdatasync` of one file, instead of a create, a write, an fsync of the file and one of its
 //! directory; the log is rewritten (compacted, atomically) when it holds four times more
@@ -202,7 +204,7 @@ impl Record {
 pub(crate) struct Touched {
     /// Every path the session holds a base fingerprint for.
     pub fps: BTreeMap<String, Fingerprint>,
-    /// Paths changed since the last checkpoint.
+    /// Paths changed (since the last `c`): what changed before the first checkpoint.
     pub dirty: BTreeSet<String>,
     /// Records in the log (for compaction).
     pub records: usize,
