@@ -51,6 +51,7 @@ impl Case {
         let ids: Vec<_> = fs::read_dir(&self.state)
             .unwrap()
             .map(|e| e.unwrap().path())
+            .filter(|p| p.join("sessions").is_dir())
             .collect();
         ids[0].join("sessions").join(name)
     }
@@ -411,4 +412,154 @@ fn sigkill_during_image_capture() {
     }
     eprintln!("{trials} kills: {seen:?}");
     assert!(seen.len() > 1, "the child never got both ways: {seen:?}");
+}
+
+/// A tmpfs of `size` mounted at `dir` (root only), unmounted when dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &Path, size: &str) -> Option<Tmpfs> {
+        fs::create_dir_all(dir).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0755"),
+                "tmpfs",
+            ])
+            .arg(dir)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Tmpfs(dir.to_path_buf()))
+    }
+
+    /// Fills it, leaving about `free` bytes; the filler is removed when the guard drops.
+    fn fill(&self, free: usize) -> Filler {
+        use std::io::Write;
+        let reserve = self.0.join("reserve.fill");
+        fs::write(&reserve, vec![0u8; free]).unwrap();
+        let path = self.0.join("filler.fill");
+        let mut f = fs::File::create(&path).unwrap();
+        let chunk = vec![1u8; 64 << 10];
+        loop {
+            match f.write(&chunk) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => {
+                    assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{e}");
+                    break;
+                }
+            }
+        }
+        // Whatever is left below a chunk.
+        while f.write(&[1u8; 512]).is_ok_and(|n| n > 0) {}
+        fs::remove_file(reserve).unwrap();
+        Filler(path)
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+struct Filler(PathBuf);
+
+impl Drop for Filler {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0);
+    }
+}
+
+/// What the session holds: its upper tree and its diff.
+fn session_state(c: &Case, s: &Session) -> (Snapshot, Vec<(String, &'static str)>) {
+    let mut upper = snapshot(&c.session_dir("full").join("upper"));
+    // Inode numbers of unchanged entries stay; only what the entries are matters here.
+    for v in upper.values_mut() {
+        v.3 = 0;
+    }
+    (upper, changed(s))
+}
+
+fn base_state(c: &Case) -> Snapshot {
+    let mut base = snapshot(&c.root);
+    base.retain(|p, _| !p.to_string_lossy().ends_with(".fill"));
+    base
+}
+
+/// A full disk (a small tmpfs filled up) during copy-up, `write_file`, the image capture of
+/// a touch after a checkpoint (the session's file system full) and during commit (the
+/// base's): a clean `no_space`, the base and the session unchanged, and the same calls
+/// succeed once there is room. Needs root for the mounts (skipped with a message otherwise).
+#[test]
+fn a_full_disk_during_copy_up_capture_and_commit_is_no_space_and_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let top = fs::canonicalize(tmp.path()).unwrap();
+    let (root, state) = (top.join("ws"), top.join("state"));
+    let Some(base_fs) = Tmpfs::mount(&root, "4m") else {
+        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+        return;
+    };
+    let Some(state_fs) = Tmpfs::mount(&state, "4m") else {
+        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+        return;
+    };
+    let c = Case::at(tmp, root, state);
+    let big = vec![b'b'; 1 << 20];
+    c.write("big.bin", &big);
+    c.write("keep.txt", "k\n");
+    let mut s = c.open("full");
+    s.write_file("keep.txt", b"k1\n", 0o644).unwrap();
+    s.write_file("half.bin", &vec![b'h'; 512 << 10], 0o644)
+        .unwrap();
+    let id = ckpt(&mut s, "before the disk filled");
+    let session_before = session_state(&c, &s);
+    let base_before = base_state(&c);
+
+    // The session's file system is full.
+    let filler = state_fs.fill(128 << 10);
+    let no_space = |r: Result<(), wsfs::WsfsError>, what: &str| {
+        let e = r.expect_err(what);
+        assert_eq!(e.code, ErrorCode::NoSpace, "{what}: {}", e.message);
+    };
+    no_space(s.copy_up("big.bin"), "copy_up");
+    assert_eq!(session_state(&c, &s), session_before, "copy_up");
+    no_space(s.write_file("new.bin", &big, 0o644), "write_file");
+    assert_eq!(session_state(&c, &s), session_before, "write_file");
+    // The first touch of half.bin since the checkpoint takes its 512 KiB image: no room.
+    no_space(s.write_file("half.bin", b"h\n", 0o644), "the image capture");
+    assert_eq!(session_state(&c, &s), session_before, "the image capture");
+    assert_eq!(base_state(&c), base_before);
+    drop(filler);
+    drop(s);
+    // Reopened: consistent, and the calls go through now.
+    let mut s = c.open("full");
+    assert_eq!(session_state(&c, &s), session_before, "after reopen");
+    s.copy_up("big.bin").unwrap();
+    s.write_file("half.bin", b"h\n", 0o644).unwrap();
+    rewind(&mut s, &id);
+    assert_eq!(session_state(&c, &s), session_before, "rewound");
+
+    // The base's file system is full: the commit stages half.bin beside its target.
+    let filler = base_fs.fill(128 << 10);
+    let e = s.commit(&CommitOptions::default(), &ctl()).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NoSpace, "{}", e.message);
+    assert_eq!(base_state(&c), base_before, "the base is unchanged");
+    assert_eq!(
+        session_state(&c, &s),
+        session_before,
+        "the session is unchanged"
+    );
+    assert_eq!(wsfs_names(&c.root), Vec::<PathBuf>::new());
+    drop(filler);
+    let r = s.commit(&CommitOptions::default(), &ctl()).unwrap();
+    assert!(r.committed, "{r:?}");
+    assert_eq!(c.read("half.bin"), vec![b'h'; 512 << 10]);
+    assert_eq!(c.read("keep.txt"), b"k1\n");
 }
