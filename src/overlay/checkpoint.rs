@@ -622,7 +622,9 @@ impl Session {
             logs.push(file);
         }
         let mut plan: Vec<(String, (Stored, usize))> = plan.into_iter().collect();
-        // Removals deepest first, then creations shallowest first.
+        // Removals deepest first, then creations shallowest first; each directory changed is
+        // fsynced once, before the records say the rewind is done.
+        let mut changed_dirs: BTreeMap<String, Dir> = BTreeMap::new();
         plan.sort_by_key(|(p, _)| std::cmp::Reverse(p.matches('/').count()));
         for (p, (s, _)) in &plan {
             let (parent, leaf) = parent_leaf(p);
@@ -635,6 +637,7 @@ impl Session {
                 matches!(current, Some((UpperKind::Dir { .. }, _))) && s.image.state == "dir";
             if current.is_some() && !keep_dir {
                 super::session::remove_entry(&udir, leaf).map_err(io)?;
+                changed_dirs.entry(parent.to_string()).or_insert(udir);
             }
         }
         plan.reverse();
@@ -645,7 +648,17 @@ impl Session {
             if s.image.state != "absent" {
                 let udir = self.upper_dir_all(parent).map_err(io)?;
                 self.restore(&udir, leaf, s, &logs[*log]).map_err(io)?;
-                let _ = store::fsync_dir(&udir);
+                // Its directory, and each above it (upper_dir_all may have made some).
+                let mut above = parent;
+                while !above.is_empty() {
+                    above = parent_leaf(above).0;
+                    if !changed_dirs.contains_key(above) {
+                        if let Some(d) = open_beneath(self.upper(), above).map_err(io)? {
+                            changed_dirs.insert(above.to_string(), d);
+                        }
+                    }
+                }
+                changed_dirs.entry(parent.to_string()).or_insert(udir);
             }
             records.push(match &s.image.fp {
                 Some(fp) => Record {
@@ -659,6 +672,9 @@ impl Session {
                     fp: None,
                 },
             });
+        }
+        for (p, d) in &changed_dirs {
+            store::fsync_dir(d).map_err(|e| on_path(&e, p))?;
         }
         self.append(&records)?;
         // Newest first: a crash part-way leaves the checkpoints from the target to some
