@@ -4,9 +4,9 @@
 //!   system calls counted by `strace -c` on a child that opens the session and diffs once
 //!   (minus one that only opens it): they must not grow with the base;
 //! - a checkpoint after 100 touched files;
-//! - the cost of `touch` per path: a first touch (a base file the session never touched) and
-//!   the first touch after a checkpoint of a path the session already changed (which takes
-//!   the path's before-image), both after a checkpoint;
+//! - the cost of `touch` per path: a first touch (a base file the session never touched)
+//!   without a checkpoint and after one, and the first touch after a checkpoint of a path the
+//!   session already changed (which takes the path's before-image);
 //! - `rewind` over 100 and 1,000 changed paths (each back to its content at the checkpoint)
 //!   paired with `commit` of the same paths (the same writes, committed), in one run;
 //! - `commit` of 1,000 changed files against the same 1,000 writes done by `write_file`
@@ -56,6 +56,16 @@ fn changed(i: usize) -> String {
 /// The `i`th file of a base `build` made (for the commit: every one exists).
 fn existing(i: usize) -> String {
     format!("d{:04}/f{:03}.txt", i / 100, i % 100)
+}
+
+/// The 1-minute load average now (the machine may be shared).
+fn load() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 fn median(xs: &mut [f64]) -> f64 {
@@ -143,7 +153,7 @@ fn main() {
             let with = syscalls(&root, &state, true);
             let without = syscalls(&root, &state, false);
             let calls = with.zip(without).map(|(a, b)| a.saturating_sub(b));
-            let line = serde_json::json!({"bench": "diff", "base_files": n, "changed": 1000, "ns": median(&mut times), "syscalls": calls});
+            let line = serde_json::json!({"bench": "diff", "base_files": n, "changed": 1000, "ns": median(&mut times), "syscalls": calls, "load": load()});
             println!("{line}");
             writeln!(out, "{line}").unwrap();
         }
@@ -165,7 +175,7 @@ fn main() {
             times.push(t.elapsed().as_nanos() as f64);
             s.discard().unwrap();
         }
-        let line = serde_json::json!({"bench": "checkpoint", "base_files": n, "touched": 100, "ns": median(&mut times)});
+        let line = serde_json::json!({"bench": "checkpoint", "base_files": n, "touched": 100, "ns": median(&mut times), "load": load()});
         println!("{line}");
         writeln!(out, "{line}").unwrap();
         let _ = std::fs::remove_dir_all(&case);
@@ -213,20 +223,29 @@ fn main() {
         wsfs::api::workspace_close(ws);
         let _ = std::fs::remove_dir_all(&case);
     }
-    let line = serde_json::json!({"bench": "commit", "files": files, "commit_ns": median(&mut commit_t), "host_writes_ns": median(&mut host_t)});
+    let line = serde_json::json!({"bench": "commit", "files": files, "commit_ns": median(&mut commit_t), "host_writes_ns": median(&mut host_t), "load": load()});
     println!("{line}");
     writeln!(out, "{line}").unwrap();
 }
 
-/// `touch` per path, after a checkpoint: the first touch of 100 base files, then (after
-/// another checkpoint) the first touch of the same paths again, now changed in the session.
+/// `touch` per path: the first touch of 100 base files without a checkpoint, and after one;
+/// then (after another checkpoint) the first touch of the same paths again, now changed in
+/// the session (each takes its before-image).
 fn touch_costs(scratch: &Path, samples: usize, out: &mut dyn Write) {
-    let (mut first, mut again) = (Vec::new(), Vec::new());
+    let (mut first, mut again, mut plain) = (Vec::new(), Vec::new(), Vec::new());
     for k in 0..samples {
         let case = scratch.join(format!("touch{k}"));
         let _ = std::fs::remove_dir_all(&case);
         let (root, state) = (case.join("ws"), case.join("state"));
         build(&root, 100);
+        // Without a checkpoint (no before-image to take).
+        let mut s = Session::open(&root, Some(state.to_str().unwrap()), "plain").unwrap();
+        let t = Instant::now();
+        for i in 0..100 {
+            s.touch(&existing(i)).unwrap();
+        }
+        plain.push(t.elapsed().as_nanos() as f64 / 100.0);
+        s.discard().unwrap();
         let mut s = Session::open(&root, Some(state.to_str().unwrap()), "bench").unwrap();
         s.checkpoint(&CheckpointOptions::default()).unwrap();
         let t = Instant::now();
@@ -247,7 +266,7 @@ fn touch_costs(scratch: &Path, samples: usize, out: &mut dyn Write) {
         drop(s);
         let _ = std::fs::remove_dir_all(&case);
     }
-    let line = serde_json::json!({"bench": "touch", "paths": 100, "first_ns": median(&mut first), "changed_after_checkpoint_ns": median(&mut again)});
+    let line = serde_json::json!({"bench": "touch", "paths": 100, "first_no_checkpoint_ns": median(&mut plain), "first_ns": median(&mut first), "changed_after_checkpoint_ns": median(&mut again), "load": load()});
     println!("{line}");
     writeln!(out, "{line}").unwrap();
 }
@@ -308,7 +327,7 @@ fn rewind_vs_commit(scratch: &Path, short: bool, samples: usize, out: &mut dyn W
             let _ = std::fs::remove_dir_all(&rc);
             let _ = std::fs::remove_dir_all(&cc);
         }
-        let line = serde_json::json!({"bench": "rewind", "paths": n, "rewind_ns": median(&mut rewind_t), "commit_ns": median(&mut commit_t)});
+        let line = serde_json::json!({"bench": "rewind", "paths": n, "rewind_ns": median(&mut rewind_t), "commit_ns": median(&mut commit_t), "load": load()});
         println!("{line}");
         writeln!(out, "{line}").unwrap();
     }
