@@ -254,6 +254,7 @@ fn a_torn_image_record_is_cut_off_at_open() {
     let c = Case::new();
     let mut s = c.open("torn");
     s.write_file("a.txt", b"a1\n", 0o644).unwrap();
+    s.write_file("c.txt", b"c1\n", 0o644).unwrap();
     let id = ckpt(&mut s, "x");
     s.write_file("a.txt", b"a2\n", 0o644).unwrap();
     drop(s);
@@ -283,7 +284,7 @@ fn a_torn_image_record_is_cut_off_at_open() {
     assert_eq!(c.view("torn", "b.txt"), None);
     // A damaged record before the last one: the rewind refuses rather than restore it.
     s.write_file("a.txt", b"a3\n", 0o644).unwrap();
-    s.write_file("b.txt", b"b\n", 0o644).unwrap();
+    s.write_file("c.txt", b"c2\n", 0o644).unwrap();
     drop(s);
     let mut bytes = fs::read(&images).unwrap();
     let at = bytes
@@ -562,4 +563,64 @@ fn a_full_disk_during_copy_up_capture_and_commit_is_no_space_and_changes_nothing
     assert!(r.committed, "{r:?}");
     assert_eq!(c.read("half.bin"), vec![b'h'; 512 << 10]);
     assert_eq!(c.read("keep.txt"), b"k1\n");
+}
+
+/// A path first touched while not in the session has its "absent" image in the touch log
+/// (the `t` record's checkpoint): it survives the log's compaction, and a rewind consumes
+/// those of its target and of the later checkpoints, whose ids a new checkpoint reuses.
+#[test]
+fn absent_images_in_the_touch_log_survive_compaction_and_rewinds_consume_them() {
+    let c = Case::new();
+    c.write("base.txt", "b0\n");
+    let mut s = c.open("absent");
+    let one = ckpt(&mut s, "one");
+    s.write_file("new.txt", b"n\n", 0o644).unwrap();
+    let only_base = CommitOptions {
+        paths: Some(vec!["base.txt".into()]),
+        ..Default::default()
+    };
+    for k in 1..=60 {
+        s.write_file("base.txt", format!("b{k}\n").as_bytes(), 0o644)
+            .unwrap();
+        assert!(s.commit(&only_base, &ctl()).unwrap().committed);
+    }
+    drop(s);
+    let log = c.session_dir("absent").join("meta/touched.log");
+    let lines = |p: &Path| fs::read_to_string(p).unwrap().lines().count();
+    let before = lines(&log);
+    let s = c.open("absent");
+    assert!(
+        lines(&log) < before / 2,
+        "compacted: {before} -> {}",
+        lines(&log)
+    );
+    drop(s);
+    // Read back from the compacted log.
+    let mut s = c.open("absent");
+    rewind(&mut s, &one);
+    assert_eq!(
+        c.view("absent", "new.txt"),
+        None,
+        "created after the checkpoint"
+    );
+    assert!(changed(&s).is_empty(), "{:?}", changed(&s));
+    assert_eq!(c.read("base.txt"), b"b60\n", "the base keeps its commits");
+
+    // Ids are reused after a rewind: the old epoch's "absent" images must not apply.
+    let two = ckpt(&mut s, "two");
+    s.write_file("z.txt", b"z0\n", 0o644).unwrap();
+    rewind(&mut s, &one);
+    assert_eq!(c.view("absent", "z.txt"), None);
+    s.write_file("z.txt", b"z1\n", 0o644).unwrap();
+    assert_eq!(ckpt(&mut s, "two again"), two);
+    drop(s);
+    let mut s = c.open("absent");
+    s.write_file("other.txt", b"o\n", 0o644).unwrap();
+    rewind(&mut s, &two);
+    assert_eq!(
+        c.view("absent", "z.txt").as_deref(),
+        Some("z1\n"),
+        "z.txt was there at the new checkpoint two"
+    );
+    assert_eq!(c.view("absent", "other.txt"), None);
 }

@@ -12,7 +12,10 @@
 //! (nothing, a file's bytes and mode, a whiteout, a directory and whether it is opaque, a
 //! symlink's target) and the path's base fingerprint record. It is appended to the newest
 //! checkpoint's image log and made durable (`fdatasync`) before `touch` returns, so before
-//! the change. A record is a JSON header line (the image; `len`, the bytes of a file's
+//! the change. One image is not in the image log: a path's first touch while it is not in
+//! the session (no fingerprint, no upper entry) is "absent" at the checkpoint, which the
+//! touch log's `t` record says itself (its `i`: the checkpoint), one append and one
+//! `fdatasync` as without a checkpoint; a rewind's `r` record consumes these. A record is a JSON header line (the image; `len`, the bytes of a file's
 //! content that follow), the content, and the SHA-256 (hex) of header and content on a line
 //! of its own. Only the last record can be torn (each is durable before the next is
 //! written): at open a torn or damaged tail is cut off (its change was never made).
@@ -355,7 +358,10 @@ impl Session {
             file.set_len(good).map_err(err)?;
             file.sync_all().map_err(err)?;
         }
-        let captured = stored.into_iter().map(|s| s.image.path).collect();
+        let mut captured: BTreeSet<String> = stored.into_iter().map(|s| s.image.path).collect();
+        if let Some(absent) = self.touched.absent.get(&id) {
+            captured.extend(absent.iter().cloned());
+        }
         self.epoch = Some(Epoch::new(id, file, captured, good));
         Ok(())
     }
@@ -366,6 +372,18 @@ impl Session {
         match &self.epoch {
             Some(e) => &e.captured,
             None => &self.touched.dirty,
+        }
+    }
+
+    /// The newest checkpoint's id.
+    pub(super) fn epoch_id(&self) -> Option<u64> {
+        self.epoch.as_ref().map(|e| e.id)
+    }
+
+    /// Notes that `rel`'s before-image in this epoch ("absent") is in the touch log.
+    pub(super) fn captured_absent(&mut self, rel: &str) {
+        if let Some(e) = self.epoch.as_mut() {
+            e.captured.insert(rel.to_string());
         }
     }
 
@@ -610,16 +628,36 @@ impl Session {
             .filter(|&id| id >= target)
         {
             let dir = open_sub(&self.ckpts, &id.to_string()).map_err(rerr)?;
-            let file = match open_images(&dir, false) {
-                Ok(f) => f,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            match open_images(&dir, false) {
+                Ok(file) => {
+                    let (stored, _) = scan(&file).map_err(rerr)?;
+                    for s in stored {
+                        plan.entry(s.image.path.clone()).or_insert((s, logs.len()));
+                    }
+                    logs.push(file);
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                 Err(e) => return Err(rerr(e)),
-            };
-            let (stored, _) = scan(&file).map_err(rerr)?;
-            for s in stored {
-                plan.entry(s.image.path.clone()).or_insert((s, logs.len()));
             }
-            logs.push(file);
+            // The paths first touched in this epoch while not in the session (in the touch
+            // log): "absent" at this checkpoint.
+            for p in self.touched.absent.get(&id).into_iter().flatten() {
+                let image = Image {
+                    path: p.clone(),
+                    state: "absent".into(),
+                    opaque: false,
+                    mode: 0,
+                    target: None,
+                    fp: None,
+                    len: 0,
+                };
+                let s = Stored {
+                    image,
+                    at: 0,
+                    header_len: 0,
+                };
+                plan.entry(p.clone()).or_insert((s, usize::MAX));
+            }
         }
         let mut plan: Vec<(String, (Stored, usize))> = plan.into_iter().collect();
         // Removals deepest first, then creations shallowest first; each directory changed is
@@ -647,7 +685,8 @@ impl Session {
             let (parent, leaf) = parent_leaf(p);
             if s.image.state != "absent" {
                 let udir = self.upper_dir_all(parent).map_err(io)?;
-                self.restore(&udir, leaf, s, &logs[*log]).map_err(io)?;
+                let log = logs.get(*log).ok_or_else(|| io(damaged(p)))?;
+                self.restore(&udir, leaf, s, log).map_err(io)?;
                 // Its directory, and each above it (upper_dir_all may have made some).
                 let mut above = parent;
                 while !above.is_empty() {
@@ -665,17 +704,26 @@ impl Session {
                     op: 's',
                     path: Some(p.clone()),
                     fp: Some(fp.clone()),
+                    i: None,
                 },
                 None => Record {
                     op: 'f',
                     path: Some(p.clone()),
                     fp: None,
+                    i: None,
                 },
             });
         }
         for (p, d) in &changed_dirs {
             store::fsync_dir(d).map_err(|e| on_path(&e, p))?;
         }
+        // The "absent" images of the target's epoch and of the later ones are consumed.
+        records.push(Record {
+            op: 'r',
+            path: None,
+            fp: None,
+            i: Some(target),
+        });
         self.append(&records)?;
         // Newest first: a crash part-way leaves the checkpoints from the target to some
         // newer one, whose images (the oldest at or after the target first) still give the

@@ -518,6 +518,7 @@ impl Session {
                     op: 'f',
                     path: Some(owner.clone()),
                     fp: None,
+                    i: None,
                 });
                 continue;
             };
@@ -552,12 +553,14 @@ impl Session {
                     op: 'f',
                     path: Some(owner.clone()),
                     fp: None,
+                    i: None,
                 });
             } else {
                 records.push(Record {
                     op: 's',
                     path: Some(owner.clone()),
                     fp: Some(now),
+                    i: None,
                 });
             }
             let _ = store::fsync_dir(&udir);
@@ -573,6 +576,7 @@ impl Session {
                     op: 'f',
                     path: Some(dir.clone()),
                     fp: None,
+                    i: None,
                 });
                 dir = parent_leaf(&dir).0.to_string();
             }

@@ -373,7 +373,15 @@ impl Session {
     pub(super) fn compact_if_needed(&mut self) -> Result<()> {
         let session = self;
         if session.touched.records
-            > 4 * (session.touched.fps.len() + session.touched.dirty.len()) + 64
+            > 4 * (session.touched.fps.len()
+                + session.touched.dirty.len()
+                + session
+                    .touched
+                    .absent
+                    .values()
+                    .map(|a| a.len())
+                    .sum::<usize>())
+                + 64
         {
             session.rewrite_log()?;
         }
@@ -498,6 +506,7 @@ impl Session {
                 op: 'd',
                 path: Some(rel.to_string()),
                 fp: None,
+                i: None,
             }]);
         }
         let mut original = Vec::new();
@@ -507,13 +516,38 @@ impl Session {
                 self.keep_original(sha, &original);
             }
         }
-        // The image and the record written, then both made durable.
-        self.capture_unsynced(&[rel])?;
+        // A path not in the session has no upper entry, as a rule: its before-image is
+        // "absent", which the record itself says (`i`), one append and one fdatasync.
+        // Otherwise the image and the record are written, then both made durable.
+        let epoch = self
+            .epoch_id()
+            .filter(|_| !self.changed_since_checkpoint().contains(rel));
+        let implicit = match epoch {
+            Some(_) => !self.upper_has(rel).map_err(|e| on_path(&e, rel))?,
+            None => false,
+        };
+        if !implicit {
+            self.capture_unsynced(&[rel])?;
+        }
         self.append(&[Record {
             op: 't',
             path: Some(rel.to_string()),
             fp: Some(fp),
-        }])
+            i: epoch.filter(|_| implicit),
+        }])?;
+        if implicit {
+            self.captured_absent(rel);
+        }
+        Ok(())
+    }
+
+    /// Whether the upper tree has an entry at `rel`.
+    fn upper_has(&self, rel: &str) -> io::Result<bool> {
+        let (parent, leaf) = parent_leaf(rel);
+        match open_beneath(&self.upper, parent)? {
+            Some(dir) => Ok(upper_kind(&dir, leaf)?.is_some()),
+            None => Ok(false),
+        }
     }
 
     /// Keeps a base original by its hash (best effort: a lost one only makes a conflict
@@ -685,6 +719,7 @@ impl Session {
                 op: 'd',
                 path: Some(p),
                 fp: None,
+                i: None,
             })
             .collect();
         self.append(&records)

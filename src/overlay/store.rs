@@ -7,7 +7,9 @@
 //! change it announces is made. Records: `t` (first touch: the base fingerprint, kept only if
 //! the path has none yet), `s` (set the fingerprint: after a commit or a rewind), `f` (forget
 //! the path: it left the session), `d` (changed again), `c` (a checkpoint was taken, written
-//! by older versions and by compaction). Every record but `c` marks its path as changed.
+//! by older versions and by compaction), `a` (compaction's copy of a `t`'s `i`: the path was
+//! not in the session at checkpoint `i`), `r` (a rewind to checkpoint `i` consumed the images
+//! of it and of the later ones). Every record but `c`, `a` and `r` marks its path as changed.
 //! Folding the log at open gives the fingerprints and, while the session has no checkpoint,
 //! the paths changed (once there is one, the newest checkpoint's image log says which paths
 //! changed since: `checkpoint.rs`; no `d` or `c` record is written then). A torn last line (a
@@ -189,6 +191,11 @@ pub(crate) struct Record {
     pub path: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fp: Option<Fingerprint>,
+    /// `t` and `a`: the checkpoint whose epoch the first touch was in (the path was not in
+    /// the session at that checkpoint: its before-image there is "absent"); `r`: a rewind
+    /// to this checkpoint consumed the images of it and of the later ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub i: Option<u64>,
 }
 
 impl Record {
@@ -208,6 +215,9 @@ pub(crate) struct Touched {
     pub dirty: BTreeSet<String>,
     /// Records in the log (for compaction).
     pub records: usize,
+    /// Per checkpoint, the paths first touched in its epoch while not in the session (their
+    /// before-image at that checkpoint is "absent", kept here rather than in its image log).
+    pub absent: BTreeMap<u64, BTreeSet<String>>,
 }
 
 impl Touched {
@@ -219,7 +229,20 @@ impl Touched {
                 if let Some(fp) = &r.fp {
                     self.fps.entry(p.clone()).or_insert_with(|| fp.clone());
                 }
+                if let Some(i) = r.i {
+                    self.absent.entry(i).or_default().insert(p.clone());
+                }
                 self.dirty.insert(p.clone());
+            }
+            ('a', Some(p)) => {
+                if let Some(i) = r.i {
+                    self.absent.entry(i).or_default().insert(p.clone());
+                }
+            }
+            ('r', _) => {
+                if let Some(i) = r.i {
+                    self.absent.retain(|&e, _| e < i);
+                }
             }
             ('s', Some(p)) => {
                 if let Some(fp) = &r.fp {
@@ -247,15 +270,30 @@ impl Touched {
                     op: 's',
                     path: Some(p.clone()),
                     fp: Some(fp.clone()),
+                    i: None,
                 }
                 .line(),
             );
+        }
+        for (i, paths) in &self.absent {
+            for p in paths {
+                out.extend(
+                    Record {
+                        op: 'a',
+                        path: Some(p.clone()),
+                        fp: None,
+                        i: Some(*i),
+                    }
+                    .line(),
+                );
+            }
         }
         out.extend(
             Record {
                 op: 'c',
                 path: None,
                 fp: None,
+                i: None,
             }
             .line(),
         );
@@ -265,6 +303,7 @@ impl Touched {
                     op: 'd',
                     path: Some(p.clone()),
                     fp: None,
+                    i: None,
                 }
                 .line(),
             );
