@@ -671,9 +671,15 @@ impl Session {
                 continue;
             };
             let current = super::session::upper_kind(&udir, leaf).map_err(io)?;
-            let keep_dir =
-                matches!(current, Some((UpperKind::Dir { .. }, _))) && s.image.state == "dir";
-            if current.is_some() && !keep_dir {
+            // What the restore replaces in place is kept: a directory by a directory, a
+            // non-directory by a file, whiteout or symlink (renamed over it).
+            let current_dir = matches!(current, Some((UpperKind::Dir { .. }, _)));
+            let keep = match s.image.state.as_str() {
+                "absent" => false,
+                "dir" => current_dir,
+                _ => !current_dir,
+            };
+            if current.is_some() && !keep {
                 super::session::remove_entry(&udir, leaf).map_err(io)?;
                 changed_dirs.entry(parent.to_string()).or_insert(udir);
             }
