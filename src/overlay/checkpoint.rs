@@ -34,7 +34,7 @@
 //! (and those of every later checkpoint and of the current epoch).
 
 use super::session::{machinery, on_path, open_beneath, open_sub, parent_leaf, Session, UpperKind};
-use super::store::{self, Fingerprint, Record, Sha256Stream};
+use super::store::{self, Epoch, Fingerprint, Record, Sha256Stream};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::sandbox::tempfile::{temp_name, Staged};
 use cap_std::fs::Dir;
@@ -127,31 +127,6 @@ struct Meta {
     /// Format 1: the before-images themselves (only their paths are read).
     #[serde(default, skip_serializing)]
     entries: Vec<serde_json::Value>,
-}
-
-/// The newest checkpoint's epoch: the paths whose before-image its log holds, and the log.
-#[derive(Debug)]
-pub(crate) struct Epoch {
-    pub id: u64,
-    pub captured: BTreeSet<String>,
-    file: std::fs::File,
-    /// Bytes written; `synced` of them durable, the rest by the paths in `pending`.
-    len: u64,
-    synced: u64,
-    pending: Vec<String>,
-}
-
-impl Epoch {
-    fn new(id: u64, file: std::fs::File, captured: BTreeSet<String>, len: u64) -> Epoch {
-        Epoch {
-            id,
-            captured,
-            file,
-            len,
-            synced: len,
-            pending: Vec::new(),
-        }
-    }
 }
 
 fn now_rfc3339() -> String {

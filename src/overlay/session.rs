@@ -39,7 +39,7 @@ pub struct Session {
     pub(super) log: std::fs::File,
     pub(super) touched: Touched,
     /// The newest checkpoint's epoch (`None`: no checkpoint yet).
-    pub(super) epoch: Option<super::checkpoint::Epoch>,
+    pub(super) epoch: Option<store::Epoch>,
     pub(super) _lock: std::fs::File,
 }
 

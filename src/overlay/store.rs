@@ -312,6 +312,32 @@ impl Touched {
     }
 }
 
+/// The newest checkpoint's epoch (`checkpoint.rs`): the paths whose before-image it holds,
+/// and its image log.
+#[derive(Debug)]
+pub(crate) struct Epoch {
+    pub id: u64,
+    pub captured: BTreeSet<String>,
+    pub file: std::fs::File,
+    /// Bytes written; `synced` of them durable, the rest by the paths in `pending`.
+    pub len: u64,
+    pub synced: u64,
+    pub pending: Vec<String>,
+}
+
+impl Epoch {
+    pub fn new(id: u64, file: std::fs::File, captured: BTreeSet<String>, len: u64) -> Epoch {
+        Epoch {
+            id,
+            captured,
+            file,
+            len,
+            synced: len,
+            pending: Vec::new(),
+        }
+    }
+}
+
 /// Reads and folds the log; a torn or unparsable last line is dropped (its change was never
 /// made), an unparsable line before it is an error.
 pub(crate) fn read_log(meta: &Dir) -> io::Result<Touched> {
