@@ -1366,30 +1366,71 @@ def devtools_section_of(ctx):
     return out
 
 
+def overlay_targets(ctx):
+    """Issue 20's checkpoint and rewind targets (the other overlay targets need the view)."""
+    rows = []
+    for r in jsonl(os.path.join(ctx["args"].dir, "overlay.jsonl")):
+        if r["bench"] == "checkpoint":
+            rows.append({
+                "label": f"overlay: a checkpoint after {r['touched']} touched files "
+                         f"({r['base_files']:,}-file base) < 10 ms",
+                "measured": fmt_t(r["ns"]),
+                "ok": r["ns"] < 10e6, "walk": True,
+            })
+        elif r["bench"] == "rewind":
+            ratio = r["rewind_ns"] / r["commit_ns"] if r["commit_ns"] else None
+            rows.append({
+                "label": f"overlay: rewind of {r['paths']} paths ≤ commit of the same paths",
+                "measured": f"{fmt_r(ratio)} ({fmt_t(r['rewind_ns'])} vs {fmt_t(r['commit_ns'])})",
+                "ok": None if ratio is None else ratio <= 1.0, "walk": True,
+            })
+    return rows
+
+
 def overlay_section(ctx):
     """benches/overlay.rs: the overlay session store (issue 20)."""
     rows = jsonl(os.path.join(ctx["args"].dir, "overlay.jsonl"))
     if not rows:
         return []
     out = ["## Overlay session store (`benches/overlay.rs`)", "",
-           "`wsfs::overlay::Session` (issue 20's store, no view yet): `diff` of 1,000 changed "
+           "`wsfs::overlay::Session` (issue 20's store), measured by `cargo bench --bench overlay` "
+           "(`make bench` runs it): `diff` of 1,000 changed "
            "files in bases of different sizes (its system calls counted by `strace -c` on a "
            "child that opens the session and diffs once, minus one that only opens it: they do "
-           "not grow with the base), a checkpoint after 100 touched files, and `commit` of "
-           "1,000 files against the same writes through `write_file` in host mode.", ""]
+           "not grow with the base), a checkpoint after 100 touched files (target: under 10 ms), "
+           "`touch` per path (a first touch without and after a checkpoint, and the first touch "
+           "after a checkpoint of a path already changed, which takes its before-image), `rewind` "
+           "of 100 and 1,000 changed paths back to their content at a checkpoint paired with "
+           "`commit` of the same paths (target: the rewind at most the commit's cost; medians of "
+           "samples alternating which goes first), and `commit` of 1,000 files against the same "
+           "writes through `write_file` in host mode. The load column is the 1-minute load "
+           "average when the case ended (2 cores).", ""]
     table_rows = []
     for r in rows:
+        load = f"{r['load']:.2f}" if r.get("load") is not None else ""
         if r["bench"] == "diff":
             table_rows.append([f"diff, {r['changed']} changed, {r['base_files']:,}-file base",
-                               fmt_t(r["ns"]), str(r.get("syscalls"))])
+                               fmt_t(r["ns"]), str(r.get("syscalls")), load])
         elif r["bench"] == "checkpoint":
             table_rows.append([f"checkpoint after {r['touched']} touched, {r['base_files']:,}-file base",
-                               fmt_t(r["ns"]), ""])
+                               fmt_t(r["ns"]), "", load])
+        elif r["bench"] == "touch":
+            if r.get("first_no_checkpoint_ns") is not None:
+                table_rows.append(["touch, first, no checkpoint (per path)",
+                                   fmt_t(r["first_no_checkpoint_ns"]), "", load])
+            table_rows.append(["touch, first, after a checkpoint (per path)",
+                               fmt_t(r["first_ns"]), "", load])
+            table_rows.append(["touch, a changed path, first after a checkpoint: its before-image (per path)",
+                               fmt_t(r["changed_after_checkpoint_ns"]), "", load])
+        elif r["bench"] == "rewind":
+            ratio = r["rewind_ns"] / r["commit_ns"] if r["commit_ns"] else 0
+            table_rows.append([f"rewind of {r['paths']} paths (commit of the same paths: "
+                               f"{fmt_t(r['commit_ns'])}, {ratio:.2f}x)", fmt_t(r["rewind_ns"]), "", load])
         elif r["bench"] == "commit":
             ratio = r["commit_ns"] / r["host_writes_ns"] if r["host_writes_ns"] else 0
             table_rows.append([f"commit of {r['files']} files (host write_file: {fmt_t(r['host_writes_ns'])}, "
-                               f"{ratio:.2f}x)", fmt_t(r["commit_ns"]), ""])
-    out.append(table(["case", "median", "system calls"], table_rows))
+                               f"{ratio:.2f}x)", fmt_t(r["commit_ns"]), "", load])
+    out.append(table(["case", "median", "system calls", "load"], table_rows))
     out.append("")
     return out
 
@@ -1443,7 +1484,7 @@ SECTIONS = [
     reproducing_section,
 ]
 TARGETS = [issue9_targets, python_targets, scale_targets, walk_targets_of, patch_targets,
-           delete_targets_of, wasm_targets, devtools_targets_of]
+           delete_targets_of, overlay_targets, wasm_targets, devtools_targets_of]
 
 
 def main():

@@ -30,6 +30,7 @@ mod list_filters;
 mod model_view;
 mod move_file;
 mod names;
+mod overlay_checkpoints;
 mod overlay_store;
 mod overlay_view;
 mod patch;

@@ -510,6 +510,9 @@ impl Session {
             }
             done_owners.insert(it.owner.clone());
         }
+        // The session's state of these paths changes below: their before-images first.
+        let owners: Vec<&str> = done_owners.iter().map(String::as_str).collect();
+        self.capture(&owners)?;
         for owner in done_owners {
             let now = self.base_fingerprint(&owner, None)?;
             let (parent, leaf) = parent_leaf(&owner);
@@ -519,6 +522,7 @@ impl Session {
                     op: 'f',
                     path: Some(owner.clone()),
                     fp: None,
+                    i: None,
                 });
                 continue;
             };
@@ -553,12 +557,14 @@ impl Session {
                     op: 'f',
                     path: Some(owner.clone()),
                     fp: None,
+                    i: None,
                 });
             } else {
                 records.push(Record {
                     op: 's',
                     path: Some(owner.clone()),
                     fp: Some(now),
+                    i: None,
                 });
             }
             let _ = store::fsync_dir(&udir);
@@ -574,6 +580,7 @@ impl Session {
                     op: 'f',
                     path: Some(dir.clone()),
                     fp: None,
+                    i: None,
                 });
                 dir = parent_leaf(&dir).0.to_string();
             }
@@ -583,7 +590,7 @@ impl Session {
 
     /// Removes the upper directory `rel` if it is empty, not opaque and a directory in the
     /// base too; whether it did.
-    fn prune_dir(&self, rel: &str) -> bool {
+    fn prune_dir(&mut self, rel: &str) -> bool {
         let (parent, leaf) = parent_leaf(rel);
         let Ok(Some(udir)) = open_beneath(self.upper(), parent) else {
             return false;
@@ -594,6 +601,10 @@ impl Session {
             return false;
         };
         if !matches!(open_beneath(&self.base.dir, rel), Ok(Some(_))) {
+            return false;
+        }
+        // Its before-image first (after a checkpoint).
+        if self.capture(&[rel]).is_err() {
             return false;
         }
         let removed = rustix::fs::unlinkat(&udir, leaf, AtFlags::REMOVEDIR).is_ok();

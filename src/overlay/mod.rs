@@ -13,10 +13,12 @@
 //! <state>/sessions/<name>/upper/        changed and created entries, whiteouts, opaque dirs
 //!                        /work/         empty: the kernel overlay's workdir
 //!                        /meta/lock     flock: one open session per name
-//!                        /meta/touched.log   base fingerprints, changes since the checkpoint
+//!                        /meta/touched.log   base fingerprints (and, before the first
+//!                                            checkpoint, what changed)
 //!                        /meta/objects/<sha256>  base originals (for three-way merges)
 //!                        /meta/commit.json, rewind.json   intents of an operation under way
-//!                        /checkpoints/<n>/{meta.json, <k>}  before-images
+//!                        /checkpoints/<n>/meta.json   id, label, time, paths of its step
+//!                        /checkpoints/<n>/images      before-images taken lazily after it
 //! ```
 //!
 //! Every path is a plain workspace-relative path (no `.`, `..`, symlink or wsfs temp name on

@@ -38,6 +38,8 @@ pub struct Session {
     pub(super) ckpts: Dir,
     pub(super) log: std::fs::File,
     pub(super) touched: Touched,
+    /// The newest checkpoint's epoch (`None`: no checkpoint yet).
+    pub(super) epoch: Option<store::Epoch>,
     pub(super) _lock: std::fs::File,
 }
 
@@ -360,9 +362,11 @@ impl Session {
             ckpts,
             log,
             touched,
+            epoch: None,
             _lock: lock,
         };
         session.recover()?;
+        session.load_epoch()?;
         Ok(session)
     }
 
@@ -370,7 +374,15 @@ impl Session {
     pub(super) fn compact_if_needed(&mut self) -> Result<()> {
         let session = self;
         if session.touched.records
-            > 4 * (session.touched.fps.len() + session.touched.dirty.len()) + 64
+            > 4 * (session.touched.fps.len()
+                + session.touched.dirty.len()
+                + session
+                    .touched
+                    .absent
+                    .values()
+                    .map(|a| a.len())
+                    .sum::<usize>())
+                + 64
         {
             session.rewrite_log()?;
         }
@@ -416,20 +428,18 @@ impl Session {
         &self.touched.fps
     }
 
-    /// Appends `records` to the touch log in one write, durably.
+    /// Appends `records` to the touch log in one write, durably (with the before-images
+    /// `capture_unsynced` wrote: both are durable when it returns, or neither is counted).
     pub(super) fn append(&mut self, records: &[Record]) -> Result<()> {
         if records.is_empty() {
-            return Ok(());
+            return self.sync_images();
         }
         let mut buf = Vec::new();
         for r in records {
             buf.extend(r.line());
         }
-        let done = self
-            .log
-            .write_all(&buf)
-            .and_then(|()| rustix::fs::fdatasync(&self.log).map_err(io::Error::from));
-        if let Err(e) = done {
+        if let Err(e) = self.log.write_all(&buf) {
+            self.abort_images();
             // A partial line is dropped at the next read; end it so later lines parse.
             let _ = self.log.write_all(b"\n");
             return Err(machinery(
@@ -437,6 +447,11 @@ impl Session {
                 &e,
             ));
         }
+        // (A failure from here leaves whole lines that may be durable: harmless, the
+        // change they announce is not made.)
+        self.sync_images()?;
+        rustix::fs::fdatasync(&self.log)
+            .map_err(|e| machinery("cannot record the change in the session's log", &e.into()))?;
         for r in records {
             self.touched.apply(r);
         }
@@ -472,20 +487,27 @@ impl Session {
         fingerprint_at(dir.as_ref(), OsStr::new(leaf), keep).map_err(|e| on_path(&e, rel))
     }
 
-    /// Records `rel`'s base fingerprint at its first touch (durably, before the caller
-    /// changes anything), and that it changes since the last checkpoint. Cheap when it is
-    /// already both: no system call.
+    /// Records `rel`'s base fingerprint at its first touch, and after a checkpoint its
+    /// before-image at its first touch since the newest checkpoint (`checkpoint.rs`), both
+    /// durably, before the caller changes anything. Every change of a session path must be
+    /// preceded by its touch (a directory replaced or removed: every entry below it too, as
+    /// `whiteout` and `make_opaque` do). Cheap when the path is already known and changed
+    /// since the newest checkpoint: no system call.
     pub fn touch(&mut self, rel: &str) -> Result<()> {
         split_rel(rel)?;
         let known = self.touched.fps.contains_key(rel);
-        if known && self.touched.dirty.contains(rel) {
+        if known && self.changed_since_checkpoint().contains(rel) {
             return Ok(());
         }
         if known {
+            if self.has_checkpoint() {
+                return self.capture(&[rel]);
+            }
             return self.append(&[Record {
                 op: 'd',
                 path: Some(rel.to_string()),
                 fp: None,
+                i: None,
             }]);
         }
         let mut original = Vec::new();
@@ -495,11 +517,38 @@ impl Session {
                 self.keep_original(sha, &original);
             }
         }
+        // A path not in the session has no upper entry, as a rule: its before-image is
+        // "absent", which the record itself says (`i`), one append and one fdatasync.
+        // Otherwise the image and the record are written, then both made durable.
+        let epoch = self
+            .epoch_id()
+            .filter(|_| !self.changed_since_checkpoint().contains(rel));
+        let implicit = match epoch {
+            Some(_) => !self.upper_has(rel).map_err(|e| on_path(&e, rel))?,
+            None => false,
+        };
+        if !implicit {
+            self.capture_unsynced(&[rel])?;
+        }
         self.append(&[Record {
             op: 't',
             path: Some(rel.to_string()),
             fp: Some(fp),
-        }])
+            i: epoch.filter(|_| implicit),
+        }])?;
+        if implicit {
+            self.captured_absent(rel);
+        }
+        Ok(())
+    }
+
+    /// Whether the upper tree has an entry at `rel`.
+    fn upper_has(&self, rel: &str) -> io::Result<bool> {
+        let (parent, leaf) = parent_leaf(rel);
+        match open_beneath(&self.upper, parent)? {
+            Some(dir) => Ok(upper_kind(&dir, leaf)?.is_some()),
+            None => Ok(false),
+        }
     }
 
     /// Keeps a base original by its hash (best effort: a lost one only makes a conflict
@@ -657,13 +706,21 @@ impl Session {
                 .map_err(|e| on_path(&e, rel))?,
         );
         list_upper(&sub, rel, &mut found).map_err(|e| on_path(&e, rel))?;
+        let found: Vec<String> = found
+            .into_iter()
+            .filter(|p| !self.changed_since_checkpoint().contains(p))
+            .collect();
+        if self.has_checkpoint() {
+            let paths: Vec<&str> = found.iter().map(String::as_str).collect();
+            return self.capture(&paths);
+        }
         let records: Vec<Record> = found
             .into_iter()
-            .filter(|p| !self.touched.dirty.contains(p))
             .map(|p| Record {
                 op: 'd',
                 path: Some(p),
                 fp: None,
+                i: None,
             })
             .collect();
         self.append(&records)

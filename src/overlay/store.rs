@@ -6,10 +6,14 @@
 //! with one `write` on an `O_APPEND` descriptor and made durable with `fdatasync` before the
 //! change it announces is made. Records: `t` (first touch: the base fingerprint, kept only if
 //! the path has none yet), `s` (set the fingerprint: after a commit or a rewind), `f` (forget
-//! the path: it left the session), `d` (changed again since the last checkpoint), `c` (a
-//! checkpoint was taken: nothing is changed since). Every record but `c` marks its path as
-//! changed since the last checkpoint. Folding the log at open gives the fingerprints and that
-//! set. A torn last line (a crash during the append, before the change was made) is dropped.
+//! the path: it left the session), `d` (changed again), `c` (a checkpoint was taken, written
+//! by older versions and by compaction), `a` (compaction's copy of a `t`'s `i`: the path was
+//! not in the session at checkpoint `i`), `r` (a rewind to checkpoint `i` consumed the images
+//! of it and of the later ones). Every record but `c`, `a` and `r` marks its path as changed.
+//! Folding the log at open gives the fingerprints and, while the session has no checkpoint,
+//! the paths changed (once there is one, the newest checkpoint's image log says which paths
+//! changed since: `checkpoint.rs`; no `d` or `c` record is written then). A torn last line (a
+//! crash during the append, before the change was made) is dropped.
 //! Why a log and not a file per path: a first touch costs one small append and one
 //! `fdatasync` of one file, instead of a create, a write, an fsync of the file and one of its
 //! directory; the log is rewritten (compacted, atomically) when it holds four times more
@@ -193,6 +197,11 @@ pub(crate) struct Record {
     pub path: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fp: Option<Fingerprint>,
+    /// `t` and `a`: the checkpoint whose epoch the first touch was in (the path was not in
+    /// the session at that checkpoint: its before-image there is "absent"); `r`: a rewind
+    /// to this checkpoint consumed the images of it and of the later ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub i: Option<u64>,
 }
 
 impl Record {
@@ -208,10 +217,13 @@ impl Record {
 pub(crate) struct Touched {
     /// Every path the session holds a base fingerprint for.
     pub fps: BTreeMap<String, Fingerprint>,
-    /// Paths changed since the last checkpoint.
+    /// Paths changed (since the last `c`): what changed before the first checkpoint.
     pub dirty: BTreeSet<String>,
     /// Records in the log (for compaction).
     pub records: usize,
+    /// Per checkpoint, the paths first touched in its epoch while not in the session (their
+    /// before-image at that checkpoint is "absent", kept here rather than in its image log).
+    pub absent: BTreeMap<u64, BTreeSet<String>>,
 }
 
 impl Touched {
@@ -223,7 +235,20 @@ impl Touched {
                 if let Some(fp) = &r.fp {
                     self.fps.entry(p.clone()).or_insert_with(|| fp.clone());
                 }
+                if let Some(i) = r.i {
+                    self.absent.entry(i).or_default().insert(p.clone());
+                }
                 self.dirty.insert(p.clone());
+            }
+            ('a', Some(p)) => {
+                if let Some(i) = r.i {
+                    self.absent.entry(i).or_default().insert(p.clone());
+                }
+            }
+            ('r', _) => {
+                if let Some(i) = r.i {
+                    self.absent.retain(|&e, _| e < i);
+                }
             }
             ('s', Some(p)) => {
                 if let Some(fp) = &r.fp {
@@ -251,15 +276,30 @@ impl Touched {
                     op: 's',
                     path: Some(p.clone()),
                     fp: Some(fp.clone()),
+                    i: None,
                 }
                 .line(),
             );
+        }
+        for (i, paths) in &self.absent {
+            for p in paths {
+                out.extend(
+                    Record {
+                        op: 'a',
+                        path: Some(p.clone()),
+                        fp: None,
+                        i: Some(*i),
+                    }
+                    .line(),
+                );
+            }
         }
         out.extend(
             Record {
                 op: 'c',
                 path: None,
                 fp: None,
+                i: None,
             }
             .line(),
         );
@@ -269,11 +309,38 @@ impl Touched {
                     op: 'd',
                     path: Some(p.clone()),
                     fp: None,
+                    i: None,
                 }
                 .line(),
             );
         }
         out
+    }
+}
+
+/// The newest checkpoint's epoch (`checkpoint.rs`): the paths whose before-image it holds,
+/// and its image log.
+#[derive(Debug)]
+pub(crate) struct Epoch {
+    pub id: u64,
+    pub captured: BTreeSet<String>,
+    pub file: std::fs::File,
+    /// Bytes written; `synced` of them durable, the rest by the paths in `pending`.
+    pub len: u64,
+    pub synced: u64,
+    pub pending: Vec<String>,
+}
+
+impl Epoch {
+    pub fn new(id: u64, file: std::fs::File, captured: BTreeSet<String>, len: u64) -> Epoch {
+        Epoch {
+            id,
+            captured,
+            file,
+            len,
+            synced: len,
+            pending: Vec::new(),
+        }
     }
 }
 
