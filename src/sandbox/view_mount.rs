@@ -152,17 +152,6 @@ pub(crate) fn replace_raw(target: RawFd, fresh: &OwnedFd) -> io::Result<()> {
     Ok(())
 }
 
-/// A new descriptor on the open file `fd` (owned by a live workspace) is.
-pub(crate) fn dup_of(fd: RawFd) -> io::Result<OwnedFd> {
-    // SAFETY: F_DUPFD_CLOEXEC takes integers only and returns a new descriptor we own.
-    let r = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `r` is a new descriptor nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(r) })
-}
-
 /// A layer's plan: overlayfs takes a layer only from the mount namespace it is made in (it
 /// clones the layer's mount), and the child's is a copy of ours, so the child opens the path
 /// again there and checks it is still the same directory before naming it to the kernel.

@@ -43,16 +43,19 @@ pub(crate) fn open_overlay(
         .and_then(|(_, view)| view.upgrade());
     let (view, view_fd) = match shared {
         Some(view) => {
-            // The same mount as the workspaces already on it.
-            // The same mount as the workspaces already on it (duplicated under the lock
-            // their handles are registered under, so none closes meanwhile).
+            // One mount for all the workspaces on it, made afresh now (the new workspace's
+            // recovery must see the base as it is), with no call in flight on the old one.
+            let calls = view.calls.write().unwrap_or_else(|p| p.into_inner());
+            let fresh = view.with(|s| mount(&view.base, s))?;
             let roots = view.roots.lock().unwrap_or_else(|p| p.into_inner());
-            let fd = match roots.first() {
-                Some(&fd) => dup_raw(fd)?,
-                None => view.with(|s| mount(&view.base, s))?,
-            };
+            for &fd in roots.iter() {
+                view_mount::replace_raw(fd, &fresh)
+                    .map_err(|e| WsfsError::from_io(&e, "the session's view"))?;
+            }
             drop(roots);
-            (view, fd)
+            view.mounted();
+            drop(calls);
+            (view, fresh)
         }
         None => {
             let dup = |dir: &Dir| {
@@ -104,11 +107,6 @@ pub(crate) fn open_overlay(
         view,
     };
     Ok((overlay, warnings))
-}
-
-/// A new descriptor on what `fd` (owned by a live workspace) is open on.
-fn dup_raw(fd: std::os::fd::RawFd) -> Result<std::os::fd::OwnedFd> {
-    view_mount::dup_of(fd).map_err(|e| WsfsError::from_io(&e, "the session's view"))
 }
 
 /// A new kernel overlay mount of the base and the session's upper tree.
