@@ -427,3 +427,36 @@ fn programs_never_run_on_the_base_of_an_overlay_session() {
     assert_eq!(snapshot(&o.root), before);
     assert_eq!(o.read("a.txt"), "a\n");
 }
+
+#[test]
+fn after_a_partial_commit_a_later_base_change_still_merges() {
+    let lines: Vec<String> = (1..=20).map(|i| format!("line {i}")).collect();
+    let text = lines.join("\n") + "\n";
+    let o = Overlay::new(&[("f.txt", text.as_str())], json!({}));
+    let mut mine = lines.clone();
+    mine[1] = "LINE 2".into();
+    mine[17] = "LINE 18".into();
+    let content = mine.join("\n") + "\n";
+    assert_ok(&o.call("write_file", json!({"path": "f.txt", "content": content})));
+    let diff = session(o.ws, "diff", None);
+    let hunks = assert_ok(&diff)["changes"][0]["hunks"].clone();
+    assert_eq!(hunks.as_array().unwrap().len(), 2, "{diff}");
+    let first = hunks[0]["id"].clone();
+    let v = session(o.ws, "commit", Some(json!({"hunks": {"f.txt": [first]}})));
+    assert_eq!(assert_ok(&v)["committed"], json!(true), "{v}");
+    // Someone changes line 10 of the base.
+    let mut theirs: Vec<String> = o.base("f.txt").unwrap().lines().map(String::from).collect();
+    theirs[9] = "LINE 10".into();
+    fs::write(o.root.join("f.txt"), theirs.join("\n") + "\n").unwrap();
+    assert_ok(&session(o.ws, "refresh", None));
+    let v = session(o.ws, "commit", None);
+    let d = assert_ok(&v);
+    assert_eq!(d["committed"], json!(false), "{v}");
+    assert_eq!(d["conflicts"][0]["mergeable"], json!(true), "{v}");
+    let v = session(o.ws, "commit", Some(json!({"merge": true})));
+    assert_eq!(assert_ok(&v)["committed"], json!(true), "{v}");
+    let merged = o.base("f.txt").unwrap();
+    for want in ["LINE 2", "LINE 10", "LINE 18"] {
+        assert!(merged.contains(want), "{want} missing: {merged}");
+    }
+}

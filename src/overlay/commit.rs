@@ -514,7 +514,8 @@ impl Session {
         let owners: Vec<&str> = done_owners.iter().map(String::as_str).collect();
         self.capture(&owners)?;
         for owner in done_owners {
-            let now = self.base_fingerprint(&owner, None)?;
+            let mut original = Vec::new();
+            let now = self.base_fingerprint(&owner, Some(&mut original))?;
             let (parent, leaf) = parent_leaf(&owner);
             let Some(udir) = open_beneath(self.upper(), parent).map_err(|e| on_path(&e, &owner))?
             else {
@@ -560,6 +561,10 @@ impl Session {
                     i: None,
                 });
             } else {
+                // The new base is the ancestor of a later three-way merge of this path.
+                if let Some(sha) = now.sha256.as_deref().filter(|_| now.kind == "file") {
+                    self.keep_original_bounded(sha, &original);
+                }
                 records.push(Record {
                     op: 's',
                     path: Some(owner.clone()),

@@ -553,6 +553,12 @@ impl Session {
 
     /// Keeps a base original by its hash (best effort: a lost one only makes a conflict
     /// unmergeable; it is checked against its hash when read).
+    pub(super) fn keep_original_bounded(&self, sha: &str, bytes: &[u8]) {
+        if bytes.len() <= MAX_ORIGINAL_BYTES {
+            self.keep_original(sha, bytes);
+        }
+    }
+
     fn keep_original(&self, sha: &str, bytes: &[u8]) {
         let Ok(objects) = open_sub(&self.meta, "objects") else {
             return;
