@@ -1459,6 +1459,18 @@ def overlay_view_section(ctx):
     return out
 
 
+def agentfs_section(ctx):
+    """The agentfs probe's figures (issue 20): measured by probes/agentfs/run.sh, not by
+    make bench (it builds a database engine for minutes); kept verbatim from its summary."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "probes", "agentfs",
+                        "PERFORMANCE-section.md")
+    try:
+        with open(path) as f:
+            return f.read().rstrip("\n").split("\n") + [""]
+    except OSError:
+        return []
+
+
 # The document: sections in order, and the functions that add targets. A new benchmark adds
 # its section (a function of ctx returning lines) and, if it has targets, a target function.
 SECTIONS = [
@@ -1478,6 +1490,7 @@ SECTIONS = [
     delete_section_of,
     overlay_section,
     overlay_view_section,
+    agentfs_section,
     wasm_section,
     devtools_section_of,
     misses_section,
