@@ -239,26 +239,32 @@ fn in_child(plan: &Plan, sock: RawFd) -> i32 {
         unsafe { libc::send(sock, buf.as_ptr().cast(), 8, 0) };
         1
     };
-    // First let go of every descriptor but the socket: the child must not keep what the host
-    // holds (a session's flock, a pipe's write end) open while it lives.
-    let sock_u = sock as libc::c_uint;
-    // SAFETY: close_range takes integers only and closes this child's copies.
-    unsafe {
-        if sock_u > 3 {
-            libc::syscall(
-                libc::SYS_close_range,
-                3 as libc::c_uint,
-                sock_u - 1,
-                0 as libc::c_uint,
-            );
+    // First let go of every descriptor but the socket and the layers' slots: the child must
+    // not keep what the host holds (a session's flock, a pipe's write end) open while it
+    // lives. The slots stay taken, so no descriptor the child opens lands on one.
+    let mut keep = [sock, -1, -1, -1];
+    for (k, layer) in keep[1..].iter_mut().zip(&plan.layers) {
+        *k = layer.slot.as_raw_fd();
+    }
+    keep.sort_unstable();
+    let mut from: libc::c_uint = 3;
+    for &k in keep.iter().filter(|&&k| k >= 3) {
+        let k = k as libc::c_uint;
+        if k > from {
+            // SAFETY: close_range takes integers only and closes this child's copies.
+            unsafe { libc::syscall(libc::SYS_close_range, from, k - 1, 0 as libc::c_uint) };
         }
+        from = k + 1;
+    }
+    // SAFETY: as above.
+    unsafe {
         libc::syscall(
             libc::SYS_close_range,
-            sock_u + 1,
+            from,
             libc::c_uint::MAX,
             0 as libc::c_uint,
-        );
-    }
+        )
+    };
     // SAFETY: unshare takes integers only; the child is single-threaded after fork.
     if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) } != 0 {
         return fail(0);
