@@ -336,7 +336,16 @@ impl Session {
             )
             .map_err(err)?
             .into_std();
-        if lock.try_lock().is_err() {
+        // A child this process forked (a program starting, the view's mount helper) holds a
+        // copy of the lock's descriptor until it execs or exits: a moment, so retry briefly
+        // before calling the session held.
+        let held = (0..40).all(|attempt| {
+            if attempt > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            lock.try_lock().is_err()
+        });
+        if held {
             return Err(invalid(format!(
                 "session {name} is open in another process (or another Session); close that one first"
             )));
