@@ -306,3 +306,49 @@ fn the_rust_inventory_reads_and_writes_through_the_workspace() {
         assert!(!read_only.p("INVENTORY.txt").exists());
     }
 }
+
+/// The inventory tool in overlay mode (issue 22's example that reads and writes the
+/// workspace): its writes land in the session, the base is untouched until the host commits.
+#[test]
+fn the_rust_inventory_works_on_an_overlay_session() {
+    let Some(examples) = examples() else { return };
+    let dir = examples.join("inventory");
+    for engine in engines() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(tmp.path()).unwrap();
+        let root = base.join("ws");
+        fs::create_dir_all(root.join("a")).unwrap();
+        fs::write(root.join("b.txt"), "b").unwrap();
+        let ws = open_ws(
+            &root,
+            json!({"mode": "overlay", "state_dir": base.join("state"), "wasm_tools": [&dir],
+                   "wasm_policy": {"engine": engine}}),
+        );
+        let v = call_named(ws, "inventory", "{}");
+        assert_eq!(
+            assert_ok(&v),
+            &json!({"written": "INVENTORY.txt", "entries": 2}),
+            "{engine}"
+        );
+        let read = call(ws, "read_file", json!({"path": "INVENTORY.txt"}));
+        assert_eq!(assert_ok(&read)["content"], json!("a\nb.txt\n"), "{engine}");
+        assert!(
+            !root.join("INVENTORY.txt").exists(),
+            "{engine}: the base changed"
+        );
+        // SAFETY: NULL options; the result is freed by take_envelope.
+        let diff = take_envelope(unsafe { ffi::wsfs_session_diff(ws, std::ptr::null()) });
+        assert_eq!(
+            assert_ok(&diff)["changes"][0]["path"],
+            json!("INVENTORY.txt")
+        );
+        // SAFETY: as above.
+        let commit = take_envelope(unsafe { ffi::wsfs_session_commit(ws, std::ptr::null()) });
+        assert_eq!(assert_ok(&commit)["committed"], json!(true), "{engine}");
+        assert_eq!(
+            fs::read_to_string(root.join("INVENTORY.txt")).unwrap(),
+            "a\nb.txt\n"
+        );
+        close_ws(ws);
+    }
+}
