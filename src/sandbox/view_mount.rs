@@ -309,47 +309,20 @@ fn in_child(plan: &Plan, sock: RawFd) -> i32 {
         if unsafe { libc::dup3(fd, layer.slot.as_raw_fd(), libc::O_CLOEXEC) } < 0 {
             return fail(3);
         }
-        // SAFETY: NUL-terminated key and value strings built before fork.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_fsconfig,
-                fs,
-                FSCONFIG_SET_STRING,
-                layer.key.as_ptr(),
-                layer.slot_path.as_ptr(),
-                0,
-            )
-        };
-        if r != 0 {
+        if fsconfig(
+            fs,
+            FSCONFIG_SET_STRING,
+            Some(&layer.key),
+            Some(&layer.slot_path),
+        ) != 0
+        {
             return fail(3);
         }
     }
-    // SAFETY: a NUL-terminated flag name; a flag takes no value.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_fsconfig,
-            fs,
-            FSCONFIG_SET_FLAG,
-            plan.userxattr.as_ptr(),
-            std::ptr::null::<u8>(),
-            0,
-        )
-    };
-    if r != 0 {
+    if fsconfig(fs, FSCONFIG_SET_FLAG, Some(&plan.userxattr), None) != 0 {
         return fail(3);
     }
-    // SAFETY: integers and null pointers only.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_fsconfig,
-            fs,
-            FSCONFIG_CMD_CREATE,
-            std::ptr::null::<u8>(),
-            std::ptr::null::<u8>(),
-            0,
-        )
-    };
-    if r != 0 {
+    if fsconfig(fs, FSCONFIG_CMD_CREATE, None, None) != 0 {
         return fail(4);
     }
     // SAFETY: integers only.
@@ -358,6 +331,20 @@ fn in_child(plan: &Plan, sock: RawFd) -> i32 {
         return fail(5);
     }
     send_fd(sock, mount as RawFd)
+}
+
+/// `fsconfig(fs, cmd, key, value, 0)`: a raw system call on strings built before fork (safe
+/// in the child).
+fn fsconfig(
+    fs: libc::c_long,
+    cmd: libc::c_uint,
+    key: Option<&CString>,
+    value: Option<&CString>,
+) -> libc::c_long {
+    let ptr = |s: Option<&CString>| s.map_or(std::ptr::null(), |s| s.as_ptr());
+    // SAFETY: NUL-terminated strings (or NULL where the command takes none) that outlive the
+    // call; `fs` is a descriptor or fails the call with EBADF.
+    unsafe { libc::syscall(libc::SYS_fsconfig, fs, cmd, ptr(key), ptr(value), 0) }
 }
 
 /// Writes `bytes` to `path` in one `write` (what `/proc/self/uid_map` requires).

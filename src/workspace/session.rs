@@ -3,7 +3,6 @@
 //! for the view and `overlay` for the store.
 
 use super::Workspace;
-use crate::backend::overlay::open::mount;
 use crate::backend::overlay::SessionView;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
@@ -11,7 +10,6 @@ use crate::overlay::{
     CheckpointInfo, CheckpointOptions, CheckpointResult, CommitOptions, CommitResult, DiffOptions,
     DiffResult, RewindOptions, Session,
 };
-use crate::sandbox::view_mount;
 use std::sync::RwLockReadGuard;
 
 impl Workspace {
@@ -27,26 +25,12 @@ impl Workspace {
                 false => view.calls.try_write().ok(),
             };
             if let Some(_calls) = exclusive {
-                if let Err(e) = self.remount(view) {
+                if let Err(e) = view.remount() {
                     tracing::warn!(target: "wsfs", error = %e.message, "the session's view could not be mounted afresh; the calls go on on the one they have");
                 }
             }
         }
         Some(view.calls.read().unwrap_or_else(|p| p.into_inner()))
-    }
-
-    /// Mounts the view afresh, for every workspace on the session (the caller holds
-    /// `calls` exclusively).
-    fn remount(&self, view: &SessionView) -> Result<()> {
-        let fresh = view.with(|s| mount(&view.base, s))?;
-        let roots = view.roots.lock().unwrap_or_else(|p| p.into_inner());
-        for &fd in roots.iter() {
-            view_mount::replace_raw(fd, &fresh)
-                .map_err(|e| WsfsError::from_io(&e, "the session's view"))?;
-        }
-        drop(roots);
-        view.mounted();
-        Ok(())
     }
 
     /// Shows the base as it is now: for a host that changed the base itself (the view shows
@@ -78,7 +62,7 @@ impl Workspace {
         let _calls = view.calls.write().unwrap_or_else(|p| p.into_inner());
         let out = f(view);
         if remount {
-            self.remount(view)?;
+            view.remount()?;
         }
         out
     }

@@ -46,14 +46,7 @@ pub(crate) fn open_overlay(
             // One mount for all the workspaces on it, made afresh now (the new workspace's
             // recovery must see the base as it is), with no call in flight on the old one.
             let calls = view.calls.write().unwrap_or_else(|p| p.into_inner());
-            let fresh = view.with(|s| mount(&view.base, s))?;
-            let roots = view.roots.lock().unwrap_or_else(|p| p.into_inner());
-            for &fd in roots.iter() {
-                view_mount::replace_raw(fd, &fresh)
-                    .map_err(|e| WsfsError::from_io(&e, "the session's view"))?;
-            }
-            drop(roots);
-            view.mounted();
+            let fresh = view.remount()?;
             drop(calls);
             (view, fresh)
         }
@@ -109,8 +102,24 @@ pub(crate) fn open_overlay(
     Ok((overlay, warnings))
 }
 
+impl SessionView {
+    /// Mounts the view afresh and moves every workspace on the session to the new mount (the
+    /// caller holds `calls` exclusively); returns a descriptor on the new mount's root.
+    pub(crate) fn remount(&self) -> Result<std::os::fd::OwnedFd> {
+        let fresh = self.with(|s| mount(&self.base, s))?;
+        let roots = self.roots.lock().unwrap_or_else(|p| p.into_inner());
+        for &fd in roots.iter() {
+            view_mount::replace_raw(fd, &fresh)
+                .map_err(|e| WsfsError::from_io(&e, "the session's view"))?;
+        }
+        drop(roots);
+        self.mounted();
+        Ok(fresh)
+    }
+}
+
 /// A new kernel overlay mount of the base and the session's upper tree.
-pub(crate) fn mount(base: &BaseSpec, session: &Session) -> Result<std::os::fd::OwnedFd> {
+fn mount(base: &BaseSpec, session: &Session) -> Result<std::os::fd::OwnedFd> {
     let (_, _, work_path) = session.mount_dirs()?;
     let work = Dir::open_ambient_dir(&work_path, ambient_authority())
         .map_err(|e| WsfsError::from_io(&e, &work_path.display().to_string()))?;
