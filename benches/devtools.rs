@@ -10,12 +10,10 @@
 //!   paired differences.
 //! - `workspace_info_cached`: `workspace_info {}` after a first call probed (the cached
 //!   answer, serialised into the envelope).
-//! - `overlay_view`: the extra cost of overlay mode's view per run: the runner running
-//!   `sh -c true` on the kernel overlay of the workspace + a session upper tree (a user and
-//!   mount namespace, the id maps, the overlay mount, its Landlock rule, the cwd opened in the
-//!   view) against the same runner and program in host mode; paired, alternating (through the
-//!   hidden `wsfs::testing::run_sh`: no tool has an overlay mode yet). Skipped, with a line
-//!   saying why, where the kernel cannot make the view.
+//! - `overlay_run` and `overlay_adopt_1000`: overlay mode's cost per program (see
+//!   `overlay_runs`): `shell` on an overlay session against `shell` on a host-mode workspace,
+//!   paired, alternating. Skipped, with a line saying why, where the kernel cannot make the
+//!   view.
 //! - `git_status_<N>`: `git_status {}` on a repository of N committed files (100 directories)
 //!   with 10 of them modified, against `git status --porcelain=v2 --branch -z` run directly in
 //!   it; paired, alternating.
@@ -152,50 +150,85 @@ fn workspace_info_cached(ws: u64, samples: usize, out: &mut Out) -> Result<(), S
     Ok(())
 }
 
-fn overlay_view(scratch: &Path, samples: usize, out: &mut Out) -> Result<(), String> {
-    use wsfs::testing::{run_sh, TestOverlay};
-    let root = scratch.join("overlay-ws");
-    let state = scratch.join("overlay-state");
-    let session = TestOverlay {
-        upper: state.join("session/upper"),
-        work: state.join("session/work"),
-        simulate_unavailable: false,
-    };
-    for d in [&root, &session.upper, &session.work] {
-        std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
+fn open_mode(root: &Path, state: &Path, overlay: bool) -> Result<u64, String> {
+    let mut cfg = json!({"root": root, "state_dir": state,
+        "policy": {"exec_enabled": true, "shell_enabled": true, "exec_timeout_sec": 600}});
+    if overlay {
+        cfg["mode"] = json!("overlay");
+        cfg["session"] = json!("bench");
     }
-    std::fs::write(root.join("base.txt"), "base\n").map_err(|e| e.to_string())?;
-    std::fs::write(session.upper.join("session.txt"), "s\n").map_err(|e| e.to_string())?;
-    let desc = "runner `sh -c true` on the overlay view (namespaces, mount, rule) vs the same \
-                runner in host mode";
-    let one = |view: Option<&TestOverlay>| -> Result<f64, String> {
-        let t = Instant::now();
-        let r = run_sh(&root, view, &state, &root, "true").map_err(|e| e.to_string())?;
-        let ns = t.elapsed().as_nanos() as f64;
-        if r.exit_code != Some(0) || !r.sandbox.starts_with("landlock") {
-            return Err(format!("sh -c true: {r:?}"));
-        }
-        Ok(ns)
-    };
-    match one(Some(&session)) {
-        Ok(_) => {}
-        Err(e) if e.starts_with("overlay_unavailable") => {
-            eprintln!("devtools: overlay_view skipped: {e}");
+    let opened: Value = serde_json::from_str(&wsfs::api::workspace_open(&cfg.to_string()))
+        .map_err(|e| e.to_string())?;
+    opened["data"]["workspace"]
+        .as_u64()
+        .ok_or(format!("open: {opened}"))
+}
+
+/// Overlay mode's cost per program: `shell` on an overlay session against `shell` on a
+/// host-mode workspace of the same files, paired and alternating. `overlay_run`: `true` (the
+/// run's directories, the namespaces, the mount of run upper + session + base, nothing to
+/// adopt). `overlay_adopt_1000`: a script writing 1,000 new files (each then touched and
+/// renamed into the session, two `syncfs`).
+fn overlay_runs(scratch: &Path, samples: usize, out: &mut Out) -> Result<(), String> {
+    let base = scratch.join("overlay-base");
+    let host = scratch.join("overlay-host");
+    for d in [&base, &host] {
+        std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
+        std::fs::write(d.join("base.txt"), "base\n").map_err(|e| e.to_string())?;
+    }
+    let ows = match open_mode(&base, &scratch.join("overlay-state"), true) {
+        Ok(ws) => ws,
+        Err(e) if e.contains("overlay_unavailable") => {
+            eprintln!("devtools: overlay runs skipped: {e}");
             return Ok(());
         }
         Err(e) => return Err(e),
-    }
-    one(None)?;
-    for k in 0..samples {
-        let (t, p) = if k % 2 == 0 {
-            let t = one(Some(&session))?;
-            (t, one(None)?)
-        } else {
-            let p = one(None)?;
-            (one(Some(&session))?, p)
+    };
+    let hws = open_mode(&host, &scratch.join("overlay-host-state"), false)?;
+    let shell = |ws: u64, command: &str| -> Result<f64, String> {
+        let args = json!({ "command": command }).to_string();
+        let (ns, data) = call(ws, "shell", &args)?;
+        if data["exit_code"] != json!(0) {
+            return Err(format!("shell {command}: {data}"));
+        }
+        Ok(ns)
+    };
+    let cases: [(&str, &str, usize); 2] = [
+        (
+            "overlay_run",
+            "shell `true` on an overlay session vs on a host-mode workspace",
+            samples,
+        ),
+        (
+            "overlay_adopt_1000",
+            "shell writing 1,000 new files on an overlay session (adopted into it) vs on a \
+             host-mode workspace",
+            samples / 10,
+        ),
+    ];
+    for (case, desc, n) in cases {
+        let command = |k: usize| match case {
+            "overlay_run" => "true".to_string(),
+            _ => format!(
+                "mkdir out{k} && cd out{k} && i=0; while [ $i -lt 1000 ]; do echo $i > f$i; \
+                 i=$((i+1)); done"
+            ),
         };
-        out.pair("overlay_view", desc, k, t, p)?;
+        shell(ows, &command(n + 1))?;
+        shell(hws, &command(n + 1))?;
+        for k in 0..n {
+            let (t, p) = if k % 2 == 0 {
+                let t = shell(ows, &command(k))?;
+                (t, shell(hws, &command(k))?)
+            } else {
+                let p = shell(hws, &command(k))?;
+                (shell(ows, &command(k))?, p)
+            };
+            out.pair(case, desc, k, t, p)?;
+        }
     }
+    wsfs::api::workspace_close(ows);
+    wsfs::api::workspace_close(hws);
     Ok(())
 }
 
@@ -290,7 +323,7 @@ fn run() -> Result<(), String> {
     runner_overhead(ws, &root, samples * 20, &mut out)?;
     workspace_info_cached(ws, samples * 200, &mut out)?;
     wsfs::api::workspace_close(ws);
-    overlay_view(scratch, samples * 20, &mut out)?;
+    overlay_runs(scratch, samples * 20, &mut out)?;
     git_status(scratch, files / 100 * 100, samples, &mut out)?;
     Ok(())
 }

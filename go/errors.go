@@ -120,9 +120,10 @@ const (
 	CodeConfirmationRequired Code = "confirmation_required"
 	// CodeNothingToCommit: git_commit with nothing staged and no paths.
 	CodeNothingToCommit Code = "nothing_to_commit"
-	// CodeOverlayUnavailable: in overlay mode a program must run on the
-	// session's view (a kernel overlay in its own user and mount namespaces)
-	// and this system cannot make it. Nothing ran; never run on the base.
+	// CodeOverlayUnavailable: overlay mode needs a kernel overlay of the
+	// base and the session (the workspace's view, and each program's view in
+	// its own user and mount namespaces) and this system cannot make it.
+	// Nothing ran; a program never runs on the base.
 	CodeOverlayUnavailable Code = "overlay_unavailable"
 	// CodeNoSession: a session operation (Workspace.SessionDiff,
 	// SessionCommit, ...) on a workspace in host mode, which has no overlay

@@ -182,7 +182,9 @@ func (ws *Workspace) SessionDiff(ctx context.Context, opts DiffOptions) (DiffRes
 // Merge and a clean merge). Each file is replaced atomically under a
 // journal (a crash is rolled back at the next open), keeping its mode; a
 // reader of the base may see some files new and others not yet. The
-// workspace's policy applies to every base path.
+// workspace's policy applies to every base path (with ExecEnabled, less its
+// DenyWrite .git/**: git run by the developer tools writes .git in the
+// session, as it would in the workspace in host mode).
 func (ws *Workspace) SessionCommit(ctx context.Context, opts CommitOptions) (CommitResult, error) {
 	var r CommitResult
 	text, err := ws.sessionTyped(ctx, SessionOpCommit, opts, &r)

@@ -190,9 +190,9 @@ impl Workspace {
 
     /// The directory `path` names, for a program to run in: resolved beneath the root with
     /// the policy as gate like every tool path, then given as the absolute real path of what
-    /// was resolved (a program takes a path, not a handle). That path is the host backend's
-    /// file on disk; a backend whose files are not one directory on disk (the overlay of
-    /// issue 20) must give programs its merged view instead, or the exec tools must refuse. Refused when it is not a
+    /// was resolved (a program takes a path, not a handle). In overlay mode that path is
+    /// the base's, and the program runs on a view mounted over it in its own namespaces
+    /// (`exec::overlay`), where it leads to the session's directory. Refused when it is not a
     /// directory or lies outside the workspace (unrestricted mode included): programs are
     /// confined to the workspace.
     pub(crate) fn program_dir(&self, path: &ToolPath, ctl: &CallControl) -> Result<PathBuf> {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,13 +17,17 @@ import (
 
 // The issue's end-to-end scenarios for the developer tools (issue 21), through
 // fantasy with a scripted model, on a Python project with the test tools of
-// target/venv (make venv), in host mode. Overlay mode does not exist yet
-// (issue 20), so it has no scenario here.
+// target/venv (make venv), in host mode and in overlay mode (issue 20: the
+// programs run on the session's view, the base changes only when the host
+// commits the session at the end).
+
+// modes are the workspace modes each scenario runs in.
+var modes = []wsfs.Mode{wsfs.ModeHost, wsfs.ModeOverlay}
 
 // devtoolsWorkspace opens a workspace on a new git repository holding files,
 // with exec on and the venv's tools on the programs' PATH; it skips (or,
 // under make test's WSFS_REQUIRE_DEVTOOLS, fails) when a tool is missing.
-func devtoolsWorkspace(t *testing.T, files map[string]string, tools ...string) *wsfs.Workspace {
+func devtoolsWorkspace(t *testing.T, mode wsfs.Mode, files map[string]string, tools ...string) *wsfs.Workspace {
 	t.Helper()
 	venv, err := filepath.Abs(filepath.Join("..", "..", "target", "venv"))
 	if err != nil {
@@ -59,9 +64,38 @@ func devtoolsWorkspace(t *testing.T, files map[string]string, tools ...string) *
 	} {
 		gitIn(t, root, args...)
 	}
-	return openTest(t, wsfs.Config{Root: root, Policy: wsfs.Policy{
+	cfg := wsfs.Config{Root: root, Mode: mode, Policy: wsfs.Policy{
 		ExecEnabled: true, ExecReadPaths: readPaths,
-	}})
+	}}
+	if mode == wsfs.ModeOverlay {
+		cfg.StateDir = t.TempDir()
+	}
+	ws, err := wsfs.Open(cfg)
+	if errors.Is(err, wsfs.ErrOverlayUnavailable) {
+		t.Skip("SKIPPED: this kernel cannot make an overlay view: " + err.Error())
+	}
+	if err != nil {
+		t.Fatalf("Open(%+v): %v", cfg, err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws
+}
+
+// commitSession, in overlay mode, checks that the base has not changed
+// (unchanged reports whether a base file still has its first text) and
+// commits the whole session to it; in host mode it does nothing.
+func commitSession(t *testing.T, ws *wsfs.Workspace, mode wsfs.Mode, unchanged func() bool) {
+	t.Helper()
+	if mode != wsfs.ModeOverlay {
+		return
+	}
+	if !unchanged() {
+		t.Fatal("the base changed before the session was committed")
+	}
+	r, err := ws.SessionCommit(bg, wsfs.CommitOptions{})
+	if err != nil || !r.Committed {
+		t.Fatalf("SessionCommit: %+v, %v", r, err)
+	}
 }
 
 func gitIn(t *testing.T, dir string, args ...string) string {
@@ -110,7 +144,13 @@ func wantResult(t *testing.T, results []string, i int, prefix string, contains .
 // Scenario A: list, patch a symbol rename across files, run the tests, git
 // diff, git commit (refused unconfirmed, then confirmed).
 func TestScenarioRenameTestDiffCommit(t *testing.T) {
-	ws := devtoolsWorkspace(t, map[string]string{
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) { scenarioRenameTestDiffCommit(t, mode) })
+	}
+}
+
+func scenarioRenameTestDiffCommit(t *testing.T, mode wsfs.Mode) {
+	ws := devtoolsWorkspace(t, mode, map[string]string{
 		"pyproject.toml":       "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n\n[tool.pytest.ini_options]\npythonpath = [\".\"]\n",
 		"app/__init__.py":      "",
 		"app/calc.py":          "def total(a: int, b: int) -> int:\n    return a + b\n",
@@ -140,6 +180,9 @@ func TestScenarioRenameTestDiffCommit(t *testing.T) {
 	wantResult(t, results, 4, "error: confirmation_required")
 	wantResult(t, results, 5, "ok: Committed", "3 file(s)")
 	wantResult(t, results, 6, "ok: On branch main")
+	commitSession(t, ws, mode, func() bool {
+		return !strings.Contains(gitIn(t, ws.Root(), "log", "--oneline"), "Rename total to add")
+	})
 	if log := gitIn(t, ws.Root(), "log", "--oneline"); !strings.Contains(log, "Rename total to add") {
 		t.Fatalf("git log: %s", log)
 	}
@@ -151,7 +194,13 @@ func TestScenarioRenameTestDiffCommit(t *testing.T) {
 // Scenario B: lint, fix the structured issue, lint again until clean; the
 // same with typecheck.
 func TestScenarioLintAndTypecheckUntilClean(t *testing.T) {
-	ws := devtoolsWorkspace(t, map[string]string{
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) { scenarioLintAndTypecheckUntilClean(t, mode) })
+	}
+}
+
+func scenarioLintAndTypecheckUntilClean(t *testing.T, mode wsfs.Mode) {
+	ws := devtoolsWorkspace(t, mode, map[string]string{
 		"pyproject.toml":  "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n",
 		"app/__init__.py": "",
 		"app/calc.py":     "import os\n\n\ndef label(n: int) -> str:\n    return n\n",
@@ -183,7 +232,9 @@ func TestScenarioLintAndTypecheckUntilClean(t *testing.T) {
 	if !strings.Contains(string(lintIssue), "F401") || !strings.Contains(string(typeIssue), "return-value") {
 		t.Fatalf("the model saw %s and %s", lintIssue, typeIssue)
 	}
-	if got := readFile(t, filepath.Join(ws.Root(), "app", "calc.py")); got != "def label(n: int) -> str:\n    return str(n)\n" {
+	calc := filepath.Join(ws.Root(), "app", "calc.py")
+	commitSession(t, ws, mode, func() bool { return strings.HasPrefix(readFile(t, calc), "import os") })
+	if got := readFile(t, calc); got != "def label(n: int) -> str:\n    return str(n)\n" {
 		t.Fatalf("app/calc.py = %q", got)
 	}
 }

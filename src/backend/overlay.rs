@@ -42,6 +42,7 @@ use std::time::{Duration, Instant};
 
 mod copy;
 pub(crate) mod open;
+pub(crate) mod runs;
 
 /// The session an overlay workspace works in, shared by its backend (which touches paths)
 /// and the workspace's session operations (diff, commit, checkpoint, rewind, discard).

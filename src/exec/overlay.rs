@@ -1,9 +1,13 @@
 //! The overlay view (issue 20's sessions, issue 21's runner): in overlay mode a program must
 //! see the session's view, base + session changes, and never the base alone. It runs on a
-//! kernel overlay mount of the workspace root (lower, read-only to the mount) and the
-//! session's upper tree, made in the child's own user and mount namespaces on the workspace
+//! kernel overlay mount made in the child's own user and mount namespaces on the workspace
 //! path itself, so the program finds the view at the same absolute path and in the same cwd,
-//! and no other process (the host included) sees the mount.
+//! and no other process (the host included) sees the mount. For a workspace's session the
+//! layers are, topmost first: an upper of the run's own (empty at the start), the session's
+//! upper tree (read-only to the run) and the base (the workspace root). What the program
+//! changed is merged into the session after it ends, each path touched first like a tool's
+//! change (`backend::overlay::runs`), so the session's fingerprints and checkpoint images
+//! cover it; a run never writes the session's upper tree while the view's mount uses it.
 //!
 //! The upper tree is in the kernel's format with the `userxattr` flavour (whiteouts are 0/0
 //! character devices, opaque directories carry `user.overlay.opaque` = `y`), and `work` is an
@@ -31,6 +35,9 @@ use std::path::{Path, PathBuf};
 /// The session directories a run's view is made of.
 #[derive(Debug, Clone)]
 pub(crate) struct OverlayDirs {
+    /// A read-only layer above the base (the session's upper tree, when each run writes an
+    /// upper of its own that is merged into the session after it: `backend::overlay::runs`).
+    pub(crate) lower: Option<PathBuf>,
     /// The upper tree (kernel overlayfs format, `userxattr` flavour).
     pub(crate) upper: PathBuf,
     /// overlayfs's work directory: empty, on the same file system as `upper`.
@@ -42,6 +49,7 @@ pub(crate) struct OverlayDirs {
 impl OverlayDirs {
     pub(crate) fn new(upper: impl Into<PathBuf>, work: impl Into<PathBuf>) -> OverlayDirs {
         OverlayDirs {
+            lower: None,
             upper: upper.into(),
             work: work.into(),
             simulate_unavailable: false,
@@ -123,11 +131,19 @@ pub(crate) fn plan(
     let root = canonical_dir(view_root, "workspace root")?;
     let upper = canonical_dir(&dirs.upper, "session's upper directory")?;
     let work = canonical_dir(&dirs.work, "session's work directory")?;
-    for (p, what) in [
+    let lower = match &dirs.lower {
+        Some(l) => Some(canonical_dir(l, "session's upper directory")?),
+        None => None,
+    };
+    let mut named = vec![
         (&root, "workspace root"),
         (&upper, "upper"),
         (&work, "work"),
-    ] {
+    ];
+    if let Some(l) = &lower {
+        named.push((l, "session layer"));
+    }
+    for (p, what) in named {
         if !option_safe(p) {
             return Err(unavailable(format_args!(
                 "the {what} path {} holds a ',', ':', '\\' or newline, which overlayfs's \
@@ -136,10 +152,15 @@ pub(crate) fn plan(
             )));
         }
     }
-    if overlaps(&root, &upper) || overlaps(&root, &work) || overlaps(&upper, &work) {
-        return Err(unavailable(
-            "the workspace, the upper and the work directories must not contain one another",
-        ));
+    let mut layers = vec![&root, &upper, &work];
+    layers.extend(&lower);
+    for (i, a) in layers.iter().enumerate() {
+        if layers[i + 1..].iter().any(|b| overlaps(a, b)) {
+            return Err(unavailable(
+                "the workspace, the session's layer, the upper and the work directories must \
+                 not contain one another",
+            ));
+        }
     }
     let dev = |p: &Path| fs::metadata(p).map(|m| m.dev()).ok();
     if dev(&upper) != dev(&work) {
@@ -149,7 +170,10 @@ pub(crate) fn plan(
     }
     for g in granted {
         let g = fs::canonicalize(g).unwrap_or_else(|_| g.clone());
-        if overlaps(&g, &upper) || overlaps(&g, &work) {
+        if overlaps(&g, &upper)
+            || overlaps(&g, &work)
+            || lower.as_ref().is_some_and(|l| overlaps(&g, l))
+        {
             return Err(unavailable(format_args!(
                 "{} is granted to programs and overlaps the session's directories, which \
                  programs must reach only through the view",
@@ -157,7 +181,12 @@ pub(crate) fn plan(
             )));
         }
     }
+    // Layers are listed topmost first: the session's layer hides what it changed in the base.
     let mut options = b"lowerdir=".to_vec();
+    if let Some(l) = &lower {
+        options.extend_from_slice(l.as_os_str().as_bytes());
+        options.push(b':');
+    }
     options.extend_from_slice(root.as_os_str().as_bytes());
     options.extend_from_slice(b",upperdir=");
     options.extend_from_slice(upper.as_os_str().as_bytes());

@@ -10,6 +10,8 @@ use super::program;
 use super::sandbox::{self, Bounds, Request, SandboxReport};
 use super::scratch::Scratch;
 use super::supervise::{self, Stopped, Watch};
+use crate::backend::overlay::runs::Run;
+use crate::backend::overlay::SessionView;
 use crate::error::{ErrorCode, WsfsError};
 use rustix::fs::{Mode, OFlags};
 use std::ffi::{OsStr, OsString};
@@ -27,10 +29,10 @@ pub(crate) struct ExecPlaces {
     /// The workspace root: what the program sees as the workspace, at this path. In overlay
     /// mode (`overlay` set) the base, which the program never sees alone.
     pub(crate) view_root: PathBuf,
-    /// Overlay mode: the session's upper and work directories. Each run then sees the kernel
-    /// overlay of `view_root` + upper, mounted on `view_root` in the run's own namespaces
+    /// Overlay mode: where each run's layers come from. Each run then sees the kernel
+    /// overlay of them over `view_root`, mounted on `view_root` in the run's own namespaces
     /// (`overlay.rs`); where that cannot be made the run is refused (`overlay_unavailable`).
-    pub(crate) overlay: Option<OverlayDirs>,
+    pub(crate) overlay: Option<ViewLayers>,
     /// Whether programs may write the view (the policy's `writes_enabled`); read-only
     /// otherwise, under Landlock like everything else.
     pub(crate) view_writable: bool,
@@ -39,6 +41,16 @@ pub(crate) struct ExecPlaces {
     pub(crate) home: Option<PathBuf>,
     /// Where each run's private temp directory is made (in the state directory).
     pub(crate) scratch_parent: PathBuf,
+}
+
+/// The layers of a run in overlay mode.
+#[derive(Debug, Clone)]
+pub(crate) enum ViewLayers {
+    /// The same directories for every run (the runner's own tests).
+    Fixed(OverlayDirs),
+    /// A workspace's session: each run gets an upper of its own over the session's, merged
+    /// into the session when the program has ended (`backend::overlay::runs`).
+    Session(Arc<SessionView>),
 }
 
 /// The host's decisions (the `exec_*` policy switches).
@@ -341,10 +353,37 @@ impl Runner {
 
     /// Runs `req` to its end (or its limit) under the sandbox, with `scratch` as `TMPDIR`.
     /// Errors are for runs that could not start; a program that fails is an `Ok` outcome.
+    /// In a session's overlay mode, what the program changed is merged into the session when
+    /// it ends, whether it exited, failed or was stopped (a host-mode program's writes stay
+    /// too); a merge that fails is the call's error.
     pub(crate) fn run(
         &self,
         req: &ExecRequest,
         scratch: &Scratch,
+    ) -> Result<ExecOutcome, WsfsError> {
+        match &self.places.overlay {
+            None => self.run_in(req, scratch, None),
+            Some(ViewLayers::Fixed(dirs)) => self.run_in(req, scratch, Some(dirs)),
+            Some(ViewLayers::Session(view)) => {
+                let run: Run = view.begin_run()?;
+                let dirs = OverlayDirs {
+                    lower: Some(run.dirs().lower.clone()),
+                    ..OverlayDirs::new(&run.dirs().upper, &run.dirs().work)
+                };
+                let outcome = self.run_in(req, scratch, Some(&dirs));
+                let merged = view.end_run(run, outcome.is_ok());
+                let outcome = outcome?;
+                merged?;
+                Ok(outcome)
+            }
+        }
+    }
+
+    fn run_in(
+        &self,
+        req: &ExecRequest,
+        scratch: &Scratch,
+        overlay_dirs: Option<&OverlayDirs>,
     ) -> Result<ExecOutcome, WsfsError> {
         if req
             .cancel
@@ -380,7 +419,7 @@ impl Runner {
             writable.push(home.clone());
         }
         // In overlay mode the base gets no rule at all: the child grants the overlay's root.
-        let overlay_plan = match &self.places.overlay {
+        let overlay_plan = match overlay_dirs {
             Some(dirs) => {
                 let granted: Vec<PathBuf> = writable.iter().chain(&readable).cloned().collect();
                 Some(overlay::plan(
@@ -453,7 +492,7 @@ impl Runner {
             // session only, and the base's must not be entered at all.
             cmd.current_dir(&req.cwd);
         }
-        let view_root_fd = match &self.places.overlay {
+        let view_root_fd = match overlay_dirs {
             Some(_) => None,
             None => rustix::fs::open(
                 &self.places.view_root,

@@ -1,9 +1,10 @@
 //! The runner for wsfs's own integration tests (`wsfs::testing`): not part of the API, never
-//! reachable through the C ABI or a tool argument. The overlay view has no tool wired to it yet
-//! (the overlay mode's config is issue 20's), so its tests drive the runner here.
+//! reachable through the C ABI or a tool argument. The runner's overlay view on hand-made
+//! upper trees (whiteouts, opaque directories, symlinks out) is tested through it; the tools on
+//! a workspace's session are tested through the C ABI (tests/overlay_programs.rs).
 
 use super::overlay::OverlayDirs;
-use super::runner::{ExecLimits, ExecPlaces, ExecPolicy, ExecRequest, Runner};
+use super::runner::{ExecLimits, ExecPlaces, ExecPolicy, ExecRequest, Runner, ViewLayers};
 use crate::error::WsfsError;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -40,9 +41,11 @@ pub fn run_sh(
     let runner = Runner::new(
         ExecPlaces {
             view_root: root.to_path_buf(),
-            overlay: overlay.map(|o| OverlayDirs {
-                simulate_unavailable: o.simulate_unavailable,
-                ..OverlayDirs::new(&o.upper, &o.work)
+            overlay: overlay.map(|o| {
+                ViewLayers::Fixed(OverlayDirs {
+                    simulate_unavailable: o.simulate_unavailable,
+                    ..OverlayDirs::new(&o.upper, &o.work)
+                })
             }),
             view_writable: true,
             home: Some(state.join("home")),

@@ -593,6 +593,58 @@ impl Gate for Policy {
     }
 }
 
+/// The gate of a session commit (overlay mode): the policy, less its `deny_write` when
+/// programs run. With `exec_enabled` the only `deny_write` rule allowed is `.git/**`
+/// ([`PolicyConfig::exec_conflict`]), which keeps the file tools out of `.git` but which git
+/// itself writes: in host mode wsfs's git writes `.git` directly, in overlay mode it writes
+/// the session, and the host's commit carries those changes to the base as it does every
+/// other. `deny_read` and the audit log stay closed.
+pub(crate) struct SessionCommitGate<'a>(pub(crate) &'a Policy);
+
+impl SessionCommitGate<'_> {
+    fn access(&self, access: Access) -> Access {
+        if self.0.config().exec_enabled {
+            Access {
+                writes: false,
+                ..access
+            }
+        } else {
+            access
+        }
+    }
+}
+
+impl Gate for SessionCommitGate<'_> {
+    fn wants_path(&self, access: Access) -> bool {
+        self.0.wants_path(self.access(access))
+    }
+
+    fn check(
+        &self,
+        at: &Reached<'_>,
+        access: Access,
+        display: &str,
+        ctl: &CallControl,
+    ) -> Result<()> {
+        self.0.check(at, self.access(access), display, ctl)
+    }
+
+    fn check_new_dir(&self, at: &Reached<'_>, display: &str, ctl: &CallControl) -> Result<()> {
+        if self.0.config().exec_enabled {
+            return Ok(());
+        }
+        self.0.check_new_dir(at, display, ctl)
+    }
+
+    fn walk_needs(&self) -> WalkNeeds {
+        self.0.walk_needs()
+    }
+
+    fn walk_skip(&self, rel: &Path, is_dir: bool, file: Option<(u64, u64)>) -> Option<Skipped> {
+        self.0.walk_skip(rel, is_dir, file)
+    }
+}
+
 /// The refusal for the audit log, whatever the access.
 fn reserved(display: &str) -> WsfsError {
     WsfsError::new(

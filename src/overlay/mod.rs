@@ -25,6 +25,7 @@
 //! the way); every open is beneath the upper's or the base's directory handle, refusing any
 //! symlink (`openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`), never decided on strings.
 
+pub(crate) mod adopt;
 mod checkpoint;
 mod commit;
 mod diff;
@@ -135,6 +136,8 @@ impl Session {
 /// What a crash interrupted: a commit's or a rewind's intent (the base's journals were
 /// recovered when the session opened).
 fn finish_open(session: &mut Session) -> Result<()> {
+    // Program runs a crash interrupted (their changes were never adopted whole).
+    session.sweep_runs();
     commit::recover(session)?;
     checkpoint::recover(session)?;
     session.compact_if_needed()

@@ -225,7 +225,7 @@ pub(super) fn place_whiteout(dir: &Dir, name: &str) -> io::Result<()> {
 
 /// Renames the temp entry `tmp` over `name` in `dir`; over a directory (which a rename of a
 /// non-directory cannot replace) by an exchange, the old tree then removed.
-fn place(dir: &Dir, tmp: &str, name: &str) -> io::Result<()> {
+pub(super) fn place(dir: &Dir, tmp: &str, name: &str) -> io::Result<()> {
     let tmp_is_dir = matches!(upper_kind(dir, tmp)?, Some((UpperKind::Dir { .. }, _)));
     match upper_kind(dir, name)? {
         Some((UpperKind::Dir { .. }, _)) => exchange(dir, tmp, name),
@@ -503,49 +503,71 @@ impl Session {
     /// `whiteout` and `make_opaque` do). Cheap when the path is already known and changed
     /// since the newest checkpoint: no system call.
     pub fn touch(&mut self, rel: &str) -> Result<()> {
-        split_rel(rel)?;
-        let known = self.touched.fps.contains_key(rel);
-        if known && self.changed_since_checkpoint().contains(rel) {
+        self.touch_all(&[rel])
+    }
+
+    /// [`touch`](Self::touch) for many paths at once: one append to the log and one
+    /// `fdatasync` (and one of the images) for all of them, as a program's changes need.
+    pub(crate) fn touch_all(&mut self, rels: &[&str]) -> Result<()> {
+        let mut records = Vec::new();
+        let mut images = Vec::new();
+        let mut absent = Vec::new();
+        for &rel in rels {
+            split_rel(rel)?;
+            let known = self.touched.fps.contains_key(rel);
+            if known && self.changed_since_checkpoint().contains(rel) {
+                continue;
+            }
+            if known {
+                if self.has_checkpoint() {
+                    images.push(rel);
+                } else {
+                    records.push(Record {
+                        op: 'd',
+                        path: Some(rel.to_string()),
+                        fp: None,
+                        i: None,
+                    });
+                }
+                continue;
+            }
+            let mut original = Vec::new();
+            let fp = self.base_fingerprint(rel, Some(&mut original))?;
+            if fp.kind == "file" && original.len() <= MAX_ORIGINAL_BYTES {
+                if let Some(sha) = &fp.sha256 {
+                    self.keep_original(sha, &original);
+                }
+            }
+            // A path not in the session has no upper entry, as a rule: its before-image is
+            // "absent", which the record itself says (`i`): no image is written. Otherwise
+            // the image and the record are written, then both made durable.
+            let epoch = self
+                .epoch_id()
+                .filter(|_| !self.changed_since_checkpoint().contains(rel));
+            let implicit = match epoch {
+                Some(_) => !self.upper_has(rel).map_err(|e| on_path(&e, rel))?,
+                None => false,
+            };
+            if implicit {
+                absent.push(rel);
+            } else {
+                images.push(rel);
+            }
+            records.push(Record {
+                op: 't',
+                path: Some(rel.to_string()),
+                fp: Some(fp),
+                i: epoch.filter(|_| implicit),
+            });
+        }
+        if images.is_empty() && records.is_empty() {
             return Ok(());
         }
-        if known {
-            if self.has_checkpoint() {
-                return self.capture(&[rel]);
-            }
-            return self.append(&[Record {
-                op: 'd',
-                path: Some(rel.to_string()),
-                fp: None,
-                i: None,
-            }]);
-        }
-        let mut original = Vec::new();
-        let fp = self.base_fingerprint(rel, Some(&mut original))?;
-        if fp.kind == "file" && original.len() <= MAX_ORIGINAL_BYTES {
-            if let Some(sha) = &fp.sha256 {
-                self.keep_original(sha, &original);
-            }
-        }
-        // A path not in the session has no upper entry, as a rule: its before-image is
-        // "absent", which the record itself says (`i`), one append and one fdatasync.
-        // Otherwise the image and the record are written, then both made durable.
-        let epoch = self
-            .epoch_id()
-            .filter(|_| !self.changed_since_checkpoint().contains(rel));
-        let implicit = match epoch {
-            Some(_) => !self.upper_has(rel).map_err(|e| on_path(&e, rel))?,
-            None => false,
-        };
-        if !implicit {
-            self.capture_unsynced(&[rel])?;
-        }
-        self.append(&[Record {
-            op: 't',
-            path: Some(rel.to_string()),
-            fp: Some(fp),
-            i: epoch.filter(|_| implicit),
-        }])?;
-        if implicit {
+        // Images of known paths exist only once there is a checkpoint (`capture_unsynced`
+        // writes none before the first).
+        self.capture_unsynced(&images)?;
+        self.append(&records)?;
+        for rel in absent {
             self.captured_absent(rel);
         }
         Ok(())
@@ -591,7 +613,7 @@ impl Session {
 
     /// The upper directory holding `rel`'s parent, created (copied up from the base's
     /// directories, with their modes, each touched first) when `create`.
-    fn upper_parent(&mut self, rel: &str, create: bool) -> Result<Option<Dir>> {
+    pub(super) fn upper_parent(&mut self, rel: &str, create: bool) -> Result<Option<Dir>> {
         let (parent, _) = parent_leaf(rel);
         if parent.is_empty() {
             return Ok(Some(
@@ -709,7 +731,7 @@ impl Session {
 
     /// Marks every upper entry below the directory `leaf` (in `dir`, the session's `rel`) as
     /// changed, before the subtree is replaced.
-    fn mark_subtree(&mut self, dir: &Dir, rel: &str, leaf: &str) -> Result<()> {
+    pub(super) fn mark_subtree(&mut self, dir: &Dir, rel: &str, leaf: &str) -> Result<()> {
         let Some((UpperKind::Dir { .. }, _)) =
             upper_kind(dir, leaf).map_err(|e| on_path(&e, rel))?
         else {

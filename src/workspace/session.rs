@@ -6,6 +6,7 @@ use super::Workspace;
 use crate::backend::overlay::SessionView;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::guard::policy::SessionCommitGate;
 use crate::overlay::{
     CheckpointInfo, CheckpointOptions, CheckpointResult, CommitOptions, CommitResult, DiffOptions,
     DiffResult, RewindOptions, Session,
@@ -45,6 +46,11 @@ impl Workspace {
         Some(view.base.name.clone())
     }
 
+    /// The session, in overlay mode: the developer tools run programs on it.
+    pub(crate) fn session_view(&self) -> Option<std::sync::Arc<SessionView>> {
+        self.session.clone()
+    }
+
     fn view(&self) -> Result<&SessionView> {
         self.session.as_deref().ok_or_else(|| {
             WsfsError::new(
@@ -76,7 +82,7 @@ impl Workspace {
     /// `overlay::commit`); the workspace's policy is the gate of every base path.
     pub fn session_commit(&self, opts: &CommitOptions, ctl: &CallControl) -> Result<CommitResult> {
         self.exclusive(true, |v| {
-            v.with(|s| s.commit_gated(opts, &self.policy, ctl))
+            v.with(|s| s.commit_gated(opts, &SessionCommitGate(&self.policy), ctl))
         })
     }
 

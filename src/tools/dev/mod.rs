@@ -20,6 +20,7 @@ pub(crate) mod shells;
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::exec::runner::ViewLayers;
 use crate::exec::tools::workspace_info::InfoCache;
 use crate::exec::tools::ProjectFiles;
 use crate::exec::{Control, ExecLimits, ExecPlaces, ExecPolicy, Runner};
@@ -39,22 +40,10 @@ pub(crate) struct DevState {
     pub(crate) info: InfoCache,
 }
 
-/// This workspace's runner and cache, made on first use from its policy. In overlay mode no
-/// program runs: it would have to run on the session's view (never on the base, which must not
-/// change before a commit), and wiring the runner's overlay to a session (its changes merged
-/// into the session with their fingerprints and checkpoint images) is not done yet.
+/// This workspace's runner and cache, made on first use from its policy. In overlay mode
+/// each program runs on the session's view (base + session changes) and what it changes goes
+/// into the session, never into the base (`backend::overlay::runs`).
 pub(crate) fn state(ws: &Workspace) -> Result<Arc<DevState>> {
-    if let Some(name) = ws.session_name() {
-        return Err(WsfsError::new(
-            ErrorCode::OverlayUnavailable,
-            format!(
-                "this workspace is in overlay mode (session {name}), and programs do not run on \
-                 an overlay session's view in this version; nothing ran (a program never runs \
-                 on the base instead). Use the file tools here, or a host-mode workspace for \
-                 tests, git and shells"
-            ),
-        ));
-    }
     Ok(ws.slot(|| DevState {
         runner: Runner::new(places(ws), exec_policy(ws)),
         info: InfoCache::default(),
@@ -72,7 +61,7 @@ fn places(ws: &Workspace) -> ExecPlaces {
     };
     ExecPlaces {
         view_root: ws.root().to_path_buf(),
-        overlay: None,
+        overlay: ws.session_view().map(ViewLayers::Session),
         view_writable: ws.policy().writes_enabled,
         home,
         scratch_parent,
