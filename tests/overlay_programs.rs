@@ -341,3 +341,157 @@ fn programs_and_tools_at_once_on_one_session_lose_nothing() {
         "the base holds a.txt only"
     );
 }
+
+const KILL_ENV: &str = "WSFS_OVERLAY_ADOPT_KILL_CHILD";
+const KILL_FILES: usize = 40;
+
+/// Child of `sigkill_while_a_programs_changes_are_adopted`: round after round, a program
+/// rewrites every file with the round's number (then adopted into the session), forever.
+#[test]
+#[ignore = "child process of sigkill_while_a_programs_changes_are_adopted"]
+fn overlay_adopt_kill_child() {
+    let Ok(spec) = std::env::var(KILL_ENV) else {
+        return;
+    };
+    let (root, state) = spec.split_once('\n').unwrap();
+    let ws = open_ws(
+        std::path::Path::new(root),
+        config(std::path::Path::new(state), exec_on()),
+    );
+    for round in 0.. {
+        let cmd = format!(
+            "mkdir -p out && i=0; while [ $i -lt {KILL_FILES} ]; do \
+             printf '%s\\n' {round} > out/f$i; i=$((i+1)); done"
+        );
+        let v = call(ws, "shell", json!({ "command": cmd }));
+        assert_eq!(assert_ok(&v)["exit_code"], json!(0), "{v}");
+    }
+}
+
+/// SIGKILL at random points of programs' runs and of their adoption into the session: after
+/// reopen, every file the session holds is whole (one round's line) and has its first touch
+/// recorded, no run directory or temp name is left, the base never changed, and a rewind to a
+/// checkpoint taken before the first program brings the session back to it.
+#[test]
+fn sigkill_while_a_programs_changes_are_adopted() {
+    let o = Overlay::new(&[("a.txt", "a\n")], exec_on());
+    if shell_ok(&o, "true").is_none() {
+        return;
+    }
+    let v = session(o.ws, "checkpoint", Some(json!({"label": "clean"})));
+    let id = assert_ok(&v)["id"].clone();
+    let _ = close_ws(o.ws);
+    let base = snapshot(&o.root);
+    let exe = std::env::current_exe().unwrap();
+    let trials: u64 = std::env::var("WSFS_OVERLAY_KILL_TRIALS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    let (mut whole_rounds, mut mixed) = (0, 0);
+    for t in 0..trials {
+        let mut child = std::process::Command::new(&exe)
+            .args([
+                crate::test_name!(overlay_adopt_kill_child).as_str(),
+                "--exact",
+                "--ignored",
+                "--test-threads=1",
+            ])
+            .env(
+                KILL_ENV,
+                format!("{}\n{}", o.root.display(), o.state.display()),
+            )
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(60 + (t * 37) % 150));
+        let running = child.try_wait().unwrap().is_none();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(running, "the child exited early (trial {t})");
+        // A killed host's program may still be finishing its loop: let it end.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+
+        let ws = open_ws(&o.root, config(&o.state, exec_on()));
+        let shown = call(ws, "list_dir", json!({"path": "out"}));
+        let mut rounds = std::collections::BTreeSet::new();
+        if shown["ok"] == json!(true) {
+            for e in shown["data"]["entries"].as_array().unwrap() {
+                let name = e["name"].as_str().unwrap();
+                let v = call(ws, "read_file", json!({ "path": format!("out/{name}") }));
+                let text = assert_ok(&v)["content"].as_str().unwrap().to_string();
+                assert!(
+                    text.ends_with('\n') && text.trim_end().parse::<u64>().is_ok(),
+                    "trial {t}: out/{name} is {text:?}"
+                );
+                rounds.insert(text);
+            }
+        }
+        if rounds.len() > 1 {
+            mixed += 1;
+        } else {
+            whole_rounds += 1;
+        }
+        // Every session path has its first touch recorded: the diff lists each as added.
+        for (path, status) in changes(ws) {
+            assert_eq!(status, "A", "trial {t}: {path}");
+        }
+        let session_dir = fs::read_dir(&o.state)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path().join("sessions/default"))
+            .find(|p| p.is_dir())
+            .unwrap();
+        assert_eq!(
+            fs::read_dir(session_dir.join("runs")).map_or(0, |d| d.count()),
+            0,
+            "trial {t}: a run directory survived the open"
+        );
+        assert_eq!(
+            wsfs_names(&session_dir.join("upper")),
+            Vec::<std::path::PathBuf>::new()
+        );
+        assert_eq!(snapshot(&o.root), base, "trial {t}: the base changed");
+        let _ = close_ws(ws);
+    }
+    let ws = open_ws(&o.root, config(&o.state, exec_on()));
+    assert_ok(&session(ws, "rewind", Some(json!({ "id": id }))));
+    assert!(changes(ws).is_empty(), "{:?}", changes(ws));
+    assert_err(
+        &call(ws, "list_dir", json!({"path": "out"})),
+        "path_not_found",
+    );
+    let _ = close_ws(ws);
+    eprintln!("{trials} kills: {whole_rounds} with one round shown, {mixed} mid-adoption");
+}
+
+#[test]
+fn a_program_on_a_session_cannot_reach_outside_or_the_sessions_state() {
+    let o = Overlay::new(&[("a.txt", "a\n")], exec_on());
+    let outside = o.root.parent().unwrap().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(outside.join("secret.txt"), "secret\n").unwrap();
+    let state = o.state.display().to_string();
+    let out = outside.display().to_string();
+    let script = format!(
+        "echo x > {out}/new.txt; echo x >> {out}/secret.txt; cat {out}/secret.txt; \
+         ls -R {state}; echo x > {state}/x; ln -s {out} link; echo x > link/via-link.txt; \
+         cat link/secret.txt; echo done"
+    );
+    let Some(d) = sh(&o, &script) else {
+        return;
+    };
+    let stdout = d["stdout"].as_str().unwrap();
+    assert_eq!(stdout, "done\n", "{d}");
+    assert!(!stdout.contains("secret"), "{d}");
+    assert_eq!(
+        fs::read_to_string(outside.join("secret.txt")).unwrap(),
+        "secret\n"
+    );
+    assert_eq!(fs::read_dir(&outside).unwrap().count(), 1);
+    assert!(!o.state.join("x").exists());
+    // The symlink is the session's (a tool resolving it stays inside); nothing went through it.
+    let v = o.call("read_file", json!({"path": "link/secret.txt"}));
+    assert_err(&v, "outside_workspace");
+    assert_eq!(o.base("a.txt").as_deref(), Some("a\n"));
+}
