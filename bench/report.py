@@ -1369,10 +1369,28 @@ def devtools_section_of(ctx):
 
 
 def overlay_targets(ctx):
-    """Issue 20's checkpoint and rewind targets (the other overlay targets need the view)."""
+    """Issue 20's targets: the store's (diff, checkpoint, rewind, commit) and the view's reads."""
     rows = []
     for r in jsonl(os.path.join(ctx["args"].dir, "overlay.jsonl")):
-        if r["bench"] == "checkpoint":
+        if r["bench"] == "diff":
+            rows.append({
+                "label": f"overlay: diff of {r['changed']:,} changed files "
+                         f"({r['base_files']:,}-file base) < 1 s",
+                "measured": f"{fmt_t(r['ns'])} ({r.get('syscalls')} system calls)",
+                "ok": r["ns"] < 1e9, "walk": True,
+            })
+        elif r["bench"] == "commit":
+            ratio = r.get("ratio") or (r["commit_ns"] / r["host_writes_ns"]
+                                       if r["host_writes_ns"] else None)
+            rows.append({
+                "label": f"overlay: commit of {r['files']:,} files ≤ 1.5× the same writes "
+                         f"in host mode",
+                "measured": f"{fmt_r(ratio)} ({fmt_t(r['commit_ns'])} vs "
+                            f"{fmt_t(r['host_writes_ns'])}; median of {r.get('pairs', 1)} "
+                            f"paired ratios, load {r.get('load')})",
+                "ok": None if ratio is None else ratio <= 1.5, "walk": True,
+            })
+        elif r["bench"] == "checkpoint":
             rows.append({
                 "label": f"overlay: a checkpoint after {r['touched']} touched files "
                          f"({r['base_files']:,}-file base) < 10 ms",
@@ -1386,6 +1404,13 @@ def overlay_targets(ctx):
                 "measured": f"{fmt_r(ratio)} ({fmt_t(r['rewind_ns'])} vs {fmt_t(r['commit_ns'])})",
                 "ok": None if ratio is None else ratio <= 1.0, "walk": True,
             })
+    for r in jsonl(os.path.join(ctx["args"].dir, "overlay_view.jsonl")):
+        rows.append({
+            "label": f"overlay: read_file of a {r['file']} {r['bytes']}-byte file ≤ "
+                     f"{r['limit']}× host mode",
+            "measured": f"{r['ratio']:.3f}× ({fmt_t(r['overlay_ns'])} vs {fmt_t(r['host_ns'])})",
+            "ok": r["ratio"] <= r["limit"], "walk": True,
+        })
     return rows
 
 

@@ -10,6 +10,7 @@
 //! - `rewind` over 100 and 1,000 changed paths (each back to its content at the checkpoint)
 //!   paired with `commit` of the same paths (the same writes, committed), in one run;
 //! - `commit` of 1,000 changed files against the same 1,000 writes done by `write_file`
+//!   (at least 3 pairs, alternating which goes first; the median of the paired ratios)
 //!   through `wsfs_call` in a host-mode workspace.
 //!
 //! Configuration (environment): `WSFS_OVERLAY_DIR` (required: a scratch directory),
@@ -191,8 +192,9 @@ fn main() {
     }
     // Commit of 1,000 files vs the same writes through write_file in host mode.
     let files = if short { 200 } else { 1000 };
-    let (mut commit_t, mut host_t) = (Vec::new(), Vec::new());
-    for k in 0..samples {
+    let (mut commit_t, mut host_t, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let pairs = if short { samples } else { samples.max(3) };
+    for k in 0..pairs {
         let case = scratch.join(format!("commit{k}"));
         let _ = std::fs::remove_dir_all(&case);
         let (root, state) = (case.join("ws"), case.join("state"));
@@ -204,26 +206,42 @@ fn main() {
             s.write_file(&existing(i), format!("new {i}\n").as_bytes(), 0o644)
                 .unwrap();
         }
-        let t = Instant::now();
-        let r = s.commit(&CommitOptions::default(), &ctl()).unwrap();
-        commit_t.push(t.elapsed().as_nanos() as f64);
-        assert!(r.committed && r.files.len() == files, "{r:?}");
         let config = serde_json::json!({"root": host, "state_dir": case.join("hstate"), "limits": {"operation_timeout_ms": 600000}}).to_string();
         let opened: serde_json::Value =
             serde_json::from_str(&wsfs::api::workspace_open(&config)).unwrap();
         let ws = opened["data"]["workspace"].as_u64().expect("a workspace");
-        let t = Instant::now();
-        for i in 0..files {
-            let args = serde_json::json!({"path": existing(i), "content": format!("new {i}\n")})
-                .to_string();
-            let v = wsfs::api::call(ws, "write_file", &args, None, None);
-            assert!(v.contains("\"ok\":true"), "{v}");
-        }
-        host_t.push(t.elapsed().as_nanos() as f64);
+        let mut commit = || {
+            let t = Instant::now();
+            let r = s.commit(&CommitOptions::default(), &ctl()).unwrap();
+            assert!(r.committed && r.files.len() == files, "{r:?}");
+            t.elapsed().as_nanos() as f64
+        };
+        let host_writes = || {
+            let t = Instant::now();
+            for i in 0..files {
+                let args =
+                    serde_json::json!({"path": existing(i), "content": format!("new {i}\n")})
+                        .to_string();
+                let v = wsfs::api::call(ws, "write_file", &args, None, None);
+                assert!(v.contains("\"ok\":true"), "{v}");
+            }
+            t.elapsed().as_nanos() as f64
+        };
+        // Alternating which goes first, so a disk busy with the other's writeback is shared.
+        let (c, h) = if k % 2 == 0 {
+            let c = commit();
+            (c, host_writes())
+        } else {
+            let h = host_writes();
+            (commit(), h)
+        };
+        commit_t.push(c);
+        host_t.push(h);
+        ratios.push(c / h);
         wsfs::api::workspace_close(ws);
         let _ = std::fs::remove_dir_all(&case);
     }
-    let line = serde_json::json!({"bench": "commit", "files": files, "commit_ns": median(&mut commit_t), "host_writes_ns": median(&mut host_t), "load": load()});
+    let line = serde_json::json!({"bench": "commit", "files": files, "commit_ns": median(&mut commit_t), "host_writes_ns": median(&mut host_t), "ratio": median(&mut ratios), "pairs": ratios.len(), "load": load()});
     println!("{line}");
     writeln!(out, "{line}").unwrap();
 }
