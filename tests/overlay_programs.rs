@@ -495,3 +495,31 @@ fn a_program_on_a_session_cannot_reach_outside_or_the_sessions_state() {
     assert_err(&v, "outside_workspace");
     assert_eq!(o.base("a.txt").as_deref(), Some("a\n"));
 }
+
+#[test]
+fn a_programs_non_utf8_names_reach_the_session_and_the_commit_raw() {
+    use std::os::unix::ffi::OsStrExt;
+    let o = Overlay::new(&[("a.txt", "a\n")], exec_on());
+    let script = r#"printf 'x\n' > "$(printf 'caf\351.txt')" && mkdir "$(printf 'd\377')" && printf 'y\n' > "$(printf 'd\377')/in.txt""#;
+    if shell_ok(&o, script).is_none() {
+        return;
+    }
+    let mut got = changes(o.ws);
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            (r"caf\xe9.txt".to_string(), "A".to_string()),
+            (r"d\xff".to_string(), "A".to_string()),
+            (r"d\xff/in.txt".to_string(), "A".to_string()),
+        ]
+    );
+    assert_eq!(o.read(r"d\xff/in.txt"), "y\n");
+    assert_eq!(
+        assert_ok(&session(o.ws, "commit", None))["committed"],
+        json!(true)
+    );
+    let raw = |b: &[u8]| o.root.join(std::ffi::OsStr::from_bytes(b));
+    assert_eq!(fs::read(raw(b"caf\xe9.txt")).unwrap(), b"x\n");
+    assert_eq!(fs::read(raw(b"d\xff/in.txt")).unwrap(), b"y\n");
+}

@@ -15,12 +15,13 @@
 //! next open removes it. Paths adopted by then stay (each whole, touched first); the rest of
 //! that run's changes are lost, as a program's unsaved work is when it is killed.
 
-use super::session::{machinery, on_path, upper_kind, Session, UpperKind, OPAQUE_XATTR};
+use super::session::{fs_name, machinery, on_path, upper_kind, Session, UpperKind, OPAQUE_XATTR};
 use crate::error::Result;
 use crate::sandbox::state_dir::StateDir;
 use crate::sandbox::tempfile::is_temp_name;
 use cap_std::fs::Dir;
 use rustix::fs::{AtFlags, FileType, Mode};
+use std::ffi::OsStr;
 use std::io;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
@@ -44,8 +45,8 @@ pub(crate) struct RunDirs {
 pub(crate) struct Adopted {
     /// Paths adopted into the session (changed, made or deleted by the program).
     pub(crate) paths: usize,
-    /// Entries left out, with why: special files (a FIFO, a socket, a device) and names a
-    /// session cannot hold.
+    /// Entries left out, with why: special files (a FIFO, a socket, a device) and wsfs temp
+    /// names.
     pub(crate) skipped: Vec<String>,
 }
 
@@ -135,18 +136,14 @@ impl Session {
         listing.map_err(|e| on_path(&e, if prefix.is_empty() { "." } else { prefix }))?;
         names.sort();
         for raw in names {
-            let shown = raw.to_string_lossy();
-            let rel = if prefix.is_empty() {
-                shown.to_string()
-            } else {
-                format!("{prefix}/{shown}")
-            };
-            let Some(name) = raw.to_str().filter(|n| !is_temp_name(n.as_bytes())) else {
+            let rel = session_path(prefix, &raw);
+            let name = raw.as_os_str();
+            if is_temp_name(name.as_encoded_bytes()) {
                 adopted.skipped.push(format!(
-                    "{rel}: a name an overlay session cannot hold (not UTF-8, or a wsfs temp name)"
+                    "{rel}: a wsfs temp name, which a session does not hold"
                 ));
                 continue;
-            };
+            }
             let stat = rustix::fs::statat(run, name, AtFlags::SYMLINK_NOFOLLOW)
                 .map_err(|e| on_path(&e.into(), &rel))?;
             match FileType::from_raw_mode(stat.st_mode) {
@@ -156,7 +153,7 @@ impl Session {
                 }
                 FileType::Directory => {
                     let sub = Dir::from(
-                        crate::sandbox::sys::open_child_dir(run.as_fd(), name.as_bytes())
+                        crate::sandbox::sys::open_child_dir(run.as_fd(), name.as_encoded_bytes())
                             .map_err(|e| on_path(&e, &rel))?,
                     );
                     let mode = stat.st_mode & 0o7777;
@@ -229,13 +226,14 @@ impl Session {
         self.touch(rel)?;
         let parent = self.upper_parent(rel, true)?.expect("created");
         let (_, leaf) = super::session::parent_leaf(rel);
-        let fd = crate::sandbox::sys::open_child_dir(parent.as_fd(), leaf.as_bytes())
+        let leaf = fs_name(leaf).map_err(|e| on_path(&e, rel))?;
+        let fd = crate::sandbox::sys::open_child_dir(parent.as_fd(), leaf.as_encoded_bytes())
             .map_err(|e| on_path(&e, rel))?;
         rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode)).map_err(|e| on_path(&e.into(), rel))
     }
 
     /// Moves the run's file or symlink `name` (in `run`) into the session as `rel`.
-    fn adopt_entry(&mut self, run: &Dir, name: &str, rel: &str) -> Result<()> {
+    fn adopt_entry(&mut self, run: &Dir, name: &OsStr, rel: &str) -> Result<()> {
         self.touch(rel)?;
         let parent = self.upper_parent(rel, true)?.expect("created");
         let (_, leaf) = super::session::parent_leaf(rel);
@@ -243,12 +241,15 @@ impl Session {
         if let Some((UpperKind::Dir { .. }, _)) = upper_kind(&parent, leaf).map_err(io)? {
             // The program replaced a directory by a file: what the session had below goes.
             self.mark_subtree(&parent, rel, leaf)?;
-            parent.remove_dir_all(leaf).map_err(io)?;
+            parent
+                .remove_dir_all(fs_name(leaf).map_err(io)?)
+                .map_err(io)?;
         }
+        let leaf = fs_name(leaf).map_err(io)?;
         // Copy-up bookkeeping of the run's mount (an origin, an impure mark) means nothing in
         // the session's tree, whose lower layer is the base alone.
         strip_overlay_xattrs(run, name);
-        rustix::fs::renameat(run, name, &parent, leaf).map_err(|e| io(e.into()))?;
+        rustix::fs::renameat(run, name, &parent, &*leaf).map_err(|e| io(e.into()))?;
         Ok(())
     }
 }
@@ -259,19 +260,16 @@ fn leaf_paths(dir: &Dir, prefix: &str, out: &mut Vec<String>) -> io::Result<()> 
     for entry in dir.entries()? {
         let entry = entry?;
         let raw = entry.file_name();
-        let Some(name) = raw.to_str().filter(|n| !is_temp_name(n.as_bytes())) else {
+        let name = raw.as_os_str();
+        if is_temp_name(name.as_encoded_bytes()) {
             continue;
-        };
-        let rel = if prefix.is_empty() {
-            name.to_string()
-        } else {
-            format!("{prefix}/{name}")
-        };
+        }
+        let rel = session_path(prefix, name);
         let kind = entry.file_type()?;
         if kind.is_dir() {
             let sub = Dir::from(crate::sandbox::sys::open_child_dir(
                 dir.as_fd(),
-                name.as_bytes(),
+                name.as_encoded_bytes(),
             )?);
             leaf_paths(&sub, &rel, out)?;
         } else if kind.is_file() || kind.is_symlink() || is_whiteout(dir, name)? {
@@ -281,9 +279,20 @@ fn leaf_paths(dir: &Dir, prefix: &str, out: &mut Vec<String>) -> io::Result<()> 
     Ok(())
 }
 
-fn is_whiteout(dir: &Dir, name: &str) -> io::Result<bool> {
+fn is_whiteout(dir: &Dir, name: &OsStr) -> io::Result<bool> {
     let stat = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
     Ok(FileType::from_raw_mode(stat.st_mode) == FileType::CharacterDevice && stat.st_rdev == 0)
+}
+
+/// The session path of `name` in the run's directory `prefix`: each name in wsfs's escaped
+/// form (`names::encode`), as every session path is.
+fn session_path(prefix: &str, name: &OsStr) -> String {
+    let name = crate::names::encode(name.as_encoded_bytes());
+    if prefix.is_empty() {
+        name.into_owned()
+    } else {
+        format!("{prefix}/{name}")
+    }
 }
 
 fn opaque(dir: &Dir) -> io::Result<bool> {
@@ -297,8 +306,8 @@ fn opaque(dir: &Dir) -> io::Result<bool> {
 
 /// Removes the `user.overlay.*` xattrs of a regular file (best effort: a symlink carries no
 /// user xattrs).
-fn strip_overlay_xattrs(dir: &Dir, name: &str) {
-    let Ok(fd) = crate::sandbox::sys::open_file(dir.as_fd(), name.as_bytes()) else {
+fn strip_overlay_xattrs(dir: &Dir, name: &OsStr) {
+    let Ok(fd) = crate::sandbox::sys::open_file(dir.as_fd(), name.as_encoded_bytes()) else {
         return;
     };
     let mut buf = vec![0u8; 4096];
