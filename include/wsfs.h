@@ -357,8 +357,8 @@ char *wsfs_session_diff(uint64_t workspace, const char *options_json);
  journal (a crash is rolled back at the next open); a reader of the base may see some files
  new and others not yet. `data` on success: `{"committed": true, "files", "merged"?}`. The
  workspace's policy applies to every base path (with `exec_enabled`, less its `deny_write`
- `.git/**`: git run by the developer tools writes `.git` in the session, as it would in the
- workspace in host mode). Waits for the tool calls in flight, then
+ rule on `.git`: git run by the developer tools writes `.git` in the session, as it would in
+ the workspace in host mode). Waits for the tool calls in flight, then
  shows the new base. `no_session` in host mode. The result is the caller's, freed once with
  `wsfs_string_free`; thread-safe.
 
