@@ -624,3 +624,132 @@ fn absent_images_in_the_touch_log_survive_compaction_and_rewinds_consume_them() 
     );
     assert_eq!(c.view("absent", "other.txt"), None);
 }
+
+/// Session paths are the escaped names the tools show (`caf\xe9.txt` for the byte E9): the
+/// store keeps, checkpoints and rewinds such paths, refuses a path not in that form, and
+/// keeps a symlink's target that is not UTF-8 byte for byte in a before-image.
+#[test]
+fn session_paths_are_escaped_names_and_before_images_keep_raw_bytes() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let c = Case::new();
+    let raw = |rel: &[u8]| c.root.join(OsStr::from_bytes(rel));
+    fs::write(raw(b"caf\xe9.txt"), "base\n").unwrap();
+    std::os::unix::fs::symlink(OsStr::from_bytes(b"t\xff/x"), raw(b"ln\xfe")).unwrap();
+    let mut s = c.open("esc");
+    for bad in [r"caf\xE9.txt", r"a\xff\x2fb", r"a\xff\x00"] {
+        let e = s.write_file(bad, b"x", 0o644).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidPath, "{bad}: {e:?}");
+    }
+    s.write_file(r"caf\xe9.txt", b"one\n", 0o644).unwrap();
+    s.copy_up(r"ln\xfe").unwrap();
+    assert!(s.fingerprints().contains_key(r"caf\xe9.txt"));
+    let one = ckpt(&mut s, "one");
+    s.write_file(r"caf\xe9.txt", b"two\n", 0o644).unwrap();
+    s.whiteout(r"ln\xfe").unwrap();
+    drop(s);
+    let mut s = c.open("esc");
+    assert_eq!(
+        changed(&s),
+        [
+            (r"ln\xfe".to_string(), "D"),
+            (r"caf\xe9.txt".to_string(), "M")
+        ]
+    );
+    rewind(&mut s, &one);
+    let upper = c.session_dir("esc").join("upper");
+    let up = |rel: &[u8]| upper.join(OsStr::from_bytes(rel));
+    assert_eq!(fs::read(up(b"caf\xe9.txt")).unwrap(), b"one\n");
+    assert_eq!(
+        fs::read_link(up(b"ln\xfe")).unwrap().as_os_str().as_bytes(),
+        b"t\xff/x"
+    );
+    assert_eq!(changed(&s), [(r"caf\xe9.txt".to_string(), "M")]);
+    assert!(
+        s.commit(&CommitOptions::default(), &ctl())
+            .unwrap()
+            .committed
+    );
+    assert_eq!(fs::read(raw(b"caf\xe9.txt")).unwrap(), b"one\n");
+}
+
+/// A session written before session paths were escaped (its paths plain UTF-8, no `v` record
+/// in its log, no `escaped` in its images and checkpoint) is read with its paths escaped: a
+/// UTF-8 name that looks escaped (`lit\xe9.txt` with a literal backslash) keeps naming its
+/// own file, not the one with byte E9.
+#[test]
+fn a_session_written_before_paths_were_escaped_is_upgraded_at_open() {
+    use serde_json::Value;
+    use sha2::Digest;
+    let c = Case::new();
+    c.write("lit\\xe9.txt", "l0\n");
+    let shown = r"lit\\xe9.txt"; // how the tools show that name
+    let old = r"lit\xe9.txt"; // how the earlier store recorded it
+    let mut s = c.open("old");
+    s.write_file(shown, b"l1\n", 0o644).unwrap();
+    let one = ckpt(&mut s, "one");
+    s.write_file(shown, b"l2\n", 0o644).unwrap();
+    drop(s);
+    // Make the session's files what the earlier store wrote.
+    let dir = c.session_dir("old");
+    let to_old = |v: &mut Value, key: &str| {
+        if v[key] == shown {
+            v[key] = Value::from(old);
+        }
+        v.as_object_mut().unwrap().remove("escaped");
+    };
+    let log = dir.join("meta/touched.log");
+    let mut lines = String::new();
+    for line in fs::read_to_string(&log).unwrap().lines() {
+        let mut v: Value = serde_json::from_str(line).unwrap();
+        if v["op"] == "v" {
+            continue;
+        }
+        to_old(&mut v, "path");
+        lines.push_str(&format!("{v}\n"));
+    }
+    let old_json = Value::from(old).to_string();
+    assert!(lines.contains(&old_json), "{lines}");
+    fs::write(&log, lines).unwrap();
+    let ck = dir.join("checkpoints").join(&one);
+    let mut meta: Value = serde_json::from_slice(&fs::read(ck.join("meta.json")).unwrap()).unwrap();
+    meta["paths"] = serde_json::json!([old]);
+    meta.as_object_mut().unwrap().remove("escaped");
+    fs::write(ck.join("meta.json"), meta.to_string()).unwrap();
+    let images = fs::read(ck.join("images")).unwrap();
+    let (mut rest, mut out) = (&images[..], Vec::new());
+    while !rest.is_empty() {
+        let nl = rest.iter().position(|&b| b == b'\n').unwrap();
+        let mut header: Value = serde_json::from_slice(&rest[..nl]).unwrap();
+        let len = header["len"].as_u64().unwrap() as usize;
+        let content = &rest[nl + 1..nl + 1 + len];
+        to_old(&mut header, "path");
+        let mut record = format!("{header}\n").into_bytes();
+        record.extend_from_slice(content);
+        let sha: String = sha2::Sha256::digest(&record)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        out.extend_from_slice(&record);
+        out.extend_from_slice(format!("{sha}\n").as_bytes());
+        rest = &rest[nl + 1 + len + 65..];
+    }
+    assert!(String::from_utf8_lossy(&out).contains(&old_json));
+    fs::write(ck.join("images"), out).unwrap();
+
+    let mut s = c.open("old");
+    assert!(fs::read_to_string(&log)
+        .unwrap()
+        .starts_with(r#"{"op":"v","i":2}"#));
+    assert_eq!(s.fingerprints().keys().collect::<Vec<_>>(), [shown]);
+    assert_eq!(changed(&s), [(shown.to_string(), "M")]);
+    assert_eq!(s.checkpoints().unwrap()[0].paths, [shown]);
+    rewind(&mut s, &one);
+    assert_eq!(c.view("old", "lit\\xe9.txt").as_deref(), Some("l1\n"));
+    assert!(
+        s.commit(&CommitOptions::default(), &ctl())
+            .unwrap()
+            .committed
+    );
+    assert_eq!(c.read("lit\\xe9.txt"), b"l1\n");
+}

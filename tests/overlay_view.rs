@@ -460,3 +460,228 @@ fn after_a_partial_commit_a_later_base_change_still_merges() {
         assert!(merged.contains(want), "{want} missing: {merged}");
     }
 }
+
+/// Where the raw (not necessarily UTF-8) path `rel` is below `root`.
+fn raw(root: &Path, rel: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    root.join(std::ffi::OsStr::from_bytes(rel))
+}
+
+/// A base with names that are not UTF-8: `caf\xe9.txt` (byte E9), the directory `d\xff` with
+/// `in.txt` and `gone.txt`, and `caf\\xe9.txt`, the UTF-8 name with a literal backslash that
+/// looks like the escaped form of the first.
+fn non_utf8_base(extra: Value) -> Overlay {
+    let o = Overlay::new(&[], extra);
+    fs::write(raw(&o.root, b"caf\xe9.txt"), "one\ntwo\n").unwrap();
+    fs::write(raw(&o.root, b"caf\\xe9.txt"), "look-alike\n").unwrap();
+    fs::create_dir(raw(&o.root, b"d\xff")).unwrap();
+    fs::write(raw(&o.root, b"d\xff/in.txt"), "in\n").unwrap();
+    fs::write(raw(&o.root, b"d\xff/gone.txt"), "gone\n").unwrap();
+    assert_ok(&session(o.ws, "refresh", None));
+    o
+}
+
+/// The agent's changes on `non_utf8_base`: a non-UTF-8 file edited, a file inside a
+/// non-UTF-8 directory edited and one deleted, a new non-UTF-8 file, a new file in a new
+/// non-UTF-8 directory.
+fn change_non_utf8_names(ws: u64) {
+    for (path, content) in [
+        (r"caf\xe9.txt", "ONE\ntwo\n"),
+        (r"d\xff/in.txt", "IN\n"),
+        (r"new\xfe.txt", "new\n"),
+        (r"n\x80/x.txt", "x\n"),
+    ] {
+        assert_ok(&call(
+            ws,
+            "write_file",
+            json!({"path": path, "content": content}),
+        ));
+    }
+    assert_ok(&call(ws, "delete_file", json!({"path": r"d\xff/gone.txt"})));
+}
+
+fn sorted_changes(ws: u64) -> Vec<(String, String)> {
+    let mut c = changes(ws);
+    c.sort();
+    c
+}
+
+fn expected_non_utf8_changes() -> Vec<(String, String)> {
+    let mut want: Vec<(String, String)> = [
+        (r"caf\xe9.txt", "M"),
+        (r"d\xff/gone.txt", "D"),
+        (r"d\xff/in.txt", "M"),
+        (r"n\x80", "A"),
+        (r"n\x80/x.txt", "A"),
+        (r"new\xfe.txt", "A"),
+    ]
+    .iter()
+    .map(|(p, s)| (p.to_string(), s.to_string()))
+    .collect();
+    want.sort();
+    want
+}
+
+#[test]
+fn non_utf8_names_are_diffed_and_committed_and_reach_the_base_as_their_bytes() {
+    let o = non_utf8_base(json!({}));
+    change_non_utf8_names(o.ws);
+    // The base is untouched; the view shows the changes by the names the tools show.
+    assert_eq!(
+        fs::read(raw(&o.root, b"caf\xe9.txt")).unwrap(),
+        b"one\ntwo\n"
+    );
+    assert_eq!(o.read(r"caf\xe9.txt"), "ONE\ntwo\n");
+    assert_eq!(o.read(r"n\x80/x.txt"), "x\n");
+    // diff names every change in the escaped form, the unified text too.
+    assert_eq!(sorted_changes(o.ws), expected_non_utf8_changes());
+    let v = session(o.ws, "diff", Some(json!({"paths": [r"caf\xe9.txt"]})));
+    let d = assert_ok(&v);
+    assert_eq!(d["changes"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(d["changes"][0]["hunks"].as_array().unwrap().len(), 1, "{v}");
+    let unified = d["unified"].as_str().unwrap();
+    assert!(
+        unified.contains("--- a/caf\\xe9.txt\n+++ b/caf\\xe9.txt\n") && unified.contains("+ONE"),
+        "{unified}"
+    );
+    // A directory selects what is below it; `\xNN` may be written in either case.
+    let v = session(o.ws, "diff", Some(json!({"paths": [r"D\xFF", r"d\xFF"]})));
+    let listed: Vec<&str> = assert_ok(&v)["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, [r"d\xff/gone.txt", r"d\xff/in.txt"], "{v}");
+
+    // Commit one file by its hunk, then the rest.
+    let hunk = d["changes"][0]["hunks"][0]["id"].clone();
+    let v = session(
+        o.ws,
+        "commit",
+        Some(json!({"hunks": {r"caf\xE9.txt": [hunk]}})),
+    );
+    assert_eq!(assert_ok(&v)["files"], json!([r"caf\xe9.txt"]), "{v}");
+    assert_eq!(
+        fs::read(raw(&o.root, b"caf\xe9.txt")).unwrap(),
+        b"ONE\ntwo\n"
+    );
+    assert!(!raw(&o.root, b"new\xfe.txt").exists());
+    let v = session(o.ws, "commit", None);
+    assert_eq!(assert_ok(&v)["committed"], json!(true), "{v}");
+    assert_eq!(fs::read(raw(&o.root, b"d\xff/in.txt")).unwrap(), b"IN\n");
+    assert!(!raw(&o.root, b"d\xff/gone.txt").exists());
+    assert_eq!(fs::read(raw(&o.root, b"new\xfe.txt")).unwrap(), b"new\n");
+    assert_eq!(fs::read(raw(&o.root, b"n\x80/x.txt")).unwrap(), b"x\n");
+    // The look-alike UTF-8 name was never touched; nothing is left to commit.
+    assert_eq!(
+        fs::read(raw(&o.root, b"caf\\xe9.txt")).unwrap(),
+        b"look-alike\n"
+    );
+    assert!(changes(o.ws).is_empty(), "{:?}", changes(o.ws));
+    assert!(wsfs_names(&o.root).is_empty(), "{:?}", wsfs_names(&o.root));
+}
+
+#[test]
+fn non_utf8_names_are_checkpointed_rewound_and_discarded() {
+    let o = non_utf8_base(json!({}));
+    assert_ok(&o.call(
+        "write_file",
+        json!({"path": r"caf\xe9.txt", "content": "A\n"}),
+    ));
+    assert_ok(&o.call("create_directory", json!({"path": r"n\x80"})));
+    let id = assert_ok(&session(o.ws, "checkpoint", None))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    change_non_utf8_names(o.ws);
+    assert_ok(&o.call(
+        "write_file",
+        json!({"path": r"caf\\xe9.txt", "content": "literal changed\n"}),
+    ));
+    let cps = assert_ok(&session(o.ws, "checkpoints", None))["checkpoints"].clone();
+    assert_eq!(cps[0]["paths"], json!([r"caf\xe9.txt", r"n\x80"]), "{cps}");
+    // Rewind: back to the checkpoint, where only caf\xe9.txt and the new n\x80 had changed.
+    assert_ok(&session(o.ws, "rewind", Some(json!({ "id": id }))));
+    assert_eq!(o.read(r"caf\xe9.txt"), "A\n");
+    assert_eq!(o.read(r"d\xff/in.txt"), "in\n");
+    assert_eq!(o.read(r"d\xff/gone.txt"), "gone\n");
+    assert_eq!(o.read(r"caf\\xe9.txt"), "look-alike\n");
+    for gone in [r"new\xfe.txt", r"n\x80/x.txt"] {
+        let v = o.call("get_path_info", json!({ "path": gone }));
+        assert_eq!(assert_ok(&v)["exists"], json!(false), "{v}");
+    }
+    assert_eq!(
+        sorted_changes(o.ws),
+        [
+            (r"caf\xe9.txt".to_string(), "M".to_string()),
+            (r"n\x80".to_string(), "A".to_string())
+        ]
+    );
+    // Discard: the view is the base again, and the base never changed.
+    change_non_utf8_names(o.ws);
+    assert_ok(&session(o.ws, "discard", None));
+    assert!(changes(o.ws).is_empty(), "{:?}", changes(o.ws));
+    assert_eq!(o.read(r"caf\xe9.txt"), "one\ntwo\n");
+    assert_eq!(o.read(r"d\xff/gone.txt"), "gone\n");
+    assert_err(
+        &o.call("read_file", json!({"path": r"n\x80/x.txt"})),
+        "path_not_found",
+    );
+    assert_eq!(
+        fs::read(raw(&o.root, b"caf\xe9.txt")).unwrap(),
+        b"one\ntwo\n"
+    );
+    assert!(!raw(&o.root, b"n\x80").exists());
+}
+
+#[test]
+fn a_reopened_session_reads_its_non_utf8_paths_back() {
+    let o = non_utf8_base(json!({"session": "s"}));
+    change_non_utf8_names(o.ws);
+    let id = assert_ok(&session(o.ws, "checkpoint", None))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ok(&o.call(
+        "write_file",
+        json!({"path": r"n\x80/x.txt", "content": "after the checkpoint\n"}),
+    ));
+    close_ws(o.ws);
+    // A process that died mid-write left a temp name inside a non-UTF-8 directory of the
+    // upper tree: the next open removes it.
+    let ids: Vec<PathBuf> = fs::read_dir(&o.state)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let upper = ids[0].join("sessions/s/upper");
+    let stray = raw(&upper, b"n\x80/.wsfs-0123456789abcdef.tmp");
+    fs::write(&stray, "half").unwrap();
+    let ws = open_ws(&o.root, config(&o.state, json!({"session": "s"})));
+    assert!(!stray.exists(), "the stray temp file was not swept");
+    // The touch log, the checkpoint's images and the upper tree agree on every path.
+    assert_eq!(sorted_changes(ws), expected_non_utf8_changes());
+    assert_ok(&session(ws, "rewind", Some(json!({ "id": id }))));
+    let v = call(ws, "read_file", json!({"path": r"n\x80/x.txt"}));
+    assert_eq!(assert_ok(&v)["content"], json!("x\n"));
+    // The fingerprints recorded at the first touch were read back: a base changed since is a
+    // conflict on its escaped path, and nothing is written.
+    fs::write(raw(&o.root, b"d\xff/in.txt"), "changed outside\n").unwrap();
+    let v = session(ws, "commit", None);
+    let d = assert_ok(&v);
+    assert_eq!(d["committed"], json!(false), "{v}");
+    assert_eq!(d["conflicts"][0]["path"], json!(r"d\xff/in.txt"), "{v}");
+    assert_eq!(
+        fs::read(raw(&o.root, b"caf\xe9.txt")).unwrap(),
+        b"one\ntwo\n"
+    );
+    let v = session(ws, "commit", Some(json!({"force": true})));
+    assert_eq!(assert_ok(&v)["committed"], json!(true), "{v}");
+    assert_eq!(fs::read(raw(&o.root, b"d\xff/in.txt")).unwrap(), b"IN\n");
+    assert_eq!(
+        fs::read(raw(&o.root, b"caf\xe9.txt")).unwrap(),
+        b"ONE\ntwo\n"
+    );
+    assert_eq!(fs::read(raw(&o.root, b"n\x80/x.txt")).unwrap(), b"x\n");
+    close_ws(ws);
+}

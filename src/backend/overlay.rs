@@ -20,7 +20,7 @@ use super::{Backend, FileId, Host, Listed};
 use crate::commit::{CommitError, Committed, Op};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::overlay::Session;
+use crate::overlay::{session_path, Session};
 use crate::sandbox::gate::{Access, Gate};
 use crate::sandbox::resolve::Located;
 use crate::sandbox::root::{Anchor, DirRef, Root, ToolPath};
@@ -167,33 +167,30 @@ impl SessionView {
     }
 
     /// Records `rel`'s base fingerprint and that it changes, before the caller changes it.
-    fn touch(&self, rel: &Path, display: &str) -> Result<()> {
-        let Some(rel) = rel.to_str() else {
-            return Err(WsfsError::new(
-                ErrorCode::InvalidPath,
-                format!(
-                    "{display}: an overlay session keeps UTF-8 paths only; choose a UTF-8 name"
-                ),
-            ));
-        };
+    /// `rel` is the raw workspace-relative path; the session keys it by its session path
+    /// (each name escaped as the tools show it: `overlay::session`).
+    fn touch(&self, rel: &Path) -> Result<()> {
+        let rel = session_path(rel);
         if rel.is_empty() {
             return Ok(());
         }
-        self.with(|s| s.touch(rel))
+        self.with(|s| s.touch(&rel))
     }
 
     /// Touches `rel` and every path the session holds below it (a directory about to be
     /// moved or removed).
-    fn touch_tree(&self, rel: &Path, display: &str) -> Result<()> {
-        self.touch(rel, display)?;
-        let Some(text) = rel.to_str() else {
+    fn touch_tree(&self, rel: &Path) -> Result<()> {
+        let rel = session_path(rel);
+        if rel.is_empty() {
             return Ok(());
-        };
-        let below = self.with(|s| s.upper_paths_below(text))?;
-        for path in below {
-            self.touch(Path::new(&path), display)?;
         }
-        Ok(())
+        self.with(|s| {
+            s.touch(&rel)?;
+            for path in s.upper_paths_below(&rel)? {
+                s.touch(&path)?;
+            }
+            Ok(())
+        })
     }
 }
 
@@ -227,7 +224,7 @@ impl Overlay {
     fn touched<'a>(&self, located: Located<'a>, tree: bool, display: &str) -> Result<Located<'a>> {
         let touch = || -> Result<()> {
             for created in &located.created {
-                self.view.touch(created.rel(), display)?;
+                self.view.touch(created.rel())?;
             }
             // `.` and `..` as the last name name no entry a tool changes (the tools refuse
             // them after resolution).
@@ -240,16 +237,17 @@ impl Overlay {
             let rel = self.located_rel(&located)?;
             let is_dir = located.leaf_meta.as_ref().is_some_and(|m| m.is_dir());
             match tree && is_dir {
-                true => self.view.touch_tree(&rel, display)?,
-                false => self.view.touch(&rel, display)?,
+                true => self.view.touch_tree(&rel)?,
+                false => self.view.touch(&rel)?,
             }
             // What the kernel would copy up must be what was just fingerprinted.
-            let Some(text) = rel.to_str().filter(|t| !t.is_empty()) else {
+            let text = session_path(&rel);
+            if text.is_empty() {
                 return Ok(());
-            };
+            }
             if self
                 .view
-                .with(|s| s.view_shows_now(text, located.leaf_meta.as_ref()))?
+                .with(|s| s.view_shows_now(&text, located.leaf_meta.as_ref()))?
             {
                 return Ok(());
             }

@@ -33,7 +33,9 @@
 //! up to it (the step it closed): the rewind to the checkpoint before it undoes those paths
 //! (and those of every later checkpoint and of the current epoch).
 
-use super::session::{machinery, on_path, open_beneath, open_sub, parent_leaf, Session, UpperKind};
+use super::session::{
+    fs_name, machinery, on_path, open_beneath, open_sub, parent_leaf, Session, UpperKind,
+};
 use super::store::{self, Epoch, Fingerprint, Record, Sha256Stream};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::sandbox::tempfile::{temp_name, Staged};
@@ -41,9 +43,9 @@ use cap_std::fs::Dir;
 use rustix::fs::Mode;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
-use std::ffi::OsStr;
 use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
 
 const INTENT: &str = "rewind.json";
@@ -99,6 +101,10 @@ struct Image {
     /// A file's bytes, which follow the header line.
     #[serde(default)]
     len: u64,
+    /// `path` is a session path (escaped names) and `target` escaped the same way; an image
+    /// written before (plain UTF-8 path, target as UTF-8) has no field.
+    #[serde(default)]
+    escaped: bool,
 }
 
 /// An image read back from a log: its header and where its record starts.
@@ -124,6 +130,9 @@ struct Meta {
     time: String,
     #[serde(default)]
     paths: Vec<String>,
+    /// `paths` are session paths (escaped names); a checkpoint taken before has no field.
+    #[serde(default)]
+    escaped: bool,
     /// Format 1: the before-images themselves (only their paths are read).
     #[serde(default, skip_serializing)]
     entries: Vec<serde_json::Value>,
@@ -169,9 +178,12 @@ fn parse_at(file: &std::fs::File, off: u64, size: u64, verify: bool) -> io::Resu
         }
         want *= 4;
     };
-    let Ok(image) = serde_json::from_slice::<Image>(&line) else {
+    let Ok(mut image) = serde_json::from_slice::<Image>(&line) else {
         return Ok(None);
     };
+    if !image.escaped {
+        image.path = store::upgrade_path(&image.path);
+    }
     let stored = Stored {
         image,
         at: off,
@@ -378,6 +390,7 @@ impl Session {
             target: None,
             fp: self.touched.fps.get(path).cloned(),
             len: 0,
+            escaped: true,
         };
         let mut content = None;
         if let Some(udir) = open_beneath(self.upper(), parent)? {
@@ -385,7 +398,10 @@ impl Session {
                 image.mode = stat.st_mode & 0o7777;
                 match kind {
                     UpperKind::File => {
-                        let src = crate::sandbox::sys::open_file(udir.as_fd(), leaf.as_bytes())?;
+                        let src = crate::sandbox::sys::open_file(
+                            udir.as_fd(),
+                            fs_name(leaf)?.as_bytes(),
+                        )?;
                         image.len = src.metadata()?.len();
                         image.state = "file".into();
                         content = Some(src);
@@ -396,9 +412,9 @@ impl Session {
                         image.opaque = opaque;
                     }
                     UpperKind::Symlink => {
-                        let t = rustix::fs::readlinkat(&udir, leaf, Vec::new())?;
+                        let t = rustix::fs::readlinkat(&udir, &*fs_name(leaf)?, Vec::new())?;
                         image.state = "symlink".into();
-                        image.target = Some(t.to_string_lossy().into_owned());
+                        image.target = Some(escape_target(t.as_bytes()));
                     }
                     UpperKind::Other => {}
                 }
@@ -493,6 +509,10 @@ impl Session {
                     .filter_map(|e| e.get("path").and_then(|p| p.as_str()).map(String::from))
                     .collect()
             };
+            let paths = match m.escaped {
+                true => paths,
+                false => paths.iter().map(|p| store::upgrade_path(p)).collect(),
+            };
             out.push(CheckpointInfo {
                 id: m.id.to_string(),
                 label: m.label,
@@ -520,6 +540,7 @@ impl Session {
             label: opts.label.clone(),
             time: now_rfc3339(),
             paths: self.changed_since_checkpoint().iter().cloned().collect(),
+            escaped: true,
             entries: Vec::new(),
         };
         let made = (|| -> io::Result<std::fs::File> {
@@ -625,6 +646,7 @@ impl Session {
                     target: None,
                     fp: None,
                     len: 0,
+                    escaped: true,
                 };
                 let s = Stored {
                     image,
@@ -739,7 +761,8 @@ impl Session {
     fn upper_dir_all(&self, rel: &str) -> io::Result<Dir> {
         let mut here = self.upper().try_clone()?;
         for name in rel.split('/').filter(|n| !n.is_empty()) {
-            match rustix::fs::mkdirat(&here, name, Mode::from_raw_mode(0o755)) {
+            let name = fs_name(name)?;
+            match rustix::fs::mkdirat(&here, &*name, Mode::from_raw_mode(0o755)) {
                 Ok(()) | Err(rustix::io::Errno::EXIST) => {}
                 Err(e) => return Err(e.into()),
             }
@@ -755,6 +778,7 @@ impl Session {
     /// replaced; a directory kept).
     fn restore(&self, udir: &Dir, leaf: &str, s: &Stored, log: &std::fs::File) -> io::Result<()> {
         let image = &s.image;
+        let raw = fs_name(leaf)?;
         match image.state.as_str() {
             "file" => {
                 let mut staged = Staged::create(udir)?;
@@ -763,15 +787,15 @@ impl Session {
                 }
                 rustix::fs::fchmod(&*staged.file(), Mode::from_raw_mode(image.mode))?;
                 staged.file().sync_all()?;
-                staged.commit(OsStr::new(leaf), false)
+                staged.commit(&raw, false)
             }
             "whiteout" => super::session::place_whiteout(udir, leaf),
             "dir" => {
-                match rustix::fs::mkdirat(udir, leaf, Mode::from_raw_mode(0o700)) {
+                match rustix::fs::mkdirat(udir, &*raw, Mode::from_raw_mode(0o700)) {
                     Ok(()) | Err(rustix::io::Errno::EXIST) => {}
                     Err(e) => return Err(e.into()),
                 }
-                let fd = crate::sandbox::sys::open_child_dir(udir.as_fd(), leaf.as_bytes())?;
+                let fd = crate::sandbox::sys::open_child_dir(udir.as_fd(), raw.as_bytes())?;
                 rustix::fs::fchmod(&fd, Mode::from_raw_mode(image.mode))?;
                 if image.opaque {
                     rustix::fs::fsetxattr(
@@ -790,17 +814,40 @@ impl Session {
             }
             "symlink" => {
                 let tmp = temp_name();
-                rustix::fs::symlinkat(
-                    image.target.as_deref().unwrap_or_default(),
-                    udir,
-                    tmp.as_str(),
-                )?;
-                rustix::fs::renameat(udir, tmp.as_str(), udir, leaf)?;
+                let target = image.target.as_deref().unwrap_or_default();
+                let target = match image.escaped {
+                    true => unescape_target(target).ok_or_else(|| damaged(&image.path))?,
+                    false => target.as_bytes().to_vec(),
+                };
+                rustix::fs::symlinkat(target.as_slice(), udir, tmp.as_str())?;
+                rustix::fs::renameat(udir, tmp.as_str(), udir, &*raw)?;
                 Ok(())
             }
             _ => Ok(()),
         }
     }
+}
+
+/// A symlink's target (any bytes but NUL) as a string: each `/`-separated piece escaped as
+/// the tools show names.
+fn escape_target(target: &[u8]) -> String {
+    target
+        .split(|&b| b == b'/')
+        .map(crate::names::encode)
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The bytes `escape_target` escaped; `None` if a piece does not read back.
+fn unescape_target(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len());
+    for (i, piece) in text.split('/').enumerate() {
+        if i > 0 {
+            out.push(b'/');
+        }
+        out.extend_from_slice(&crate::names::decode(piece).ok()?);
+    }
+    Some(out)
 }
 
 fn no_such(id: &str) -> WsfsError {

@@ -9,8 +9,10 @@
 //! the new base fingerprint, and its upper entry leaves the session when it equals the base.
 //! A path whose base does not have it (the commit was rolled back) is left as it was.
 
-use super::diff::{apply_hunks, is_text, selected, Found};
-use super::session::{machinery, on_path, open_beneath, parent_leaf, HostGate, Session, UpperKind};
+use super::diff::{apply_hunks, canonical_paths, is_text, selected, Found};
+use super::session::{
+    fs_name, fs_path, machinery, on_path, open_beneath, parent_leaf, HostGate, Session, UpperKind,
+};
 use super::store::{self, Record};
 use crate::commit::{self as journaled, CommitError, Op, OpKind, Place, Scope};
 use crate::control::CallControl;
@@ -21,6 +23,8 @@ use crate::sandbox::root::Anchor;
 use rustix::fs::{AtFlags, FileType};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 const INTENT: &str = "commit.json";
@@ -78,6 +82,10 @@ struct Intended {
     /// `added` (a directory made).
     what: String,
     after: Option<String>,
+    /// `path` and `owner` are session paths (escaped names); an intent written before has no
+    /// field.
+    #[serde(default)]
+    escaped: bool,
 }
 
 /// Whether the base's `now` is what the session recorded.
@@ -125,8 +133,17 @@ impl Session {
         gate: &dyn Gate,
         ctl: &CallControl,
     ) -> Result<CommitResult> {
-        let hunks = opts.hunks.clone().unwrap_or_default();
-        let selection: Option<Vec<String>> = match (&opts.paths, &opts.hunks) {
+        // Paths as the session holds them (a host may write `\xNN` in either case).
+        let paths = canonical_paths(opts.paths.as_deref())?;
+        let mut hunks = BTreeMap::new();
+        for (path, ids) in opts.hunks.iter().flatten() {
+            let path = super::session::canonical(path)?;
+            hunks
+                .entry(path)
+                .or_insert_with(Vec::new)
+                .extend(ids.iter().cloned());
+        }
+        let selection: Option<Vec<String>> = match (&paths, &opts.hunks) {
             (None, None) => None,
             (p, _) => Some(
                 p.iter()
@@ -136,9 +153,6 @@ impl Session {
                     .collect(),
             ),
         };
-        for p in selection.iter().flatten() {
-            super::session::split_rel(p.trim_end_matches('/'))?;
-        }
         let mut found: Vec<Found> = self.changes(&selection)?;
         if found.is_empty() {
             return Err(WsfsError::new(
@@ -167,11 +181,7 @@ impl Session {
             }
         }
         // A path listed in `paths` commits whole even if it has a hunk selection too.
-        let whole = |p: &str| {
-            opts.paths
-                .as_ref()
-                .is_some_and(|_| selected(&opts.paths, p))
-        };
+        let whole = |p: &str| paths.as_ref().is_some_and(|_| selected(&paths, p));
         let mut seen = BTreeSet::new();
         let mut unsupported = Vec::new();
         for f in &found {
@@ -287,6 +297,7 @@ impl Session {
                     owner: f.owner.clone(),
                     what: "gone".into(),
                     after: None,
+                    escaped: true,
                 });
                 continue;
             }
@@ -297,6 +308,7 @@ impl Session {
                     owner: f.owner.clone(),
                     what: "added".into(),
                     after: None,
+                    escaped: true,
                 });
                 continue;
             }
@@ -319,7 +331,11 @@ impl Session {
             let (parent, leaf) = parent_leaf(path);
             let base_dir = open_beneath(&self.base.dir, parent).map_err(|e| on_path(&e, path))?;
             let base_kind = match &base_dir {
-                Some(d) => match rustix::fs::statat(d, leaf, AtFlags::SYMLINK_NOFOLLOW) {
+                Some(d) => match rustix::fs::statat(
+                    d,
+                    &*fs_name(leaf).map_err(|e| on_path(&e, path))?,
+                    AtFlags::SYMLINK_NOFOLLOW,
+                ) {
                     Ok(s) => Some(FileType::from_raw_mode(s.st_mode)),
                     Err(rustix::io::Errno::NOENT) => None,
                     Err(e) => return Err(on_path(&e.into(), path)),
@@ -371,7 +387,7 @@ impl Session {
                 (_, OpKind::Remove) => None,
                 (Some(_), OpKind::Replace) => base_dir
                     .as_ref()
-                    .and_then(|d| d.symlink_metadata(leaf).ok()),
+                    .and_then(|d| d.symlink_metadata(&*fs_name(leaf).ok()?).ok()),
                 _ => self.upper_meta(path),
             };
             intent.push(Intended {
@@ -379,6 +395,7 @@ impl Session {
                 owner: f.owner.clone(),
                 what: "file".into(),
                 after: sha_after.clone(),
+                escaped: true,
             });
             files.push(path.clone());
             ops.push(Op {
@@ -421,7 +438,9 @@ impl Session {
         // After the commit point: directories, then the session's side.
         dirs_gone.sort_by_key(|p| std::cmp::Reverse(p.matches('/').count()));
         for d in &dirs_gone {
-            if let Err(e) = self.base.dir.remove_dir(d) {
+            if let Err(e) =
+                fs_path(d).and_then(|raw| self.base.dir.remove_dir(OsStr::from_bytes(&raw)))
+            {
                 warnings.push(format!(
                     "{d}: the files below it were removed, but not the directory itself ({e})"
                 ));
@@ -430,10 +449,18 @@ impl Session {
         dirs_added.sort_by_key(|(p, _)| p.matches('/').count());
         for (d, mode) in &dirs_added {
             use std::os::unix::fs::PermissionsExt;
-            match self.base.dir.create_dir(d) {
+            let raw = match fs_path(d) {
+                Ok(raw) => raw,
+                Err(e) => {
+                    warnings.push(format!("{d}: the directory could not be made ({e})"));
+                    continue;
+                }
+            };
+            let raw = OsStr::from_bytes(&raw);
+            match self.base.dir.create_dir(raw) {
                 Ok(()) => {
                     let _ = self.base.dir.set_permissions(
-                        d,
+                        raw,
                         cap_std::fs::Permissions::from_std(std::fs::Permissions::from_mode(*mode)),
                     );
                 }
@@ -465,7 +492,7 @@ impl Session {
     fn upper_meta(&self, rel: &str) -> Option<cap_std::fs::Metadata> {
         let (parent, leaf) = parent_leaf(rel);
         let dir = open_beneath(self.upper(), parent).ok()??;
-        dir.symlink_metadata(leaf).ok()
+        dir.symlink_metadata(&*fs_name(leaf).ok()?).ok()
     }
 
     /// The parent directories of `rel` missing in the base, outermost first.
@@ -479,7 +506,9 @@ impl Session {
             }
             prefix.push_str(name);
             if !matches!(open_beneath(&self.base.dir, &prefix), Ok(Some(_))) {
-                out.push(PathBuf::from(&prefix));
+                if let Ok(raw) = fs_path(&prefix) {
+                    out.push(PathBuf::from(OsStr::from_bytes(&raw)));
+                }
             }
         }
         out
@@ -612,7 +641,10 @@ impl Session {
         if self.capture(&[rel]).is_err() {
             return false;
         }
-        let removed = rustix::fs::unlinkat(&udir, leaf, AtFlags::REMOVEDIR).is_ok();
+        let Ok(raw) = fs_name(leaf) else {
+            return false;
+        };
+        let removed = rustix::fs::unlinkat(&udir, &*raw, AtFlags::REMOVEDIR).is_ok();
         if removed {
             let _ = store::fsync_dir(&udir);
         }
@@ -628,7 +660,11 @@ pub(crate) fn recover(session: &mut Session) -> Result<()> {
         Err(e) => return Err(machinery("cannot read the session's commit intent", &e)),
     };
     // A torn intent was never acted on (it is written whole before the base changes).
-    if let Ok(intent) = serde_json::from_slice::<Vec<Intended>>(&bytes) {
+    if let Ok(mut intent) = serde_json::from_slice::<Vec<Intended>>(&bytes) {
+        for it in intent.iter_mut().filter(|it| !it.escaped) {
+            it.path = store::upgrade_path(&it.path);
+            it.owner = store::upgrade_path(&it.owner);
+        }
         session.finish(&intent)?;
     }
     let _ = session.meta.remove_file(INTENT);

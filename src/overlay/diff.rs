@@ -1,7 +1,7 @@
 //! `diff`: the session's changes against the base, found by walking the upper tree only (its
 //! cost follows the session's changes, never the base's size).
 
-use super::session::{on_path, open_beneath, Session, UpperKind};
+use super::session::{fs_name, on_path, open_beneath, Session, UpperKind};
 use crate::error::Result;
 use crate::lines::sha256_hex;
 use crate::sandbox::tempfile::is_temp_name;
@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use similar::{DiffOp, DiffTag, TextDiff};
 use std::io;
 use std::os::fd::AsFd;
+use std::os::unix::ffi::OsStrExt;
 
 /// Unified text shown by default, in bytes.
 pub const DEFAULT_MAX_BYTES: usize = 256 << 10;
@@ -110,6 +111,20 @@ pub(crate) fn selected(paths: &Option<Vec<String>>, path: &str) -> bool {
                 || (path.starts_with(p) && path.as_bytes().get(p.len()) == Some(&b'/'))
         }),
     }
+}
+
+/// Paths a host selects (`paths` of diff or commit), each checked and in the canonical
+/// escaped form of session paths (a host may write `\xNN` in either case); a trailing `/` is
+/// dropped.
+pub(crate) fn canonical_paths(paths: Option<&[String]>) -> Result<Option<Vec<String>>> {
+    let Some(paths) = paths else {
+        return Ok(None);
+    };
+    paths
+        .iter()
+        .map(|p| super::session::canonical(p.trim_end_matches('/')))
+        .collect::<Result<Vec<_>>>()
+        .map(Some)
 }
 
 pub(crate) fn is_text(bytes: &[u8]) -> bool {
@@ -246,21 +261,15 @@ impl Walk<'_> {
         prefix: &str,
         owner: Option<&str>,
     ) -> io::Result<()> {
-        let mut names: Vec<String> = Vec::new();
-        for entry in upper.entries()? {
-            let name = entry?.file_name().to_string_lossy().into_owned();
-            if !is_temp_name(name.as_bytes()) {
-                names.push(name);
-            }
-        }
-        names.sort();
+        let names = escaped_names(upper)?;
         for name in names {
             let rel = join(prefix, &name);
             let Some((kind, ustat)) = super::session::upper_kind(upper, &name)? else {
                 continue;
             };
+            let raw = fs_name(&name)?;
             let bstat = match base {
-                Some(b) => match rustix::fs::statat(b, name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+                Some(b) => match rustix::fs::statat(b, &*raw, AtFlags::SYMLINK_NOFOLLOW) {
                     Ok(s) => Some(s),
                     Err(rustix::io::Errno::NOENT) => None,
                     Err(e) => return Err(e.into()),
@@ -278,7 +287,7 @@ impl Walk<'_> {
                 UpperKind::Dir { opaque } => {
                     let sub = Dir::from(crate::sandbox::sys::open_child_dir(
                         upper.as_fd(),
-                        name.as_bytes(),
+                        raw.as_bytes(),
                     )?);
                     let base_dir = match (base, btype) {
                         (Some(b), Some(FileType::Directory)) => open_beneath(b, &name)?,
@@ -313,16 +322,11 @@ impl Walk<'_> {
                         if let Some(bd) = &base_dir {
                             // The base's entries the opaque directory hides are deleted.
                             let mut hidden = Vec::new();
-                            for entry in bd.entries()? {
-                                let n = entry?.file_name().to_string_lossy().into_owned();
-                                if is_temp_name(n.as_bytes()) {
-                                    continue;
-                                }
+                            for n in escaped_names(bd)? {
                                 if super::session::upper_kind(&sub, &n)?.is_none() {
                                     hidden.push(n);
                                 }
                             }
-                            hidden.sort();
                             for n in hidden {
                                 self.deleted(bd, &n, &join(&rel, &n), &own)?;
                             }
@@ -343,15 +347,15 @@ impl Walk<'_> {
                     }
                     let new = match kind {
                         UpperKind::File => Some(read_file(upper, &name)?),
-                        UpperKind::Symlink => Some(
-                            rustix::fs::readlinkat(upper, name.as_str(), Vec::new())?.into_bytes(),
-                        ),
+                        UpperKind::Symlink => {
+                            Some(rustix::fs::readlinkat(upper, &*raw, Vec::new())?.into_bytes())
+                        }
                         _ => None,
                     };
                     let old = match (same_type, base) {
                         (true, Some(b)) => Some(match kind {
                             UpperKind::File => read_file(b, &name)?,
-                            _ => rustix::fs::readlinkat(b, name.as_str(), Vec::new())?.into_bytes(),
+                            _ => rustix::fs::readlinkat(b, &*raw, Vec::new())?.into_bytes(),
                         }),
                         _ => None,
                     };
@@ -374,19 +378,15 @@ impl Walk<'_> {
     /// `name` in the base directory `base` (the session's `rel`) is deleted: it, and for a
     /// directory everything below it, files first.
     fn deleted(&mut self, base: &Dir, name: &str, rel: &str, owner: &str) -> io::Result<()> {
-        let stat = rustix::fs::statat(base, name, AtFlags::SYMLINK_NOFOLLOW)?;
+        let raw = fs_name(name)?;
+        let stat = rustix::fs::statat(base, &*raw, AtFlags::SYMLINK_NOFOLLOW)?;
         let ft = FileType::from_raw_mode(stat.st_mode);
         if ft == FileType::Directory {
             let sub = Dir::from(crate::sandbox::sys::open_child_dir(
                 base.as_fd(),
-                name.as_bytes(),
+                raw.as_bytes(),
             )?);
-            let mut names: Vec<String> = Vec::new();
-            for entry in sub.entries()? {
-                names.push(entry?.file_name().to_string_lossy().into_owned());
-            }
-            names.sort();
-            for n in names {
+            for n in escaped_names(&sub)? {
                 self.deleted(&sub, &n, &join(rel, &n), owner)?;
             }
             self.push(Found {
@@ -411,7 +411,9 @@ impl Walk<'_> {
         }
         let old = match ft {
             FileType::RegularFile => Some(read_file(base, name)?),
-            FileType::Symlink => Some(rustix::fs::readlinkat(base, name, Vec::new())?.into_bytes()),
+            FileType::Symlink => {
+                Some(rustix::fs::readlinkat(base, &*raw, Vec::new())?.into_bytes())
+            }
             _ => None,
         };
         self.push_content(
@@ -478,9 +480,23 @@ impl Walk<'_> {
     }
 }
 
+/// The names in `dir` (but wsfs temp names), escaped as session paths hold them, sorted.
+fn escaped_names(dir: &Dir) -> io::Result<Vec<String>> {
+    let mut names = Vec::new();
+    for entry in dir.entries()? {
+        let name = entry?.file_name();
+        if !is_temp_name(name.as_bytes()) {
+            names.push(crate::names::encode(name.as_bytes()).into_owned());
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// The content of the file `name` (escaped) in `dir`.
 pub(crate) fn read_file(dir: &Dir, name: &str) -> io::Result<Vec<u8>> {
     use std::io::Read;
-    let mut file = crate::sandbox::sys::open_file(dir.as_fd(), name.as_bytes())?;
+    let mut file = crate::sandbox::sys::open_file(dir.as_fd(), fs_name(name)?.as_bytes())?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
     Ok(bytes)
@@ -508,12 +524,8 @@ impl Session {
 
     /// `diff {paths?, max_bytes?}`: see the module documentation.
     pub fn diff(&self, opts: &DiffOptions) -> Result<DiffResult> {
-        if let Some(paths) = &opts.paths {
-            for p in paths {
-                super::session::split_rel(p.trim_end_matches('/'))?;
-            }
-        }
-        let found = self.changes(&opts.paths)?;
+        let paths = canonical_paths(opts.paths.as_deref())?;
+        let found = self.changes(&paths)?;
         let cap = opts.max_bytes.unwrap_or(DEFAULT_MAX_BYTES);
         let mut unified = String::new();
         let mut truncated = false;

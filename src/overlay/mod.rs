@@ -24,6 +24,15 @@
 //! Every path is a plain workspace-relative path (no `.`, `..`, symlink or wsfs temp name on
 //! the way); every open is beneath the upper's or the base's directory handle, refusing any
 //! symlink (`openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`), never decided on strings.
+//!
+//! A **session path** (what every `Session` method takes, the touch log, checkpoints and
+//! intents record, and `diff` and `commit` report) is a string: its names in the escaped form
+//! the tools show and accept (`crate::names`: `caf\xe9.txt` for the name with byte E9, `\\`
+//! for a backslash in a name that would look escaped), joined by `/`. A name that is UTF-8 and
+//! does not look escaped is itself. Only where a name reaches the file system is it decoded
+//! to its bytes (`session::fs_name`, `fs_path`), and the names a directory listing of the
+//! upper tree or the base yields are encoded (`names::encode`), so a file whose name is not
+//! UTF-8 is changed, diffed, committed, checkpointed and rewound like any other.
 
 mod checkpoint;
 mod commit;
@@ -34,6 +43,7 @@ mod store;
 pub use checkpoint::{CheckpointInfo, CheckpointOptions, CheckpointResult, RewindOptions};
 pub use commit::{CommitOptions, CommitResult, Conflict};
 pub use diff::{Change, DiffOptions, DiffResult, Hunk};
+pub(crate) use session::session_path;
 pub use session::{check_name, Session, OPAQUE_XATTR};
 pub use store::Fingerprint;
 
@@ -119,8 +129,10 @@ impl Session {
                 Some((session::UpperKind::Whiteout, _)) => return Ok(true),
                 Some((session::UpperKind::Dir { opaque: true }, _)) => return Ok(true),
                 Some((session::UpperKind::Dir { .. }, _)) => {
+                    use std::os::unix::ffi::OsStrExt;
+                    let raw = session::fs_name(name).map_err(|e| session::on_path(&e, rel))?;
                     dir = Dir::from(
-                        crate::sandbox::sys::open_child_dir(dir.as_fd(), name.as_bytes())
+                        crate::sandbox::sys::open_child_dir(dir.as_fd(), raw.as_bytes())
                             .map_err(|e| session::on_path(&e, rel))?,
                     );
                 }

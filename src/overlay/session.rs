@@ -5,6 +5,7 @@ use super::store::Fingerprint;
 use super::store::{self, fingerprint_at, read_log, Record, Touched};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::names;
 use crate::paths::absolute_root;
 use crate::sandbox::gate::{Access, Gate, Reached, Skipped, WalkNeeds};
 use crate::sandbox::root::Root;
@@ -13,9 +14,11 @@ use crate::sandbox::tempfile::{is_temp_name, temp_name, Staged};
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use rustix::fs::{AtFlags, FileType, Mode, RenameFlags};
-use std::ffi::OsStr;
+use std::borrow::Cow;
+use std::ffi::{OsStr, OsString};
 use std::io::{self, Write};
 use std::os::fd::AsFd;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -129,7 +132,10 @@ pub fn check_name(name: &str) -> Result<()> {
     }
 }
 
-/// Checks a workspace-relative path and returns its names.
+/// Checks a session path (workspace-relative, each name in the escaped form the tools show:
+/// see `crate::names` and the module documentation) and returns its names, still escaped.
+/// A name must be in its canonical escaped form (`names::encode` of the bytes it stands for),
+/// so that one file has one session path.
 pub(crate) fn split_rel(rel: &str) -> Result<Vec<&str>> {
     let bad = |why: &str| {
         WsfsError::new(
@@ -151,11 +157,91 @@ pub(crate) fn split_rel(rel: &str) -> Result<Vec<&str>> {
         if p.is_empty() || *p == "." || *p == ".." {
             return Err(bad("has an empty, '.' or '..' name"));
         }
-        if is_temp_name(p.as_bytes()) {
+        let raw =
+            names::decode(p).map_err(|_| bad("has a name whose escapes stand for '/' or NUL"))?;
+        if p.contains('\\') && names::encode(&raw) != *p {
+            return Err(bad(&format!(
+                "has the name {p:?}, which is not written as wsfs shows it ({:?})",
+                names::encode(&raw)
+            )));
+        }
+        if is_temp_name(&raw) {
             return Err(bad("names a wsfs temp file"));
         }
     }
     Ok(parts)
+}
+
+/// `rel` (a session path, as a host gives it: `\xNN` in either case) in its canonical escaped
+/// form, checked (`split_rel`).
+pub(crate) fn canonical(rel: &str) -> Result<String> {
+    if !rel.contains('\\') {
+        split_rel(rel)?;
+        return Ok(rel.to_string());
+    }
+    let mut out = String::with_capacity(rel.len());
+    for (i, p) in rel.split('/').enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        match names::decode(p) {
+            Ok(raw) => out.push_str(&names::encode(&raw)),
+            Err(_) => out.push_str(p), // split_rel says why
+        }
+    }
+    split_rel(&out)?;
+    Ok(out)
+}
+
+/// The name (bytes) one escaped name of a session path stands for; `InvalidInput` for an
+/// escape of `/` or NUL (never in a checked path).
+pub(crate) fn fs_name(name: &str) -> io::Result<Cow<'_, OsStr>> {
+    match names::decode(name) {
+        Ok(Cow::Borrowed(b)) => Ok(Cow::Borrowed(OsStr::from_bytes(b))),
+        Ok(Cow::Owned(b)) => Ok(Cow::Owned(OsString::from_vec(b))),
+        Err(_) => Err(bad_escape(name)),
+    }
+}
+
+/// The path (bytes, `/`-separated) a session path stands for, each name decoded.
+pub(crate) fn fs_path(rel: &str) -> io::Result<Cow<'_, [u8]>> {
+    if !rel.contains('\\') {
+        return Ok(Cow::Borrowed(rel.as_bytes()));
+    }
+    let mut out = Vec::with_capacity(rel.len());
+    for (i, p) in rel.split('/').enumerate() {
+        if i > 0 {
+            out.push(b'/');
+        }
+        out.extend_from_slice(&names::decode(p).map_err(|_| bad_escape(p))?);
+    }
+    Ok(Cow::Owned(out))
+}
+
+fn bad_escape(name: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{name:?} is no escaped file name (an escape stands for '/' or NUL)"),
+    )
+}
+
+/// The session path of the raw workspace-relative path `rel` (each name escaped as the tools
+/// show it); empty for the root.
+pub(crate) fn session_path(rel: &Path) -> String {
+    if rel.as_os_str().is_empty() {
+        return String::new();
+    }
+    names::display_path(rel)
+}
+
+/// `prefix/name` for the raw directory entry `name` below the session path `prefix`.
+pub(crate) fn join_raw(prefix: &str, name: &OsStr) -> String {
+    let name = names::encode(name.as_bytes());
+    if prefix.is_empty() {
+        name.into_owned()
+    } else {
+        format!("{prefix}/{name}")
+    }
 }
 
 /// `(parent, leaf)` of a checked path.
@@ -166,22 +252,23 @@ pub(crate) fn parent_leaf(rel: &str) -> (&str, &str) {
     }
 }
 
-/// Opens the directory `rel` beneath `root` (the root itself for ""), refusing symlinks.
-/// `Ok(None)`: it does not exist (or a name on the way is not a directory).
+/// Opens the directory `rel` (a session path) beneath `root` (the root itself for ""),
+/// refusing symlinks. `Ok(None)`: it does not exist (or a name on the way is not a directory).
 pub(crate) fn open_beneath(root: &Dir, rel: &str) -> io::Result<Option<Dir>> {
-    match crate::sandbox::sys::reopen_beneath(root.as_fd(), rel.as_bytes()) {
+    match crate::sandbox::sys::reopen_beneath(root.as_fd(), &fs_path(rel)?) {
         Ok(fd) => Ok(Some(Dir::from(fd))),
         Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => Ok(None),
         Err(e) => Err(e),
     }
 }
 
-/// The kind of `name` in `dir`, not followed; `None` if absent.
+/// The kind of `name` (escaped, as every name here) in `dir`, not followed; `None` if absent.
 pub(crate) fn upper_kind(
     dir: &Dir,
     name: &str,
 ) -> io::Result<Option<(UpperKind, rustix::fs::Stat)>> {
-    let stat = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+    let raw = fs_name(name)?;
+    let stat = match rustix::fs::statat(dir, &*raw, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(s) => s,
         Err(rustix::io::Errno::NOENT) => return Ok(None),
         Err(e) => return Err(e.into()),
@@ -189,7 +276,7 @@ pub(crate) fn upper_kind(
     let kind = match FileType::from_raw_mode(stat.st_mode) {
         FileType::RegularFile => UpperKind::File,
         FileType::Directory => UpperKind::Dir {
-            opaque: is_opaque(dir, name)?,
+            opaque: is_opaque(dir, &raw)?,
         },
         FileType::Symlink => UpperKind::Symlink,
         FileType::CharacterDevice if stat.st_rdev == 0 => UpperKind::Whiteout,
@@ -198,7 +285,7 @@ pub(crate) fn upper_kind(
     Ok(Some((kind, stat)))
 }
 
-fn is_opaque(dir: &Dir, name: &str) -> io::Result<bool> {
+fn is_opaque(dir: &Dir, name: &OsStr) -> io::Result<bool> {
     let fd = crate::sandbox::sys::open_child_dir(dir.as_fd(), name.as_bytes())?;
     let mut buf = [0u8; 8];
     match rustix::fs::fgetxattr(&fd, OPAQUE_XATTR, &mut buf[..]) {
@@ -231,17 +318,18 @@ fn place(dir: &Dir, tmp: &str, name: &str) -> io::Result<()> {
         Some((UpperKind::Dir { .. }, _)) => exchange(dir, tmp, name),
         Some(_) if tmp_is_dir => exchange(dir, tmp, name),
         _ => {
-            rustix::fs::renameat(dir, tmp, dir, name)?;
+            rustix::fs::renameat(dir, tmp, dir, &*fs_name(name)?)?;
             Ok(())
         }
     }
 }
 
 fn exchange(dir: &Dir, tmp: &str, name: &str) -> io::Result<()> {
-    match rustix::fs::renameat_with(dir, tmp, dir, name, RenameFlags::EXCHANGE) {
+    let raw = fs_name(name)?;
+    match rustix::fs::renameat_with(dir, tmp, dir, &*raw, RenameFlags::EXCHANGE) {
         Ok(()) => {}
         Err(rustix::io::Errno::NOENT) => {
-            rustix::fs::renameat(dir, tmp, dir, name)?;
+            rustix::fs::renameat(dir, tmp, dir, &*raw)?;
             return Ok(());
         }
         Err(e) => return Err(e.into()),
@@ -253,8 +341,8 @@ fn exchange(dir: &Dir, tmp: &str, name: &str) -> io::Result<()> {
 pub(crate) fn remove_entry(dir: &Dir, name: &str) -> io::Result<()> {
     match upper_kind(dir, name)? {
         None => Ok(()),
-        Some((UpperKind::Dir { .. }, _)) => dir.remove_dir_all(name),
-        Some(_) => dir.remove_file(name),
+        Some((UpperKind::Dir { .. }, _)) => dir.remove_dir_all(&*fs_name(name)?),
+        Some(_) => dir.remove_file(&*fs_name(name)?),
     }
 }
 
@@ -375,6 +463,12 @@ impl Session {
             epoch: None,
             _lock: lock,
         };
+        // A log written before session paths were escaped (or a new one): rewritten, with
+        // escaped paths, before anything reads or appends to it.
+        if !session.touched.escaped {
+            session.touched = std::mem::take(&mut session.touched).upgraded();
+            session.rewrite_log()?;
+        }
         session.recover()?;
         session.load_epoch()?;
         Ok(session)
@@ -506,7 +600,8 @@ impl Session {
     ) -> Result<Fingerprint> {
         let (parent, leaf) = parent_leaf(rel);
         let dir = self.base_dir(parent)?;
-        fingerprint_at(dir.as_ref(), OsStr::new(leaf), keep).map_err(|e| on_path(&e, rel))
+        let raw = fs_name(leaf).map_err(|e| on_path(&e, rel))?;
+        fingerprint_at(dir.as_ref(), &raw, keep).map_err(|e| on_path(&e, rel))
     }
 
     /// Records `rel`'s base fingerprint at its first touch, and after a checkpoint its
@@ -646,19 +741,21 @@ impl Session {
                         }
                     };
                     self.touch(&prefix)?;
-                    match rustix::fs::mkdirat(&here, name, Mode::from_raw_mode(mode)) {
+                    let raw = fs_name(name).map_err(|e| on_path(&e, &prefix))?;
+                    match rustix::fs::mkdirat(&here, &*raw, Mode::from_raw_mode(mode)) {
                         Ok(()) | Err(rustix::io::Errno::EXIST) => {}
                         Err(e) => return Err(on_path(&e.into(), &prefix)),
                     }
                     // mkdir's mode is masked by the umask: set it exactly.
-                    let fd = crate::sandbox::sys::open_child_dir(here.as_fd(), name.as_bytes())
+                    let fd = crate::sandbox::sys::open_child_dir(here.as_fd(), raw.as_bytes())
                         .map_err(|e| on_path(&e, &prefix))?;
                     let _ = rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode));
                     store::fsync_dir(&here).map_err(|e| on_path(&e, &prefix))?;
                 }
             }
+            let raw = fs_name(name).map_err(|e| on_path(&e, &prefix))?;
             here = Dir::from(
-                crate::sandbox::sys::open_child_dir(here.as_fd(), name.as_bytes())
+                crate::sandbox::sys::open_child_dir(here.as_fd(), raw.as_bytes())
                     .map_err(|e| on_path(&e, &prefix))?,
             );
         }
@@ -685,7 +782,9 @@ impl Session {
         rustix::fs::fchmod(&*staged.file(), Mode::from_raw_mode(mode & 0o7777))
             .map_err(|e| io(e.into()))?;
         staged.file().sync_all().map_err(io)?;
-        staged.commit(OsStr::new(leaf), false).map_err(io)?;
+        staged
+            .commit(&fs_name(leaf).map_err(io)?, false)
+            .map_err(io)?;
         store::fsync_dir(&dir).map_err(io)
     }
 
@@ -712,7 +811,8 @@ impl Session {
         let Some(dir) = self.base_dir(parent)? else {
             return Ok(Fingerprint::absent());
         };
-        match rustix::fs::statat(&dir, leaf, AtFlags::SYMLINK_NOFOLLOW) {
+        let raw = fs_name(leaf).map_err(|e| on_path(&e, rel))?;
+        match rustix::fs::statat(&dir, &*raw, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(s) => Ok(store::stat_fingerprint(&s)),
             Err(rustix::io::Errno::NOENT) => Ok(Fingerprint::absent()),
             Err(e) => Err(on_path(&e.into(), rel)),
@@ -729,8 +829,11 @@ impl Session {
         };
         let mut found = Vec::new();
         let sub = Dir::from(
-            crate::sandbox::sys::open_child_dir(dir.as_fd(), leaf.as_bytes())
-                .map_err(|e| on_path(&e, rel))?,
+            crate::sandbox::sys::open_child_dir(
+                dir.as_fd(),
+                fs_name(leaf).map_err(|e| on_path(&e, rel))?.as_bytes(),
+            )
+            .map_err(|e| on_path(&e, rel))?,
         );
         list_upper(&sub, rel, &mut found).map_err(|e| on_path(&e, rel))?;
         let found: Vec<String> = found
@@ -796,7 +899,8 @@ impl Session {
             )),
             None => {
                 let io = |e: io::Error| on_path(&e, rel);
-                rustix::fs::mkdirat(&dir, leaf, Mode::from_raw_mode(mode & 0o7777))
+                let raw = fs_name(leaf).map_err(io)?;
+                rustix::fs::mkdirat(&dir, &*raw, Mode::from_raw_mode(mode & 0o7777))
                     .map_err(|e| io(e.into()))?;
                 store::fsync_dir(&dir).map_err(io)
             }
@@ -822,6 +926,8 @@ impl Session {
                     format!("{rel} does not exist in the base"),
                 )
             })?;
+        let leaf = fs_name(leaf).map_err(io)?;
+        let leaf = &*leaf;
         let stat =
             rustix::fs::statat(&base, leaf, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| io(e.into()))?;
         let mode = Mode::from_raw_mode(stat.st_mode & 0o7777);
@@ -833,7 +939,7 @@ impl Session {
                 std::io::copy(&mut src, staged.file()).map_err(io)?;
                 rustix::fs::fchmod(&*staged.file(), mode).map_err(|e| io(e.into()))?;
                 staged.file().sync_all().map_err(io)?;
-                staged.commit(OsStr::new(leaf), true).map_err(io)?;
+                staged.commit(leaf, true).map_err(io)?;
             }
             FileType::Directory => {
                 rustix::fs::mkdirat(&dir, leaf, mode).map_err(|e| io(e.into()))?;
@@ -918,17 +1024,14 @@ impl Session {
 /// Removes every wsfs temp name left in the upper tree by a process that died mid-write (the
 /// session's lock says no other writer is alive).
 fn sweep_upper(dir: &Dir) -> io::Result<()> {
-    let mut names = Vec::new();
+    let mut found = Vec::new();
     for entry in dir.entries()? {
         let entry = entry?;
-        names.push((
-            entry.file_name().to_string_lossy().into_owned(),
-            entry.file_type()?.is_dir(),
-        ));
+        found.push((entry.file_name(), entry.file_type()?.is_dir()));
     }
-    for (name, is_dir) in names {
+    for (name, is_dir) in found {
         if is_temp_name(name.as_bytes()) {
-            remove_entry(dir, &name)?;
+            remove_entry(dir, &names::encode(name.as_bytes()))?;
         } else if is_dir {
             let sub = Dir::from(crate::sandbox::sys::open_child_dir(
                 dir.as_fd(),
@@ -940,16 +1043,16 @@ fn sweep_upper(dir: &Dir) -> io::Result<()> {
     Ok(())
 }
 
-/// Appends the workspace-relative path of every entry below `dir` (which is `rel`) to `out`.
+/// Appends the session path of every entry below `dir` (which is the session path `rel`) to
+/// `out`, deepest first.
 pub(crate) fn list_upper(dir: &Dir, rel: &str, out: &mut Vec<String>) -> io::Result<()> {
     for entry in dir.entries()? {
         let entry = entry?;
         let name = entry.file_name();
-        let name = name.to_string_lossy().into_owned();
         if is_temp_name(name.as_bytes()) {
             continue;
         }
-        let path = format!("{rel}/{name}");
+        let path = join_raw(rel, &name);
         if entry.file_type()?.is_dir() {
             let sub = Dir::from(crate::sandbox::sys::open_child_dir(
                 dir.as_fd(),
@@ -960,4 +1063,46 @@ pub(crate) fn list_upper(dir: &Dir, rel: &str, out: &mut Vec<String>) -> io::Res
         out.push(path);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_paths_are_escaped_names_that_read_back_to_the_raw_path() {
+        let raw = OsStr::from_bytes(b"d\xff/caf\\xe9/caf\xe9.txt");
+        let rel = session_path(Path::new(raw));
+        assert_eq!(rel, r"d\xff/caf\\xe9/caf\xe9.txt");
+        assert_eq!(split_rel(&rel).unwrap().len(), 3);
+        assert_eq!(fs_path(&rel).unwrap().as_ref(), raw.as_bytes());
+        assert_eq!(fs_name(r"caf\\xe9").unwrap().as_bytes(), b"caf\\xe9");
+        assert_eq!(session_path(Path::new("")), "");
+        // A plain path is itself, borrowed.
+        assert!(matches!(
+            fs_path("a/b.txt").unwrap(),
+            Cow::Borrowed(b"a/b.txt")
+        ));
+        // One file, one session path: another spelling is refused, and made canonical for a
+        // host's selection.
+        assert!(split_rel(r"d\xFF/x").is_err());
+        assert_eq!(canonical(r"d\xFF/x").unwrap(), r"d\xff/x");
+        assert_eq!(canonical("C:\\temp").unwrap(), "C:\\temp");
+        for bad in [
+            r"a\xff\x2fb",
+            r"a\xff\x00",
+            r".wsfs-0123456789abcdef.tmp",
+            "a//b",
+            "",
+        ] {
+            assert!(split_rel(bad).is_err(), "{bad}");
+            assert!(canonical(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            join_raw(r"d\xff", OsStr::from_bytes(b"\xfe")),
+            r"d\xff/\xfe"
+        );
+        assert_eq!(store::upgrade_path(r"a/lit\xe9/b"), r"a/lit\\xe9/b");
+        assert_eq!(store::upgrade_path(r"C:\temp/x"), r"C:\temp/x");
+    }
 }

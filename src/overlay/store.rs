@@ -10,6 +10,9 @@
 //! by older versions and by compaction), `a` (compaction's copy of a `t`'s `i`: the path was
 //! not in the session at checkpoint `i`), `r` (a rewind to checkpoint `i` consumed the images
 //! of it and of the later ones). Every record but `c`, `a` and `r` marks its path as changed.
+//! `v` (the first line, `i` = 2): the paths are session paths, each name in the escaped form
+//! the tools show (`overlay` module documentation); a log without it was written before, with
+//! plain UTF-8 paths, and is rewritten with escaped paths at open (`Touched::upgraded`).
 //! Folding the log at open gives the fingerprints and, while the session has no checkpoint,
 //! the paths changed (once there is one, the newest checkpoint's image log says which paths
 //! changed since: `checkpoint.rs`; no `d` or `c` record is written then). A torn last line (a
@@ -260,12 +263,41 @@ pub(crate) struct Touched {
     /// Per checkpoint, the paths first touched in its epoch while not in the session (their
     /// before-image at that checkpoint is "absent", kept here rather than in its image log).
     pub absent: BTreeMap<u64, BTreeSet<String>>,
+    /// The log says its paths are escaped (its `v` record).
+    pub escaped: bool,
+}
+
+/// The `i` of the `v` record: paths escaped as the tools show names.
+pub(crate) const ESCAPED_PATHS: u64 = 2;
+
+/// The `v` record that starts every log written since paths are escaped.
+pub(crate) fn version_record() -> Record {
+    Record {
+        op: 'v',
+        path: None,
+        fp: None,
+        i: Some(ESCAPED_PATHS),
+    }
+}
+
+/// A path recorded before paths were escaped (plain UTF-8, each name as it is) as a session
+/// path: each name escaped as the tools show it. Only a name that looks escaped itself (a
+/// literal `\xNN` sequence standing for bytes that are not UTF-8) changes.
+pub(crate) fn upgrade_path(old: &str) -> String {
+    if !old.contains('\\') {
+        return old.to_string();
+    }
+    old.split('/')
+        .map(|name| crate::names::encode(name.as_bytes()))
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 impl Touched {
     pub fn apply(&mut self, r: &Record) {
         self.records += 1;
         match (r.op, &r.path) {
+            ('v', _) => self.escaped = r.i == Some(ESCAPED_PATHS),
             ('c', _) => self.dirty.clear(),
             ('t', Some(p)) => {
                 if let Some(fp) = &r.fp {
@@ -303,9 +335,25 @@ impl Touched {
         }
     }
 
+    /// This state of a log written before paths were escaped, its paths escaped.
+    pub fn upgraded(self) -> Touched {
+        let set = |s: BTreeSet<String>| s.iter().map(|p| upgrade_path(p)).collect();
+        Touched {
+            fps: self
+                .fps
+                .into_iter()
+                .map(|(p, fp)| (upgrade_path(&p), fp))
+                .collect(),
+            dirty: set(self.dirty),
+            records: self.records,
+            absent: self.absent.into_iter().map(|(i, s)| (i, set(s))).collect(),
+            escaped: true,
+        }
+    }
+
     /// The log's content for this state, compacted.
     pub fn compacted(&self) -> Vec<u8> {
-        let mut out = Vec::new();
+        let mut out = version_record().line();
         for (p, fp) in &self.fps {
             out.extend(
                 Record {

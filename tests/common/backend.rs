@@ -183,6 +183,14 @@ impl Fixture {
         fs::read(self.host_path(rel)).unwrap_or_else(|e| panic!("reading {rel}: {e}"))
     }
 
+    /// The bytes of the file at the raw path `rel` (names of any bytes, not only UTF-8) as the
+    /// workspace shows it.
+    pub fn read_raw(&self, rel: &[u8]) -> Vec<u8> {
+        use std::os::unix::ffi::OsStrExt;
+        let p = self.host_path("").join(std::ffi::OsStr::from_bytes(rel));
+        fs::read(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()))
+    }
+
     /// A file's text as the workspace shows it.
     pub fn read_string(&self, rel: &str) -> String {
         String::from_utf8(self.read(rel)).unwrap_or_else(|e| panic!("{rel} is not UTF-8: {e}"))
