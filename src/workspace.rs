@@ -106,6 +106,7 @@ impl Workspace {
             protects,
             state,
             records_dir: OnceLock::new(),
+            state_pinned: None,
         };
         // Before anything else touches the workspace: undo or finish the commits a crash
         // interrupted. Only then the sweep of temp leftovers, which would otherwise take the

@@ -72,6 +72,7 @@ fn spawn_swapper(
     })
 }
 
+crate::backend_tests! {
 #[test]
 fn symlink_swaps_never_escape_the_workspace() {
     let _heavy = cpu_heavy();
@@ -242,4 +243,5 @@ fn symlink_swaps_never_escape_the_workspace() {
         assert_ok(&f.call("read_file", json!({"path": "d/f.txt"})))["content"],
         json!("INSIDE\n")
     );
+}
 }

@@ -14,6 +14,7 @@ const MAX_TIME: Duration = Duration::from_secs(20);
 /// Swaps the racing threads must make during the calls.
 const MIN_SWAPS: u64 = 1000;
 
+crate::backend_tests! {
 #[test]
 fn swapped_symlinks_never_lead_range_reads_or_path_info_outside() {
     let _heavy = cpu_heavy();
@@ -61,7 +62,8 @@ fn swapped_symlinks_never_lead_range_reads_or_path_info_outside() {
     let started = Instant::now();
     // Both sides must have run enough: on a loaded machine the swappers can lag the calls, so
     // the calls go on (up to MAX_TIME) until the swappers have made MIN_SWAPS swaps too.
-    let enough = |attempts: u64| attempts >= ATTEMPTS && swaps.load(Ordering::Relaxed) > MIN_SWAPS;
+    let floor = race_attempts(ATTEMPTS);
+    let enough = |attempts: u64| attempts >= floor && swaps.load(Ordering::Relaxed) > MIN_SWAPS;
     while !enough(attempts) && started.elapsed() < MAX_TIME {
         for (tool, args) in &calls {
             let v = f.call(tool, args.clone());
@@ -111,12 +113,10 @@ fn swapped_symlinks_never_lead_range_reads_or_path_info_outside() {
     for s in swappers {
         s.join().unwrap();
     }
-    assert!(
-        attempts >= ATTEMPTS,
-        "only {attempts} attempts in {MAX_TIME:?}"
-    );
+    assert!(attempts >= floor, "only {attempts} attempts in {MAX_TIME:?}");
     assert!(ok > 0, "no call succeeded: the race was not exercised");
     let swaps = swaps.load(Ordering::Relaxed);
     assert!(swaps > MIN_SWAPS, "too few swaps ({swaps} in {MAX_TIME:?})");
     assert_eq!(fs::read_to_string(outside.join("f.txt")).unwrap(), secret);
+}
 }

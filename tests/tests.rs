@@ -32,6 +32,7 @@ mod move_file;
 mod names;
 mod overlay_checkpoints;
 mod overlay_programs;
+mod overlay_race;
 mod overlay_store;
 mod overlay_view;
 mod patch;

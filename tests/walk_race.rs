@@ -24,6 +24,7 @@ fn nested(top: &Path, content: &str, names: &str) {
     fs::write(dir.join(format!("bottom{names}.txt")), content).unwrap();
 }
 
+crate::backend_tests! {
 #[test]
 fn swapping_a_directory_for_a_symlink_never_leads_a_walk_outside() {
     let _heavy = cpu_heavy();
@@ -36,12 +37,13 @@ fn swapping_a_directory_for_a_symlink_never_leads_a_walk_outside() {
     let stop = Arc::new(AtomicBool::new(false));
     let swaps = Arc::new(AtomicU64::new(0));
     let swapper = spawn_exchanger(&f.p("sw"), &f.p("sw_link"), stop.clone(), swaps.clone());
-    const ATTEMPTS: usize = 2000;
+    const ATTEMPTS: u64 = 2000;
     let (mut saw_link, mut saw_dir, mut refused) = (0, 0, 0);
     let search = json!({"query": canary, "include_hidden": true, "respect_gitignore": false, "max_matches": 1000}).to_string();
     let find = json!({"pattern": "**/*", "include_hidden": true, "respect_gitignore": false, "max_results": 10000}).to_string();
     let tree = json!({"depth": 13, "max_entries": 1000}).to_string();
-    for i in 0..ATTEMPTS {
+    let attempts = race_attempts(ATTEMPTS);
+    for i in 0..attempts {
         let v = call_named(f.ws, "search_text", &search);
         let d = assert_ok(&v);
         assert_eq!(
@@ -75,7 +77,7 @@ fn swapping_a_directory_for_a_symlink_never_leads_a_walk_outside() {
     stop.store(true, Ordering::Relaxed);
     swapper.join().unwrap();
     eprintln!(
-        "{ATTEMPTS} attempts x 3 walks, {} swaps; sw seen as a directory {saw_dir} times, as a symlink {saw_link} times; {refused} files/directories refused mid-search",
+        "{attempts} attempts x 3 walks, {} swaps; sw seen as a directory {saw_dir} times, as a symlink {saw_link} times; {refused} files/directories refused mid-search",
         swaps.load(Ordering::Relaxed)
     );
     // The swap really raced with the walks: both states were seen.
@@ -83,6 +85,7 @@ fn swapping_a_directory_for_a_symlink_never_leads_a_walk_outside() {
         saw_dir > 0 && saw_link > 0,
         "the swap never raced the walks"
     );
+}
 }
 
 const DEEP_ENV: &str = "WSFS_DEEP_WALK_CHILD";

@@ -238,17 +238,26 @@ fn run(
     output: Output,
 ) -> Result<ToolResult> {
     // In overlay mode, no session operation remounts the view while the call runs; a call
-    // that met a stale view before changing anything runs once more on a fresh one.
-    let view = ws.call_guard();
-    let first = run_guarded(ws, wasm, req, ctl, output);
-    let met_stale_view = crate::backend::overlay::take_met_stale_view();
-    if first.is_ok() || !met_stale_view {
-        return first;
+    // that met a stale view before changing anything runs again on a fresh one, up to
+    // STALE_VIEW_RERUNS times (a base that keeps changing under the call).
+    let mut view = ws.call_guard();
+    let mut result = run_guarded(ws, wasm, req, ctl, output);
+    let mut reruns = 0;
+    while crate::backend::overlay::take_met_stale_view()
+        && result.is_err()
+        && reruns < STALE_VIEW_RERUNS
+    {
+        reruns += 1;
+        drop(view);
+        view = ws.call_guard();
+        result = run_guarded(ws, wasm, req, ctl, output);
     }
     drop(view);
-    let _view = ws.call_guard();
-    run_guarded(ws, wasm, req, ctl, output)
+    result
 }
+
+/// How many times a call that met a stale overlay view runs again on a fresh one.
+const STALE_VIEW_RERUNS: u32 = 16;
 
 fn run_guarded(
     ws: &Workspace,

@@ -111,6 +111,7 @@ impl BaseSpec {
             protects: self.protects,
             state: self.state.clone(),
             records_dir: std::sync::OnceLock::new(),
+            state_pinned: None,
         })
     }
 }
@@ -269,6 +270,40 @@ impl Overlay {
             }
         }
     }
+
+    /// `touched`, and when the view was stale: the host backend's refusal of `path` on the
+    /// base as it is now, if it has one that a fresh view would give too (a directory on the
+    /// way swapped for a symlink leading outside, or for a file; a missing one, unless the
+    /// call makes missing parents). Else the call is run again on a fresh view (see
+    /// `MET_STALE_VIEW`). Nothing was changed either way.
+    fn touched_or_refused<'a>(
+        &self,
+        located: Located<'a>,
+        tree: bool,
+        path: &ToolPath,
+        create_parents: bool,
+        gate: &dyn Gate,
+        ctl: &CallControl,
+    ) -> Result<Located<'a>> {
+        let stale = match self.touched(located, tree, &path.display) {
+            Err(e) if MET_STALE_VIEW.with(Cell::get) => e,
+            other => return other,
+        };
+        let Ok(base) = self.view.base.root() else {
+            return Err(stale);
+        };
+        let Err(refused) = base.resolve_no_follow(path, gate, ctl) else {
+            return Err(stale);
+        };
+        match refused.code {
+            ErrorCode::OutsideWorkspace | ErrorCode::NotADirectory => {}
+            ErrorCode::PathNotFound if !create_parents => {}
+            _ => return Err(stale),
+        }
+        // The answer is the base's now: nothing to run again (the next call mounts afresh).
+        MET_STALE_VIEW.with(|c| c.set(false));
+        Err(refused)
+    }
 }
 
 impl Backend for Overlay {
@@ -286,7 +321,7 @@ impl Backend for Overlay {
     ) -> Result<Located<'a>> {
         let located = self.host.resolve(path, access, create_parents, gate, ctl)?;
         match access.writes {
-            true => self.touched(located, false, &path.display),
+            true => self.touched_or_refused(located, false, path, create_parents, gate, ctl),
             false => Ok(located),
         }
     }
@@ -303,7 +338,7 @@ impl Backend for Overlay {
             .host
             .resolve_entry(path, access, create_parents, gate, ctl)?;
         match access.writes {
-            true => self.touched(located, true, &path.display),
+            true => self.touched_or_refused(located, true, path, create_parents, gate, ctl),
             false => Ok(located),
         }
     }

@@ -404,9 +404,10 @@ pub fn recover_all(root: &Root, max_file_bytes: u64) -> Recovery {
     let StateDir::At(path) = &root.state else {
         return recovery;
     };
-    let state = match fault::sys(Sys::Open)
-        .and_then(|()| Dir::open_ambient_dir(path, ambient_authority()))
-    {
+    let state = match fault::sys(Sys::Open).and_then(|()| match &root.state_pinned {
+        Some(pinned) => pinned.open(false),
+        None => Dir::open_ambient_dir(path, ambient_authority()),
+    }) {
         Ok(dir) => dir,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return recovery,
         Err(e) => {

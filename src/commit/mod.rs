@@ -349,7 +349,10 @@ pub(crate) fn readable_dir(dir: &Dir) -> io::Result<Dir> {
 /// The state directory, created if needed, as a handle that can be fsynced.
 fn open_state(scope: &Scope<'_>, path: &Path) -> Result<Dir> {
     fault::sys(Sys::Mkdir)
-        .and_then(|()| state_dir::open_for_commit(&scope.root.dir, path))
+        .and_then(|()| match &scope.root.state_pinned {
+            Some(pinned) => pinned.open(false),
+            None => state_dir::open_for_commit(&scope.root.dir, path),
+        })
         .and_then(|dir| fault::sys(Sys::Open).and_then(|()| readable_dir(&dir)))
         .map_err(|e| machinery_error("cannot create or open wsfs's state directory", &e))
 }

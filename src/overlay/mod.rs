@@ -100,7 +100,10 @@ impl Session {
     /// kernel caches the base's names and files, so a base changed behind a long-lived mount
     /// can show the old state; a write must not copy that up. An upper entry at `rel`, or a
     /// whiteout or opaque directory above it, decides by itself; else the base's kind and, for
-    /// a file, size, mtime and ctime must agree.
+    /// a file, size, mtime and ctime must agree. The view showed every directory above `rel`
+    /// (the resolution went through them): those the upper tree does not hold came from the
+    /// base, which must still have them as directories (not swapped for a symlink, a file, or
+    /// renamed away), else the view is stale too.
     pub(crate) fn view_shows_now(
         &self,
         rel: &str,
@@ -115,6 +118,13 @@ impl Session {
         for (i, name) in names.iter().enumerate() {
             let kind = session::upper_kind(&dir, name).map_err(|e| session::on_path(&e, rel))?;
             match kind {
+                None if i + 1 < names.len() => {
+                    let (parent, _) = session::parent_leaf(rel);
+                    if self.base_dir(parent)?.is_none() {
+                        return Ok(false);
+                    }
+                    break;
+                }
                 None => break,
                 Some(_) if i + 1 == names.len() => return Ok(true),
                 Some((session::UpperKind::Whiteout, _)) => return Ok(true),

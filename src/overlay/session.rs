@@ -391,6 +391,7 @@ impl Session {
             protects,
             state,
             records_dir: OnceLock::new(),
+            state_pinned: None,
         };
         Session::open_raw(base, &state_path, name)
     }
@@ -579,6 +580,18 @@ impl Session {
         Ok(())
     }
 
+    /// The base directory `rel` (the root for ""), never through a symlink. `None`: the base
+    /// has no directory there: a name on the way is missing, not a directory, or a symlink.
+    /// As overlayfs's own lookup in a lower layer, which never follows a symlink on the way,
+    /// a path below a base symlink is absent from the base, whatever the symlink leads to (a
+    /// base directory swapped for a symlink is a base that changed, never a way out).
+    pub(crate) fn base_dir(&self, rel: &str) -> Result<Option<Dir>> {
+        match open_beneath(&self.base.dir, rel) {
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Ok(None),
+            other => other.map_err(|e| on_path(&e, rel)),
+        }
+    }
+
     /// The base fingerprint of `rel` now (hashing its content).
     pub(crate) fn base_fingerprint(
         &self,
@@ -586,7 +599,7 @@ impl Session {
         keep: Option<&mut Vec<u8>>,
     ) -> Result<Fingerprint> {
         let (parent, leaf) = parent_leaf(rel);
-        let dir = open_beneath(&self.base.dir, parent).map_err(|e| on_path(&e, rel))?;
+        let dir = self.base_dir(parent)?;
         let raw = fs_name(leaf).map_err(|e| on_path(&e, rel))?;
         fingerprint_at(dir.as_ref(), &raw, keep).map_err(|e| on_path(&e, rel))
     }
@@ -817,8 +830,7 @@ impl Session {
     /// The base's entry kind at `rel` (no hashing).
     pub(super) fn base_fingerprint_kind(&self, rel: &str) -> Result<Fingerprint> {
         let (parent, leaf) = parent_leaf(rel);
-        let dir = open_beneath(&self.base.dir, parent).map_err(|e| on_path(&e, rel))?;
-        let Some(dir) = dir else {
+        let Some(dir) = self.base_dir(parent)? else {
             return Ok(Fingerprint::absent());
         };
         let raw = fs_name(leaf).map_err(|e| on_path(&e, rel))?;
@@ -996,6 +1008,28 @@ impl Session {
         sessions
             .remove_dir_all(&aside)
             .map_err(|e| machinery(&format!("session {name} is discarded, but removing its files failed (the next open removes them)"), &e))
+    }
+
+    /// The kernel overlay's work directory of this session, opened beneath the sessions'
+    /// directory, never through a symlink.
+    pub(crate) fn work_dir(&self) -> Result<Dir> {
+        let err = |e: io::Error| machinery(&format!("cannot open session {}", self.name), &e);
+        let dir = open_sub(&self.sessions, &self.name).map_err(err)?;
+        open_sub(&dir, "work").map_err(err)
+    }
+
+    /// Where an overlay view of this session keeps its own journals and records of new
+    /// directories: `view-state` in the session's directory, found beneath the sessions'
+    /// directory at every use (a discard makes the session's directory anew).
+    pub(crate) fn view_state(&self) -> Result<state_dir::PinnedState> {
+        let under = self
+            .sessions
+            .try_clone()
+            .map_err(|e| machinery("dup", &e))?;
+        Ok(state_dir::PinnedState {
+            under: std::sync::Arc::new(under),
+            rel: PathBuf::from(&self.name).join("view-state"),
+        })
     }
 
     /// The flags a kernel overlay mount of this session needs (`lowerdir`, `upperdir`,

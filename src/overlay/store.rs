@@ -104,10 +104,44 @@ pub(crate) fn fingerprint_at(
     name: &OsStr,
     mut keep: Option<&mut Vec<u8>>,
 ) -> io::Result<Fingerprint> {
-    use rustix::fs::{AtFlags, FileType};
     let Some(dir) = dir else {
         return Ok(Fingerprint::absent());
     };
+    // An entry replaced between its `lstat` and the read of its content (a file swapped for
+    // a symlink, a symlink for a directory) is fingerprinted again, as it is now.
+    let mut tries = 0;
+    loop {
+        if let Some(k) = keep.as_deref_mut() {
+            k.clear();
+        }
+        match fingerprint_once(dir, name, keep.as_deref_mut()) {
+            Err(e) if replaced(&e) && tries < MAX_REREADS => tries += 1,
+            other => return other,
+        }
+    }
+}
+
+/// How many times `fingerprint_at` reads an entry that keeps being replaced.
+const MAX_REREADS: u32 = 8;
+
+/// Whether reading an entry's content failed because it is no longer what its `lstat` saw:
+/// `EINVAL` (a symlink's target read from something else, or `open_file` finding no regular
+/// file), `ELOOP` (a file that became a symlink), `ENOENT` (gone), or another inode.
+fn replaced(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EINVAL | libc::ELOOP | libc::ENOENT | libc::ENXIO)
+    ) || e.to_string() == REPLACED
+}
+
+const REPLACED: &str = "the base file was replaced while it was read";
+
+fn fingerprint_once(
+    dir: &Dir,
+    name: &OsStr,
+    mut keep: Option<&mut Vec<u8>>,
+) -> io::Result<Fingerprint> {
+    use rustix::fs::{AtFlags, FileType};
     let stat = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(s) => s,
         Err(rustix::io::Errno::NOENT) => return Ok(Fingerprint::absent()),
@@ -122,9 +156,7 @@ pub(crate) fn fingerprint_at(
             let file = crate::sandbox::sys::open_file(dir.as_fd(), name.as_encoded_bytes())?;
             let after = rustix::fs::fstat(&file)?;
             if (after.st_dev, after.st_ino) != (stat.st_dev, stat.st_ino) {
-                return Err(io::Error::other(
-                    "the base file was replaced while it was read",
-                ));
+                return Err(io::Error::other(REPLACED));
             }
             fp = stat_fingerprint(&after);
             let mut hasher = Sha256Stream::default();
@@ -144,6 +176,10 @@ pub(crate) fn fingerprint_at(
         }
         FileType::Symlink => {
             let target = rustix::fs::readlinkat(dir, name, Vec::new())?;
+            let after = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
+            if (after.st_dev, after.st_ino) != (stat.st_dev, stat.st_ino) {
+                return Err(io::Error::other(REPLACED));
+            }
             fp.sha256 = Some(sha256_hex(target.as_bytes()));
         }
         _ => {}

@@ -168,6 +168,9 @@ impl Drop for DirRecord {
 /// The state directories' base, opened (and created) outside the workspace once per
 /// workspace, then kept: a directory checked to be outside stays outside.
 fn base(root: &Root, path: &Path) -> io::Result<Arc<Dir>> {
+    if let Some(pinned) = &root.state_pinned {
+        return Ok(Arc::new(pinned.open(true)?));
+    }
     if let Some(dir) = root.records_dir.get() {
         return Ok(dir.clone());
     }
@@ -362,7 +365,11 @@ pub(crate) fn recover_all(root: &Root) -> Vec<String> {
     let Some((base_path, id)) = state::base_and_id(&root.state) else {
         return warnings;
     };
-    let base = match state::open_existing_outside(&root.dir, base_path) {
+    let found = match &root.state_pinned {
+        Some(pinned) => pinned.open(true).map(Some),
+        None => state::open_existing_outside(&root.dir, base_path),
+    };
+    let base = match found {
         Ok(Some(dir)) => Arc::new(dir),
         Ok(None) => return warnings,
         Err(e) => {

@@ -40,6 +40,10 @@ pub(crate) struct Root {
     /// The directory holding the state directories, where calls that make directories keep
     /// their record (`new_dirs`): opened, and checked to be outside, once.
     pub records_dir: OnceLock<Arc<Dir>>,
+    /// The state directory held by handle rather than found by `state`'s path (an overlay
+    /// view's, which a symlink swapped into the session's directory must not redirect): the
+    /// journals and the records of new directories go there.
+    pub state_pinned: Option<crate::sandbox::state_dir::PinnedState>,
 }
 
 /// Where a tool path is resolved from.

@@ -16,7 +16,7 @@ use cap_std::fs::Dir;
 use rustix::fs::{Mode, OFlags, CWD};
 use std::ffi::OsString;
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -249,6 +249,40 @@ pub fn base_and_id(state: &StateDir) -> Option<(&Path, &std::ffi::OsStr)> {
     match state {
         StateDir::At(path) => Some((path.parent()?, path.file_name()?)),
         StateDir::Unavailable(_) => None,
+    }
+}
+
+/// A state directory wsfs made itself below a directory it holds open (an overlay view's
+/// `view-state`, in the session's directory below the sessions' one): found again beneath
+/// that handle at every use, never through a symlink (a name on the way swapped for one is
+/// an error, whatever it leads to), and made again (mode 0700) where it is missing (after a
+/// discard of the session). Never cached: a discarded session's directory is gone.
+#[derive(Debug, Clone)]
+pub struct PinnedState {
+    pub under: std::sync::Arc<Dir>,
+    /// Plain names, relative to `under`.
+    pub rel: PathBuf,
+}
+
+impl PinnedState {
+    /// The directory `rel` below `under` (`parent`: its parent's), made where missing.
+    pub fn open(&self, parent: bool) -> io::Result<Dir> {
+        let mut names: Vec<_> = self.rel.components().collect();
+        if parent {
+            names.pop();
+        }
+        let mut dir: OwnedFd = rustix::io::fcntl_dupfd_cloexec(&*self.under, 0)?;
+        for name in names {
+            let Component::Normal(name) = name else {
+                return Err(io::Error::from_raw_os_error(libc::EINVAL));
+            };
+            match rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o700)) {
+                Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                Err(e) => return Err(e.into()),
+            }
+            dir = crate::sandbox::sys::open_child_dir(dir.as_fd(), name.as_bytes())?;
+        }
+        Ok(Dir::from_std_file(std::fs::File::from(dir)))
     }
 }
 

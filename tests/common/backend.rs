@@ -352,3 +352,21 @@ impl Fixture {
         super::wsfs_names(&self.host_path(""))
     }
 }
+
+impl Fixture {
+    /// Overlay: drops every change of the session, so that the view shows the base alone
+    /// again (a test that rebuilds its tree in the base between attempts, where the
+    /// session's whiteouts and copies would hide it); host: nothing.
+    pub fn discard_session(&self) {
+        if self.backend == Backend::Overlay {
+            discard_session(self.ws);
+        }
+    }
+}
+
+/// `wsfs_session_discard` on the overlay workspace `ws`, which must succeed.
+pub fn discard_session(ws: u64) {
+    // SAFETY: the result is taken (and freed) by take_envelope.
+    let v = super::take_envelope(unsafe { super::ffi::wsfs_session_discard(ws) });
+    super::assert_ok(&v);
+}

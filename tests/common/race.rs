@@ -87,3 +87,15 @@ pub fn sorted_names(dir: &Path) -> Vec<OsString> {
     names.sort();
     names
 }
+
+/// How many calls a swap-race test makes on the current backend, given the host's number:
+/// a quarter on the overlay. An overlay fixture mounts a fresh view of the base before
+/// every call (`session_refresh_ms` 0), about 10 ms here (most of it the kernel freeing the
+/// old mount) against microseconds for a host call; each overlay call still meets the base
+/// as the swaps left it at that moment, as a host call does.
+pub fn race_attempts(host: u64) -> u64 {
+    match super::current_backend() {
+        super::Backend::Host => host,
+        super::Backend::Overlay => host / 4,
+    }
+}

@@ -9,7 +9,6 @@ use crate::overlay::Session;
 use crate::sandbox::root::Root;
 use crate::sandbox::state_dir::StateDir;
 use crate::sandbox::view_mount;
-use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -74,7 +73,9 @@ pub(crate) fn open_overlay(
     };
     drop(open);
     let view_state = session_dir.join("view-state");
-    std::fs::create_dir_all(&view_state)
+    let pinned = view.with(|s| s.view_state())?;
+    pinned
+        .open(false)
         .map_err(|e| WsfsError::from_io(&e, &view_state.display().to_string()))?;
     let view_root = Root {
         dir: Dir::from_std_file(std::fs::File::from(view_fd)),
@@ -85,6 +86,7 @@ pub(crate) fn open_overlay(
         protects: view.base.protects,
         state: StateDir::At(view_state),
         records_dir: OnceLock::new(),
+        state_pinned: Some(pinned),
     };
     {
         use std::os::fd::AsRawFd;
@@ -120,9 +122,7 @@ impl SessionView {
 
 /// A new kernel overlay mount of the base and the session's upper tree.
 fn mount(base: &BaseSpec, session: &Session) -> Result<std::os::fd::OwnedFd> {
-    let (_, _, work_path) = session.mount_dirs()?;
-    let work = Dir::open_ambient_dir(&work_path, ambient_authority())
-        .map_err(|e| WsfsError::from_io(&e, &work_path.display().to_string()))?;
+    let work = session.work_dir()?;
     view_mount::mount_view(&base.dir, session.upper(), &work).map_err(|e| {
         WsfsError::new(
             ErrorCode::OverlayUnavailable,
