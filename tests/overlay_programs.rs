@@ -523,3 +523,32 @@ fn a_programs_non_utf8_names_reach_the_session_and_the_commit_raw() {
     assert_eq!(fs::read(raw(b"caf\xe9.txt")).unwrap(), b"x\n");
     assert_eq!(fs::read(raw(b"d\xff/in.txt")).unwrap(), b"y\n");
 }
+
+#[test]
+fn a_runs_directory_swapped_for_a_symlink_is_never_a_programs_layer() {
+    let o = Overlay::new(&[("a.txt", "a\n")], exec_on());
+    if shell_ok(&o, "true").is_none() {
+        return;
+    }
+    let session_dir = fs::read_dir(&o.state)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("sessions/default"))
+        .find(|p| p.is_dir())
+        .unwrap();
+    let outside = o.root.parent().unwrap().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    let _ = fs::remove_dir_all(session_dir.join("runs"));
+    std::os::unix::fs::symlink(&outside, session_dir.join("runs")).unwrap();
+    let v = o.call("shell", json!({"command": "echo x > new.txt"}));
+    assert_eq!(v["ok"], json!(false), "{v}");
+    assert_eq!(
+        fs::read_dir(&outside).unwrap().count(),
+        0,
+        "something was made outside"
+    );
+    assert_err(
+        &o.call("read_file", json!({"path": "new.txt"})),
+        "path_not_found",
+    );
+}

@@ -135,6 +135,24 @@ pub(crate) fn plan(
         Some(l) => Some(canonical_dir(l, "session's upper directory")?),
         None => None,
     };
+    // A session's run: its layers were named by their canonical paths when the run's
+    // directories were made; a path that resolves elsewhere now had a name swapped for a
+    // symlink, and the mount would take a directory outside the session.
+    if let Some(given) = &dirs.lower {
+        let same = [
+            (given, &lower),
+            (&dirs.upper, &Some(upper.clone())),
+            (&dirs.work, &Some(work.clone())),
+        ]
+        .iter()
+        .all(|(g, c)| c.as_ref() == Some(*g));
+        if !same {
+            return Err(unavailable(
+                "a name in the session's state directory now leads elsewhere (replaced by a \
+                 symlink?)",
+            ));
+        }
+    }
     let mut named = vec![
         (&root, "workspace root"),
         (&upper, "upper"),
@@ -285,6 +303,26 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.message.contains("overlaps"), "{}", e.message);
+        // A session run's layer whose name now leads elsewhere (swapped for a symlink).
+        let session = p("state/session-upper");
+        let run_upper = p("state/run-upper");
+        let swapped = tmp.path().join("state/run-swapped");
+        std::os::unix::fs::symlink(&run_upper, &swapped).unwrap();
+        let canonical = |d: &Path| fs::canonicalize(d).unwrap();
+        let exact = OverlayDirs {
+            lower: Some(canonical(&session)),
+            ..OverlayDirs::new(canonical(&run_upper), canonical(&work))
+        };
+        plan(&ws, &exact, &[], true, 0).unwrap();
+        let moved = OverlayDirs {
+            lower: Some(canonical(&session)),
+            ..OverlayDirs::new(
+                canonical(tmp.path()).join("state/run-swapped"),
+                canonical(&work),
+            )
+        };
+        let e = plan(&ws, &moved, &[], true, 0).unwrap_err();
+        assert!(e.message.contains("leads elsewhere"), "{}", e.message);
         let comma = p("a,b");
         let e = plan(&comma, &OverlayDirs::new(&upper, &work), &[], true, 0).unwrap_err();
         assert!(e.message.contains("','"), "{}", e.message);

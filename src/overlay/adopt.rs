@@ -77,6 +77,11 @@ impl Session {
             Ok(())
         })();
         made.map_err(|e| machinery("cannot make a program run's directories", &e))?;
+        // Canonical, so the runner can tell a layer path that now leads elsewhere (a name in
+        // the state directory swapped for a symlink) from the directory made here.
+        let state = state
+            .canonicalize()
+            .map_err(|e| machinery("cannot find the state directory", &e))?;
         let session = state.join("sessions").join(&self.name);
         let run = session.join(RUNS).join(&id);
         Ok(RunDirs {
