@@ -173,3 +173,60 @@ fn a_cwd_swapped_for_a_symlink_outside_never_runs_the_program_outside() {
     );
     assert_eq!(contents(&outside), before, "the outside directory changed");
 }
+
+const HOST_KILL_ENV: &str = "WSFS_DIES_WITH_HOST_CHILD";
+
+/// Child of `a_program_dies_with_its_killed_host`: runs a long program with a marker in its
+/// command line.
+#[test]
+#[ignore = "child process of a_program_dies_with_its_killed_host"]
+fn dies_with_host_child() {
+    let Ok(marker) = std::env::var(HOST_KILL_ENV) else {
+        return;
+    };
+    let f = shell_on(json!({}));
+    // The marker is sleep's own argument (30.<pid> seconds), so it survives the exec.
+    let _ = shell(&f, json!({ "command": format!("exec sleep {marker}") }));
+}
+
+/// A host killed during a call takes its program with it: no program runs on unwatched, past
+/// the wall clock its host would have enforced.
+#[test]
+fn a_program_dies_with_its_killed_host() {
+    let marker = format!("30.{}", std::process::id());
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            crate::test_name!(dies_with_host_child).as_str(),
+            "--exact",
+            "--ignored",
+            "--test-threads=1",
+        ])
+        .env(HOST_KILL_ENV, &marker)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while processes_with(&marker).is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the program never started"
+        );
+        if child.try_wait().unwrap().is_some() {
+            eprintln!("SKIPPED: the host ended before its program started (no sandbox here?)");
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_with(&marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the program outlived its killed host: {:?}",
+            processes_with(&marker)
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

@@ -9,6 +9,8 @@
 //! number ([`encode`], [`decode`]) so the parent can say which step failed.
 //!
 //! The steps, in an order where each still has the rights it needs:
+//! 0. `PR_SET_PDEATHSIG` = `SIGKILL`: the program dies with the host's forking thread, which
+//!    waits for it for the whole call (a killed host leaves no program running unwatched);
 //! 1. join the run's pids cgroup (needs write access to cgroup files: before Landlock);
 //! 2. lower the rlimits (before dropping `CAP_SYS_RESOURCE`, which could raise them again);
 //! 3. mark every descriptor above 2 close-on-exec (`close_range`): a host's stray descriptor
@@ -55,6 +57,9 @@ pub(crate) struct ChildPlan {
     pub(crate) landlock_ruleset: Option<RawFd>,
     pub(crate) overlay: Option<OverlayPlan>,
     pub(crate) cwd: Option<CwdPlan>,
+    /// The host's pid: the program gets `SIGKILL` when the host's forking thread ends (a
+    /// killed host leaves no program running unwatched, past every limit the host enforces).
+    pub(crate) die_with_host: Option<libc::pid_t>,
 }
 
 /// A file the child writes whole (`/proc/self/uid_map` and its kin).
@@ -105,6 +110,7 @@ pub(crate) enum Step {
     OverlayMount = 10,
     OverlayRule = 11,
     WorkingDirectory = 12,
+    DieWithHost = 13,
 }
 
 impl Step {
@@ -122,6 +128,7 @@ impl Step {
             Step::OverlayMount => "mounting the session's overlay view on the workspace",
             Step::OverlayRule => "granting the overlay view in the Landlock ruleset",
             Step::WorkingDirectory => "entering the working directory beneath the workspace",
+            Step::DieWithHost => "tying the program's life to the host's (PR_SET_PDEATHSIG)",
         }
     }
 
@@ -144,6 +151,7 @@ impl Step {
             10 => Step::OverlayMount,
             11 => Step::OverlayRule,
             12 => Step::WorkingDirectory,
+            13 => Step::DieWithHost,
             _ => return None,
         })
     }
@@ -186,6 +194,16 @@ fn check(step: Step, ret: libc::c_long) -> io::Result<()> {
 impl ChildPlan {
     /// Runs in the forked child, just before exec. See the module doc for what it may do.
     pub(crate) fn apply(&self) -> io::Result<()> {
+        if let Some(host) = self.die_with_host {
+            // SAFETY: prctl(PR_SET_PDEATHSIG, SIGKILL) and getppid take and return integers.
+            let ret = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+            check(Step::DieWithHost, ret.into())?;
+            // The host may have died before the prctl: then this process was reparented.
+            // SAFETY: getppid takes nothing and cannot fail.
+            if unsafe { libc::getppid() } != host {
+                return Err(encode(Step::DieWithHost, libc::ESRCH));
+            }
+        }
         if let Some(procs) = &self.cgroup_procs {
             join_cgroup(procs)?;
         }

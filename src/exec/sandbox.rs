@@ -40,6 +40,9 @@
 //!   can do to the file system; the result then says `"sandbox": "none"`.
 //! - Without a pids cgroup, as root: a process that leaves its process group (`setsid`)
 //!   survives the call (still confined), and forks are bounded only by the wall clock.
+//! - A host killed mid-call: the program itself dies with it (`PR_SET_PDEATHSIG`), the
+//!   processes it started do not (still confined; the wall clock and the cgroup's kill were
+//!   the host's).
 
 use super::cgroup::{self, PidsCgroups, ProcessCage};
 use super::child::{ChildPlan, Rlimit};
@@ -184,6 +187,7 @@ pub(crate) fn prepare(req: &Request<'_>) -> Result<Prepared, Unavailable> {
         landlock_ruleset: ruleset.as_ref().map(|fd| fd.as_raw_fd()),
         overlay: None,
         cwd: None,
+        die_with_host: Some(std::process::id() as libc::pid_t),
     };
     let report = SandboxReport {
         sandbox: if ruleset.is_some() {
