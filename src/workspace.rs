@@ -503,8 +503,16 @@ mod tests {
 
     fn ws(dir: &Path, restrict: bool) -> Workspace {
         let config = Config {
-            root: dir.to_string_lossy().into_owned(),
             restrict_to_workspace: restrict,
+            ..ws_config(dir)
+        };
+        Workspace::open(&config).unwrap().0
+    }
+
+    fn ws_config(dir: &Path) -> Config {
+        Config {
+            root: dir.to_string_lossy().into_owned(),
+            restrict_to_workspace: true,
             limits: Limits::default(),
             state_dir: None,
             policy: Default::default(),
@@ -514,8 +522,7 @@ mod tests {
             mode: Default::default(),
             session: None,
             session_refresh_ms: None,
-        };
-        Workspace::open(&config).unwrap().0
+        }
     }
 
     #[test]
@@ -567,6 +574,95 @@ mod tests {
         assert_eq!(w.parse_path("$HOME").unwrap().rel, PathBuf::from("$HOME"));
         // `..` is kept for the kernel, which refuses it at the root.
         assert_eq!(w.parse_path("../x").unwrap().rel, PathBuf::from("../x"));
+    }
+
+    /// A gate that lets everything and notes each `check_new_dir`: the path, and whether
+    /// the workspace already showed it then.
+    struct NewDirs<'w> {
+        ws: &'w Workspace,
+        seen: std::cell::RefCell<Vec<(PathBuf, bool)>>,
+    }
+
+    impl crate::sandbox::gate::Gate for NewDirs<'_> {
+        fn wants_path(&self, _: Access) -> bool {
+            false
+        }
+        fn check(
+            &self,
+            _: &crate::sandbox::gate::Reached<'_>,
+            _: Access,
+            _: &str,
+            _: &CallControl,
+        ) -> Result<()> {
+            Ok(())
+        }
+        fn check_new_dir(
+            &self,
+            at: &crate::sandbox::gate::Reached<'_>,
+            _: &str,
+            _: &CallControl,
+        ) -> Result<()> {
+            let (rel, inside) = at.path()?;
+            assert!(inside, "{}", rel.display());
+            let shown = self.ws.backend.exists(rel);
+            self.seen.borrow_mut().push((rel.to_path_buf(), shown));
+            Ok(())
+        }
+        fn walk_needs(&self) -> crate::sandbox::gate::WalkNeeds {
+            Default::default()
+        }
+        fn walk_skip(
+            &self,
+            _: &Path,
+            _: bool,
+            _: Option<(u64, u64)>,
+        ) -> Option<crate::sandbox::gate::Skipped> {
+            None
+        }
+    }
+
+    /// The backend contract (docs/ARCHITECTURE.md): a resolution that makes missing parents
+    /// asks `gate.check_new_dir` about each, outermost first, by its workspace-relative
+    /// path, while it does not exist yet. The overlay backend touches each new directory
+    /// there, so its before-image is what the session had (never the directory the call
+    /// made): every backend must keep this order.
+    #[test]
+    fn every_backend_asks_about_each_new_directory_before_making_it() {
+        use crate::config::Mode;
+        for mode in [Mode::Host, Mode::Overlay] {
+            let tmp = tempfile::tempdir().unwrap();
+            let config = Config {
+                mode,
+                state_dir: Some(tmp.path().join("state").to_string_lossy().into_owned()),
+                ..ws_config(&tmp.path().join("ws"))
+            };
+            let w = Workspace::open(&config).unwrap().0;
+            let ctl = CallControl::new(std::time::Duration::from_secs(10), None);
+            for (path, entry, made) in [
+                ("a/b/c/x.txt", false, &["a", "a/b", "a/b/c"][..]),
+                ("a/d/y", true, &["a/d"][..]),
+            ] {
+                let gate = NewDirs {
+                    ws: &w,
+                    seen: Default::default(),
+                };
+                let p = w.parse_path(path).unwrap();
+                let located = match entry {
+                    false => w.backend.resolve(&p, Access::WRITE, true, &gate, &ctl),
+                    true => w
+                        .backend
+                        .resolve_entry(&p, Access::WRITE, true, &gate, &ctl),
+                }
+                .unwrap();
+                let expected: Vec<(PathBuf, bool)> =
+                    made.iter().map(|m| (PathBuf::from(m), false)).collect();
+                assert_eq!(*gate.seen.borrow(), expected, "{mode:?} {path}");
+                assert_eq!(located.created.len(), made.len(), "{mode:?} {path}");
+                for m in made {
+                    assert!(w.backend.exists(Path::new(m)), "{mode:?} {m}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -666,3 +666,132 @@ fn a_reopened_session_reads_its_non_utf8_paths_back() {
     assert_eq!(fs::read(raw(&o.root, b"n\x80/x.txt")).unwrap(), b"x\n");
     close_ws(ws);
 }
+
+fn exists(o: &Overlay, path: &str) -> bool {
+    let v = o.call("get_path_info", json!({ "path": path }));
+    assert_ok(&v)["exists"].as_bool().unwrap()
+}
+
+fn checkpoint(o: &Overlay) -> String {
+    assert_ok(&session(o.ws, "checkpoint", None))["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The directories a call makes on the way to its path (`write_file`, `apply_patch`'s Add
+/// File, `move_file`'s destination, `create_directory` with parents) are touched before the
+/// kernel makes them: their before-image is what the session had there (nothing, or the
+/// whiteout of a deleted base directory, which the kernel turns into an opaque directory), so
+/// a rewind to a checkpoint taken before takes them away again (or deletes them again).
+#[test]
+fn directories_a_call_makes_after_a_checkpoint_go_at_its_rewind() {
+    let o = Overlay::new(
+        &[
+            ("keep.txt", "keep\n"),
+            ("d/old.txt", "old\n"),
+            ("e/old.txt", "old\n"),
+            ("g/old.txt", "old\n"),
+            ("m.txt", "m\n"),
+            ("w.txt", "w\n"),
+        ],
+        json!({}),
+    );
+    for dir in ["d", "e", "g"] {
+        assert_ok(&o.call("delete_file", json!({"path": dir, "recursive": true})));
+    }
+    let base = snapshot(&o.root);
+    let before = sorted_changes(o.ws);
+    for dir in ["d", "e", "g"] {
+        assert!(
+            before.contains(&(dir.to_string(), "D".to_string())),
+            "{before:?}"
+        );
+    }
+    let id = checkpoint(&o);
+    for (path, content) in [
+        ("n/x.txt", "n\n"),
+        ("a/b/c/y.txt", "y\n"),
+        ("d/z.txt", "over a deleted directory\n"),
+    ] {
+        assert_ok(&o.call("write_file", json!({"path": path, "content": content})));
+    }
+    let patch = "*** Begin Patch\n*** Add File: p/q/new.txt\n+new\n*** Add File: g/h/new.txt\n+new\n*** End Patch\n";
+    assert_ok(&o.call("apply_patch", json!({ "patch": patch })));
+    assert_ok(&o.call("create_directory", json!({"path": "k/l/m"})));
+    assert_ok(&o.call("create_directory", json!({"path": "e/f"})));
+    assert_ok(&o.call("move_file", json!({"src": "m.txt", "dst": "s/t/m.txt"})));
+    assert_ok(&o.call("move_file", json!({"src": "w.txt", "dst": "d/u/w.txt"})));
+    for made in [
+        "n", "a/b/c", "d/z.txt", "p/q", "g/h", "k/l/m", "e/f", "s/t", "d/u",
+    ] {
+        assert!(exists(&o, made), "{made}");
+    }
+    assert_eq!(snapshot(&o.root), base, "the base changed before a commit");
+    // Each was touched (the commit's new file in new directories too): the next checkpoint
+    // lists them as changed in the step it closes.
+    checkpoint(&o);
+    let cps = assert_ok(&session(o.ws, "checkpoints", None))["checkpoints"].clone();
+    let step: Vec<&str> = cps[1]["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    for touched in [
+        "n",
+        "n/x.txt",
+        "a",
+        "a/b",
+        "a/b/c",
+        "a/b/c/y.txt",
+        "d",
+        "d/z.txt",
+        "p",
+        "p/q",
+        "p/q/new.txt",
+        "g",
+        "g/h",
+        "g/h/new.txt",
+        "k",
+        "k/l",
+        "k/l/m",
+        "e",
+        "e/f",
+        "s",
+        "s/t",
+        "s/t/m.txt",
+        "m.txt",
+        "d/u",
+        "d/u/w.txt",
+        "w.txt",
+    ] {
+        assert!(step.contains(&touched), "{touched} not in {step:?}");
+    }
+
+    assert_ok(&session(o.ws, "rewind", Some(json!({ "id": id }))));
+    for gone in [
+        "n",
+        "a",
+        "p",
+        "k",
+        "s",
+        "d",
+        "e",
+        "g",
+        "n/x.txt",
+        "a/b/c/y.txt",
+    ] {
+        assert!(!exists(&o, gone), "{gone} survived the rewind");
+    }
+    assert_eq!(o.read("m.txt"), "m\n");
+    assert_eq!(o.read("w.txt"), "w\n");
+    assert_eq!(o.read("keep.txt"), "keep\n");
+    assert_eq!(sorted_changes(o.ws), before);
+    assert_eq!(snapshot(&o.root), base, "a rewind changed the base");
+    // The deleted base directories are deleted in the session again: making one again
+    // starts empty.
+    assert_ok(&o.call("create_directory", json!({"path": "d"})));
+    let listed = assert_ok(&o.call("list_dir", json!({"path": "d"}))).clone();
+    assert_eq!(listed["entries"], json!([]), "{listed}");
+}

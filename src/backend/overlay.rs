@@ -10,6 +10,9 @@
 //! (`Session::touch`), for the commit's conflict check and the checkpoints' before-images.
 //! Every change a tool makes is reached through a resolution for writing (`resolve` with
 //! `writes`, `resolve_entry`), so the touch happens there, before the tool changes anything.
+//! A missing directory a resolution makes on the way is touched just before it is made
+//! (`TouchingGate`, through the gate's `check_new_dir`), not after, so its before-image is
+//! what the session had there ("absent", or a deleted base directory's whiteout).
 //! A directory about to be moved or removed touches every path the session holds below it.
 //!
 //! The one operation overlayfs refuses is renaming a directory the base has (without
@@ -21,7 +24,7 @@ use crate::commit::{CommitError, Committed, Op};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::overlay::{session_path, Session};
-use crate::sandbox::gate::{Access, Gate};
+use crate::sandbox::gate::{Access, Gate, Reached, Skipped, WalkNeeds};
 use crate::sandbox::resolve::Located;
 use crate::sandbox::root::{Anchor, DirRef, Root, ToolPath};
 use crate::sandbox::walk::deny::{StartPaths, WalkFilter};
@@ -220,13 +223,10 @@ impl Overlay {
         }
     }
 
-    /// Touches what a resolution for writing reached (and the directories it created), or
-    /// undoes the resolution.
+    /// Touches what a resolution for writing reached, or undoes the resolution. (The
+    /// directories it created were touched before each was made: `TouchingGate`.)
     fn touched<'a>(&self, located: Located<'a>, tree: bool, display: &str) -> Result<Located<'a>> {
         let touch = || -> Result<()> {
-            for created in &located.created {
-                self.view.touch(created.rel())?;
-            }
             // `.` and `..` as the last name name no entry a tool changes (the tools refuse
             // them after resolution).
             // A path that names a directory by `.`/`..` (no leaf): the tools refuse it.
@@ -306,6 +306,90 @@ impl Overlay {
     }
 }
 
+/// The gate of a resolution that may create directories: the workspace's own, and then, just
+/// before `create_dirs` makes each missing directory (once the policy let it), the touch of
+/// that directory. Its first touch thus sees what the session had there before the call: no
+/// entry (before-image "absent"), or the whiteout of a deleted base directory that the kernel
+/// is about to replace with an opaque directory; never the directory the call made. A
+/// resolution that creates nothing costs nothing more.
+///
+/// With `leaves` (the commit's own resolutions, of new files whose directories are missing,
+/// which no `Overlay::resolve` touched), a resolution for writing also touches the path it
+/// reached, at its policy check, before the commit writes there, and checks that the view's
+/// "nothing there" is still so in the base (as `Overlay::touched` does).
+struct TouchingGate<'g> {
+    gate: &'g dyn Gate,
+    view: &'g SessionView,
+    leaves: bool,
+}
+
+impl TouchingGate<'_> {
+    /// The workspace-relative path `at` names (the view's root is confined: always inside).
+    fn rel<'r>(at: &'r Reached<'_>, display: &str) -> Result<&'r Path> {
+        match at.path()? {
+            (rel, true) => Ok(rel),
+            (rel, false) => Err(WsfsError::new(
+                ErrorCode::OutsideWorkspace,
+                format!(
+                    "{display} reaches /{}, outside the workspace",
+                    rel.display()
+                ),
+            )),
+        }
+    }
+}
+
+impl Gate for TouchingGate<'_> {
+    fn wants_path(&self, access: Access) -> bool {
+        self.gate.wants_path(access)
+    }
+
+    fn check(
+        &self,
+        at: &Reached<'_>,
+        access: Access,
+        display: &str,
+        ctl: &CallControl,
+    ) -> Result<()> {
+        self.gate.check(at, access, display, ctl)?;
+        if !(self.leaves && access.writes) {
+            return Ok(());
+        }
+        let rel = Self::rel(at, display)?;
+        self.view.touch(rel)?;
+        let text = session_path(rel);
+        // An entry there already: the commit refuses to replace it.
+        if at.file.is_some()
+            || text.is_empty()
+            || self.view.with(|s| s.view_shows_now(&text, None))?
+        {
+            return Ok(());
+        }
+        self.view.dirty.store(true, Ordering::Release);
+        MET_STALE_VIEW.with(|c| c.set(true));
+        Err(WsfsError::new(
+            ErrorCode::IoError,
+            format!(
+                "{display} was created in the workspace outside this session after the \
+                 session's view was made; nothing was changed: retry the call"
+            ),
+        ))
+    }
+
+    fn check_new_dir(&self, at: &Reached<'_>, display: &str, ctl: &CallControl) -> Result<()> {
+        self.gate.check_new_dir(at, display, ctl)?;
+        self.view.touch(Self::rel(at, display)?)
+    }
+
+    fn walk_needs(&self) -> WalkNeeds {
+        self.gate.walk_needs()
+    }
+
+    fn walk_skip(&self, rel: &Path, is_dir: bool, file: Option<(u64, u64)>) -> Option<Skipped> {
+        self.gate.walk_skip(rel, is_dir, file)
+    }
+}
+
 impl Backend for Overlay {
     fn root(&self) -> &Root {
         &self.host.root
@@ -319,6 +403,12 @@ impl Backend for Overlay {
         gate: &dyn Gate,
         ctl: &CallControl,
     ) -> Result<Located<'a>> {
+        let touching = TouchingGate {
+            gate,
+            view: &self.view,
+            leaves: false,
+        };
+        let gate: &dyn Gate = if create_parents { &touching } else { gate };
         let located = self.host.resolve(path, access, create_parents, gate, ctl)?;
         match access.writes {
             true => self.touched_or_refused(located, false, path, create_parents, gate, ctl),
@@ -334,6 +424,12 @@ impl Backend for Overlay {
         gate: &dyn Gate,
         ctl: &CallControl,
     ) -> Result<Located<'a>> {
+        let touching = TouchingGate {
+            gate,
+            view: &self.view,
+            leaves: false,
+        };
+        let gate: &dyn Gate = if create_parents { &touching } else { gate };
         let located = self
             .host
             .resolve_entry(path, access, create_parents, gate, ctl)?;
@@ -478,7 +574,12 @@ impl Backend for Overlay {
         ops: Vec<Op<'_>>,
         ctl: &CallControl,
     ) -> std::result::Result<Committed, CommitError> {
-        self.host.commit(gate, anchor, ops, ctl)
+        let touching = TouchingGate {
+            gate,
+            view: &self.view,
+            leaves: true,
+        };
+        self.host.commit(&touching, anchor, ops, ctl)
     }
 
     fn rel_of(&self, dir: &DirRef<'_>, leaf: Option<&OsStr>) -> Result<PathBuf> {
