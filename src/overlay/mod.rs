@@ -121,7 +121,10 @@ impl Session {
                 None if i + 1 < names.len() => {
                     let (parent, _) = session::parent_leaf(rel);
                     if self.base_dir(parent)?.is_none() {
-                        return Ok(false);
+                        // Missing from the base altogether is what a fresh view shows too
+                        // (the call makes the directories); a name on the way that is now a
+                        // symlink or a file is a base that changed under the view.
+                        return self.base_lacks_from_first_missing(parent);
                     }
                     break;
                 }
@@ -152,6 +155,24 @@ impl Session {
                     && ns(m.ctime(), m.ctime_nsec()) == now.ctime_ns
             }
         })
+    }
+}
+
+impl Session {
+    /// Whether the first name of `rel` that is not a base directory is absent from the base
+    /// (rather than a symlink, a file or another entry).
+    fn base_lacks_from_first_missing(&self, rel: &str) -> Result<bool> {
+        let mut end = 0;
+        for name in rel.split('/') {
+            end += name.len();
+            let prefix = &rel[..end];
+            match self.base_fingerprint_kind(prefix)?.kind.as_str() {
+                "dir" => end += 1,
+                "absent" => return Ok(true),
+                _ => return Ok(false),
+            }
+        }
+        Ok(false)
     }
 }
 
