@@ -53,8 +53,9 @@ ERROR_CODES: dict[str, str] = {
     "command_required": "run_tests, run_lint or typecheck found nothing to run here; pass command.",
     "confirmation_required": "git_commit without confirmed=True; nothing was staged or committed.",
     "nothing_to_commit": "git_commit with nothing staged and no paths.",
-    "overlay_unavailable": "In overlay mode a program must run on the session's view and this "
-    "system cannot make it (user namespaces or overlayfs unavailable); nothing ran.",
+    "overlay_unavailable": "Overlay mode needs a kernel overlay of the base and the session (the "
+    "workspace's view, and each program's view) and this system cannot make it (user namespaces "
+    "or overlayfs unavailable); nothing ran, and a program never runs on the base.",
     "no_session": "A session operation (Workspace.session_*) on a workspace in host mode, which "
     "has no overlay session; nothing was done.",
 }
