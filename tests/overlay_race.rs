@@ -8,6 +8,7 @@
 #![allow(unused_unsafe)]
 
 use crate::common::*;
+use crate::overlay_view::session;
 use serde_json::{json, Value};
 use std::ffi::CString;
 use std::fs;
@@ -21,25 +22,6 @@ use std::time::{Duration, Instant};
 const PHASE: Duration = Duration::from_secs(3);
 /// Rounds (each: the tools, then one session operation) the phase makes at least.
 const ROUNDS: u64 = 150;
-
-fn session(ws: u64, op: &str, options: Option<Value>) -> Value {
-    let text = options.map(|o| cs(&o.to_string()));
-    let ptr = text.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
-    // SAFETY: the options string (or NULL) lives for the call; the result is freed by
-    // take_envelope.
-    let raw = unsafe {
-        match op {
-            "diff" => ffi::wsfs_session_diff(ws, ptr),
-            "commit" => ffi::wsfs_session_commit(ws, ptr),
-            "checkpoint" => ffi::wsfs_session_checkpoint(ws, ptr),
-            "rewind" => ffi::wsfs_session_rewind(ws, ptr),
-            "checkpoints" => ffi::wsfs_session_checkpoints(ws),
-            "discard" => ffi::wsfs_session_discard(ws),
-            _ => panic!("no session op {op}"),
-        }
-    };
-    take_envelope(raw)
-}
 
 /// Each directory's mtime and ctime (seconds, nanoseconds).
 type DirTimes = Vec<(PathBuf, i64, i64, i64, i64)>;

@@ -120,6 +120,20 @@ impl BaseSpec {
 }
 
 impl SessionView {
+    /// The call met a view older than the base at `display` (which `happened` there) before
+    /// changing anything: the view is mounted afresh and the dispatcher runs the call again.
+    fn met_stale(&self, display: &str, happened: &str) -> WsfsError {
+        self.dirty.store(true, Ordering::Release);
+        MET_STALE_VIEW.with(|c| c.set(true));
+        WsfsError::new(
+            ErrorCode::IoError,
+            format!(
+                "{display} {happened} in the workspace outside this session after the \
+                 session's view was made; nothing was changed: retry the call"
+            ),
+        )
+    }
+
     pub(crate) fn new(session: Session, base: BaseSpec, refresh_after: Duration) -> SessionView {
         SessionView {
             session: Mutex::new(Some(session)),
@@ -252,15 +266,7 @@ impl Overlay {
             {
                 return Ok(());
             }
-            self.view.dirty.store(true, Ordering::Release);
-            MET_STALE_VIEW.with(|c| c.set(true));
-            Err(WsfsError::new(
-                ErrorCode::IoError,
-                format!(
-                    "{display} changed in the workspace outside this session after the session's \
-                     view was made; nothing was changed: retry the call"
-                ),
-            ))
+            Err(self.view.met_stale(display, "changed"))
         };
         match touch() {
             Ok(()) => Ok(located),
@@ -365,15 +371,7 @@ impl Gate for TouchingGate<'_> {
         {
             return Ok(());
         }
-        self.view.dirty.store(true, Ordering::Release);
-        MET_STALE_VIEW.with(|c| c.set(true));
-        Err(WsfsError::new(
-            ErrorCode::IoError,
-            format!(
-                "{display} was created in the workspace outside this session after the \
-                 session's view was made; nothing was changed: retry the call"
-            ),
-        ))
+        Err(self.view.met_stale(display, "was created"))
     }
 
     fn check_new_dir(&self, at: &Reached<'_>, display: &str, ctl: &CallControl) -> Result<()> {
