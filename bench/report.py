@@ -1386,8 +1386,10 @@ def overlay_targets(ctx):
                 "label": f"overlay: commit of {r['files']:,} files ≤ 1.5× the same writes "
                          f"in host mode",
                 "measured": f"{fmt_r(ratio)} ({fmt_t(r['commit_ns'])} vs "
-                            f"{fmt_t(r['host_writes_ns'])}; median of {r.get('pairs', 1)} "
-                            f"paired ratios, load {r.get('load')})",
+                            f"{fmt_t(r['host_writes_ns'])}; "
+                            + (f"median of {r['pairs']} paired ratios"
+                               if "pairs" in r else "medians of unpaired samples")
+                            + f", load {r.get('load')})",
                 "ok": None if ratio is None else ratio <= 1.5, "walk": True,
             })
         elif r["bench"] == "checkpoint":

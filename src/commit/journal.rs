@@ -502,16 +502,8 @@ fn recover_one(
         }
     };
     // A live commit, in this process or another (a journal is named only once it is whole
-    // and locked). A child another thread of this process is forking (a program starting,
-    // the overlay view's mount helper) holds a copy of every descriptor, the dead commit's
-    // lock included, until it execs or closes them: a moment, so retry briefly before
-    // calling the commit live (else a crashed commit would wait for the next open).
-    let live = (0..40).all(|attempt| {
-        if attempt > 0 {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-        file.try_lock().is_err()
-    });
+    // and locked); a lock a forking child holds for a moment is waited out.
+    let live = !crate::sandbox::sys::lock_unless_held(&file);
     let unrecovered = &mut recovery.unrecovered;
     let parsed = serde_json::from_slice::<Journal>(&bytes);
     if let Ok(journal) = &parsed {

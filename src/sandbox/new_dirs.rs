@@ -407,7 +407,7 @@ fn recover_one(root: &Root, base: &Dir, name: &OsStr) -> io::Result<()> {
         Err(e) => return Err(e.into()),
     };
     // A live call's (in this process or another), or taken meanwhile: not ours to replay.
-    if file.try_lock().is_err() || !names_file(base, name, &file) {
+    if !crate::sandbox::sys::lock_unless_held(&file) || !names_file(base, name, &file) {
         return Ok(());
     }
     let mut text = String::new();

@@ -216,6 +216,19 @@ pub fn read_small_file(
     Ok(Some((bytes, longer)))
 }
 
+/// Takes `file`'s `flock` unless another holder keeps it for more than a moment (200 ms).
+/// For deciding that a record's or a journal's writer is dead: a child another thread of
+/// this process is forking (a program starting, the overlay view's mount helper) holds a copy
+/// of every descriptor, a dead writer's lock included, until it execs or closes them.
+pub fn lock_unless_held(file: &std::fs::File) -> bool {
+    (0..40).any(|attempt| {
+        if attempt > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        file.try_lock().is_ok()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
