@@ -7,7 +7,9 @@
 //! (or at the next open, after the base's journal is recovered: rolled back or forward), the
 //! same idempotent step finishes it: a path whose base now has the intended content takes
 //! the new base fingerprint, and its upper entry leaves the session when it equals the base.
-//! A path whose base does not have it (the commit was rolled back) is left as it was.
+//! A path whose base does not have it (the commit was rolled back) is left as it was. The
+//! upper directories that entries left are fsynced once each (not once per entry), before
+//! the log's records forget those entries and before the intent is removed.
 
 use super::diff::{apply_hunks, canonical_paths, is_text, selected, Found};
 use super::session::{
@@ -20,6 +22,7 @@ use crate::error::{ErrorCode, Result, WsfsError};
 use crate::lines::sha256_hex;
 use crate::sandbox::gate::{Access, Gate};
 use crate::sandbox::root::Anchor;
+use cap_std::fs::Dir;
 use rustix::fs::{AtFlags, FileType};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -542,6 +545,9 @@ impl Session {
         // The session's state of these paths changes below: their before-images first.
         let owners: Vec<&str> = done_owners.iter().map(String::as_str).collect();
         self.capture(&owners)?;
+        // Upper directories an entry left, each fsynced once before the log forgets the
+        // entries (a thousand files in one directory are one fsync, not a thousand).
+        let mut emptied: BTreeMap<String, Dir> = BTreeMap::new();
         for owner in done_owners {
             let mut original = Vec::new();
             let now = self.base_fingerprint(&owner, Some(&mut original))?;
@@ -572,7 +578,10 @@ impl Session {
                     if opaque && now.kind == "dir" {
                         // The base now holds only what the session shows: plain again.
                         if let Ok(Some(sub)) = open_beneath(&udir, leaf) {
-                            let _ = rustix::fs::fremovexattr(&sub, super::session::OPAQUE_XATTR);
+                            if rustix::fs::fremovexattr(&sub, super::session::OPAQUE_XATTR).is_ok()
+                            {
+                                let _ = store::fsync_dir(&sub);
+                            }
                         }
                     }
                     false
@@ -582,6 +591,7 @@ impl Session {
             if equal {
                 if ukind.is_some() {
                     super::session::remove_entry(&udir, leaf).map_err(|e| on_path(&e, &owner))?;
+                    emptied.entry(parent.to_string()).or_insert(udir);
                 }
                 records.push(Record {
                     op: 'f',
@@ -601,7 +611,9 @@ impl Session {
                     i: None,
                 });
             }
-            let _ = store::fsync_dir(&udir);
+        }
+        for udir in emptied.values() {
+            let _ = store::fsync_dir(udir);
         }
         // Copied-up directories left empty, plain and still in the base leave the session.
         for d in touched_dirs.into_iter().rev() {
