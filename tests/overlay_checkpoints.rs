@@ -753,3 +753,105 @@ fn a_session_written_before_paths_were_escaped_is_upgraded_at_open() {
     );
     assert_eq!(c.read("lit\\xe9.txt"), b"l1\n");
 }
+
+const STARVED_ENV: &str = "WSFS_REWIND_STARVED_CHILD";
+/// More files than a rewind keeps in flight (64), so its batches fill and its descriptors for
+/// them run out.
+const STARVED_FILES: usize = 150;
+
+/// Opens every free descriptor but `free` of them; they stay taken until the files drop.
+fn take_all_descriptors_but(free: usize) -> Vec<fs::File> {
+    let mut held = Vec::new();
+    while let Ok(f) = fs::File::open("/dev/null") {
+        held.push(f);
+    }
+    held.truncate(held.len().saturating_sub(free));
+    held
+}
+
+/// Child of `a_rewind_short_of_descriptors_restores_all_or_nothing`: RLIMIT_NOFILE is
+/// process-wide, so it runs alone. Prints `succeeded <n> failed <m> least <k>` (`least`: the
+/// fewest free descriptors a rewind succeeded with).
+#[test]
+#[ignore = "child process of a_rewind_short_of_descriptors_restores_all_or_nothing"]
+fn rewind_starved_child() {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    if std::env::var(STARVED_ENV).is_err() {
+        return;
+    }
+    let limit = Rlimit {
+        current: Some(256),
+        maximum: getrlimit(Resource::Nofile).maximum,
+    };
+    setrlimit(Resource::Nofile, limit).unwrap();
+    let (mut succeeded, mut failed, mut least) = (0, 0, usize::MAX);
+    // Far fewer than the files restored: a rewind that held a descriptor per file in flight
+    // fails at every count.
+    for free in 0..16 {
+        let c = Case::new();
+        for i in 0..STARVED_FILES {
+            c.write(&file(i), "base\n");
+        }
+        let mut s = c.open("starved");
+        for i in 0..STARVED_FILES {
+            s.write_file(&file(i), format!("{i} at k\n").as_bytes(), 0o644)
+                .unwrap();
+        }
+        let k = ckpt(&mut s, "k");
+        for i in 0..STARVED_FILES {
+            s.write_file(&file(i), format!("{i} later\n").as_bytes(), 0o644)
+                .unwrap();
+        }
+        let held = take_all_descriptors_but(free);
+        let outcome = s.rewind(&RewindOptions { id: k.clone() });
+        drop(held);
+        drop(s);
+        // A failed rewind either changed nothing or is finished by the next open.
+        let s = c.open("starved");
+        let shown: Vec<String> = (0..STARVED_FILES)
+            .map(|i| c.view("starved", &file(i)).unwrap())
+            .collect();
+        let at_k = (0..STARVED_FILES).all(|i| shown[i] == format!("{i} at k\n"));
+        let later = (0..STARVED_FILES).all(|i| shown[i] == format!("{i} later\n"));
+        match outcome {
+            Ok(()) => {
+                succeeded += 1;
+                least = least.min(free);
+                assert!(at_k, "{free} free: the rewind succeeded but {shown:?}");
+            }
+            Err(e) => {
+                failed += 1;
+                eprintln!("{free}: {e:?}");
+                assert!(at_k || later, "{free} free: {e:?} left a mix: {shown:?}");
+            }
+        }
+        assert_eq!(changed(&s).len(), STARVED_FILES, "{free} free");
+    }
+    println!("succeeded {succeeded} failed {failed} least {least}");
+}
+
+/// With few descriptors left, a rewind restores every file or none (after the next open),
+/// and it needs a few descriptors, not one per restored file whose writes are in flight.
+#[test]
+fn a_rewind_short_of_descriptors_restores_all_or_nothing() {
+    let log = run_child_test(&crate::test_name!(rewind_starved_child), STARVED_ENV, "1");
+    let counts: Vec<usize> = log
+        .split_once("succeeded ")
+        .expect("the child's counts")
+        .1
+        .split_whitespace()
+        .step_by(2)
+        .take(3)
+        .map(|n| n.parse().unwrap())
+        .collect();
+    let (succeeded, failed, least) = (counts[0], counts[1], counts[2]);
+    assert!(
+        failed > 0,
+        "no descriptor count was too few: the test proves nothing\n{log}"
+    );
+    assert!(
+        succeeded > 0,
+        "no rewind of {STARVED_FILES} files succeeded with up to 15 free descriptors\n{log}"
+    );
+    assert!(least > 0, "a rewind succeeded without a descriptor\n{log}");
+}

@@ -27,7 +27,10 @@
 //! and is left alone. Then the newer checkpoints are removed and k's image log emptied (the
 //! paths are as they were at k: nothing changed since). It runs under an intent
 //! (`meta/rewind.json`) and every step is idempotent, so a crash part-way is finished at the
-//! next open.
+//! next open. So a restored file may be named before it is durable: each one's writes are
+//! started as it is restored, and all of them are fsynced at the end (opened again by name,
+//! one at a time: no descriptor is held per file), then their directories, and only then are
+//! the records written and the intent removed.
 //!
 //! `checkpoints` lists, for each checkpoint, the paths changed since the previous checkpoint
 //! up to it (the step it closed): the rewind to the checkpoint before it undoes those paths
@@ -683,6 +686,9 @@ impl Session {
         }
         plan.reverse();
         let mut records = Vec::new();
+        // Restored files whose writes are under way, fsynced at the end: their writes overlap
+        // instead of each waiting for its own (git's `fsyncMethod=batch` idea).
+        let mut unsynced: Vec<(&str, &str)> = Vec::new();
         for (p, (s, log)) in &plan {
             let io = |e: io::Error| on_path(&e, p);
             let (parent, leaf) = parent_leaf(p);
@@ -690,6 +696,9 @@ impl Session {
                 let udir = self.upper_dir_all(parent).map_err(io)?;
                 let log = logs.get(*log).ok_or_else(|| io(damaged(p)))?;
                 self.restore(&udir, leaf, s, log).map_err(io)?;
+                if s.image.state == "file" {
+                    unsynced.push((parent, leaf));
+                }
                 // Its directory, and each above it (upper_dir_all may have made some).
                 let mut above = parent;
                 while !above.is_empty() {
@@ -716,6 +725,16 @@ impl Session {
                     i: None,
                 },
             });
+        }
+        for (parent, leaf) in unsynced {
+            // Each restored file's directory is in `changed_dirs`.
+            let synced = match changed_dirs.get(parent) {
+                Some(dir) => fs_name(leaf)
+                    .and_then(|raw| crate::sandbox::sys::open_file(dir.as_fd(), raw.as_bytes()))
+                    .and_then(|file| file.sync_all()),
+                None => Err(damaged(leaf)),
+            };
+            synced.map_err(|e| machinery("cannot make a rewound file durable", &e))?;
         }
         for (p, d) in &changed_dirs {
             store::fsync_dir(d).map_err(|e| on_path(&e, p))?;
@@ -775,7 +794,8 @@ impl Session {
     }
 
     /// Puts the image `s` (of the log `log`) at `leaf` in `udir` (whatever is there is
-    /// replaced; a directory kept).
+    /// replaced; a directory kept). A restored file's writes are started, not waited for: the
+    /// caller fsyncs it.
     fn restore(&self, udir: &Dir, leaf: &str, s: &Stored, log: &std::fs::File) -> io::Result<()> {
         let image = &s.image;
         let raw = fs_name(leaf)?;
@@ -786,7 +806,9 @@ impl Session {
                     return Err(damaged(&image.path));
                 }
                 rustix::fs::fchmod(&*staged.file(), Mode::from_raw_mode(image.mode))?;
-                staged.file().sync_all()?;
+                // Named before it is durable: the rewind's intent stays until `do_rewind` has
+                // fsynced it (a crash before that restores the file again from its image).
+                crate::sandbox::sys::start_writeback(staged.file().as_fd());
                 staged.commit(&raw, false)
             }
             "whiteout" => super::session::place_whiteout(udir, leaf),

@@ -216,6 +216,18 @@ pub fn read_small_file(
     Ok(Some((bytes, longer)))
 }
 
+/// Starts writing `file`'s dirty pages to the disk without waiting (`sync_file_range` with
+/// `SYNC_FILE_RANGE_WRITE`), so that a later `fsync` of many files finds their writes under
+/// way instead of starting and waiting for each in turn. It makes nothing durable by itself
+/// (no metadata, no disk cache flush): the caller still fsyncs. Errors are ignored: the
+/// `fsync` that follows reports them.
+#[allow(unsafe_code)]
+pub fn start_writeback(file: BorrowedFd<'_>) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `file` is a live descriptor for the whole call; the call reads no memory of ours.
+    let _ = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
+}
+
 /// Takes `file`'s `flock` unless another holder keeps it for more than a moment (200 ms).
 /// For deciding that a record's or a journal's writer is dead: a child another thread of
 /// this process is forking (a program starting, the overlay view's mount helper) holds a copy
