@@ -631,7 +631,7 @@ fn kill_trials(
     let trials: u64 = std::env::var("WSFS_OVERLAY_KILL_TRIALS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(120);
+        .unwrap_or(200);
     let mut seen = std::collections::BTreeMap::new();
     for i in 0..trials {
         let mut child = std::process::Command::new(&exe)
