@@ -653,3 +653,31 @@ fn a_hard_link_to_an_outside_log_is_in_no_listing_or_walk() {
     let v = f.call("read_file", json!({"path": "sub/copy.tx"}));
     assert!(!assert_err(&v, "path_not_found").contains("copy.txt"));
 }
+
+/// An edit writes the kept parts of the file and its new text as pieces (16 replacements or
+/// fewer) or joined (more): either way the file and its audited hash are the whole new content.
+#[test]
+fn edits_written_in_pieces_or_joined_log_the_hash_of_the_file() {
+    let (f, log, _dir) = audited(json!({}));
+    for (n, name) in [(16, "pieces.txt"), (17, "joined.txt"), (300, "many.txt")] {
+        let before = "keep x\n".repeat(n) + "end";
+        f.write(name, &before);
+        let v = f.call(
+            "edit_file",
+            json!({"path": name, "old_text": "x\n", "new_text": "y\nz\n", "replace_all": true}),
+        );
+        let data = assert_ok(&v);
+        let after = "keep y\nz\n".repeat(n) + "end";
+        assert_eq!(f.read(name), after.as_bytes(), "{name}");
+        assert_eq!(data["new_size"], after.len(), "{name}");
+        assert_eq!(
+            (&data["first_changed_line"], &data["last_changed_line"]),
+            (&json!(1), &json!(2 * n)),
+            "{name}"
+        );
+        let l = lines(&log);
+        let last = l.last().unwrap();
+        assert_eq!(last["changes"][0]["sha256_before"], sha(before.as_bytes()));
+        assert_eq!(last["changes"][0]["sha256_after"], sha(after.as_bytes()));
+    }
+}

@@ -188,7 +188,21 @@ pub fn atomic_replace(
     display: &str,
     ctl: &CallControl,
 ) -> Result<Vec<String>> {
-    let staged = stage(dir, content, keep, display, ctl)?;
+    atomic_replace_pieces(dir, leaf, &[content], keep, display, ctl)
+}
+
+/// `atomic_replace` of the content that is `pieces` one after another, written as they are:
+/// an edit writes the parts of the file it keeps and its new text without building the new
+/// file in memory.
+pub fn atomic_replace_pieces(
+    dir: &Dir,
+    leaf: &OsStr,
+    pieces: &[&[u8]],
+    keep: Option<&Metadata>,
+    display: &str,
+    ctl: &CallControl,
+) -> Result<Vec<String>> {
+    let staged = stage(dir, pieces, keep, display, ctl)?;
     staged
         .commit(leaf, keep.is_none())
         .map_err(|e| WsfsError::from_io(&e, display))?;
@@ -205,7 +219,7 @@ pub fn atomic_create(
     display: &str,
     ctl: &CallControl,
 ) -> Result<Vec<String>> {
-    let staged = stage(dir, content, None, display, ctl)?;
+    let staged = stage(dir, &[content], None, display, ctl)?;
     staged.commit_new(leaf).map_err(|e| {
         if e.kind() == io::ErrorKind::AlreadyExists {
             file_exists(display)
@@ -232,16 +246,20 @@ pub fn file_exists(display: &str) -> WsfsError {
 /// once more last). Dropping it removes it.
 fn stage<'d>(
     dir: &'d Dir,
-    content: &[u8],
+    pieces: &[&[u8]],
     keep: Option<&Metadata>,
     display: &str,
     ctl: &CallControl,
 ) -> Result<Staged<'d>> {
     let io_err = |e: io::Error| WsfsError::from_io(&e, display);
-    check_file_size_limit(content.len() as u64, display)?;
+    let len: usize = pieces.iter().map(|p| p.len()).sum();
+    check_file_size_limit(len as u64, display)?;
     ctl.check()?;
     let mut staged = Staged::create(dir).map_err(io_err)?;
-    fill_staged(&mut staged, content, keep, display, ctl)?;
+    write_staged(staged.file(), pieces, keep, ctl).map_err(|e| match e {
+        TempError::Io(e) => WsfsError::from_io(&e, display),
+        TempError::Stopped(e) => e,
+    })?;
     ctl.check()?;
     Ok(staged)
 }
@@ -283,7 +301,7 @@ pub fn fill_staged(
     display: &str,
     ctl: &CallControl,
 ) -> Result<()> {
-    write_staged(staged.file(), content, keep, ctl).map_err(|e| match e {
+    write_staged(staged.file(), &[content], keep, ctl).map_err(|e| match e {
         TempError::Io(e) => WsfsError::from_io(&e, display),
         TempError::Stopped(e) => e,
     })
@@ -296,12 +314,12 @@ enum TempError {
 
 fn write_staged(
     file: &mut std::fs::File,
-    content: &[u8],
+    pieces: &[&[u8]],
     keep: Option<&Metadata>,
     ctl: &CallControl,
 ) -> std::result::Result<(), TempError> {
     const CHUNK: usize = 1 << 20;
-    for chunk in content.chunks(CHUNK) {
+    for chunk in pieces.iter().flat_map(|p| p.chunks(CHUNK)) {
         ctl.check().map_err(TempError::Stopped)?;
         file.write_all(chunk).map_err(TempError::Io)?;
     }

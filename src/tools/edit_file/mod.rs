@@ -6,9 +6,9 @@ pub(crate) use hints::visible;
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::lines::sha256_hex;
+use crate::lines::{sha256_hex, FileHash};
 use crate::render;
-use crate::sandbox::fileops::{atomic_replace, lock_current, open_error, open_leaf_read};
+use crate::sandbox::fileops::{atomic_replace_pieces, lock_current, open_error, open_leaf_read};
 use crate::sandbox::gate::Access;
 use crate::sandbox::root::ToolPath;
 use crate::text;
@@ -181,11 +181,20 @@ pub fn edit_file(
     let new_len = replaced_len(bytes.len(), matches, finder.needle().len(), new_text.len());
     ws.limits
         .check_write(new_len, "the edited file", "Replace less text")?;
-    let (updated, changes) = replace(&bytes, &finder, new_text.as_bytes(), new_len);
-    let written = atomic_replace(
+    let (pieces, changes) = replace(&bytes, &finder, new_text.as_bytes());
+    // A few pieces are written as they are; many (a replace_all of a frequent text) are
+    // joined first, so the file is not written in thousands of small writes.
+    let joined: Vec<u8>;
+    let pieces = if pieces.len() > MAX_PIECES {
+        joined = pieces.concat();
+        vec![joined.as_slice()]
+    } else {
+        pieces
+    };
+    let written = atomic_replace_pieces(
         &located.dir,
         leaf,
-        &updated,
+        &pieces,
         Some(&locked.meta),
         display,
         ctl,
@@ -193,7 +202,9 @@ pub fn edit_file(
     warnings.extend(written);
     drop(locked);
     if call.audits() {
-        let hashes = (sha256_hex(&bytes), sha256_hex(&updated));
+        let mut after = FileHash::default();
+        pieces.iter().for_each(|p| after.feed(p));
+        let hashes = (sha256_hex(&bytes), after.hex());
         record_file(
             call,
             &located,
@@ -208,7 +219,7 @@ pub fn edit_file(
             matches,
             replaced: matches,
             original_size: bytes.len() as u64,
-            new_size: updated.len() as u64,
+            new_size: new_len,
             lines_changed: changes.lines_changed,
             first_changed_line: changes.first_line,
             last_changed_line: changes.last_line,
@@ -233,18 +244,28 @@ struct Changes {
     last_line: u64,
 }
 
+/// Pieces an edit writes as they are (see `replace`): at most 16 replacements.
+const MAX_PIECES: usize = 33;
+
 /// `bytes` with every match of `finder` (non-overlapping, left to right, as `str::replace`
-/// finds them) replaced by `new`, and where; `len` is the result's length.
-fn replace(bytes: &[u8], finder: &memmem::Finder<'_>, new: &[u8], len: u64) -> (Vec<u8>, Changes) {
-    // Counted with a plain loop, which the compiler vectorizes.
-    let newlines = |s: &[u8]| s.iter().filter(|&&b| b == b'\n').count() as u64;
+/// finds them) replaced by `new`, as the pieces of the result in order (the kept parts of
+/// `bytes` and `new`: nothing is copied), and where. One pass over the file: the lines of
+/// the result are worked out from the counts of the original's, not counted in the result.
+fn replace<'a>(
+    bytes: &'a [u8],
+    finder: &memmem::Finder<'_>,
+    new: &'a [u8],
+) -> (Vec<&'a [u8]>, Changes) {
+    let newlines = text::count_newlines;
     let old_len = finder.needle().len();
-    let mut out = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    // Each replacement moves the lines after it by this much.
+    let shift = newlines(new) as i64 - newlines(finder.needle()) as i64;
+    // Lines the new text's last line is below its first (a trailing newline ends a line).
+    let new_span = newlines(&new[..new.len().saturating_sub(1)]);
+    let mut pieces = Vec::new();
     let mut changes = Changes::default();
     let (mut from, mut line, mut counted) = (0, 1, 0);
-    let mut first: Option<usize> = None;
-    let mut last = (0, 0);
-    for at in finder.find_iter(bytes) {
+    for (replaced, at) in finder.find_iter(bytes).enumerate() {
         line += newlines(&bytes[from..at]);
         let end_line = line + newlines(&bytes[at..at + old_len.saturating_sub(1)]);
         let low = line.max(counted + 1);
@@ -252,21 +273,19 @@ fn replace(bytes: &[u8], finder: &memmem::Finder<'_>, new: &[u8], len: u64) -> (
             changes.lines_changed += end_line - low + 1;
         }
         counted = counted.max(end_line);
+        // This replacement's first line in the result.
+        let start_line = (line as i64 + replaced as i64 * shift) as u64;
+        if replaced == 0 {
+            changes.first_line = start_line;
+        }
+        changes.last_line = start_line + new_span;
         line += newlines(&bytes[at..at + old_len]);
-        out.extend_from_slice(&bytes[from..at]);
-        first.get_or_insert(out.len());
-        let start = out.len();
-        out.extend_from_slice(new);
-        last = (start, out.len());
+        pieces.extend([&bytes[from..at], new]);
         from = at + old_len;
     }
-    out.extend_from_slice(&bytes[from..]);
-    if let Some(first) = first {
-        changes.first_line = 1 + newlines(&out[..first]);
-        let (start, end) = last;
-        changes.last_line = 1 + newlines(&out[..end.saturating_sub(1).max(start)]);
-    }
-    (out, changes)
+    pieces.push(&bytes[from..]);
+    pieces.retain(|p| !p.is_empty());
+    (pieces, changes)
 }
 
 enum Stop {
@@ -323,9 +342,60 @@ mod tests {
                 "{text:?} {old:?}"
             );
             let len = replaced_len(text.len(), matches, old.len(), new.len());
-            let (out, _) = replace(text.as_bytes(), &finder, new.as_bytes(), len);
+            let (pieces, _) = replace(text.as_bytes(), &finder, new.as_bytes());
+            let out = pieces.concat();
             assert_eq!(out, text.replace(old, new).into_bytes(), "{text:?} {old:?}");
             assert_eq!(out.len() as u64, len);
+        }
+    }
+
+    /// The first and last changed lines, counted naively in the result: where the first
+    /// replacement starts, and where the last one ends (its start for an empty new text).
+    fn lines_by_recounting(text: &str, old: &str, new: &str) -> (u64, u64) {
+        let out = text.replace(old, new);
+        let starts: Vec<usize> = {
+            // The replacements' starts in `out`, from their starts in `text`.
+            let mut v = Vec::new();
+            let grow = new.len() as i64 - old.len() as i64;
+            for (k, (at, _)) in text.match_indices(old).enumerate() {
+                v.push((at as i64 + k as i64 * grow) as usize);
+            }
+            v
+        };
+        let line_at =
+            |i: usize| 1 + out.as_bytes()[..i].iter().filter(|&&b| b == b'\n').count() as u64;
+        let (first, last) = (starts[0], *starts.last().unwrap_or(&0));
+        let end = if new.is_empty() {
+            last
+        } else {
+            last + new.len() - 1
+        };
+        (line_at(first), line_at(end))
+    }
+
+    /// The changed lines, worked out in one pass, are those a recount of the result gives:
+    /// with the new text adding lines, removing them, ending in a newline or empty.
+    #[test]
+    fn changed_lines_match_a_recount_of_the_result() {
+        let text = "a\nb x\nc\nx d\ne\n\nx\nf x x\ng\n";
+        let olds = ["x", "x\n", "\nx", "b x\nc", "\n"];
+        let news = ["", "y", "y\n", "\ny", "1\n2\n3", "1\n2\n3\n", "\n\n"];
+        for old in olds {
+            for new in news {
+                if old == new {
+                    continue;
+                }
+                let finder = memmem::Finder::new(old.as_bytes());
+                let matches = finder.find_iter(text.as_bytes()).count() as u64;
+                let len = replaced_len(text.len(), matches, old.len(), new.len());
+                let (pieces, changes) = replace(text.as_bytes(), &finder, new.as_bytes());
+                assert_eq!(pieces.concat().len() as u64, len);
+                assert_eq!(
+                    (changes.first_line, changes.last_line),
+                    lines_by_recounting(text, old, new),
+                    "{old:?} -> {new:?}"
+                );
+            }
         }
     }
 }
