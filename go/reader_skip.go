@@ -1,5 +1,11 @@
 package wsfs
 
+import (
+	"encoding/binary"
+	"math/bits"
+	"unsafe"
+)
+
 // skip skips one value of any type, checking it is valid JSON as
 // encoding/json does (a value it would refuse makes the reader give up),
 // without decoding it.
@@ -43,14 +49,26 @@ var skipStop = func() (t [256]bool) {
 	return t
 }()
 
-// skipString skips the string at the cursor, checking its escapes.
+// skipString skips the string at the cursor, checking its escapes. It looks
+// at eight bytes at a time and jumps to the first one that matters (a 1 MiB
+// write_file content is skipped by withoutContent on every large fantasy
+// call: byte by byte that took 0.7-1.3 ms here, as much as the write).
 func (d *decoder) skipString() {
 	s := d.s
-	for i := d.i + 1; i < len(s); i++ {
-		c := s[i]
-		if !skipStop[c] {
+	i := d.i + 1
+	for i < len(s) {
+		if i+8 <= len(s) {
+			m := skipStops(word8(s, i))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3
+		} else if !skipStop[s[i]] {
+			i++
 			continue
 		}
+		c := s[i]
 		switch {
 		case c == '"':
 			d.i = i + 1
@@ -58,12 +76,12 @@ func (d *decoder) skipString() {
 		case c == '\\' && i+1 < len(s):
 			switch s[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i++
+				i += 2
 				continue
 			case 'u':
 				d.i = i + 2
 				if d.hex4() >= 0 {
-					i = d.i - 1
+					i = d.i
 					continue
 				}
 			}
@@ -71,6 +89,23 @@ func (d *decoder) skipString() {
 		break
 	}
 	d.fail()
+}
+
+// word8 is the eight bytes of s at i (i+8 <= len(s)) as one unaligned
+// little-endian load.
+func word8(s string, i int) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:i+8]), 8))
+}
+
+// skipStops marks (in its high bit) each byte of w that skipStop marks: a
+// quote, a backslash or a control character. The lowest mark is exact, and
+// none is set when no byte is one: (x-ones)&^x&highs marks zero bytes of x,
+// (w-0x20 in each byte)&^w&highs bytes below 0x20; a borrow only comes from
+// a marked byte, so it can only mark bytes above the first mark.
+func skipStops(w uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q, b := w^(ones*'"'), w^(ones*'\\')
+	return ((q-ones)&^q | (b-ones)&^b | (w-ones*0x20)&^w) & highs
 }
 
 // skipNumber skips a number, as JSON spells numbers: -?(0|[1-9][0-9]*),
