@@ -661,8 +661,9 @@ impl Session {
         }
         let mut plan: Vec<(String, (Stored, usize))> = plan.into_iter().collect();
         // Removals deepest first, then creations shallowest first; each directory changed is
-        // fsynced once, before the records say the rewind is done.
-        let mut changed_dirs: BTreeMap<String, Dir> = BTreeMap::new();
+        // fsynced once, before the records say the rewind is done. Kept as paths, not
+        // handles: a rewind may span more directories than the process has descriptors.
+        let mut changed_dirs: BTreeSet<String> = BTreeSet::new();
         plan.sort_by_key(|(p, _)| std::cmp::Reverse(p.matches('/').count()));
         for (p, (s, _)) in &plan {
             let (parent, leaf) = parent_leaf(p);
@@ -681,7 +682,7 @@ impl Session {
             };
             if current.is_some() && !keep {
                 super::session::remove_entry(&udir, leaf).map_err(io)?;
-                changed_dirs.entry(parent.to_string()).or_insert(udir);
+                changed_dirs.insert(parent.to_string());
             }
         }
         plan.reverse();
@@ -701,15 +702,11 @@ impl Session {
                 }
                 // Its directory, and each above it (upper_dir_all may have made some).
                 let mut above = parent;
+                changed_dirs.insert(parent.to_string());
                 while !above.is_empty() {
                     above = parent_leaf(above).0;
-                    if !changed_dirs.contains_key(above) {
-                        if let Some(d) = open_beneath(self.upper(), above).map_err(io)? {
-                            changed_dirs.insert(above.to_string(), d);
-                        }
-                    }
+                    changed_dirs.insert(above.to_string());
                 }
-                changed_dirs.entry(parent.to_string()).or_insert(udir);
             }
             records.push(match &s.image.fp {
                 Some(fp) => Record {
@@ -726,18 +723,29 @@ impl Session {
                 },
             });
         }
+        // By directory, each opened once.
+        unsynced.sort_unstable();
+        let mut open: Option<(&str, Dir)> = None;
         for (parent, leaf) in unsynced {
-            // Each restored file's directory is in `changed_dirs`.
-            let synced = match changed_dirs.get(parent) {
-                Some(dir) => fs_name(leaf)
-                    .and_then(|raw| crate::sandbox::sys::open_file(dir.as_fd(), raw.as_bytes()))
-                    .and_then(|file| file.sync_all()),
-                None => Err(damaged(leaf)),
-            };
-            synced.map_err(|e| machinery("cannot make a rewound file durable", &e))?;
+            let fail = |e: io::Error| machinery("cannot make a rewound file durable", &e);
+            if open.as_ref().is_none_or(|(p, _)| *p != parent) {
+                let dir = open_beneath(self.upper(), parent)
+                    .map_err(fail)?
+                    .ok_or_else(|| fail(damaged(parent)))?;
+                open = Some((parent, dir));
+            }
+            let Some((_, dir)) = &open else { continue };
+            fs_name(leaf)
+                .and_then(|raw| crate::sandbox::sys::open_file(dir.as_fd(), raw.as_bytes()))
+                .and_then(|file| file.sync_all())
+                .map_err(fail)?;
         }
-        for (p, d) in &changed_dirs {
-            store::fsync_dir(d).map_err(|e| on_path(&e, p))?;
+        drop(open);
+        for p in &changed_dirs {
+            // A directory gone since (removed whole) is fsynced through its parent.
+            if let Some(d) = open_beneath(self.upper(), p).map_err(|e| on_path(&e, p))? {
+                store::fsync_dir(&d).map_err(|e| on_path(&e, p))?;
+            }
         }
         // The "absent" images of the target's epoch and of the later ones are consumed.
         records.push(Record {

@@ -22,7 +22,6 @@ use crate::error::{ErrorCode, Result, WsfsError};
 use crate::lines::sha256_hex;
 use crate::sandbox::gate::{Access, Gate};
 use crate::sandbox::root::Anchor;
-use cap_std::fs::Dir;
 use rustix::fs::{AtFlags, FileType};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -546,8 +545,9 @@ impl Session {
         let owners: Vec<&str> = done_owners.iter().map(String::as_str).collect();
         self.capture(&owners)?;
         // Upper directories an entry left, each fsynced once before the log forgets the
-        // entries (a thousand files in one directory are one fsync, not a thousand).
-        let mut emptied: BTreeMap<String, Dir> = BTreeMap::new();
+        // entries (a thousand files in one directory are one fsync, not a thousand). Kept
+        // as paths, not handles: a commit may span more directories than descriptors.
+        let mut emptied: BTreeSet<String> = BTreeSet::new();
         for owner in done_owners {
             let mut original = Vec::new();
             let now = self.base_fingerprint(&owner, Some(&mut original))?;
@@ -591,7 +591,7 @@ impl Session {
             if equal {
                 if ukind.is_some() {
                     super::session::remove_entry(&udir, leaf).map_err(|e| on_path(&e, &owner))?;
-                    emptied.entry(parent.to_string()).or_insert(udir);
+                    emptied.insert(parent.to_string());
                 }
                 records.push(Record {
                     op: 'f',
@@ -612,8 +612,10 @@ impl Session {
                 });
             }
         }
-        for udir in emptied.values() {
-            let _ = store::fsync_dir(udir);
+        for parent in &emptied {
+            if let Ok(Some(udir)) = open_beneath(self.upper(), parent) {
+                let _ = store::fsync_dir(&udir);
+            }
         }
         // Copied-up directories left empty, plain and still in the base leave the session.
         for d in touched_dirs.into_iter().rev() {
