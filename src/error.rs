@@ -155,6 +155,10 @@ fn classify_io(err: &io::Error) -> (ErrorCode, String) {
                 "the file would exceed the largest size the file system or this process \
                  allows ({text}). Retrying will not help: write a smaller file, or raise the limit"
             ),
+            libc::EMFILE | libc::ENFILE => format!(
+                "this process has no file descriptor left ({text}). Retry once the host has \
+                 fewer files open, or have it raise its descriptor limit (RLIMIT_NOFILE)"
+            ),
             _ => text,
         };
         return (code, what);
@@ -214,6 +218,20 @@ mod tests {
                 e.message
             );
             assert!(e.message.starts_with("f.txt: "), "{}", e.message);
+        }
+    }
+
+    #[test]
+    fn running_out_of_descriptors_says_what_to_do() {
+        for errno in [libc::EMFILE, libc::ENFILE] {
+            let e = WsfsError::from_io(&io::Error::from_raw_os_error(errno), "f.txt");
+            assert_eq!(e.code.as_str(), "io_error");
+            assert!(
+                e.message.contains("no file descriptor left"),
+                "{}",
+                e.message
+            );
+            assert!(e.message.contains("RLIMIT_NOFILE"), "{}", e.message);
         }
     }
 
