@@ -930,3 +930,58 @@ fn a_rewind_across_more_directories_than_descriptors_succeeds() {
     );
     assert!(log.contains("many directories: done"), "{log}");
 }
+
+const MANY_CKPTS_ENV: &str = "WSFS_MANY_CHECKPOINTS_CHILD";
+
+/// Child of `a_rewind_across_more_checkpoints_than_descriptors_succeeds`.
+#[test]
+#[ignore = "child process of a_rewind_across_more_checkpoints_than_descriptors_succeeds"]
+fn many_checkpoints_child() {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    if std::env::var(MANY_CKPTS_ENV).is_err() {
+        return;
+    }
+    const N: usize = 300;
+    let limit = Rlimit {
+        current: Some(128),
+        maximum: getrlimit(Resource::Nofile).maximum,
+    };
+    setrlimit(Resource::Nofile, limit).unwrap();
+    let c = Case::new();
+    let path = |i: usize| format!("f{i:03}.txt");
+    for i in 0..N {
+        c.write(&path(i), "base\n");
+    }
+    let mut s = c.open("deep");
+    for i in 0..N {
+        s.write_file(&path(i), format!("{i} first\n").as_bytes(), 0o644)
+            .unwrap();
+    }
+    // Checkpoint i holds the one image of file i: a rewind to the first reads all N logs.
+    let first = ckpt(&mut s, "0");
+    s.write_file(&path(0), b"0 later\n", 0o644).unwrap();
+    for i in 1..N {
+        ckpt(&mut s, &i.to_string());
+        s.write_file(&path(i), format!("{i} later\n").as_bytes(), 0o644)
+            .unwrap();
+    }
+    assert_eq!(s.checkpoints().unwrap().len(), N);
+    rewind(&mut s, &first);
+    for i in 0..N {
+        assert_eq!(c.view("deep", &path(i)).unwrap(), format!("{i} first\n"));
+    }
+    assert_eq!(s.checkpoints().unwrap().len(), 1);
+    println!("many checkpoints: done");
+}
+
+/// A rewind reads the image logs of every checkpoint after its target; it opens them a few
+/// at a time (holding all 300 under a limit of 128 failed it).
+#[test]
+fn a_rewind_across_more_checkpoints_than_descriptors_succeeds() {
+    let log = run_child_test(
+        &crate::test_name!(many_checkpoints_child),
+        MANY_CKPTS_ENV,
+        "1",
+    );
+    assert!(log.contains("many checkpoints: done"), "{log}");
+}

@@ -619,7 +619,10 @@ impl Session {
         let rerr = |e: io::Error| machinery("cannot read the checkpoints' before-images", &e);
         // Each path changed after the target: its image in the oldest checkpoint at or after
         // the target that has one.
-        let mut logs: Vec<std::fs::File> = Vec::new();
+        // The checkpoints whose image logs the plan reads (a plan entry holds an index here);
+        // the logs are opened again when restoring, a few at a time: a rewind across
+        // hundreds of checkpoints must not hold a descriptor for each.
+        let mut logs: Vec<u64> = Vec::new();
         let mut plan: BTreeMap<String, (Stored, usize)> = BTreeMap::new();
         for id in self
             .checkpoint_ids()?
@@ -633,7 +636,7 @@ impl Session {
                     for s in stored {
                         plan.entry(s.image.path.clone()).or_insert((s, logs.len()));
                     }
-                    logs.push(file);
+                    logs.push(id);
                 }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                 Err(e) => return Err(rerr(e)),
@@ -690,12 +693,14 @@ impl Session {
         // Restored files whose writes are under way, fsynced at the end: their writes overlap
         // instead of each waiting for its own (git's `fsyncMethod=batch` idea).
         let mut unsynced: Vec<(&str, &str)> = Vec::new();
+        let mut open_logs: BTreeMap<u64, std::fs::File> = BTreeMap::new();
         for (p, (s, log)) in &plan {
             let io = |e: io::Error| on_path(&e, p);
             let (parent, leaf) = parent_leaf(p);
             if s.image.state != "absent" {
                 let udir = self.upper_dir_all(parent).map_err(io)?;
-                let log = logs.get(*log).ok_or_else(|| io(damaged(p)))?;
+                let id = logs.get(*log).ok_or_else(|| io(damaged(p)))?;
+                let log = self.image_log(&mut open_logs, *id).map_err(io)?;
                 self.restore(&udir, leaf, s, log).map_err(io)?;
                 if s.image.state == "file" {
                     unsynced.push((parent, leaf));
@@ -782,6 +787,23 @@ impl Session {
         self.epoch = Some(Epoch::new(target, file, BTreeSet::new(), 0));
         self.touched.dirty.clear();
         Ok(())
+    }
+
+    /// Checkpoint `id`'s image log, from `open` or opened into it (which keeps at most
+    /// `OPEN_LOGS`: past that the others are closed first).
+    fn image_log<'a>(
+        &self,
+        open: &'a mut BTreeMap<u64, std::fs::File>,
+        id: u64,
+    ) -> io::Result<&'a std::fs::File> {
+        if !open.contains_key(&id) {
+            if open.len() >= OPEN_LOGS {
+                open.clear();
+            }
+            let dir = open_sub(&self.ckpts, &id.to_string())?;
+            open.insert(id, open_images(&dir, false)?);
+        }
+        open.get(&id).ok_or_else(|| damaged(&id.to_string()))
     }
 
     /// The upper directory `rel`, made (plain, 0755) where missing.
@@ -879,6 +901,9 @@ fn unescape_target(text: &str) -> Option<Vec<u8>> {
     }
     Some(out)
 }
+
+/// Image logs a rewind keeps open at once.
+const OPEN_LOGS: usize = 8;
 
 fn no_such(id: &str) -> WsfsError {
     WsfsError::new(
