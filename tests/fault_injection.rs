@@ -245,17 +245,6 @@ fn a_full_disk_is_no_space_and_changes_nothing() {
 
 const FD_ENV: &str = "WSFS_FD_CHILD";
 
-/// Opens every free descriptor but `free` of them (under a lowered RLIMIT_NOFILE); they stay
-/// taken until the returned files are dropped.
-fn take_all_descriptors_but(free: usize) -> Vec<fs::File> {
-    let mut held = Vec::new();
-    while let Ok(f) = fs::File::open("/dev/null") {
-        held.push(f);
-    }
-    held.truncate(held.len().saturating_sub(free));
-    held
-}
-
 #[test]
 #[ignore = "child process of failed_writes_remove_the_directories_they_created"]
 fn fd_starvation_child() {

@@ -759,16 +759,6 @@ const STARVED_ENV: &str = "WSFS_REWIND_STARVED_CHILD";
 /// them run out.
 const STARVED_FILES: usize = 150;
 
-/// Opens every free descriptor but `free` of them; they stay taken until the files drop.
-fn take_all_descriptors_but(free: usize) -> Vec<fs::File> {
-    let mut held = Vec::new();
-    while let Ok(f) = fs::File::open("/dev/null") {
-        held.push(f);
-    }
-    held.truncate(held.len().saturating_sub(free));
-    held
-}
-
 /// Child of `a_rewind_short_of_descriptors_restores_all_or_nothing`: RLIMIT_NOFILE is
 /// process-wide, so it runs alone. Prints `succeeded <n> failed <m> least <k>` (`least`: the
 /// fewest free descriptors a rewind succeeded with).

@@ -27,6 +27,17 @@ pub fn test_path(module: &str, name: &str) -> String {
     }
 }
 
+/// Opens every free descriptor but `free` of them (under a lowered RLIMIT_NOFILE); they stay
+/// taken until the returned files are dropped.
+pub fn take_all_descriptors_but(free: usize) -> Vec<fs::File> {
+    let mut held = Vec::new();
+    while let Ok(f) = fs::File::open("/dev/null") {
+        held.push(f);
+    }
+    held.truncate(held.len().saturating_sub(free));
+    held
+}
+
 /// Runs the ignored test `name` (its full name, from `test_name!`) of this binary in a child
 /// process with `env` set to `value`; fails unless it exited cleanly (naming any killing
 /// signal) after running exactly that test. Returns its stdout and stderr.
