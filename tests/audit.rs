@@ -258,13 +258,7 @@ fn concurrent_writers_never_interleave_lines() {
     let ws_b = open_ws(&f.root, json!({"policy": {"audit_log": log}}));
     let children: Vec<_> = (0..2)
         .map(|_| {
-            std::process::Command::new(std::env::current_exe().unwrap())
-                .args([
-                    crate::test_name!(concurrent_writer_child).as_str(),
-                    "--exact",
-                    "--ignored",
-                    "--test-threads=1",
-                ])
+            child_test(&crate::test_name!(concurrent_writer_child))
                 .env(
                     "WSFS_AUDIT_CHILD",
                     format!("{}\n{}", f.root.display(), log.display()),
@@ -396,14 +390,8 @@ fn unwritable_log_child() {
 #[test]
 fn an_unwritable_log_withholds_reads_and_reports_changes() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            crate::test_name!(unwritable_log_child).as_str(),
-            "--exact",
-            "--ignored",
-            "--test-threads=1",
-            "--nocapture",
-        ])
+    let out = child_test(&crate::test_name!(unwritable_log_child))
+        .arg("--nocapture")
         .env("WSFS_AUDIT_FULL_CHILD", tmp.path())
         .output()
         .unwrap();

@@ -194,13 +194,7 @@ fn dies_with_host_child() {
 #[test]
 fn a_program_dies_with_its_killed_host() {
     let marker = format!("30.{}", std::process::id());
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            crate::test_name!(dies_with_host_child).as_str(),
-            "--exact",
-            "--ignored",
-            "--test-threads=1",
-        ])
+    let mut child = child_test(&crate::test_name!(dies_with_host_child))
         .env(HOST_KILL_ENV, &marker)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

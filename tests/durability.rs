@@ -50,16 +50,9 @@ fn sigkill_during_writes_leaves_old_or_new() {
     let (a, b) = crash_contents();
     assert_eq!(a.len(), b.len());
     fs::write(root.join("target.txt"), &a).unwrap();
-    let exe = std::env::current_exe().unwrap();
     let (mut seen_a, mut seen_b, mut leftovers) = (0, 0, 0usize);
     for i in 0..32u64 {
-        let mut child = std::process::Command::new(&exe)
-            .args([
-                crate::test_name!(crash_child).as_str(),
-                "--exact",
-                "--ignored",
-                "--test-threads=1",
-            ])
+        let mut child = child_test(&crate::test_name!(crash_child))
             .env(CRASH_ENV, &root)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -212,20 +205,13 @@ fn sigkill_while_making_directories_leaves_none_after_reopen() {
     let base = fs::canonicalize(tmp.path()).unwrap();
     let (root, state) = (base.join("ws"), base.join("state"));
     fs::create_dir(&root).unwrap();
-    let exe = std::env::current_exe().unwrap();
     let trials: u64 = std::env::var("WSFS_DIRS_CRASH_TRIALS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(40);
     let (mut interrupted, mut strays_before) = (0, 0);
     for trial in 0..trials {
-        let mut child = std::process::Command::new(&exe)
-            .args([
-                crate::test_name!(dirs_crash_child).as_str(),
-                "--exact",
-                "--ignored",
-                "--test-threads=1",
-            ])
+        let mut child = child_test(&crate::test_name!(dirs_crash_child))
             .env(
                 DIRS_CRASH_ENV,
                 format!("{}\n{}\n{trial}", root.display(), state.display()),

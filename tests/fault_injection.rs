@@ -252,14 +252,7 @@ fn fd_starvation_child() {
         return;
     };
     let root = PathBuf::from(dir);
-    setrlimit(
-        Resource::Nofile,
-        Rlimit {
-            current: Some(128),
-            maximum: getrlimit(Resource::Nofile).maximum,
-        },
-    )
-    .unwrap();
+    lower_open_file_limit(128);
     let ws = open_ws(&root, json!({}));
     let (mut failed, mut succeeded) = (0, 0);
     for tool in ["write_file", "append_file"] {
@@ -359,14 +352,7 @@ fn patch_cap_child() {
     let base = PathBuf::from(dir);
     let (root, state) = (base.join("ws"), base.join("state"));
     fs::create_dir(&root).unwrap();
-    setrlimit(
-        Resource::Nofile,
-        Rlimit {
-            current: Some(1024),
-            maximum: getrlimit(Resource::Nofile).maximum,
-        },
-    )
-    .unwrap();
+    lower_open_file_limit(1024);
     let ws = open_ws(&root, json!({ "state_dir": state }));
     let p = spread_moves(&root, "a", 200);
     let v = call(ws, "apply_patch", json!({ "patch": p }));
@@ -417,14 +403,7 @@ fn patch_starved_child() {
     if std::env::var(PATCH_STARVED_ENV).is_err() {
         return;
     }
-    setrlimit(
-        Resource::Nofile,
-        Rlimit {
-            current: Some(256),
-            maximum: getrlimit(Resource::Nofile).maximum,
-        },
-    )
-    .unwrap();
+    lower_open_file_limit(256);
     let (mut failed, mut succeeded) = (0, 0);
     for free in 0..48 {
         let case = Case::new();

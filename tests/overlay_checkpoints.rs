@@ -354,20 +354,13 @@ fn sigkill_during_image_capture() {
         }
         assert_eq!(ckpt(&mut s, "S"), "1");
     }
-    let exe = std::env::current_exe().unwrap();
     let trials: u64 = std::env::var("WSFS_OVERLAY_KILL_TRIALS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(120);
     let mut seen = std::collections::BTreeMap::new();
     for t in 0..trials {
-        let mut child = std::process::Command::new(&exe)
-            .args([
-                crate::test_name!(overlay_capture_kill_child).as_str(),
-                "--exact",
-                "--ignored",
-                "--test-threads=1",
-            ])
+        let mut child = child_test(&crate::test_name!(overlay_capture_kill_child))
             .env(
                 KILL_ENV,
                 format!("{}\n{}", c.root.display(), c.state.display()),
@@ -765,15 +758,10 @@ const STARVED_FILES: usize = 150;
 #[test]
 #[ignore = "child process of a_rewind_short_of_descriptors_restores_all_or_nothing"]
 fn rewind_starved_child() {
-    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
     if std::env::var(STARVED_ENV).is_err() {
         return;
     }
-    let limit = Rlimit {
-        current: Some(256),
-        maximum: getrlimit(Resource::Nofile).maximum,
-    };
-    setrlimit(Resource::Nofile, limit).unwrap();
+    lower_open_file_limit(256);
     let (mut succeeded, mut failed, mut least) = (0, 0, usize::MAX);
     // Far fewer than the files restored: a rewind that held a descriptor per file in flight
     // fails at every count.
@@ -854,16 +842,10 @@ const MANY_DIRS: usize = 300;
 #[test]
 #[ignore = "child process of a_rewind_across_more_directories_than_descriptors_succeeds"]
 fn many_directories_child() {
-    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
     if std::env::var(MANY_DIRS_ENV).is_err() {
         return;
     }
-    let before = getrlimit(Resource::Nofile);
-    let limit = Rlimit {
-        current: Some(128),
-        maximum: before.maximum,
-    };
-    setrlimit(Resource::Nofile, limit).unwrap();
+    let before = lower_open_file_limit(128);
     let c = Case::new();
     let path = |i: usize| format!("d{i:03}/f.txt");
     for i in 0..MANY_DIRS {
@@ -891,7 +873,7 @@ fn many_directories_child() {
     for i in 0..MANY_DIRS {
         assert_eq!(c.read(&path(i)), b"base\n");
     }
-    setrlimit(Resource::Nofile, before).unwrap();
+    rustix::process::setrlimit(rustix::process::Resource::Nofile, before).unwrap();
     let r = s.commit(&CommitOptions::default(), &ctl()).unwrap();
     assert!(r.committed && r.warnings.is_empty(), "{r:?}");
     assert_eq!(r.files.len(), MANY_DIRS);
@@ -927,16 +909,11 @@ const MANY_CKPTS_ENV: &str = "WSFS_MANY_CHECKPOINTS_CHILD";
 #[test]
 #[ignore = "child process of a_rewind_across_more_checkpoints_than_descriptors_succeeds"]
 fn many_checkpoints_child() {
-    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
     if std::env::var(MANY_CKPTS_ENV).is_err() {
         return;
     }
     const N: usize = 300;
-    let limit = Rlimit {
-        current: Some(128),
-        maximum: getrlimit(Resource::Nofile).maximum,
-    };
-    setrlimit(Resource::Nofile, limit).unwrap();
+    lower_open_file_limit(128);
     let c = Case::new();
     let path = |i: usize| format!("f{i:03}.txt");
     for i in 0..N {

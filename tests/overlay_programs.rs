@@ -382,20 +382,13 @@ fn sigkill_while_a_programs_changes_are_adopted() {
     let id = assert_ok(&v)["id"].clone();
     let _ = close_ws(o.ws);
     let base = snapshot(&o.root);
-    let exe = std::env::current_exe().unwrap();
     let trials: u64 = std::env::var("WSFS_OVERLAY_KILL_TRIALS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(40);
     let (mut whole_rounds, mut mixed) = (0, 0);
     for t in 0..trials {
-        let mut child = std::process::Command::new(&exe)
-            .args([
-                crate::test_name!(overlay_adopt_kill_child).as_str(),
-                "--exact",
-                "--ignored",
-                "--test-threads=1",
-            ])
+        let mut child = child_test(&crate::test_name!(overlay_adopt_kill_child))
             .env(
                 KILL_ENV,
                 format!("{}\n{}", o.root.display(), o.state.display()),

@@ -627,20 +627,13 @@ fn kill_trials(
         c.write(&format!("d{}/f{i}.txt", i % 2), &format!("{i} A\n"));
     }
     setup(&c);
-    let exe = std::env::current_exe().unwrap();
     let trials: u64 = std::env::var("WSFS_OVERLAY_KILL_TRIALS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(200);
     let mut seen = std::collections::BTreeMap::new();
     for i in 0..trials {
-        let mut child = std::process::Command::new(&exe)
-            .args([
-                crate::test_name!(overlay_kill_child).as_str(),
-                "--exact",
-                "--ignored",
-                "--test-threads=1",
-            ])
+        let mut child = child_test(&crate::test_name!(overlay_kill_child))
             .env(
                 KILL_ENV,
                 format!("{mode}\n{}\n{}", c.root.display(), c.state.display()),

@@ -146,20 +146,13 @@ fn sigkill_during_multi_file_patches() {
     let (root, state) = (base.join("ws"), base.join("state"));
     fs::create_dir(&root).unwrap();
     write_a(&root);
-    let exe = std::env::current_exe().unwrap();
     let trials: u64 = std::env::var("WSFS_PATCH_CRASH_TRIALS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(300);
     let (mut seen_a, mut seen_b, mut recovered) = (0, 0, 0);
     for i in 0..trials {
-        let mut child = std::process::Command::new(&exe)
-            .args([
-                crate::test_name!(patch_crash_child).as_str(),
-                "--exact",
-                "--ignored",
-                "--test-threads=1",
-            ])
+        let mut child = child_test(&crate::test_name!(patch_crash_child))
             .env(
                 CRASH_ENV,
                 format!("{}\n{}", root.display(), state.display()),
@@ -241,13 +234,7 @@ fn kill_point_child() {
 /// (rather than finishing first).
 fn killed(case: &Case, mut spec: Value) -> bool {
     merge(&mut spec, json!({"root": case.root, "state": case.state}));
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            crate::test_name!(kill_point_child).as_str(),
-            "--exact",
-            "--ignored",
-            "--test-threads=1",
-        ])
+    let out = child_test(&crate::test_name!(kill_point_child))
         .env(KILL_ENV, spec.to_string())
         .output()
         .unwrap();
@@ -549,13 +536,7 @@ fn no_state_child() {
 fn without_a_state_dir_one_file_per_call() {
     let tmp = tempfile::tempdir().unwrap();
     let root = fs::canonicalize(tmp.path()).unwrap();
-    let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            crate::test_name!(no_state_child).as_str(),
-            "--exact",
-            "--ignored",
-            "--test-threads=1",
-        ])
+    let status = child_test(&crate::test_name!(no_state_child))
         .env(NO_STATE_ENV, &root)
         .env("HOME", &root)
         .env_remove("XDG_STATE_HOME")

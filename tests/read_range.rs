@@ -406,14 +406,8 @@ fn reading_far_into_a_64_mib_file_keeps_memory_flat() {
     }
     fs::write(tmp.path().join("big.txt"), &data).unwrap();
     drop(data);
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            crate::test_name!(range_memory_child).as_str(),
-            "--exact",
-            "--ignored",
-            "--test-threads=1",
-            "--nocapture",
-        ])
+    let out = child_test(&crate::test_name!(range_memory_child))
+        .arg("--nocapture")
         .env(MEMORY_ENV, tmp.path())
         .output()
         .unwrap();

@@ -404,13 +404,7 @@ fn walks_from_a_private_slash_skip_protected_locations() {
     }
     fs::create_dir(fake.join("proc")).unwrap();
     std::os::unix::fs::symlink("usr/bin", fake.join("bin")).unwrap();
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            crate::test_name!(private_slash_child).as_str(),
-            "--exact",
-            "--ignored",
-            "--test-threads=1",
-        ])
+    let out = child_test(&crate::test_name!(private_slash_child))
         .env("WSFS_FAKE_ROOT", &fake)
         .output()
         .unwrap();

@@ -1,7 +1,7 @@
 //! Tests that need the host: the test binary re-run as a child process (for process-wide
 //! limits), descriptor limits, deep trees and mounts.
 
-use rustix::process::{setrlimit, Resource, Rlimit};
+use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::process::ExitStatusExt;
@@ -38,20 +38,33 @@ pub fn take_all_descriptors_but(free: usize) -> Vec<fs::File> {
     held
 }
 
+/// The command that runs only the ignored test `name` (its full name, from `test_name!`) of
+/// this binary, in a child process of its own; the caller adds its environment and output.
+pub fn child_test(name: &str) -> std::process::Command {
+    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    command.args([name, "--exact", "--ignored", "--test-threads=1"]);
+    command
+}
+
+/// Sets this process's soft open-file limit to `n`, keeping the hard one (so it can be raised
+/// again), and returns the limits it had.
+pub fn lower_open_file_limit(n: u64) -> Rlimit {
+    let before = getrlimit(Resource::Nofile);
+    let lowered = Rlimit {
+        current: Some(n),
+        maximum: before.maximum,
+    };
+    setrlimit(Resource::Nofile, lowered).unwrap();
+    before
+}
+
 /// Runs the ignored test `name` (its full name, from `test_name!`) of this binary in a child
 /// process with `env` set to `value`; fails unless it exited cleanly (naming any killing
 /// signal) after running exactly that test. Returns its stdout and stderr.
 #[track_caller]
 pub fn run_child_test(name: &str, env: &str, value: impl AsRef<OsStr>) -> String {
-    let exe = std::env::current_exe().unwrap();
-    let out = std::process::Command::new(exe)
-        .args([
-            name,
-            "--exact",
-            "--ignored",
-            "--test-threads=1",
-            "--nocapture",
-        ])
+    let out = child_test(name)
+        .arg("--nocapture")
         .env(env, value)
         .output()
         .unwrap();
