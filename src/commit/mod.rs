@@ -194,7 +194,7 @@ fn stage<'d>(
     let mut staged = Staged::create(dir).map_err(io_err)?;
     fault::sys(Sys::Write).map_err(io_err)?;
     fault::sys(Sys::Fsync).map_err(io_err)?;
-    fill_staged(&mut staged, content, keep, display, ctl)?;
+    fill_staged(&mut staged, &[content], keep, display, ctl)?;
     Ok(staged)
 }
 

@@ -690,9 +690,9 @@ impl Session {
         }
         plan.reverse();
         let mut records = Vec::new();
-        // Restored files whose writes are under way, fsynced at the end: their writes overlap
-        // instead of each waiting for its own (git's `fsyncMethod=batch` idea).
-        let mut unsynced: Vec<(&str, &str)> = Vec::new();
+        // Restored files whose writes are under way, by directory, fsynced at the end: their
+        // writes overlap instead of each waiting for its own (git's `fsyncMethod=batch` idea).
+        let mut unsynced: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         let mut open_logs: BTreeMap<u64, std::fs::File> = BTreeMap::new();
         for (p, (s, log)) in &plan {
             let io = |e: io::Error| on_path(&e, p);
@@ -703,7 +703,7 @@ impl Session {
                 let log = self.image_log(&mut open_logs, *id).map_err(io)?;
                 self.restore(&udir, leaf, s, log).map_err(io)?;
                 if s.image.state == "file" {
-                    unsynced.push((parent, leaf));
+                    unsynced.entry(parent).or_default().push(leaf);
                 }
                 // Its directory, and each above it (upper_dir_all may have made some).
                 let mut above = parent;
@@ -728,29 +728,26 @@ impl Session {
                 },
             });
         }
-        // By directory, each opened once.
-        unsynced.sort_unstable();
-        let mut open: Option<(&str, Dir)> = None;
-        for (parent, leaf) in unsynced {
-            let fail = |e: io::Error| machinery("cannot make a rewound file durable", &e);
-            if open.as_ref().is_none_or(|(p, _)| *p != parent) {
-                let dir = open_beneath(self.upper(), parent)
-                    .map_err(fail)?
-                    .ok_or_else(|| fail(damaged(parent)))?;
-                open = Some((parent, dir));
-            }
-            let Some((_, dir)) = &open else { continue };
-            fs_name(leaf)
-                .and_then(|raw| crate::sandbox::sys::open_file(dir.as_fd(), raw.as_bytes()))
-                .and_then(|file| file.sync_all())
-                .map_err(fail)?;
-        }
-        drop(open);
+        // Each directory opened once: its restored files fsynced, then itself. (Every
+        // restored file's directory is in `changed_dirs`.)
+        let fail = |e: io::Error| machinery("cannot make a rewound file durable", &e);
         for p in &changed_dirs {
-            // A directory gone since (removed whole) is fsynced through its parent.
-            if let Some(d) = open_beneath(self.upper(), p).map_err(|e| on_path(&e, p))? {
-                store::fsync_dir(&d).map_err(|e| on_path(&e, p))?;
+            let files = unsynced.get(p.as_str());
+            let Some(d) = open_beneath(self.upper(), p).map_err(|e| on_path(&e, p))? else {
+                // A directory gone since (removed whole) is fsynced through its parent; one
+                // that holds restored files cannot be.
+                match files {
+                    Some(_) => return Err(fail(damaged(p))),
+                    None => continue,
+                }
+            };
+            for leaf in files.into_iter().flatten() {
+                fs_name(leaf)
+                    .and_then(|raw| crate::sandbox::sys::open_file(d.as_fd(), raw.as_bytes()))
+                    .and_then(|file| file.sync_all())
+                    .map_err(fail)?;
             }
+            store::fsync_dir(&d).map_err(|e| on_path(&e, p))?;
         }
         // The "absent" images of the target's epoch and of the later ones are consumed.
         records.push(Record {
@@ -796,14 +793,16 @@ impl Session {
         open: &'a mut BTreeMap<u64, std::fs::File>,
         id: u64,
     ) -> io::Result<&'a std::fs::File> {
-        if !open.contains_key(&id) {
-            if open.len() >= OPEN_LOGS {
-                open.clear();
-            }
-            let dir = open_sub(&self.ckpts, &id.to_string())?;
-            open.insert(id, open_images(&dir, false)?);
+        if !open.contains_key(&id) && open.len() >= OPEN_LOGS {
+            open.clear();
         }
-        open.get(&id).ok_or_else(|| damaged(&id.to_string()))
+        match open.entry(id) {
+            std::collections::btree_map::Entry::Occupied(log) => Ok(log.into_mut()),
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                let dir = open_sub(&self.ckpts, &id.to_string())?;
+                Ok(slot.insert(open_images(&dir, false)?))
+            }
+        }
     }
 
     /// The upper directory `rel`, made (plain, 0755) where missing.

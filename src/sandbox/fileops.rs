@@ -256,10 +256,7 @@ fn stage<'d>(
     check_file_size_limit(len as u64, display)?;
     ctl.check()?;
     let mut staged = Staged::create(dir).map_err(io_err)?;
-    write_staged(staged.file(), pieces, keep, ctl).map_err(|e| match e {
-        TempError::Io(e) => WsfsError::from_io(&e, display),
-        TempError::Stopped(e) => e,
-    })?;
+    fill_staged(&mut staged, pieces, keep, display, ctl)?;
     ctl.check()?;
     Ok(staged)
 }
@@ -292,16 +289,16 @@ pub fn check_file_size_limit(final_size: u64, display: &str) -> Result<()> {
     }
 }
 
-/// Writes `content` to a staged file, gives it `keep`'s owner (best effort) and mode, and
-/// fsyncs it; the deadline is checked between chunks.
+/// Writes the content that is `pieces` one after another to a staged file, gives it `keep`'s
+/// owner (best effort) and mode, and fsyncs it; the deadline is checked between chunks.
 pub fn fill_staged(
     staged: &mut Staged<'_>,
-    content: &[u8],
+    pieces: &[&[u8]],
     keep: Option<&Metadata>,
     display: &str,
     ctl: &CallControl,
 ) -> Result<()> {
-    write_staged(staged.file(), &[content], keep, ctl).map_err(|e| match e {
+    write_staged(staged.file(), pieces, keep, ctl).map_err(|e| match e {
         TempError::Io(e) => WsfsError::from_io(&e, display),
         TempError::Stopped(e) => e,
     })
