@@ -282,6 +282,42 @@ fn the_base_and_the_session_directories_cannot_be_reached_beside_the_view() {
     assert_eq!(v.run("echo ok > ok.txt && cat ok.txt").stdout, "ok\n");
 }
 
+/// Metadata outside (mode, times, xattrs, flags) stays as it was in overlay mode too: every
+/// mount but the view, the temp directory and the home is read-only in the run's namespace.
+#[test]
+fn metadata_outside_and_of_the_base_cannot_be_changed() {
+    let Some(v) = View::new() else { return };
+    let secret = v.outside.join("secret.txt");
+    let base_file = v.ws.join("keep.txt");
+    let stat = |p: &Path| {
+        let m = fs::metadata(p).unwrap();
+        (m.mode(), m.mtime(), m.mtime_nsec(), m.atime())
+    };
+    let before = (stat(&secret), stat(&base_file));
+    let (s, b) = (secret.display(), base_file.display());
+    let attempts = [
+        format!("chmod 4777 {s}"),
+        format!("touch -d 2001-01-01 {s}"),
+        format!("chattr +d {s}"),
+        format!("python3 -c \"import os; os.setxattr('{s}', 'user.x', b'y')\""),
+        format!("chmod 4777 /proc/1/root{b}"),
+        format!("touch -d 2001-01-01 /proc/1/root{b}"),
+    ];
+    for a in &attempts {
+        let out = v.run(&format!("{a} 2>/dev/null && echo CHANGED"));
+        assert!(
+            !out.stdout.contains("CHANGED"),
+            "{a}: it worked ({})",
+            out.stderr
+        );
+    }
+    assert_eq!((stat(&secret), stat(&base_file)), before);
+    // In the view the same calls work (and land in the run's upper, not the base).
+    let out = v.run("chmod 600 keep.txt && touch -d 2001-01-01 keep.txt && echo ok");
+    assert_eq!(out.stdout, "ok\n", "{}", out.stderr);
+    assert_eq!(stat(&base_file), before.1, "the base changed");
+}
+
 #[test]
 fn a_symlink_in_the_upper_pointing_outside_is_not_followed_out() {
     let Some(v) = View::new() else { return };

@@ -131,7 +131,7 @@ pub fn workspace_tool_specs(id: u64) -> String {
     };
     let policy = &opened.ws.policy;
     let runs = |t: &dyn crate::tools::contract::ToolRunner| {
-        (t.annotations().read_only || policy.writes_enabled)
+        (t.runs_read_only() || policy.writes_enabled)
             && t.switch().refusal(t.name(), opened.ws.policy()).is_none()
     };
     let offered = |native: &str| crate::tools::find(native).is_some_and(|t| runs(t));

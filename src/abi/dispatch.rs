@@ -295,7 +295,7 @@ fn run_entry(
     check_args_size(call.ws, req.tool, req.args_json.len())?;
     // Read-only mode, then the exec switches, decided once for every tool from its entry,
     // before anything runs.
-    if !entry.annotations().read_only && !call.ws.policy.writes_enabled {
+    if !entry.runs_read_only() && !call.ws.policy.writes_enabled {
         note_path_argument(call, req.args_json);
         return Err(writes_disabled(entry.name(), call.ws.policy()));
     }
@@ -331,7 +331,7 @@ fn note_path_argument(call: &mut Call<'_>, args_json: &str) {
 fn writes_disabled(tool: &str, policy: &PolicyConfig) -> WsfsError {
     let readers: Vec<&str> = tools::REGISTRY
         .iter()
-        .filter(|t| t.annotations.read_only && t.switch.is_on(policy))
+        .filter(|t| t.runs_read_only() && t.switch.is_on(policy))
         .map(|t| t.name)
         .collect();
     WsfsError::new(

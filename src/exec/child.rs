@@ -15,11 +15,13 @@
 //! 2. lower the rlimits (before dropping `CAP_SYS_RESOURCE`, which could raise them again);
 //! 3. mark every descriptor above 2 close-on-exec (`close_range`): a host's stray descriptor
 //!    must not carry a file Landlock would refuse into the program;
-//! 4. in overlay mode ([`OverlayPlan`]): a user and a mount namespace of its own, its uid and
-//!    gid mapped to themselves, every mount private, the session's kernel overlay (base +
-//!    upper) mounted on the workspace path itself, and the Landlock rule for the view added on
-//!    the overlay's root (a rule on the base directory does not reach files on a mount over
-//!    it: Landlock skips a covered mount point when it walks up a path);
+//! 4. a user and a mount namespace of its own ([`NamespacePlan`], `mounts.rs`), its uid and
+//!    gid mapped to themselves, every mount private; in overlay mode ([`OverlayPlan`]) the
+//!    session's kernel overlay (base + upper) mounted on the workspace path itself, and the
+//!    Landlock rule for the view added on the overlay's root (a rule on the base directory
+//!    does not reach files on a mount over it: Landlock skips a covered mount point when it
+//!    walks up a path); then every mount read-only but binds of the places the program may
+//!    write ([`ReadOnlyRest`]), and the workspace opened again on these mounts;
 //! 5. the working directory, opened beneath the view's root with no symlink followed and
 //!    entered with `fchdir` ([`CwdPlan`]): std's `chdir` by path came earlier and may have
 //!    followed a name swapped for a symlink, or reached the base under the overlay;
@@ -35,6 +37,9 @@
 // Between fork and exec only raw system calls are safe to make; each block says why it is sound.
 #![allow(unsafe_code)]
 
+use super::mounts::{NamespacePlan, ReadOnlyRest};
+use super::step::{check, encode, last_errno};
+pub(crate) use super::step::{decode, Step};
 use std::ffi::CString;
 use std::io;
 use std::os::fd::RawFd;
@@ -55,27 +60,22 @@ pub(crate) struct ChildPlan {
     pub(crate) drop_capabilities: bool,
     pub(crate) seccomp: Option<seccompiler::BpfProgram>,
     pub(crate) landlock_ruleset: Option<RawFd>,
+    /// A user and mount namespace of the program's own (`mounts.rs`): overlay mode, and
+    /// every run where the system can make one.
+    pub(crate) namespaces: Option<NamespacePlan>,
     pub(crate) overlay: Option<OverlayPlan>,
+    /// Every mount but the writable places made read-only (`mounts.rs`).
+    pub(crate) read_only_rest: Option<ReadOnlyRest>,
     pub(crate) cwd: Option<CwdPlan>,
     /// The host's pid: the program gets `SIGKILL` when the host's forking thread ends (a
     /// killed host leaves no program running unwatched, past every limit the host enforces).
     pub(crate) die_with_host: Option<libc::pid_t>,
 }
 
-/// A file the child writes whole (`/proc/self/uid_map` and its kin).
-#[derive(Debug)]
-pub(crate) struct ProcWrite {
-    pub(crate) path: CString,
-    pub(crate) bytes: Vec<u8>,
-}
-
-/// The overlay view, every string and buffer built by the parent (`overlay.rs`).
+/// The overlay view's mount, every string built by the parent (`overlay.rs`); the namespaces
+/// it is made in are [`ChildPlan::namespaces`].
 #[derive(Debug)]
 pub(crate) struct OverlayPlan {
-    /// `CLONE_NEWUSER | CLONE_NEWNS` (a test may add a bit the kernel refuses).
-    pub(crate) unshare_flags: libc::c_int,
-    /// `setgroups` = `deny`, then `uid_map` and `gid_map`, in that order.
-    pub(crate) id_maps: [ProcWrite; 3],
     /// The workspace path: the mount point, and the path the program sees the view at.
     pub(crate) target: CString,
     /// `lowerdir=…,upperdir=…,workdir=…,userxattr`.
@@ -93,102 +93,6 @@ pub(crate) struct CwdPlan {
     pub(crate) root: Option<RawFd>,
     /// Relative, symlink-free (the tools resolved it); `.` for the root itself.
     pub(crate) rel: CString,
-}
-
-/// The step of [`ChildPlan::apply`] that failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Step {
-    JoinCgroup = 1,
-    Rlimit = 2,
-    CloseDescriptors = 3,
-    DropCapabilities = 4,
-    NoNewPrivs = 5,
-    Seccomp = 6,
-    Landlock = 7,
-    UserNamespace = 8,
-    IdMap = 9,
-    OverlayMount = 10,
-    OverlayRule = 11,
-    WorkingDirectory = 12,
-    DieWithHost = 13,
-}
-
-impl Step {
-    pub(crate) fn describe(self) -> &'static str {
-        match self {
-            Step::JoinCgroup => "joining the run's pids cgroup",
-            Step::Rlimit => "setting the resource limits",
-            Step::CloseDescriptors => "closing inherited descriptors",
-            Step::DropCapabilities => "dropping root's capabilities",
-            Step::NoNewPrivs => "setting no_new_privs",
-            Step::Seccomp => "installing the seccomp filter",
-            Step::Landlock => "applying the Landlock ruleset",
-            Step::UserNamespace => "making a user and mount namespace for the overlay view",
-            Step::IdMap => "mapping the user and group ids in that namespace",
-            Step::OverlayMount => "mounting the session's overlay view on the workspace",
-            Step::OverlayRule => "granting the overlay view in the Landlock ruleset",
-            Step::WorkingDirectory => "entering the working directory beneath the workspace",
-            Step::DieWithHost => "tying the program's life to the host's (PR_SET_PDEATHSIG)",
-        }
-    }
-
-    /// Whether the step belongs to the overlay view (refused with `overlay_unavailable`).
-    pub(crate) fn is_overlay(self) -> bool {
-        matches!(self, Step::UserNamespace | Step::IdMap | Step::OverlayMount)
-    }
-
-    fn from_number(n: i32) -> Option<Step> {
-        Some(match n {
-            1 => Step::JoinCgroup,
-            2 => Step::Rlimit,
-            3 => Step::CloseDescriptors,
-            4 => Step::DropCapabilities,
-            5 => Step::NoNewPrivs,
-            6 => Step::Seccomp,
-            7 => Step::Landlock,
-            8 => Step::UserNamespace,
-            9 => Step::IdMap,
-            10 => Step::OverlayMount,
-            11 => Step::OverlayRule,
-            12 => Step::WorkingDirectory,
-            13 => Step::DieWithHost,
-            _ => return None,
-        })
-    }
-}
-
-/// errno values are below 4096; a step's number is carried above them.
-const STEP_SHIFT: i32 = 16;
-
-fn encode(step: Step, errno: i32) -> io::Error {
-    io::Error::from_raw_os_error(((step as i32) << STEP_SHIFT) | (errno & 0xffff))
-}
-
-/// Splits an error from `spawn` into the setup step that failed (none: exec itself failed)
-/// and the errno.
-pub(crate) fn decode(err: &io::Error) -> (Option<Step>, Option<i32>) {
-    match err.raw_os_error() {
-        Some(raw) => match Step::from_number(raw >> STEP_SHIFT) {
-            Some(step) => (Some(step), Some(raw & 0xffff)),
-            None => (None, Some(raw)),
-        },
-        None => (None, None),
-    }
-}
-
-fn last_errno() -> i32 {
-    io::Error::last_os_error()
-        .raw_os_error()
-        .unwrap_or(libc::EIO)
-}
-
-/// `syscall`'s -1-and-errno convention, as a step's result.
-fn check(step: Step, ret: libc::c_long) -> io::Result<()> {
-    if ret < 0 {
-        Err(encode(step, last_errno()))
-    } else {
-        Ok(())
-    }
 }
 
 impl ChildPlan {
@@ -226,21 +130,31 @@ impl ChildPlan {
             check(Step::Rlimit, ret)?;
         }
         close_on_exec_above_stderr()?;
+        if let Some(namespaces) = &self.namespaces {
+            namespaces.enter()?;
+        }
+        // The view's root on this namespace's mounts, once the child has its own: a
+        // descriptor the parent opened leads to the host's mounts.
         let mut view_root: Option<RawFd> = None;
         if let Some(overlay) = &self.overlay {
             view_root = Some(mount_overlay(overlay, self.landlock_ruleset)?);
         }
+        if let Some(rest) = &self.read_only_rest {
+            if let Some(fd) = rest.apply()? {
+                view_root = Some(fd);
+            }
+        }
         if let Some(cwd) = &self.cwd {
-            match cwd.root.or(view_root) {
+            match view_root.or(cwd.root) {
                 Some(root) => enter(root, &cwd.rel)?,
                 None => return Err(encode(Step::WorkingDirectory, libc::EBADF)),
             }
         }
         if let Some(fd) = view_root {
-            // SAFETY: closes the descriptor mount_overlay opened, which nothing else holds.
+            // SAFETY: closes the descriptor this child opened, which nothing else holds.
             unsafe { libc::close(fd) };
         }
-        if self.drop_capabilities || self.overlay.is_some() {
+        if self.drop_capabilities || self.namespaces.is_some() {
             drop_capabilities()?;
         }
         // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1) takes integers only.
@@ -272,28 +186,9 @@ impl ChildPlan {
 /// `overlayfs`'s `f_type` (`OVERLAYFS_SUPER_MAGIC`).
 pub(crate) const OVERLAYFS_MAGIC: i64 = 0x794c_7630;
 
-/// Step 4: the namespaces, the id maps, the overlay mount and its Landlock rule. Returns a
+/// Step 4: the overlay mount and its Landlock rule, in the namespaces just made. Returns a
 /// descriptor (`O_PATH`) of the overlay's root, checked to be an overlay.
 fn mount_overlay(plan: &OverlayPlan, ruleset: Option<RawFd>) -> io::Result<RawFd> {
-    // SAFETY: unshare takes integers only; the child is single-threaded (fork), as
-    // CLONE_NEWUSER requires.
-    let ret = unsafe { libc::unshare(plan.unshare_flags) };
-    check(Step::UserNamespace, ret.into())?;
-    for write in &plan.id_maps {
-        write_whole(&write.path, &write.bytes)?;
-    }
-    // SAFETY: mount with a static NUL-terminated path and NULL source, type and data: only
-    // changes the propagation of this (new) namespace's mounts, so nothing reaches the host's.
-    let ret = unsafe {
-        libc::mount(
-            std::ptr::null(),
-            c"/".as_ptr(),
-            std::ptr::null(),
-            libc::MS_REC | libc::MS_PRIVATE,
-            std::ptr::null(),
-        )
-    };
-    check(Step::OverlayMount, ret.into())?;
     // SAFETY: every pointer is a NUL-terminated string the parent built before fork.
     let ret = unsafe {
         libc::mount(
@@ -351,24 +246,6 @@ const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
 struct PathBeneathAttr {
     allowed_access: u64,
     parent_fd: i32,
-}
-
-/// Writes `bytes` to `path` in one `write` (what `/proc/self/uid_map` requires).
-fn write_whole(path: &CString, bytes: &[u8]) -> io::Result<()> {
-    // SAFETY: open of a NUL-terminated path the parent built.
-    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(encode(Step::IdMap, last_errno()));
-    }
-    // SAFETY: writes from a buffer the parent built to the descriptor just opened.
-    let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-    let errno = last_errno();
-    // SAFETY: closes the descriptor opened above.
-    unsafe { libc::close(fd) };
-    if written != bytes.len() as isize {
-        return Err(encode(Step::IdMap, errno));
-    }
-    Ok(())
 }
 
 /// `struct open_how` (libc's is non-exhaustive).

@@ -12,10 +12,11 @@
 //!    [`child::ChildPlan`] of plain integers, pointers and pre-built C strings.
 //! 2. **Between fork and exec**, in the child, which may be the fork of a multithreaded Go
 //!    host (`child.rs`): raw system calls only, no allocation, no lock: join the cgroup, set
-//!    the rlimits, mark every inherited descriptor close-on-exec, in overlay mode mount the
-//!    session's view on the workspace in namespaces of its own (`overlay.rs`), enter the
-//!    working directory, drop every capability (as root), `no_new_privs`, the seccomp filter,
-//!    `landlock_restrict_self`.
+//!    the rlimits, mark every inherited descriptor close-on-exec, enter a user and mount
+//!    namespace of its own, in overlay mode mount the session's view on the workspace
+//!    (`overlay.rs`), make every mount read-only but the places it may write (`mounts.rs`),
+//!    enter the working directory, drop every capability, `no_new_privs`, the seccomp
+//!    filter, `landlock_restrict_self`.
 //! 3. **After exec**, in the parent (`supervise.rs`): stdout and stderr are read into
 //!    head-and-tail buffers (`capture.rs`) while a pidfd, the deadline and the cancel flag are
 //!    watched; when the program ends, times out or is cancelled, its process group and its
@@ -33,6 +34,7 @@ pub(crate) mod child;
 pub(crate) mod env;
 pub(crate) mod git;
 pub(crate) mod landlock_rules;
+pub(crate) mod mounts;
 pub(crate) mod overlay;
 pub(crate) mod program;
 pub(crate) mod report;
@@ -41,6 +43,7 @@ pub(crate) mod sandbox;
 pub(crate) mod scratch;
 pub(crate) mod seccomp;
 pub(crate) mod shell;
+pub(crate) mod step;
 pub(crate) mod supervise;
 pub(crate) mod testing;
 pub(crate) mod tools;
@@ -49,6 +52,8 @@ pub(crate) use runner::{Control, ExecLimits, ExecOutcome, ExecPlaces, ExecPolicy
 
 #[cfg(test)]
 mod confinement_tests;
+#[cfg(test)]
+mod metadata_tests;
 #[cfg(test)]
 mod overhead_bench;
 #[cfg(test)]

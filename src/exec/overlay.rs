@@ -24,7 +24,8 @@
 //! given for the base directory itself, nor for the upper and work directories, so the
 //! program reaches the session's files only through the mount, and the base through no path.
 
-use super::child::{OverlayPlan, ProcWrite};
+use super::child::OverlayPlan;
+use super::mounts::NamespacePlan;
 use crate::error::{ErrorCode, WsfsError};
 use std::ffi::CString;
 use std::fs;
@@ -218,38 +219,27 @@ pub(crate) fn plan(
         ));
     }
     let cstr = |b: Vec<u8>| CString::new(b).map_err(|_| unavailable("a path holds a NUL byte"));
-    let uid = rustix::process::geteuid().as_raw();
-    let gid = rustix::process::getegid().as_raw();
-    let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
-    if dirs.simulate_unavailable {
-        // CSIGNAL bits are invalid for unshare: EINVAL, as an old or locked-down kernel says.
-        flags |= 0x11;
-    }
     let mut mount_flags = libc::MS_NOSUID | libc::MS_NODEV;
     if !writable {
         mount_flags |= libc::MS_RDONLY;
     }
     Ok(OverlayPlan {
-        unshare_flags: flags,
-        id_maps: [
-            ProcWrite {
-                path: c"/proc/self/setgroups".to_owned(),
-                bytes: b"deny".to_vec(),
-            },
-            ProcWrite {
-                path: c"/proc/self/uid_map".to_owned(),
-                bytes: format!("{uid} {uid} 1\n").into_bytes(),
-            },
-            ProcWrite {
-                path: c"/proc/self/gid_map".to_owned(),
-                bytes: format!("{gid} {gid} 1\n").into_bytes(),
-            },
-        ],
         target: cstr(root.as_os_str().as_bytes().to_vec())?,
         options: cstr(options)?,
         mount_flags,
         view_access,
     })
+}
+
+/// The namespaces the view is mounted in: a user and a mount namespace (overlayfs's
+/// `userxattr` flavour is for a user namespace's mounts).
+pub(crate) fn namespaces(dirs: &OverlayDirs) -> NamespacePlan {
+    let mut plan = NamespacePlan::with_user_namespace();
+    if dirs.simulate_unavailable {
+        // CSIGNAL bits are invalid for unshare: EINVAL, as an old or locked-down kernel says.
+        plan.unshare_flags |= 0x11;
+    }
+    plan
 }
 
 /// The message for a child's overlay step that failed with `errno`.

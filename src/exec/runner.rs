@@ -5,6 +5,7 @@ use super::capture::Captured;
 use super::child::{self, CwdPlan};
 use super::env::{self, EnvSources};
 use super::landlock_rules;
+use super::mounts::{self, ReadOnlyRest};
 use super::overlay::{self, OverlayDirs};
 use super::program;
 use super::sandbox::{self, Bounds, Request, SandboxReport};
@@ -298,6 +299,8 @@ pub(crate) struct Runner {
     policy: ExecPolicy,
     /// Programs started so far (workspace_info's cache is tested with it).
     started: Arc<std::sync::atomic::AtomicU64>,
+    /// Tests only: run as on a system where no namespace can be made.
+    simulate_no_namespaces: bool,
 }
 
 impl Runner {
@@ -306,7 +309,16 @@ impl Runner {
             places,
             policy,
             started: Arc::default(),
+            simulate_no_namespaces: false,
         }
+    }
+
+    /// Tests only: runs as on a system where no mount namespace can be made (the seccomp
+    /// fallback for metadata).
+    #[cfg(test)]
+    pub(crate) fn without_namespaces(mut self) -> Runner {
+        self.simulate_no_namespaces = true;
+        self
     }
 
     /// How many programs this runner (and its clones) started.
@@ -444,6 +456,8 @@ impl Runner {
             readable: &readable,
             network: self.policy.network,
             require_landlock: self.policy.require_sandbox,
+            namespaces: overlay_dirs.map(overlay::namespaces),
+            simulate_no_namespaces: self.simulate_no_namespaces,
             bounds: Bounds {
                 wall_clock: limit,
                 processes: self.policy.limits.processes,
@@ -502,6 +516,13 @@ impl Runner {
             .ok(),
         };
         let mut plan = prepared.plan;
+        if prepared.read_only_mounts {
+            plan.read_only_rest = Some(self.read_only_rest(
+                &writable,
+                overlay_plan.as_ref(),
+                view_root_fd.as_ref(),
+            )?);
+        }
         if let Some(mut overlay_plan) = overlay_plan {
             if plan.landlock_ruleset.is_none() {
                 overlay_plan.view_access = 0;
@@ -542,7 +563,9 @@ impl Runner {
         drop(prepared.ruleset);
         drop(view_root_fd);
         drop(cmd);
-        let child = spawned.map_err(|e| spawn_error(&e, &exe, &req.program, &self.policy))?;
+        let child = spawned.map_err(|e| {
+            spawn_error(&e, &exe, &req.program, &self.policy, overlay_dirs.is_some())
+        })?;
 
         let watched = supervise::watch(Watch {
             child,
@@ -575,6 +598,51 @@ impl Runner {
     }
 }
 
+impl Runner {
+    /// The places made writable again once every mount is read-only (`mounts.rs`): the
+    /// Landlock-writable ones, and a writable overlay view; in host mode also the workspace's
+    /// path and identity, to enter the working directory on the child's own mounts.
+    fn read_only_rest(
+        &self,
+        writable: &[PathBuf],
+        overlay_plan: Option<&child::OverlayPlan>,
+        view_root_fd: Option<&rustix::fd::OwnedFd>,
+    ) -> Result<ReadOnlyRest, WsfsError> {
+        let c_path = |p: &Path| {
+            let canonical = std::fs::canonicalize(p).map_err(|e| {
+                WsfsError::new(
+                    ErrorCode::IoError,
+                    format!("{} could not be resolved for the run: {e}", p.display()),
+                )
+            })?;
+            mounts::c_path(&canonical).ok_or_else(|| {
+                WsfsError::new(ErrorCode::InvalidArguments, "a path holds a NUL byte")
+            })
+        };
+        let mut rest = ReadOnlyRest::default();
+        for place in writable {
+            rest.binds.push(c_path(place)?);
+        }
+        match overlay_plan {
+            Some(view) if self.places.view_writable => rest.also_writable.push(view.target.clone()),
+            Some(_) => {}
+            None => {
+                if let Some(fd) = view_root_fd {
+                    let st = rustix::fs::fstat(fd).map_err(|e| {
+                        WsfsError::new(
+                            ErrorCode::IoError,
+                            format!("the workspace root could not be examined: {e}"),
+                        )
+                    })?;
+                    let path = c_path(&self.places.view_root)?;
+                    rest.view = Some((path, st.st_dev, st.st_ino));
+                }
+            }
+        }
+        Ok(rest)
+    }
+}
+
 /// `cwd` relative to the view's root, for the child's `openat2` (`.` for the root); `None`
 /// for a directory outside the view (a probe run in a temp directory).
 fn cwd_rel(root: &Path, cwd: &Path) -> Option<std::ffi::CString> {
@@ -588,10 +656,16 @@ fn cwd_rel(root: &Path, cwd: &Path) -> Option<std::ffi::CString> {
     std::ffi::CString::new(bytes).ok()
 }
 
-fn spawn_error(err: &std::io::Error, exe: &Path, name: &OsStr, policy: &ExecPolicy) -> WsfsError {
+fn spawn_error(
+    err: &std::io::Error,
+    exe: &Path,
+    name: &OsStr,
+    policy: &ExecPolicy,
+    overlay: bool,
+) -> WsfsError {
     let name = name.to_string_lossy();
     match child::decode(err) {
-        (Some(step), errno) if step.is_overlay() => overlay::step_error(step, errno),
+        (Some(step), errno) if overlay && step.is_overlay() => overlay::step_error(step, errno),
         (Some(child::Step::WorkingDirectory), errno) => {
             let (code, why) = match errno {
                 Some(libc::ELOOP | libc::EXDEV) => (

@@ -4,6 +4,10 @@
 //! - Writing, creating, renaming or removing anything outside the workspace view, the run's
 //!   private temp directory and the tools' home (Landlock; symlinks and `..` included, since
 //!   Landlock rules are on inodes). `truncate(2)` by name too (Landlock ABI 3+, or seccomp).
+//! - Changing the metadata of anything outside those places: mode, owner, timestamps, xattrs
+//!   and ACLs, `chattr` flags (a mount namespace of the program's own where every other mount
+//!   is read-only: `mounts.rs`; where none can be made, seccomp refuses those system calls
+//!   everywhere, the workspace included). The result's `outside` says which.
 //! - Reading anything but the system (`/usr`, `/bin`, `/lib*`, most of `/etc`: see
 //!   `landlock_rules::ETC_SECRETS`), `/proc` and `/sys` (read only), the host's
 //!   `exec_read_paths`, and the writable places: `~/.ssh`, other projects, `/tmp`, `/root`.
@@ -37,7 +41,9 @@
 //!   cap and the disk's free space within the wall clock.
 //! - With `exec_network: true`, anything the network reaches, socket files included.
 //! - On a kernel without Landlock (and `exec_require_sandbox: false`), anything the host user
-//!   can do to the file system; the result then says `"sandbox": "none"`.
+//!   can do to the file system's contents; the result then says `"sandbox": "none"`.
+//! - Mounts beneath a writable place (a file system mounted inside the workspace) stay
+//!   read-only: only the place's own mount is made writable again.
 //! - Without a pids cgroup, as root: a process that leaves its process group (`setsid`)
 //!   survives the call (still confined), and forks are bounded only by the wall clock.
 //! - A host killed mid-call: the program itself dies with it (`PR_SET_PDEATHSIG`), the
@@ -47,6 +53,7 @@
 use super::cgroup::{self, PidsCgroups, ProcessCage};
 use super::child::{ChildPlan, Rlimit};
 use super::landlock_rules::{self, RulesetPlan};
+use super::mounts::{self, NamespacePlan, Outside};
 use super::seccomp::{self, FilterPlan};
 use serde::Serialize;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -60,14 +67,20 @@ pub(crate) struct Support {
     pub(crate) landlock_abi: i32,
     pub(crate) seccomp: bool,
     pub(crate) root_capabilities: bool,
+    /// How programs are kept from changing metadata outside (probed with a forked child).
+    pub(crate) outside: Outside,
 }
 
 pub(crate) fn support() -> &'static Support {
     static SUPPORT: OnceLock<Support> = OnceLock::new();
-    SUPPORT.get_or_init(|| Support {
-        landlock_abi: landlock_rules::kernel_abi(),
-        seccomp: seccompiler::TargetArch::try_from(std::env::consts::ARCH).is_ok(),
-        root_capabilities: super::child::has_capabilities(),
+    SUPPORT.get_or_init(|| {
+        let root_capabilities = super::child::has_capabilities();
+        Support {
+            landlock_abi: landlock_rules::kernel_abi(),
+            seccomp: seccompiler::TargetArch::try_from(std::env::consts::ARCH).is_ok(),
+            root_capabilities,
+            outside: mounts::probe(root_capabilities),
+        }
     })
 }
 
@@ -80,6 +93,11 @@ pub(crate) struct SandboxReport {
     pub network: &'static str,
     /// `cgroup` (pids.max and a kill of every member), `rlimit`, or `unbounded`.
     pub processes: &'static str,
+    /// What keeps the program from changing the metadata (mode, owner, times, xattrs) of
+    /// anything outside the places it may write: `read-only-mounts` (every other mount is
+    /// read-only in its own mount namespace), or `metadata-calls-denied` (no namespace could
+    /// be made: seccomp refuses those calls everywhere).
+    pub outside: &'static str,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
@@ -100,6 +118,11 @@ pub(crate) struct Request<'a> {
     pub(crate) network: bool,
     pub(crate) require_landlock: bool,
     pub(crate) bounds: Bounds,
+    /// The namespaces the run needs whatever this system offers (overlay mode's); `None`:
+    /// those the probe found, or none.
+    pub(crate) namespaces: Option<NamespacePlan>,
+    /// Tests only: behave as a system where no namespace can be made.
+    pub(crate) simulate_no_namespaces: bool,
 }
 
 /// Everything made before fork. The ruleset descriptor and the cgroup live here until the run
@@ -109,6 +132,8 @@ pub(crate) struct Prepared {
     pub(crate) ruleset: Option<OwnedFd>,
     pub(crate) cage: Option<ProcessCage>,
     pub(crate) report: SandboxReport,
+    /// The child has namespaces of its own: the runner adds the read-only mounts' plan.
+    pub(crate) read_only_mounts: bool,
 }
 
 /// Why no run can happen: Landlock is required and missing.
@@ -140,11 +165,28 @@ pub(crate) fn prepare(req: &Request<'_>) -> Result<Prepared, Unavailable> {
         None
     };
 
+    let namespaces = match (&req.namespaces, &kernel.outside) {
+        (Some(required), _) => Some(required.clone()),
+        (None, _) if req.simulate_no_namespaces => None,
+        (None, Outside::ReadOnlyMounts(found)) => Some(found.clone()),
+        (None, Outside::MetadataDenied(_)) => None,
+    };
+    if namespaces.is_none() {
+        let why = match &kernel.outside {
+            Outside::MetadataDenied(why) => why.as_str(),
+            Outside::ReadOnlyMounts(_) => "namespaces are switched off for this run",
+        };
+        notes.push(format!(
+            "{why}: changing a file's mode, owner, times or xattrs is refused everywhere, the \
+             workspace included"
+        ));
+    }
     let deny_truncate = ruleset.is_some() && kernel.landlock_abi < 3;
     let filter = if kernel.seccomp {
         seccomp::compile(FilterPlan {
             network: req.network,
             deny_truncate,
+            deny_metadata: namespaces.is_none(),
         })
         .map_err(Unavailable)?
     } else {
@@ -185,7 +227,9 @@ pub(crate) fn prepare(req: &Request<'_>) -> Result<Prepared, Unavailable> {
         drop_capabilities: kernel.root_capabilities,
         seccomp: filter,
         landlock_ruleset: ruleset.as_ref().map(|fd| fd.as_raw_fd()),
+        namespaces: namespaces.clone(),
         overlay: None,
+        read_only_rest: None,
         cwd: None,
         die_with_host: Some(std::process::id() as libc::pid_t),
     };
@@ -197,6 +241,11 @@ pub(crate) fn prepare(req: &Request<'_>) -> Result<Prepared, Unavailable> {
         },
         network,
         processes,
+        outside: match (&namespaces, kernel.seccomp) {
+            (Some(_), _) => "read-only-mounts",
+            (None, true) => "metadata-calls-denied",
+            (None, false) => "unprotected",
+        },
         notes,
     };
     Ok(Prepared {
@@ -204,6 +253,7 @@ pub(crate) fn prepare(req: &Request<'_>) -> Result<Prepared, Unavailable> {
         ruleset,
         cage,
         report,
+        read_only_mounts: namespaces.is_some(),
     })
 }
 

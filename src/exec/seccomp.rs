@@ -10,7 +10,12 @@
 //! - `connect()`: `EPERM`, whatever the family;
 //! - io_uring (its operations would bypass this filter): `EPERM`, network or not;
 //! - on a kernel whose Landlock has no truncate right (ABI < 3), `truncate(path)`: a file
-//!   Landlock lets the program read must not be emptied by name.
+//!   Landlock lets the program read must not be emptied by name;
+//! - where no private mount namespace can be made (`mounts.rs`), every call that changes a
+//!   file's metadata, which Landlock does not cover: the chmod, chown, utimes and set/remove
+//!   xattr families (ACLs are xattrs) and the `FS_IOC_SETFLAGS` / `FS_IOC_FSSETXATTR` ioctls
+//!   (`chattr`). They cannot be told apart by path here, so they are refused inside the
+//!   workspace too.
 //!
 //! Everything else is allowed: this is not a system call allowlist. Other architectures'
 //! system calls (32-bit on x86_64) kill the process; x32 numbers get `EPERM`.
@@ -26,7 +31,45 @@ use std::collections::BTreeMap;
 pub(crate) struct FilterPlan {
     pub(crate) network: bool,
     pub(crate) deny_truncate: bool,
+    /// No read-only mounts protect what lies outside: refuse every metadata change.
+    pub(crate) deny_metadata: bool,
 }
+
+/// The system calls that change a file's metadata (x86_64 / aarch64 numbers through libc;
+/// the newest ones by number, which libc may not name yet).
+const METADATA_CALLS: &[i64] = &[
+    libc::SYS_fchmod,
+    libc::SYS_fchmodat,
+    FCHMODAT2,
+    libc::SYS_fchown,
+    libc::SYS_fchownat,
+    libc::SYS_utimensat,
+    libc::SYS_setxattr,
+    libc::SYS_lsetxattr,
+    libc::SYS_fsetxattr,
+    libc::SYS_removexattr,
+    libc::SYS_lremovexattr,
+    libc::SYS_fremovexattr,
+    SETXATTRAT,
+    REMOVEXATTRAT,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_chmod,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_chown,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_lchown,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_utime,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_utimes,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_futimesat,
+];
+const FCHMODAT2: i64 = 452;
+const SETXATTRAT: i64 = 463;
+const REMOVEXATTRAT: i64 = 466;
+/// `FS_IOC_SETFLAGS` (and its 32-bit twin) and `FS_IOC_FSSETXATTR`: `chattr`.
+const METADATA_IOCTLS: &[u64] = &[0x4008_6602, 0x4004_6602, 0x401c_5820];
 
 /// The compiled filter, or `None` on an architecture seccompiler does not know.
 pub(crate) fn compile(plan: FilterPlan) -> Result<Option<BpfProgram>, String> {
@@ -42,6 +85,20 @@ pub(crate) fn compile(plan: FilterPlan) -> Result<Option<BpfProgram>, String> {
     always(&mut rules, libc::SYS_io_uring_register);
     if plan.deny_truncate {
         always(&mut rules, libc::SYS_truncate);
+    }
+    if plan.deny_metadata {
+        for &nr in METADATA_CALLS {
+            always(&mut rules, nr);
+        }
+        let ioctls = METADATA_IOCTLS
+            .iter()
+            .map(|&request| {
+                SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request)
+                    .and_then(|c| SeccompRule::new(vec![c]))
+                    .map_err(err)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        rules.insert(libc::SYS_ioctl, ioctls);
     }
     if !plan.network {
         always(&mut rules, libc::SYS_connect);
@@ -120,6 +177,7 @@ mod tests {
             let program = compile(FilterPlan {
                 network,
                 deny_truncate: true,
+                deny_metadata: network,
             })
             .unwrap()
             .expect("x86_64 and aarch64 are known");

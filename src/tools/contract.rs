@@ -233,6 +233,10 @@ pub trait Tool {
     const SWITCH: Switch = Switch::None;
     /// Whether the tool takes `wsfs_call_with_content`'s separate content buffer.
     const CONTENT_BUFFER: bool = false;
+    /// Whether the tool still runs in a read-only workspace although it is not read-only: it
+    /// changes files only through programs, which then get a read-only view of the workspace
+    /// from the kernel (a read-only mount), so there it can only read.
+    const RUNS_ON_READ_ONLY_VIEW: bool = false;
     /// Strict (`deny_unknown_fields`) arguments; doc comments become the schema's descriptions.
     /// Optional inputs are `#[serde(default)]` plain types, never `Option` (no `null` types).
     type Args: DeserializeOwned + JsonSchema;
@@ -286,6 +290,8 @@ pub struct ToolEntry {
     pub name: &'static str,
     pub annotations: Annotations,
     pub content_buffer: bool,
+    /// [`Tool::RUNS_ON_READ_ONLY_VIEW`].
+    pub runs_on_read_only_view: bool,
     pub switch: Switch,
     pub description: fn() -> String,
     pub parameters: fn() -> Value,
@@ -330,6 +336,11 @@ pub trait ToolRunner: Send + Sync {
     fn switch(&self) -> Switch {
         Switch::None
     }
+    /// Whether the tool runs in a read-only workspace (`writes_enabled: false`): a read-only
+    /// tool, or one whose programs then get a read-only view ([`Tool::RUNS_ON_READ_ONLY_VIEW`]).
+    fn runs_read_only(&self) -> bool {
+        self.annotations().read_only
+    }
     fn description(&self) -> String;
     /// The arguments' JSON Schema.
     fn parameters(&self) -> Value;
@@ -350,6 +361,9 @@ impl ToolRunner for ToolEntry {
     fn switch(&self) -> Switch {
         self.switch
     }
+    fn runs_read_only(&self) -> bool {
+        self.annotations.read_only || self.runs_on_read_only_view
+    }
     fn description(&self) -> String {
         (self.description)()
     }
@@ -367,6 +381,7 @@ pub const fn entry<T: Tool>() -> ToolEntry {
         name: T::NAME,
         annotations: T::ANNOTATIONS,
         content_buffer: T::CONTENT_BUFFER,
+        runs_on_read_only_view: T::RUNS_ON_READ_ONLY_VIEW,
         switch: T::SWITCH,
         description: T::description,
         parameters: parameters::<T::Args>,

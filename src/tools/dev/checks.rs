@@ -33,6 +33,7 @@ impl Tool for RunTestsTool {
     const NAME: &'static str = "run_tests";
     const ANNOTATIONS: Annotations = RUNS_CODE;
     const SWITCH: Switch = Switch::Exec;
+    const RUNS_ON_READ_ONLY_VIEW: bool = true;
     type Args = RunTestsArgs;
     type Output = TestRun;
 
@@ -68,6 +69,7 @@ impl Tool for RunLintTool {
     const NAME: &'static str = "run_lint";
     const ANNOTATIONS: Annotations = RUNS_CODE;
     const SWITCH: Switch = Switch::Exec;
+    const RUNS_ON_READ_ONLY_VIEW: bool = true;
     type Args = CheckArgs;
     type Output = CheckRun;
 
@@ -92,6 +94,7 @@ impl Tool for TypecheckTool {
     const NAME: &'static str = "typecheck";
     const ANNOTATIONS: Annotations = RUNS_CODE;
     const SWITCH: Switch = Switch::Exec;
+    const RUNS_ON_READ_ONLY_VIEW: bool = true;
     type Args = CheckArgs;
     type Output = CheckRun;
 

@@ -66,6 +66,7 @@ impl Tool for SafeShellTool {
     const NAME: &'static str = "safe_shell";
     const ANNOTATIONS: Annotations = RUNS_COMMANDS;
     const SWITCH: Switch = Switch::Exec;
+    const RUNS_ON_READ_ONLY_VIEW: bool = true;
     type Args = SafeShellArgs;
     type Output = SafeShellResult;
 
@@ -97,6 +98,7 @@ impl Tool for ShellTool {
     const NAME: &'static str = "shell";
     const ANNOTATIONS: Annotations = RUNS_COMMANDS;
     const SWITCH: Switch = Switch::Shell;
+    const RUNS_ON_READ_ONLY_VIEW: bool = true;
     type Args = ShellArgs;
     type Output = ShellRun;
 
