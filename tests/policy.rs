@@ -405,6 +405,9 @@ fn git_history_is_read_only_by_default() {
 
 #[test]
 fn read_only_workspaces_refuse_every_changing_tool_from_the_registry() {
+    // The program tools: not read-only, yet they run in a read-only workspace, whose view
+    // the kernel then mounts read-only for their programs.
+    let run_on_a_read_only_view = ["run_tests", "run_lint", "typecheck", "safe_shell", "shell"];
     let f = Fixture::with_config(policy(json!({"writes_enabled": false})));
     f.write("a.txt", "hello\n");
     let before = f.snapshot("");
@@ -421,6 +424,9 @@ fn read_only_workspaces_refuse_every_changing_tool_from_the_registry() {
             let v = named(&f, name, args);
             if read_only {
                 assert_ne!(err_code(&v), Some("writes_disabled"), "{name}: {v}");
+            } else if run_on_a_read_only_view.contains(&name) {
+                // They run on a read-only view (devtools.rs tests that); here exec is off.
+                assert_err(&v, "exec_disabled");
             } else {
                 let msg = assert_err(&v, "writes_disabled");
                 assert!(msg.contains("read_file"), "names what still works: {msg}");
