@@ -52,8 +52,9 @@ func TestDevToolsAreOffByDefault(t *testing.T) {
 		t.Error("exec without shell: shell must be off, git_status on")
 	}
 	ro := openTest(t, Config{Policy: Policy{ExecEnabled: true, WritesEnabled: Bool(false)}})
-	if ro.ToolEnabled(ToolRunTests) || !ro.ToolEnabled(ToolGitDiff) || !ro.ExecSwitchOn(ToolRunTests) {
-		t.Error("read-only: run_tests must be off (it runs code), git_diff on")
+	// Read-only: the program tools run on a read-only view; git_commit could only fail.
+	if !ro.ToolEnabled(ToolRunTests) || !ro.ToolEnabled(ToolGitDiff) || ro.ToolEnabled(ToolGitCommit) || ro.ToolEnabled(ToolShell) {
+		t.Error("read-only: run_tests and git_diff must be on, git_commit off, shell off (no shell_enabled)")
 	}
 }
 

@@ -19,10 +19,16 @@ func TestReadOnlyWorkspaceRefusesEveryChangingTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	withExec := openTest(t, Config{Policy: Policy{WritesEnabled: Bool(false), ExecEnabled: true, ShellEnabled: true}})
 	var refused int
 	for _, spec := range specs {
 		args := `{"path":"a.txt","content":"x","old_text":"hello","new_text":"bye"}`
 		_, err := ws.CallRaw(bg, spec.Name, args)
+		if !spec.ReadOnly() && withExec.ToolEnabled(spec.Name) {
+			// A program tool: it runs on a read-only view, once exec is on.
+			wantCode(t, err, CodeExecDisabled)
+			continue
+		}
 		if spec.ReadOnly() {
 			if errorCode(err) == CodeWritesDisabled {
 				t.Errorf("%s is read-only but was refused", spec.Name)

@@ -49,14 +49,16 @@ func (ws *Workspace) ExecSwitchOn(name string) bool {
 }
 
 // ToolEnabled reports whether the workspace's policy lets the tool named
-// name run at all: its exec switch is on (ExecSwitchOn), and a tool that is
-// not read-only needs writes enabled.
+// name run at all: its exec switch is on (ExecSwitchOn), and while the
+// policy disables writes, the workspace offers it (Workspace.ToolSpecs): a
+// read-only tool, or a program tool (run_tests, run_lint, typecheck,
+// safe_shell, shell), whose programs then get a read-only view.
 func (ws *Workspace) ToolEnabled(name string) bool {
 	if !ws.ExecSwitchOn(name) {
 		return false
 	}
 	if p := ws.policy; p.WritesEnabled != nil && !*p.WritesEnabled {
-		specs, err := ToolSpecs()
+		specs, err := ws.ToolSpecs()
 		if err != nil {
 			return false
 		}

@@ -49,8 +49,9 @@ func checkTools(where string, names []string) error {
 // turn them on (exec_enabled, and shell_enabled for shell), and the list
 // must name them or be AllTools. AllTools leaves out those the policy
 // keeps off; naming one the policy keeps off is an error. Without writes,
-// only the tools whose spec says readOnlyHint stay (every other tool could
-// only fail with writes_disabled).
+// only the tools the workspace still runs stay (Workspace.ToolEnabled: the
+// read-only ones and the program tools, on a read-only view; every other
+// tool could only fail with writes_disabled).
 func selectTools(names []string, ws *wsfs.Workspace) ([]string, error) {
 	var chosen []string
 	all := slices.Equal(names, []string{AllTools})
@@ -74,11 +75,7 @@ func selectTools(names []string, ws *wsfs.Workspace) ([]string, error) {
 	if writes == nil || *writes {
 		return chosen, nil
 	}
-	readOnly, err := readOnlyTools()
-	if err != nil {
-		return nil, err
-	}
-	kept := slices.DeleteFunc(slices.Clone(chosen), func(n string) bool { return !slices.Contains(readOnly, n) })
+	kept := slices.DeleteFunc(slices.Clone(chosen), func(n string) bool { return !ws.ToolEnabled(n) })
 	if len(kept) == 0 {
 		return nil, fmt.Errorf("wsfs: the workspace's policy disables writes (writes_enabled: false), and every tool "+
 			"RunnerConfig.Tools names changes files (%s): no tool is left to offer; name a reading tool too, or enable writes",

@@ -67,7 +67,7 @@ func TestRunnerDevToolsAreOptIn(t *testing.T) {
 		{exec, []string{AllTools}, noShell},
 		{shell, []string{AllTools}, wsfs.ToolNames},
 		{exec, []string{"run_tests", "read_file"}, []string{"read_file", "run_tests"}},
-		{wsfs.Policy{ExecEnabled: true, WritesEnabled: wsfs.Bool(false)}, []string{"run_tests", "git_status"}, []string{"git_status"}},
+		{wsfs.Policy{ExecEnabled: true, WritesEnabled: wsfs.Bool(false)}, []string{"run_tests", "git_status", "git_commit"}, []string{"git_status", "run_tests"}},
 	} {
 		model := scripted.New(scripted.Say("hi"))
 		r := newTestRunner(t, model, func(c *RunnerConfig) { c.Tools = tc.tools; c.Policy = tc.policy })

@@ -63,7 +63,8 @@ func TestReadOnlyWorkspaceRefusesEveryChangingAgentTool(t *testing.T) {
 	for _, spec := range specs {
 		args := `{"path":"a.txt","content":"x","old_text":"hello","new_text":"bye"}`
 		resp, runErr := runTool(t, toolByName(t, tools, spec.Name), bg, args)
-		if spec.ReadOnly() {
+		if spec.ReadOnly() || ws.ToolEnabled(spec.Name) {
+			// Read-only, or a program tool that runs on a read-only view.
 			if strings.HasPrefix(resp.Content, "writes_disabled") {
 				t.Errorf("%s is read-only but was refused", spec.Name)
 			}
@@ -76,6 +77,11 @@ func TestReadOnlyWorkspaceRefusesEveryChangingAgentTool(t *testing.T) {
 	}
 	if refused < 4 {
 		t.Fatalf("only %d changing tools", refused)
+	}
+	// A program tool runs, and the kernel refuses its change.
+	resp, err := runTool(t, toolByName(t, tools, wsfs.ToolShell), bg, `{"command":"echo x > a.txt"}`)
+	if err != nil || !strings.Contains(resp.Content, "Read-only file system") {
+		t.Errorf("shell in a read-only workspace: %+v, %v", resp, err)
 	}
 	if got := readFile(t, filepath.Join(ws.Root(), "a.txt")); got != "hello\n" {
 		t.Fatalf("a.txt = %q", got)

@@ -138,3 +138,17 @@ def test_file_system_tools_offer_the_dev_tools_only_when_on(root):
         names = [t.__name__ for t in tools.get_tools()]
         assert {"git_status", "git_diff", "workspace_info"} <= set(names)
         assert "run_tests" not in names and "safe_shell" not in names
+    # A read-only workspace: the program tools run there on a read-only view (the kernel
+    # refuses their changes); git_commit, which could only fail, is left out.
+    (root / "README.md").write_text("read me\n")
+    with (
+        wsfs.Workspace(root, policy={"exec_enabled": True, "writes_enabled": False}) as ws,
+        wsfs.FileSystemTools(workspace=ws, writes_enabled=False) as tools,
+    ):
+        names = [t.__name__ for t in tools.get_tools()]
+        assert {"run_tests", "safe_shell", "git_status"} <= set(names)
+        assert "git_commit" not in names and "write_file" not in names
+        out = asyncio.run(tools.safe_shell(command="cat README.md"))
+        assert out["success"] is True and out["result"]["stdout"] == "read me\n"
+        out = asyncio.run(tools.run_lint(command="touch", paths=["README.md"]))
+        assert (root / "README.md").read_text() == "read me\n"

@@ -149,6 +149,11 @@ class FileSystemTools:
             self._library_specs = builtin + extra
         else:
             self._library_specs = self._workspace.library_specs()
+        # What runs while writes are off: the read-only tools, and in a read-only workspace the
+        # program tools too (their programs get a read-only view), as the workspace's own
+        # specs say.
+        self._runs_read_only = {s["name"] for s in self._workspace.library_specs() if is_read_only(s)}
+        self._runs_read_only |= {s["name"] for s in self._library_specs if is_read_only(s)}
         for spec in self._library_specs:
             tool = self._make_tool(spec)
             self._specs[spec["name"]] = spec
@@ -176,7 +181,8 @@ class FileSystemTools:
 
     def get_tools(self) -> list[Callable[..., Awaitable[ToolResponse]]]:
         """The tools, in the library's order: async callables named after the tools. While
-        writes are disabled (see :attr:`offers_writes`), only the read-only ones; the developer
+        writes are disabled (see :attr:`offers_writes`), only the read-only ones (and, in a
+        read-only workspace, the program tools, which run on a read-only view); the developer
         tools (``run_tests``, ``git_status``, ``safe_shell``, ...) only when the workspace's
         policy turns them on (``exec_enabled``; ``shell`` also ``shell_enabled``; pass an open
         ``workspace`` with that policy): a tool that can only fail is not offered. (Every tool stays an attribute; a changing one called
@@ -188,7 +194,7 @@ class FileSystemTools:
         return [
             t
             for t in self._tools
-            if exec_switch_on(t.__name__, policy) and (writes or is_read_only(self._specs[t.__name__]))
+            if exec_switch_on(t.__name__, policy) and (writes or t.__name__ in self._runs_read_only)
         ]
 
     @property
@@ -282,7 +288,7 @@ class FileSystemTools:
         if spec is None:
             known = ", ".join(self._specs)
             return _failure("unknown_tool", f"there is no tool named {name!r}; the tools are: {known}")
-        if not self.writes_enabled and not is_read_only(spec):
+        if not self.writes_enabled and name not in self._runs_read_only:
             return _failure(
                 WRITES_DISABLED,
                 f"{name} is not available: file changes are disabled for this agent "

@@ -136,7 +136,11 @@ pub fn workspace_tool_specs(id: u64) -> String {
     };
     let offered = |native: &str| crate::tools::find(native).is_some_and(|t| runs(t));
     let mut tools = match opened.profile {
-        None => crate::abi::specs::workspace_tool_specs(opened.wasm.as_ref(), |t| runs(t)),
+        None => crate::abi::specs::workspace_tool_specs(
+            opened.wasm.as_ref(),
+            !policy.writes_enabled,
+            |t| runs(t),
+        ),
         Some(profile) => profile.tool_specs_offered(offered),
     };
     if let Some(list) = tools.as_array_mut() {

@@ -6,22 +6,25 @@ use crate::wasm::tool::WasmTools;
 use once_cell::sync::Lazy;
 use serde_json::{json, Value};
 
-fn spec(t: &dyn ToolRunner) -> Value {
+/// `read_only_workspace`: the spec as a read-only workspace offers it, where a tool that runs
+/// there changes nothing (its programs get a read-only view), so it says `readOnlyHint`.
+fn spec(t: &dyn ToolRunner, read_only_workspace: bool) -> Value {
     let a = t.annotations();
+    let read_only = a.read_only || (read_only_workspace && t.runs_read_only());
     json!({
         "name": t.name(),
         "description": t.description(),
         "parameters": t.parameters(),
         "annotations": {
-            "readOnlyHint": a.read_only,
-            "destructiveHint": !a.read_only && a.destructive,
+            "readOnlyHint": read_only,
+            "destructiveHint": !read_only && a.destructive,
             "idempotentHint": a.idempotent,
             "openWorldHint": t.open_world(),
         },
     })
 }
 
-static SPECS: Lazy<Value> = Lazy::new(|| REGISTRY.iter().map(|t| spec(t)).collect());
+static SPECS: Lazy<Value> = Lazy::new(|| REGISTRY.iter().map(|t| spec(t, false)).collect());
 
 /// `[{name, description, parameters, annotations}]`, in registry order.
 pub fn tool_specs() -> &'static Value {
@@ -30,16 +33,23 @@ pub fn tool_specs() -> &'static Value {
 
 /// The tools a workspace offers natively: the built-in tools `keep` keeps, then its Wasm
 /// tools (in load order) `keep` keeps, each Wasm tool with its manifest's description and
-/// input schema.
+/// input schema; in a read-only workspace the program tools say `readOnlyHint` there.
 pub fn workspace_tool_specs(
     wasm: Option<&WasmTools>,
+    read_only_workspace: bool,
     keep: impl Fn(&dyn ToolRunner) -> bool,
 ) -> Value {
     let builtin = REGISTRY.iter().map(|t| t as &dyn ToolRunner);
     let wasm = wasm
         .into_iter()
         .flat_map(|w| w.tools().iter().map(|t| t as &dyn ToolRunner));
-    Value::Array(builtin.chain(wasm).filter(|t| keep(*t)).map(spec).collect())
+    Value::Array(
+        builtin
+            .chain(wasm)
+            .filter(|t| keep(*t))
+            .map(|t| spec(t, read_only_workspace))
+            .collect(),
+    )
 }
 
 #[cfg(test)]
