@@ -450,3 +450,36 @@ fn confinement_through_the_tools() {
     assert_ok(&named(&f, "git_status", json!({})));
     assert!(!inside_marker.exists(), "fsmonitor ran");
 }
+
+#[test]
+fn run_tests_names_no_host_path_outside_the_workspace() {
+    let f = Fixture::with_config(exec_on(json!({})));
+    f.write("pyproject.toml", "[project]\nname = \"p\"\n");
+    // A stand-in for pytest that says where its report goes, as pytest does.
+    f.write(
+        "pytest",
+        "#!/bin/sh\nfor a in \"$@\"; do case $a in --junitxml=*) \
+         echo \"- generated xml file: ${a#--junitxml=} -\";; esac; done\n\
+         echo \"tmp $TMPDIR home $HOME\"\necho '1 passed'\n",
+    );
+    fs::set_permissions(
+        f.p("pytest"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let v = named(&f, "run_tests", json!({"command": "./pytest"}));
+    let data = assert_ok(&v);
+    let command = data["command"].as_str().unwrap();
+    assert!(command.contains("$TMPDIR/junit.xml"), "{command}");
+    assert!(
+        data["raw_output"]
+            .as_str()
+            .unwrap()
+            .contains("generated xml file: $TMPDIR/junit.xml"),
+        "{data}"
+    );
+    let whole = v.to_string();
+    for host in ["exec-tmp", "exec-home", "wsfs-exec-"] {
+        assert!(!whole.contains(host), "{host} in {whole}");
+    }
+}

@@ -8,10 +8,14 @@
 //! - no system or global config (`GIT_CONFIG_NOSYSTEM`, `GIT_CONFIG_GLOBAL=/dev/null`), no
 //!   discovery above the workspace (`GIT_CEILING_DIRECTORIES`), no prompt, no optional locks;
 //! - command-line overrides, which beat any repository config: fsmonitor off, hooks from
-//!   `/dev/null`, pager `cat`, no external diff, no gpg, no credential helper or ssh, no
-//!   protocol allowed; and every filter driver the repository's config names, emptied
-//!   (`filter.<name>.clean=` etc.: an empty command is no command);
-//! - `--no-ext-diff --no-textconv` on every diff.
+//!   `/dev/null`, pager `cat`, no gpg or signature checks, no credential helper or ssh, no
+//!   protocol allowed;
+//! - for every program the repository's config names (read with `git config --list`, which
+//!   follows `include.path`): filter drivers emptied (`filter.<name>.clean=` etc.: an empty
+//!   command is no command), `diff.<name>.textconv` made `cat`, an external diff
+//!   (`diff.external`, `diff.<name>.command`) made plain `diff -u`, merge drivers made
+//!   `git merge-file`. An empty value would not do for these: git runs it and fails;
+//! - `--no-ext-diff --no-textconv` on every diff the tools run.
 //!
 //! The kernel sandbox still confines git (hooks or filters that slipped through run under
 //! Landlock like any program); this is what keeps a read a read.
@@ -36,13 +40,25 @@ const HARDENING: &[&str] = &[
     "sequence.editor=false",
     "core.askPass=",
     "core.sshCommand=false",
-    "diff.external=",
     "credential.helper=",
     "commit.gpgSign=false",
     "tag.gpgSign=false",
+    "log.showSignature=false",
     "gpg.program=false",
+    "gpg.openpgp.program=false",
+    "gpg.ssh.program=false",
+    "gpg.x509.program=false",
     "protocol.allow=never",
 ];
+
+/// An external diff that runs nothing of the repository's: git calls it with `path old-file
+/// old-hex old-mode new-file new-hex new-mode` (only `path` for an unmerged one), through `sh`.
+const PLAIN_DIFF: &str = "wsfs_plain_diff() { if [ $# -lt 7 ]; then echo \"* Unmerged path $1\"; \
+     return 0; fi; echo \"diff --git a/$1 b/$1\"; \
+     diff -u --label \"a/$1\" --label \"b/$1\" \"$2\" \"$5\" || :; }; wsfs_plain_diff";
+
+/// git's own three-way merge, for a merge driver the repository defines.
+const PLAIN_MERGE: &str = "git merge-file --marker-size=%L %A %O %B";
 
 /// What the tools' parsers expect of git's output.
 const OUTPUT: &[&str] = &[
@@ -65,12 +81,14 @@ const GIT_ENV: &[(&str, &str)] = &[
     ("LC_ALL", "C"),
 ];
 
-/// Git in one directory of the workspace view, with the repository's filter drivers known.
+/// Git in one directory of the workspace view, with the repository's own programs known.
 pub(crate) struct Git<'a> {
     runner: &'a Runner,
     dir: PathBuf,
     ctl: Control,
     overrides: Vec<String>,
+    /// The overrides for what the repository's config names, as (key, value).
+    repository_overrides: Vec<(String, String)>,
     /// Whether the repository's config names a committer (the global config is not read).
     pub(crate) has_identity: bool,
 }
@@ -91,6 +109,7 @@ impl<'a> Git<'a> {
                 .chain(OUTPUT)
                 .map(|s| s.to_string())
                 .collect(),
+            repository_overrides: Vec::new(),
             has_identity: false,
         };
         let listing = git.run(&["config", "--null", "--name-only", "--list"], None)?;
@@ -98,19 +117,12 @@ impl<'a> Git<'a> {
             return Err(git.failure("reading the repository's config", &listing));
         }
         let names = listing.stdout.text();
-        let mut drivers: Vec<&str> = names
-            .split('\0')
-            .filter_map(|key| key.strip_prefix("filter."))
-            .filter_map(|rest| rest.rsplit_once('.').map(|(name, _)| name))
-            .collect();
-        drivers.sort_unstable();
-        drivers.dedup();
-        for name in drivers {
-            for field in ["clean", "smudge", "process"] {
-                git.overrides.push(format!("filter.{name}.{field}="));
-            }
-            git.overrides.push(format!("filter.{name}.required=false"));
-        }
+        git.repository_overrides = repository_overrides(&names);
+        git.overrides.extend(
+            git.repository_overrides
+                .iter()
+                .map(|(key, value)| format!("{key}={value}")),
+        );
         git.has_identity = names
             .split('\0')
             .any(|k| k.eq_ignore_ascii_case("user.email"));
@@ -181,19 +193,75 @@ impl<'a> Git<'a> {
     }
 }
 
-/// The hardening as environment, for the git a shell or a test suite runs: config given
-/// through `GIT_CONFIG_COUNT` has the command line's precedence, above the repository's.
-pub(crate) fn shell_env() -> Vec<(String, String)> {
+/// Overrides for every program the repository's config names, from `git config --null
+/// --name-only --list` (keys `section.subsection.variable`, the subsection as written).
+/// Driver names are the repository's own, so they can only be learned from its config.
+fn repository_overrides(names: &str) -> Vec<(String, String)> {
+    let mut overrides = Vec::new();
+    let mut set = |key: String, value: &str| overrides.push((key, value.to_string()));
+    for key in names.split('\0') {
+        if key == "diff.external" {
+            set(key.to_string(), PLAIN_DIFF);
+        } else if let Some((name, _)) = key
+            .strip_prefix("filter.")
+            .and_then(|rest| rest.rsplit_once('.'))
+        {
+            for field in ["clean", "smudge", "process"] {
+                set(format!("filter.{name}.{field}"), "");
+            }
+            set(format!("filter.{name}.required"), "false");
+        } else if let Some((name, field)) = key
+            .strip_prefix("diff.")
+            .and_then(|rest| rest.rsplit_once('.'))
+        {
+            // Only the fields it sets: a textconv added to a driver that has none would
+            // change how git shows its binary files.
+            match field {
+                "textconv" => {
+                    set(format!("diff.{name}.textconv"), "cat");
+                    set(format!("diff.{name}.cachetextconv"), "false");
+                }
+                "command" => set(format!("diff.{name}.command"), PLAIN_DIFF),
+                _ => {}
+            }
+        } else if let Some((name, "driver")) = key
+            .strip_prefix("merge.")
+            .and_then(|rest| rest.rsplit_once('.'))
+        {
+            set(format!("merge.{name}.driver"), PLAIN_MERGE);
+        }
+    }
+    overrides.sort_unstable();
+    overrides.dedup();
+    overrides
+}
+
+/// The hardening as environment, for the git a shell or a test suite runs in `dir`: config
+/// given through `GIT_CONFIG_COUNT` has the command line's precedence, above the
+/// repository's. The repository's config is read first, as `Git::open` does, to override the
+/// programs it names; where it cannot be read (no git, a config git rejects) the shell's git
+/// cannot read it either, and the fixed hardening is all there is to give.
+pub(crate) fn shell_env(runner: &Runner, dir: &Path, ctl: &Control) -> Vec<(String, String)> {
+    let from_repository = Git::open(runner, dir, ctl)
+        .map(|git| git.repository_overrides)
+        .unwrap_or_default();
     let mut env: Vec<(String, String)> = GIT_ENV
         .iter()
         .filter(|(k, _)| *k != "LC_ALL")
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    env.push(("GIT_CONFIG_COUNT".into(), HARDENING.len().to_string()));
-    for (i, setting) in HARDENING.iter().enumerate() {
-        let (key, value) = setting.split_once('=').unwrap_or((setting, ""));
-        env.push((format!("GIT_CONFIG_KEY_{i}"), key.to_string()));
-        env.push((format!("GIT_CONFIG_VALUE_{i}"), value.to_string()));
+    let settings: Vec<(String, String)> = HARDENING
+        .iter()
+        .map(|setting| {
+            let (key, value) = setting.split_once('=').unwrap_or((setting, ""));
+            (key.to_string(), value.to_string())
+        })
+        .chain(from_repository)
+        .collect();
+    env.push(("GIT_CONFIG_COUNT".into(), settings.len().to_string()));
+    for (i, (key, value)) in settings.into_iter().enumerate() {
+        env.push((format!("GIT_CONFIG_KEY_{i}"), key));
+        env.push((format!("GIT_CONFIG_VALUE_{i}"), value));
     }
     env
 }

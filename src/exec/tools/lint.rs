@@ -195,7 +195,14 @@ pub(crate) fn run_check(
                 words.push(".".into());
             }
         } else {
-            words.extend(args.paths.iter().cloned());
+            // A file named `--version` must reach the program as a file, not an option.
+            words.extend(args.paths.iter().map(|p| {
+                if p.starts_with('-') {
+                    format!("./{p}")
+                } else {
+                    p.clone()
+                }
+            }));
         }
     }
     let mut req = if shell {

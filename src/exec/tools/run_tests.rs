@@ -203,7 +203,7 @@ pub(crate) fn run_tests(
         .env("NO_COLOR", "1")
         .env("CI", "1")
         .env("PYTHONDONTWRITEBYTECODE", "1");
-    for (k, v) in crate::exec::git::shell_env() {
+    for (k, v) in crate::exec::git::shell_env(runner, dir, ctl) {
         req = req.env(k, v);
     }
     if args.timeout_sec > 0 {
@@ -246,7 +246,36 @@ pub(crate) fn run_tests(
         }
         Kind::Npm | Kind::Other => text_counts(&out),
     };
-    Ok(result(kind, command, counts, &out))
+    let mut run = result(kind, command, counts, &out);
+    hide_host_paths(&mut run, scratch.path(), runner.places().home.as_deref());
+    Ok(run)
+}
+
+/// The run's temp directory (where pytest writes its report) and the tools' home are host
+/// paths outside the workspace: the model sees them as `$TMPDIR` and `$HOME`, the variables
+/// that name them in the program's environment.
+fn hide_host_paths(run: &mut TestRun, tmp: &Path, home: Option<&Path>) {
+    let names = [(tmp, "$TMPDIR")]
+        .into_iter()
+        .chain(home.map(|h| (h, "$HOME")))
+        .map(|(path, name)| (path.display().to_string(), name))
+        .filter(|(path, _)| path.len() > 1)
+        .collect::<Vec<_>>();
+    let hide = |text: &mut String| {
+        for (path, name) in &names {
+            if text.contains(path.as_str()) {
+                *text = text.replace(path.as_str(), name);
+            }
+        }
+    };
+    hide(&mut run.command);
+    hide(&mut run.summary);
+    hide(&mut run.raw_output);
+    for f in &mut run.failures {
+        for field in [&mut f.file, &mut f.test, &mut f.reason, &mut f.snippet] {
+            hide(field);
+        }
+    }
 }
 
 fn display(words: &[String]) -> String {

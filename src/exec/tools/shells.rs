@@ -108,7 +108,7 @@ fn run_bash(
     let mut req = ExecRequest::new("bash", dir)
         .args(["--noprofile", "--norc", "-c", command])
         .under(ctl);
-    for (k, v) in crate::exec::git::shell_env() {
+    for (k, v) in crate::exec::git::shell_env(runner, dir, ctl) {
         req = req.env(k, v);
     }
     req.timeout = timeout;

@@ -375,3 +375,252 @@ fn git_inside_the_shells_is_hardened_too() {
         "a shell's git ran the repository's fsmonitor"
     );
 }
+
+fn safe_shell_ran(p: &Project, command: &str) -> super::shells::ShellRun {
+    let r = safe_shell(
+        &p.runner,
+        Policy::builtin().unwrap(),
+        &p.ws,
+        &SafeShellArgs {
+            command: command.into(),
+            cwd: String::new(),
+        },
+        &Control::default(),
+    )
+    .unwrap();
+    match r {
+        SafeShellResult::Ran(run) => run,
+        blocked => panic!("{command}: {blocked:?}"),
+    }
+}
+
+fn shell_ran(p: &Project, command: &str) -> super::shells::ShellRun {
+    shell(
+        &p.runner,
+        &p.ws,
+        &ShellArgs {
+            command: command.into(),
+            ..Default::default()
+        },
+        &Control::default(),
+    )
+    .unwrap()
+}
+
+/// A repository with a second commit that adds src/m.txt, then a.txt and src/m.txt changed.
+fn repo_with_changes(ws: &Path) {
+    use crate::exec::git::fixture::{git, repo};
+    repo(ws);
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("src/m.txt"), "m\n").unwrap();
+    git(ws, &["add", "src/m.txt"]);
+    git(ws, &["commit", "-q", "-m", "second"]);
+    std::fs::write(ws.join("a.txt"), "one\nchanged a\n").unwrap();
+    std::fs::write(ws.join("src/m.txt"), "m\nchanged m\n").unwrap();
+}
+
+#[test]
+fn git_diff_through_the_shells_shows_the_diff() {
+    if !landlock_here() {
+        return;
+    }
+    let p = Project::new(repo_with_changes);
+    for (tool, run) in [
+        ("safe_shell", safe_shell_ran(&p, "git diff")),
+        ("shell", shell_ran(&p, "git diff")),
+    ] {
+        assert_eq!(run.exit_code, Some(0), "{tool}: {run:?}");
+        assert!(run.stdout.contains("+changed a"), "{tool}: {run:?}");
+        assert!(run.stdout.contains("+changed m"), "{tool}: {run:?}");
+    }
+    // The policy's own example.
+    for (tool, run) in [
+        ("safe_shell", safe_shell_ran(&p, "git diff HEAD~1 -- src")),
+        ("shell", shell_ran(&p, "git diff HEAD~1 -- src")),
+    ] {
+        assert_eq!(run.exit_code, Some(0), "{tool}: {run:?}");
+        assert!(
+            run.stdout.contains("diff --git a/src/m.txt"),
+            "{tool}: {run:?}"
+        );
+        assert!(run.stdout.contains("+changed m"), "{tool}: {run:?}");
+        assert!(!run.stdout.contains("a.txt"), "{tool}: {run:?}");
+    }
+}
+
+/// A script in the workspace that leaves `<name>-ran` behind and passes its input through.
+fn marker_script(ws: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let marker = ws.join(format!("{name}-ran"));
+    let script = ws.join(format!("{name}.sh"));
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ntouch '{}'\nif [ $# -le 1 ]; then cat \"$@\"; fi\nexit 0\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    (script, marker)
+}
+
+#[test]
+fn the_repository_config_runs_no_program_through_the_shells() {
+    use crate::exec::git::fixture::git;
+    if !landlock_here() {
+        return;
+    }
+    let p = Project::new(repo_with_changes);
+    let mut markers = Vec::new();
+    let mut program = |name: &str| {
+        let (script, marker) = marker_script(&p.ws, name);
+        markers.push(marker);
+        script.display().to_string()
+    };
+    let local = [
+        ("filter.evil.clean", program("clean")),
+        ("filter.evil.smudge", program("smudge")),
+        ("filter.proc.process", program("process")),
+        ("diff.evil.textconv", program("textconv")),
+        ("diff.cmd.command", program("command")),
+        ("diff.external", program("external")),
+        ("merge.evil.driver", program("merge")),
+    ];
+    // And through include.path: a file the repository's config includes.
+    let included = [
+        ("filter.inc.clean", program("included-clean")),
+        ("diff.inc.textconv", program("included-textconv")),
+    ];
+    for (key, value) in local {
+        git(&p.ws, &["config", key, &value]);
+    }
+    git(&p.ws, &["config", "filter.proc.required", "true"]);
+    let include = p.ws.join("more.gitconfig");
+    for (key, value) in included {
+        git(
+            &p.ws,
+            &["config", "--file", include.to_str().unwrap(), key, &value],
+        );
+    }
+    git(
+        &p.ws,
+        &["config", "include.path", include.to_str().unwrap()],
+    );
+    std::fs::write(
+        p.ws.join(".gitattributes"),
+        "a.txt filter=evil diff=evil merge=evil\nb.txt filter=proc diff=cmd\n\
+         src/*.txt filter=inc diff=inc\n",
+    )
+    .unwrap();
+    std::fs::write(p.ws.join("b.txt"), "b changed\n").unwrap();
+    let markers = markers;
+    let ran = || -> Vec<String> {
+        markers
+            .iter()
+            .filter(|m| m.exists())
+            .map(|m| m.display().to_string())
+            .collect()
+    };
+    // The control: plain git runs them.
+    let plain = std::process::Command::new("git")
+        .args(["diff"])
+        .current_dir(&p.ws)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(
+        !ran().is_empty(),
+        "control: plain git ran nothing: {plain:?}"
+    );
+    for marker in &markers {
+        let _ = std::fs::remove_file(marker);
+    }
+
+    for command in [
+        "git status --short",
+        "git diff",
+        "git diff HEAD~1 -- src",
+        "git log -p -2",
+        "git show HEAD",
+        "git show HEAD:a.txt",
+        "git blame a.txt",
+        "git grep -n changed",
+    ] {
+        let run = safe_shell_ran(&p, command);
+        assert_eq!(run.exit_code, Some(0), "safe_shell {command}: {run:?}");
+        assert_eq!(ran(), Vec::<String>::new(), "safe_shell {command}: {run:?}");
+        let run = shell_ran(&p, command);
+        assert_eq!(run.exit_code, Some(0), "shell {command}: {run:?}");
+        assert_eq!(ran(), Vec::<String>::new(), "shell {command}: {run:?}");
+    }
+    // The diff is still shown, the external one by plain `diff -u`.
+    let run = safe_shell_ran(&p, "git diff");
+    for change in ["+changed a", "+b changed", "+changed m"] {
+        assert!(run.stdout.contains(change), "{change}: {run:?}");
+    }
+}
+
+#[test]
+fn lint_paths_that_look_like_options_reach_the_program_as_files() {
+    let p = Project::new(|ws| std::fs::write(ws.join("--version"), "").unwrap());
+    let run = run_check(
+        Check::Lint,
+        &p.runner,
+        &p.ws,
+        &p.files(),
+        &CheckArgs {
+            command: "echo".into(),
+            paths: vec!["--version".into()],
+        },
+        &Control::default(),
+    )
+    .unwrap();
+    assert_eq!(run.raw_output, "./--version\n", "{run:?}");
+}
+
+#[test]
+fn run_tests_names_no_host_path_outside_the_workspace() {
+    // A stand-in for pytest that says where its report goes, as pytest does.
+    let p = Project::new(|ws| {
+        projects::python(ws);
+        let fake = ws.join("pytest");
+        std::fs::write(
+            &fake,
+            "#!/bin/sh\nfor a in \"$@\"; do case $a in --junitxml=*) \
+             echo \"- generated xml file: ${a#--junitxml=} -\";; esac; done\n\
+             echo \"tmp $TMPDIR home $HOME\"\necho '1 passed'\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    });
+    let run = run_tests(
+        &p.runner,
+        &p.ws,
+        &p.files(),
+        &RunTestsArgs {
+            command: "./pytest".into(),
+            ..Default::default()
+        },
+        &Control::default(),
+    )
+    .unwrap();
+    assert_eq!(run.runner, "pytest", "{run:?}");
+    assert!(
+        run.command.contains("--junitxml='$TMPDIR/junit.xml'")
+            || run.command.contains("--junitxml=$TMPDIR/junit.xml"),
+        "{run:?}"
+    );
+    assert!(
+        run.raw_output
+            .contains("generated xml file: $TMPDIR/junit.xml"),
+        "{run:?}"
+    );
+    let json = serde_json::to_string(&run).unwrap();
+    let state = p._tmp.path().join("state").display().to_string();
+    let home = p.runner.places().home.clone().unwrap_or_default();
+    for host in [state.as_str(), &home.display().to_string(), "exec-tmp"] {
+        assert!(!json.contains(host), "{host} in {json}");
+    }
+}
