@@ -7,7 +7,8 @@
 //! from the value that was judged, so nothing bash might read differently from the parser
 //! (a quirk of quoting, an alias, a stray expansion) can slip between the verdict and the run.
 
-use super::policy::{env_match, Policy};
+use super::options::Refusal;
+use super::policy::{env_match, Policy, Rule};
 use super::words::{literal, quote, Construct};
 use super::wrappers::{unwrap, Unwrapped};
 use brush_parser::ast::{
@@ -495,6 +496,7 @@ impl Judge<'_> {
             .iter()
             .find(|r| named && r.applies(program, &args))
         {
+            self.options(rule, program, &u.argv[1..], u.input_arguments)?;
             if !self.rules.contains(&rule.id) {
                 self.rules.push(rule.id.clone());
             }
@@ -510,6 +512,49 @@ impl Judge<'_> {
             format!("allowlist: nothing matches '{program}'"),
             self.policy.suggestion_for(program),
         ))
+    }
+}
+
+impl Judge<'_> {
+    /// An allowed program's options and operands, as its rule says: options can make a
+    /// reader run a program or write a file.
+    fn options(&self, rule: &Rule, program: &str, args: &[String], from_input: bool) -> Judged<()> {
+        let p = self.policy;
+        let suggest = if rule.suggest.is_empty() {
+            p.options_suggest.as_str()
+        } else {
+            rule.suggest.as_str()
+        };
+        // An args pattern or an option list judges words xargs would add unseen.
+        if from_input && (rule.args.is_some() || rule.options.constrains()) {
+            return Err(self.blocked(
+                format!(
+                    "xargs would add arguments from its input to `{program}`, and rule '{}' judges {program}'s arguments, which the judge cannot do for words read from input",
+                    rule.id
+                ),
+                format!("allow rule '{}': arguments from xargs input", rule.id),
+                &format!("Run `{program}` with its arguments written out, one call per file if need be"),
+            ));
+        }
+        match rule.options.check(args, &p.options_deny) {
+            Ok(()) => Ok(()),
+            Err(Refusal::Option(option)) => Err(self.blocked(
+                format!(
+                    "`{program}` option {option} is not permitted by rule '{}' of the safe_shell policy (options that run programs or write files are refused, and an allowlist rule refuses every option it does not name)",
+                    rule.id
+                ),
+                format!("allow rule '{}': option {option}", rule.id),
+                &format!("Run `{program}` without {option}. {suggest}"),
+            )),
+            Err(Refusal::Operands { max }) => Err(self.blocked(
+                format!(
+                    "`{program}` takes at most {max} file operand(s) under rule '{}' of the safe_shell policy: another one would be a file it writes",
+                    rule.id
+                ),
+                format!("allow rule '{}': max_operands {max}", rule.id),
+                &format!("Give `{program}` one input and read its output from stdout. {suggest}"),
+            )),
+        }
     }
 }
 

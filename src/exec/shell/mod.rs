@@ -6,6 +6,7 @@
 
 pub(crate) mod judge;
 mod load;
+pub(crate) mod options;
 pub(crate) mod policy;
 pub(crate) mod words;
 pub(crate) mod wrappers;

@@ -5,6 +5,7 @@
 //! examples, and loading a policy judges every example: a rule that does not do what its
 //! examples say is an error, so a policy cannot drift from its own documentation.
 
+use super::options::{OptionRules, Permitted, Style};
 use super::words::Construct;
 use regex::Regex;
 use serde::Deserialize;
@@ -21,6 +22,8 @@ struct File {
     grammar: GrammarFile,
     #[serde(default)]
     env: EnvFile,
+    #[serde(default)]
+    options: OptionsFile,
     #[serde(default)]
     deny: Vec<RuleFile>,
     #[serde(default)]
@@ -47,6 +50,16 @@ struct EnvFile {
     suggest: String,
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OptionsFile {
+    /// Long options refused for every allow rule that uses `deny_options`.
+    #[serde(default)]
+    deny: Vec<String>,
+    #[serde(default)]
+    suggest: String,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RuleFile {
@@ -62,6 +75,17 @@ struct RuleFile {
     matches: Vec<String>,
     #[serde(default)]
     not_match: Vec<String>,
+    /// Allow rules: the options permitted (`-n=` takes a value) ...
+    #[serde(default)]
+    options: Option<Vec<String>>,
+    /// ... or the options refused, for programs with huge option sets.
+    #[serde(default)]
+    deny_options: Option<Vec<String>>,
+    /// "gnu" (the default: `-la` is a cluster) or "single-dash" (`-cover` is one option).
+    #[serde(default)]
+    option_style: Option<String>,
+    #[serde(default)]
+    max_operands: Option<usize>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -81,6 +105,8 @@ pub(crate) struct Rule {
     pub(crate) suggest: String,
     pub(super) matches: Vec<String>,
     pub(super) not_match: Vec<String>,
+    /// What the rule says about its programs' options (allow rules only).
+    pub(crate) options: OptionRules,
 }
 
 impl Rule {
@@ -111,6 +137,9 @@ pub(crate) struct Policy {
     pub(crate) env_suggest: String,
     pub(crate) deny: Vec<Rule>,
     pub(crate) allow: Vec<Rule>,
+    /// Long options refused for every allow rule that uses `deny_options`.
+    pub(crate) options_deny: Vec<String>,
+    pub(crate) options_suggest: String,
     pub(crate) suggest: Vec<(Vec<String>, String)>,
     pub(crate) default_suggestion: String,
 }
@@ -150,6 +179,8 @@ impl Policy {
                         r.args.as_deref().map(Regex::new).transpose().map_err(|e| {
                             format!("{kind} rule '{}': bad args pattern: {e}", r.id)
                         })?;
+                    let options = option_rules(&r, kind)
+                        .map_err(|e| format!("{kind} rule '{}': {e}", r.id))?;
                     Ok(Rule {
                         id: r.id,
                         programs: r.programs,
@@ -158,6 +189,7 @@ impl Policy {
                         suggest: r.suggest,
                         matches: r.matches,
                         not_match: r.not_match,
+                        options,
                     })
                 })
                 .collect()
@@ -169,6 +201,8 @@ impl Policy {
             env_suggest: file.env.suggest,
             deny: rules(file.deny, "deny")?,
             allow: rules(file.allow, "allow")?,
+            options_deny: file.options.deny,
+            options_suggest: file.options.suggest,
             suggest: file
                 .suggest
                 .into_iter()
@@ -190,6 +224,61 @@ impl Policy {
             .find(|(programs, _)| programs.iter().any(|p| p == program))
             .map_or(self.default_suggestion.as_str(), |(_, s)| s.as_str())
     }
+}
+
+/// An allow rule must say which options it permits or which it refuses (an empty
+/// `deny_options` says none of its programs' options runs a program or writes a file); a
+/// deny rule says neither.
+fn option_rules(r: &RuleFile, kind: &str) -> Result<OptionRules, String> {
+    let stated = r.options.is_some() || r.deny_options.is_some();
+    let extra = r.option_style.is_some() || r.max_operands.is_some();
+    if kind == "deny" {
+        if stated || extra {
+            return Err(
+                "options, deny_options, option_style and max_operands are for allow rules".into(),
+            );
+        }
+        return Ok(OptionRules::default());
+    }
+    let style = match r.option_style.as_deref() {
+        None | Some("gnu") => Style::Gnu,
+        Some("single-dash") => Style::SingleDash,
+        Some(other) => {
+            return Err(format!(
+                "option_style {other:?} is not known (gnu or single-dash are)"
+            ))
+        }
+    };
+    let permitted = match (&r.options, &r.deny_options) {
+        (Some(_), Some(_)) => return Err("give options or deny_options, not both".into()),
+        (None, None) => {
+            return Err(
+                "needs options (those permitted) or deny_options (those refused; [] when none runs a program or writes a file)"
+                    .into(),
+            )
+        }
+        (Some(list), None) => Some(
+            list.iter()
+                .map(|o| Permitted::parse(o))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        (None, Some(_)) => {
+            if r.max_operands.is_some() {
+                return Err("max_operands needs an options list (operands are only told from option values by one)".into());
+            }
+            None
+        }
+    };
+    let deny = r.deny_options.clone().unwrap_or_default();
+    if let Some(bad) = deny.iter().find(|d| !d.starts_with('-') || d.len() < 2) {
+        return Err(format!("deny_options entry {bad:?} is not an option"));
+    }
+    Ok(OptionRules {
+        style,
+        permitted,
+        deny,
+        max_operands: r.max_operands,
+    })
 }
 
 /// `NAME` against a list of names and `PREFIX*` patterns; the pattern that matched.
@@ -237,6 +326,39 @@ match = ["rm -rf x", "rm file.txt"]
         )
         .unwrap_err();
         assert!(err.contains("unknown grammar construct"), "{err}");
+    }
+
+    #[test]
+    fn an_allow_rule_must_say_what_options_it_permits() {
+        let head = "version = 1\ndefault_suggestion = \"x\"\n[[allow]]\nid = \"cat\"\nprograms = [\"cat\"]\nmatch = [\"cat f\"]\n";
+        let err = Policy::from_toml(head).unwrap_err();
+        assert!(err.contains("rule 'cat': needs options"), "{err}");
+        let err = Policy::from_toml(&format!("{head}options = [\"-n\"]\ndeny_options = []\n"))
+            .unwrap_err();
+        assert!(err.contains("not both"), "{err}");
+        let err =
+            Policy::from_toml(&format!("{head}deny_options = []\nmax_operands = 1\n")).unwrap_err();
+        assert!(err.contains("max_operands needs an options list"), "{err}");
+        let err = Policy::from_toml(&format!("{head}options = [\"n\"]\n")).unwrap_err();
+        assert!(err.contains("option \"n\""), "{err}");
+        // An example the option judging disagrees with is refused at load.
+        let err = Policy::from_toml(&format!(
+            "{head}options = [\"-n\"]\nnot_match = [\"cat -n f\"]\n"
+        ))
+        .unwrap_err();
+        assert!(err.contains("should not allow \"cat -n f\""), "{err}");
+        let err = Policy::from_toml(&format!(
+            "version = 1\ndefault_suggestion = \"x\"\n[[allow]]\nid = \"cat\"\nprograms = [\"cat\"]\nmatch = [\"cat -A f\"]\noptions = [\"-n\"]\n"
+        ))
+        .unwrap_err();
+        assert!(
+            err.contains("option -A is not permitted by rule 'cat'"),
+            "{err}"
+        );
+        assert!(Policy::from_toml(&format!(
+            "{head}options = [\"-n\"]\nnot_match = [\"cat -A f\"]\n"
+        ))
+        .is_ok());
     }
 
     #[test]

@@ -12,6 +12,8 @@ pub(crate) struct Unwrapped {
     pub(crate) argv: Vec<String>,
     /// `sh -c STRING`: the index of STRING in the original words, and STRING.
     pub(crate) shell_c: Option<(usize, String)>,
+    /// `xargs` adds arguments read from its input, which the judge never sees.
+    pub(crate) input_arguments: bool,
 }
 
 fn base(s: &str) -> &str {
@@ -132,38 +134,41 @@ pub(crate) fn unwrap(argv: &[String]) -> Result<Unwrapped, String> {
                 &[],
                 &["-i", "-o", "-e", "--input", "--output", "--error"],
             )?,
-            "xargs" => skip_options(
-                argv,
-                i + 1,
-                &[
-                    "-0",
-                    "--null",
-                    "-r",
-                    "--no-run-if-empty",
-                    "-t",
-                    "--verbose",
-                    "-x",
-                    "--exit",
-                    "-p",
-                    "--interactive",
-                ],
-                &[
-                    "-I",
-                    "-n",
-                    "--max-args",
-                    "-P",
-                    "--max-procs",
-                    "-d",
-                    "--delimiter",
-                    "-L",
-                    "--max-lines",
-                    "-s",
-                    "--max-chars",
-                    "-E",
-                    "-a",
-                    "--arg-file",
-                ],
-            )?,
+            "xargs" => {
+                u.input_arguments = true;
+                skip_options(
+                    argv,
+                    i + 1,
+                    &[
+                        "-0",
+                        "--null",
+                        "-r",
+                        "--no-run-if-empty",
+                        "-t",
+                        "--verbose",
+                        "-x",
+                        "--exit",
+                        "-p",
+                        "--interactive",
+                    ],
+                    &[
+                        "-I",
+                        "-n",
+                        "--max-args",
+                        "-P",
+                        "--max-procs",
+                        "-d",
+                        "--delimiter",
+                        "-L",
+                        "--max-lines",
+                        "-s",
+                        "--max-chars",
+                        "-E",
+                        "-a",
+                        "--arg-file",
+                    ],
+                )?
+            }
             n if is_python(n) => {
                 let mut j = i + 1;
                 let mut module = None;

@@ -329,6 +329,34 @@ fn safe_shell_runs_what_it_allows_and_explains_what_it_blocks() {
 }
 
 #[test]
+fn safe_shell_readers_do_not_write_through_their_options() {
+    let p = Project::new(projects::python);
+    let policy = Policy::builtin().unwrap();
+    for command in [
+        "sort -o f app/calc.py",
+        "uniq app/calc.py f",
+        "xargs sort -o f",
+    ] {
+        let r = safe_shell(
+            &p.runner,
+            policy,
+            &p.ws,
+            &SafeShellArgs {
+                command: command.into(),
+                cwd: String::new(),
+            },
+            &Control::default(),
+        )
+        .unwrap();
+        assert!(
+            matches!(r, SafeShellResult::Blocked { .. }),
+            "{command}: {r:?}"
+        );
+        assert!(!p.ws.join("f").exists(), "{command} wrote f");
+    }
+}
+
+#[test]
 fn git_inside_the_shells_is_hardened_too() {
     if !landlock_here() {
         return;

@@ -150,3 +150,119 @@ fn garbage_never_panics() {
     let long = "ls ".repeat(10_000);
     assert!(matches!(judge(policy(), &long), Verdict::Blocked(_)));
 }
+
+/// Issue 30, items 2 to 4: options that run programs or write files, output operands, and
+/// git subcommands that rewrite history are refused, naming the option or the subcommand.
+#[test]
+fn options_that_run_programs_or_write_files_are_refused() {
+    let cases = [
+        (
+            "sort -S 16K -T . --compress-program=bash cmds.txt",
+            "allow rule 'sort': option --compress-program",
+        ),
+        (
+            "sort --compress=sh x",
+            "allow rule 'sort': option --compress",
+        ),
+        (
+            "git grep -O'touch m #' -e hello",
+            "allow rule 'git-grep': option -O",
+        ),
+        (
+            "git grep --open-files-in-pager=x -e y",
+            "allow rule 'git-grep': option --open-files-in-pager",
+        ),
+        ("sort -o f README.md", "allow rule 'sort': option -o"),
+        ("sort -uof x", "allow rule 'sort': option -o"),
+        ("uniq README.md f", "allow rule 'uniq': max_operands 1"),
+        ("xxd a.bin out.hex", "allow rule 'xxd': max_operands 1"),
+        (
+            "git diff --output=f",
+            "allow rule 'git-read': option --output",
+        ),
+        ("git log --outp=f", "allow rule 'git-read': option --output"),
+        (
+            "git reflog expire --expire=now --all",
+            "deny rule 'git-changes'",
+        ),
+        ("git reflog delete HEAD@{0}", "deny rule 'git-changes'"),
+        ("tree -o list.txt", "allow rule 'tree': option -o"),
+        ("fd -x rm", "allow rule 'fd': option -x"),
+        ("rg --pre ./x y", "allow rule 'rg': option --pre"),
+        (
+            "go test -exec=./x ./...",
+            "allow rule 'go-tools': option -exec",
+        ),
+        (
+            "cargo test --config 'target.x.runner=\"sh\"'",
+            "allow rule 'cargo-tools': option --config",
+        ),
+        ("date -s 2020-01-01", "allow rule 'date': option -s"),
+        // The finally-run program's own arguments are judged through wrappers.
+        (
+            "env sort --compress-program=sh x",
+            "allow rule 'sort': option",
+        ),
+        ("timeout 5 sort -o f x", "allow rule 'sort': option -o"),
+        ("sh -c 'uniq a b'", "allow rule 'uniq': max_operands 1"),
+        // xargs adds words the judge never sees: `echo -o f | xargs sort x`.
+        ("xargs sort -o f", "allow rule 'sort': arguments from xargs"),
+        ("xargs sort x", "allow rule 'sort': arguments from xargs"),
+        (
+            "xargs git reflog",
+            "allow rule 'git-reflog': arguments from xargs",
+        ),
+    ];
+    for (cmd, pattern) in cases {
+        let b = blocked(cmd);
+        assert!(
+            b.matched_pattern.starts_with(pattern),
+            "{cmd:?}: {} ({})",
+            b.matched_pattern,
+            b.reason
+        );
+    }
+    let b = blocked("sort -o f README.md");
+    assert!(
+        b.reason.contains("`sort` option -o") && b.reason.contains("rule 'sort'"),
+        "{}",
+        b.reason
+    );
+    assert!(
+        b.suggested_safe_alternative
+            .starts_with("Run `sort` without -o.")
+            && b.suggested_safe_alternative.contains("write_file"),
+        "{}",
+        b.suggested_safe_alternative
+    );
+    let b = blocked("uniq README.md f");
+    assert!(b.reason.contains("at most 1 file operand"), "{}", b.reason);
+}
+
+#[test]
+fn reads_with_options_stay_allowed() {
+    for cmd in [
+        "sort names.txt | uniq -c",
+        "uniq -c README.md",
+        "git log --oneline -5",
+        "git diff HEAD~1 -- src",
+        "git reflog",
+        "git reflog show HEAD",
+        "git grep -n hello",
+        "head -n 20 f",
+        "head -20 f",
+        "ls -la src",
+        "grep -rn TODO src",
+        "sort -k2,2 -t, -rn data.csv",
+        "sort -S 16K -T . names.txt",
+        "git stash list",
+        "git config --get user.name",
+        "find . -name '*.py' -type f",
+        "go test -cover ./...",
+        "cargo test -- --config",
+        "xargs grep -n TODO",
+        "xxd -l 64 a.bin",
+    ] {
+        allowed(cmd);
+    }
+}
