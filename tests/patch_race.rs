@@ -8,8 +8,9 @@ use serde_json::json;
 use std::fs;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+/// What the race aims for, within MAX_TIME ([`RaceBudget`]).
 const ATTEMPTS: u64 = 1500;
 const MAX_TIME: Duration = Duration::from_secs(30);
 const MIN_SWAPS: u64 = 500;
@@ -58,10 +59,14 @@ fn swapped_directories_never_lead_a_patch_outside() {
         "*** Begin Patch\n*** Delete File: d/gone.txt\n*** End Patch\n",
     ];
     let (mut attempts, mut applied) = (0u64, 0u64);
-    let started = Instant::now();
-    let floor = race_attempts(ATTEMPTS);
-    let enough = |a: u64| a >= floor && swaps.load(Ordering::Relaxed) > MIN_SWAPS;
-    while !enough(attempts) && started.elapsed() < MAX_TIME {
+    let budget = RaceBudget::start(
+        "apply_patch swap race",
+        race_attempts(ATTEMPTS),
+        MIN_SWAPS,
+        MAX_TIME,
+        &swaps,
+    );
+    while budget.go_on(attempts, &swaps) {
         for p in patches {
             let v = call_named(f.ws, "apply_patch", &json!({ "patch": p }).to_string());
             attempts += 1;
@@ -74,14 +79,10 @@ fn swapped_directories_never_lead_a_patch_outside() {
         }
         assert_eq!(snapshot(&outside), before, "the outside directory changed");
     }
+    let report = budget.finish(attempts, &swaps);
     stop.store(true, Ordering::Relaxed);
     swapper.join().unwrap();
-    let swaps = swaps.load(Ordering::Relaxed);
-    assert!(
-        attempts >= floor,
-        "only {attempts} attempts in {MAX_TIME:?}"
-    );
-    assert!(swaps > MIN_SWAPS, "too few swaps ({swaps})");
+    report.assert_exercised();
     assert!(applied > 0, "no patch applied: the race was not exercised");
     assert_eq!(snapshot(&outside), before, "the outside directory changed");
 }

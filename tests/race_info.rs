@@ -7,11 +7,12 @@ use serde_json::{json, Value};
 use std::fs;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+/// Attempts the calls aim for (a quarter on the overlay, [`race_attempts`]).
 const ATTEMPTS: u64 = 3000;
 const MAX_TIME: Duration = Duration::from_secs(20);
-/// Swaps the racing threads must make during the calls.
+/// Swaps the racing threads aim to make during the calls.
 const MIN_SWAPS: u64 = 1000;
 
 crate::backend_tests! {
@@ -59,12 +60,16 @@ fn swapped_symlinks_never_lead_range_reads_or_path_info_outside() {
         ("get_path_info", json!({"path": "e/lnk"})),
     ];
     let (mut attempts, mut ok) = (0u64, 0u64);
-    let started = Instant::now();
-    // Both sides must have run enough: on a loaded machine the swappers can lag the calls, so
-    // the calls go on (up to MAX_TIME) until the swappers have made MIN_SWAPS swaps too.
-    let floor = race_attempts(ATTEMPTS);
-    let enough = |attempts: u64| attempts >= floor && swaps.load(Ordering::Relaxed) > MIN_SWAPS;
-    while !enough(attempts) && started.elapsed() < MAX_TIME {
+    // Both sides should run a good while: on a loaded machine the swappers can lag the calls,
+    // so the calls go on until the swappers have made MIN_SWAPS swaps too, within MAX_TIME.
+    let budget = RaceBudget::start(
+        "read_file/get_path_info swap race",
+        race_attempts(ATTEMPTS),
+        MIN_SWAPS,
+        MAX_TIME,
+        &swaps,
+    );
+    while budget.go_on(attempts, &swaps) {
         for (tool, args) in &calls {
             let v = f.call(tool, args.clone());
             attempts += 1;
@@ -109,14 +114,13 @@ fn swapped_symlinks_never_lead_range_reads_or_path_info_outside() {
             }
         }
     }
+    let report = budget.finish(attempts, &swaps);
     stop.store(true, Ordering::Relaxed);
     for s in swappers {
         s.join().unwrap();
     }
-    assert!(attempts >= floor, "only {attempts} attempts in {MAX_TIME:?}");
+    report.assert_exercised();
     assert!(ok > 0, "no call succeeded: the race was not exercised");
-    let swaps = swaps.load(Ordering::Relaxed);
-    assert!(swaps > MIN_SWAPS, "too few swaps ({swaps} in {MAX_TIME:?})");
     assert_eq!(fs::read_to_string(outside.join("f.txt")).unwrap(), secret);
 }
 }

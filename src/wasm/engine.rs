@@ -9,7 +9,7 @@
 //! with a start section (a command starts at its `_start` export, inside the fuel slices).
 
 use super::guest::GuestState;
-use super::host;
+use super::imports::{check_imports, Import};
 use crate::error::{ErrorCode, Result, WsfsError};
 use std::sync::Arc;
 
@@ -18,9 +18,6 @@ use std::sync::Arc;
 /// tests measure 0.1-0.3 ms, thread wake-up included), while one check per slice (a clock read
 /// and an atomic load) costs about 0.1% of it.
 pub const FUEL_SLICE: u64 = 200_000;
-
-/// The WASI preview 1 import module.
-pub const WASI_MODULE: &str = "wasi_snapshot_preview1";
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,30 +52,11 @@ pub trait CompiledModule: Send + Sync {
     fn run(&self, state: GuestState, fuel: u64) -> RunReport;
 }
 
-/// Load-time checks every engine makes of a module's interface: it imports only WASI preview
-/// 1 and the `wsfs` host functions, and exports `_start` and `memory`.
-pub fn check_interface<'a>(
-    imports: impl IntoIterator<Item = (&'a str, &'a str)>,
-    exports: &[&str],
-) -> Result<()> {
-    for (module, name) in imports {
-        let known = match module {
-            WASI_MODULE => true,
-            host::MODULE => host::FUNCTIONS.contains(&name),
-            _ => false,
-        };
-        if !known {
-            return Err(WsfsError::new(
-                ErrorCode::ManifestInvalid,
-                format!(
-                    "the module imports {module}::{name}, which the host does not provide (only \
-                     {WASI_MODULE} and {}::{{{}}})",
-                    host::MODULE,
-                    host::FUNCTIONS.join(", ")
-                ),
-            ));
-        }
-    }
+/// Load-time checks every engine makes of a module's interface: every import is a function the
+/// host provides, with the signature it provides ([`check_imports`]), and the module exports
+/// `_start` and `memory`.
+pub fn check_interface(imports: &[Import], exports: &[&str]) -> Result<()> {
+    check_imports(imports)?;
     for needed in ["_start", "memory"] {
         if !exports.contains(&needed) {
             return Err(WsfsError::new(

@@ -27,6 +27,7 @@ pub mod engine;
 pub mod fs;
 pub mod guest;
 pub mod host;
+pub mod imports;
 pub mod manifest;
 pub mod policy;
 pub mod protocol;

@@ -6,6 +6,7 @@
 use super::engine::{check_interface, CompiledModule, Ended, Engine, RunReport, FUEL_SLICE};
 use super::guest::GuestState;
 use super::host::{self, MustStop};
+use super::imports::{Import, ImportKind, Signature, ValueType};
 use crate::error::{ErrorCode, Result, WsfsError};
 use std::ops::Range;
 use std::sync::Arc;
@@ -68,21 +69,43 @@ impl Engine for WasmiEngine {
                 format!("the module is not valid WebAssembly the host can run: {e}"),
             )
         })?;
-        let imports: Vec<(String, String)> = module
-            .imports()
-            .map(|i| (i.module().to_string(), i.name().to_string()))
-            .collect();
-        let exports: Vec<String> = module.exports().map(|e| e.name().to_string()).collect();
-        let exports: Vec<&str> = exports.iter().map(String::as_str).collect();
-        check_interface(
-            imports.iter().map(|(m, n)| (m.as_str(), n.as_str())),
-            &exports,
-        )?;
+        let imports: Vec<Import> = module.imports().map(|i| import(&i)).collect();
+        let exports: Vec<&str> = module.exports().map(|e| e.name()).collect();
+        check_interface(&imports, &exports)?;
         Ok(Arc::new(WasmiModule {
             engine: self.engine.clone(),
             linker: self.linker.clone(),
             module,
         }))
+    }
+}
+
+/// An import as wasmi declares it, in the engine-independent words of the load-time check.
+fn import(import: &wasmi::ImportType<'_>) -> Import {
+    let kind = match import.ty() {
+        wasmi::ExternType::Func(func) => ImportKind::Function(Signature {
+            params: func.params().iter().map(value_type).collect(),
+            results: func.results().iter().map(value_type).collect(),
+        }),
+        wasmi::ExternType::Memory(_) => ImportKind::NotAFunction("memory"),
+        wasmi::ExternType::Table(_) => ImportKind::NotAFunction("table"),
+        wasmi::ExternType::Global(_) => ImportKind::NotAFunction("global"),
+    };
+    Import {
+        module: import.module().to_string(),
+        name: import.name().to_string(),
+        kind,
+    }
+}
+
+fn value_type(ty: &wasmi::ValType) -> ValueType {
+    match ty {
+        wasmi::ValType::I32 => ValueType::I32,
+        wasmi::ValType::I64 => ValueType::I64,
+        wasmi::ValType::F32 => ValueType::F32,
+        wasmi::ValType::F64 => ValueType::F64,
+        wasmi::ValType::V128 => ValueType::V128,
+        wasmi::ValType::FuncRef | wasmi::ValType::ExternRef => ValueType::Reference,
     }
 }
 

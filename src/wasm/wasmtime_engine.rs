@@ -11,7 +11,7 @@
 //! - **Memory** is held by the same [`MemoryBudget`](super::guest::MemoryBudget) through
 //!   wasmtime's `ResourceLimiter`.
 //! - **WASI preview 1** is the same wasi-common context wasmi runs ([`GuestState::wasi`], with
-//!   the workspace's `/workspace`, the bounded pipes and the watched scheduler): the 48
+//!   the workspace's `/workspace`, the bounded pipes and the watched scheduler): the 46
 //!   functions wiggle generates for it are linked here by hand, one closure each, because
 //!   wasi-common's own wasmtime glue is tied to the wasmtime of its own version.
 //! - A start section is refused at load, as wasmi's `allow_start_fn(false)` does: it would run
@@ -20,6 +20,7 @@
 use super::engine::{check_interface, CompiledModule, Ended, Engine, RunReport, FUEL_SLICE};
 use super::guest::GuestState;
 use super::host::{self, MustStop};
+use super::imports::{Import, ImportKind, Signature, ValueType, WASI_MODULE};
 use crate::error::{ErrorCode, Result, WsfsError};
 use std::future::Future;
 use std::ops::Range;
@@ -79,21 +80,46 @@ impl Engine for WasmtimeEngine {
             ));
         }
         let module = Module::new(&self.engine, wasm).map_err(|e| invalid(&e))?;
-        let imports: Vec<(String, String)> = module
-            .imports()
-            .map(|i| (i.module().to_string(), i.name().to_string()))
-            .collect();
-        let exports: Vec<String> = module.exports().map(|e| e.name().to_string()).collect();
-        let exports: Vec<&str> = exports.iter().map(String::as_str).collect();
-        check_interface(
-            imports.iter().map(|(m, n)| (m.as_str(), n.as_str())),
-            &exports,
-        )?;
+        let imports: Vec<Import> = module.imports().map(|i| import(&i)).collect();
+        let exports: Vec<&str> = module.exports().map(|e| e.name()).collect();
+        check_interface(&imports, &exports)?;
         Ok(Arc::new(WasmtimeModule {
             engine: self.engine.clone(),
             linker: self.linker.clone(),
             module,
         }))
+    }
+}
+
+/// An import as wasmtime declares it, in the engine-independent words of the load-time check.
+fn import(import: &wasmtime::ImportType<'_>) -> Import {
+    let ty = import.ty();
+    // The accessors rather than a match: the kinds besides functions only need a word.
+    let kind = match ty.func() {
+        Some(func) => ImportKind::Function(Signature {
+            params: func.params().map(|t| value_type(&t)).collect(),
+            results: func.results().map(|t| value_type(&t)).collect(),
+        }),
+        None if ty.memory().is_some() => ImportKind::NotAFunction("memory"),
+        None if ty.table().is_some() => ImportKind::NotAFunction("table"),
+        None if ty.global().is_some() => ImportKind::NotAFunction("global"),
+        None => ImportKind::NotAFunction("tag"),
+    };
+    Import {
+        module: import.module().to_string(),
+        name: import.name().to_string(),
+        kind,
+    }
+}
+
+fn value_type(ty: &wasmtime::ValType) -> ValueType {
+    match ty {
+        wasmtime::ValType::I32 => ValueType::I32,
+        wasmtime::ValType::I64 => ValueType::I64,
+        wasmtime::ValType::F32 => ValueType::F32,
+        wasmtime::ValType::F64 => ValueType::F64,
+        wasmtime::ValType::V128 => ValueType::V128,
+        _ => ValueType::Reference,
     }
 }
 
@@ -310,7 +336,7 @@ macro_rules! link_wasi {
     ($linker:expr; $( fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty; )*) => {
         $(
             $linker.func_wrap(
-                super::engine::WASI_MODULE,
+                WASI_MODULE,
                 stringify!($name),
                 |mut caller: Caller<'_, GuestState>, $($arg: $ty),*| -> wasmtime::Result<$ret> {
                     let (memory, state) = memory_and_state(&mut caller)?;
@@ -329,7 +355,8 @@ macro_rules! link_wasi {
 }
 
 /// WASI preview 1 on the run's wasi-common context: the same functions, signatures and
-/// context wasmi_wasi links for wasmi.
+/// context wasmi_wasi links for wasmi, and the signatures [`super::imports::WASI_FUNCTIONS`]
+/// checks a module's imports against at load.
 fn add_wasi(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
     link_wasi! { linker;
         fn args_get(argv: i32, argv_buf: i32) -> i32;

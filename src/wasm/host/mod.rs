@@ -24,13 +24,8 @@ use std::sync::Arc;
 /// The import module name.
 pub const MODULE: &str = "wsfs";
 
-/// Every function [`MODULE`] provides.
-pub const FUNCTIONS: &[&str] = &[
-    "model_generate",
-    "http_request",
-    "response_len",
-    "response_read",
-];
+// Every function [`MODULE`] provides, with its signature, is listed in
+// `super::imports::HOST_FUNCTIONS`, which a module's imports are checked against at load.
 
 /// Statuses the host functions return, by index (0 is success).
 pub const STATUS_CODES: &[ErrorCode] = &[

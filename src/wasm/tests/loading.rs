@@ -132,3 +132,105 @@ fn a_folder_needs_exactly_one_module() {
         .unwrap();
     assert!(e.message.contains("no module.wasm"), "{}", e.message);
 }
+
+/// A command importing `import` (one import declaration) and doing nothing.
+fn importing(import: &str) -> String {
+    format!(r#"(module {import} (memory (export "memory") 1) (func (export "_start")))"#)
+}
+
+/// Issue 30 item 11: an import the host does not provide, or provides with another signature,
+/// loaded before and failed every call with `tool_trap` and the engine's debug text.
+#[test]
+fn imports_the_host_does_not_provide_as_declared_are_refused_at_load() {
+    let host = HostPolicy::default();
+    let cases = [
+        // A WASI function the host does not provide.
+        (
+            r#"(import "wasi_snapshot_preview1" "sock_open" (func (param i32 i32 i32) (result i32)))"#,
+            &["wasi_snapshot_preview1::sock_open", "does not provide"][..],
+        ),
+        // A WASI function with another signature.
+        (
+            r#"(import "wasi_snapshot_preview1" "fd_write" (func (param i32)))"#,
+            &[
+                "wasi_snapshot_preview1::fd_write",
+                "(i32, i32, i32, i32) -> i32",
+                "(i32) -> ()",
+            ],
+        ),
+        (
+            r#"(import "wasi_snapshot_preview1" "proc_exit" (func (param i32) (result i32)))"#,
+            &["wasi_snapshot_preview1::proc_exit", "(i32) -> ()", "(i32) -> i32"],
+        ),
+        (
+            r#"(import "wasi_snapshot_preview1" "clock_time_get" (func (param i32 i32 i32) (result i32)))"#,
+            &["clock_time_get", "(i32, i64, i32) -> i32", "(i32, i32, i32) -> i32"],
+        ),
+        // A host function with another signature.
+        (
+            r#"(import "wsfs" "response_len" (func (param i32) (result i32)))"#,
+            &["wsfs::response_len", "() -> i32", "(i32) -> i32"],
+        ),
+        // Not a function, under a provided module or an unknown one.
+        (
+            r#"(import "wasi_snapshot_preview1" "memory" (memory 1))"#,
+            &["wasi_snapshot_preview1::memory", "memory"],
+        ),
+        (r#"(import "env" "memory" (memory 1))"#, &["env::memory"]),
+        (r#"(import "env" "table" (table 1 funcref))"#, &["env::table"]),
+        (r#"(import "env" "counter" (global i32))"#, &["env::counter"]),
+        // A function from an unknown module.
+        (
+            r#"(import "wasi_unstable" "fd_write" (func (param i32 i32 i32 i32) (result i32)))"#,
+            &["wasi_unstable::fd_write", "does not provide"],
+        ),
+    ];
+    for (import, named) in cases {
+        let wat = importing(import);
+        let (code, message) = load_code(&wat, "", &host);
+        assert_eq!(code, ErrorCode::ManifestInvalid, "{import}: {message}");
+        for words in named {
+            assert!(message.contains(words), "{import}: {words:?} not in {message}");
+        }
+    }
+}
+
+/// The signature table the load-time check uses is what the engine links: a module importing
+/// every provided function, each with the table's signature, loads, instantiates and runs.
+#[test]
+fn a_module_importing_every_provided_function_runs() {
+    use crate::wasm::imports::{ProvidedFunction, HOST_FUNCTIONS, WASI_FUNCTIONS, WASI_MODULE};
+    let declare = |module: &str, f: &ProvidedFunction| {
+        let list = |types: &[crate::wasm::imports::ValueType]| {
+            types
+                .iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        format!(
+            r#"(import "{module}" "{name}" (func ${name} (param {}) (result {})))"#,
+            list(f.params),
+            list(f.results),
+            name = f.name,
+        )
+    };
+    let imports: Vec<String> = WASI_FUNCTIONS
+        .iter()
+        .map(|f| declare(WASI_MODULE, f))
+        .chain(HOST_FUNCTIONS.iter().map(|f| declare("wsfs", f)))
+        .collect();
+    assert_eq!(imports.len(), 46 + 4, "every WASI preview 1 and wsfs function");
+    // `_start` prints `{}` through the imported fd_write: one iovec at 0 for the 2 bytes at 16.
+    let wat = format!(
+        r#"(module {}
+             (memory (export "memory") 1)
+             (data (i32.const 0) "\10\00\00\00\02\00\00\00")
+             (data (i32.const 16) "{{}}")
+             (func (export "_start")
+               (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))"#,
+        imports.join("\n")
+    );
+    let output = run_plain(&tool(&wat, ""), "{}").expect("the module runs");
+    assert_eq!(output.data, serde_json::json!({}));
+}
