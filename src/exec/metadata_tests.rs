@@ -243,7 +243,20 @@ fn no_program_changes_metadata_outside_as_an_unprivileged_user() {
             Ok(())
         });
     }
-    let out = cmd.output().unwrap();
+    // Another test's fork may still hold the copy's write descriptor for a moment (ETXTBSY
+    // until that child execs): retry within a bound.
+    let started = std::time::Instant::now();
+    let out = loop {
+        match cmd.output() {
+            Err(e)
+                if e.raw_os_error() == Some(libc::ETXTBSY)
+                    && started.elapsed() < std::time::Duration::from_secs(30) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => break other.unwrap(),
+        }
+    };
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
