@@ -171,7 +171,11 @@ fn commit_part(o: &Overlay, selection: &[String], why: &str) {
     let now_base = base_tree(&o.root);
     let want: Vec<(String, String)> = before
         .iter()
-        .filter(|(p, s)| !under(p, selection) && !(s == "A" && now_base.contains_key(p)))
+        .filter(|(p, s)| {
+            let committed = under(p, selection);
+            let made_by_the_commit = s == "A" && now_base.contains_key(p);
+            !(committed || made_by_the_commit)
+        })
         .cloned()
         .collect();
     assert_eq!(
