@@ -31,6 +31,7 @@ mod model_view;
 mod move_file;
 mod names;
 mod overlay_checkpoints;
+mod overlay_partial;
 mod overlay_programs;
 mod overlay_race;
 mod overlay_store;

@@ -459,6 +459,13 @@ impl Session {
                 }
             };
             let raw = OsStr::from_bytes(&raw);
+            // An added directory selected without its new parent (`paths: ["new/e1"]`) needs
+            // the parent made too, as a committed file's missing parents are.
+            if let Some(parent) = std::path::Path::new(raw).parent() {
+                if !parent.as_os_str().is_empty() {
+                    let _ = self.base.dir.create_dir_all(parent);
+                }
+            }
             match self.base.dir.create_dir(raw) {
                 Ok(()) => {
                     let _ = self.base.dir.set_permissions(
@@ -520,6 +527,7 @@ impl Session {
     fn finish(&mut self, intent: &[Intended]) -> Result<()> {
         let mut records = Vec::new();
         let mut done_owners = BTreeSet::new();
+        let mut landed_paths: BTreeSet<String> = BTreeSet::new();
         let mut touched_dirs: BTreeSet<String> = BTreeSet::new();
         for it in intent {
             let now = self.base_fingerprint(&it.path, None)?;
@@ -535,15 +543,32 @@ impl Session {
                 continue;
             }
             touched_dirs.insert(parent_leaf(&it.path).0.to_string());
-            if it.owner != it.path {
-                done_owners.insert(it.owner.clone());
-                continue;
-            }
+            landed_paths.insert(it.path.clone());
             done_owners.insert(it.owner.clone());
         }
         // The session's state of these paths changes below: their before-images first.
         let owners: Vec<&str> = done_owners.iter().map(String::as_str).collect();
         self.capture(&owners)?;
+        // An opaque directory above a committed path (the kernel marks every directory it
+        // makes in a merged one; a deleted base directory made again is one) now hides what
+        // the commit put in the base. Where the session covers the base's whole subtree it
+        // hides nothing the session does not show, so it becomes plain, outermost first, before
+        // any committed entry leaves the upper tree; elsewhere it stays, and so do the
+        // entries below it (see `below_opaque`).
+        let mut dirs_above: BTreeSet<String> = BTreeSet::new();
+        for path in &landed_paths {
+            let mut end = 0;
+            for name in path.split('/') {
+                end += name.len();
+                dirs_above.insert(path[..end].to_string());
+                end += 1;
+            }
+        }
+        let mut by_depth: Vec<String> = dirs_above.into_iter().collect();
+        by_depth.sort_by_key(|p| p.matches('/').count());
+        for dir in &by_depth {
+            self.make_plain_if_covered(dir)?;
+        }
         // Upper directories an entry left, each fsynced once before the log forgets the
         // entries (a thousand files in one directory are one fsync, not a thousand). Kept
         // as paths, not handles: a commit may span more directories than descriptors.
@@ -563,31 +588,24 @@ impl Session {
                 continue;
             };
             let ukind = super::session::upper_kind(&udir, leaf).map_err(|e| on_path(&e, &owner))?;
-            let equal = match ukind {
-                None => true,
-                Some((UpperKind::Whiteout, _)) => now.is_absent(),
-                Some((UpperKind::File, s)) => {
-                    now.kind == "file"
-                        && now.mode == s.st_mode & 0o7777
-                        && super::diff::read_file(&udir, leaf)
-                            .ok()
-                            .map(|b| sha256_hex(&b))
-                            == now.sha256
-                }
-                Some((UpperKind::Dir { opaque }, _)) => {
-                    if opaque && now.kind == "dir" {
-                        // The base now holds only what the session shows: plain again.
-                        if let Ok(Some(sub)) = open_beneath(&udir, leaf) {
-                            if rustix::fs::fremovexattr(&sub, super::session::OPAQUE_XATTR).is_ok()
-                            {
-                                let _ = store::fsync_dir(&sub);
-                            }
-                        }
+            // Below an opaque directory, an upper entry is all the view has of its path.
+            let kept_by_opaque = self.below_opaque(&owner)?;
+            let equal = !kept_by_opaque
+                && match ukind {
+                    None => true,
+                    Some((UpperKind::Whiteout, _)) => now.is_absent(),
+                    Some((UpperKind::File, s)) => {
+                        now.kind == "file"
+                            && now.mode == s.st_mode & 0o7777
+                            && super::diff::read_file(&udir, leaf)
+                                .ok()
+                                .map(|b| sha256_hex(&b))
+                                == now.sha256
                     }
-                    false
-                }
-                Some(_) => false,
-            };
+                    // An opaque one was made plain above if the base holds only what it shows.
+                    Some((UpperKind::Dir { .. }, _)) => false,
+                    Some(_) => false,
+                };
             if equal {
                 if ukind.is_some() {
                     super::session::remove_entry(&udir, leaf).map_err(|e| on_path(&e, &owner))?;
@@ -636,6 +654,57 @@ impl Session {
         self.append(&records)
     }
 
+    /// Makes the upper directory `rel` plain if it is opaque, the base has a directory
+    /// there, and the session covers every entry of the base's subtree (`covers`), so that
+    /// the mark hides nothing the view shows. Its before-image is taken first; idempotent.
+    fn make_plain_if_covered(&mut self, rel: &str) -> Result<()> {
+        let (parent, leaf) = parent_leaf(rel);
+        let Some(udir) = open_beneath(self.upper(), parent).map_err(|e| on_path(&e, rel))? else {
+            return Ok(());
+        };
+        let Some((UpperKind::Dir { opaque: true }, _)) =
+            super::session::upper_kind(&udir, leaf).map_err(|e| on_path(&e, rel))?
+        else {
+            return Ok(());
+        };
+        let Some(base) = self.base_dir(rel)? else {
+            return Ok(());
+        };
+        let Some(upper) = open_beneath(&udir, leaf).map_err(|e| on_path(&e, rel))? else {
+            return Ok(());
+        };
+        if !covers(&upper, &base).map_err(|e| on_path(&e, rel))? {
+            return Ok(());
+        }
+        self.capture(&[rel])?;
+        match rustix::fs::fremovexattr(&upper, super::session::OPAQUE_XATTR) {
+            Ok(()) | Err(rustix::io::Errno::NODATA) => {}
+            Err(e) => return Err(on_path(&e.into(), rel)),
+        }
+        store::fsync_dir(&upper).map_err(|e| on_path(&e, rel))
+    }
+
+    /// Whether a directory above `rel` in the upper tree is opaque.
+    fn below_opaque(&self, rel: &str) -> Result<bool> {
+        let (parent, _) = parent_leaf(rel);
+        let mut dir = match self.upper().try_clone() {
+            Ok(d) => d,
+            Err(e) => return Err(machinery("dup", &e)),
+        };
+        for name in parent.split('/').filter(|n| !n.is_empty()) {
+            match super::session::upper_kind(&dir, name).map_err(|e| on_path(&e, rel))? {
+                Some((UpperKind::Dir { opaque: true }, _)) => return Ok(true),
+                Some((UpperKind::Dir { opaque: false }, _)) => {}
+                _ => return Ok(false),
+            }
+            match open_beneath(&dir, name).map_err(|e| on_path(&e, rel))? {
+                Some(sub) => dir = sub,
+                None => return Ok(false),
+            }
+        }
+        Ok(false)
+    }
+
     /// Removes the upper directory `rel` if it is empty, not opaque and a directory in the
     /// base too; whether it did.
     fn prune_dir(&mut self, rel: &str) -> bool {
@@ -664,6 +733,33 @@ impl Session {
         }
         removed
     }
+}
+
+/// Whether the upper directory `upper` shows every entry of the base directory `base` as
+/// the session has it, were it plain: each base name has an upper entry, and where both are
+/// directories and the upper one is plain (it would merge with the base's), recursively so.
+/// Only base directories the upper tree also holds are listed.
+fn covers(upper: &cap_std::fs::Dir, base: &cap_std::fs::Dir) -> std::io::Result<bool> {
+    for entry in base.entries()? {
+        let entry = entry?;
+        let raw = entry.file_name();
+        let name = crate::names::encode(raw.as_bytes());
+        match super::session::upper_kind(upper, &name)? {
+            None => return Ok(false),
+            Some((UpperKind::Dir { opaque: false }, _)) if entry.file_type()?.is_dir() => {
+                let (Some(usub), Some(bsub)) =
+                    (open_beneath(upper, &name)?, open_beneath(base, &name)?)
+                else {
+                    return Ok(false);
+                };
+                if !covers(&usub, &bsub)? {
+                    return Ok(false);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(true)
 }
 
 /// At open: finishes a commit a crash interrupted (the base's journal is recovered first).

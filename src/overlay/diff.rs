@@ -253,15 +253,32 @@ struct Walk<'s> {
 
 impl Walk<'_> {
     /// The entries of the upper directory `upper` (the session's `prefix`), against the base
-    /// directory `base` (`None`: the base has none, or it is hidden by an opaque directory).
+    /// directory `base` (`None`: the base has none). `hiding`: `upper` is opaque or below an
+    /// opaque directory, so the view shows none of the base's entries it does not hold itself
+    /// (the kernel looks no further below an opaque directory): those are deleted. The entries
+    /// it holds are still compared with the base's, so that one a commit made equal is no
+    /// change.
     fn dir(
         &mut self,
         upper: &Dir,
         base: Option<&Dir>,
         prefix: &str,
         owner: Option<&str>,
+        hiding: bool,
     ) -> io::Result<()> {
         let names = escaped_names(upper)?;
+        if let (true, Some(b)) = (hiding, base) {
+            let mut hidden = Vec::new();
+            for n in escaped_names(b)? {
+                if super::session::upper_kind(upper, &n)?.is_none() {
+                    hidden.push(n);
+                }
+            }
+            let own = owner.unwrap_or(prefix).to_string();
+            for n in hidden {
+                self.deleted(b, &n, &join(prefix, &n), &own)?;
+            }
+        }
         for name in names {
             let rel = join(prefix, &name);
             let Some((kind, ustat)) = super::session::upper_kind(upper, &name)? else {
@@ -319,21 +336,9 @@ impl Walk<'_> {
                         });
                     }
                     if opaque {
-                        if let Some(bd) = &base_dir {
-                            // The base's entries the opaque directory hides are deleted.
-                            let mut hidden = Vec::new();
-                            for n in escaped_names(bd)? {
-                                if super::session::upper_kind(&sub, &n)?.is_none() {
-                                    hidden.push(n);
-                                }
-                            }
-                            for n in hidden {
-                                self.deleted(bd, &n, &join(&rel, &n), &own)?;
-                            }
-                        }
-                        self.dir(&sub, None, &rel, Some(&own))?;
+                        self.dir(&sub, base_dir.as_ref(), &rel, Some(&own), true)?;
                     } else {
-                        self.dir(&sub, base_dir.as_ref(), &rel, None)?;
+                        self.dir(&sub, base_dir.as_ref(), &rel, None, hiding)?;
                     }
                 }
                 UpperKind::File | UpperKind::Symlink | UpperKind::Other => {
@@ -510,7 +515,7 @@ impl Session {
             session: self,
             out: Vec::new(),
         };
-        walk.dir(self.upper(), Some(&self.base.dir), "", None)
+        walk.dir(self.upper(), Some(&self.base.dir), "", None, false)
             .map_err(|e| on_path(&e, "the session's changes"))?;
         let mut out: Vec<Found> = walk
             .out
