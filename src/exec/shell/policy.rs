@@ -347,9 +347,9 @@ match = ["rm -rf x", "rm file.txt"]
         ))
         .unwrap_err();
         assert!(err.contains("should not allow \"cat -n f\""), "{err}");
-        let err = Policy::from_toml(&format!(
-            "version = 1\ndefault_suggestion = \"x\"\n[[allow]]\nid = \"cat\"\nprograms = [\"cat\"]\nmatch = [\"cat -A f\"]\noptions = [\"-n\"]\n"
-        ))
+        let err = Policy::from_toml(
+            "version = 1\ndefault_suggestion = \"x\"\n[[allow]]\nid = \"cat\"\nprograms = [\"cat\"]\nmatch = [\"cat -A f\"]\noptions = [\"-n\"]\n",
+        )
         .unwrap_err();
         assert!(
             err.contains("option -A is not permitted by rule 'cat'"),
