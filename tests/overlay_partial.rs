@@ -270,10 +270,9 @@ fn partial_commits_at_every_depth_keep_the_view_and_the_rest_commits_after_a_rew
         }
         assert_ok(&session(o.ws, "rewind", Some(json!({ "id": id }))));
         assert_eq!(view_tree(&o), view, "round {round}: the rewound view");
-        // `force`: a rewind brings back the fingerprints the checkpoint's before-images hold,
-        // taken before the partial commits changed the base, so the paths those commits
-        // changed under an uncommitted change show as conflicts (left for another fix).
-        let v = session(o.ws, "commit", Some(json!({"force": true})));
+        // A plain commit: the base changed since the checkpoint only by this session's own
+        // commits, which are no conflict.
+        let v = session(o.ws, "commit", None);
         assert_eq!(
             assert_ok(&v)["committed"],
             json!(true),
@@ -291,4 +290,65 @@ fn partial_commits_at_every_depth_keep_the_view_and_the_rest_commits_after_a_rew
         );
         assert_eq!(base_tree(&o.root), view, "round {round}: the workspace");
     }
+}
+
+/// The session's changes for the rewind tests: a changed file, a new file in a new
+/// directory, and a file left for the later commit.
+fn rewind_case() -> (Overlay, Tree, String) {
+    let o = Overlay::new(&[("a.txt", "a\n"), ("b.txt", "b\n")], json!({}));
+    assert_ok(&o.call("write_file", json!({"path": "a.txt", "content": "A\n"})));
+    assert_ok(&o.call("write_file", json!({"path": "b.txt", "content": "B\n"})));
+    assert_ok(&o.call(
+        "write_file",
+        json!({"path": "new/deep/n.txt", "content": "n\n"}),
+    ));
+    let view = view_tree(&o);
+    let id = assert_ok(&session(o.ws, "checkpoint", None))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let v = session(o.ws, "commit", Some(json!({"paths": ["a.txt", "new"]})));
+    assert_eq!(assert_ok(&v)["committed"], json!(true), "{v}");
+    (o, view, id)
+}
+
+/// A rewind to a checkpoint taken before a partial commit does not make the session's own
+/// commit a conflict: a plain commit of the rest succeeds and the workspace equals the view.
+#[test]
+fn after_a_rewind_past_a_partial_commit_the_rest_commits_without_conflicts() {
+    let (o, view, id) = rewind_case();
+    // A change after the checkpoint, committed, then undone by the rewind.
+    assert_ok(&o.call("write_file", json!({"path": "a.txt", "content": "A2\n"})));
+    let v = session(o.ws, "commit", Some(json!({"paths": ["a.txt"]})));
+    assert_eq!(assert_ok(&v)["committed"], json!(true), "{v}");
+    assert_ok(&session(o.ws, "rewind", Some(json!({ "id": id }))));
+    assert_eq!(view_tree(&o), view, "the rewound view");
+    let v = session(o.ws, "commit", None);
+    assert_eq!(assert_ok(&v)["committed"], json!(true), "{v}");
+    assert_eq!(assert_ok(&v)["conflicts"], json!([]), "{v}");
+    assert!(changes(o.ws).is_empty(), "{:?}", changes(o.ws));
+    assert_eq!(view_tree(&o), view, "the view after the commit");
+    assert_eq!(base_tree(&o.root), view, "the workspace");
+}
+
+/// The control: another writer's change of the base after the checkpoint (of a path the
+/// session committed, and of one it did not) is still a conflict after the rewind.
+#[test]
+fn after_a_rewind_past_a_partial_commit_another_writers_change_is_a_conflict() {
+    let (o, _view, id) = rewind_case();
+    fs::write(o.root.join("a.txt"), "other\n").unwrap();
+    fs::write(o.root.join("b.txt"), "other b\n").unwrap();
+    assert_ok(&session(o.ws, "rewind", Some(json!({ "id": id }))));
+    let v = session(o.ws, "commit", None);
+    assert_eq!(assert_ok(&v)["committed"], json!(false), "{v}");
+    let mut conflicted: Vec<&str> = assert_ok(&v)["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    conflicted.sort_unstable();
+    assert_eq!(conflicted, vec!["a.txt", "b.txt"], "{v}");
+    assert_eq!(o.base("a.txt").as_deref(), Some("other\n"));
+    assert_eq!(o.base("b.txt").as_deref(), Some("other b\n"));
 }

@@ -207,7 +207,15 @@ impl Session {
             ctl.check()?;
             let recorded = self.touched.fps.get(owner).cloned();
             let now = self.fingerprint_now(owner, recorded.as_ref())?;
-            let ok = recorded.as_ref().is_some_and(|r| unchanged(r, &now));
+            // A base still as this session's own last commit of the path left it is no
+            // conflict either: after a rewind past that commit, `recorded` is the base from
+            // before it, but nobody else changed the base since.
+            let ok = recorded.as_ref().is_some_and(|r| unchanged(r, &now))
+                || self
+                    .touched
+                    .committed
+                    .get(owner)
+                    .is_some_and(|c| unchanged(c, &now));
             if !ok {
                 let mergeable = !hunks.contains_key(owner)
                     && self.mergeable(owner, recorded.as_ref(), &found).is_some();
@@ -569,6 +577,20 @@ impl Session {
         for dir in &by_depth {
             self.make_plain_if_covered(dir)?;
         }
+        // The commit changed the directories above (and at) what it committed too (their
+        // entries, their mtime): the base as it left them, for the owners' sake after a
+        // rewind (see `Touched::committed`). A directory's fingerprint is its stat fields.
+        for dir in by_depth.iter().filter(|d| !done_owners.contains(*d)) {
+            let now = self.base_fingerprint_kind(dir)?;
+            if now.kind == "dir" {
+                records.push(Record {
+                    op: 'k',
+                    path: Some(dir.clone()),
+                    fp: Some(now),
+                    i: None,
+                });
+            }
+        }
         // Upper directories an entry left, each fsynced once before the log forgets the
         // entries (a thousand files in one directory are one fsync, not a thousand). Kept
         // as paths, not handles: a commit may span more directories than descriptors.
@@ -576,6 +598,13 @@ impl Session {
         for owner in done_owners {
             let mut original = Vec::new();
             let now = self.base_fingerprint(&owner, Some(&mut original))?;
+            // The base as this commit left it, kept across rewinds (see `Touched::committed`).
+            records.push(Record {
+                op: 'k',
+                path: Some(owner.clone()),
+                fp: Some(now.clone()),
+                i: None,
+            });
             let (parent, leaf) = parent_leaf(&owner);
             let Some(udir) = open_beneath(self.upper(), parent).map_err(|e| on_path(&e, &owner))?
             else {

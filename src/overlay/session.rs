@@ -444,6 +444,7 @@ impl Session {
             let _ = rustix::fs::fchmod(&upper, Mode::from_raw_mode(stat.st_mode & 0o7777));
         }
         let touched = read_log(&meta).map_err(err)?;
+        store::cut_torn_tail(&meta).map_err(err)?;
         let log = meta
             .open_with(
                 store::LOG_NAME,
@@ -480,6 +481,7 @@ impl Session {
         if session.touched.records
             > 4 * (session.touched.fps.len()
                 + session.touched.dirty.len()
+                + session.touched.committed.len()
                 + session
                     .touched
                     .absent

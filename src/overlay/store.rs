@@ -9,7 +9,10 @@
 //! the path: it left the session), `d` (changed again), `c` (a checkpoint was taken, written
 //! by older versions and by compaction), `a` (compaction's copy of a `t`'s `i`: the path was
 //! not in the session at checkpoint `i`), `r` (a rewind to checkpoint `i` consumed the images
-//! of it and of the later ones). Every record but `c`, `a` and `r` marks its path as changed.
+//! of it and of the later ones), `k` (a commit of this session left the base of the path with
+//! this fingerprint: kept across rewinds, which bring back older fingerprints, so that the
+//! session's own commit is not taken for another writer's change; `Touched::committed`).
+//! Every record but `c`, `a`, `r` and `k` marks its path as changed.
 //! `v` (the first line, `i` = 2): the paths are session paths, each name in the escaped form
 //! the tools show (`overlay` module documentation); a log without it was written before, with
 //! plain UTF-8 paths, and is rewritten with escaped paths at open (`Touched::upgraded`).
@@ -263,6 +266,11 @@ pub(crate) struct Touched {
     /// Per checkpoint, the paths first touched in its epoch while not in the session (their
     /// before-image at that checkpoint is "absent", kept here rather than in its image log).
     pub absent: BTreeMap<u64, BTreeSet<String>>,
+    /// Per path this session committed, the base fingerprint its last commit of the path
+    /// left (`k` records). A rewind restores `fps` as they were at a checkpoint, but the base
+    /// does not go back: a base that is still as the session's own commit left it is no
+    /// conflict (`commit.rs`).
+    pub committed: BTreeMap<String, Fingerprint>,
     /// The log says its paths are escaped (its `v` record).
     pub escaped: bool,
 }
@@ -331,6 +339,11 @@ impl Touched {
             ('d', Some(p)) => {
                 self.dirty.insert(p.clone());
             }
+            ('k', Some(p)) => {
+                if let Some(fp) = &r.fp {
+                    self.committed.insert(p.clone(), fp.clone());
+                }
+            }
             _ => {}
         }
     }
@@ -347,6 +360,11 @@ impl Touched {
             dirty: set(self.dirty),
             records: self.records,
             absent: self.absent.into_iter().map(|(i, s)| (i, set(s))).collect(),
+            committed: self
+                .committed
+                .into_iter()
+                .map(|(p, fp)| (upgrade_path(&p), fp))
+                .collect(),
             escaped: true,
         }
     }
@@ -358,6 +376,17 @@ impl Touched {
             out.extend(
                 Record {
                     op: 's',
+                    path: Some(p.clone()),
+                    fp: Some(fp.clone()),
+                    i: None,
+                }
+                .line(),
+            );
+        }
+        for (p, fp) in &self.committed {
+            out.extend(
+                Record {
+                    op: 'k',
                     path: Some(p.clone()),
                     fp: Some(fp.clone()),
                     i: None,
@@ -457,6 +486,27 @@ pub(crate) fn read_log(meta: &Dir) -> io::Result<Touched> {
         }
     }
     Ok(touched)
+}
+
+/// Cuts a torn last line (a crash during an append: its change was never made) off the
+/// touch log, so that the next append does not continue it into a damaged line.
+pub(crate) fn cut_torn_tail(meta: &Dir) -> io::Result<()> {
+    let mut file = match meta.open_with(
+        LOG_NAME,
+        cap_std::fs::OpenOptions::new().read(true).write(true),
+    ) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    let good = memchr::memrchr(b'\n', &bytes).map_or(0, |i| i + 1);
+    if good < bytes.len() {
+        file.set_len(good as u64)?;
+        file.sync_all()?;
+    }
+    Ok(())
 }
 
 /// Writes `bytes` as `name` in `dir` atomically and durably: staged (unnamed, fsynced),
