@@ -242,7 +242,16 @@ fn forking_without_bound_is_capped_and_killed() {
 #[test]
 fn the_process_limit_holds_as_root() {
     // A bounded version of the fork bomb, safe to run unconfined as the control: 60 forks.
+    // The marker names this run's sleepers alone for the control's pkill: a make test running
+    // beside this one runs the same script, and must not lose its processes to ours.
+    let marker = format!(
+        "wsfs-fork-control-{}-{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+    )
+    .replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "");
     let script = r#"/usr/bin/python3 -c '
+# MARKER
 import os, time
 n = 0
 for i in range(60):
@@ -254,12 +263,11 @@ for i in range(60):
         time.sleep(30); os._exit(0)
     n += 1
 print(n)
-'"#;
+'"#
+    .replace("MARKER", &marker);
+    let script = script.as_str();
     let f = Fixture::with(|p| p.limits.processes = 20);
-    let control = unconfined(
-        &f.ws,
-        &format!("{script}; pkill -f 'time.sleep\\(30\\)' || true"),
-    );
+    let control = unconfined(&f.ws, &format!("{script}; pkill -f '{marker}' || true"));
     let control_n: u32 = String::from_utf8_lossy(&control.stdout)
         .trim()
         .parse()
