@@ -78,7 +78,7 @@ devtools-node:
 
 lint:
 	$(CARGO) fmt --check
-	$(CARGO) clippy --locked --all-targets -- -D warnings
+	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
 
 # The committed header must be what the build generates.
 test-header: build
@@ -88,7 +88,7 @@ test-header: build
 # WSFS_REQUIRE_DEVTOOLS: the developer tools' tests fail, rather than skip, when a linter,
 # type checker or test runner they drive is missing.
 test-rust: venv devtools-node
-	WSFS_REQUIRE_DEVTOOLS=1 $(CARGO) test --release --locked
+	WSFS_REQUIRE_DEVTOOLS=1 $(CARGO) test --release --locked --workspace
 
 # The README's C example, linked against the static library.
 test-c: build
@@ -149,10 +149,10 @@ bench-short: build venv
 WASMTIME_TARGET := $(CURDIR)/target/wasmtime
 WASMTIME_FLAGS := --locked --features wasmtime --target-dir $(WASMTIME_TARGET)
 
-## test-wasmtime: the engine-generic Wasm tests on both engines (wasm::tests::wasmi::... and
-## wasm::tests::wasmtime::...), and the Rust example tools through the C ABI on both
+## test-wasmtime: the engine-generic Wasm tests of wsfs-wasm on both engines (tests::wasmi::... and
+## tests::wasmtime::...), and the Rust example tools through the C ABI on both
 test-wasmtime:
-	$(CARGO) test --release $(WASMTIME_FLAGS) --lib wasm::
+	$(CARGO) test --release $(WASMTIME_FLAGS) -p wsfs-wasm --lib
 	$(CARGO) test --release $(WASMTIME_FLAGS) --test tests -- rust_tools::
 
 ## bench-wasmtime: benches/wasm.rs on both engines, side by side (target/bench/wasm-wasmtime.jsonl;

@@ -1,12 +1,12 @@
 //! The C ABI's operations as plain Rust: JSON strings in, envelope JSON out. `ffi` only converts
 //! pointers and catches panics around these.
 
-use crate::abi::dispatch::{self, CallOptions, Request};
-use crate::abi::envelope::{self, Envelope};
-use crate::abi::handles::{self, Opened};
-use crate::abi::profiles;
 use crate::config::Config;
+use crate::dispatch::{self, CallOptions, Request};
+use crate::envelope::{self, Envelope};
 use crate::error::{ErrorCode, WsfsError};
+use crate::handles::{self, Opened};
+use crate::profiles;
 use crate::wasm::host::gateway::ModelGateway;
 use crate::wasm::tool::WasmTools;
 use crate::workspace::Workspace;
@@ -21,7 +21,7 @@ pub fn version() -> String {
 }
 
 pub fn tool_specs() -> String {
-    crate::abi::specs::tool_specs().to_string()
+    crate::specs::tool_specs().to_string()
 }
 
 pub fn tool_instructions() -> String {
@@ -136,11 +136,11 @@ pub fn workspace_tool_specs(id: u64) -> String {
     };
     let offered = |native: &str| crate::tools::find(native).is_some_and(|t| runs(t));
     let mut tools = match opened.profile {
-        None => crate::abi::specs::workspace_tool_specs(
-            opened.wasm.as_ref(),
-            !policy.writes_enabled,
-            |t| runs(t),
-        ),
+        None => {
+            crate::specs::workspace_tool_specs(opened.wasm.as_ref(), !policy.writes_enabled, |t| {
+                runs(t)
+            })
+        }
         Some(profile) => profile.tool_specs_offered(offered),
     };
     if let Some(list) = tools.as_array_mut() {

@@ -1,13 +1,13 @@
 //! One tool call: the registry entry, the deadline, the tool itself, the envelope and its
 //! trace event.
 
-use crate::abi::envelope::{self, Envelope};
-use crate::abi::handles;
-use crate::abi::profiles::{Context, NativeResult, Profile};
 use crate::control::{token_flag, CallControl};
+use crate::envelope::{self, Envelope};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::audit::{self, Finished, Notes};
 use crate::guard::policy::{Policy, PolicyConfig};
+use crate::handles;
+use crate::profiles::{Context, NativeResult, Profile};
 use crate::tools::contract::{Call, Output, Switch, ToolRunner, Warning};
 use crate::tools::hints;
 use crate::tools::{self, write};
@@ -267,7 +267,8 @@ fn run_guarded(
     output: Output,
 ) -> Result<ToolResult> {
     let started = ws.policy.audit.as_ref().map(|_| SystemTime::now());
-    let mut call = Call::new(ws, ctl, req.content, &output);
+    let framing = envelope::Framing(output);
+    let mut call = Call::new(ws, ctl, req.content, &framing);
     let mut result = run_entry(&mut call, wasm, req).map_err(|mut e| {
         if let (ErrorCode::PathNotFound, Some((anchor, rel))) = (e.code, &call.first_path) {
             let names = hints::similar_paths(ws, *anchor, rel, ctl);

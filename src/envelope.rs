@@ -150,10 +150,12 @@ pub fn raw_head_len<M: Serialize + ?Sized>(output: Output, meta: &M) -> usize {
     serde_json::to_writer(&mut count, &success).map_or(0, |()| FRONT_ROOM + count.0 + 1)
 }
 
-/// The envelope's framing, as the tools see it.
-impl Frame for Output {
+/// The envelope a result in output mode `.0` is framed in, as the tools see it.
+pub struct Framing(pub Output);
+
+impl Frame for Framing {
     fn raw_head_len(&self, meta: &dyn erased_serde::Serialize) -> usize {
-        raw_head_len(*self, meta)
+        raw_head_len(self.0, meta)
     }
 }
 
@@ -371,5 +373,87 @@ mod tests {
         assert_eq!(v["ok"], false);
         assert_eq!(v["error"]["code"], "ambiguous_edit");
         assert_eq!(v["text"], "ambiguous_edit: 3 matches");
+    }
+}
+
+/// `read_file`'s room for the head, against the head this envelope writes.
+#[cfg(test)]
+mod read_file_room {
+    use crate::config::{Config, Limits};
+    use crate::envelope::{raw_head_len, Framing};
+    use crate::tools::contract::{Output, ToolOutput};
+    use crate::workspace::Workspace;
+    use wsfs_core::control::CallControl;
+    use wsfs_core::tools::read_file::read_file;
+
+    /// The room a plain read keeps in front of its content is exactly the head the envelope
+    /// writes there, or, for a cut read (whose `bytes` and `next_start_line` are known only
+    /// once read), at least as much: raw results are then built in place (too little room
+    /// would only cost a copy, so nothing else would notice).
+    #[test]
+    fn the_predicted_head_is_the_real_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            max_read_bytes: 1000,
+            ..Limits::default()
+        };
+        let config = Config {
+            root: tmp.path().to_string_lossy().into_owned(),
+            restrict_to_workspace: true,
+            limits,
+            state_dir: None,
+            policy: crate::guard::policy::PolicyConfig::default(),
+            profile: "wsfs".into(),
+            wasm_tools: Vec::new(),
+            wasm_policy: Default::default(),
+            mode: Default::default(),
+            session: None,
+            session_refresh_ms: None,
+        };
+        let ws = Workspace::open(&config).unwrap().0;
+        let ctl = CallControl::new(std::time::Duration::from_secs(10), None);
+        let cases: [(&str, Vec<u8>); 9] = [
+            ("nine.txt", "a\n".repeat(9).into_bytes()),
+            (
+                "unterminated.txt",
+                "a\n"
+                    .repeat(60)
+                    .into_bytes()
+                    .into_iter()
+                    .chain(*b"end")
+                    .collect(),
+            ),
+            ("empty.txt", vec![]),
+            ("one.txt", b"x".to_vec()),
+            ("q\"uote\\d.txt", vec![b'a'; 999]),
+            ("exact.txt", vec![b'a'; 1000]),
+            ("long.txt", vec![b'a'; 5000]),
+            ("cut.txt", "é".repeat(600).into_bytes()),
+            ("lines.txt", "a line\n".repeat(500).into_bytes()),
+        ];
+        for (name, data) in cases {
+            std::fs::write(tmp.path().join(name), &data).unwrap();
+            let path = ws.parse_path(name).unwrap();
+            for output in [Output::DataRaw, Output::TextRaw] {
+                let mut out = read_file(&ws, &path, &ctl, &Framing(output), false).unwrap();
+                let head = match output {
+                    Output::DataRaw => {
+                        let meta = out.raw_meta().expect("a plain read has a head");
+                        raw_head_len(Output::DataRaw, &*meta)
+                    }
+                    _ => raw_head_len(Output::TextRaw, &()),
+                };
+                match out.truncated && output == Output::DataRaw {
+                    false => assert_eq!(out.content.room(), head, "{name} {output:?}"),
+                    true => assert!(out.content.room() >= head, "{name} {output:?}"),
+                }
+                let raw = out.take_raw(output, head);
+                assert_eq!(
+                    raw.is_some(),
+                    !(data.is_empty() && output == Output::TextRaw),
+                    "{name}"
+                );
+            }
+        }
     }
 }

@@ -1,5 +1,5 @@
 //! The C ABI. This module only converts pointers and strings and catches panics; the work is
-//! done in [`crate::abi::api`]. It is the only module with `unsafe` code.
+//! done in [`crate::api`]. It is the only module with `unsafe` code.
 //!
 //! Every function returning `char *` returns a NUL-terminated UTF-8 JSON string that the
 //! caller owns and must free exactly once with `wsfs_string_free`; none returns NULL. Every
@@ -8,11 +8,11 @@
 // The C boundary cannot be written without raw pointers; every block says why it is sound.
 #![allow(unsafe_code)]
 
-use crate::abi::api;
-use crate::abi::envelope::{Envelope, FRONT_ROOM};
-use crate::abi::session::{self, SessionOp};
+use crate::api;
 use crate::control;
+use crate::envelope::{Envelope, FRONT_ROOM};
 use crate::error::ErrorCode;
+use crate::session::{self, SessionOp};
 use crate::wasm::host::gateway::{GatewayFailure, ModelGateway};
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};

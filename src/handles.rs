@@ -1,8 +1,8 @@
 //! Workspace handles: opaque non-zero ids, never reused, mapped to shared workspaces and the
 //! profile each serves.
 
-use crate::abi::profiles::Profile;
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::profiles::Profile;
 use crate::wasm::tool::WasmTools;
 use crate::workspace::Workspace;
 use once_cell::sync::Lazy;
@@ -21,8 +21,7 @@ pub struct Opened {
 
 impl Opened {
     pub fn profile_name(&self) -> &str {
-        self.profile
-            .map_or(crate::abi::profiles::DEFAULT, |p| &p.name)
+        self.profile.map_or(crate::profiles::DEFAULT, |p| &p.name)
     }
 }
 

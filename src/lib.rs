@@ -10,57 +10,49 @@
 
 #![deny(unsafe_code)]
 
-mod abi;
-mod backend;
-mod commit;
-mod config;
-mod control;
-pub mod error;
-mod exec;
-mod guard;
-mod json;
-mod lines;
+pub mod api;
+pub mod dispatch;
+pub mod envelope;
+pub mod ffi;
+pub mod handles;
 mod logging;
-mod names;
-pub mod overlay;
-mod patch;
-mod paths;
-mod render;
-mod sandbox;
-mod text;
+pub mod profiles;
+pub mod session;
+pub mod specs;
+
+use wsfs_core::sandbox::json;
+pub use wsfs_core::{error, overlay};
 mod tools;
-mod wasm;
-mod workspace;
+use wsfs_core::{backend, config, control, guard, workspace};
+use wsfs_wasm as wasm;
 
 #[cfg(test)]
-mod layers;
+mod tool_handles;
 
-pub use abi::{api, ffi};
-
-pub use abi::dispatch::{run_tool, ToolResult};
-pub use abi::envelope::Envelope;
-pub use config::{Config, Limits, WasmPolicy};
-pub use control::{token_cancel, token_free, token_new, CallControl};
-pub use error::{ErrorCode, WsfsError};
-pub use guard::policy::PolicyConfig;
-pub use tools::contract::{ToolOutput, Warning};
-pub use tools::create_directory::CreateDirectoryOutput;
-pub use tools::edit_file::EditOutput;
-pub use tools::list_dir::{Entry, ListOutput};
-pub use tools::read_file::ReadOutput;
-pub use tools::write::{AppendOutput, WriteMode, WriteOutput};
-pub use workspace::Workspace;
+pub use dispatch::{run_tool, ToolResult};
+pub use envelope::Envelope;
+pub use wsfs_core::config::{Config, Limits, WasmPolicy};
+pub use wsfs_core::control::{token_cancel, token_free, token_new, CallControl};
+pub use wsfs_core::error::{ErrorCode, WsfsError};
+pub use wsfs_core::guard::policy::PolicyConfig;
+pub use wsfs_core::tools::contract::{ToolOutput, Warning};
+pub use wsfs_core::tools::create_directory::CreateDirectoryOutput;
+pub use wsfs_core::tools::edit_file::EditOutput;
+pub use wsfs_core::tools::list_dir::{Entry, ListOutput};
+pub use wsfs_core::tools::read_file::ReadOutput;
+pub use wsfs_core::tools::write::{AppendOutput, WriteMode, WriteOutput};
+pub use wsfs_core::workspace::Workspace;
 
 /// Hooks for wsfs's own tests (fault injection into commits). Not part of the API: never
 /// reachable through the C ABI or any tool argument.
 #[doc(hidden)]
 pub mod testing {
-    pub use crate::commit::fault::{
+    pub use wsfs_core::commit::fault::{
         inject_commit_fault, resume_commit, set_thread_faults, take_thread_faults,
         wait_for_paused_commit, CommitFault, FaultLog, FaultPlan, Sys, SysFault,
     };
-    pub use crate::exec::testing::{run_sh, TestOverlay, TestRun};
-    pub use crate::sandbox::new_dirs::abandon_next_new_dirs;
+    pub use wsfs_core::sandbox::new_dirs::abandon_next_new_dirs;
+    pub use wsfs_exec::testing::{run_sh, TestOverlay, TestRun};
 
     /// A detached kernel overlay mount of `base` + `upper` (with its own empty `work`), as an
     /// overlay workspace's view is made: for tests to look at the view as the tools see it.
@@ -70,6 +62,6 @@ pub mod testing {
         work: &std::path::Path,
     ) -> std::io::Result<std::os::fd::OwnedFd> {
         let open = |p: &std::path::Path| std::fs::File::open(p);
-        crate::sandbox::view_mount::mount_view(&open(base)?, &open(upper)?, &open(work)?)
+        wsfs_core::sandbox::view_mount::mount_view(&open(base)?, &open(upper)?, &open(work)?)
     }
 }

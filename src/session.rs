@@ -1,11 +1,11 @@
 //! The host's session operations (overlay mode) behind `wsfs_session_*`: each parses its
 //! options strictly, runs on the workspace and returns the usual envelope.
 
-use crate::abi::{envelope, handles};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, WsfsError};
 use crate::overlay::{CheckpointOptions, CommitOptions, DiffOptions, RewindOptions};
 use crate::workspace::Workspace;
+use crate::{envelope, handles};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use std::time::Duration;

@@ -24,7 +24,7 @@ fn spec(t: &dyn ToolRunner, read_only_workspace: bool) -> Value {
     })
 }
 
-static SPECS: Lazy<Value> = Lazy::new(|| REGISTRY.iter().map(|t| spec(t, false)).collect());
+static SPECS: Lazy<Value> = Lazy::new(|| REGISTRY.iter().map(|t| spec(*t, false)).collect());
 
 /// `[{name, description, parameters, annotations}]`, in registry order.
 pub fn tool_specs() -> &'static Value {
@@ -39,7 +39,7 @@ pub fn workspace_tool_specs(
     read_only_workspace: bool,
     keep: impl Fn(&dyn ToolRunner) -> bool,
 ) -> Value {
-    let builtin = REGISTRY.iter().map(|t| t as &dyn ToolRunner);
+    let builtin = REGISTRY.iter().map(|t| *t as &dyn ToolRunner);
     let wasm = wasm
         .into_iter()
         .flat_map(|w| w.tools().iter().map(|t| t as &dyn ToolRunner));
@@ -170,8 +170,8 @@ mod tests {
         }
         let mut all = Vec::new();
         let mut specs: Vec<Value> = tool_specs().as_array().cloned().unwrap_or_default();
-        for name in crate::abi::profiles::names() {
-            if let Ok(Some(profile)) = crate::abi::profiles::lookup(name) {
+        for name in crate::profiles::names() {
+            if let Ok(Some(profile)) = crate::profiles::lookup(name) {
                 specs.extend(profile.tool_specs().as_array().cloned().unwrap_or_default());
             }
         }

@@ -57,7 +57,7 @@ enum Entry {
 }
 
 static PROFILES: Lazy<Vec<(&'static str, Entry)>> = Lazy::new(|| {
-    let native = crate::abi::specs::tool_specs();
+    let native = crate::specs::tool_specs();
     FILES
         .iter()
         .map(|(name, text)| (*name, load(name, text, native)))

@@ -23,15 +23,13 @@ use crate::sandbox::root::{Anchor, DirRef, Root, ToolPath};
 use crate::sandbox::sys;
 use crate::sandbox::walk::deny::{StartPaths, WalkFilter};
 use crate::sandbox::walk::dfs;
-pub(crate) use crate::sandbox::walk::dfs::{Entry, Flow, Walked};
+pub use crate::sandbox::walk::dfs::{Entry, Flow, Walked};
 use crate::sandbox::walk::filter::WalkOptions;
 use crate::sandbox::walk::names::DIRENT_BUFFER;
 use crate::sandbox::walk::remove;
-pub(crate) use crate::sandbox::walk::remove::{
-    Halt, NotRemoved, Removal, RemoveDenyHook, RemoveOptions,
-};
+pub use crate::sandbox::walk::remove::{Halt, NotRemoved, Removal, RemoveDenyHook, RemoveOptions};
 use crate::sandbox::walk::tree;
-pub(crate) use crate::sandbox::walk::tree::{Tree, Unlisted};
+pub use crate::sandbox::walk::tree::{Tree, Unlisted};
 use crate::sandbox::walk::Kind;
 use cap_std::fs::Dir;
 use rustix::fs::{AtFlags, RawDir, RenameFlags};
@@ -40,10 +38,10 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 
-pub(crate) mod overlay;
+pub mod overlay;
 
 /// A directory's or file's identity: (device, inode).
-pub(crate) type FileId = (u64, u64);
+pub type FileId = (u64, u64);
 
 /// Entries read from a directory between two cancellation checks: 128 of the longest names
 /// fill half of `DIRENT_BUFFER`, so at most one `getdents64` call runs between two checks.
@@ -51,7 +49,7 @@ const CHECK_EVERY: u64 = 128;
 
 /// One entry of a directory listing ([`Backend::list`]): its name, its type as the directory
 /// records it (`Kind::Unknown` when the file system does not say) and its inode number.
-pub(crate) struct Listed<'a> {
+pub struct Listed<'a> {
     pub name: &'a [u8],
     pub kind: Kind,
     pub ino: u64,
@@ -60,7 +58,7 @@ pub(crate) struct Listed<'a> {
 /// The operations a workspace backend provides. Every path is resolved beneath the backend's
 /// root by handle, and every resolution asks `gate` (the policy) once, with the
 /// workspace-relative path the backend computed. See docs/ARCHITECTURE.md.
-pub(crate) trait Backend: std::fmt::Debug + Send + Sync {
+pub trait Backend: std::fmt::Debug + Send + Sync {
     /// The root: its handle, real and configured paths, mode and state directory.
     fn root(&self) -> &Root;
 
@@ -218,8 +216,8 @@ pub(crate) trait Backend: std::fmt::Debug + Send + Sync {
 /// The host backend: the workspace root is a directory of the host file system, changed in
 /// place.
 #[derive(Debug)]
-pub(crate) struct Host {
-    pub(crate) root: Root,
+pub struct Host {
+    pub root: Root,
 }
 
 impl Backend for Host {

@@ -252,7 +252,7 @@ impl Config {
     }
 
     /// `session` belongs to overlay mode, and an overlay confines to its root.
-    pub(crate) fn check_mode(&self) -> Result<()> {
+    pub fn check_mode(&self) -> Result<()> {
         let invalid = |m: &str| Err(WsfsError::new(ErrorCode::InvalidArguments, m.to_string()));
         match self.mode {
             Mode::Host if self.session.is_some() || self.session_refresh_ms.is_some() => invalid(

@@ -41,15 +41,17 @@ pub struct Workspace {
     /// Where the files are: the operations of the backend contract (see `crate::backend`).
     /// Private: the tools reach it only through the facades below.
     backend: Box<dyn Backend>,
-    pub(crate) limits: Limits,
+    pub limits: Limits,
     /// Deny rules, read-only mode and the audit log (see `policy`).
-    pub(crate) policy: Policy,
+    pub policy: Policy,
     /// State the layers above keep per workspace (see [`Workspace::slot`]).
     slots: Slots,
     /// The overlay session, in overlay mode (see `session`).
     session: Option<Arc<SessionView>>,
 }
 
+#[cfg(test)]
+mod sandbox_tests;
 mod session;
 
 /// Per-workspace values of types this layer does not know (the exec tools' runner and probe
@@ -150,7 +152,7 @@ impl Workspace {
 
     /// The backend's root, for the unit tests of the layers below.
     #[cfg(test)]
-    pub(crate) fn test_root(&self) -> &Root {
+    pub fn test_root(&self) -> &Root {
         self.backend.root()
     }
 
@@ -168,7 +170,7 @@ impl Workspace {
     }
 
     /// This workspace's value of type `T`, made by `make` the first time it is asked for.
-    pub(crate) fn slot<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Arc<T> {
+    pub fn slot<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Arc<T> {
         // A poisoned lock only means a `make` panicked; the list itself is whole.
         let mut slots = self.slots.0.lock().unwrap_or_else(|p| p.into_inner());
         for slot in slots.iter() {
@@ -182,7 +184,7 @@ impl Workspace {
     }
 
     /// The state directory's path, when the workspace has one.
-    pub(crate) fn state_path(&self) -> Option<&Path> {
+    pub fn state_path(&self) -> Option<&Path> {
         match &self.backend.root().state {
             crate::sandbox::state_dir::StateDir::At(p) => Some(p),
             crate::sandbox::state_dir::StateDir::Unavailable(_) => None,
@@ -196,7 +198,7 @@ impl Workspace {
     /// (`exec::overlay`), where it leads to the session's directory. Refused when it is not a
     /// directory or lies outside the workspace (unrestricted mode included): programs are
     /// confined to the workspace.
-    pub(crate) fn program_dir(&self, path: &ToolPath, ctl: &CallControl) -> Result<PathBuf> {
+    pub fn program_dir(&self, path: &ToolPath, ctl: &CallControl) -> Result<PathBuf> {
         let located = self.resolve(path, Access::READ, false, ctl)?;
         if located.leaf.is_some() {
             match &located.leaf_meta {
@@ -222,7 +224,7 @@ impl Workspace {
     /// The workspace-relative real path `path` resolves to for `access` (so `deny_write`'s
     /// `.git/**` refuses a path into `.git` as it does for the file tools), for a program's
     /// argument. A missing leaf is fine (a deleted file to stage).
-    pub(crate) fn program_path(
+    pub fn program_path(
         &self,
         path: &ToolPath,
         access: Access,
@@ -250,12 +252,12 @@ impl Workspace {
     }
 
     /// Validates a tool path and decides where it resolves from (see `Root::parse_path`).
-    pub(crate) fn parse_path(&self, raw: &str) -> Result<ToolPath> {
+    pub fn parse_path(&self, raw: &str) -> Result<ToolPath> {
         self.backend.root().parse_path(raw)
     }
 
     /// Resolves `path` for `access`, following a symlinked leaf (see `Root::resolve`).
-    pub(crate) fn resolve(
+    pub fn resolve(
         &self,
         path: &ToolPath,
         access: Access,
@@ -268,7 +270,7 @@ impl Workspace {
 
     /// Resolves the entry `path` names itself, never following its leaf (`move_file`,
     /// `delete_file`).
-    pub(crate) fn resolve_entry(
+    pub fn resolve_entry(
         &self,
         path: &ToolPath,
         access: Access,
@@ -280,26 +282,22 @@ impl Workspace {
     }
 
     /// Resolves `path` for describing it, not following its leaf (`get_path_info`).
-    pub(crate) fn resolve_no_follow(
-        &self,
-        path: &ToolPath,
-        ctl: &CallControl,
-    ) -> Result<Located<'_>> {
+    pub fn resolve_no_follow(&self, path: &ToolPath, ctl: &CallControl) -> Result<Located<'_>> {
         self.backend.resolve_info(path, &self.policy, ctl)
     }
 
     /// Where the symlink `located` names leads, when it stays inside the workspace.
-    pub(crate) fn link_target(&self, located: &Located<'_>, ctl: &CallControl) -> Option<String> {
+    pub fn link_target(&self, located: &Located<'_>, ctl: &CallControl) -> Option<String> {
         self.backend.link_target(located, &self.policy, ctl)
     }
 
     /// Removes the directories `located`'s resolution created (a call that failed).
-    pub(crate) fn undo_created(&self, located: Located<'_>) {
+    pub fn undo_created(&self, located: Located<'_>) {
         self.backend.undo_created(located)
     }
 
     /// What a listing or walk of `start` leaves out (see `WalkFilter::new`).
-    pub(crate) fn walk_filter(
+    pub fn walk_filter(
         &self,
         start: &DirRef<'_>,
         known: StartPaths,
@@ -308,7 +306,7 @@ impl Workspace {
     }
 
     /// Commits `ops` together (see `commit`).
-    pub(crate) fn commit(
+    pub fn commit(
         &self,
         anchor: Anchor,
         ops: Vec<Op<'_>>,
@@ -318,57 +316,52 @@ impl Workspace {
     }
 
     /// The resolved workspace-relative path of `dir` (plus `leaf`).
-    pub(crate) fn resolved_rel(&self, dir: &DirRef<'_>, leaf: Option<&OsStr>) -> Result<PathBuf> {
+    pub fn resolved_rel(&self, dir: &DirRef<'_>, leaf: Option<&OsStr>) -> Result<PathBuf> {
         self.backend.rel_of(dir, leaf)
     }
 
     /// The resolved path as shown (for the audit log); `fallback` if it cannot be known.
-    pub(crate) fn shown_resolved(
-        &self,
-        dir: &DirRef<'_>,
-        leaf: Option<&OsStr>,
-        fallback: &str,
-    ) -> String {
+    pub fn shown_resolved(&self, dir: &DirRef<'_>, leaf: Option<&OsStr>, fallback: &str) -> String {
         self.backend.shown_of(dir, leaf, fallback)
     }
 
     /// How the audit log names a directory a call created.
-    pub(crate) fn shown_anchored(&self, anchor: Anchor, rel: &Path) -> String {
+    pub fn shown_anchored(&self, anchor: Anchor, rel: &Path) -> String {
         self.backend.shown_anchored(anchor, rel)
     }
 
     /// Opens the directory `name` in `dir`, not following a symlink (`ENOTDIR` otherwise).
-    pub(crate) fn open_child_dir<'a>(&'a self, dir: &Dir, name: &OsStr) -> io::Result<DirRef<'a>> {
+    pub fn open_child_dir<'a>(&'a self, dir: &Dir, name: &OsStr) -> io::Result<DirRef<'a>> {
         self.backend.open_child_dir(dir, name)
     }
 
     /// Opens the directory `rel` below the root, for suggestions (see `Backend::open_at_root`).
-    pub(crate) fn open_at_root(&self, rel: &Path) -> io::Result<DirRef<'_>> {
+    pub fn open_at_root(&self, rel: &Path) -> io::Result<DirRef<'_>> {
         self.backend.open_at_root(rel)
     }
 
     /// The parent of `dir`, for identity checks.
-    pub(crate) fn parent_dir(&self, dir: &Dir) -> io::Result<Dir> {
+    pub fn parent_dir(&self, dir: &Dir) -> io::Result<Dir> {
         self.backend.parent_dir(dir)
     }
 
     /// The root directory's identity.
-    pub(crate) fn root_id(&self) -> io::Result<FileId> {
+    pub fn root_id(&self) -> io::Result<FileId> {
         self.backend.root_id()
     }
 
     /// Whether `name` exists in `dir` (not followed).
-    pub(crate) fn has_entry(&self, dir: &Dir, name: &OsStr) -> bool {
+    pub fn has_entry(&self, dir: &Dir, name: &OsStr) -> bool {
         self.backend.has_entry(dir, name)
     }
 
     /// Whether `rel` below the root exists.
-    pub(crate) fn exists(&self, rel: &Path) -> bool {
+    pub fn exists(&self, rel: &Path) -> bool {
         self.backend.exists(rel)
     }
 
     /// Lists one directory level (see `Backend::list`).
-    pub(crate) fn list(
+    pub fn list(
         &self,
         dir: BorrowedFd<'_>,
         display: &str,
@@ -379,7 +372,7 @@ impl Workspace {
     }
 
     /// Walks the tree below `dir` (see `Backend::walk`).
-    pub(crate) fn walk(
+    pub fn walk(
         &self,
         dir: BorrowedFd<'_>,
         display: &str,
@@ -392,7 +385,7 @@ impl Workspace {
     }
 
     /// Walks everything below `dir`, leaving nothing out (see `Backend::walk`).
-    pub(crate) fn walk_all(
+    pub fn walk_all(
         &self,
         dir: BorrowedFd<'_>,
         display: &str,
@@ -405,7 +398,7 @@ impl Workspace {
     }
 
     /// Lists the tree below `dir` (see `Backend::list_tree`).
-    pub(crate) fn list_tree(
+    pub fn list_tree(
         &self,
         dir: BorrowedFd<'_>,
         display: &str,
@@ -417,17 +410,17 @@ impl Workspace {
     }
 
     /// Removes the file or symlink `name` in `dir`.
-    pub(crate) fn remove_file(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()> {
+    pub fn remove_file(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()> {
         self.backend.remove_file(dir, name)
     }
 
     /// Removes the directory `name` in `dir` if it is empty (a Wasm tool's `rmdir`).
-    pub(crate) fn remove_empty_dir(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()> {
+    pub fn remove_empty_dir(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()> {
         self.backend.remove_empty_dir(dir, name)
     }
 
     /// Removes the directory `name` in `parent` and everything in it (see `Backend::remove_tree`).
-    pub(crate) fn remove_tree(
+    pub fn remove_tree(
         &self,
         parent: &Dir,
         name: &OsStr,
@@ -439,7 +432,7 @@ impl Workspace {
     }
 
     /// Renames `from` in `from_dir` to `to` in `to_dir` in one step.
-    pub(crate) fn rename(
+    pub fn rename(
         &self,
         from_dir: &Dir,
         from: &OsStr,
@@ -451,17 +444,17 @@ impl Workspace {
     }
 
     /// Creates the directory `name` in `dir`.
-    pub(crate) fn make_dir(&self, dir: &Dir, name: &OsStr) -> io::Result<()> {
+    pub fn make_dir(&self, dir: &Dir, name: &OsStr) -> io::Result<()> {
         self.backend.create_dir(dir, name)
     }
 
     /// Whether a change below a directory must ask `refuses_inside` about each entry.
-    pub(crate) fn checks_inside(&self, access: Access) -> bool {
+    pub fn checks_inside(&self, access: Access) -> bool {
         self.policy.checks_inside(access)
     }
 
     /// What refuses `access` to an entry a recursive change reaches, if anything.
-    pub(crate) fn refuses_inside(
+    pub fn refuses_inside(
         &self,
         rel: &Path,
         is_dir: bool,
@@ -472,7 +465,7 @@ impl Workspace {
     }
 
     /// Whether the directory `rel` is denied to reading (see `Policy::dir_denied`).
-    pub(crate) fn dir_denied(&self, rel: &Path, ctl: &CallControl) -> bool {
+    pub fn dir_denied(&self, rel: &Path, ctl: &CallControl) -> bool {
         self.policy.dir_denied(rel, ctl)
     }
 }

@@ -7,7 +7,7 @@ use brush_parser::ast::{Command, CommandPrefixOrSuffixItem};
 use brush_parser::{Parser, ParserOptions, SourceInfo};
 
 /// The words of `command` if it is a single simple command of literal words.
-pub(crate) fn plain_words(command: &str) -> Option<Vec<String>> {
+pub fn plain_words(command: &str) -> Option<Vec<String>> {
     let options = ParserOptions {
         enable_extended_globbing: false,
         ..ParserOptions::default()
@@ -61,7 +61,7 @@ fn literal(raw: &str, options: &ParserOptions) -> Option<String> {
 }
 
 /// Whether `words` run the Python module or program `name` (`pytest`, `python -m pytest`).
-pub(crate) fn runs_python_tool(words: &[String], name: &str) -> bool {
+pub fn runs_python_tool(words: &[String], name: &str) -> bool {
     let base = |s: &str| s.rsplit('/').next().unwrap_or(s).to_string();
     match words.first().map(|w| base(w)) {
         Some(p) if p == name => true,

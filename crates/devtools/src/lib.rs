@@ -3,16 +3,42 @@
 //! parsing of what it printed. Wiring them into the registry (annotations, the workspace's
 //! resolver for `cwd` and `paths`, the policy switches, the envelope) is the next step.
 
-pub(crate) mod command;
-pub(crate) mod lint;
-pub(crate) mod run_tests;
-pub(crate) mod shells;
-pub(crate) mod workspace_info;
+#![deny(unsafe_code)]
+
+pub mod dev;
+pub mod git;
+#[cfg(test)]
+mod overhead_bench;
+
+use wsfs_core::{control, error, sandbox, tools, workspace};
+use wsfs_exec as exec;
+
+use wsfs_core::tools::contract::{entry, ToolEntry};
+
+/// The developer tools, in the order specs list them: off unless the policy turns exec on
+/// (see `dev`).
+pub static DEV_TOOLS: &[ToolEntry] = &[
+    entry::<dev::info::WorkspaceInfoTool>(),
+    entry::<dev::git::GitStatusTool>(),
+    entry::<dev::git::GitDiffTool>(),
+    entry::<dev::git::GitCommitTool>(),
+    entry::<dev::checks::RunTestsTool>(),
+    entry::<dev::checks::RunLintTool>(),
+    entry::<dev::checks::TypecheckTool>(),
+    entry::<dev::shells::SafeShellTool>(),
+    entry::<dev::shells::ShellTool>(),
+];
+
+pub mod command;
+pub mod lint;
+pub mod run_tests;
+pub mod shells;
+pub mod workspace_info;
 
 /// How a tool looks at the project's files to decide what to run (`package.json`'s scripts,
 /// `go.mod`'s module). The wiring implements it with the workspace's resolver and read
 /// policy; `DirFiles` is the plain version the tests use.
-pub(crate) trait ProjectFiles {
+pub trait ProjectFiles {
     fn is_file(&self, rel: &str) -> bool;
     fn is_dir(&self, rel: &str) -> bool;
     /// A small text file's contents (at most `max` bytes; None if larger, missing or not a
@@ -23,11 +49,11 @@ pub(crate) trait ProjectFiles {
 /// [`ProjectFiles`] beneath a directory handle (cap-std: nothing outside is reachable), for
 /// the tests of the cores; the tools use the workspace's operations (`tools::dev::WsFiles`).
 #[cfg(test)]
-pub(crate) struct DirFiles(pub(crate) cap_std::fs::Dir);
+pub struct DirFiles(pub cap_std::fs::Dir);
 
 #[cfg(test)]
 impl DirFiles {
-    pub(crate) fn open(path: &std::path::Path) -> std::io::Result<DirFiles> {
+    pub fn open(path: &std::path::Path) -> std::io::Result<DirFiles> {
         cap_std::fs::Dir::open_ambient_dir(path, cap_std::ambient_authority()).map(DirFiles)
     }
 }
@@ -52,10 +78,10 @@ impl ProjectFiles for DirFiles {
 }
 
 /// Bytes of `raw_output` a result carries (head and tail of stdout, then stderr).
-pub(crate) const MAX_RAW_OUTPUT: usize = 32 * 1024;
+pub const MAX_RAW_OUTPUT: usize = 32 * 1024;
 
 /// stdout and stderr as one bounded text for the model.
-pub(crate) fn raw_output(out: &super::ExecOutcome) -> String {
+pub fn raw_output(out: &crate::exec::ExecOutcome) -> String {
     let mut text = out.stdout.text();
     let err = out.stderr.text();
     if !err.trim().is_empty() {
@@ -68,7 +94,7 @@ pub(crate) fn raw_output(out: &super::ExecOutcome) -> String {
 }
 
 /// `text` within `max` bytes: its first quarter and last three quarters, marked where cut.
-pub(crate) fn bound(text: &str, max: usize) -> String {
+pub fn bound(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }
@@ -89,6 +115,6 @@ pub(crate) fn bound(text: &str, max: usize) -> String {
 }
 
 #[cfg(test)]
-pub(crate) mod projects;
+pub mod projects;
 #[cfg(test)]
 mod tests;

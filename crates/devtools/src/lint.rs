@@ -17,7 +17,7 @@ const MAX_MACHINE_OUTPUT: usize = 64 << 20;
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct CheckArgs {
+pub struct CheckArgs {
     /// The command, e.g. 'ruff check src' or 'mypy app'. Empty: detected from the workspace.
     #[serde(default)]
     pub command: String,
@@ -27,7 +27,7 @@ pub(crate) struct CheckArgs {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct CheckRun {
+pub struct CheckRun {
     pub clean: bool,
     pub issue_count: usize,
     pub issues: Vec<Issue>,
@@ -41,7 +41,7 @@ pub(crate) struct CheckRun {
 
 /// Which check a tool runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Check {
+pub enum Check {
     Lint,
     Typecheck,
 }
@@ -149,7 +149,7 @@ fn has_python_files(files: &dyn ProjectFiles) -> bool {
 }
 
 /// Runs the check in `dir`. `paths` are workspace paths the caller resolved (relative to `dir`).
-pub(crate) fn run_check(
+pub fn run_check(
     check: Check,
     runner: &Runner,
     dir: &Path,
@@ -263,7 +263,7 @@ pub(crate) fn run_check(
 }
 
 impl CheckRun {
-    pub(crate) fn text(&self) -> String {
+    pub fn text(&self) -> String {
         if self.clean {
             return format!("clean ({})", self.command);
         }

@@ -15,7 +15,7 @@ fn write(root: &Path, files: &[(&str, &str)]) {
 
 /// A Python project with one failing test, one lint error (unused import, line 1) and one type
 /// error (line 11).
-pub(crate) fn python(root: &Path) {
+pub fn python(root: &Path) {
     write(
         root,
         &[
@@ -34,7 +34,7 @@ pub(crate) fn python(root: &Path) {
 }
 
 /// A Go module with a failing test (calc) and a package that does not compile (broken).
-pub(crate) fn go(root: &Path) {
+pub fn go(root: &Path) {
     write(
         root,
         &[
@@ -51,7 +51,7 @@ pub(crate) fn go(root: &Path) {
 }
 
 /// A JavaScript / TypeScript project: an unused variable (eslint) and a type error (tsc).
-pub(crate) fn node(root: &Path) {
+pub fn node(root: &Path) {
     write(
         root,
         &[
@@ -66,12 +66,12 @@ pub(crate) fn node(root: &Path) {
 }
 
 fn repo_target() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("target")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target")
 }
 
 /// Whether `name` is installed for the tests; where `make test` runs them
 /// (WSFS_REQUIRE_DEVTOOLS) a missing tool fails the test instead of skipping it.
-pub(crate) fn have(runner: &Runner, name: &str) -> bool {
+pub fn have(runner: &Runner, name: &str) -> bool {
     if runner.locate(name, Path::new("/")).is_some() {
         return true;
     }
@@ -100,7 +100,7 @@ fn toolchain_homes() -> Vec<PathBuf> {
 
 /// A runner over `ws` with the test tools on PATH, a shared home (so Go's build cache stays
 /// warm across tests) and the state directory in `state`.
-pub(crate) fn runner(ws: &Path, state: &Path) -> Runner {
+pub fn runner(ws: &Path, state: &Path) -> Runner {
     let path = format!(
         "{}:{}:/usr/local/go/bin:/usr/local/bin:/usr/bin:/bin",
         repo_target().join("venv/bin").display(),

@@ -21,7 +21,7 @@ const MAX_FAILURES: usize = 100;
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct RunTestsArgs {
+pub struct RunTestsArgs {
     /// The test command, e.g. 'pytest -x tests/test_api.py' or 'go test ./pkg/...'. Empty: detected from the workspace (pytest, go test, cargo test, npm test).
     #[serde(default)]
     pub command: String,
@@ -34,7 +34,7 @@ pub(crate) struct RunTestsArgs {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct TestRun {
+pub struct TestRun {
     pub passed: bool,
     pub total: u64,
     pub passed_count: u64,
@@ -126,7 +126,7 @@ fn kind_of(words: &[String]) -> Kind {
 }
 
 /// Runs the tests in `dir` (the workspace view or a directory in it).
-pub(crate) fn run_tests(
+pub fn run_tests(
     runner: &Runner,
     dir: &Path,
     files: &dyn ProjectFiles,
@@ -396,7 +396,7 @@ fn result(kind: Kind, command: String, mut counts: TestCounts, out: &ExecOutcome
 }
 
 impl TestRun {
-    pub(crate) fn text(&self) -> String {
+    pub fn text(&self) -> String {
         let mut s = format!("{} ({})\n", self.summary, self.command);
         for f in &self.failures {
             let at = if f.line > 0 {

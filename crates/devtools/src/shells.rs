@@ -16,7 +16,7 @@ const MAX_STREAM: usize = 64 * 1024;
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct SafeShellArgs {
+pub struct SafeShellArgs {
     /// The command line: plain words joined by && || ; | (for example 'ls -la src' or 'git log --oneline -5').
     pub command: String,
     /// Directory to run in (a workspace path). Default: the workspace root.
@@ -26,7 +26,7 @@ pub(crate) struct SafeShellArgs {
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ShellArgs {
+pub struct ShellArgs {
     /// The command line, run by bash as it is.
     pub command: String,
     /// Directory to run in (a workspace path). Default: the workspace root.
@@ -38,7 +38,7 @@ pub(crate) struct ShellArgs {
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub(crate) struct ShellRun {
+pub struct ShellRun {
     pub blocked: bool,
     pub stdout: String,
     pub stderr: String,
@@ -50,7 +50,7 @@ pub(crate) struct ShellRun {
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 #[serde(untagged)]
-pub(crate) enum SafeShellResult {
+pub enum SafeShellResult {
     Ran(ShellRun),
     Blocked {
         blocked: bool,
@@ -61,7 +61,7 @@ pub(crate) enum SafeShellResult {
 }
 
 /// Judges and, when allowed, runs `args.command` in `dir`.
-pub(crate) fn safe_shell(
+pub fn safe_shell(
     runner: &Runner,
     policy: &Policy,
     dir: &Path,
@@ -82,7 +82,7 @@ pub(crate) fn safe_shell(
 }
 
 /// Runs `args.command` as it is.
-pub(crate) fn shell(
+pub fn shell(
     runner: &Runner,
     dir: &Path,
     args: &ShellArgs,

@@ -16,14 +16,14 @@ use std::time::Duration;
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct WorkspaceInfoArgs {
+pub struct WorkspaceInfoArgs {
     /// Probe again instead of answering from the cache (after installing a tool). Default false.
     #[serde(default)]
     pub refresh: bool,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub(crate) struct WorkspaceInfo {
+pub struct WorkspaceInfo {
     pub os: String,
     pub platform: String,
     pub runtimes: BTreeMap<&'static str, Probe>,
@@ -36,7 +36,7 @@ pub(crate) struct WorkspaceInfo {
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, Default)]
-pub(crate) struct Probe {
+pub struct Probe {
     pub available: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
@@ -74,11 +74,11 @@ const PROBE_LIMIT: Duration = Duration::from_secs(20);
 
 /// The cache, one per workspace.
 #[derive(Debug, Default)]
-pub(crate) struct InfoCache(Mutex<Option<Arc<WorkspaceInfo>>>);
+pub struct InfoCache(Mutex<Option<Arc<WorkspaceInfo>>>);
 
 impl InfoCache {
     /// The cached answer, or a new probe when there is none or `refresh` is set.
-    pub(crate) fn get(
+    pub fn get(
         &self,
         runner: &Runner,
         files: &dyn ProjectFiles,
@@ -98,7 +98,7 @@ impl InfoCache {
 }
 
 /// Probes everything, two programs at a time.
-pub(crate) fn probe(
+pub fn probe(
     runner: &Runner,
     files: &dyn ProjectFiles,
     ctl: &Control,
@@ -189,7 +189,7 @@ fn probe_one(runner: &Runner, root: &Path, program: &str, arg: &str, ctl: &Contr
 
 /// The first dotted version number in a program's banner (`Python 3.11.7`, `v20.1.0`,
 /// `go version go1.26.8 linux/amd64`, `openjdk version "17.0.9"`).
-pub(crate) fn version_in(text: &str) -> Option<String> {
+pub fn version_in(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
@@ -248,7 +248,7 @@ fn repo_root(runner: &Runner, root: &Path, ctl: &Control) -> Option<String> {
     })
 }
 
-pub(crate) fn project_kinds(files: &dyn ProjectFiles) -> Vec<&'static str> {
+pub fn project_kinds(files: &dyn ProjectFiles) -> Vec<&'static str> {
     let mut kinds = Vec::new();
     let any = |names: &[&str]| names.iter().any(|n| files.is_file(n));
     if any(&[

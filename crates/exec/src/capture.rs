@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 /// Collects a stream as it arrives; never holds more than `cap` bytes.
 #[derive(Debug)]
-pub(crate) struct HeadTail {
+pub struct HeadTail {
     head_cap: usize,
     tail_cap: usize,
     head: Vec<u8>,
@@ -15,7 +15,7 @@ pub(crate) struct HeadTail {
 }
 
 impl HeadTail {
-    pub(crate) fn new(cap: usize) -> Self {
+    pub fn new(cap: usize) -> Self {
         let head_cap = cap / 2;
         HeadTail {
             head_cap,
@@ -26,7 +26,7 @@ impl HeadTail {
         }
     }
 
-    pub(crate) fn push(&mut self, mut bytes: &[u8]) {
+    pub fn push(&mut self, mut bytes: &[u8]) {
         self.total += bytes.len() as u64;
         let room = self.head_cap - self.head.len();
         if room > 0 {
@@ -45,7 +45,7 @@ impl HeadTail {
         self.tail.extend(bytes.iter().copied());
     }
 
-    pub(crate) fn finish(self) -> Captured {
+    pub fn finish(self) -> Captured {
         let kept = (self.head.len() + self.tail.len()) as u64;
         let omitted = self.total - kept;
         let mut bytes = self.head;
@@ -62,23 +62,23 @@ impl HeadTail {
 
 /// What was kept of one stream.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Captured {
+pub struct Captured {
     /// The head followed by the tail (all of it when nothing was cut).
     bytes: Vec<u8>,
     head_len: usize,
-    pub(crate) total_bytes: u64,
-    pub(crate) omitted_bytes: u64,
+    pub total_bytes: u64,
+    pub omitted_bytes: u64,
 }
 
 impl Captured {
     /// Every byte the program wrote, or `None` when the cap cut some: a parser of a machine
     /// format must not read a stream with a hole in it.
-    pub(crate) fn complete(&self) -> Option<&[u8]> {
+    pub fn complete(&self) -> Option<&[u8]> {
         (self.omitted_bytes == 0).then_some(self.bytes.as_slice())
     }
 
     /// The stream as text for a model: invalid UTF-8 replaced, the cut marked where it was.
-    pub(crate) fn text(&self) -> String {
+    pub fn text(&self) -> String {
         if self.omitted_bytes == 0 {
             return String::from_utf8_lossy(&self.bytes).into_owned();
         }
@@ -93,7 +93,7 @@ impl Captured {
     }
 
     /// The last `max` bytes of the text, for a short error message.
-    pub(crate) fn tail_text(&self, max: usize) -> String {
+    pub fn tail_text(&self, max: usize) -> String {
         let text = self.text();
         if text.len() <= max {
             return text;

@@ -22,14 +22,14 @@ use std::time::{Duration, Instant};
 
 /// Which cgroup file system the pids controller is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum CgroupVersion {
+pub enum CgroupVersion {
     V1,
     V2,
 }
 
 /// Where this process can make a pids cgroup for a run, found once per process.
 #[derive(Debug, Clone)]
-pub(crate) enum PidsCgroups {
+pub enum PidsCgroups {
     Available {
         parent: PathBuf,
         version: CgroupVersion,
@@ -47,7 +47,7 @@ const CAGE_PREFIX: &str = "wsfs-";
 /// (a later run's sweep removes it).
 const TEARDOWN_LIMIT: Duration = Duration::from_secs(3);
 
-pub(crate) fn support() -> &'static PidsCgroups {
+pub fn support() -> &'static PidsCgroups {
     SUPPORT.get_or_init(|| {
         let found = discover();
         if let PidsCgroups::Available { parent, version } = &found {
@@ -248,7 +248,7 @@ fn process_exists(pid: i32) -> bool {
 
 /// The cgroup of one run. Dropping it kills whatever is still in it and removes it.
 #[derive(Debug)]
-pub(crate) struct ProcessCage {
+pub struct ProcessCage {
     dir: PathBuf,
     version: CgroupVersion,
     procs: CString,
@@ -257,7 +257,7 @@ pub(crate) struct ProcessCage {
 impl ProcessCage {
     /// Makes a cgroup allowing at most `max_processes` at once; `None` where the system has no
     /// usable pids cgroup (see [`support`]).
-    pub(crate) fn create(max_processes: u64) -> io::Result<Option<ProcessCage>> {
+    pub fn create(max_processes: u64) -> io::Result<Option<ProcessCage>> {
         let PidsCgroups::Available { parent, version } = support() else {
             return Ok(None);
         };
@@ -280,12 +280,12 @@ impl ProcessCage {
     }
 
     /// The file the child writes "0" to, to join.
-    pub(crate) fn procs_path(&self) -> &std::ffi::CStr {
+    pub fn procs_path(&self) -> &std::ffi::CStr {
         &self.procs
     }
 
     /// How many forks the limit refused during the run (`pids.events`).
-    pub(crate) fn refused_forks(&self) -> u64 {
+    pub fn refused_forks(&self) -> u64 {
         fs::read_to_string(self.dir.join("pids.events"))
             .ok()
             .and_then(|s| {
@@ -304,7 +304,7 @@ impl ProcessCage {
 
     /// SIGKILLs every process in the cgroup until none is left (or the teardown limit passes).
     /// A member forking while this runs is bounded by `pids.max`, so the loop converges.
-    pub(crate) fn kill_all(&self) {
+    pub fn kill_all(&self) {
         if self.version == CgroupVersion::V2 && fs::write(self.dir.join("cgroup.kill"), "1").is_ok()
         {
             return;

@@ -39,65 +39,65 @@
 
 use super::mounts::{NamespacePlan, ReadOnlyRest};
 use super::step::{check, encode, last_errno};
-pub(crate) use super::step::{decode, Step};
+pub use super::step::{decode, Step};
 use std::ffi::CString;
 use std::io;
 use std::os::fd::RawFd;
 
 /// One lowered resource limit.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Rlimit {
-    pub(crate) resource: libc::c_int,
-    pub(crate) soft: u64,
-    pub(crate) hard: u64,
+pub struct Rlimit {
+    pub resource: libc::c_int,
+    pub soft: u64,
+    pub hard: u64,
 }
 
 /// Everything the child does, prepared by the parent.
 #[derive(Debug, Default)]
-pub(crate) struct ChildPlan {
-    pub(crate) cgroup_procs: Option<CString>,
-    pub(crate) rlimits: Vec<Rlimit>,
-    pub(crate) drop_capabilities: bool,
-    pub(crate) seccomp: Option<seccompiler::BpfProgram>,
-    pub(crate) landlock_ruleset: Option<RawFd>,
+pub struct ChildPlan {
+    pub cgroup_procs: Option<CString>,
+    pub rlimits: Vec<Rlimit>,
+    pub drop_capabilities: bool,
+    pub seccomp: Option<seccompiler::BpfProgram>,
+    pub landlock_ruleset: Option<RawFd>,
     /// A user and mount namespace of the program's own (`mounts.rs`): overlay mode, and
     /// every run where the system can make one.
-    pub(crate) namespaces: Option<NamespacePlan>,
-    pub(crate) overlay: Option<OverlayPlan>,
+    pub namespaces: Option<NamespacePlan>,
+    pub overlay: Option<OverlayPlan>,
     /// Every mount but the writable places made read-only (`mounts.rs`).
-    pub(crate) read_only_rest: Option<ReadOnlyRest>,
-    pub(crate) cwd: Option<CwdPlan>,
+    pub read_only_rest: Option<ReadOnlyRest>,
+    pub cwd: Option<CwdPlan>,
     /// The host's pid: the program gets `SIGKILL` when the host's forking thread ends (a
     /// killed host leaves no program running unwatched, past every limit the host enforces).
-    pub(crate) die_with_host: Option<libc::pid_t>,
+    pub die_with_host: Option<libc::pid_t>,
 }
 
 /// The overlay view's mount, every string built by the parent (`overlay.rs`); the namespaces
 /// it is made in are [`ChildPlan::namespaces`].
 #[derive(Debug)]
-pub(crate) struct OverlayPlan {
+pub struct OverlayPlan {
     /// The workspace path: the mount point, and the path the program sees the view at.
-    pub(crate) target: CString,
+    pub target: CString,
     /// `lowerdir=…,upperdir=…,workdir=…,userxattr`.
-    pub(crate) options: CString,
-    pub(crate) mount_flags: libc::c_ulong,
+    pub options: CString,
+    pub mount_flags: libc::c_ulong,
     /// Landlock rights granted beneath the overlay's root (0: no Landlock on this kernel).
-    pub(crate) view_access: u64,
+    pub view_access: u64,
 }
 
 /// Where the program starts: `rel` beneath the view's root.
 #[derive(Debug)]
-pub(crate) struct CwdPlan {
+pub struct CwdPlan {
     /// The root opened by the parent (host mode); `None` in overlay mode, where the root is
     /// the overlay the child just mounted.
-    pub(crate) root: Option<RawFd>,
+    pub root: Option<RawFd>,
     /// Relative, symlink-free (the tools resolved it); `.` for the root itself.
-    pub(crate) rel: CString,
+    pub rel: CString,
 }
 
 impl ChildPlan {
     /// Runs in the forked child, just before exec. See the module doc for what it may do.
-    pub(crate) fn apply(&self) -> io::Result<()> {
+    pub fn apply(&self) -> io::Result<()> {
         if let Some(host) = self.die_with_host {
             // SAFETY: prctl(PR_SET_PDEATHSIG, SIGKILL) and getppid take and return integers.
             let ret = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
@@ -184,7 +184,7 @@ impl ChildPlan {
 }
 
 /// `overlayfs`'s `f_type` (`OVERLAYFS_SUPER_MAGIC`).
-pub(crate) const OVERLAYFS_MAGIC: i64 = 0x794c_7630;
+pub const OVERLAYFS_MAGIC: i64 = 0x794c_7630;
 
 /// Step 4: the overlay mount and its Landlock rule, in the namespaces just made. Returns a
 /// descriptor (`O_PATH`) of the overlay's root, checked to be an overlay.
@@ -403,7 +403,7 @@ fn drop_capabilities() -> io::Result<()> {
 }
 
 /// Whether this process holds any effective capability (root does; drop them in the child).
-pub(crate) fn has_capabilities() -> bool {
+pub fn has_capabilities() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

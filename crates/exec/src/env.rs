@@ -8,22 +8,22 @@ use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
 /// Used when the host itself has no `PATH`.
-pub(crate) const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+pub const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 const DEFAULT_LANG: &str = "C.UTF-8";
 
 /// What the environment is made of.
-pub(crate) struct EnvSources<'a> {
+pub struct EnvSources<'a> {
     /// The host's environment (`std::env::vars_os()`; a list in tests).
-    pub(crate) host: &'a [(OsString, OsString)],
+    pub host: &'a [(OsString, OsString)],
     /// `exec_env_allow`: names, or prefixes ending in `*`.
-    pub(crate) allow: &'a [String],
-    pub(crate) home: &'a Path,
-    pub(crate) tmp: &'a Path,
+    pub allow: &'a [String],
+    pub home: &'a Path,
+    pub tmp: &'a Path,
     /// Set by the tool; wins over everything else.
-    pub(crate) tool: &'a [(OsString, OsString)],
+    pub tool: &'a [(OsString, OsString)],
 }
 
-pub(crate) fn build(src: &EnvSources<'_>) -> Vec<(OsString, OsString)> {
+pub fn build(src: &EnvSources<'_>) -> Vec<(OsString, OsString)> {
     let host = |name: &str| {
         src.host
             .iter()
@@ -67,7 +67,7 @@ fn allowed(name: &OsStr, allow: &[String]) -> bool {
 }
 
 /// The value of `name` in a built environment.
-pub(crate) fn lookup<'a>(vars: &'a [(OsString, OsString)], name: &str) -> Option<&'a OsStr> {
+pub fn lookup<'a>(vars: &'a [(OsString, OsString)], name: &str) -> Option<&'a OsStr> {
     vars.iter()
         .find(|(k, _)| k == name)
         .map(|(_, v)| v.as_os_str())

@@ -45,7 +45,7 @@ const DEVICES: &[&str] = &[
 /// Entries of `/etc` a program never needs and must not read: password hashes, host keys,
 /// private TLS keys, credentials of package indexes and network links. `a/b` leaves out `b`
 /// inside `a` and grants the rest of `a`.
-pub(crate) const ETC_SECRETS: &[&str] = &[
+pub const ETC_SECRETS: &[&str] = &[
     "shadow",
     "shadow-",
     "gshadow",
@@ -71,7 +71,7 @@ pub(crate) const ETC_SECRETS: &[&str] = &[
 ];
 
 /// The running kernel's Landlock ABI version; 0 when the kernel has no Landlock (or it is off).
-pub(crate) fn kernel_abi() -> i32 {
+pub fn kernel_abi() -> i32 {
     const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
     // SAFETY: with a NULL attribute pointer, size 0 and the VERSION flag, the system call reads
     // and writes no memory; it returns the ABI version or -1.
@@ -89,16 +89,16 @@ pub(crate) fn kernel_abi() -> i32 {
 
 /// Where a run may go.
 #[derive(Debug, Clone)]
-pub(crate) struct RulesetPlan<'a> {
+pub struct RulesetPlan<'a> {
     /// Read, write, create, remove: the workspace view, the private temp directory, home.
-    pub(crate) writable: &'a [PathBuf],
+    pub writable: &'a [PathBuf],
     /// Read and execute, besides the system's: the host's toolchain homes.
-    pub(crate) readable: &'a [PathBuf],
-    pub(crate) network: bool,
+    pub readable: &'a [PathBuf],
+    pub network: bool,
 }
 
 /// The filled ruleset, as the descriptor the child passes to `landlock_restrict_self`.
-pub(crate) fn build(plan: &RulesetPlan<'_>) -> Result<OwnedFd, String> {
+pub fn build(plan: &RulesetPlan<'_>) -> Result<OwnedFd, String> {
     let read_exec = AccessFs::from_read(WANTED);
     let read = AccessFs::ReadFile | AccessFs::ReadDir;
     let device = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev;
@@ -156,7 +156,7 @@ pub(crate) fn build(plan: &RulesetPlan<'_>) -> Result<OwnedFd, String> {
 /// nodes; else read and execute), in the kernel's bits for this kernel's ABI: the child adds
 /// the overlay view's rule itself, with a raw `landlock_add_rule`, and the kernel refuses a
 /// right the ruleset does not handle.
-pub(crate) fn view_access(writable: bool) -> u64 {
+pub fn view_access(writable: bool) -> u64 {
     let abi = ABI::from(kernel_abi());
     if abi == ABI::Unsupported {
         return 0;

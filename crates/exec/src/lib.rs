@@ -28,35 +28,37 @@
 //!
 //! What the sandbox stops and what it does not is written down once, in `sandbox.rs`.
 
-pub(crate) mod capture;
-pub(crate) mod cgroup;
-pub(crate) mod child;
-pub(crate) mod env;
-pub(crate) mod git;
-pub(crate) mod landlock_rules;
-pub(crate) mod mounts;
-pub(crate) mod overlay;
-pub(crate) mod program;
-pub(crate) mod report;
-pub(crate) mod runner;
-pub(crate) mod sandbox;
-pub(crate) mod scratch;
-pub(crate) mod seccomp;
-pub(crate) mod shell;
-pub(crate) mod step;
-pub(crate) mod supervise;
-pub(crate) mod testing;
-pub(crate) mod tools;
+#![deny(unsafe_code)]
 
-pub(crate) use runner::{Control, ExecLimits, ExecOutcome, ExecPlaces, ExecPolicy, Runner};
+use wsfs_core::{backend, error};
+
+pub mod capture;
+pub mod cgroup;
+pub mod child;
+pub mod env;
+pub mod git;
+pub mod landlock_rules;
+pub mod mounts;
+pub mod overlay;
+pub mod program;
+pub mod report;
+pub mod runner;
+pub mod sandbox;
+pub mod scratch;
+pub mod seccomp;
+pub mod shell;
+pub mod step;
+pub mod supervise;
+pub mod testing;
+
+pub use runner::{Control, ExecLimits, ExecOutcome, ExecPlaces, ExecPolicy, Runner};
 
 #[cfg(test)]
 mod confinement_tests;
 #[cfg(test)]
 mod metadata_tests;
 #[cfg(test)]
-mod overhead_bench;
-#[cfg(test)]
 mod runner_tests;
-#[cfg(test)]
-mod testutil;
+/// Fixtures for the runner's tests and the developer tools' (feature `test-support`).
+#[cfg(any(test, feature = "test-support"))]
+pub mod testutil;

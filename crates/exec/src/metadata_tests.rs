@@ -225,7 +225,7 @@ fn no_program_changes_metadata_outside_as_an_unprivileged_user() {
     let mut cmd = Command::new(&exe);
     cmd.args([
         "--exact",
-        "exec::metadata_tests::no_program_changes_metadata_outside_as_an_unprivileged_user",
+        "metadata_tests::no_program_changes_metadata_outside_as_an_unprivileged_user",
         "--nocapture",
         "--test-threads=1",
     ])

@@ -38,24 +38,24 @@ use std::path::Path;
 
 /// A file the child writes whole (`/proc/self/uid_map` and its kin).
 #[derive(Debug, Clone)]
-pub(crate) struct ProcWrite {
-    pub(crate) path: CString,
-    pub(crate) bytes: Vec<u8>,
+pub struct ProcWrite {
+    pub path: CString,
+    pub bytes: Vec<u8>,
 }
 
 /// The namespaces of step 1, built by the parent.
 #[derive(Debug, Clone)]
-pub(crate) struct NamespacePlan {
+pub struct NamespacePlan {
     /// `CLONE_NEWUSER | CLONE_NEWNS`, or `CLONE_NEWNS` alone for a root host without user
     /// namespaces (a test may add a bit the kernel refuses).
-    pub(crate) unshare_flags: libc::c_int,
+    pub unshare_flags: libc::c_int,
     /// `setgroups` = `deny`, then `uid_map` and `gid_map`; empty without a user namespace.
-    pub(crate) id_maps: Vec<ProcWrite>,
+    pub id_maps: Vec<ProcWrite>,
 }
 
 impl NamespacePlan {
     /// A user and a mount namespace, this process's uid and gid mapped to themselves.
-    pub(crate) fn with_user_namespace() -> NamespacePlan {
+    pub fn with_user_namespace() -> NamespacePlan {
         let uid = rustix::process::geteuid().as_raw();
         let gid = rustix::process::getegid().as_raw();
         NamespacePlan {
@@ -79,7 +79,7 @@ impl NamespacePlan {
 
     /// A mount namespace alone (root, whose `CAP_SYS_ADMIN` makes one without a user
     /// namespace).
-    pub(crate) fn mount_only() -> NamespacePlan {
+    pub fn mount_only() -> NamespacePlan {
         NamespacePlan {
             unshare_flags: libc::CLONE_NEWNS,
             id_maps: Vec::new(),
@@ -87,7 +87,7 @@ impl NamespacePlan {
     }
 
     /// Step 1, in the child.
-    pub(crate) fn enter(&self) -> io::Result<()> {
+    pub fn enter(&self) -> io::Result<()> {
         // SAFETY: unshare takes integers only; the child is single-threaded (fork), as
         // CLONE_NEWUSER requires.
         let ret = unsafe { libc::unshare(self.unshare_flags) };
@@ -118,14 +118,14 @@ impl NamespacePlan {
 
 /// Steps 3 to 6, built by the parent.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ReadOnlyRest {
+pub struct ReadOnlyRest {
     /// Bound onto themselves before the rest turns read-only, then made writable again.
-    pub(crate) binds: Vec<CString>,
+    pub binds: Vec<CString>,
     /// Mounts made writable again that are not binds (a writable overlay view).
-    pub(crate) also_writable: Vec<CString>,
+    pub also_writable: Vec<CString>,
     /// Host mode: the workspace path, opened again on this namespace's mounts for the working
     /// directory, with the device and inode the parent saw there.
-    pub(crate) view: Option<(CString, u64, u64)>,
+    pub view: Option<(CString, u64, u64)>,
 }
 
 /// `struct mount_attr` (libc has none).
@@ -169,7 +169,7 @@ impl ReadOnlyRest {
     /// Steps 3 to 6, in the child, after [`NamespacePlan::enter`] (and the overlay mount).
     /// Returns a descriptor (`O_PATH`) of the workspace on this namespace's mounts, in host
     /// mode.
-    pub(crate) fn apply(&self) -> io::Result<Option<RawFd>> {
+    pub fn apply(&self) -> io::Result<Option<RawFd>> {
         for path in &self.binds {
             // SAFETY: mount with NUL-terminated paths the parent built and no data.
             let ret = unsafe {
@@ -235,13 +235,13 @@ fn write_whole(path: &CString, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// A path as the child's C string (`None`: it holds a NUL byte, which no path does).
-pub(crate) fn c_path(path: &Path) -> Option<CString> {
+pub fn c_path(path: &Path) -> Option<CString> {
     CString::new(path.as_os_str().as_bytes()).ok()
 }
 
 /// How programs are kept from changing anything outside, on this system.
 #[derive(Debug, Clone)]
-pub(crate) enum Outside {
+pub enum Outside {
     /// Steps 1-6 with this namespace plan.
     ReadOnlyMounts(NamespacePlan),
     /// No namespace can be made: seccomp denies the metadata system calls everywhere.
@@ -250,7 +250,7 @@ pub(crate) enum Outside {
 
 /// Probes once (a forked child tries steps 1 and 4, then exits): a user and mount namespace,
 /// else (root) a mount namespace alone, else the seccomp fallback with the reason.
-pub(crate) fn probe(root_capabilities: bool) -> Outside {
+pub fn probe(root_capabilities: bool) -> Outside {
     let with_user = NamespacePlan::with_user_namespace();
     let first = match try_in_child(&with_user) {
         Ok(()) => return Outside::ReadOnlyMounts(with_user),

@@ -35,20 +35,20 @@ use std::path::{Path, PathBuf};
 
 /// The session directories a run's view is made of.
 #[derive(Debug, Clone)]
-pub(crate) struct OverlayDirs {
+pub struct OverlayDirs {
     /// A read-only layer above the base (the session's upper tree, when each run writes an
     /// upper of its own that is merged into the session after it: `backend::overlay::runs`).
-    pub(crate) lower: Option<PathBuf>,
+    pub lower: Option<PathBuf>,
     /// The upper tree (kernel overlayfs format, `userxattr` flavour).
-    pub(crate) upper: PathBuf,
+    pub upper: PathBuf,
     /// overlayfs's work directory: empty, on the same file system as `upper`.
-    pub(crate) work: PathBuf,
+    pub work: PathBuf,
     /// Tests only: make the child's `unshare` fail as a kernel without user namespaces does.
-    pub(crate) simulate_unavailable: bool,
+    pub simulate_unavailable: bool,
 }
 
 impl OverlayDirs {
-    pub(crate) fn new(upper: impl Into<PathBuf>, work: impl Into<PathBuf>) -> OverlayDirs {
+    pub fn new(upper: impl Into<PathBuf>, work: impl Into<PathBuf>) -> OverlayDirs {
         OverlayDirs {
             lower: None,
             upper: upper.into(),
@@ -119,7 +119,7 @@ fn kernel_refusal() -> Option<&'static str> {
 /// builds the child's plan. `granted` are every other path the ruleset names (temp directory,
 /// home, `exec_read_paths`): none may hold, or lie in, the upper or work directory, or the
 /// program could reach the session's files beside the mount.
-pub(crate) fn plan(
+pub fn plan(
     view_root: &Path,
     dirs: &OverlayDirs,
     granted: &[PathBuf],
@@ -233,7 +233,7 @@ pub(crate) fn plan(
 
 /// The namespaces the view is mounted in: a user and a mount namespace (overlayfs's
 /// `userxattr` flavour is for a user namespace's mounts).
-pub(crate) fn namespaces(dirs: &OverlayDirs) -> NamespacePlan {
+pub fn namespaces(dirs: &OverlayDirs) -> NamespacePlan {
     let mut plan = NamespacePlan::with_user_namespace();
     if dirs.simulate_unavailable {
         // CSIGNAL bits are invalid for unshare: EINVAL, as an old or locked-down kernel says.
@@ -243,7 +243,7 @@ pub(crate) fn namespaces(dirs: &OverlayDirs) -> NamespacePlan {
 }
 
 /// The message for a child's overlay step that failed with `errno`.
-pub(crate) fn step_error(step: super::child::Step, errno: Option<i32>) -> WsfsError {
+pub fn step_error(step: super::child::Step, errno: Option<i32>) -> WsfsError {
     let e = errno.map_or(String::new(), |n| {
         format!(" ({})", std::io::Error::from_raw_os_error(n))
     });
@@ -253,7 +253,7 @@ pub(crate) fn step_error(step: super::child::Step, errno: Option<i32>) -> WsfsEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::child::Step;
+    use crate::child::Step;
 
     #[test]
     fn every_overlay_step_maps_to_overlay_unavailable() {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// The program `name` names, as `execvp` would find it: a name with a slash is a path (from
 /// `cwd` when relative); any other is looked up in `path_var`'s absolute directories (relative
 /// entries such as `.` are skipped: the workspace is not a place to pick up `ls` from).
-pub(crate) fn resolve(name: &OsStr, path_var: &OsStr, cwd: &Path) -> Option<PathBuf> {
+pub fn resolve(name: &OsStr, path_var: &OsStr, cwd: &Path) -> Option<PathBuf> {
     if name.is_empty() {
         return None;
     }

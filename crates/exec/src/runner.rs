@@ -26,27 +26,27 @@ use std::time::{Duration, Instant};
 
 /// The directories of one workspace that a run may write.
 #[derive(Debug, Clone)]
-pub(crate) struct ExecPlaces {
+pub struct ExecPlaces {
     /// The workspace root: what the program sees as the workspace, at this path. In overlay
     /// mode (`overlay` set) the base, which the program never sees alone.
-    pub(crate) view_root: PathBuf,
+    pub view_root: PathBuf,
     /// Overlay mode: where each run's layers come from. Each run then sees the kernel
     /// overlay of them over `view_root`, mounted on `view_root` in the run's own namespaces
     /// (`overlay.rs`); where that cannot be made the run is refused (`overlay_unavailable`).
-    pub(crate) overlay: Option<ViewLayers>,
+    pub overlay: Option<ViewLayers>,
     /// Whether programs may write the view (the policy's `writes_enabled`); read-only
     /// otherwise, under Landlock like everything else.
-    pub(crate) view_writable: bool,
+    pub view_writable: bool,
     /// `HOME`: caches that outlive a call (Go's build cache, pip's), kept in the state
     /// directory. `None`: each run's temp directory is its home.
-    pub(crate) home: Option<PathBuf>,
+    pub home: Option<PathBuf>,
     /// Where each run's private temp directory is made (in the state directory).
-    pub(crate) scratch_parent: PathBuf,
+    pub scratch_parent: PathBuf,
 }
 
 /// The layers of a run in overlay mode.
 #[derive(Debug, Clone)]
-pub(crate) enum ViewLayers {
+pub enum ViewLayers {
     /// The same directories for every run (the runner's own tests).
     Fixed(OverlayDirs),
     /// A workspace's session: each run gets an upper of its own over the session's, merged
@@ -56,18 +56,18 @@ pub(crate) enum ViewLayers {
 
 /// The host's decisions (the `exec_*` policy switches).
 #[derive(Debug, Clone)]
-pub(crate) struct ExecPolicy {
+pub struct ExecPolicy {
     /// `exec_read_paths`: toolchain homes to read and execute (`~/.cargo`, `/opt/go`, a venv).
-    pub(crate) read_paths: Vec<PathBuf>,
+    pub read_paths: Vec<PathBuf>,
     /// `exec_env_allow`: host variables passed through (names, or prefixes ending in `*`).
-    pub(crate) env_allow: Vec<String>,
+    pub env_allow: Vec<String>,
     /// The `PATH` programs get; `None`: the host's own.
-    pub(crate) path: Option<String>,
+    pub path: Option<String>,
     /// `exec_network` (default false).
-    pub(crate) network: bool,
+    pub network: bool,
     /// `exec_require_sandbox` (default true): refuse with `sandbox_unavailable` without Landlock.
-    pub(crate) require_sandbox: bool,
-    pub(crate) limits: ExecLimits,
+    pub require_sandbox: bool,
+    pub limits: ExecLimits,
 }
 
 impl Default for ExecPolicy {
@@ -84,16 +84,16 @@ impl Default for ExecPolicy {
 }
 
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ExecLimits {
+pub struct ExecLimits {
     /// Default and ceiling of a run's wall clock; a tool's `timeout_sec` may only shorten it.
-    pub(crate) wall_clock: Duration,
+    pub wall_clock: Duration,
     /// Bytes kept of stdout and of stderr each (head and tail).
-    pub(crate) output_bytes: usize,
-    pub(crate) processes: u64,
+    pub output_bytes: usize,
+    pub processes: u64,
     /// `RLIMIT_AS`; 0 for none (the Go race detector reserves terabytes).
-    pub(crate) address_space_bytes: u64,
+    pub address_space_bytes: u64,
     /// `RLIMIT_FSIZE`: the largest file a program may write.
-    pub(crate) file_size_bytes: u64,
+    pub file_size_bytes: u64,
 }
 
 impl Default for ExecLimits {
@@ -111,13 +111,13 @@ impl Default for ExecLimits {
 /// The calling tool's deadline and cancel flag (phase 2 fills it from the call's
 /// `CallControl`), handed to every program a tool runs.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Control {
-    pub(crate) deadline: Option<Instant>,
-    pub(crate) cancel: Option<Arc<AtomicBool>>,
+pub struct Control {
+    pub deadline: Option<Instant>,
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Control {
-    pub(crate) fn check(&self) -> Result<(), WsfsError> {
+    pub fn check(&self) -> Result<(), WsfsError> {
         if self
             .cancel
             .as_ref()
@@ -140,25 +140,25 @@ impl Control {
 
 /// One program to run.
 #[derive(Debug, Clone)]
-pub(crate) struct ExecRequest {
-    pub(crate) program: OsString,
-    pub(crate) args: Vec<OsString>,
+pub struct ExecRequest {
+    pub program: OsString,
+    pub args: Vec<OsString>,
     /// Absolute, inside the view (the caller resolved the tool's `cwd` argument).
-    pub(crate) cwd: PathBuf,
+    pub cwd: PathBuf,
     /// Variables the tool sets on top of the built environment.
-    pub(crate) env: Vec<(OsString, OsString)>,
+    pub env: Vec<(OsString, OsString)>,
     /// Shortens the policy's wall clock, never lengthens it.
-    pub(crate) timeout: Option<Duration>,
+    pub timeout: Option<Duration>,
     /// A stream cap other than the policy's (a machine format the tool parses whole).
-    pub(crate) stdout_cap: Option<usize>,
-    pub(crate) stderr_cap: Option<usize>,
+    pub stdout_cap: Option<usize>,
+    pub stderr_cap: Option<usize>,
     /// The call's own deadline and cancel flag.
-    pub(crate) deadline: Option<Instant>,
-    pub(crate) cancel: Option<Arc<AtomicBool>>,
+    pub deadline: Option<Instant>,
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 impl ExecRequest {
-    pub(crate) fn new(program: impl Into<OsString>, cwd: impl Into<PathBuf>) -> Self {
+    pub fn new(program: impl Into<OsString>, cwd: impl Into<PathBuf>) -> Self {
         ExecRequest {
             program: program.into(),
             args: Vec::new(),
@@ -172,12 +172,12 @@ impl ExecRequest {
         }
     }
 
-    pub(crate) fn arg(mut self, arg: impl Into<OsString>) -> Self {
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
         self.args.push(arg.into());
         self
     }
 
-    pub(crate) fn args<I, S>(mut self, args: I) -> Self
+    pub fn args<I, S>(mut self, args: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<OsString>,
@@ -186,56 +186,52 @@ impl ExecRequest {
         self
     }
 
-    pub(crate) fn env(mut self, name: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+    pub fn env(mut self, name: impl Into<OsString>, value: impl Into<OsString>) -> Self {
         self.env.push((name.into(), value.into()));
         self
     }
 
-    pub(crate) fn timeout(mut self, timeout: Duration) -> Self {
+    pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
     }
 
-    pub(crate) fn control(
-        mut self,
-        deadline: Option<Instant>,
-        cancel: Option<Arc<AtomicBool>>,
-    ) -> Self {
+    pub fn control(mut self, deadline: Option<Instant>, cancel: Option<Arc<AtomicBool>>) -> Self {
         self.deadline = deadline;
         self.cancel = cancel;
         self
     }
 
     /// The calling tool's deadline and cancel flag.
-    pub(crate) fn under(self, ctl: &Control) -> Self {
+    pub fn under(self, ctl: &Control) -> Self {
         self.control(ctl.deadline, ctl.cancel.clone())
     }
 }
 
 /// How a run ended.
 #[derive(Debug, Clone)]
-pub(crate) struct ExecOutcome {
-    pub(crate) exit_code: Option<i32>,
-    pub(crate) signal: Option<i32>,
-    pub(crate) stdout: Captured,
-    pub(crate) stderr: Captured,
-    pub(crate) stopped: Option<Stopped>,
+pub struct ExecOutcome {
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub stdout: Captured,
+    pub stderr: Captured,
+    pub stopped: Option<Stopped>,
     /// The wall clock the run had.
-    pub(crate) limit: Duration,
-    pub(crate) sandbox: SandboxReport,
+    pub limit: Duration,
+    pub sandbox: SandboxReport,
     /// Forks the pids limit refused (0 without a cgroup).
-    pub(crate) refused_forks: u64,
+    pub refused_forks: u64,
 }
 
 impl ExecOutcome {
-    #[cfg(test)]
-    pub(crate) fn success(&self) -> bool {
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn success(&self) -> bool {
         self.exit_code == Some(0) && self.stopped.is_none()
     }
 
     /// `timeout` / `cancelled` for a run the runner stopped, with the end of its output so the
     /// model can see where it hung; `None` for a run that ended by itself.
-    pub(crate) fn stop_error(&self, what: &str) -> Option<WsfsError> {
+    pub fn stop_error(&self, what: &str) -> Option<WsfsError> {
         let tail = || {
             let out = self.stdout.tail_text(1500);
             let err = self.stderr.tail_text(1500);
@@ -278,7 +274,7 @@ impl ExecOutcome {
     }
 
     /// Why the program died, when a signal killed it and the reason is one of the limits.
-    pub(crate) fn limit_note(&self) -> Option<String> {
+    pub fn limit_note(&self) -> Option<String> {
         let note = match self.signal? {
             libc::SIGXCPU => "it used up its CPU time limit".to_string(),
             libc::SIGXFSZ => "it tried to write a file larger than the file size limit".into(),
@@ -294,7 +290,7 @@ impl ExecOutcome {
 
 /// Runs programs for one workspace.
 #[derive(Debug, Clone)]
-pub(crate) struct Runner {
+pub struct Runner {
     places: ExecPlaces,
     policy: ExecPolicy,
     /// Programs started so far (workspace_info's cache is tested with it).
@@ -304,7 +300,7 @@ pub(crate) struct Runner {
 }
 
 impl Runner {
-    pub(crate) fn new(places: ExecPlaces, policy: ExecPolicy) -> Runner {
+    pub fn new(places: ExecPlaces, policy: ExecPolicy) -> Runner {
         Runner {
             places,
             policy,
@@ -315,20 +311,20 @@ impl Runner {
 
     /// Tests only: runs as on a system where no mount namespace can be made (the seccomp
     /// fallback for metadata).
-    #[cfg(test)]
-    pub(crate) fn without_namespaces(mut self) -> Runner {
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn without_namespaces(mut self) -> Runner {
         self.simulate_no_namespaces = true;
         self
     }
 
     /// How many programs this runner (and its clones) started.
-    #[cfg(test)]
-    pub(crate) fn started(&self) -> u64 {
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn started(&self) -> u64 {
         self.started.load(Ordering::Relaxed)
     }
 
     /// Where `program` would be found on the PATH programs get (`None`: not installed).
-    pub(crate) fn locate(&self, program: &str, cwd: &Path) -> Option<PathBuf> {
+    pub fn locate(&self, program: &str, cwd: &Path) -> Option<PathBuf> {
         program::resolve(OsStr::new(program), &self.path_var(), cwd)
     }
 
@@ -339,16 +335,16 @@ impl Runner {
         }
     }
 
-    pub(crate) fn places(&self) -> &ExecPlaces {
+    pub fn places(&self) -> &ExecPlaces {
         &self.places
     }
 
-    pub(crate) fn policy(&self) -> &ExecPolicy {
+    pub fn policy(&self) -> &ExecPolicy {
         &self.policy
     }
 
     /// A fresh private temp directory for one call (removed when dropped).
-    pub(crate) fn scratch(&self) -> Result<Scratch, WsfsError> {
+    pub fn scratch(&self) -> Result<Scratch, WsfsError> {
         Scratch::create(&self.places.scratch_parent).map_err(|e| {
             WsfsError::new(
                 ErrorCode::IoError,
@@ -358,7 +354,7 @@ impl Runner {
     }
 
     /// Runs `req` in its own temp directory.
-    pub(crate) fn run_once(&self, req: &ExecRequest) -> Result<ExecOutcome, WsfsError> {
+    pub fn run_once(&self, req: &ExecRequest) -> Result<ExecOutcome, WsfsError> {
         let scratch = self.scratch()?;
         self.run(req, &scratch)
     }
@@ -368,11 +364,7 @@ impl Runner {
     /// In a session's overlay mode, what the program changed is merged into the session when
     /// it ends, whether it exited, failed or was stopped (a host-mode program's writes stay
     /// too); a merge that fails is the call's error.
-    pub(crate) fn run(
-        &self,
-        req: &ExecRequest,
-        scratch: &Scratch,
-    ) -> Result<ExecOutcome, WsfsError> {
+    pub fn run(&self, req: &ExecRequest, scratch: &Scratch) -> Result<ExecOutcome, WsfsError> {
         match &self.places.overlay {
             None => self.run_in(req, scratch, None),
             Some(ViewLayers::Fixed(dirs)) => self.run_in(req, scratch, Some(dirs)),

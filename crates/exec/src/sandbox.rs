@@ -63,15 +63,15 @@ use std::time::Duration;
 
 /// What the kernel offers, probed once per process.
 #[derive(Debug, Clone)]
-pub(crate) struct Support {
-    pub(crate) landlock_abi: i32,
-    pub(crate) seccomp: bool,
-    pub(crate) root_capabilities: bool,
+pub struct Support {
+    pub landlock_abi: i32,
+    pub seccomp: bool,
+    pub root_capabilities: bool,
     /// How programs are kept from changing metadata outside (probed with a forked child).
-    pub(crate) outside: Outside,
+    pub outside: Outside,
 }
 
-pub(crate) fn support() -> &'static Support {
+pub fn support() -> &'static Support {
     static SUPPORT: OnceLock<Support> = OnceLock::new();
     SUPPORT.get_or_init(|| {
         let root_capabilities = super::child::has_capabilities();
@@ -86,7 +86,7 @@ pub(crate) fn support() -> &'static Support {
 
 /// The confinement a result reports.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub(crate) struct SandboxReport {
+pub struct SandboxReport {
     /// `landlock-v<N>`, or `none` where the host allowed running without it.
     pub sandbox: String,
     /// `denied`, `tcp-denied` (Landlock without seccomp), `allowed`, or `unrestricted`.
@@ -104,43 +104,43 @@ pub(crate) struct SandboxReport {
 
 /// The limits a run is held to.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Bounds {
-    pub(crate) wall_clock: Duration,
-    pub(crate) processes: u64,
-    pub(crate) address_space_bytes: u64,
-    pub(crate) file_size_bytes: u64,
+pub struct Bounds {
+    pub wall_clock: Duration,
+    pub processes: u64,
+    pub address_space_bytes: u64,
+    pub file_size_bytes: u64,
 }
 
 /// What to prepare.
-pub(crate) struct Request<'a> {
-    pub(crate) writable: &'a [PathBuf],
-    pub(crate) readable: &'a [PathBuf],
-    pub(crate) network: bool,
-    pub(crate) require_landlock: bool,
-    pub(crate) bounds: Bounds,
+pub struct Request<'a> {
+    pub writable: &'a [PathBuf],
+    pub readable: &'a [PathBuf],
+    pub network: bool,
+    pub require_landlock: bool,
+    pub bounds: Bounds,
     /// The namespaces the run needs whatever this system offers (overlay mode's); `None`:
     /// those the probe found, or none.
-    pub(crate) namespaces: Option<NamespacePlan>,
+    pub namespaces: Option<NamespacePlan>,
     /// Tests only: behave as a system where no namespace can be made.
-    pub(crate) simulate_no_namespaces: bool,
+    pub simulate_no_namespaces: bool,
 }
 
 /// Everything made before fork. The ruleset descriptor and the cgroup live here until the run
 /// ends; `plan` is moved into the child's `pre_exec`.
-pub(crate) struct Prepared {
-    pub(crate) plan: ChildPlan,
-    pub(crate) ruleset: Option<OwnedFd>,
-    pub(crate) cage: Option<ProcessCage>,
-    pub(crate) report: SandboxReport,
+pub struct Prepared {
+    pub plan: ChildPlan,
+    pub ruleset: Option<OwnedFd>,
+    pub cage: Option<ProcessCage>,
+    pub report: SandboxReport,
     /// The child has namespaces of its own: the runner adds the read-only mounts' plan.
-    pub(crate) read_only_mounts: bool,
+    pub read_only_mounts: bool,
 }
 
 /// Why no run can happen: Landlock is required and missing.
 #[derive(Debug)]
-pub(crate) struct Unavailable(pub(crate) String);
+pub struct Unavailable(pub String);
 
-pub(crate) fn prepare(req: &Request<'_>) -> Result<Prepared, Unavailable> {
+pub fn prepare(req: &Request<'_>) -> Result<Prepared, Unavailable> {
     let kernel = support();
     let mut notes = Vec::new();
 

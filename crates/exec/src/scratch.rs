@@ -16,14 +16,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 static NEXT: AtomicU64 = AtomicU64::new(1);
 
 #[derive(Debug)]
-pub(crate) struct Scratch {
+pub struct Scratch {
     path: PathBuf,
     dir: OwnedFd,
 }
 
 /// A file read back from the scratch directory.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum ScratchFile {
+pub enum ScratchFile {
     Missing,
     /// Not a regular file (a symlink, a FIFO, a directory): never opened for reading.
     NotRegular,
@@ -32,7 +32,7 @@ pub(crate) enum ScratchFile {
 }
 
 impl Scratch {
-    pub(crate) fn create(parent: &Path) -> io::Result<Scratch> {
+    pub fn create(parent: &Path) -> io::Result<Scratch> {
         fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -59,12 +59,12 @@ impl Scratch {
         }
     }
 
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// Reads `name` (one plain name, no slash) as the program left it, up to `max` bytes.
-    pub(crate) fn read(&self, name: &str, max: u64) -> io::Result<ScratchFile> {
+    pub fn read(&self, name: &str, max: u64) -> io::Result<ScratchFile> {
         if name.is_empty() || name.contains('/') || name == "." || name == ".." {
             return Err(io::Error::from(io::ErrorKind::InvalidInput));
         }

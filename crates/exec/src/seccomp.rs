@@ -28,11 +28,11 @@ use std::collections::BTreeMap;
 
 /// What the filter denies, decided by the runner.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct FilterPlan {
-    pub(crate) network: bool,
-    pub(crate) deny_truncate: bool,
+pub struct FilterPlan {
+    pub network: bool,
+    pub deny_truncate: bool,
     /// No read-only mounts protect what lies outside: refuse every metadata change.
-    pub(crate) deny_metadata: bool,
+    pub deny_metadata: bool,
 }
 
 /// The system calls that change a file's metadata (x86_64 / aarch64 numbers through libc;
@@ -72,7 +72,7 @@ const REMOVEXATTRAT: i64 = 466;
 const METADATA_IOCTLS: &[u64] = &[0x4008_6602, 0x4004_6602, 0x401c_5820];
 
 /// The compiled filter, or `None` on an architecture seccompiler does not know.
-pub(crate) fn compile(plan: FilterPlan) -> Result<Option<BpfProgram>, String> {
+pub fn compile(plan: FilterPlan) -> Result<Option<BpfProgram>, String> {
     let Ok(arch) = TargetArch::try_from(std::env::consts::ARCH) else {
         return Ok(None);
     };

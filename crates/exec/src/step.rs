@@ -6,7 +6,7 @@ use std::io;
 
 /// The step of `ChildPlan::apply` that failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Step {
+pub enum Step {
     JoinCgroup = 1,
     Rlimit = 2,
     CloseDescriptors = 3,
@@ -24,7 +24,7 @@ pub(crate) enum Step {
 }
 
 impl Step {
-    pub(crate) fn describe(self) -> &'static str {
+    pub fn describe(self) -> &'static str {
         match self {
             Step::JoinCgroup => "joining the run's pids cgroup",
             Step::Rlimit => "setting the resource limits",
@@ -47,7 +47,7 @@ impl Step {
     }
 
     /// Whether the step belongs to the overlay view (refused with `overlay_unavailable`).
-    pub(crate) fn is_overlay(self) -> bool {
+    pub fn is_overlay(self) -> bool {
         matches!(self, Step::UserNamespace | Step::IdMap | Step::OverlayMount)
     }
 
@@ -75,13 +75,13 @@ impl Step {
 /// errno values are below 4096; a step's number is carried above them.
 const STEP_SHIFT: i32 = 16;
 
-pub(crate) fn encode(step: Step, errno: i32) -> io::Error {
+pub fn encode(step: Step, errno: i32) -> io::Error {
     io::Error::from_raw_os_error(((step as i32) << STEP_SHIFT) | (errno & 0xffff))
 }
 
 /// Splits an error from `spawn` into the setup step that failed (none: exec itself failed)
 /// and the errno.
-pub(crate) fn decode(err: &io::Error) -> (Option<Step>, Option<i32>) {
+pub fn decode(err: &io::Error) -> (Option<Step>, Option<i32>) {
     match err.raw_os_error() {
         Some(raw) => match Step::from_number(raw >> STEP_SHIFT) {
             Some(step) => (Some(step), Some(raw & 0xffff)),
@@ -91,14 +91,14 @@ pub(crate) fn decode(err: &io::Error) -> (Option<Step>, Option<i32>) {
     }
 }
 
-pub(crate) fn last_errno() -> i32 {
+pub fn last_errno() -> i32 {
     io::Error::last_os_error()
         .raw_os_error()
         .unwrap_or(libc::EIO)
 }
 
 /// `syscall`'s -1-and-errno convention, as a step's result.
-pub(crate) fn check(step: Step, ret: libc::c_long) -> io::Result<()> {
+pub fn check(step: Step, ret: libc::c_long) -> io::Result<()> {
     if ret < 0 {
         Err(encode(step, last_errno()))
     } else {

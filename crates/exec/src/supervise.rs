@@ -25,25 +25,25 @@ const CHUNK: usize = 64 * 1024;
 
 /// Why the runner stopped a program before it ended by itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Stopped {
+pub enum Stopped {
     Timeout,
     Cancelled,
 }
 
-pub(crate) struct Watch<'a> {
-    pub(crate) child: Child,
-    pub(crate) cage: Option<&'a ProcessCage>,
-    pub(crate) deadline: Instant,
-    pub(crate) cancel: Option<&'a AtomicBool>,
-    pub(crate) stdout_cap: usize,
-    pub(crate) stderr_cap: usize,
+pub struct Watch<'a> {
+    pub child: Child,
+    pub cage: Option<&'a ProcessCage>,
+    pub deadline: Instant,
+    pub cancel: Option<&'a AtomicBool>,
+    pub stdout_cap: usize,
+    pub stderr_cap: usize,
 }
 
-pub(crate) struct Watched {
-    pub(crate) status: ExitStatus,
-    pub(crate) stdout: Captured,
-    pub(crate) stderr: Captured,
-    pub(crate) stopped: Option<Stopped>,
+pub struct Watched {
+    pub status: ExitStatus,
+    pub stdout: Captured,
+    pub stderr: Captured,
+    pub stopped: Option<Stopped>,
 }
 
 struct Stream<R> {
@@ -65,7 +65,7 @@ impl<R: Read + AsFd> Stream<R> {
     }
 }
 
-pub(crate) fn watch(mut w: Watch<'_>) -> io::Result<Watched> {
+pub fn watch(mut w: Watch<'_>) -> io::Result<Watched> {
     let pid = Pid::from_child(&w.child);
     let pidfd: Option<OwnedFd> = rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok();
     let mut out = Stream {

@@ -8,27 +8,33 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The system's own tools: the host's PATH may lead to shims under /root.
-pub(crate) const SYSTEM_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+pub const SYSTEM_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
-pub(crate) struct Fixture {
-    pub(crate) _tmp: tempfile::TempDir,
-    pub(crate) ws: PathBuf,
-    pub(crate) outside: PathBuf,
-    pub(crate) state: PathBuf,
-    pub(crate) runner: Runner,
+pub struct Fixture {
+    pub _tmp: tempfile::TempDir,
+    pub ws: PathBuf,
+    pub outside: PathBuf,
+    pub state: PathBuf,
+    pub runner: Runner,
+}
+
+impl Default for Fixture {
+    fn default() -> Fixture {
+        Fixture::new()
+    }
 }
 
 impl Fixture {
-    pub(crate) fn new() -> Fixture {
+    pub fn new() -> Fixture {
         Fixture::with(|_| {})
     }
 
-    pub(crate) fn with(tune: impl FnOnce(&mut ExecPolicy)) -> Fixture {
+    pub fn with(tune: impl FnOnce(&mut ExecPolicy)) -> Fixture {
         Fixture::with_view(true, tune)
     }
 
     /// A fixture whose workspace programs may only read (`writes_enabled: false`).
-    pub(crate) fn read_only() -> Fixture {
+    pub fn read_only() -> Fixture {
         Fixture::with_view(false, |_| {})
     }
 
@@ -68,25 +74,25 @@ impl Fixture {
     }
 
     /// `sh -c script` in the workspace, with the system PATH.
-    pub(crate) fn sh(&self, script: &str) -> ExecRequest {
+    pub fn sh(&self, script: &str) -> ExecRequest {
         ExecRequest::new("sh", &self.ws)
             .arg("-c")
             .arg(script)
             .env("PATH", SYSTEM_PATH)
     }
 
-    pub(crate) fn run(&self, req: &ExecRequest) -> Result<ExecOutcome, WsfsError> {
+    pub fn run(&self, req: &ExecRequest) -> Result<ExecOutcome, WsfsError> {
         self.runner.run_once(req)
     }
 
-    pub(crate) fn run_sh(&self, script: &str) -> ExecOutcome {
+    pub fn run_sh(&self, script: &str) -> ExecOutcome {
         self.run(&self.sh(script))
             .unwrap_or_else(|e| panic!("{script}: {e}"))
     }
 }
 
 /// Whether this kernel can confine; tests of confinement skip (loudly) where it cannot.
-pub(crate) fn landlock_here() -> bool {
+pub fn landlock_here() -> bool {
     let abi = super::landlock_rules::kernel_abi();
     if abi < 1 {
         eprintln!("SKIPPED: this kernel has no Landlock");
@@ -95,7 +101,7 @@ pub(crate) fn landlock_here() -> bool {
 }
 
 /// Processes whose command line contains `marker`.
-pub(crate) fn processes_with(marker: &str) -> Vec<i32> {
+pub fn processes_with(marker: &str) -> Vec<i32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Some(pid) = entry
@@ -116,7 +122,7 @@ pub(crate) fn processes_with(marker: &str) -> Vec<i32> {
     found
 }
 
-pub(crate) fn is_empty_dir(dir: &Path) -> bool {
+pub fn is_empty_dir(dir: &Path) -> bool {
     std::fs::read_dir(dir)
         .map(|mut d| d.next().is_none())
         .unwrap_or(true)

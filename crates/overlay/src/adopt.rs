@@ -31,23 +31,23 @@ const RUNS: &str = "runs";
 
 /// One program run's directories (paths, for the mount's options).
 #[derive(Debug)]
-pub(crate) struct RunDirs {
+pub struct RunDirs {
     id: String,
     /// The session's upper tree: the run's read-only layer above the base.
-    pub(crate) lower: PathBuf,
+    pub lower: PathBuf,
     /// The run's own upper tree and overlayfs work directory (empty at the start).
-    pub(crate) upper: PathBuf,
-    pub(crate) work: PathBuf,
+    pub upper: PathBuf,
+    pub work: PathBuf,
 }
 
 /// What a run's adoption did.
 #[derive(Debug, Default)]
-pub(crate) struct Adopted {
+pub struct Adopted {
     /// Paths adopted into the session (changed, made or deleted by the program).
-    pub(crate) paths: usize,
+    pub paths: usize,
     /// Entries left out, with why: special files (a FIFO, a socket, a device) and wsfs temp
     /// names.
-    pub(crate) skipped: Vec<String>,
+    pub skipped: Vec<String>,
 }
 
 impl Session {
@@ -56,7 +56,7 @@ impl Session {
     }
 
     /// Makes a run's directories: `runs/<id>/upper` and `runs/<id>/work`, both empty.
-    pub(crate) fn start_run(&self) -> Result<RunDirs> {
+    pub fn start_run(&self) -> Result<RunDirs> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let StateDir::At(state) = &self.base.state else {
             return Err(machinery(
@@ -93,7 +93,7 @@ impl Session {
     }
 
     /// Adopts what the run changed into the session (see the module documentation).
-    pub(crate) fn adopt_run(&mut self, run: &RunDirs) -> Result<Adopted> {
+    pub fn adopt_run(&mut self, run: &RunDirs) -> Result<Adopted> {
         let err = |e: io::Error| machinery("cannot read what the program changed", &e);
         let runs =
             super::session::open_sub(&self.session_dir().map_err(err)?, RUNS).map_err(err)?;
@@ -121,7 +121,7 @@ impl Session {
     }
 
     /// Removes a run's directories (after its adoption, or when it never ran).
-    pub(crate) fn end_run(&self, run: &RunDirs) {
+    pub fn end_run(&self, run: &RunDirs) {
         if let Ok(runs) = self
             .session_dir()
             .and_then(|d| super::session::open_sub(&d, RUNS))
@@ -359,7 +359,7 @@ fn remove_run_dir(runs: &Dir, id: &str) {
 impl Session {
     /// Removes every run directory a crash left (their changes were never adopted whole; see
     /// the module documentation). Called at open, with the session's lock held.
-    pub(crate) fn sweep_runs(&self) {
+    pub fn sweep_runs(&self) {
         let Ok(session_dir) = self.session_dir() else {
             return;
         };

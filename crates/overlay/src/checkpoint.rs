@@ -494,7 +494,7 @@ impl Session {
     }
 
     /// Takes the before-images of `paths` (those not taken in this epoch), durably.
-    pub(crate) fn capture(&mut self, paths: &[&str]) -> Result<()> {
+    pub fn capture(&mut self, paths: &[&str]) -> Result<()> {
         self.capture_unsynced(paths)?;
         self.sync_images()
     }
@@ -912,7 +912,7 @@ fn no_such(id: &str) -> WsfsError {
 }
 
 /// At open: finishes a rewind a crash interrupted.
-pub(crate) fn recover(session: &mut Session) -> Result<()> {
+pub fn recover(session: &mut Session) -> Result<()> {
     let bytes = match session.meta.read(INTENT) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),

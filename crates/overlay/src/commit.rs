@@ -1,5 +1,5 @@
 //! `commit`: the session's changes (all, some files, some hunks) applied to the base under
-//! the journaled multi-file commit (`crate::commit`), after every affected path's base
+//! the journaled multi-file commit (`crate::sandbox::commit`), after every affected path's base
 //! fingerprint was checked against the one recorded at its first touch.
 //!
 //! Crash safety on the session's side: before the base changes, `meta/commit.json` (the
@@ -16,10 +16,10 @@ use super::session::{
     fs_name, fs_path, machinery, on_path, open_beneath, parent_leaf, HostGate, Session, UpperKind,
 };
 use super::store::{self, Record};
-use crate::commit::{self as journaled, CommitError, Op, OpKind, Place, Scope};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::lines::sha256_hex;
+use crate::sandbox::commit::{self as journaled, CommitError, Op, OpKind, Place, Scope};
 use crate::sandbox::gate::{Access, Gate};
 use crate::sandbox::root::Anchor;
 use rustix::fs::{AtFlags, FileType};
@@ -129,7 +129,7 @@ impl Session {
         self.commit_gated(opts, &HostGate, ctl)
     }
 
-    pub(crate) fn commit_gated(
+    pub fn commit_gated(
         &mut self,
         opts: &CommitOptions,
         gate: &dyn Gate,
@@ -792,7 +792,7 @@ fn covers(upper: &cap_std::fs::Dir, base: &cap_std::fs::Dir) -> std::io::Result<
 }
 
 /// At open: finishes a commit a crash interrupted (the base's journal is recovered first).
-pub(crate) fn recover(session: &mut Session) -> Result<()> {
+pub fn recover(session: &mut Session) -> Result<()> {
     let bytes = match session.meta.read(INTENT) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),

@@ -68,7 +68,7 @@ pub struct DiffResult {
 }
 
 /// One change with what a commit needs.
-pub(crate) struct Found {
+pub struct Found {
     pub change: Change,
     pub old: Option<Vec<u8>>,
     pub new: Option<Vec<u8>>,
@@ -101,7 +101,7 @@ fn join(prefix: &str, name: &str) -> String {
 }
 
 /// Whether `path` is selected by `paths` (itself or below one of them).
-pub(crate) fn selected(paths: &Option<Vec<String>>, path: &str) -> bool {
+pub fn selected(paths: &Option<Vec<String>>, path: &str) -> bool {
     match paths {
         None => true,
         Some(list) => list.iter().any(|p| {
@@ -116,7 +116,7 @@ pub(crate) fn selected(paths: &Option<Vec<String>>, path: &str) -> bool {
 /// Paths a host selects (`paths` of diff or commit), each checked and in the canonical
 /// escaped form of session paths (a host may write `\xNN` in either case); a trailing `/` is
 /// dropped.
-pub(crate) fn canonical_paths(paths: Option<&[String]>) -> Result<Option<Vec<String>>> {
+pub fn canonical_paths(paths: Option<&[String]>) -> Result<Option<Vec<String>>> {
     let Some(paths) = paths else {
         return Ok(None);
     };
@@ -127,7 +127,7 @@ pub(crate) fn canonical_paths(paths: Option<&[String]>) -> Result<Option<Vec<Str
         .map(Some)
 }
 
-pub(crate) fn is_text(bytes: &[u8]) -> bool {
+pub fn is_text(bytes: &[u8]) -> bool {
     memchr::memchr(0, bytes).is_none() && std::str::from_utf8(bytes).is_ok()
 }
 
@@ -137,7 +137,7 @@ fn lines(text: &str) -> Vec<&str> {
 }
 
 /// The hunks between `old` and `new` (text), each with its ops.
-pub(crate) fn hunks(old: &str, new: &str) -> Vec<(Hunk, Vec<DiffOp>)> {
+pub fn hunks(old: &str, new: &str) -> Vec<(Hunk, Vec<DiffOp>)> {
     let (a, b) = (lines(old), lines(new));
     let diff = TextDiff::from_slices(&a, &b);
     diff.grouped_ops(CONTEXT)
@@ -174,7 +174,7 @@ pub(crate) fn hunks(old: &str, new: &str) -> Vec<(Hunk, Vec<DiffOp>)> {
 }
 
 /// `old` with the hunks whose ids are in `chosen` applied (the others left as in `old`).
-pub(crate) fn apply_hunks(old: &str, new: &str, chosen: &[String]) -> String {
+pub fn apply_hunks(old: &str, new: &str, chosen: &[String]) -> String {
     let (a, b) = (lines(old), lines(new));
     let mut out = String::with_capacity(old.len().max(new.len()));
     let mut cursor = 0;
@@ -499,7 +499,7 @@ fn escaped_names(dir: &Dir) -> io::Result<Vec<String>> {
 }
 
 /// The content of the file `name` (escaped) in `dir`.
-pub(crate) fn read_file(dir: &Dir, name: &str) -> io::Result<Vec<u8>> {
+pub fn read_file(dir: &Dir, name: &str) -> io::Result<Vec<u8>> {
     use std::io::Read;
     let mut file = crate::sandbox::sys::open_file(dir.as_fd(), fs_name(name)?.as_bytes())?;
     let mut bytes = Vec::new();
@@ -510,7 +510,7 @@ pub(crate) fn read_file(dir: &Dir, name: &str) -> io::Result<Vec<u8>> {
 impl Session {
     /// Every change of the session against the base, as `diff` reports them (selected by
     /// `paths`), deletions first.
-    pub(crate) fn changes(&self, paths: &Option<Vec<String>>) -> Result<Vec<Found>> {
+    pub fn changes(&self, paths: &Option<Vec<String>>) -> Result<Vec<Found>> {
         let mut walk = Walk {
             session: self,
             out: Vec::new(),

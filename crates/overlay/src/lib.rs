@@ -34,7 +34,12 @@
 //! upper tree or the base yields are encoded (`names::encode`), so a file whose name is not
 //! UTF-8 is changed, diffed, committed, checkpointed and rewound like any other.
 
-pub(crate) mod adopt;
+#![deny(unsafe_code)]
+
+use wsfs_sandbox as sandbox;
+use wsfs_sandbox::{control, error, lines, names, paths};
+
+pub mod adopt;
 mod checkpoint;
 mod commit;
 mod diff;
@@ -44,7 +49,7 @@ mod store;
 pub use checkpoint::{CheckpointInfo, CheckpointOptions, CheckpointResult, RewindOptions};
 pub use commit::{CommitOptions, CommitResult, Conflict};
 pub use diff::{Change, DiffOptions, DiffResult, Hunk};
-pub(crate) use session::session_path;
+pub use session::session_path;
 pub use session::{check_name, Session, OPAQUE_XATTR};
 pub use store::Fingerprint;
 
@@ -69,7 +74,7 @@ impl Session {
     /// Opens the session `name` over `base` (a workspace's root), whose state directory is
     /// `state_path`: for the view.
     #[allow(dead_code)]
-    pub(crate) fn open_in(base: Root, state_path: &Path, name: &str) -> Result<Session> {
+    pub fn open_in(base: Root, state_path: &Path, name: &str) -> Result<Session> {
         let mut session = Session::open_raw(base, state_path, name)?;
         finish_open(&mut session)?;
         Ok(session)
@@ -80,7 +85,7 @@ impl Session {
     /// The workspace-relative path of every entry the upper tree holds below `rel` (a
     /// directory of the view), deepest first within each directory; empty when the upper
     /// tree has no directory there.
-    pub(crate) fn upper_paths_below(&self, rel: &str) -> Result<Vec<String>> {
+    pub fn upper_paths_below(&self, rel: &str) -> Result<Vec<String>> {
         let mut out = Vec::new();
         if rel.is_empty() {
             return Ok(out); // the root is never moved or removed
@@ -104,11 +109,7 @@ impl Session {
     /// (the resolution went through them): those the upper tree does not hold came from the
     /// base, which must still have them as directories (not swapped for a symlink, a file, or
     /// renamed away), else the view is stale too.
-    pub(crate) fn view_shows_now(
-        &self,
-        rel: &str,
-        view: Option<&cap_std::fs::Metadata>,
-    ) -> Result<bool> {
+    pub fn view_shows_now(&self, rel: &str, view: Option<&cap_std::fs::Metadata>) -> Result<bool> {
         use cap_std::fs::MetadataExt;
         let names = session::split_rel(rel)?;
         let mut dir = self

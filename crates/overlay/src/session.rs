@@ -54,7 +54,7 @@ impl std::fmt::Debug for Session {
 
 /// The gate of the session's own operations on the base: everything (the host asked for
 /// them). The view passes the workspace's policy instead.
-pub(crate) struct HostGate;
+pub struct HostGate;
 
 impl Gate for HostGate {
     fn wants_path(&self, _access: Access) -> bool {
@@ -76,7 +76,7 @@ impl Gate for HostGate {
 
 /// What an upper entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum UpperKind {
+pub enum UpperKind {
     File,
     Dir { opaque: bool },
     Symlink,
@@ -89,7 +89,7 @@ fn invalid(msg: impl Into<String>) -> WsfsError {
 }
 
 /// A session operation's failure on its own machinery (`no_space` on a full disk).
-pub(crate) fn machinery(what: &str, e: &io::Error) -> WsfsError {
+pub fn machinery(what: &str, e: &io::Error) -> WsfsError {
     match e.raw_os_error() {
         Some(libc::ENOSPC | libc::EDQUOT | libc::EFBIG) => WsfsError::new(
             ErrorCode::NoSpace,
@@ -103,7 +103,7 @@ pub(crate) fn machinery(what: &str, e: &io::Error) -> WsfsError {
 }
 
 /// An error on `path` (session or base).
-pub(crate) fn on_path(e: &io::Error, path: &str) -> WsfsError {
+pub fn on_path(e: &io::Error, path: &str) -> WsfsError {
     match e.raw_os_error() {
         Some(libc::ELOOP) => WsfsError::new(
             ErrorCode::InvalidPath,
@@ -136,7 +136,7 @@ pub fn check_name(name: &str) -> Result<()> {
 /// see `crate::names` and the module documentation) and returns its names, still escaped.
 /// A name must be in its canonical escaped form (`names::encode` of the bytes it stands for),
 /// so that one file has one session path.
-pub(crate) fn split_rel(rel: &str) -> Result<Vec<&str>> {
+pub fn split_rel(rel: &str) -> Result<Vec<&str>> {
     let bad = |why: &str| {
         WsfsError::new(
             ErrorCode::InvalidPath,
@@ -174,7 +174,7 @@ pub(crate) fn split_rel(rel: &str) -> Result<Vec<&str>> {
 
 /// `rel` (a session path, as a host gives it: `\xNN` in either case) in its canonical escaped
 /// form, checked (`split_rel`).
-pub(crate) fn canonical(rel: &str) -> Result<String> {
+pub fn canonical(rel: &str) -> Result<String> {
     if !rel.contains('\\') {
         split_rel(rel)?;
         return Ok(rel.to_string());
@@ -195,7 +195,7 @@ pub(crate) fn canonical(rel: &str) -> Result<String> {
 
 /// The name (bytes) one escaped name of a session path stands for; `InvalidInput` for an
 /// escape of `/` or NUL (never in a checked path).
-pub(crate) fn fs_name(name: &str) -> io::Result<Cow<'_, OsStr>> {
+pub fn fs_name(name: &str) -> io::Result<Cow<'_, OsStr>> {
     match names::decode(name) {
         Ok(Cow::Borrowed(b)) => Ok(Cow::Borrowed(OsStr::from_bytes(b))),
         Ok(Cow::Owned(b)) => Ok(Cow::Owned(OsString::from_vec(b))),
@@ -204,7 +204,7 @@ pub(crate) fn fs_name(name: &str) -> io::Result<Cow<'_, OsStr>> {
 }
 
 /// The path (bytes, `/`-separated) a session path stands for, each name decoded.
-pub(crate) fn fs_path(rel: &str) -> io::Result<Cow<'_, [u8]>> {
+pub fn fs_path(rel: &str) -> io::Result<Cow<'_, [u8]>> {
     if !rel.contains('\\') {
         return Ok(Cow::Borrowed(rel.as_bytes()));
     }
@@ -227,7 +227,7 @@ fn bad_escape(name: &str) -> io::Error {
 
 /// The session path of the raw workspace-relative path `rel` (each name escaped as the tools
 /// show it); empty for the root.
-pub(crate) fn session_path(rel: &Path) -> String {
+pub fn session_path(rel: &Path) -> String {
     if rel.as_os_str().is_empty() {
         return String::new();
     }
@@ -235,7 +235,7 @@ pub(crate) fn session_path(rel: &Path) -> String {
 }
 
 /// `prefix/name` for the raw directory entry `name` below the session path `prefix`.
-pub(crate) fn join_raw(prefix: &str, name: &OsStr) -> String {
+pub fn join_raw(prefix: &str, name: &OsStr) -> String {
     let name = names::encode(name.as_bytes());
     if prefix.is_empty() {
         name.into_owned()
@@ -245,7 +245,7 @@ pub(crate) fn join_raw(prefix: &str, name: &OsStr) -> String {
 }
 
 /// `(parent, leaf)` of a checked path.
-pub(crate) fn parent_leaf(rel: &str) -> (&str, &str) {
+pub fn parent_leaf(rel: &str) -> (&str, &str) {
     match rel.rsplit_once('/') {
         Some((p, l)) => (p, l),
         None => ("", rel),
@@ -254,7 +254,7 @@ pub(crate) fn parent_leaf(rel: &str) -> (&str, &str) {
 
 /// Opens the directory `rel` (a session path) beneath `root` (the root itself for ""),
 /// refusing symlinks. `Ok(None)`: it does not exist (or a name on the way is not a directory).
-pub(crate) fn open_beneath(root: &Dir, rel: &str) -> io::Result<Option<Dir>> {
+pub fn open_beneath(root: &Dir, rel: &str) -> io::Result<Option<Dir>> {
     match crate::sandbox::sys::reopen_beneath(root.as_fd(), &fs_path(rel)?) {
         Ok(fd) => Ok(Some(Dir::from(fd))),
         Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => Ok(None),
@@ -263,10 +263,7 @@ pub(crate) fn open_beneath(root: &Dir, rel: &str) -> io::Result<Option<Dir>> {
 }
 
 /// The kind of `name` (escaped, as every name here) in `dir`, not followed; `None` if absent.
-pub(crate) fn upper_kind(
-    dir: &Dir,
-    name: &str,
-) -> io::Result<Option<(UpperKind, rustix::fs::Stat)>> {
+pub fn upper_kind(dir: &Dir, name: &str) -> io::Result<Option<(UpperKind, rustix::fs::Stat)>> {
     let raw = fs_name(name)?;
     let stat = match rustix::fs::statat(dir, &*raw, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(s) => s,
@@ -338,7 +335,7 @@ fn exchange(dir: &Dir, tmp: &str, name: &str) -> io::Result<()> {
 }
 
 /// Removes `name` in `dir`, a whole tree for a directory (no symlink followed).
-pub(crate) fn remove_entry(dir: &Dir, name: &str) -> io::Result<()> {
+pub fn remove_entry(dir: &Dir, name: &str) -> io::Result<()> {
     match upper_kind(dir, name)? {
         None => Ok(()),
         Some((UpperKind::Dir { .. }, _)) => dir.remove_dir_all(&*fs_name(name)?),
@@ -498,7 +495,7 @@ impl Session {
     /// Finishes what a crash interrupted: the base's own journals, then a commit's or a
     /// rewind's intent.
     fn recover(&mut self) -> Result<()> {
-        let recovery = crate::commit::journal::recover_all(&self.base, u64::MAX);
+        let recovery = crate::sandbox::commit::journal::recover_all(&self.base, u64::MAX);
         if let Some(w) = recovery.warnings.first() {
             return Err(WsfsError::new(ErrorCode::IoError, w.clone()));
         }
@@ -525,7 +522,7 @@ impl Session {
     }
 
     /// The upper tree's handle (the view reads through it).
-    pub(crate) fn upper(&self) -> &Dir {
+    pub fn upper(&self) -> &Dir {
         &self.upper
     }
 
@@ -587,7 +584,7 @@ impl Session {
     /// As overlayfs's own lookup in a lower layer, which never follows a symlink on the way,
     /// a path below a base symlink is absent from the base, whatever the symlink leads to (a
     /// base directory swapped for a symlink is a base that changed, never a way out).
-    pub(crate) fn base_dir(&self, rel: &str) -> Result<Option<Dir>> {
+    pub fn base_dir(&self, rel: &str) -> Result<Option<Dir>> {
         match open_beneath(&self.base.dir, rel) {
             Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Ok(None),
             other => other.map_err(|e| on_path(&e, rel)),
@@ -595,11 +592,7 @@ impl Session {
     }
 
     /// The base fingerprint of `rel` now (hashing its content).
-    pub(crate) fn base_fingerprint(
-        &self,
-        rel: &str,
-        keep: Option<&mut Vec<u8>>,
-    ) -> Result<Fingerprint> {
+    pub fn base_fingerprint(&self, rel: &str, keep: Option<&mut Vec<u8>>) -> Result<Fingerprint> {
         let (parent, leaf) = parent_leaf(rel);
         let dir = self.base_dir(parent)?;
         let raw = fs_name(leaf).map_err(|e| on_path(&e, rel))?;
@@ -618,7 +611,7 @@ impl Session {
 
     /// [`touch`](Self::touch) for many paths at once: one append to the log and one
     /// `fdatasync` (and one of the images) for all of them, as a program's changes need.
-    pub(crate) fn touch_all(&mut self, rels: &[&str]) -> Result<()> {
+    pub fn touch_all(&mut self, rels: &[&str]) -> Result<()> {
         let mut records = Vec::new();
         let mut images = Vec::new();
         let mut absent = Vec::new();
@@ -715,7 +708,7 @@ impl Session {
     }
 
     /// The base original with hash `sha`, if kept and intact.
-    pub(crate) fn original(&self, sha: &str) -> Option<Vec<u8>> {
+    pub fn original(&self, sha: &str) -> Option<Vec<u8>> {
         let objects = open_sub(&self.meta, "objects").ok()?;
         let bytes = objects.read(sha).ok()?;
         (crate::lines::sha256_hex(&bytes) == sha).then_some(bytes)
@@ -1014,7 +1007,7 @@ impl Session {
 
     /// The kernel overlay's work directory of this session, opened beneath the sessions'
     /// directory, never through a symlink.
-    pub(crate) fn work_dir(&self) -> Result<Dir> {
+    pub fn work_dir(&self) -> Result<Dir> {
         let err = |e: io::Error| machinery(&format!("cannot open session {}", self.name), &e);
         let dir = open_sub(&self.sessions, &self.name).map_err(err)?;
         open_sub(&dir, "work").map_err(err)
@@ -1023,7 +1016,7 @@ impl Session {
     /// Where an overlay view of this session keeps its own journals and records of new
     /// directories: `view-state` in the session's directory, found beneath the sessions'
     /// directory at every use (a discard makes the session's directory anew).
-    pub(crate) fn view_state(&self) -> Result<state_dir::PinnedState> {
+    pub fn view_state(&self) -> Result<state_dir::PinnedState> {
         let under = self
             .sessions
             .try_clone()
@@ -1069,7 +1062,7 @@ fn sweep_upper(dir: &Dir) -> io::Result<()> {
 
 /// Appends the session path of every entry below `dir` (which is the session path `rel`) to
 /// `out`, deepest first.
-pub(crate) fn list_upper(dir: &Dir, rel: &str, out: &mut Vec<String>) -> io::Result<()> {
+pub fn list_upper(dir: &Dir, rel: &str, out: &mut Vec<String>) -> io::Result<()> {
     for entry in dir.entries()? {
         let entry = entry?;
         let name = entry.file_name();

@@ -34,11 +34,11 @@ use std::ffi::OsStr;
 use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
 
-pub(crate) const LOG_NAME: &str = "touched.log";
+pub const LOG_NAME: &str = "touched.log";
 
 /// Largest base file whose content a fingerprint hashes; a larger one is fingerprinted by its
 /// stat fields alone (device, inode, size, mtime, ctime, mode), which any change moves.
-pub(crate) const MAX_HASHED_BYTES: u64 = 64 << 20;
+pub const MAX_HASHED_BYTES: u64 = 64 << 20;
 
 /// The state of a base path when the session first touched it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,7 +102,7 @@ impl Fingerprint {
 /// The fingerprint of `name` in the base directory `dir` (`None` dir: its parent is missing,
 /// so it is absent), never following a symlink. `keep` receives a regular file's content
 /// while it is hashed (the originals store), when given.
-pub(crate) fn fingerprint_at(
+pub fn fingerprint_at(
     dir: Option<&Dir>,
     name: &OsStr,
     mut keep: Option<&mut Vec<u8>>,
@@ -190,7 +190,7 @@ fn fingerprint_once(
     Ok(fp)
 }
 
-pub(crate) fn stat_fingerprint(stat: &rustix::fs::Stat) -> Fingerprint {
+pub fn stat_fingerprint(stat: &rustix::fs::Stat) -> Fingerprint {
     use rustix::fs::FileType;
     let kind = match FileType::from_raw_mode(stat.st_mode) {
         FileType::RegularFile => "file",
@@ -212,7 +212,7 @@ pub(crate) fn stat_fingerprint(stat: &rustix::fs::Stat) -> Fingerprint {
 
 /// SHA-256 over pieces (sha2, as `lines::sha256_hex`).
 #[derive(Default)]
-pub(crate) struct Sha256Stream(sha2::Sha256);
+pub struct Sha256Stream(sha2::Sha256);
 
 impl Sha256Stream {
     pub fn update(&mut self, bytes: &[u8]) {
@@ -233,7 +233,7 @@ impl Sha256Stream {
 
 /// One line of the touch log.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Record {
+pub struct Record {
     pub op: char,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
@@ -256,7 +256,7 @@ impl Record {
 
 /// The folded touch log.
 #[derive(Debug, Default)]
-pub(crate) struct Touched {
+pub struct Touched {
     /// Every path the session holds a base fingerprint for.
     pub fps: BTreeMap<String, Fingerprint>,
     /// Paths changed (since the last `c`): what changed before the first checkpoint.
@@ -276,10 +276,10 @@ pub(crate) struct Touched {
 }
 
 /// The `i` of the `v` record: paths escaped as the tools show names.
-pub(crate) const ESCAPED_PATHS: u64 = 2;
+pub const ESCAPED_PATHS: u64 = 2;
 
 /// The `v` record that starts every log written since paths are escaped.
-pub(crate) fn version_record() -> Record {
+pub fn version_record() -> Record {
     Record {
         op: 'v',
         path: None,
@@ -291,7 +291,7 @@ pub(crate) fn version_record() -> Record {
 /// A path recorded before paths were escaped (plain UTF-8, each name as it is) as a session
 /// path: each name escaped as the tools show it. Only a name that looks escaped itself (a
 /// literal `\xNN` sequence standing for bytes that are not UTF-8) changes.
-pub(crate) fn upgrade_path(old: &str) -> String {
+pub fn upgrade_path(old: &str) -> String {
     if !old.contains('\\') {
         return old.to_string();
     }
@@ -434,7 +434,7 @@ impl Touched {
 /// The newest checkpoint's epoch (`checkpoint.rs`): the paths whose before-image it holds,
 /// and its image log.
 #[derive(Debug)]
-pub(crate) struct Epoch {
+pub struct Epoch {
     pub id: u64,
     pub captured: BTreeSet<String>,
     pub file: std::fs::File,
@@ -459,7 +459,7 @@ impl Epoch {
 
 /// Reads and folds the log; a torn or unparsable last line is dropped (its change was never
 /// made), an unparsable line before it is an error.
-pub(crate) fn read_log(meta: &Dir) -> io::Result<Touched> {
+pub fn read_log(meta: &Dir) -> io::Result<Touched> {
     let bytes = match meta.read(LOG_NAME) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
@@ -490,7 +490,7 @@ pub(crate) fn read_log(meta: &Dir) -> io::Result<Touched> {
 
 /// Cuts a torn last line (a crash during an append: its change was never made) off the
 /// touch log, so that the next append does not continue it into a damaged line.
-pub(crate) fn cut_torn_tail(meta: &Dir) -> io::Result<()> {
+pub fn cut_torn_tail(meta: &Dir) -> io::Result<()> {
     let mut file = match meta.open_with(
         LOG_NAME,
         cap_std::fs::OpenOptions::new().read(true).write(true),
@@ -511,7 +511,7 @@ pub(crate) fn cut_torn_tail(meta: &Dir) -> io::Result<()> {
 
 /// Writes `bytes` as `name` in `dir` atomically and durably: staged (unnamed, fsynced),
 /// renamed over the name, the directory fsynced.
-pub(crate) fn write_atomic(dir: &Dir, name: &str, bytes: &[u8]) -> io::Result<()> {
+pub fn write_atomic(dir: &Dir, name: &str, bytes: &[u8]) -> io::Result<()> {
     let mut staged = Staged::create(dir)?;
     staged.file().write_all(bytes)?;
     staged.file().sync_all()?;
@@ -520,7 +520,7 @@ pub(crate) fn write_atomic(dir: &Dir, name: &str, bytes: &[u8]) -> io::Result<()
 }
 
 /// fsync of a directory handle (which may be `O_PATH`).
-pub(crate) fn fsync_dir(dir: &Dir) -> io::Result<()> {
+pub fn fsync_dir(dir: &Dir) -> io::Result<()> {
     let fd = crate::sandbox::sys::open_readable(dir.as_fd())?;
     rustix::fs::fsync(&fd)?;
     Ok(())

@@ -15,11 +15,11 @@
 //! directory is created.
 
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::sandbox::gate::{Checks, Reached};
-use crate::sandbox::new_dirs::{self, DirRecord, Intent};
-use crate::sandbox::proc::real_path;
-use crate::sandbox::root::{Anchor, DirRef, Root};
-use crate::sandbox::tempfile::temp_name;
+use crate::gate::{Checks, Reached};
+use crate::new_dirs::{self, DirRecord, Intent};
+use crate::proc::real_path;
+use crate::root::{Anchor, DirRef, Root};
+use crate::tempfile::temp_name;
 use cap_fs_ext::DirExt;
 use cap_std::fs::{Dir, MetadataExt};
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
@@ -46,7 +46,7 @@ fn file_id(dir: &Dir) -> io::Result<FileId> {
 
 /// A directory this call created: where, and which inodes it and its parent were.
 #[derive(Debug)]
-pub(crate) struct CreatedDir {
+pub struct CreatedDir {
     /// Anchor-relative path, as it was resolved.
     rel: PathBuf,
     name: OsString,
@@ -56,7 +56,7 @@ pub(crate) struct CreatedDir {
 
 impl CreatedDir {
     /// Where the directory was created, relative to the anchor, as it was resolved.
-    pub(crate) fn rel(&self) -> &Path {
+    pub fn rel(&self) -> &Path {
         &self.rel
     }
 }
@@ -65,7 +65,7 @@ impl CreatedDir {
 /// that lets the next open remove them if the process dies before the call ends
 /// (`commit::new_dirs`; removed when this is dropped, after a failed call removed them).
 #[derive(Debug, Default)]
-pub(crate) struct CreatedDirs {
+pub struct CreatedDirs {
     dirs: Vec<CreatedDir>,
     record: Option<DirRecord>,
     /// A record could not be made: the call goes on without one.
@@ -107,7 +107,7 @@ enum Made {
     Renamed(Dir, FileId),
 }
 
-pub(crate) enum CreateError {
+pub enum CreateError {
     Io(io::Error),
     Refused(WsfsError),
 }
@@ -127,7 +127,7 @@ impl Root {
     /// the part of `rel` still to create: the policy refuses a denied target there, before
     /// anything exists that would have to be removed again. Each directory is also checked
     /// against `deny_write` itself, by the path it will have, just before it is made.
-    pub(crate) fn create_dirs(
+    pub fn create_dirs(
         &self,
         anchor: Anchor,
         rel: &Path,
@@ -245,7 +245,7 @@ impl Root {
                 }
             };
             // Durable in its parent before anything is put in it (undone like the rest).
-            crate::sandbox::fileops::sync_dir(&current)?;
+            crate::fileops::sync_dir(&current)?;
             current = entered(anchor, &current, next, name);
         }
         if !created.dirs.is_empty() && new_dirs::take_abandon(&self.path) {
@@ -354,7 +354,7 @@ impl Root {
     /// removed from a handle on its parent that is verified to be the directory it was created
     /// in, and only if the name still holds the directory created (and it is empty); the walk
     /// stops at the first that cannot be removed, such as one something else has put a file in.
-    pub(crate) fn remove_created(&self, anchor: Anchor, created: &[CreatedDir]) {
+    pub fn remove_created(&self, anchor: Anchor, created: &[CreatedDir]) {
         // A handle on the directory removed last and its identity, to step up from it.
         let mut current: Option<(Dir, FileId)> = None;
         for dir in created.iter().rev() {
@@ -461,7 +461,7 @@ fn entered<'w>(anchor: Anchor, current: &DirRef<'w>, next: Dir, name: &OsStr) ->
 
 /// The parent of an open directory (`..`), opened as a path handle. The caller checks that it
 /// is the directory it expects before using it.
-pub(crate) fn open_parent(dir: &Dir) -> io::Result<Dir> {
+pub fn open_parent(dir: &Dir) -> io::Result<Dir> {
     let fd = rustix::fs::openat(
         dir,
         "..",

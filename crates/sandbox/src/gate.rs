@@ -9,13 +9,13 @@
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::sandbox::root::{DirRef, Root};
+use crate::root::{DirRef, Root};
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 /// What a tool does with the path it resolves. Every resolution names one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Access {
+pub struct Access {
     pub reads: bool,
     pub writes: bool,
     /// What the path will name if it does not exist yet (gitignore's `dir/` rules match only
@@ -53,7 +53,7 @@ impl Access {
 /// How one resolution is checked: what it is for, the gate that decides, the path as the
 /// model wrote it (for messages) and the call's deadline.
 #[derive(Clone, Copy)]
-pub(crate) struct Checks<'a> {
+pub struct Checks<'a> {
     pub access: Access,
     pub gate: &'a dyn Gate,
     pub display: &'a str,
@@ -62,7 +62,7 @@ pub(crate) struct Checks<'a> {
 
 /// Why a walk leaves an entry out (see `walk::deny`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Skipped {
+pub enum Skipped {
     /// A `deny_read` rule matches (the rule is named): skip it, do not descend, count it.
     Denied(String),
     /// The audit log: skip it and do not count it, as if it were not there.
@@ -74,7 +74,7 @@ pub(crate) enum Skipped {
 
 /// What a gate needs to filter walks (see `walk::deny`).
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct WalkNeeds {
+pub struct WalkNeeds {
     /// Entries are matched by their resolved path ([`Gate::walk_skip`]).
     pub paths: bool,
     /// A file (device, inode) that no walk shows, wherever it is (the audit log).
@@ -82,7 +82,7 @@ pub(crate) struct WalkNeeds {
 }
 
 /// The host's say over what a call reaches. Implemented by the policy (`guard::policy`).
-pub(crate) trait Gate {
+pub trait Gate {
     /// Whether a check of `access` looks at the resolved path at all: `false` when no rule can
     /// concern it, so failing resolutions need not work it out (see `resolve::or_unreached`).
     fn wants_path(&self, access: Access) -> bool;
@@ -110,7 +110,7 @@ pub(crate) trait Gate {
 
 /// A location a resolution reached, as the gate sees it: its resolved path is worked out
 /// only if the gate asks for it ([`Reached::path`]), once.
-pub(crate) struct Reached<'a> {
+pub struct Reached<'a> {
     at: At<'a>,
     /// What the location is (or will be, if it does not exist yet): a directory or not.
     pub is_dir: bool,

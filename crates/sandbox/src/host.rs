@@ -5,20 +5,20 @@
 
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::names::display_path;
-use crate::sandbox::root::Root;
+use crate::root::Root;
 use std::path::Path;
 
 /// System locations refused when `restrict_to_workspace` is false, with everything below them.
-pub(crate) const PROTECTED_LOCATIONS: &[&str] = &[
+pub const PROTECTED_LOCATIONS: &[&str] = &[
     "/etc", "/root", "/proc", "/sys", "/dev", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
     "/libx32", "/usr", "/var", "/run", "/srv",
 ];
 
 /// Places below a protected location that are not protected: scratch space for everyone.
-pub(crate) const UNPROTECTED_INSIDE: &[&str] = &["/var/tmp"];
+pub const UNPROTECTED_INSIDE: &[&str] = &["/var/tmp"];
 
 /// The protected location containing `real`, if any.
-pub(crate) fn protected_location(real: &Path) -> Option<&'static Path> {
+pub fn protected_location(real: &Path) -> Option<&'static Path> {
     if UNPROTECTED_INSIDE.iter().any(|p| real.starts_with(p)) {
         return None;
     }
@@ -31,7 +31,7 @@ pub(crate) fn protected_location(real: &Path) -> Option<&'static Path> {
 /// Whether a root is a protected location or contains one (`/`, `/usr`): a restricted
 /// workspace on it refuses them as unrestricted mode does. A root strictly inside one
 /// (`/root/ws`) contains none.
-pub(crate) fn contains_protected(root: &Path) -> bool {
+pub fn contains_protected(root: &Path) -> bool {
     PROTECTED_LOCATIONS
         .iter()
         .any(|location| Path::new(location).starts_with(root))
@@ -74,7 +74,7 @@ impl Root {
     /// exception is a workspace root strictly inside a protected location (CI runs as root
     /// with workspaces under `/root`): paths inside that root are allowed. A root that is a
     /// protected location or contains one (`/`, `/etc`) unlocks nothing.
-    pub(crate) fn check_host_path(&self, real: &Path, display: &str) -> Result<()> {
+    pub fn check_host_path(&self, real: &Path, display: &str) -> Result<()> {
         let Some(location) = self.protected_refusal(real) else {
             return Ok(());
         };
@@ -95,7 +95,7 @@ impl Root {
 
     /// The protected location that refuses the real path `real` in unrestricted mode, if any
     /// (the rule of `check_host_path`, also for the entries of a walk).
-    pub(crate) fn protected_refusal(&self, real: &Path) -> Option<&'static Path> {
+    pub fn protected_refusal(&self, real: &Path) -> Option<&'static Path> {
         let location = protected_location(real)?;
         let root_strictly_inside = self.path.starts_with(location) && self.path != location;
         if root_strictly_inside && real.starts_with(&self.path) {

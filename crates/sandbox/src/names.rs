@@ -22,7 +22,7 @@ use std::fmt::Write;
 use std::path::{Component, Path};
 
 /// The name as shown to the model (see the module documentation).
-pub(crate) fn encode(name: &[u8]) -> Cow<'_, str> {
+pub fn encode(name: &[u8]) -> Cow<'_, str> {
     if let Ok(text) = std::str::from_utf8(name) {
         if shown_literally(text.as_bytes()) {
             return Cow::Borrowed(text);
@@ -46,11 +46,11 @@ pub(crate) fn encode(name: &[u8]) -> Cow<'_, str> {
 
 /// Why a path component cannot be read back as a name.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct BadEscape;
+pub struct BadEscape;
 
 /// The name bytes a path component given to a tool stands for. Fails only when an escaped
 /// component decodes to a `/` or NUL byte, which no file name can hold.
-pub(crate) fn decode(component: &str) -> Result<Cow<'_, [u8]>, BadEscape> {
+pub fn decode(component: &str) -> Result<Cow<'_, [u8]>, BadEscape> {
     let bytes = component.as_bytes();
     if shown_literally(bytes) {
         return Ok(Cow::Borrowed(bytes));
@@ -63,7 +63,7 @@ pub(crate) fn decode(component: &str) -> Result<Cow<'_, [u8]>, BadEscape> {
 }
 
 /// A path with every name shown as [`encode`] shows it, `/`-separated; `.` for an empty path.
-pub(crate) fn display_path(path: &Path) -> String {
+pub fn display_path(path: &Path) -> String {
     use std::os::unix::ffi::OsStrExt;
     let mut out = String::new();
     for component in path.components() {

@@ -24,8 +24,8 @@
 //! workspace that never needs a journal leaves nothing in the state directory.
 
 use super::state_dir as state;
-use crate::sandbox::root::{Anchor, Root};
-use crate::sandbox::tempfile::{is_temp_name, random_u64};
+use crate::root::{Anchor, Root};
+use crate::tempfile::{is_temp_name, random_u64};
 use cap_std::fs::Dir;
 use once_cell::sync::Lazy;
 use rustix::fs::{AtFlags, Mode, OFlags};
@@ -60,14 +60,14 @@ fn is_record_of(name: &[u8], id: &[u8]) -> bool {
 
 /// One directory a call intends to make: `name` inside `parent` (anchor-relative, resolved:
 /// no symlink, no `..`), made first as `temp`.
-pub(crate) struct Intent<'a> {
+pub struct Intent<'a> {
     pub parent: &'a Path,
     pub name: &'a OsStr,
     pub temp: &'a str,
 }
 
 /// A call's record (see the module documentation). Dropping it removes it.
-pub(crate) struct DirRecord {
+pub struct DirRecord {
     file: File,
     base: Arc<Dir>,
     name: OsString,
@@ -94,7 +94,7 @@ impl DirRecord {
     /// Starts a record for a call beneath `root` that is about to make directories: `None` when the
     /// workspace has no state directory, or it cannot be used (the call then goes on without
     /// one, as before records existed).
-    pub(crate) fn begin(root: &Root) -> Option<DirRecord> {
+    pub fn begin(root: &Root) -> Option<DirRecord> {
         let (base_path, id) = state::base_and_id(&root.state)?;
         let started = base(root, base_path).and_then(|base| create(root, base, id));
         match started {
@@ -110,7 +110,7 @@ impl DirRecord {
     }
 
     /// Writes `intents`, in the order they will be made, and makes them durable.
-    pub(crate) fn intend(&mut self, intents: &[Intent<'_>]) -> io::Result<u32> {
+    pub fn intend(&mut self, intents: &[Intent<'_>]) -> io::Result<u32> {
         let first = self.intents;
         let mut text = self
             .header
@@ -136,7 +136,7 @@ impl DirRecord {
     /// `meta` (before it gets its name). Not synced: the record guards against
     /// the process being killed, and a power failure in that moment leaves the directory as
     /// it would have been left without a record.
-    pub(crate) fn made(&mut self, index: u32, meta: &cap_std::fs::Metadata) -> io::Result<()> {
+    pub fn made(&mut self, index: u32, meta: &cap_std::fs::Metadata) -> io::Result<()> {
         use cap_std::fs::MetadataExt;
         let born = match born(meta) {
             Some((sec, nsec)) => format!("{sec}.{nsec}"),
@@ -148,7 +148,7 @@ impl DirRecord {
 
     /// For tests: ends the record as a killed process would, leaving it (unlocked) for the
     /// next open.
-    pub(crate) fn abandon(mut self) {
+    pub fn abandon(mut self) {
         self.keep = true;
     }
 }
@@ -360,7 +360,7 @@ const MAX_RECORD_BYTES: u64 = 64 << 20;
 /// At the workspace's open: removes the directories that calls killed part-way left, from the
 /// records no live call holds. Returns warnings for records that could not be replayed (they
 /// are retried at the next open).
-pub(crate) fn recover_all(root: &Root) -> Vec<String> {
+pub fn recover_all(root: &Root) -> Vec<String> {
     let mut warnings = Vec::new();
     let Some((base_path, id)) = state::base_and_id(&root.state) else {
         return warnings;
@@ -407,7 +407,7 @@ fn recover_one(root: &Root, base: &Dir, name: &OsStr) -> io::Result<()> {
         Err(e) => return Err(e.into()),
     };
     // A live call's (in this process or another), or taken meanwhile: not ours to replay.
-    if !crate::sandbox::sys::lock_unless_held(&file) || !names_file(base, name, &file) {
+    if !crate::sys::lock_unless_held(&file) || !names_file(base, name, &file) {
         return Ok(());
     }
     let mut text = String::new();
@@ -446,7 +446,7 @@ fn remove_record(base: &Dir, name: &OsStr) -> io::Result<()> {
 /// opened beneath the anchor with no symlink on the way; anything unexpected leaves it be.
 fn remove_if_ours(anchor_dir: &OwnedFd, dir: &Recorded, new_device: bool) {
     let rel = dir.parent.as_os_str().as_bytes();
-    let Ok(parent) = crate::sandbox::sys::reopen_beneath(anchor_dir.as_fd(), rel) else {
+    let Ok(parent) = crate::sys::reopen_beneath(anchor_dir.as_fd(), rel) else {
         return;
     };
     let is_dir = |name: &OsStr| {
@@ -487,7 +487,7 @@ pub fn abandon_next_new_dirs(root: &Path, armed: bool) {
 }
 
 /// Whether the stop is armed for `root` (and disarms it).
-pub(crate) fn take_abandon(root: &Path) -> bool {
+pub fn take_abandon(root: &Path) -> bool {
     let mut roots = ABANDON.lock().unwrap_or_else(|p| p.into_inner());
     !roots.is_empty() && roots.remove(root)
 }
@@ -495,7 +495,6 @@ pub(crate) fn take_abandon(root: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workspace::Workspace;
 
     #[test]
     fn records_read_back_and_stop_at_a_torn_line() {
@@ -550,77 +549,6 @@ mod tests {
         );
         assert!(parse(&text).unwrap().dirs.is_empty());
         assert!(parse("something else\n").is_none());
-    }
-
-    fn open(root: &Path, state: &Path) -> Workspace {
-        let json = serde_json::json!({"root": root, "state_dir": state}).to_string();
-        let config = crate::config::Config::from_json(&json).unwrap();
-        Workspace::open(&config).unwrap().0
-    }
-
-    fn records(state: &Path) -> usize {
-        std::fs::read_dir(state).map_or(0, |d| {
-            d.filter(|e| e.as_ref().unwrap().path().is_file()).count()
-        })
-    }
-
-    /// A directory made as `create_dirs` makes one: recorded, under its temp name, then
-    /// renamed unless `rename` is false (killed in between).
-    fn make(ws: &Workspace, record: &mut DirRecord, name: &str, rename: bool) -> String {
-        let temp = crate::sandbox::tempfile::temp_name();
-        let intent = Intent {
-            parent: Path::new(""),
-            name: OsStr::new(name),
-            temp: &temp,
-        };
-        let index = record.intend(&[intent]).unwrap();
-        ws.test_root().dir.create_dir(&temp).unwrap();
-        let made = ws.test_root().dir.open_dir(&temp).unwrap();
-        record.made(index, &made.dir_metadata().unwrap()).unwrap();
-        if rename {
-            ws.test_root()
-                .dir
-                .rename(&temp, &ws.test_root().dir, name)
-                .unwrap();
-        }
-        temp
-    }
-
-    /// Another open never replays the record of a call still running (in this process or
-    /// another: the lock says which); a record a killed call left is replayed, temp names
-    /// included; a call that ends removes its record and keeps its directories.
-    #[test]
-    fn only_the_records_of_dead_calls_are_replayed() {
-        let tmp = tempfile::tempdir().unwrap();
-        let base = tmp.path().canonicalize().unwrap();
-        let (root, state) = (base.join("ws"), base.join("state"));
-        std::fs::create_dir(&root).unwrap();
-        let ws = open(&root, &state);
-        let mut live = DirRecord::begin(ws.test_root()).unwrap();
-        make(&ws, &mut live, "live", true);
-        let _ = open(&root, &state);
-        assert!(
-            root.join("live").is_dir(),
-            "a live call's directory was removed"
-        );
-        assert_eq!(records(&state), 1);
-        drop(live);
-        assert_eq!(records(&state), 0, "an ended call's record stays");
-        let _ = open(&root, &state);
-        assert!(
-            root.join("live").is_dir(),
-            "an ended call's directory was removed"
-        );
-        // Killed: once after the rename, once between the temp directory and the rename.
-        let mut dead = DirRecord::begin(ws.test_root()).unwrap();
-        make(&ws, &mut dead, "named", true);
-        let temp = make(&ws, &mut dead, "never", false);
-        dead.abandon();
-        assert!(root.join(&temp).is_dir() && root.join("named").is_dir());
-        let _ = open(&root, &state);
-        assert!(!root.join(&temp).exists() && !root.join("named").exists());
-        assert!(root.join("live").is_dir());
-        assert_eq!(records(&state), 0);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 /// that directory kept for the process, which saves the kernel walking `/proc/self/fd` on
 /// every call (most of the cost); a forked child, whose handle would name its parent's
 /// descriptors, takes the full path instead.
-pub(crate) fn real_path(handle: &impl AsRawFd) -> io::Result<PathBuf> {
+pub fn real_path(handle: &impl AsRawFd) -> io::Result<PathBuf> {
     use std::os::unix::ffi::OsStringExt;
     let fd = handle.as_raw_fd();
     match proc_fd_dir() {
@@ -29,7 +29,7 @@ pub(crate) fn real_path(handle: &impl AsRawFd) -> io::Result<PathBuf> {
 /// The process's handle on `/proc/self/fd` and the pid it belongs to (`None` if it could not
 /// be opened). Opened by the first workspace open, not in the middle of a call, where it
 /// would take a descriptor the call may need (and keep it).
-pub(crate) fn proc_fd_dir() -> &'static Option<(u32, OwnedFd)> {
+pub fn proc_fd_dir() -> &'static Option<(u32, OwnedFd)> {
     static PROC_FD: OnceLock<Option<(u32, OwnedFd)>> = OnceLock::new();
     PROC_FD.get_or_init(|| {
         let dir = rustix::fs::open(

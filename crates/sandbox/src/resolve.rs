@@ -8,15 +8,15 @@
 //! checked first and opened by path afterwards.
 
 use crate::control::CallControl;
+use crate::create_dirs::CreatedDirs;
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::fileops::require_regular;
+use crate::gate::{Access, Checks, Gate, Reached};
 use crate::names::display_path;
-use crate::sandbox::create_dirs::CreatedDirs;
-use crate::sandbox::fileops::require_regular;
-use crate::sandbox::gate::{Access, Checks, Gate, Reached};
-use crate::sandbox::proc::real_path;
-use crate::sandbox::root::{Anchor, DirRef, Root, ToolPath};
-use crate::sandbox::tempfile::is_temp_name;
-use crate::sandbox::walk::deny::StartPaths;
+use crate::proc::real_path;
+use crate::root::{Anchor, DirRef, Root, ToolPath};
+use crate::tempfile::is_temp_name;
+use crate::walk::deny::StartPaths;
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, Metadata, MetadataExt};
 use std::borrow::Cow;
@@ -29,7 +29,7 @@ const MAX_SYMLINK_HOPS: usize = 40;
 
 /// A resolved path: an open directory and the name inside it (`None` for the directory itself).
 #[derive(Debug)]
-pub(crate) struct Located<'a> {
+pub struct Located<'a> {
     pub dir: DirRef<'a>,
     pub leaf: Option<OsString>,
     /// The directory, relative to the anchor (kept to resolve relative symlink targets).
@@ -98,7 +98,7 @@ impl Root {
     /// allowed. The leaf need not exist. With `create_parents`, missing directories are made;
     /// if resolution then fails, they are removed again. The workspace policy is checked on
     /// the resolved path for `access` (see `policy`): a denied path is `policy_denied`.
-    pub(crate) fn resolve(
+    pub fn resolve(
         &self,
         path: &ToolPath,
         access: Access,
@@ -270,11 +270,11 @@ impl Root {
             return None;
         }
         let bytes = rel.as_os_str().as_bytes();
-        let fd = crate::sandbox::sys::open_dir_path_beneath(self.dir.as_fd(), bytes).ok()?;
+        let fd = crate::sys::open_dir_path_beneath(self.dir.as_fd(), bytes).ok()?;
         Some(DirRef::Known(Dir::from(fd), rel.to_path_buf()))
     }
 
-    pub(crate) fn open_anchored_dir(&self, anchor: Anchor, rel: &Path) -> io::Result<DirRef<'_>> {
+    pub fn open_anchored_dir(&self, anchor: Anchor, rel: &Path) -> io::Result<DirRef<'_>> {
         match anchor {
             Anchor::Root if rel.as_os_str().is_empty() => Ok(DirRef::Root(&self.dir)),
             Anchor::Root => self.open_dir_beneath(rel).map(DirRef::Opened),
@@ -291,7 +291,7 @@ impl Root {
     /// prefix comparison only ever turns an absolute target into a relative one, and the
     /// kernel decides where that leads, so a link swapped meanwhile (to `/etc`, or to
     /// `<root>/../x`) is refused by the open itself. Up to `MAX_SYMLINK_HOPS` such links.
-    pub(crate) fn open_dir_beneath(&self, rel: &Path) -> io::Result<Dir> {
+    pub fn open_dir_beneath(&self, rel: &Path) -> io::Result<Dir> {
         if leaves_root(rel) {
             return Err(io::Error::from_raw_os_error(libc::EXDEV));
         }
@@ -369,7 +369,7 @@ impl Root {
     /// that describe a name rather than what it leads to (`get_path_info`). The policy is
     /// checked for reading on the entry itself (a symlink leaf is the link, as in
     /// `resolve_entry`), whether it exists or not.
-    pub(crate) fn resolve_no_follow(
+    pub fn resolve_no_follow(
         &self,
         path: &ToolPath,
         gate: &dyn Gate,
@@ -561,7 +561,7 @@ impl Root {
     /// to move or remove), its own metadata (`lstat`) is in `leaf_meta` when it exists, and a
     /// leaf with one of wsfs's temp names is refused. With `create_parents`, missing
     /// directories are made (and removed again if resolution fails).
-    pub(crate) fn resolve_entry(
+    pub fn resolve_entry(
         &self,
         path: &ToolPath,
         access: Access,
@@ -616,7 +616,7 @@ impl Root {
     /// Where the symlink `located` names leads, workspace-relative, when following it (as the
     /// tools would: beneath the root, relative targets only in a confined workspace) ends
     /// inside the workspace. The last name need not exist. `None` otherwise.
-    pub(crate) fn link_target(
+    pub fn link_target(
         &self,
         located: &Located<'_>,
         gate: &dyn Gate,
@@ -639,7 +639,7 @@ impl Root {
     /// directory. For display only: confinement was decided by the kernel when it was opened.
     /// `None` when the location is not inside the workspace (unrestricted mode, or a
     /// directory moved out meanwhile).
-    pub(crate) fn shown_location(&self, located: &Located<'_>) -> Option<String> {
+    pub fn shown_location(&self, located: &Located<'_>) -> Option<String> {
         let real = real_path(&*located.dir).ok()?;
         let rel = real.strip_prefix(&self.kernel_path).ok()?;
         let full = match &located.leaf {
@@ -673,7 +673,7 @@ impl Root {
     /// Removes the directories `located`'s resolution created, for a call that failed or was
     /// stopped before its commit point. Takes `located` so its directory handle is closed
     /// first: a call that failed for want of a file descriptor can still clean up.
-    pub(crate) fn undo_created(&self, located: Located<'_>) {
+    pub fn undo_created(&self, located: Located<'_>) {
         let Located {
             anchor, created, ..
         } = located;
@@ -755,68 +755,6 @@ fn split_leaf(rel: &Path) -> (PathBuf, Option<OsString>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Config, Limits};
-    use crate::workspace::Workspace;
-    use std::time::Duration;
-
-    fn workspace(root: &Path) -> Workspace {
-        let config = Config {
-            root: root.to_string_lossy().into_owned(),
-            restrict_to_workspace: true,
-            limits: Limits::default(),
-            state_dir: None,
-            policy: Default::default(),
-            profile: "wsfs".into(),
-            wasm_tools: Vec::new(),
-            wasm_policy: Default::default(),
-            mode: Default::default(),
-            session: None,
-            session_refresh_ms: None,
-        };
-        Workspace::open(&config).unwrap().0
-    }
-
-    #[test]
-    fn failed_resolution_removes_the_directories_it_created() {
-        let tmp = tempfile::tempdir().unwrap();
-        let ws = workspace(tmp.path());
-        let ctl = CallControl::new(Duration::from_secs(10), None);
-        // Creates new/deeper, then finds the parent escapes the root.
-        let path = ws.parse_path("new/deeper/../../../x").unwrap();
-        let err = ws.resolve(&path, Access::WRITE, true, &ctl).unwrap_err();
-        assert_eq!(err.code, ErrorCode::OutsideWorkspace);
-        assert!(
-            !tmp.path().join("new").exists(),
-            "created directories were left behind"
-        );
-    }
-
-    #[test]
-    fn symlinked_leaf_resolves_to_its_target_directory() {
-        let tmp = tempfile::tempdir().unwrap();
-        std::fs::create_dir(tmp.path().join("real")).unwrap();
-        std::os::unix::fs::symlink("real/f.txt", tmp.path().join("link")).unwrap();
-        let ws = workspace(tmp.path());
-        let ctl = CallControl::new(Duration::from_secs(10), None);
-        let located = ws
-            .resolve(&ws.parse_path("link").unwrap(), Access::READ, false, &ctl)
-            .unwrap();
-        assert_eq!(located.leaf, Some(OsString::from("f.txt")));
-        assert_eq!(located.parent_rel, PathBuf::from("real"));
-    }
-
-    #[test]
-    fn symlink_loops_are_invalid_paths() {
-        let tmp = tempfile::tempdir().unwrap();
-        std::os::unix::fs::symlink("b", tmp.path().join("a")).unwrap();
-        std::os::unix::fs::symlink("a", tmp.path().join("b")).unwrap();
-        let ws = workspace(tmp.path());
-        let ctl = CallControl::new(Duration::from_secs(10), None);
-        let err = ws
-            .resolve(&ws.parse_path("a").unwrap(), Access::READ, false, &ctl)
-            .unwrap_err();
-        assert_eq!(err.code, ErrorCode::InvalidPath);
-    }
 
     /// A leading `..` is refused before any system call, with the error the kernel gives;
     /// `..` further in is left to the kernel, which follows it physically.
@@ -829,21 +767,6 @@ mod tests {
         assert!(!leaves_root(Path::new("x")));
         assert!(!leaves_root(Path::new("...")));
         assert!(!leaves_root(Path::new("..x/y")));
-        let tmp = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(tmp.path().join("ws/a/b")).unwrap();
-        std::os::unix::fs::symlink("a/b", tmp.path().join("ws/deep")).unwrap();
-        std::fs::write(tmp.path().join("ws/in.txt"), "in").unwrap();
-        let ws = workspace(&tmp.path().join("ws"));
-        let ctl = CallControl::new(Duration::from_secs(10), None);
-        for path in ["../x", "./../x", "..", "../ws/in.txt"] {
-            let p = ws.parse_path(path).unwrap();
-            let err = ws.resolve(&p, Access::READ, false, &ctl).unwrap_err();
-            assert_eq!(err.code, ErrorCode::OutsideWorkspace, "{path}");
-        }
-        // `deep/../..` is `a/b/../..` for the kernel: the root itself, inside.
-        let p = ws.parse_path("deep/../../in.txt").unwrap();
-        let located = ws.resolve(&p, Access::READ, false, &ctl).unwrap();
-        assert_eq!(located.leaf, Some(OsString::from("in.txt")));
     }
 
     #[test]

@@ -3,8 +3,8 @@
 
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::names::{self, display_path};
-use crate::sandbox::proc::real_path;
-use crate::sandbox::state_dir::StateDir;
+use crate::proc::real_path;
+use crate::state_dir::StateDir;
 use cap_std::fs::Dir;
 use std::borrow::Cow;
 use std::ffi::OsStr;
@@ -18,7 +18,7 @@ pub const MAX_PATH_BYTES: usize = 4096;
 /// The root of a workspace. Every file system access of a confined workspace goes through
 /// `dir`; nothing here decides policy.
 #[derive(Debug)]
-pub(crate) struct Root {
+pub struct Root {
     /// The root's directory handle.
     pub dir: Dir,
     /// The root with its symlinks resolved at open.
@@ -43,12 +43,12 @@ pub(crate) struct Root {
     /// The state directory held by handle rather than found by `state`'s path (an overlay
     /// view's, which a symlink swapped into the session's directory must not redirect): the
     /// journals and the records of new directories go there.
-    pub state_pinned: Option<crate::sandbox::state_dir::PinnedState>,
+    pub state_pinned: Option<crate::state_dir::PinnedState>,
 }
 
 /// Where a tool path is resolved from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Anchor {
+pub enum Anchor {
     /// Beneath the workspace's directory handle: the kernel refuses every escape.
     Root,
     /// From `/`, for `restrict_to_workspace=false`; system locations are refused.
@@ -57,7 +57,7 @@ pub(crate) enum Anchor {
 
 /// A validated tool path, not yet resolved.
 #[derive(Debug, Clone)]
-pub(crate) struct ToolPath {
+pub struct ToolPath {
     pub anchor: Anchor,
     /// Relative to the anchor: the workspace root, or `/`.
     pub rel: PathBuf,
@@ -85,7 +85,7 @@ impl ToolPath {
 /// A directory handle: the workspace root's own (borrowed, saving a `dup` per call on the
 /// root) or one opened for this call.
 #[derive(Debug)]
-pub(crate) enum DirRef<'a> {
+pub enum DirRef<'a> {
     Root(&'a Dir),
     Opened(Dir),
     /// Opened beneath the root with no symlink on the way, so its workspace-relative path is
@@ -107,7 +107,7 @@ impl std::ops::Deref for DirRef<'_> {
 impl Root {
     /// Validates a tool path and decides where it resolves from. Confinement is not decided
     /// here: this only strips the root prefix from absolute paths; the kernel does the rest.
-    pub(crate) fn parse_path(&self, raw: &str) -> Result<ToolPath> {
+    pub fn parse_path(&self, raw: &str) -> Result<ToolPath> {
         if raw.is_empty() {
             return Err(WsfsError::new(
                 ErrorCode::InvalidPath,
@@ -250,7 +250,7 @@ impl Root {
 
 /// A resolved path as the model sees paths: workspace-relative (`.` for the root), or
 /// absolute outside the root.
-pub(crate) fn shown(rel: &Path, inside: bool) -> String {
+pub fn shown(rel: &Path, inside: bool) -> String {
     match (inside, rel.as_os_str().is_empty()) {
         (true, true) => ".".to_string(),
         (true, false) => display_path(rel),

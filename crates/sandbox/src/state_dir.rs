@@ -280,7 +280,7 @@ impl PinnedState {
                 Ok(()) | Err(rustix::io::Errno::EXIST) => {}
                 Err(e) => return Err(e.into()),
             }
-            dir = crate::sandbox::sys::open_child_dir(dir.as_fd(), name.as_bytes())?;
+            dir = crate::sys::open_child_dir(dir.as_fd(), name.as_bytes())?;
         }
         Ok(Dir::from_std_file(std::fs::File::from(dir)))
     }

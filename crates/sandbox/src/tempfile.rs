@@ -41,7 +41,7 @@ const NAME_ATTEMPTS: usize = 64;
 
 /// Whether `name` is one of wsfs's own temp names. Walkers skip these names and tools refuse
 /// them, so an agent never sees or touches a half-written file.
-pub(crate) fn is_temp_name(name: &[u8]) -> bool {
+pub fn is_temp_name(name: &[u8]) -> bool {
     let Some(middle) = name
         .strip_prefix(TEMP_PREFIX)
         .and_then(|rest| rest.strip_suffix(TEMP_SUFFIX))
@@ -55,12 +55,12 @@ pub(crate) fn is_temp_name(name: &[u8]) -> bool {
 }
 
 /// A fresh random temp name.
-pub(crate) fn temp_name() -> String {
+pub fn temp_name() -> String {
     format!(".wsfs-{:016x}.tmp", random_u64())
 }
 
 /// An unpredictable number: std's per-process random SipHash keys over a counter and the time.
-pub(crate) fn random_u64() -> u64 {
+pub fn random_u64() -> u64 {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut hasher = RandomState::new().build_hasher();
     hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
@@ -74,7 +74,7 @@ pub(crate) fn random_u64() -> u64 {
 
 /// A file being staged in `dir`. Dropping it before [`Staged::commit`] removes its temp name
 /// (if it has one) while still holding its lock.
-pub(crate) struct Staged<'a> {
+pub struct Staged<'a> {
     dir: &'a Dir,
     file: std::fs::File,
     /// The temp name the file has in `dir`; `None` while it is an unnamed `O_TMPFILE`.
@@ -309,7 +309,7 @@ fn names_file(dir: &Dir, name: &OsStr, file: &std::fs::File) -> bool {
 
 /// How far the open-time sweep of crash leftovers goes.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct SweepLimits {
+pub struct SweepLimits {
     /// Directory levels below the root that are visited (0: the root directory only).
     pub max_depth: usize,
     /// Directory entries read in all.
@@ -319,7 +319,7 @@ pub(crate) struct SweepLimits {
 }
 
 /// The sweep of an ordinary workspace root.
-pub(crate) const SWEEP_LIMITS: SweepLimits = SweepLimits {
+pub const SWEEP_LIMITS: SweepLimits = SweepLimits {
     max_depth: 8,
     max_entries: 10_000,
     budget: Duration::from_millis(50),
@@ -327,7 +327,7 @@ pub(crate) const SWEEP_LIMITS: SweepLimits = SweepLimits {
 
 /// What a sweep did.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct SweepReport {
+pub struct SweepReport {
     pub removed: usize,
     /// Whether it stopped at a limit before visiting every directory within `max_depth`.
     pub stopped_early: bool,
@@ -338,11 +338,7 @@ pub(crate) struct SweepReport {
 /// yet recovered still records). Breadth-first from `root`, each directory opened by name
 /// beneath its parent without following symlinks, never into another file system, within
 /// `limits`. Best effort: errors skip an entry or a directory, never fail the caller.
-pub(crate) fn sweep_leftovers(
-    root: &Dir,
-    limits: SweepLimits,
-    keep: &HashSet<OsString>,
-) -> SweepReport {
+pub fn sweep_leftovers(root: &Dir, limits: SweepLimits, keep: &HashSet<OsString>) -> SweepReport {
     let started = Instant::now();
     let mut report = SweepReport::default();
     let Ok(root_dev) = root.dir_metadata().map(|m| m.dev()) else {
@@ -393,13 +389,13 @@ fn open_beneath_nofollow(root: &Dir, rel: &Path) -> Option<Option<Dir>> {
     if rel.as_os_str().is_empty() {
         return Some(None);
     }
-    let fd = crate::sandbox::sys::reopen_beneath(root.as_fd(), rel.as_os_str().as_bytes()).ok()?;
+    let fd = crate::sys::reopen_beneath(root.as_fd(), rel.as_os_str().as_bytes()).ok()?;
     Some(Some(Dir::from(fd)))
 }
 
 /// Removes the temp file `name` if it is a regular file that nobody holds locked, checking
 /// under the lock that the name still refers to the file that was locked.
-pub(crate) fn remove_if_unlocked(dir: &Dir, name: &OsStr) -> bool {
+pub fn remove_if_unlocked(dir: &Dir, name: &OsStr) -> bool {
     let Ok(meta) = dir.symlink_metadata(name) else {
         return false;
     };

@@ -104,7 +104,7 @@ pub fn lossy(bytes: &[u8], cut_tail: bool) -> Result<(String, bool), NotText> {
 /// of source-like text; a match iterator such as `memchr_iter` pays per newline, and
 /// `filter().count()` widens every byte: both several times slower on text with short
 /// lines).
-pub(crate) fn count_newlines(bytes: &[u8]) -> u64 {
+pub fn count_newlines(bytes: &[u8]) -> u64 {
     bytes
         .chunks(255)
         .map(|chunk| {

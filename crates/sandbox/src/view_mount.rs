@@ -67,11 +67,7 @@ struct Layer {
 ///
 /// Fails (with what failed) where the kernel has no unprivileged user namespaces or
 /// overlayfs, or refuses these directories.
-pub(crate) fn mount_view(
-    base: &impl AsFd,
-    upper: &impl AsFd,
-    work: &impl AsFd,
-) -> io::Result<OwnedFd> {
+pub fn mount_view(base: &impl AsFd, upper: &impl AsFd, work: &impl AsFd) -> io::Result<OwnedFd> {
     let c = |s: &str| CString::new(s).map_err(io::Error::other);
     // SAFETY: getuid and getgid take no arguments and cannot fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
@@ -142,7 +138,7 @@ pub(crate) fn mount_view(
 /// registered it) refer to the mount `fresh` from now on, in one step: a call that opens
 /// beneath it afterwards sees the new mount; handles opened before keep the old one, which
 /// lives until the last is closed.
-pub(crate) fn replace_raw(target: RawFd, fresh: &OwnedFd) -> io::Result<()> {
+pub fn replace_raw(target: RawFd, fresh: &OwnedFd) -> io::Result<()> {
     // SAFETY: dup3 takes integers only; `target`'s number stays open (now on the new mount)
     // and stays owned by its owner, who unregisters it before closing it.
     let r = unsafe { libc::dup3(fresh.as_raw_fd(), target, libc::O_CLOEXEC) };
@@ -157,7 +153,7 @@ pub(crate) fn replace_raw(target: RawFd, fresh: &OwnedFd) -> io::Result<()> {
 /// again there and checks it is still the same directory before naming it to the kernel.
 fn layer(key: &str, dir: std::os::fd::BorrowedFd<'_>) -> io::Result<Layer> {
     use std::os::unix::ffi::OsStrExt;
-    let path = crate::sandbox::proc::real_path(&dir.as_raw_fd())?;
+    let path = crate::proc::real_path(&dir.as_raw_fd())?;
     let stat = rustix::fs::fstat(dir)?;
     let slot = rustix::fs::open(
         "/dev/null",

@@ -20,8 +20,12 @@
 //! are the same for both.
 //!
 //! [`ToolRunner`]: crate::tools::contract::ToolRunner
+
+#![deny(unsafe_code)]
 // A few items are read only by the tests (fuel used, host-call counts, the engine's name).
 #![cfg_attr(not(test), allow(dead_code))]
+
+use wsfs_core::{config, control, error, guard, lines, names, sandbox, tools, workspace};
 
 pub mod engine;
 pub mod fs;

@@ -284,7 +284,7 @@ fn is_host_pattern(pattern: &str) -> bool {
 mod tests {
     use super::*;
 
-    pub(crate) fn manifest_json(extra: &str) -> String {
+    pub fn manifest_json(extra: &str) -> String {
         format!(
             r#"{{"name":"echo","version":"0.1.0","description":"Echoes.",
                "input_schema":{{"type":"object","properties":{{}}}},

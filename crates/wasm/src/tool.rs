@@ -240,8 +240,8 @@ impl ToolOutput for WasmResult {
 mod tests {
     use super::*;
     use crate::control::CallControl;
+    use crate::host::gateway::GatewayFailure;
     use crate::tools::contract::Frame;
-    use crate::wasm::host::gateway::GatewayFailure;
     use std::time::Duration;
 
     struct NoFrame;
@@ -260,7 +260,7 @@ mod tests {
             crate::config::Config::from_json(&serde_json::json!({"root": tmp.path()}).to_string())
                 .unwrap();
         let ws = Arc::new(Workspace::open(&config).unwrap().0);
-        let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/tools/ask_model").to_string();
+        let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tools/ask_model").to_string();
         let tools = WasmTools::load(ws.clone(), &[examples], &WasmPolicy::default()).unwrap();
         let ask = tools.find("ask_model").unwrap();
         let ctl = CallControl::new(Duration::from_secs(10), None);
@@ -317,7 +317,7 @@ mod tests {
         for engine in engines {
             let config = config(engine).unwrap();
             let ws = Arc::new(Workspace::open(&config).unwrap().0);
-            let echo = concat!(env!("CARGO_MANIFEST_DIR"), "/tools/echo").to_string();
+            let echo = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tools/echo").to_string();
             let tools = WasmTools::load(ws.clone(), &[echo], &config.wasm_policy).unwrap();
             let tool = tools.find("echo").unwrap();
             assert_eq!(tool.loaded().engine, engine);

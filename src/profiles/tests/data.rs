@@ -272,7 +272,7 @@ fn result_fields_from_arguments_exist() {
 /// native tool gains it (phase 2), this fails until the entry is removed.
 #[test]
 fn pending_native_arguments_are_exactly_the_missing_ones() {
-    let native = crate::abi::specs::tool_specs();
+    let native = crate::specs::tool_specs();
     for (tool, arg) in PENDING_NATIVE_ARGS {
         let spec = native
             .as_array()
@@ -307,7 +307,7 @@ fn uses(tool: &ProfileTool, native_tool: &str, arg: &str) -> bool {
 #[test]
 fn broken_data_is_refused_with_the_place() {
     use super::super::format::ProfileData;
-    let native = crate::abi::specs::tool_specs();
+    let native = crate::specs::tool_specs();
     let compile = |data: Value| -> String {
         let data: ProfileData = match serde_json::from_value(data) {
             Ok(d) => d,

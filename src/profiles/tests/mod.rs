@@ -13,7 +13,7 @@ mod plans;
 mod workspace;
 
 use super::{lookup, Profile};
-use crate::abi::ffi;
+use crate::ffi;
 use serde_json::{json, Value};
 use std::ffi::{c_char, CStr, CString};
 use std::path::PathBuf;
@@ -59,8 +59,7 @@ impl Ws {
             policy.remove("deny_tools");
         }
         let opened: Value =
-            serde_json::from_str(&crate::abi::api::workspace_open(&native.to_string()))
-                .expect("json");
+            serde_json::from_str(&crate::api::workspace_open(&native.to_string())).expect("json");
         if opened["ok"] != true {
             return Err(opened.to_string());
         }
@@ -151,7 +150,7 @@ fn parse(s: String) -> Value {
 
 impl Drop for Ws {
     fn drop(&mut self) {
-        crate::abi::api::workspace_close(self.id);
+        crate::api::workspace_close(self.id);
         for (_, id) in self.profiled.borrow().iter() {
             take(ffi::wsfs_workspace_close(*id));
         }

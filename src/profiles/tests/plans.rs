@@ -12,19 +12,19 @@ use std::os::unix::fs::PermissionsExt;
 const PLANS: &[(&str, &str)] = &[
     (
         "miniclaw",
-        include_str!("../../../../tests/profiles/plans/miniclaw.json"),
+        include_str!("../../../tests/profiles/plans/miniclaw.json"),
     ),
     (
         "filesystem-tool",
-        include_str!("../../../../tests/profiles/plans/filesystem-tool.json"),
+        include_str!("../../../tests/profiles/plans/filesystem-tool.json"),
     ),
     (
         "agent-base",
-        include_str!("../../../../tests/profiles/plans/agent-base.json"),
+        include_str!("../../../tests/profiles/plans/agent-base.json"),
     ),
     (
         "capability-plan",
-        include_str!("../../../../tests/profiles/plans/capability-plan.json"),
+        include_str!("../../../tests/profiles/plans/capability-plan.json"),
     ),
 ];
 

@@ -1,7 +1,7 @@
 //! The profile as a workspace option, at the ABI edge: opening, the calls, the specs.
 
 use super::Ws;
-use crate::abi::api;
+use crate::api;
 use serde_json::{json, Value};
 
 fn parse(s: &str) -> Value {
@@ -163,7 +163,7 @@ fn tool_specs_are_the_profiles_and_leave_out_what_the_policy_refuses() {
     // The native tools the default policy lets run: the exec switches are off, so without the
     // developer tools (issue 21, merged).
     let native = ws.specs("wsfs");
-    let runs: Vec<Value> = crate::abi::specs::tool_specs()
+    let runs: Vec<Value> = crate::specs::tool_specs()
         .as_array()
         .unwrap()
         .iter()

@@ -44,39 +44,39 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 mod copy;
-pub(crate) mod open;
-pub(crate) mod runs;
+pub mod open;
+pub mod runs;
 
 /// The session an overlay workspace works in, shared by its backend (which touches paths)
 /// and the workspace's session operations (diff, commit, checkpoint, rewind, discard).
 #[derive(Debug)]
-pub(crate) struct SessionView {
+pub struct SessionView {
     /// `None` only after a discard whose fresh session could not be opened.
     session: Mutex<Option<Session>>,
     /// Tool calls hold it shared for their whole run; a session operation that changes the
     /// upper tree or the base behind the mount (commit, rewind, discard) holds it exclusively
     /// and then mounts the view afresh, so no call straddles two mounts.
-    pub(crate) calls: RwLock<()>,
+    pub calls: RwLock<()>,
     /// What opens the session again (after a discard) and mounts the view again.
-    pub(crate) base: BaseSpec,
+    pub base: BaseSpec,
     /// The mount may show what is no longer so (a program changed the upper tree through a
     /// mount of its own, or a write found the base changed behind the view): the next call
     /// waits for the calls in flight and mounts the view afresh before it starts.
-    pub(crate) dirty: AtomicBool,
+    pub dirty: AtomicBool,
     /// When the view was last mounted.
-    pub(crate) mounted_at: Mutex<Instant>,
+    pub mounted_at: Mutex<Instant>,
     /// The root handle of every open workspace on this session in this process (each a
     /// descriptor on the same mount, so all share the kernel's caches and locks): a remount
     /// moves them all to the new mount at once.
-    pub(crate) roots: Mutex<Vec<std::os::fd::RawFd>>,
+    pub roots: Mutex<Vec<std::os::fd::RawFd>>,
     /// A view older than this is mounted afresh by the next call that starts while no other
     /// runs, so base changes made outside the session show within about this long (the
     /// kernel caches the base's names; see docs/ARCHITECTURE.md, "The overlay view").
-    pub(crate) refresh_after: Duration,
+    pub refresh_after: Duration,
 }
 
 /// `refresh_after` unless the config says otherwise.
-pub(crate) const REFRESH_AFTER: Duration = Duration::from_secs(1);
+pub const REFRESH_AFTER: Duration = Duration::from_secs(1);
 
 thread_local! {
     /// This thread's call met a stale view before changing anything (see `Overlay::touched`):
@@ -85,13 +85,13 @@ thread_local! {
 }
 
 /// Whether this thread's call met a stale view (and forgets it).
-pub(crate) fn take_met_stale_view() -> bool {
+pub fn take_met_stale_view() -> bool {
     MET_STALE_VIEW.with(|c| c.replace(false))
 }
 
 /// The base as the session opened it: its handle and settings, to make its `Root` again.
 #[derive(Debug)]
-pub(crate) struct BaseSpec {
+pub struct BaseSpec {
     pub dir: Dir,
     pub path: PathBuf,
     pub configured: PathBuf,
@@ -104,7 +104,7 @@ pub(crate) struct BaseSpec {
 
 impl BaseSpec {
     /// A `Root` on the base (for a session to commit into).
-    pub(crate) fn root(&self) -> io::Result<Root> {
+    pub fn root(&self) -> io::Result<Root> {
         Ok(Root {
             dir: self.dir.try_clone()?,
             path: self.path.clone(),
@@ -134,7 +134,7 @@ impl SessionView {
         )
     }
 
-    pub(crate) fn new(session: Session, base: BaseSpec, refresh_after: Duration) -> SessionView {
+    pub fn new(session: Session, base: BaseSpec, refresh_after: Duration) -> SessionView {
         SessionView {
             session: Mutex::new(Some(session)),
             calls: RwLock::new(()),
@@ -148,7 +148,7 @@ impl SessionView {
 
     /// Whether the next call should mount the view afresh, and whether it must (dirty) or
     /// may if no call is in flight (old).
-    pub(crate) fn wants_remount(&self) -> Option<bool> {
+    pub fn wants_remount(&self) -> Option<bool> {
         if self.dirty.load(Ordering::Acquire) {
             return Some(true);
         }
@@ -157,23 +157,23 @@ impl SessionView {
     }
 
     /// Records a fresh mount.
-    pub(crate) fn mounted(&self) {
+    pub fn mounted(&self) {
         self.dirty.store(false, Ordering::Release);
         *self.mounted_at.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
     }
 
     /// Replaces the session (after a discard).
-    pub(crate) fn set(&self, session: Option<Session>) {
+    pub fn set(&self, session: Option<Session>) {
         *self.lock() = session;
     }
 
     /// The session, locked.
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Option<Session>> {
+    pub fn lock(&self) -> MutexGuard<'_, Option<Session>> {
         self.session.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Runs `f` on the open session.
-    pub(crate) fn with<T>(&self, f: impl FnOnce(&mut Session) -> Result<T>) -> Result<T> {
+    pub fn with<T>(&self, f: impl FnOnce(&mut Session) -> Result<T>) -> Result<T> {
         let mut guard = self.lock();
         let session = guard.as_mut().ok_or_else(|| {
             WsfsError::new(
@@ -214,9 +214,9 @@ impl SessionView {
 
 /// The overlay backend: the host backend on the view's mount, plus the session's touches.
 #[derive(Debug)]
-pub(crate) struct Overlay {
-    pub(crate) host: Host,
-    pub(crate) view: Arc<SessionView>,
+pub struct Overlay {
+    pub host: Host,
+    pub view: Arc<SessionView>,
 }
 
 impl Drop for Overlay {

@@ -26,7 +26,7 @@ const LOG_MODE: u32 = 0o600;
 
 /// An open audit log.
 #[derive(Debug)]
-pub(crate) struct AuditLog {
+pub struct AuditLog {
     file: File,
     /// Absolute, symlinks resolved.
     path: PathBuf,
@@ -131,7 +131,7 @@ pub const CONTENT_ARGUMENTS: &[&str] = &[
 /// [`CONTENT_ARGUMENTS`] value replaced by `{length, sha256}` (of the string, or of the JSON
 /// text of any other value), and `content` for a content buffer passed beside the JSON.
 /// Arguments that are not a JSON object are recorded as `{"unparsed": {length, sha256}}`.
-pub(crate) fn redacted_arguments(args_json: &str, buffer: Option<&[u8]>) -> serde_json::Value {
+pub fn redacted_arguments(args_json: &str, buffer: Option<&[u8]>) -> serde_json::Value {
     use serde_json::Value;
     let mut args = match serde_json::from_str::<Value>(args_json) {
         Ok(Value::Object(map)) => Value::Object(map),
@@ -201,7 +201,7 @@ impl Change {
 
 /// What the audit log records of one call while it runs.
 #[derive(Debug, Default)]
-pub(crate) struct Notes {
+pub struct Notes {
     pub paths: Vec<String>,
     pub changes: Vec<Change>,
 }
@@ -234,7 +234,7 @@ fn is_zero(n: &usize) -> bool {
 }
 
 /// The facts of a finished call that the line reports besides its notes.
-pub(crate) struct Finished<'a> {
+pub struct Finished<'a> {
     pub tool: &'a str,
     pub started: SystemTime,
     pub duration: Duration,
@@ -246,7 +246,7 @@ pub(crate) struct Finished<'a> {
 }
 
 /// Writes the line for a finished call. Errors are the log's own (it could not be written).
-pub(crate) fn record(log: &AuditLog, call: &Finished<'_>, notes: &Notes) -> io::Result<()> {
+pub fn record(log: &AuditLog, call: &Finished<'_>, notes: &Notes) -> io::Result<()> {
     let line = render(call, notes);
     log.append(&line)
 }
@@ -305,13 +305,13 @@ fn cut(s: &str, max: usize) -> String {
 }
 
 /// The message for a call whose line could not be written.
-pub(crate) fn failure_note(e: &io::Error) -> String {
+pub fn failure_note(e: &io::Error) -> String {
     format!("the workspace's audit log could not be written ({e})")
 }
 
 /// The error replacing a result that changed nothing when its line could not be written: the
 /// host asked for every call to be logged, so an unlogged result is withheld.
-pub(crate) fn withheld(e: &io::Error) -> WsfsError {
+pub fn withheld(e: &io::Error) -> WsfsError {
     WsfsError::new(
         ErrorCode::IoError,
         format!(

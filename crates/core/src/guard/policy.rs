@@ -345,7 +345,7 @@ fn rule(found: Match<&ignore::gitignore::Glob>) -> Option<&str> {
 
 /// The compiled policy of an open workspace.
 #[derive(Debug)]
-pub(crate) struct Policy {
+pub struct Policy {
     pub writes_enabled: bool,
     deny_read: Option<Rules>,
     deny_write: Option<Rules>,
@@ -416,7 +416,7 @@ impl Policy {
     }
 
     /// Whether resolving a path with `access` needs the resolved path at all.
-    pub(crate) fn needs_path(&self, access: Access) -> bool {
+    pub fn needs_path(&self, access: Access) -> bool {
         (access.reads && self.deny_read.is_some()) || (access.writes && self.deny_write.is_some())
     }
 
@@ -482,7 +482,7 @@ impl Policy {
 
     /// Whether a change that reaches below a directory (a recursive deletion, a directory
     /// move) must ask [`Policy::refuses_inside`] about each entry.
-    pub(crate) fn checks_inside(&self, access: Access) -> bool {
+    pub fn checks_inside(&self, access: Access) -> bool {
         self.needs_path(access) || self.audit_rel.is_some()
     }
 
@@ -490,7 +490,7 @@ impl Policy {
     /// workspace-relative): what refuses `access` to it, as a phrase for the model (`deny_write
     /// rule '.git/**'`), or `None`. The audit log is always refused. A deadline passing
     /// while rules are matched counts as refused: the caller keeps the entry.
-    pub(crate) fn refuses_inside(
+    pub fn refuses_inside(
         &self,
         rel: &Path,
         is_dir: bool,
@@ -509,7 +509,7 @@ impl Policy {
     /// Whether the directory `rel` (resolved, workspace-relative) is denied to reading, with
     /// the directories above it: for a listing that starts without the resolver (the
     /// suggestions after `path_not_found`). A deadline passing counts as denied.
-    pub(crate) fn dir_denied(&self, rel: &Path, ctl: &CallControl) -> bool {
+    pub fn dir_denied(&self, rel: &Path, ctl: &CallControl) -> bool {
         match &self.deny_read {
             Some(rules) => !matches!(rules.denying(rel, true, ctl), Ok(None)),
             None => false,
@@ -599,7 +599,7 @@ impl Gate for Policy {
 /// itself writes: in host mode wsfs's git writes `.git` directly, in overlay mode it writes
 /// the session, and the host's commit carries those changes to the base as it does every
 /// other. `deny_read` and the audit log stay closed.
-pub(crate) struct SessionCommitGate<'a>(pub(crate) &'a Policy);
+pub struct SessionCommitGate<'a>(pub &'a Policy);
 
 impl SessionCommitGate<'_> {
     fn access(&self, access: Access) -> Access {

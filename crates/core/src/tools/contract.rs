@@ -99,12 +99,12 @@ pub struct Call<'a> {
     /// keep room in front of it for the JSON head (see `ToolOutput::take_raw`).
     pub frame: &'a dyn Frame,
     /// The paths this call named, as shown to the model, for the trace event.
-    pub(crate) logged_paths: String,
+    pub logged_paths: String,
     /// The first path this call named (where it resolves from, and the path below that), for
     /// the suggestions added to a `path_not_found` error.
-    pub(crate) first_path: Option<(Anchor, PathBuf)>,
+    pub first_path: Option<(Anchor, PathBuf)>,
     /// What the audit log records of the call; `None` when the workspace keeps no log.
-    pub(crate) audit: Option<Notes>,
+    pub audit: Option<Notes>,
 }
 
 impl<'a> Call<'a> {

@@ -123,7 +123,7 @@ impl Tool for DeleteFile {
 }
 
 /// Deletes `path` (see the module documentation).
-pub(crate) fn delete_path(
+pub fn delete_path(
     ws: &Workspace,
     path: &ToolPath,
     recursive: bool,

@@ -20,14 +20,14 @@ use std::os::fd::AsFd;
 use std::path::Path;
 
 /// Device and inode.
-pub(crate) type FileId = (u64, u64);
+pub type FileId = (u64, u64);
 
 /// Steps up through `..` before giving up on finding an ancestor (deeper than any real tree:
 /// a path is at most 4096 bytes, 2048 components).
 const MAX_ANCESTORS: usize = 4096;
 
 /// An existing entry: its directory, its name there and its own metadata (`lstat`).
-pub(crate) struct Entry<'a> {
+pub struct Entry<'a> {
     pub located: Located<'a>,
     pub leaf: OsString,
     pub meta: Metadata,
@@ -48,7 +48,7 @@ impl Entry<'_> {
 }
 
 /// What an entry is, as the tools' data name it (`list_dir`'s types).
-pub(crate) fn kind_wire(meta: &Metadata) -> &'static str {
+pub fn kind_wire(meta: &Metadata) -> &'static str {
     let ft = meta.file_type();
     if ft.is_symlink() {
         "symlink"
@@ -62,7 +62,7 @@ pub(crate) fn kind_wire(meta: &Metadata) -> &'static str {
 }
 
 /// What an entry is, for sentences: "a file", "a directory", ...
-pub(crate) fn kind_phrase(meta: &Metadata) -> &'static str {
+pub fn kind_phrase(meta: &Metadata) -> &'static str {
     match kind_wire(meta) {
         "symlink" => "a symlink",
         "dir" => "a directory",
@@ -75,7 +75,7 @@ pub(crate) fn kind_phrase(meta: &Metadata) -> &'static str {
 /// workspace root in every form (`.`, `a/..`, its absolute path), a path ending in `..`, a
 /// missing name, a trailing `/` on something that is not a directory and, in unrestricted
 /// mode, a directory that holds the workspace root.
-pub(crate) fn existing_entry<'a>(
+pub fn existing_entry<'a>(
     ws: &'a Workspace,
     path: &ToolPath,
     access: Access,
@@ -122,7 +122,7 @@ pub(crate) fn existing_entry<'a>(
 
 /// The error for a path with no last name: the root itself (`.`, `a/..`), or another
 /// directory named through `..`.
-pub(crate) fn unnamed(ws: &Workspace, dir: &Dir, display: &str, action: &str) -> WsfsError {
+pub fn unnamed(ws: &Workspace, dir: &Dir, display: &str, action: &str) -> WsfsError {
     let id = sys::identity(dir.as_fd()).ok();
     if id.is_some() && id == ws.root_id().ok() {
         return is_root(display, action, false);
@@ -148,7 +148,7 @@ fn is_root(display: &str, action: &str, ancestor: bool) -> WsfsError {
     )
 }
 
-pub(crate) fn root_id(ws: &Workspace, display: &str) -> Result<FileId> {
+pub fn root_id(ws: &Workspace, display: &str) -> Result<FileId> {
     ws.root_id().map_err(|e| WsfsError::from_io(&e, display))
 }
 
@@ -162,7 +162,7 @@ fn root_handle<'a>(ws: &'a Workspace, display: &str) -> Result<DirRef<'a>> {
 /// through `..` one handle at a time (`O_PATH`, only identities are read) until `stop` (the
 /// workspace root, not checked itself) or the top of the file system. At most two
 /// descriptors are open.
-pub(crate) fn is_at_or_above(
+pub fn is_at_or_above(
     ws: &Workspace,
     dir: &Dir,
     id: FileId,
@@ -198,7 +198,7 @@ pub(crate) fn is_at_or_above(
 /// removed, and one that starts later finds the name gone instead of recreating it. `None`
 /// for a file this process may not open for reading (it is changed without the lock, as
 /// `write_file` replaces such a file).
-pub(crate) fn lock_file(
+pub fn lock_file(
     dir: &Dir,
     leaf: &OsString,
     display: &str,
@@ -218,7 +218,7 @@ pub(crate) fn lock_file(
 
 /// A path relative to `anchor` as the model is shown it: workspace-relative when inside the
 /// root, absolute otherwise (unrestricted mode).
-pub(crate) fn shown_rel(ws: &Workspace, anchor: Anchor, rel: &Path) -> String {
+pub fn shown_rel(ws: &Workspace, anchor: Anchor, rel: &Path) -> String {
     match anchor {
         Anchor::Root => display_path(rel),
         Anchor::Host => {

@@ -5,23 +5,23 @@
 use crate::error::{ErrorCode, Result, WsfsError};
 
 /// The clause every tool's description ends with; [`INSTRUCTIONS`] says the rest, once.
-pub(crate) const PATHS: &str = "Paths are relative to the workspace root.";
+pub const PATHS: &str = "Paths are relative to the workspace root.";
 
 /// What a host tells the model once, beside the tools (`wsfs_tool_instructions`: the MCP
 /// server's instructions, a system prompt): the rules every path argument follows.
 pub const INSTRUCTIONS: &str = "The workspace tools work on files inside one workspace directory. Paths are relative to the workspace root ('.' is the root); absolute paths are accepted only inside the workspace. '..' above the root and symlinks leading outside the workspace are refused.";
 
-pub(crate) fn yes() -> bool {
+pub fn yes() -> bool {
     true
 }
 
-pub(crate) fn dot() -> String {
+pub fn dot() -> String {
     ".".to_string()
 }
 
 /// The content of a tool with `CONTENT_BUFFER`: from the JSON arguments or from the separate
 /// buffer, exactly one of them.
-pub(crate) fn content<'a>(
+pub fn content<'a>(
     tool: &str,
     in_args: Option<&'a str>,
     buffer: Option<&'a [u8]>,

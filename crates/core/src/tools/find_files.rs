@@ -192,7 +192,7 @@ impl ToolOutput for FindOutput {
 }
 
 /// Directories the walk could not enter, and entries the workspace policy left out.
-pub(crate) fn refused_note(text: &mut String, stats: &WalkStats) {
+pub fn refused_note(text: &mut String, stats: &WalkStats) {
     crate::tools::walking::left_out_note(text, stats.denied, stats.protected, "shown");
     if stats.refused > 0 {
         let _ = writeln!(

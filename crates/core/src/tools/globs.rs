@@ -11,7 +11,7 @@ pub const MAX_GLOB_BYTES: usize = 1024;
 
 /// A glob over `/`-separated paths: `*` and `?` stay within one component, `**` crosses
 /// them. A pattern without `/` matches file names at any depth (`*.rs` is `**/*.rs`).
-pub(crate) struct PathGlob {
+pub struct PathGlob {
     set: GlobSet,
     name_only: bool,
 }

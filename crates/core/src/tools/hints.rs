@@ -29,17 +29,17 @@ const MIN_SIMILARITY: f64 = 0.8;
 const MAX_WALKED: u64 = 20_000;
 
 /// How a file name is shown to the model: the reversible form the tools accept back.
-pub(crate) fn shown_name(name: &OsStr) -> Cow<'_, str> {
+pub fn shown_name(name: &OsStr) -> Cow<'_, str> {
     crate::names::encode(name.as_encoded_bytes())
 }
 
 /// Whether a directory entry is left out of what the model is shown (wsfs's own temp files).
-pub(crate) fn hidden_entry(name: &OsStr) -> bool {
+pub fn hidden_entry(name: &OsStr) -> bool {
     crate::sandbox::tempfile::is_temp_name(name.as_encoded_bytes())
 }
 
 /// "; did you mean x, y or z?" (empty for no names), to end a sentence saying what is missing.
-pub(crate) fn did_you_mean(names: &[String]) -> String {
+pub fn did_you_mean(names: &[String]) -> String {
     match names {
         [] => String::new(),
         [one] => format!("; did you mean {one}?"),
@@ -51,12 +51,7 @@ pub(crate) fn did_you_mean(names: &[String]) -> String {
 /// (relative to `anchor`), shown as the tools accept them (workspace-relative, directories
 /// ending in '/'). Empty when the path exists, lies outside the workspace, or nothing is
 /// similar enough.
-pub(crate) fn similar_paths(
-    ws: &Workspace,
-    anchor: Anchor,
-    rel: &Path,
-    ctl: &CallControl,
-) -> Vec<String> {
+pub fn similar_paths(ws: &Workspace, anchor: Anchor, rel: &Path, ctl: &CallControl) -> Vec<String> {
     let Some(rel) = root_relative(ws, anchor, rel) else {
         return Vec::new();
     };

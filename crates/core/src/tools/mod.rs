@@ -9,7 +9,6 @@ pub mod apply_patch;
 pub mod contract;
 pub mod create_directory;
 pub mod delete_file;
-pub(crate) mod dev;
 pub mod edit_file;
 mod entry;
 pub mod fields;
@@ -25,8 +24,9 @@ mod walking;
 pub mod write;
 pub mod write_file;
 
-/// Every tool, in the order specs list them.
-pub static REGISTRY: &[ToolEntry] = &[
+/// The file tools, in the order specs list them (the C ABI crate adds the developer tools
+/// after them).
+pub static FILE_TOOLS: &[ToolEntry] = &[
     entry::<read_file::ReadFile>(),
     entry::<write_file::WriteFile>(),
     entry::<append_file::AppendFile>(),
@@ -39,19 +39,9 @@ pub static REGISTRY: &[ToolEntry] = &[
     entry::<create_directory::CreateDirectory>(),
     entry::<move_file::MoveFile>(),
     entry::<delete_file::DeleteFile>(),
-    // The developer tools: off unless the policy turns exec on (see `dev`).
-    entry::<dev::info::WorkspaceInfoTool>(),
-    entry::<dev::git::GitStatusTool>(),
-    entry::<dev::git::GitDiffTool>(),
-    entry::<dev::git::GitCommitTool>(),
-    entry::<dev::checks::RunTestsTool>(),
-    entry::<dev::checks::RunLintTool>(),
-    entry::<dev::checks::TypecheckTool>(),
-    entry::<dev::shells::SafeShellTool>(),
-    entry::<dev::shells::ShellTool>(),
 ];
 
-/// The registry entry named `name`.
+/// The file tool named `name`.
 pub fn find(name: &str) -> Option<&'static ToolEntry> {
-    REGISTRY.iter().find(|t| t.name == name)
+    FILE_TOOLS.iter().find(|t| t.name == name)
 }

@@ -123,7 +123,7 @@ impl ToolOutput for MoveOutput {
 }
 
 /// Moves `src` to `dst` (see the module documentation).
-pub(crate) fn move_entry(
+pub fn move_entry(
     ws: &Workspace,
     src: &ToolPath,
     dst: &ToolPath,

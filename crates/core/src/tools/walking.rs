@@ -15,7 +15,7 @@ use std::ffi::OsString;
 use std::fmt::Write;
 
 /// What a path names.
-pub(crate) enum Target<'a> {
+pub enum Target<'a> {
     /// A directory, and what the resolver knows of its paths (for the walk's filter).
     Dir(DirRef<'a>, StartPaths),
     /// A regular file: its directory and name.
@@ -24,7 +24,7 @@ pub(crate) enum Target<'a> {
 
 /// Resolves `path` like every tool does (a symlink as the last component is followed while
 /// it stays inside the workspace) and opens it without following anything further.
-pub(crate) fn open_target<'a>(
+pub fn open_target<'a>(
     ws: &'a Workspace,
     path: &ToolPath,
     ctl: &CallControl,
@@ -53,7 +53,7 @@ pub(crate) fn open_target<'a>(
 
 /// `path` as a directory to walk, and what the resolver knows of its paths; anything else is
 /// `not_a_directory` with `hint`.
-pub(crate) fn open_walk_dir<'a>(
+pub fn open_walk_dir<'a>(
     ws: &'a Workspace,
     path: &ToolPath,
     ctl: &CallControl,
@@ -80,18 +80,14 @@ pub(crate) fn open_walk_dir<'a>(
 /// protected locations are left out (not descended into) and counted; the audit log is left
 /// out silently. `None` when the policy can never skip anything, so a default walk pays
 /// nothing.
-pub(crate) struct WalkDeny<'w>(WalkFilter<'w>);
+pub struct WalkDeny<'w>(WalkFilter<'w>);
 
 impl<'w> WalkDeny<'w> {
-    pub(crate) fn new(
-        ws: &'w Workspace,
-        start: &DirRef<'_>,
-        known: StartPaths,
-    ) -> Result<Option<Self>> {
+    pub fn new(ws: &'w Workspace, start: &DirRef<'_>, known: StartPaths) -> Result<Option<Self>> {
         Ok(ws.walk_filter(start, known)?.map(WalkDeny))
     }
 
-    pub(crate) fn skip(&self, entry: &Candidate<'_>) -> Option<Skip> {
+    pub fn skip(&self, entry: &Candidate<'_>) -> Option<Skip> {
         let is_dir = entry.kind == Kind::Dir;
         let skipped = self
             .0
@@ -106,7 +102,7 @@ impl<'w> WalkDeny<'w> {
 
 /// The lines saying what the policy left out of a listing or walk (`shown`: "not shown",
 /// "not searched" says what the tool did not do with them).
-pub(crate) fn left_out_note(text: &mut String, denied: u64, protected: u64, shown: &str) {
+pub fn left_out_note(text: &mut String, denied: u64, protected: u64, shown: &str) {
     if denied > 0 {
         let what = render::count(denied, "entry", "entries");
         let _ = writeln!(text, "[{what} not {shown}: denied by the workspace policy]");
@@ -120,12 +116,12 @@ pub(crate) fn left_out_note(text: &mut String, denied: u64, protected: u64, show
     }
 }
 
-pub(crate) fn is_zero(n: &u64) -> bool {
+pub fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
 /// `display` as the prefix of the paths below it: "" for the root, else "dir/".
-pub(crate) fn path_prefix(display: &str) -> String {
+pub fn path_prefix(display: &str) -> String {
     match display {
         "." => String::new(),
         d if d.ends_with('/') => d.to_string(),
@@ -134,7 +130,7 @@ pub(crate) fn path_prefix(display: &str) -> String {
 }
 
 /// Tells the model what the filters left out, when that may explain an empty result.
-pub(crate) fn skipped_hint(
+pub fn skipped_hint(
     text: &mut String,
     stats: &WalkStats,
     include_hidden: bool,

@@ -132,7 +132,7 @@ fn committed_dirs(call: &mut Call<'_>, located: &Located<'_>) {
 
 /// Records the file a write, append or edit committed, for the audit log: its resolved path
 /// and its content's hashes before (`None`: unknown) and after.
-pub(crate) fn record_file(
+pub fn record_file(
     call: &mut Call<'_>,
     located: &Located<'_>,
     display: &str,
@@ -158,7 +158,7 @@ pub(crate) fn record_file(
 /// not overwritten by stale content, and its metadata before the change. The lock is `None`
 /// when there is no file, or one that cannot be read but can be replaced (a write-only file:
 /// replaced without the lock).
-pub(crate) fn lock_for_replace(
+pub fn lock_for_replace(
     located: &Located<'_>,
     leaf: &OsStr,
     display: &str,
@@ -339,7 +339,7 @@ fn append_leaf(
 /// For the audit log: the hash of the file `meta` describes (one an append holds locked, or
 /// one about to be moved), read through a new read-only descriptor that must be that same
 /// file. `None` if it cannot be read or the name now holds another file.
-pub(crate) fn hash_same_file(
+pub fn hash_same_file(
     dir: &Dir,
     leaf: &OsStr,
     meta: &Metadata,

@@ -18,7 +18,7 @@ impl Workspace {
     /// host mode.
     /// A view that may show what is no longer so is mounted afresh first: when dirty, after
     /// the calls in flight end; when merely old, only if none is in flight.
-    pub(crate) fn call_guard(&self) -> Option<RwLockReadGuard<'_, ()>> {
+    pub fn call_guard(&self) -> Option<RwLockReadGuard<'_, ()>> {
         let view = self.session.as_ref()?;
         if let Some(must) = view.wants_remount() {
             let exclusive = match must {
@@ -47,7 +47,7 @@ impl Workspace {
     }
 
     /// The session, in overlay mode: the developer tools run programs on it.
-    pub(crate) fn session_view(&self) -> Option<std::sync::Arc<SessionView>> {
+    pub fn session_view(&self) -> Option<std::sync::Arc<SessionView>> {
         self.session.clone()
     }
 

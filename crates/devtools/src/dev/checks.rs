@@ -2,8 +2,8 @@
 
 use super::{control, cwd, files, program_paths, state};
 use crate::error::Result;
-use crate::exec::tools::lint::{run_check, Check, CheckArgs, CheckRun};
-use crate::exec::tools::run_tests::{run_tests, RunTestsArgs, TestRun};
+use crate::lint::{run_check, Check, CheckArgs, CheckRun};
+use crate::run_tests::{run_tests, RunTestsArgs, TestRun};
 use crate::sandbox::gate::Access;
 use crate::tools::contract::{Annotations, Call, Switch, Tool, ToolOutput, Warning};
 use std::borrow::Cow;
@@ -27,7 +27,7 @@ const RUNS_CODE: Annotations = Annotations {
     idempotent: false,
 };
 
-pub(crate) struct RunTestsTool;
+pub struct RunTestsTool;
 
 impl Tool for RunTestsTool {
     const NAME: &'static str = "run_tests";
@@ -63,7 +63,7 @@ fn check(call: &mut Call<'_>, which: Check, mut args: CheckArgs) -> Result<Check
     run_check(which, &dev.runner, &dir, &files, &args, &control(call.ctl))
 }
 
-pub(crate) struct RunLintTool;
+pub struct RunLintTool;
 
 impl Tool for RunLintTool {
     const NAME: &'static str = "run_lint";
@@ -88,7 +88,7 @@ impl Tool for RunLintTool {
     }
 }
 
-pub(crate) struct TypecheckTool;
+pub struct TypecheckTool;
 
 impl Tool for TypecheckTool {
     const NAME: &'static str = "typecheck";

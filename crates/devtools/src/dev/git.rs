@@ -2,9 +2,9 @@
 
 use super::{control, cwd, program_paths, state};
 use crate::error::Result;
-use crate::exec::git::commit::{git_commit, GitCommit, GitCommitArgs};
-use crate::exec::git::diff::{git_diff, GitDiff, GitDiffArgs};
-use crate::exec::git::status::{git_status, GitStatus, GitStatusArgs};
+use crate::git::commit::{git_commit, GitCommit, GitCommitArgs};
+use crate::git::diff::{git_diff, GitDiff, GitDiffArgs};
+use crate::git::status::{git_status, GitStatus, GitStatusArgs};
 use crate::sandbox::gate::Access;
 use crate::tools::contract::{Annotations, Call, Switch, Tool, ToolOutput, Warning};
 use std::borrow::Cow;
@@ -27,7 +27,7 @@ impl ToolOutput for GitCommit {
     }
 }
 
-pub(crate) struct GitStatusTool;
+pub struct GitStatusTool;
 
 impl Tool for GitStatusTool {
     const NAME: &'static str = "git_status";
@@ -57,7 +57,7 @@ impl Tool for GitStatusTool {
     }
 }
 
-pub(crate) struct GitDiffTool;
+pub struct GitDiffTool;
 
 impl Tool for GitDiffTool {
     const NAME: &'static str = "git_diff";
@@ -84,7 +84,7 @@ impl Tool for GitDiffTool {
     }
 }
 
-pub(crate) struct GitCommitTool;
+pub struct GitCommitTool;
 
 impl Tool for GitCommitTool {
     const NAME: &'static str = "git_commit";

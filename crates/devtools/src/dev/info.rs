@@ -2,16 +2,16 @@
 
 use super::{control, files, state};
 use crate::error::Result;
-use crate::exec::tools::workspace_info::{Probe, WorkspaceInfo, WorkspaceInfoArgs};
 use crate::tools::contract::{Annotations, Call, Switch, Tool, ToolOutput, Warning};
+use crate::workspace_info::{Probe, WorkspaceInfo, WorkspaceInfoArgs};
 use serde::{Serialize, Serializer};
 use std::borrow::Cow;
 use std::sync::Arc;
 
-pub(crate) struct WorkspaceInfoTool;
+pub struct WorkspaceInfoTool;
 
 /// The cached answer, shared (not copied) with the cache.
-pub(crate) struct InfoOutput(pub(crate) Arc<WorkspaceInfo>);
+pub struct InfoOutput(pub Arc<WorkspaceInfo>);
 
 impl Serialize for InfoOutput {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {

@@ -13,37 +13,37 @@
 //!   reach the runner, which kills the program's whole process group when either fires.
 //! - One runner and one `workspace_info` cache per workspace (`Workspace::slot`).
 
-pub(crate) mod checks;
-pub(crate) mod git;
-pub(crate) mod info;
-pub(crate) mod shells;
+pub mod checks;
+pub mod git;
+pub mod info;
+pub mod shells;
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::exec::runner::ViewLayers;
-use crate::exec::tools::workspace_info::InfoCache;
-use crate::exec::tools::ProjectFiles;
 use crate::exec::{Control, ExecLimits, ExecPlaces, ExecPolicy, Runner};
 use crate::sandbox::fileops::{open_leaf_read, regular_file_size};
 use crate::sandbox::gate::Access;
 use crate::sandbox::resolve::Located;
 use crate::tools::contract::Call;
 use crate::workspace::Workspace;
+use crate::workspace_info::InfoCache;
+use crate::ProjectFiles;
 use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// What the developer tools keep per workspace.
-pub(crate) struct DevState {
-    pub(crate) runner: Runner,
-    pub(crate) info: InfoCache,
+pub struct DevState {
+    pub runner: Runner,
+    pub info: InfoCache,
 }
 
 /// This workspace's runner and cache, made on first use from its policy. In overlay mode
 /// each program runs on the session's view (base + session changes) and what it changes goes
 /// into the session, never into the base (`backend::overlay::runs`).
-pub(crate) fn state(ws: &Workspace) -> Result<Arc<DevState>> {
+pub fn state(ws: &Workspace) -> Result<Arc<DevState>> {
     Ok(ws.slot(|| DevState {
         runner: Runner::new(places(ws), exec_policy(ws)),
         info: InfoCache::default(),
@@ -84,7 +84,7 @@ fn exec_policy(ws: &Workspace) -> ExecPolicy {
 }
 
 /// The call's deadline and cancel flag, for the runner.
-pub(crate) fn control(ctl: &CallControl) -> Control {
+pub fn control(ctl: &CallControl) -> Control {
     Control {
         deadline: Some(ctl.deadline()),
         cancel: ctl.cancel_flag(),
@@ -92,18 +92,14 @@ pub(crate) fn control(ctl: &CallControl) -> Control {
 }
 
 /// The directory a program runs in: `raw` resolved as a tool path (empty: the root).
-pub(crate) fn cwd(call: &mut Call<'_>, raw: &str) -> Result<PathBuf> {
+pub fn cwd(call: &mut Call<'_>, raw: &str) -> Result<PathBuf> {
     let raw = if raw.is_empty() { "." } else { raw };
     let path = call.path(raw)?;
     call.ws.program_dir(&path, call.ctl)
 }
 
 /// Tool paths as the workspace-relative real paths a program run at the root takes.
-pub(crate) fn program_paths(
-    call: &mut Call<'_>,
-    raw: &[String],
-    access: Access,
-) -> Result<Vec<String>> {
+pub fn program_paths(call: &mut Call<'_>, raw: &[String], access: Access) -> Result<Vec<String>> {
     raw.iter()
         .map(|r| {
             let path = call.path(r)?;
@@ -126,12 +122,12 @@ pub(crate) fn program_paths(
 /// How a tool looks at the project's files (`package.json`, `go.mod`): through the
 /// workspace's operations like every tool (resolved beneath the root with the policy as
 /// gate, read from the resolved handle), so it works on any backend.
-pub(crate) struct WsFiles<'a> {
+pub struct WsFiles<'a> {
     ws: &'a Workspace,
     ctl: &'a CallControl,
 }
 
-pub(crate) fn files<'a>(call: &Call<'a>) -> WsFiles<'a> {
+pub fn files<'a>(call: &Call<'a>) -> WsFiles<'a> {
     WsFiles {
         ws: call.ws,
         ctl: call.ctl,

@@ -4,9 +4,7 @@
 use super::{control, cwd, state};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::exec::shell::Policy;
-use crate::exec::tools::shells::{
-    safe_shell, shell, SafeShellArgs, SafeShellResult, ShellArgs, ShellRun,
-};
+use crate::shells::{safe_shell, shell, SafeShellArgs, SafeShellResult, ShellArgs, ShellRun};
 use crate::tools::contract::{Annotations, Call, Switch, Tool, ToolOutput, Warning};
 use std::borrow::Cow;
 
@@ -60,7 +58,7 @@ const RUNS_COMMANDS: Annotations = Annotations {
     idempotent: false,
 };
 
-pub(crate) struct SafeShellTool;
+pub struct SafeShellTool;
 
 impl Tool for SafeShellTool {
     const NAME: &'static str = "safe_shell";
@@ -92,7 +90,7 @@ impl Tool for SafeShellTool {
     }
 }
 
-pub(crate) struct ShellTool;
+pub struct ShellTool;
 
 impl Tool for ShellTool {
     const NAME: &'static str = "shell";

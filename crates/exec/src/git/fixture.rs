@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::Command;
 
 /// Runs plain git in `dir` with a fixed identity; panics on failure.
-pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
+pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
         .args([
@@ -28,7 +28,7 @@ pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// A repository in `dir` with one commit: a.txt, b.txt, old.txt.
-pub(crate) fn repo(dir: &Path) {
+pub fn repo(dir: &Path) {
     git(dir, &["init", "-q"]);
     for (name, text) in [
         ("a.txt", "one\ntwo\n"),

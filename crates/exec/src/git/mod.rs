@@ -20,10 +20,7 @@
 //! The kernel sandbox still confines git (hooks or filters that slipped through run under
 //! Landlock like any program); this is what keeps a read a read.
 
-pub(crate) mod commit;
-pub(crate) mod diff;
-pub(crate) mod quote;
-pub(crate) mod status;
+pub mod quote;
 
 use super::runner::{Control, ExecOutcome, ExecRequest, Runner};
 use super::scratch::Scratch;
@@ -82,7 +79,7 @@ const GIT_ENV: &[(&str, &str)] = &[
 ];
 
 /// Git in one directory of the workspace view, with the repository's own programs known.
-pub(crate) struct Git<'a> {
+pub struct Git<'a> {
     runner: &'a Runner,
     dir: PathBuf,
     ctl: Control,
@@ -90,16 +87,12 @@ pub(crate) struct Git<'a> {
     /// The overrides for what the repository's config names, as (key, value).
     repository_overrides: Vec<(String, String)>,
     /// Whether the repository's config names a committer (the global config is not read).
-    pub(crate) has_identity: bool,
+    pub has_identity: bool,
 }
 
 impl<'a> Git<'a> {
     /// Reads the repository's config (a read that runs nothing) to learn what to override.
-    pub(crate) fn open(
-        runner: &'a Runner,
-        dir: &Path,
-        ctl: &Control,
-    ) -> Result<Git<'a>, WsfsError> {
+    pub fn open(runner: &'a Runner, dir: &Path, ctl: &Control) -> Result<Git<'a>, WsfsError> {
         let mut git = Git {
             runner,
             dir: dir.to_path_buf(),
@@ -130,7 +123,7 @@ impl<'a> Git<'a> {
     }
 
     /// The request for `git <args>` with every override, ready to run.
-    pub(crate) fn request(&self, args: &[&str]) -> ExecRequest {
+    pub fn request(&self, args: &[&str]) -> ExecRequest {
         let mut req = ExecRequest::new("git", &self.dir).under(&self.ctl);
         req.args.push("--no-pager".into());
         for o in &self.overrides {
@@ -153,17 +146,13 @@ impl<'a> Git<'a> {
     }
 
     /// Runs `git <args>`; `stdout_cap` for outputs parsed whole.
-    pub(crate) fn run(
-        &self,
-        args: &[&str],
-        stdout_cap: Option<usize>,
-    ) -> Result<ExecOutcome, WsfsError> {
+    pub fn run(&self, args: &[&str], stdout_cap: Option<usize>) -> Result<ExecOutcome, WsfsError> {
         let mut req = self.request(args);
         req.stdout_cap = stdout_cap;
         self.run_request(&req, None)
     }
 
-    pub(crate) fn run_request(
+    pub fn run_request(
         &self,
         req: &ExecRequest,
         scratch: Option<&Scratch>,
@@ -179,7 +168,7 @@ impl<'a> Git<'a> {
     }
 
     /// A failed git as an error for the model: what was being done and git's own words.
-    pub(crate) fn failure(&self, doing: &str, out: &ExecOutcome) -> WsfsError {
+    pub fn failure(&self, doing: &str, out: &ExecOutcome) -> WsfsError {
         let said = out.stderr.tail_text(2000);
         let said = said.trim();
         if said.contains("not a git repository") {
@@ -241,7 +230,7 @@ fn repository_overrides(names: &str) -> Vec<(String, String)> {
 /// repository's. The repository's config is read first, as `Git::open` does, to override the
 /// programs it names; where it cannot be read (no git, a config git rejects) the shell's git
 /// cannot read it either, and the fixed hardening is all there is to give.
-pub(crate) fn shell_env(runner: &Runner, dir: &Path, ctl: &Control) -> Vec<(String, String)> {
+pub fn shell_env(runner: &Runner, dir: &Path, ctl: &Control) -> Vec<(String, String)> {
     let from_repository = Git::open(runner, dir, ctl)
         .map(|git| git.repository_overrides)
         .unwrap_or_default();
@@ -268,7 +257,7 @@ pub(crate) fn shell_env(runner: &Runner, dir: &Path, ctl: &Control) -> Vec<(Stri
 
 /// Refuses a ref that git would take as an option (`--output=...`) or that has no place in a
 /// ref name; the command line also says `--end-of-options` before refs.
-pub(crate) fn check_ref(what: &str, value: &str) -> Result<(), WsfsError> {
+pub fn check_ref(what: &str, value: &str) -> Result<(), WsfsError> {
     let bad = value.is_empty()
         || value.starts_with('-')
         || value.chars().any(|c| c.is_control() || c == ' ')
@@ -282,7 +271,5 @@ pub(crate) fn check_ref(what: &str, value: &str) -> Result<(), WsfsError> {
     Ok(())
 }
 
-#[cfg(test)]
-pub(crate) mod fixture;
-#[cfg(test)]
-mod tests;
+#[cfg(any(test, feature = "test-support"))]
+pub mod fixture;

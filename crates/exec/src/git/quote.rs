@@ -2,7 +2,7 @@
 
 /// The name inside `s` if it is quoted, else `s` itself. Octal escapes are bytes, so a quoted
 /// UTF-8 name comes back whole.
-pub(crate) fn unquote(s: &str) -> String {
+pub fn unquote(s: &str) -> String {
     let Some(inner) = s.strip_prefix('"').and_then(|r| r.strip_suffix('"')) else {
         return s.to_string();
     };

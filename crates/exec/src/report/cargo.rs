@@ -4,7 +4,7 @@
 
 use super::{tail_lines, TestCounts, TestFailure, MAX_SNIPPET};
 
-pub(crate) fn parse(text: &str) -> TestCounts {
+pub fn parse(text: &str) -> TestCounts {
     let mut counts = TestCounts::default();
     let mut sections: Vec<(String, String)> = Vec::new();
     let mut current: Option<(String, String)> = None;

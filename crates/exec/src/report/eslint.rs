@@ -23,7 +23,7 @@ struct Message {
     column: u64,
 }
 
-pub(crate) fn parse(json: &str, base: &str) -> Result<Vec<Issue>, String> {
+pub fn parse(json: &str, base: &str) -> Result<Vec<Issue>, String> {
     let files: Vec<FileResult> =
         serde_json::from_str(json.trim()).map_err(|e| format!("not eslint's JSON: {e}"))?;
     Ok(files

@@ -3,7 +3,7 @@
 
 use super::{relative, Issue};
 
-pub(crate) fn parse(text: &str, base: &str) -> Vec<Issue> {
+pub fn parse(text: &str, base: &str) -> Vec<Issue> {
     text.lines().filter_map(|l| line(l, base)).collect()
 }
 

@@ -26,7 +26,7 @@ struct Event {
 
 /// What the stream said; `build_failed` lists packages that did not compile.
 #[derive(Debug, Default)]
-pub(crate) struct GoReport {
+pub struct GoReport {
     pub counts: TestCounts,
     pub build_failed: Vec<String>,
     /// Whether any line was a test2json event (else the output was not `-json`).
@@ -35,7 +35,7 @@ pub(crate) struct GoReport {
 
 /// `module` is the path in go.mod's `module` line, to turn a package into its directory
 /// (`example.com/m/calc` -> `calc/`) in front of the file names Go prints.
-pub(crate) fn parse(text: &str, module: Option<&str>) -> GoReport {
+pub fn parse(text: &str, module: Option<&str>) -> GoReport {
     let mut report = GoReport::default();
     let mut outputs: BTreeMap<(String, String), String> = BTreeMap::new();
     let mut build_out: BTreeMap<String, String> = BTreeMap::new();
@@ -199,7 +199,7 @@ fn go_site(out: &str) -> (String, u64, String) {
 }
 
 /// `./calc.go:3:9: undefined: foo` -> (`calc.go`, 3, `undefined: foo`).
-pub(crate) fn compiler_line(l: &str) -> Option<(String, u64, String)> {
+pub fn compiler_line(l: &str) -> Option<(String, u64, String)> {
     let (file, rest) = l.split_once(".go:")?;
     let mut parts = rest.splitn(3, ':');
     let line = parts.next()?.parse().ok()?;

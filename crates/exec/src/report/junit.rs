@@ -6,7 +6,7 @@ use super::{tail_lines, TestCounts, TestFailure, MAX_SNIPPET};
 
 const MAX_NODES: u32 = 2_000_000;
 
-pub(crate) fn parse(xml: &str) -> Result<TestCounts, String> {
+pub fn parse(xml: &str) -> Result<TestCounts, String> {
     let opts = roxmltree::ParsingOptions {
         nodes_limit: MAX_NODES,
         ..Default::default()

@@ -5,22 +5,22 @@
 //! Every parser takes bytes and returns a value or an error string; none panics on garbage
 //! (each has a test feeding it some).
 
-pub(crate) mod cargo;
-pub(crate) mod eslint;
-pub(crate) mod fallback;
-pub(crate) mod gotest;
-pub(crate) mod junit;
-pub(crate) mod mypy;
-pub(crate) mod pyright;
-pub(crate) mod ruff;
-pub(crate) mod tsc;
+pub mod cargo;
+pub mod eslint;
+pub mod fallback;
+pub mod gotest;
+pub mod junit;
+pub mod mypy;
+pub mod pyright;
+pub mod ruff;
+pub mod tsc;
 
 use serde::Serialize;
 
 /// One finding of a linter or type checker. Lines and columns are 1-based (0 where the tool
 /// gave none).
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub(crate) struct Issue {
+pub struct Issue {
     pub file: String,
     pub line: u64,
     pub col: u64,
@@ -34,7 +34,7 @@ pub(crate) struct Issue {
 
 /// One failing test.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, Default)]
-pub(crate) struct TestFailure {
+pub struct TestFailure {
     pub file: String,
     /// Where it failed (the assertion's line where the runner says), 0 if unknown.
     pub line: u64,
@@ -47,7 +47,7 @@ pub(crate) struct TestFailure {
 
 /// What a test runner's report says.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct TestCounts {
+pub struct TestCounts {
     pub passed: u64,
     pub failed: u64,
     pub skipped: u64,
@@ -55,16 +55,16 @@ pub(crate) struct TestCounts {
 }
 
 impl TestCounts {
-    pub(crate) fn total(&self) -> u64 {
+    pub fn total(&self) -> u64 {
         self.passed + self.failed + self.skipped
     }
 }
 
 /// Bytes of a failure's snippet.
-pub(crate) const MAX_SNIPPET: usize = 2000;
+pub const MAX_SNIPPET: usize = 2000;
 
 /// The last `max` bytes of `text`, on a line boundary where there is one.
-pub(crate) fn tail_lines(text: &str, max: usize) -> String {
+pub fn tail_lines(text: &str, max: usize) -> String {
     let text = text.trim_end();
     if text.len() <= max {
         return text.to_string();
@@ -81,7 +81,7 @@ pub(crate) fn tail_lines(text: &str, max: usize) -> String {
 }
 
 /// `path`, relative to `base` when it lies beneath it (tools print absolute paths).
-pub(crate) fn relative(path: &str, base: &str) -> String {
+pub fn relative(path: &str, base: &str) -> String {
     let base = base.trim_end_matches('/');
     path.strip_prefix(base)
         .and_then(|p| p.strip_prefix('/'))

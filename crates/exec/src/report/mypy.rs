@@ -18,7 +18,7 @@ struct Line {
     severity: String,
 }
 
-pub(crate) fn parse(text: &str, base: &str) -> Result<Vec<Issue>, String> {
+pub fn parse(text: &str, base: &str) -> Result<Vec<Issue>, String> {
     let mut issues: Vec<Issue> = Vec::new();
     let mut saw = false;
     for raw in text.lines().filter(|l| l.trim_start().starts_with('{')) {

@@ -32,7 +32,7 @@ struct Position {
     character: u64,
 }
 
-pub(crate) fn parse(json: &str, base: &str) -> Result<Vec<Issue>, String> {
+pub fn parse(json: &str, base: &str) -> Result<Vec<Issue>, String> {
     // pyright's npm wrapper may print a line before the JSON.
     let start = json.find('{').ok_or("pyright printed no JSON")?;
     let report: Report =

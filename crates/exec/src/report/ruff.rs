@@ -17,7 +17,7 @@ struct Location {
     column: u64,
 }
 
-pub(crate) fn parse(json: &str, base: &str) -> Result<Vec<Issue>, String> {
+pub fn parse(json: &str, base: &str) -> Result<Vec<Issue>, String> {
     let list: Vec<Diagnostic> =
         serde_json::from_str(json.trim()).map_err(|e| format!("not ruff's JSON: {e}"))?;
     Ok(list

@@ -3,7 +3,7 @@
 
 use super::{relative, Issue};
 
-pub(crate) fn parse(text: &str, base: &str) -> Vec<Issue> {
+pub fn parse(text: &str, base: &str) -> Vec<Issue> {
     let mut issues: Vec<Issue> = Vec::new();
     for line in text.lines() {
         if line.starts_with(' ') || line.starts_with('\t') {

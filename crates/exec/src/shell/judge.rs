@@ -20,14 +20,14 @@ use brush_parser::{Parser, ParserOptions, SourceInfo};
 use serde::Serialize;
 
 /// Longest command judged.
-pub(crate) const MAX_COMMAND_BYTES: usize = 16 * 1024;
+pub const MAX_COMMAND_BYTES: usize = 16 * 1024;
 /// `sh -c` inside `sh -c` ...
 const MAX_DEPTH: usize = 3;
 const MAX_SIMPLE_COMMANDS: usize = 64;
 
 /// Why a command is not run; the field names are safe_shell's result.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub(crate) struct Blocked {
+pub struct Blocked {
     pub reason: String,
     pub matched_pattern: String,
     pub suggested_safe_alternative: String,
@@ -37,7 +37,7 @@ pub(crate) struct Blocked {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Allowed {
+pub struct Allowed {
     /// The command to hand to `bash -c`, rebuilt from what was judged.
     pub command: String,
     /// The allow rules that let its simple commands through.
@@ -45,13 +45,13 @@ pub(crate) struct Allowed {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Verdict {
+pub enum Verdict {
     Allowed(Allowed),
     Blocked(Blocked),
 }
 
 impl Verdict {
-    pub(crate) fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         match self {
             Verdict::Allowed(a) => format!("allowed by {:?}", a.rules),
             Verdict::Blocked(b) => format!("blocked ({}: {})", b.matched_pattern, b.reason),
@@ -59,7 +59,7 @@ impl Verdict {
     }
 }
 
-pub(crate) fn judge(policy: &Policy, command: &str) -> Verdict {
+pub fn judge(policy: &Policy, command: &str) -> Verdict {
     let mut j = Judge {
         policy,
         options: ParserOptions {

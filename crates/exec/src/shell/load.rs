@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 impl Policy {
     /// The shipped policy (loaded and checked once).
-    pub(crate) fn builtin() -> Result<&'static Policy, String> {
+    pub fn builtin() -> Result<&'static Policy, String> {
         static BUILT: OnceLock<Result<Policy, String>> = OnceLock::new();
         BUILT
             .get_or_init(|| Policy::from_toml(BUILTIN))
@@ -17,7 +17,7 @@ impl Policy {
     }
 
     /// Parses a policy file and checks every rule against its examples.
-    pub(crate) fn from_toml(text: &str) -> Result<Policy, String> {
+    pub fn from_toml(text: &str) -> Result<Policy, String> {
         let policy = Policy::parse_unchecked(text)?;
         policy.check_examples()?;
         Ok(policy)

@@ -4,12 +4,12 @@
 //! still cannot write outside the workspace: the judge is about intent and good habits, the
 //! kernel is the boundary.
 
-pub(crate) mod judge;
+pub mod judge;
 mod load;
-pub(crate) mod options;
-pub(crate) mod policy;
-pub(crate) mod words;
-pub(crate) mod wrappers;
+pub mod options;
+pub mod policy;
+pub mod words;
+pub mod wrappers;
 
-pub(crate) use judge::{judge, Verdict};
-pub(crate) use policy::Policy;
+pub use judge::{judge, Verdict};
+pub use policy::Policy;

@@ -8,7 +8,7 @@
 
 /// How a rule's options are spelt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum Style {
+pub enum Style {
     /// getopt: `-abc` is three options, `--name[=value]` a long one (abbreviations accepted).
     #[default]
     Gnu,
@@ -20,20 +20,20 @@ pub(crate) enum Style {
 /// value (`=` in the file: the next word or an attached one), may take one attached (`=?`),
 /// or is the `-NUM` shorthand (`-#`: `head -20`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Permitted {
-    pub(crate) name: String,
-    pub(crate) value: Value,
+pub struct Permitted {
+    pub name: String,
+    pub value: Value,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Value {
+pub enum Value {
     None,
     Required,
     Optional,
 }
 
 impl Permitted {
-    pub(crate) fn parse(spec: &str) -> Result<Permitted, String> {
+    pub fn parse(spec: &str) -> Result<Permitted, String> {
         let (name, value) = if let Some(n) = spec.strip_suffix("=?") {
             (n, Value::Optional)
         } else if let Some(n) = spec.strip_suffix('=') {
@@ -55,25 +55,25 @@ impl Permitted {
 
 /// What a rule says about options.
 #[derive(Debug, Default)]
-pub(crate) struct OptionRules {
-    pub(crate) style: Style,
+pub struct OptionRules {
+    pub style: Style,
     /// Some: only these are permitted. None: any but `deny` and the policy's default list.
-    pub(crate) permitted: Option<Vec<Permitted>>,
-    pub(crate) deny: Vec<String>,
+    pub permitted: Option<Vec<Permitted>>,
+    pub deny: Vec<String>,
     /// Operands (words that are not options or their values) allowed at most.
-    pub(crate) max_operands: Option<usize>,
+    pub max_operands: Option<usize>,
 }
 
 impl OptionRules {
     /// Whether some option or operand of these programs is refused. A rule with an empty
     /// `deny_options` and no `max_operands` states that no option of its programs runs a
     /// program or writes a file (the policy's default list is a safety net for it).
-    pub(crate) fn constrains(&self) -> bool {
+    pub fn constrains(&self) -> bool {
         self.permitted.is_some() || !self.deny.is_empty() || self.max_operands.is_some()
     }
 
     /// The option or operand these arguments may not have, as "what: why".
-    pub(crate) fn check(&self, args: &[String], default_deny: &[String]) -> Result<(), Refusal> {
+    pub fn check(&self, args: &[String], default_deny: &[String]) -> Result<(), Refusal> {
         let mut operands = 0usize;
         let mut i = 0;
         while let Some(word) = args.get(i) {
@@ -191,7 +191,7 @@ impl OptionRules {
 
 /// Why a rule refuses a command's arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Refusal {
+pub enum Refusal {
     Option(String),
     Operands { max: usize },
 }

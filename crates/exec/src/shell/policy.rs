@@ -11,7 +11,7 @@ use regex::Regex;
 use serde::Deserialize;
 
 /// The policy shipped with wsfs (loaded and checked by `load.rs`).
-pub(crate) const BUILTIN: &str = include_str!("../../../config/safe_shell_policy.toml");
+pub const BUILTIN: &str = include_str!("../../../../config/safe_shell_policy.toml");
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -97,26 +97,26 @@ struct SuggestFile {
 
 /// A deny or allow rule.
 #[derive(Debug)]
-pub(crate) struct Rule {
-    pub(crate) id: String,
-    pub(crate) programs: Vec<String>,
-    pub(crate) args: Option<Regex>,
-    pub(crate) reason: String,
-    pub(crate) suggest: String,
+pub struct Rule {
+    pub id: String,
+    pub programs: Vec<String>,
+    pub args: Option<Regex>,
+    pub reason: String,
+    pub suggest: String,
     pub(super) matches: Vec<String>,
     pub(super) not_match: Vec<String>,
     /// What the rule says about its programs' options (allow rules only).
-    pub(crate) options: OptionRules,
+    pub options: OptionRules,
 }
 
 impl Rule {
-    pub(crate) fn applies(&self, program: &str, args: &str) -> bool {
+    pub fn applies(&self, program: &str, args: &str) -> bool {
         self.programs.iter().any(|p| p == program)
             && self.args.as_ref().is_none_or(|re| re.is_match(args))
     }
 
     /// The rule as `matched_pattern` shows it.
-    pub(crate) fn pattern(&self, kind: &str) -> String {
+    pub fn pattern(&self, kind: &str) -> String {
         let args = self
             .args
             .as_ref()
@@ -130,18 +130,18 @@ impl Rule {
 }
 
 #[derive(Debug)]
-pub(crate) struct Policy {
-    pub(crate) grammar: Vec<Construct>,
-    pub(crate) env_deny: Vec<String>,
-    pub(crate) env_allow: Vec<String>,
-    pub(crate) env_suggest: String,
-    pub(crate) deny: Vec<Rule>,
-    pub(crate) allow: Vec<Rule>,
+pub struct Policy {
+    pub grammar: Vec<Construct>,
+    pub env_deny: Vec<String>,
+    pub env_allow: Vec<String>,
+    pub env_suggest: String,
+    pub deny: Vec<Rule>,
+    pub allow: Vec<Rule>,
     /// Long options refused for every allow rule that uses `deny_options`.
-    pub(crate) options_deny: Vec<String>,
-    pub(crate) options_suggest: String,
-    pub(crate) suggest: Vec<(Vec<String>, String)>,
-    pub(crate) default_suggestion: String,
+    pub options_deny: Vec<String>,
+    pub options_suggest: String,
+    pub suggest: Vec<(Vec<String>, String)>,
+    pub default_suggestion: String,
 }
 
 impl Policy {
@@ -213,12 +213,12 @@ impl Policy {
         Ok(policy)
     }
 
-    pub(crate) fn allows(&self, c: Construct) -> bool {
+    pub fn allows(&self, c: Construct) -> bool {
         self.grammar.contains(&c)
     }
 
     /// The suggestion for a program no rule allows.
-    pub(crate) fn suggestion_for(&self, program: &str) -> &str {
+    pub fn suggestion_for(&self, program: &str) -> &str {
         self.suggest
             .iter()
             .find(|(programs, _)| programs.iter().any(|p| p == program))
@@ -282,7 +282,7 @@ fn option_rules(r: &RuleFile, kind: &str) -> Result<OptionRules, String> {
 }
 
 /// `NAME` against a list of names and `PREFIX*` patterns; the pattern that matched.
-pub(crate) fn env_match<'a>(name: &str, list: &'a [String]) -> Option<&'a str> {
+pub fn env_match<'a>(name: &str, list: &'a [String]) -> Option<&'a str> {
     list.iter()
         .find(|p| match p.strip_suffix('*') {
             Some(prefix) => name.starts_with(prefix),

@@ -6,7 +6,7 @@ use brush_parser::ParserOptions;
 
 /// A grammar construct beyond plain words; the policy file's `[grammar] allow` names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Construct {
+pub enum Construct {
     Variable,
     CommandSubstitution,
     Arithmetic,
@@ -30,7 +30,7 @@ pub(crate) enum Construct {
 }
 
 impl Construct {
-    pub(crate) const ALL: &'static [Construct] = &[
+    pub const ALL: &'static [Construct] = &[
         Construct::Variable,
         Construct::CommandSubstitution,
         Construct::Arithmetic,
@@ -54,7 +54,7 @@ impl Construct {
     ];
 
     /// The name in the policy file.
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Construct::Variable => "variable",
             Construct::CommandSubstitution => "command_substitution",
@@ -80,7 +80,7 @@ impl Construct {
     }
 
     /// What the model reads about it.
-    pub(crate) fn describe(self) -> &'static str {
+    pub fn describe(self) -> &'static str {
         match self {
             Construct::Variable => "a variable expansion ($VAR)",
             Construct::CommandSubstitution => "a command substitution ($(...) or `...`)",
@@ -105,7 +105,7 @@ impl Construct {
         }
     }
 
-    pub(crate) fn from_name(name: &str) -> Option<Construct> {
+    pub fn from_name(name: &str) -> Option<Construct> {
         Construct::ALL.iter().copied().find(|c| c.name() == name)
     }
 }
@@ -113,18 +113,14 @@ impl Construct {
 /// A word reduced to what bash would pass: its literal value, and its source text when it
 /// keeps an allowed glob (rendered as written so bash still expands it).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Literal {
-    pub(crate) value: String,
-    pub(crate) glob_source: Option<String>,
+pub struct Literal {
+    pub value: String,
+    pub glob_source: Option<String>,
 }
 
 /// `raw` as a literal, or the first construct that makes it more than one. Globs and braces
 /// are reported only when `allow_glob` is false; an allowed glob keeps its source.
-pub(crate) fn literal(
-    raw: &str,
-    options: &ParserOptions,
-    allow_glob: bool,
-) -> Result<Literal, Construct> {
+pub fn literal(raw: &str, options: &ParserOptions, allow_glob: bool) -> Result<Literal, Construct> {
     let pieces = word::parse(raw, options).map_err(|_| Construct::CommandSubstitution)?;
     let mut value = String::new();
     let mut glob = false;
@@ -208,7 +204,7 @@ fn has_brace_expansion(t: &str) -> bool {
 }
 
 /// `value` quoted for bash: bare when it is plain, single-quoted otherwise.
-pub(crate) fn quote(value: &str) -> String {
+pub fn quote(value: &str) -> String {
     let plain = !value.is_empty()
         && value
             .chars()

@@ -5,15 +5,15 @@
 
 /// What a simple command finally runs.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct Unwrapped {
+pub struct Unwrapped {
     /// `NAME=VALUE` set by `env`.
-    pub(crate) env: Vec<(String, String)>,
+    pub env: Vec<(String, String)>,
     /// The program and its arguments (`python -m pytest -q` is `pytest -q`).
-    pub(crate) argv: Vec<String>,
+    pub argv: Vec<String>,
     /// `sh -c STRING`: the index of STRING in the original words, and STRING.
-    pub(crate) shell_c: Option<(usize, String)>,
+    pub shell_c: Option<(usize, String)>,
     /// `xargs` adds arguments read from its input, which the judge never sees.
-    pub(crate) input_arguments: bool,
+    pub input_arguments: bool,
 }
 
 fn base(s: &str) -> &str {
@@ -72,7 +72,7 @@ fn skip_options(
     Ok(i)
 }
 
-pub(crate) fn unwrap(argv: &[String]) -> Result<Unwrapped, String> {
+pub fn unwrap(argv: &[String]) -> Result<Unwrapped, String> {
     let mut u = Unwrapped::default();
     let mut i = 0;
     // Each wrapper consumes at least its own name, so this ends.

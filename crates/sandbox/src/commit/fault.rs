@@ -54,7 +54,7 @@ pub fn inject_commit_fault(root: &Path, fault: Option<CommitFault>) {
 }
 
 /// Takes the fault armed for `root`, if any.
-pub(crate) fn take(root: &Path) -> Option<CommitFault> {
+pub fn take(root: &Path) -> Option<CommitFault> {
     let mut faults = FAULTS.lock().unwrap_or_else(|p| p.into_inner());
     if faults.is_empty() {
         return None;
@@ -91,7 +91,7 @@ pub fn resume_commit(root: &Path) {
 }
 
 /// Pauses the calling commit until [`resume_commit`] (or `PAUSE_LIMIT`).
-pub(crate) fn pause_here(root: &Path) {
+pub fn pause_here(root: &Path) {
     let (lock, changed) = &*PAUSED;
     let mut paused = lock.lock().unwrap_or_else(|p| p.into_inner());
     paused.insert(root.to_path_buf(), false);
@@ -190,7 +190,7 @@ pub fn take_thread_faults() -> FaultLog {
 
 /// The hook every instrumented system call runs first: an injected error, or the process
 /// killed here, when this thread's plan says so.
-pub(crate) fn sys(call: Sys) -> io::Result<()> {
+pub fn sys(call: Sys) -> io::Result<()> {
     if ARMED_THREADS.load(Ordering::Relaxed) == 0 {
         return Ok(());
     }

@@ -12,11 +12,11 @@
 //! running it again after a crash part-way through recovery is harmless.
 
 use super::fault::{self, Sys};
+use crate::fileops::{open_leaf_read, sync_dir};
 use crate::lines::sha256_hex;
-use crate::sandbox::fileops::{open_leaf_read, sync_dir};
-use crate::sandbox::root::{Anchor, Root};
-use crate::sandbox::state_dir::StateDir;
-use crate::sandbox::tempfile::{is_temp_name, remove_if_unlocked, Staged};
+use crate::root::{Anchor, Root};
+use crate::state_dir::StateDir;
+use crate::tempfile::{is_temp_name, remove_if_unlocked, Staged};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions};
 use serde::{Deserialize, Serialize};
@@ -80,11 +80,11 @@ impl From<Anchor> for JournalAnchor {
     }
 }
 
-pub(crate) fn journal_name(id: &str) -> String {
+pub fn journal_name(id: &str) -> String {
     format!("{id}.journal")
 }
 
-pub(crate) fn committed_name(id: &str) -> String {
+pub fn committed_name(id: &str) -> String {
     format!("{id}.committed")
 }
 
@@ -138,7 +138,7 @@ impl Journal {
     /// and backup names each operation needs, and those are wsfs temp names (`.wsfs-<16
     /// hex>.tmp`), each used once, so recovery never renames or removes anything else.
     /// Checked before a journal is written, and again before one is recovered.
-    pub(crate) fn validate(&self) -> io::Result<()> {
+    pub fn validate(&self) -> io::Result<()> {
         let bad = |what: &str| Err(io::Error::other(format!("invalid journal: {what}")));
         if self.version != VERSION
             || self.id.len() != 16
@@ -262,7 +262,7 @@ pub fn recover(
 /// parent that stays, so none comes back once the journal is gone. A directory already gone
 /// is fine, and one that is no longer an empty directory is left: something else put a name
 /// in it (or in its place).
-pub(crate) fn remove_created_dirs(root: &Root, journal: &Journal) -> io::Result<()> {
+pub fn remove_created_dirs(root: &Root, journal: &Journal) -> io::Result<()> {
     let mut parents: Vec<&Path> = Vec::new();
     for created in journal.created_dirs.iter().rev() {
         let rel = Path::new(OsStr::from_bytes(created));
@@ -503,7 +503,7 @@ fn recover_one(
     };
     // A live commit, in this process or another (a journal is named only once it is whole
     // and locked); a lock a forking child holds for a moment is waited out.
-    let live = !crate::sandbox::sys::lock_unless_held(&file);
+    let live = !crate::sys::lock_unless_held(&file);
     let unrecovered = &mut recovery.unrecovered;
     let parsed = serde_json::from_slice::<Journal>(&bytes);
     if let Ok(journal) = &parsed {
@@ -546,7 +546,7 @@ pub fn created_list(dirs: &[PathBuf]) -> Vec<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::tempfile::temp_name;
+    use crate::tempfile::temp_name;
 
     fn journal() -> Journal {
         let mut j = Journal::new("0123456789abcdef".into(), Path::new("/ws"), Anchor::Root);

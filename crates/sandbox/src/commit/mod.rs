@@ -63,12 +63,12 @@ pub mod journal;
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError, NO_SPACE_HINT};
-use crate::sandbox::fileops::{check_file_size_limit, fill_staged, sync_dir};
-use crate::sandbox::gate::{Access, Gate};
-use crate::sandbox::resolve::Located;
-use crate::sandbox::root::{Anchor, Root, ToolPath};
-use crate::sandbox::state_dir::{self, StateDir};
-use crate::sandbox::tempfile::{random_u64, temp_name, Staged};
+use crate::fileops::{check_file_size_limit, fill_staged, sync_dir};
+use crate::gate::{Access, Gate};
+use crate::resolve::Located;
+use crate::root::{Anchor, Root, ToolPath};
+use crate::state_dir::{self, StateDir};
+use crate::tempfile::{random_u64, temp_name, Staged};
 use cap_std::fs::{Dir, Metadata};
 use fault::{CommitFault, Sys};
 use journal::{created_list, path_bytes, Entry, EntryOp, Journal};
@@ -336,7 +336,7 @@ fn remove_name(dir: &Dir, name: &str) -> io::Result<()> {
 }
 
 /// A handle on `dir` that can be fsynced (cap-std may hold directories as `O_PATH`).
-pub(crate) fn readable_dir(dir: &Dir) -> io::Result<Dir> {
+pub fn readable_dir(dir: &Dir) -> io::Result<Dir> {
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
     Ok(Dir::from(rustix::fs::openat(
         dir,

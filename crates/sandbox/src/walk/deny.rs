@@ -3,9 +3,9 @@
 //! them (`Root::protects`), the protected system locations.
 
 use crate::error::Result;
-use crate::sandbox::gate::{Gate, Skipped};
-use crate::sandbox::host::PROTECTED_LOCATIONS;
-use crate::sandbox::root::{DirRef, Root};
+use crate::gate::{Gate, Skipped};
+use crate::host::PROTECTED_LOCATIONS;
+use crate::root::{DirRef, Root};
 use std::ffi::OsStr;
 use std::os::fd::BorrowedFd;
 use std::os::unix::ffi::OsStrExt;
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 /// What the resolver already knows about the directory a walk starts at, so that the walk's
 /// filter need not ask the kernel again (`Located::start_paths`).
 #[derive(Debug, Default)]
-pub(crate) struct StartPaths {
+pub struct StartPaths {
     /// Its resolved workspace-relative path (as `Root::rel_of` gives it).
     pub rel: Option<PathBuf>,
     /// Its absolute real path (unrestricted mode).
@@ -22,7 +22,7 @@ pub(crate) struct StartPaths {
 }
 
 /// What one listing or walk leaves out (see [`WalkFilter::new`]).
-pub(crate) struct WalkFilter<'w> {
+pub struct WalkFilter<'w> {
     root: &'w Root,
     gate: &'w dyn Gate,
     /// The start's resolved workspace-relative path, when `deny_read` rules or a log inside
@@ -42,7 +42,7 @@ impl<'w> WalkFilter<'w> {
     /// out nothing, so a walk without rules, audit log or unrestricted mode pays nothing.
     /// `known` is what the resolver already has of `start`'s paths (the rest is asked of the
     /// kernel once).
-    pub(crate) fn new(
+    pub fn new(
         root: &'w Root,
         gate: &'w dyn Gate,
         start: &DirRef<'_>,
@@ -99,7 +99,7 @@ impl<'w> WalkFilter<'w> {
     /// identity: `ino` is the entry's inode from `getdents`, which is its `st_ino` for every
     /// non-directory, even on overlayfs; only an equal number costs an `lstat`, for the
     /// device), or what `deny_read` denies. `is_dir`: the entry's own type is a directory.
-    pub(crate) fn skip(
+    pub fn skip(
         &self,
         dir: BorrowedFd<'_>,
         name: &[u8],

@@ -7,7 +7,7 @@ use super::names::{read_batch, Batch};
 use super::stats::{Stop, WalkStats};
 use crate::control::CallControl;
 use crate::error::{Result, WsfsError};
-use crate::sandbox::sys::{self, Kind};
+use crate::sys::{self, Kind};
 use ignore::gitignore::Gitignore;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
@@ -351,7 +351,7 @@ fn batch_cap(budget: usize, held_names: usize) -> usize {
 }
 
 impl WalkStats {
-    pub(crate) fn count_skip(&mut self, why: Skip) {
+    pub fn count_skip(&mut self, why: Skip) {
         match why {
             Skip::Hidden | Skip::Internal => self.hidden += 1,
             Skip::Ignored => self.ignored += 1,

@@ -2,7 +2,7 @@
 //! `.gitignore` rules, and the host's deny hook (the policy's `deny_read`).
 
 use super::names::shown;
-use crate::sandbox::sys::{self, Kind};
+use crate::sys::{self, Kind};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 use std::ffi::OsStr;
@@ -77,7 +77,7 @@ pub enum Skip {
 
 /// wsfs's own temp files (`.wsfs-<16 hex digits>.tmp`), which no listing or walk shows.
 pub fn is_internal_name(name: &[u8]) -> bool {
-    crate::sandbox::tempfile::is_temp_name(name)
+    crate::tempfile::is_temp_name(name)
 }
 
 pub fn is_hidden(name: &[u8]) -> bool {

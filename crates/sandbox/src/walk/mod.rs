@@ -23,6 +23,6 @@ pub mod remove;
 pub mod stats;
 pub mod tree;
 
-pub use crate::sandbox::sys::Kind;
+pub use crate::sys::Kind;
 pub use filter::WalkOptions;
 pub use stats::WalkStats;

@@ -3,7 +3,7 @@
 
 use super::stats::Stop;
 use crate::control::CallControl;
-use crate::sandbox::sys::Kind;
+use crate::sys::Kind;
 use rustix::fs::RawDir;
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -59,6 +59,10 @@ pub struct Batch {
 impl Batch {
     pub fn len(&self) -> usize {
         self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
     }
 
     pub fn get(&self, i: usize) -> (&[u8], Kind) {

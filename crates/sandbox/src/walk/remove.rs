@@ -25,8 +25,8 @@
 use super::names::shown;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, WsfsError};
-use crate::sandbox::sys::{self, Kind};
-use crate::sandbox::tempfile::{is_temp_name, remove_if_unlocked};
+use crate::sys::{self, Kind};
+use crate::tempfile::{is_temp_name, remove_if_unlocked};
 use cap_std::fs::Dir;
 use rustix::fs::{AtFlags, RawDir, SeekFrom};
 use rustix::io::Errno;

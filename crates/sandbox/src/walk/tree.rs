@@ -8,7 +8,7 @@ use super::names::read_batch;
 use super::stats::{Stop, WalkStats};
 use crate::control::CallControl;
 use crate::error::{Result, WsfsError};
-use crate::sandbox::sys::{self, Kind};
+use crate::sys::{self, Kind};
 use ignore::gitignore::Gitignore;
 use std::collections::VecDeque;
 use std::os::fd::{AsFd, BorrowedFd};

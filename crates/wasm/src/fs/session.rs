@@ -2,7 +2,7 @@
 
 use super::{errno, errno_for, GuestFs};
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::wasm::watch::Watch;
+use crate::watch::Watch;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

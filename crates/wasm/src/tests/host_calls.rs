@@ -3,7 +3,7 @@
 
 use super::wat::Fixture;
 use super::*;
-use crate::wasm::host::gateway::GatewayFailure;
+use crate::host::gateway::GatewayFailure;
 use serde_json::json;
 use std::io::{Read, Write};
 use std::net::TcpListener;

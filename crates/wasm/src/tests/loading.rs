@@ -2,8 +2,8 @@
 
 use super::wat::Fixture;
 use super::*;
-use crate::wasm::policy::FsCapability;
-use crate::wasm::registry::WasmRegistry;
+use crate::policy::FsCapability;
+use crate::registry::WasmRegistry;
 
 fn noop() -> String {
     let mut f = Fixture::new();
@@ -199,9 +199,9 @@ fn imports_the_host_does_not_provide_as_declared_are_refused_at_load() {
 /// every provided function, each with the table's signature, loads, instantiates and runs.
 #[test]
 fn a_module_importing_every_provided_function_runs() {
-    use crate::wasm::imports::{ProvidedFunction, HOST_FUNCTIONS, WASI_FUNCTIONS, WASI_MODULE};
+    use crate::imports::{ProvidedFunction, HOST_FUNCTIONS, WASI_FUNCTIONS, WASI_MODULE};
     let declare = |module: &str, f: &ProvidedFunction| {
-        let list = |types: &[crate::wasm::imports::ValueType]| {
+        let list = |types: &[crate::imports::ValueType]| {
             types
                 .iter()
                 .map(|t| t.to_string())

@@ -44,8 +44,8 @@ fn measure_the_engine() {
     // The same run without the protocol and WASI set-up: instantiate + _start.
     let host = test_host();
     let bare = time(2000, || {
-        let watch = Arc::new(crate::wasm::watch::Watch::new("m", &call, 1000));
-        let (state, _) = crate::wasm::guest::GuestState::new(crate::wasm::guest::GuestSetup {
+        let watch = Arc::new(crate::watch::Watch::new("m", &call, 1000));
+        let (state, _) = crate::guest::GuestState::new(crate::guest::GuestSetup {
             stdin: b"{}".to_vec(),
             env: Vec::new(),
             workspace: None,
@@ -72,7 +72,7 @@ fn measure_the_engine() {
     let started = Instant::now();
     let out = run_with(&spin, "{}", &call, None, None).unwrap();
     let spun = started.elapsed();
-    let slice = crate::wasm::engine::FUEL_SLICE as f64;
+    let slice = crate::engine::FUEL_SLICE as f64;
     let per_slice = spun.mul_f64(slice / out.fuel_used as f64);
     eprintln!(
         "{ENGINE}: compile the no-op module {compile:?}; instantiate + _start {bare:?}; \

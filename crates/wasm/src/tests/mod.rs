@@ -9,8 +9,8 @@
 mod wat;
 
 mod wasmi {
-    use crate::wasm::engine::Engine;
-    use crate::wasm::wasmi_engine::WasmiEngine;
+    use crate::engine::Engine;
+    use crate::wasmi_engine::WasmiEngine;
     use std::sync::{Arc, OnceLock};
 
     pub const ENGINE: &str = "wasmi";
@@ -27,8 +27,8 @@ mod wasmi {
 
 #[cfg(feature = "wasmtime")]
 mod wasmtime {
-    use crate::wasm::engine::Engine;
-    use crate::wasm::wasmtime_engine::WasmtimeEngine;
+    use crate::engine::Engine;
+    use crate::wasmtime_engine::WasmtimeEngine;
     use std::sync::{Arc, OnceLock};
 
     pub const ENGINE: &str = "wasmtime";

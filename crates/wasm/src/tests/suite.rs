@@ -3,12 +3,12 @@
 // Each test file below is included the same way.
 
 use super::wat;
-use crate::wasm::fs::workspace::WorkspaceFs;
-use crate::wasm::fs::{FsAccess, GuestFs};
-use crate::wasm::host::gateway::ModelGateway;
-use crate::wasm::policy::HostPolicy;
-use crate::wasm::registry::{load_tool, LoadedTool, MANIFEST_FILE};
-use crate::wasm::runner::{self, RunContext, WasmOutput};
+use crate::fs::workspace::WorkspaceFs;
+use crate::fs::{FsAccess, GuestFs};
+use crate::host::gateway::ModelGateway;
+use crate::policy::HostPolicy;
+use crate::registry::{load_tool, LoadedTool, MANIFEST_FILE};
+use crate::runner::{self, RunContext, WasmOutput};
 use crate::config::{Config, Limits};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};

@@ -3,7 +3,7 @@
 
 use super::wat::{logging, Fixture};
 use super::*;
-use crate::wasm::fs::{GuestStat, Listing, Opened, WriteIntent};
+use crate::fs::{GuestStat, Listing, Opened, WriteIntent};
 use std::os::unix::fs::symlink;
 use std::sync::Mutex;
 

@@ -20,7 +20,7 @@ static OPEN_SESSIONS: Mutex<Vec<(PathBuf, Weak<SessionView>)>> = Mutex::new(Vec:
 
 /// Opens the session `name` over the base `root` (or joins it, when this process has it
 /// open) and mounts its view. Returns the backend and the warnings of the view's recovery.
-pub(crate) fn open_overlay(
+pub fn open_overlay(
     root: Root,
     name: &str,
     max_write_bytes: u64,
@@ -107,7 +107,7 @@ pub(crate) fn open_overlay(
 impl SessionView {
     /// Mounts the view afresh and moves every workspace on the session to the new mount (the
     /// caller holds `calls` exclusively); returns a descriptor on the new mount's root.
-    pub(crate) fn remount(&self) -> Result<std::os::fd::OwnedFd> {
+    pub fn remount(&self) -> Result<std::os::fd::OwnedFd> {
         let fresh = self.with(|s| mount(&self.base, s))?;
         let roots = self.roots.lock().unwrap_or_else(|p| p.into_inner());
         for &fd in roots.iter() {

@@ -10,23 +10,23 @@ use std::sync::atomic::Ordering;
 
 /// One program run on the session.
 #[derive(Debug)]
-pub(crate) struct Run(RunDirs);
+pub struct Run(RunDirs);
 
 impl Run {
-    pub(crate) fn dirs(&self) -> &RunDirs {
+    pub fn dirs(&self) -> &RunDirs {
         &self.0
     }
 }
 
 impl SessionView {
     /// Makes the directories of a run (empty upper and work).
-    pub(crate) fn begin_run(&self) -> Result<Run> {
+    pub fn begin_run(&self) -> Result<Run> {
         self.with(|s| s.start_run()).map(Run)
     }
 
     /// Adopts what the run changed into the session when the program `ran` (it may have
     /// changed files even if it failed), then removes the run's directories.
-    pub(crate) fn end_run(&self, run: Run, ran: bool) -> Result<Adopted> {
+    pub fn end_run(&self, run: Run, ran: bool) -> Result<Adopted> {
         self.with(|s| {
             let adopted = if ran {
                 s.adopt_run(&run.0)

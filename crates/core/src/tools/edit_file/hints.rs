@@ -33,7 +33,7 @@ const SHOWN_MATCHES: usize = 5;
 
 /// A kind of difference between `old_text` and the file that explains a miss.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Difference {
+pub enum Difference {
     CrlfInFile,
     LfInFile,
     TrailingWhitespace,
@@ -70,7 +70,7 @@ impl Difference {
 
 /// Where the closest text is: `len` lines from line index `start` (0-based).
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Region {
+pub struct Region {
     pub start: usize,
     pub len: usize,
     pub difference: Option<Difference>,
@@ -80,7 +80,7 @@ pub(crate) struct Region {
 
 /// old_text and new_text with the file's line endings, when old_text differs from the file
 /// only in them (`apply_patch` matches line endings the same way: the file keeps its own).
-pub(crate) struct InFileEndings {
+pub struct InFileEndings {
     pub old: String,
     pub new: String,
     /// The endings old_text was sent with, and the file's: "LF" or "CRLF".
@@ -90,7 +90,7 @@ pub(crate) struct InFileEndings {
 
 /// See [`InFileEndings`]: `None` unless old_text, its line endings made the file's, occurs
 /// in `text`.
-pub(crate) fn in_file_endings(text: &str, old: &str, new: &str) -> Option<InFileEndings> {
+pub fn in_file_endings(text: &str, old: &str, new: &str) -> Option<InFileEndings> {
     let (_, difference) = line_ending_match(text, old)?;
     let lf = |s: &str| s.replace("\r\n", "\n");
     Some(match difference {
@@ -125,7 +125,7 @@ fn already_applied(text: &str, old: &str, new: &str) -> Option<(usize, usize)> {
 }
 
 /// The `edit_not_found` message. `stop` says when to give up looking (the call's deadline).
-pub(crate) fn not_found_message(
+pub fn not_found_message(
     display: &str,
     text: &str,
     old: &str,
@@ -185,7 +185,7 @@ pub(crate) fn not_found_message(
 }
 
 /// The `ambiguous_edit` message, naming the lines of the first matches.
-pub(crate) fn ambiguous_message(display: &str, text: &str, old: &str, count: u64) -> String {
+pub fn ambiguous_message(display: &str, text: &str, old: &str, count: u64) -> String {
     let mut at: Vec<String> = Vec::new();
     let (mut line, mut scanned) = (1usize, 0usize);
     for (offset, _) in text.match_indices(old).take(SHOWN_MATCHES) {
@@ -214,7 +214,7 @@ pub(crate) fn ambiguous_message(display: &str, text: &str, old: &str, count: u64
 
 /// The closest text to `old` in the file (`text`, split into `lines`), and the difference
 /// that explains the miss when one of the known kinds does.
-pub(crate) fn closest_region(
+pub fn closest_region(
     text: &str,
     lines: &[&str],
     old: &str,
@@ -559,7 +559,7 @@ fn fuzzy_start(lines: &[&str], old_lines: &[&str], stop: &dyn Fn() -> bool) -> O
 
 /// A line with its whitespace made visible: tabs as `→`, trailing spaces as `·`, a carriage
 /// return as `␍`; long lines are cut. Also says whether any mark was used.
-pub(crate) fn visible(line: &str) -> (String, bool) {
+pub fn visible(line: &str) -> (String, bool) {
     let body = line.strip_suffix('\n').unwrap_or(line);
     let (body, cr) = match body.strip_suffix('\r') {
         Some(b) => (b, true),

@@ -2,7 +2,7 @@
 
 mod hints;
 
-pub(crate) use hints::visible;
+pub use hints::visible;
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};

@@ -173,7 +173,7 @@ impl Serialize for Children<'_> {
 
 impl TreeOut {
     /// An indented tree, two spaces per level, in the flat listing's notation.
-    pub(crate) fn text(&self, out: &ListOutput) -> String {
+    pub fn text(&self, out: &ListOutput) -> String {
         let mut text = format!(
             "{} ({}, depth {})\n",
             out.path,

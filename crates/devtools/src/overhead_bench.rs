@@ -3,7 +3,7 @@
 //! `cargo test --release --lib exec::overhead_bench -- --ignored --nocapture`.
 //! `make bench` measures the same through the tool once it is wired (phase 2).
 
-use super::testutil::{Fixture, SYSTEM_PATH};
+use crate::exec::testutil::{Fixture, SYSTEM_PATH};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -16,7 +16,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 #[ignore]
 fn runner_overhead_on_true() {
     let f = Fixture::new();
-    let req = super::runner::ExecRequest::new("true", &f.ws).env("PATH", SYSTEM_PATH);
+    let req = crate::exec::runner::ExecRequest::new("true", &f.ws).env("PATH", SYSTEM_PATH);
     let (mut plain, mut confined, mut deltas) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..10 {
         f.run(&req).unwrap();
@@ -52,7 +52,7 @@ fn runner_overhead_on_true() {
 #[ignore]
 fn git_status_on_100k_files() {
     use crate::exec::git::fixture::git;
-    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-git-100k");
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-git-100k");
     if !repo.join(".git").exists() {
         std::fs::create_dir_all(&repo).unwrap();
         for d in 0..1000 {
@@ -68,17 +68,17 @@ fn git_status_on_100k_files() {
     }
     std::fs::write(repo.join("d000/f00.txt"), "changed\n").unwrap();
     let state = tempfile::tempdir().unwrap();
-    let runner = super::Runner::new(
-        super::ExecPlaces {
+    let runner = crate::exec::Runner::new(
+        crate::exec::ExecPlaces {
             view_root: repo.clone(),
             overlay: None,
             view_writable: true,
             home: None,
             scratch_parent: state.path().join("tmp"),
         },
-        super::ExecPolicy::default(),
+        crate::exec::ExecPolicy::default(),
     );
-    let ctl = super::Control::default();
+    let ctl = crate::exec::Control::default();
     let direct = || {
         let t = Instant::now();
         let out = Command::new("git")
@@ -93,7 +93,7 @@ fn git_status_on_100k_files() {
     };
     let ours = || {
         let t = Instant::now();
-        let st = crate::exec::git::status::git_status(&runner, &repo, &ctl).unwrap();
+        let st = crate::git::status::git_status(&runner, &repo, &ctl).unwrap();
         assert_eq!(st.unstaged.len(), 1);
         t.elapsed()
     };

@@ -9,14 +9,14 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// Entries reported in all (staged, unstaged, untracked, conflicted); the rest are counted.
-pub(crate) const MAX_ENTRIES: usize = 2000;
+pub const MAX_ENTRIES: usize = 2000;
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct GitStatusArgs {}
+pub struct GitStatusArgs {}
 
 #[derive(Debug, Default, Clone, Serialize, PartialEq, Eq)]
-pub(crate) struct GitStatus {
+pub struct GitStatus {
     /// The checked-out branch; null when HEAD is detached.
     pub branch: Option<String>,
     pub detached: bool,
@@ -40,7 +40,7 @@ fn is_zero(n: &u64) -> bool {
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub(crate) struct Change {
+pub struct Change {
     /// Relative to the repository's root.
     pub path: String,
     /// modified, added, deleted, renamed, copied, type_changed.
@@ -51,11 +51,7 @@ pub(crate) struct Change {
 }
 
 /// Runs hardened `git status` in `dir` and parses it.
-pub(crate) fn git_status(
-    runner: &Runner,
-    dir: &Path,
-    ctl: &Control,
-) -> Result<GitStatus, WsfsError> {
+pub fn git_status(runner: &Runner, dir: &Path, ctl: &Control) -> Result<GitStatus, WsfsError> {
     let git = Git::open(runner, dir, ctl)?;
     let out = git.run(
         &[
@@ -92,7 +88,7 @@ fn change(code: u8) -> Option<&'static str> {
 }
 
 /// Parses porcelain v2 with `--branch -z`.
-pub(crate) fn parse(bytes: &[u8]) -> Result<GitStatus, String> {
+pub fn parse(bytes: &[u8]) -> Result<GitStatus, String> {
     let mut st = GitStatus::default();
     let mut entries = 0usize;
     let mut fields = bytes.split(|b| *b == 0).filter(|f| !f.is_empty());
@@ -195,7 +191,7 @@ fn number(field: Option<&str>, sign: char) -> Result<u64, String> {
 
 impl GitStatus {
     /// What the model reads.
-    pub(crate) fn text(&self) -> String {
+    pub fn text(&self) -> String {
         let mut s = match (&self.branch, self.detached) {
             (Some(b), _) => format!("On branch {b}"),
             (None, true) => "HEAD detached".to_string(),

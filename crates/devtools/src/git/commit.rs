@@ -19,7 +19,7 @@ const MAX_LISTED: usize = 1000;
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct GitCommitArgs {
+pub struct GitCommitArgs {
     /// The commit message (first line a short summary).
     pub message: String,
     /// Files or directories to stage before committing (workspace paths; deletions are staged too). Without paths, what is already staged is committed.
@@ -34,7 +34,7 @@ pub(crate) struct GitCommitArgs {
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub(crate) struct GitCommit {
+pub struct GitCommit {
     pub commit_hash: String,
     /// Relative to the repository's root.
     pub files_committed: Vec<String>,
@@ -49,7 +49,7 @@ fn is_zero(n: &u64) -> bool {
 
 /// Commits in `dir`. `paths` are repository paths the caller resolved through the workspace's
 /// resolver and write policy (`.git` stays unreachable).
-pub(crate) fn git_commit(
+pub fn git_commit(
     runner: &Runner,
     dir: &Path,
     args: &GitCommitArgs,
@@ -152,7 +152,7 @@ pub(crate) fn git_commit(
 }
 
 impl GitCommit {
-    pub(crate) fn text(&self) -> String {
+    pub fn text(&self) -> String {
         let short = self.commit_hash.get(..12).unwrap_or(&self.commit_hash);
         let summary = self.message.lines().next().unwrap_or_default();
         format!(

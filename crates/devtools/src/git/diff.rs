@@ -10,15 +10,15 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// Bytes of `diff_text`; each file's `diff` gets at most [`MAX_FILE_DIFF`].
-pub(crate) const MAX_DIFF_TEXT: usize = 100_000;
-pub(crate) const MAX_FILE_DIFF: usize = 20_000;
-pub(crate) const MAX_FILES: usize = 1000;
+pub const MAX_DIFF_TEXT: usize = 100_000;
+pub const MAX_FILE_DIFF: usize = 20_000;
+pub const MAX_FILES: usize = 1000;
 /// What git may print before the diff is refused as too large to count.
 const MAX_GIT_OUTPUT: usize = 64 << 20;
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct GitDiffArgs {
+pub struct GitDiffArgs {
     /// Show what is staged (the index against HEAD, or against base_ref) instead of the unstaged changes in the work tree. Default false.
     #[serde(default)]
     pub staged: bool,
@@ -34,7 +34,7 @@ pub(crate) struct GitDiffArgs {
 }
 
 #[derive(Debug, Default, Clone, Serialize, PartialEq, Eq)]
-pub(crate) struct GitDiff {
+pub struct GitDiff {
     /// The unified diff, cut at a line boundary past 100,000 bytes (with a note saying so).
     pub diff_text: String,
     pub files_changed: Vec<FileDiff>,
@@ -51,7 +51,7 @@ fn is_zero(n: &u64) -> bool {
 }
 
 #[derive(Debug, Default, Clone, Serialize, PartialEq, Eq)]
-pub(crate) struct FileDiff {
+pub struct FileDiff {
     /// Relative to the repository's root (the new name of a renamed file).
     pub path: String,
     /// modified, added, deleted, renamed, copied, mode_changed.
@@ -67,7 +67,7 @@ pub(crate) struct FileDiff {
 
 /// Runs hardened `git diff` in `dir`. `pathspec` entries are repository paths the caller has
 /// already resolved and checked against the policy.
-pub(crate) fn git_diff(
+pub fn git_diff(
     runner: &Runner,
     dir: &Path,
     args: &GitDiffArgs,
@@ -119,7 +119,7 @@ pub(crate) fn git_diff(
 }
 
 /// Splits `git diff` output into files and counts their lines.
-pub(crate) fn parse(text: &str) -> GitDiff {
+pub fn parse(text: &str) -> GitDiff {
     let mut result = GitDiff::default();
     let mut current: Option<(FileDiff, String)> = None;
     let mut in_hunk = false;
@@ -259,7 +259,7 @@ fn cut_at_line(text: &str, max: usize) -> (String, bool) {
 }
 
 impl GitDiff {
-    pub(crate) fn text(&self) -> String {
+    pub fn text(&self) -> String {
         if self.files_changed.is_empty() {
             return "No differences.".to_string();
         }
