@@ -129,6 +129,10 @@ const (
 	// SessionCommit, ...) on a workspace in host mode, which has no overlay
 	// session. Nothing was done.
 	CodeNoSession Code = "no_session"
+	// CodeFeatureNotBuilt: the configuration asks for a part the library was
+	// built without (a cargo feature: overlay, exec, wasm, wasmtime; the
+	// message names it). Nothing was opened or created.
+	CodeFeatureNotBuilt Code = "feature_not_built"
 )
 
 // Codes lists every error code, in the order of the C ABI documentation.
@@ -141,6 +145,7 @@ var Codes = []Code{
 	CodeFuelExhausted, CodeMemoryLimit, CodeToolTrap, CodeManifestInvalid, CodeModuleMismatch,
 	CodeGatewayError, CodeExecDisabled, CodeSandboxUnavailable, CodeCommandRequired,
 	CodeConfirmationRequired, CodeNothingToCommit, CodeOverlayUnavailable, CodeNoSession,
+	CodeFeatureNotBuilt,
 }
 
 // Sentinel errors, one per code, for errors.Is:
@@ -186,6 +191,7 @@ var (
 	ErrNothingToCommit      = &Error{Code: CodeNothingToCommit}
 	ErrOverlayUnavailable   = &Error{Code: CodeOverlayUnavailable}
 	ErrNoSession            = &Error{Code: CodeNoSession}
+	ErrFeatureNotBuilt      = &Error{Code: CodeFeatureNotBuilt}
 )
 
 // Error is a failed wsfs operation: the library's error envelope, or the same

@@ -19,7 +19,8 @@
  * invalid_regex, writes_disabled, policy_denied, file_exists, recursive_required,
  * capability_denied, fuel_exhausted, memory_limit, tool_trap, manifest_invalid, module_mismatch,
  * gateway_error, exec_disabled, sandbox_unavailable, command_required, confirmation_required,
- * nothing_to_commit, overlay_unavailable, no_session. See README.md for their meaning.
+ * nothing_to_commit, overlay_unavailable, no_session, feature_not_built. See README.md for
+ * their meaning.
  */
 
 
@@ -128,7 +129,7 @@ char *wsfs_tool_instructions(void);
  {"timeout_ms", "memory_mb", "fuel", "allow_direct_network" = false, "allow_model_access" =
  true, "filesystem": "none"|"read"|"write", "allowed_env": [name], "engine": "wasmi" |
  "wasmtime"}` is the most any of them may have and the engine that runs them (`wasmtime`
- only in a library built with the cargo feature `wasmtime`; otherwise `invalid_arguments`). A tool that does not load (`manifest_invalid`, `module_mismatch`,
+ only in a library built with the cargo feature `wasmtime`; otherwise `feature_not_built`). A tool that does not load (`manifest_invalid`, `module_mismatch`,
  `capability_denied`) fails the open. Loaded tools are called by name like the built-in
  ones (see `wsfs_workspace_tool_specs`). On success `data.workspace` is the handle (never
  0), `data.root` the absolute root with symlinks resolved, `data.policy` the effective
@@ -438,7 +439,8 @@ void wsfs_string_free(char *s);
  and answers by calling `wsfs_gateway_respond` on `response` (which copies the text) before
  returning one of the `WSFS_GATEWAY_*` statuses; `timeout_ms` is what is left of the tool's
  deadline, and an answer after it makes the tool's call `timeout`. A panic or unknown status
- is a gateway error. The caller frees the result with `wsfs_string_free`.
+ is a gateway error. In a library built without Wasm tools (cargo feature `wasm`) it returns
+ `feature_not_built`. The caller frees the result with `wsfs_string_free`.
  */
 char *wsfs_set_model_gateway(uint64_t workspace, wsfs_model_gateway_fn callback, void *userdata);
 

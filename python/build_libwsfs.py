@@ -49,6 +49,10 @@ def build_library() -> Path:
         "--release",
         "--locked",
         "--lib",
+        # The Python package offers every face of the library (sessions, developer tools,
+        # Wasm tools): it is built with every feature but the wasmtime engine.
+        "--features",
+        "full",
         "--manifest-path",
         str(MANIFEST),
         "--message-format=json-render-diagnostics",

@@ -7,8 +7,9 @@ use crate::envelope::{self, Envelope};
 use crate::error::{ErrorCode, WsfsError};
 use crate::handles::{self, Opened};
 use crate::profiles;
+use crate::tools::ToolSet;
+#[cfg(feature = "wasm")]
 use crate::wasm::host::gateway::ModelGateway;
-use crate::wasm::tool::WasmTools;
 use crate::workspace::Workspace;
 use serde_json::json;
 use std::sync::Arc;
@@ -33,6 +34,7 @@ pub fn workspace_open(config_json: &str) -> String {
     // The profile is checked first: an unknown name opens (and creates) nothing.
     let config = match Config::from_json(config_json).and_then(|config| {
         let profile = profiles::lookup(&config.profile)?;
+        ToolSet::check_built(&config)?;
         // Under `wsfs` the Wasm tools' names are known once they are loaded (below).
         if profile.is_some() || config.wasm_tools.is_empty() {
             check_tool_names(&config.policy, profile, &[])?;
@@ -48,19 +50,12 @@ pub fn workspace_open(config_json: &str) -> String {
         Err(e) => return envelope::failure(&e),
     };
     let ws = Arc::new(ws);
-    // The config's Wasm tools, loaded (manifests checked, modules hashed and compiled) before
-    // the handle exists: a tool that cannot be loaded fails the open with its code.
-    let wasm = match config.wasm_tools.is_empty() {
-        true => None,
-        false => match WasmTools::load(ws.clone(), &config.wasm_tools, &config.wasm_policy) {
-            Ok(tools) => Some(tools),
-            Err(e) => return envelope::failure(&e),
-        },
+    // The config's Wasm tools are loaded before the handle exists.
+    let tools = match ToolSet::open(&ws, &config) {
+        Ok(tools) => tools,
+        Err(e) => return envelope::failure(&e),
     };
-    let wasm_names: Vec<&str> = wasm
-        .iter()
-        .flat_map(|w| w.tools().iter().map(|t| t.loaded().name()))
-        .collect();
+    let wasm_names: Vec<&str> = tools.loaded().map(|t| t.name()).collect();
     if profile.is_none() && !config.wasm_tools.is_empty() {
         if let Err(e) = check_tool_names(&config.policy, None, &wasm_names) {
             return envelope::failure(&e);
@@ -75,10 +70,6 @@ pub fn workspace_open(config_json: &str) -> String {
         ));
     }
     let root = ws.root().display().to_string();
-    let wasm_names: Vec<&str> = wasm
-        .iter()
-        .flat_map(|w| w.tools().iter().map(|t| t.loaded().name()))
-        .collect();
     let data = json!({
         "root": root,
         "restrict_to_workspace": ws.restricts_to_workspace(),
@@ -87,7 +78,7 @@ pub fn workspace_open(config_json: &str) -> String {
         "profile": profile.map_or(profiles::DEFAULT, |p| &p.name),
         "wasm_tools": wasm_names,
     });
-    let id = handles::insert(Opened { ws, wasm, profile });
+    let id = handles::insert(Opened { ws, tools, profile });
     let mut data = data;
     data["workspace"] = json!(id);
     tracing::info!(target: "wsfs", workspace = id, root = %root, "workspace opened");
@@ -95,12 +86,13 @@ pub fn workspace_open(config_json: &str) -> String {
 }
 
 /// Sets (or with `None` removes) the model gateway of workspace `id`'s Wasm tools.
+#[cfg(feature = "wasm")]
 pub fn set_model_gateway(id: u64, gateway: Option<Arc<dyn ModelGateway>>) -> String {
     match handles::get(id) {
         Ok(opened) => {
             let set = gateway.is_some();
             let mut warnings = Vec::new();
-            match &opened.wasm {
+            match opened.tools.wasm() {
                 Some(tools) => tools.set_gateway(gateway),
                 None if set => warnings.push(
                     "this workspace loaded no Wasm tools (wasm_tools), so nothing calls the gateway"
@@ -114,6 +106,15 @@ pub fn set_model_gateway(id: u64, gateway: Option<Arc<dyn ModelGateway>>) -> Str
             };
             envelope::success_value(&json!({"workspace": id, "gateway": set}), text, &warnings)
         }
+        Err(e) => envelope::failure(&e),
+    }
+}
+
+/// Without Wasm tools there is no gateway to set: `feature_not_built` for a live workspace.
+#[cfg(not(feature = "wasm"))]
+pub fn set_model_gateway<T>(id: u64, _gateway: Option<T>) -> String {
+    match handles::get(id) {
+        Ok(_) => envelope::failure(&crate::error::feature_not_built("wasm", "a model gateway")),
         Err(e) => envelope::failure(&e),
     }
 }
@@ -137,9 +138,7 @@ pub fn workspace_tool_specs(id: u64) -> String {
     let offered = |native: &str| crate::tools::find(native).is_some_and(|t| runs(t));
     let mut tools = match opened.profile {
         None => {
-            crate::specs::workspace_tool_specs(opened.wasm.as_ref(), !policy.writes_enabled, |t| {
-                runs(t)
-            })
+            crate::specs::workspace_tool_specs(&opened.tools, !policy.writes_enabled, |t| runs(t))
         }
         Some(profile) => profile.tool_specs_offered(offered),
     };

@@ -10,8 +10,7 @@ use crate::handles;
 use crate::profiles::{Context, NativeResult, Profile};
 use crate::tools::contract::{Call, Output, Switch, ToolRunner, Warning};
 use crate::tools::hints;
-use crate::tools::{self, write};
-use crate::wasm::tool::WasmTools;
+use crate::tools::{self, write, ToolSet};
 use crate::workspace::Workspace;
 use serde::Deserialize;
 use std::time::{Duration, SystemTime};
@@ -60,14 +59,14 @@ pub fn call(id: u64, req: &Request<'_>, options: &CallOptions) -> Envelope {
         if let Some(profile) = opened.profile {
             return Ok(Err(profiled(
                 &opened.ws,
-                opened.wasm.as_ref(),
+                &opened.tools,
                 profile,
                 req,
                 options,
             )));
         }
-        let ctl = control(&opened.ws, opened.wasm.as_ref(), options, req.tool)?;
-        run(&opened.ws, opened.wasm.as_ref(), req, &ctl, options.output).map(Ok)
+        let ctl = control(&opened.ws, &opened.tools, options, req.tool)?;
+        run(&opened.ws, &opened.tools, req, &ctl, options.output).map(Ok)
     });
     match outcome {
         Ok(Ok((data, warnings))) => envelope::success(data, &warnings, options.output),
@@ -82,7 +81,7 @@ pub fn call(id: u64, req: &Request<'_>, options: &CallOptions) -> Envelope {
 /// native envelope's; a profile has its own envelope, so it takes only `full`.
 fn profiled(
     ws: &Workspace,
-    wasm: Option<&WasmTools>,
+    tools: &ToolSet,
     profile: &Profile,
     req: &Request<'_>,
     options: &CallOptions,
@@ -113,8 +112,8 @@ fn profiled(
             content: req.content,
             offered: false,
         };
-        let ran = control(ws, wasm, options, native)
-            .and_then(|ctl| run(ws, wasm, &native_req, &ctl, Output::Full));
+        let ran = control(ws, tools, options, native)
+            .and_then(|ctl| run(ws, tools, &native_req, &ctl, Output::Full));
         match ran {
             Ok((output, warnings)) => NativeResult::from_output(output.as_ref(), &warnings),
             Err(e) => NativeResult::Failure {
@@ -182,11 +181,11 @@ fn audit_edge_refusal(
 /// a file operation). A per-call `timeout_ms` only shortens either.
 fn control(
     ws: &Workspace,
-    wasm: Option<&WasmTools>,
+    tools: &ToolSet,
     options: &CallOptions,
     tool: &str,
 ) -> Result<CallControl> {
-    let runs_programs = find(wasm, tool).is_some_and(|t| t.switch() != Switch::None);
+    let runs_programs = tools.find(tool).is_some_and(|t| t.switch() != Switch::None);
     let configured = if runs_programs {
         ws.policy().exec_timeout_sec.saturating_mul(1000)
     } else {
@@ -219,49 +218,44 @@ pub fn run_tool(
         content: None,
         offered: true,
     };
-    run(ws, None, &req, ctl, Output::Full)
+    run(ws, &ToolSet::default(), &req, ctl, Output::Full)
 }
 
-/// The tool named `name`: a built-in one, else one of the workspace's Wasm tools.
-pub fn find<'a>(wasm: Option<&'a WasmTools>, name: &str) -> Option<&'a dyn ToolRunner> {
-    match tools::find(name) {
-        Some(entry) => Some(entry),
-        None => Some(wasm?.find(name)?),
-    }
-}
-
+/// In overlay mode, no session operation remounts the view while the call runs; a call
+/// that met a stale view before changing anything runs again on a fresh one, up to
+/// STALE_VIEW_RERUNS times (a base that keeps changing under the call).
+#[cfg(feature = "overlay")]
 fn run(
     ws: &Workspace,
-    wasm: Option<&WasmTools>,
+    tools: &ToolSet,
     req: &Request<'_>,
     ctl: &CallControl,
     output: Output,
 ) -> Result<ToolResult> {
-    // In overlay mode, no session operation remounts the view while the call runs; a call
-    // that met a stale view before changing anything runs again on a fresh one, up to
-    // STALE_VIEW_RERUNS times (a base that keeps changing under the call).
+    use crate::workspace::overlay::take_met_stale_view;
     let mut view = ws.call_guard();
-    let mut result = run_guarded(ws, wasm, req, ctl, output);
+    let mut result = run_guarded(ws, tools, req, ctl, output);
     let mut reruns = 0;
-    while crate::backend::overlay::take_met_stale_view()
-        && result.is_err()
-        && reruns < STALE_VIEW_RERUNS
-    {
+    while take_met_stale_view() && result.is_err() && reruns < STALE_VIEW_RERUNS {
         reruns += 1;
         drop(view);
         view = ws.call_guard();
-        result = run_guarded(ws, wasm, req, ctl, output);
+        result = run_guarded(ws, tools, req, ctl, output);
     }
     drop(view);
     result
 }
 
+#[cfg(not(feature = "overlay"))]
+use run_guarded as run;
+
 /// How many times a call that met a stale overlay view runs again on a fresh one.
+#[cfg(feature = "overlay")]
 const STALE_VIEW_RERUNS: u32 = 16;
 
 fn run_guarded(
     ws: &Workspace,
-    wasm: Option<&WasmTools>,
+    tools: &ToolSet,
     req: &Request<'_>,
     ctl: &CallControl,
     output: Output,
@@ -269,7 +263,7 @@ fn run_guarded(
     let started = ws.policy.audit.as_ref().map(|_| SystemTime::now());
     let framing = envelope::Framing(output);
     let mut call = Call::new(ws, ctl, req.content, &framing);
-    let mut result = run_entry(&mut call, wasm, req).map_err(|mut e| {
+    let mut result = run_entry(&mut call, tools, req).map_err(|mut e| {
         if let (ErrorCode::PathNotFound, Some((anchor, rel))) = (e.code, &call.first_path) {
             let names = hints::similar_paths(ws, *anchor, rel, ctl);
             e.message.push_str(&hints::did_you_mean(&names));
@@ -283,12 +277,10 @@ fn run_guarded(
     result
 }
 
-fn run_entry(
-    call: &mut Call<'_>,
-    wasm: Option<&WasmTools>,
-    req: &Request<'_>,
-) -> Result<ToolResult> {
-    let entry = find(wasm, req.tool).ok_or_else(|| unknown_tool(wasm, req.tool))?;
+fn run_entry(call: &mut Call<'_>, tools: &ToolSet, req: &Request<'_>) -> Result<ToolResult> {
+    let entry = tools
+        .find(req.tool)
+        .ok_or_else(|| unknown_tool(tools, req.tool))?;
     if req.offered && !call.ws.policy.tool_allowed(entry.name()) {
         note_path_argument(call, req.args_json);
         return Err(Policy::tool_denied(entry.name()));
@@ -407,12 +399,9 @@ fn content_tools() -> Vec<&'static str> {
         .collect()
 }
 
-fn unknown_tool(wasm: Option<&WasmTools>, tool: &str) -> WsfsError {
+fn unknown_tool(tools: &ToolSet, tool: &str) -> WsfsError {
     let shown: String = tool.chars().take(64).collect();
-    let mut names: Vec<&str> = tools::REGISTRY.iter().map(|t| t.name).collect();
-    if let Some(wasm) = wasm {
-        names.extend(wasm.tools().iter().map(|t| t.name()));
-    }
+    let names: Vec<&str> = tools.all().map(|t| t.name()).collect();
     WsfsError::new(
         ErrorCode::UnknownTool,
         format!(
@@ -493,6 +482,8 @@ mod tests {
             "{}",
             e.message
         );
-        assert!(unknown_tool(None, "rm").message.contains("read_file"));
+        assert!(unknown_tool(&ToolSet::default(), "rm")
+            .message
+            .contains("read_file"));
     }
 }

@@ -11,12 +11,16 @@
 use crate::api;
 use crate::control;
 use crate::envelope::{Envelope, FRONT_ROOM};
+#[cfg(feature = "wasm")]
 use crate::error::ErrorCode;
 use crate::session::{self, SessionOp};
+#[cfg(feature = "wasm")]
 use crate::wasm::host::gateway::{GatewayFailure, ModelGateway};
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+#[cfg(feature = "wasm")]
 use std::sync::Arc;
+#[cfg(feature = "wasm")]
 use std::time::Instant;
 
 /// Runs `body`, turning a panic into an `io_error` envelope, and hands the result to C.
@@ -123,7 +127,7 @@ pub extern "C" fn wsfs_tool_instructions() -> *mut c_char {
 /// {"timeout_ms", "memory_mb", "fuel", "allow_direct_network" = false, "allow_model_access" =
 /// true, "filesystem": "none"|"read"|"write", "allowed_env": [name], "engine": "wasmi" |
 /// "wasmtime"}` is the most any of them may have and the engine that runs them (`wasmtime`
-/// only in a library built with the cargo feature `wasmtime`; otherwise `invalid_arguments`). A tool that does not load (`manifest_invalid`, `module_mismatch`,
+/// only in a library built with the cargo feature `wasmtime`; otherwise `feature_not_built`). A tool that does not load (`manifest_invalid`, `module_mismatch`,
 /// `capability_denied`) fails the open. Loaded tools are called by name like the built-in
 /// ones (see `wsfs_workspace_tool_specs`). On success `data.workspace` is the handle (never
 /// 0), `data.root` the absolute root with symlinks resolved, `data.policy` the effective
@@ -660,6 +664,7 @@ pub const WSFS_GATEWAY_TIMEOUT: i32 = 2;
 pub const WSFS_GATEWAY_INVALID_REQUEST: i32 = 3;
 
 /// A C callback as the Wasm runtime's [`ModelGateway`].
+#[cfg(feature = "wasm")]
 struct CGateway {
     callback:
         unsafe extern "C" fn(*mut c_void, *const c_char, u64, *mut wsfs_gateway_response) -> i32,
@@ -668,10 +673,13 @@ struct CGateway {
 
 // SAFETY: `wsfs_set_model_gateway`'s contract makes the callback and its userdata callable from
 // any thread, concurrently, for as long as the gateway is set.
+#[cfg(feature = "wasm")]
 unsafe impl Send for CGateway {}
 // SAFETY: as above.
+#[cfg(feature = "wasm")]
 unsafe impl Sync for CGateway {}
 
+#[cfg(feature = "wasm")]
 impl ModelGateway for CGateway {
     fn generate(&self, request_json: &str, deadline: Instant) -> Result<String, GatewayFailure> {
         let request = std::ffi::CString::new(request_json).map_err(|_| {
@@ -728,19 +736,23 @@ impl ModelGateway for CGateway {
 /// and answers by calling `wsfs_gateway_respond` on `response` (which copies the text) before
 /// returning one of the `WSFS_GATEWAY_*` statuses; `timeout_ms` is what is left of the tool's
 /// deadline, and an answer after it makes the tool's call `timeout`. A panic or unknown status
-/// is a gateway error. The caller frees the result with `wsfs_string_free`.
+/// is a gateway error. In a library built without Wasm tools (cargo feature `wasm`) it returns
+/// `feature_not_built`. The caller frees the result with `wsfs_string_free`.
 #[no_mangle]
 pub extern "C" fn wsfs_set_model_gateway(
     workspace: u64,
     callback: wsfs_model_gateway_fn,
     userdata: *mut c_void,
 ) -> *mut c_char {
+    #[cfg(feature = "wasm")]
     let gateway = callback.map(|callback| {
         Arc::new(CGateway {
             callback,
             userdata: userdata as usize,
         }) as Arc<dyn ModelGateway>
     });
+    #[cfg(not(feature = "wasm"))]
+    let gateway = callback.map(|_| userdata);
     guard(|| api::set_model_gateway(workspace, gateway))
 }
 

@@ -3,18 +3,18 @@
 
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::profiles::Profile;
-use crate::wasm::tool::WasmTools;
+use crate::tools::ToolSet;
 use crate::workspace::Workspace;
 use once_cell::sync::Lazy;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
-/// An open workspace as the ABI serves it: the workspace, the Wasm tools it loaded (if its
-/// config lists any) and the profile it serves.
+/// An open workspace as the ABI serves it: the workspace, the tools it offers natively (the
+/// built-in ones and the Wasm tools its config loaded) and the profile it serves.
 pub struct Opened {
     pub ws: Arc<Workspace>,
-    pub wasm: Option<WasmTools>,
+    pub tools: ToolSet,
     /// `None` for the native tools (`wsfs`), which never reach the profile engine.
     pub profile: Option<&'static Profile>,
 }

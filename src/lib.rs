@@ -20,10 +20,13 @@ pub mod profiles;
 pub mod session;
 pub mod specs;
 
+pub use wsfs_core::error;
+#[cfg(feature = "overlay")]
+pub use wsfs_core::overlay;
 use wsfs_core::sandbox::json;
-pub use wsfs_core::{error, overlay};
 mod tools;
-use wsfs_core::{backend, config, control, guard, workspace};
+use wsfs_core::{config, control, guard, workspace};
+#[cfg(feature = "wasm")]
 use wsfs_wasm as wasm;
 
 #[cfg(test)]
@@ -52,6 +55,7 @@ pub mod testing {
         wait_for_paused_commit, CommitFault, FaultLog, FaultPlan, Sys, SysFault,
     };
     pub use wsfs_core::sandbox::new_dirs::abandon_next_new_dirs;
+    #[cfg(feature = "exec")]
     pub use wsfs_exec::testing::{run_sh, TestOverlay, TestRun};
 
     /// A detached kernel overlay mount of `base` + `upper` (with its own empty `work`), as an

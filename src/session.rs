@@ -1,13 +1,20 @@
 //! The host's session operations (overlay mode) behind `wsfs_session_*`: each parses its
 //! options strictly, runs on the workspace and returns the usual envelope.
 
+#[cfg(feature = "overlay")]
 use crate::control::CallControl;
+#[cfg(feature = "overlay")]
 use crate::error::{ErrorCode, WsfsError};
+#[cfg(feature = "overlay")]
 use crate::overlay::{CheckpointOptions, CommitOptions, DiffOptions, RewindOptions};
+#[cfg(feature = "overlay")]
 use crate::workspace::Workspace;
 use crate::{envelope, handles};
+#[cfg(feature = "overlay")]
 use serde::de::DeserializeOwned;
+#[cfg(feature = "overlay")]
 use serde_json::{json, Value};
+#[cfg(feature = "overlay")]
 use std::time::Duration;
 
 /// A session operation's name, as the C functions and the envelopes name it.
@@ -22,7 +29,20 @@ pub enum SessionOp {
     Refresh,
 }
 
+/// Without overlay mode no workspace has a session: `feature_not_built` for a live one.
+#[cfg(not(feature = "overlay"))]
+pub fn session(id: u64, _op: SessionOp, _options_json: Option<&str>) -> String {
+    match handles::get(id) {
+        Ok(_) => envelope::failure(&crate::error::feature_not_built(
+            "overlay",
+            "a session operation",
+        )),
+        Err(e) => envelope::failure(&e),
+    }
+}
+
 /// Runs `op` on workspace `id` with `options_json` (`None` or empty: `{}`).
+#[cfg(feature = "overlay")]
 pub fn session(id: u64, op: SessionOp, options_json: Option<&str>) -> String {
     let opened = match handles::get(id) {
         Ok(opened) => opened,
@@ -38,6 +58,7 @@ pub fn session(id: u64, op: SessionOp, options_json: Option<&str>) -> String {
     }
 }
 
+#[cfg(feature = "overlay")]
 fn options<T: DeserializeOwned + Default>(raw: Option<&str>, what: &str) -> Result<T, WsfsError> {
     match raw {
         None => Ok(T::default()),
@@ -50,10 +71,12 @@ fn options<T: DeserializeOwned + Default>(raw: Option<&str>, what: &str) -> Resu
     }
 }
 
+#[cfg(feature = "overlay")]
 fn to_value(v: impl serde::Serialize) -> Result<Value, WsfsError> {
     serde_json::to_value(v).map_err(|e| WsfsError::new(ErrorCode::IoError, e.to_string()))
 }
 
+#[cfg(feature = "overlay")]
 fn run(ws: &Workspace, op: SessionOp, raw: Option<&str>) -> Result<(Value, String), WsfsError> {
     match op {
         SessionOp::Diff => {
@@ -133,11 +156,13 @@ fn run(ws: &Workspace, op: SessionOp, raw: Option<&str>) -> Result<(Value, Strin
     }
 }
 
+#[cfg(feature = "overlay")]
 fn no_options(raw: Option<&str>, what: &str) -> Result<(), WsfsError> {
     let _: Empty = options(raw, what)?;
     Ok(())
 }
 
+#[cfg(feature = "overlay")]
 #[derive(Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Empty {}

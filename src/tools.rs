@@ -1,20 +1,105 @@
 //! Every tool this library offers: the file tools (`wsfs_core::tools`), then the developer
-//! tools (`wsfs_devtools`).
+//! tools (`wsfs_devtools`, cargo feature `exec`), and per open workspace its [`ToolSet`]:
+//! those, then the Wasm tools it loaded (cargo feature `wasm`).
 
 pub use wsfs_core::tools::*;
 
+use crate::config::Config;
+use crate::error::Result;
+use crate::workspace::Workspace;
 use once_cell::sync::Lazy;
-use wsfs_core::tools::contract::ToolEntry;
+use std::sync::Arc;
+use wsfs_core::tools::contract::{ToolEntry, ToolRunner};
 
-/// Every built-in tool, in the order specs list them.
+#[cfg(feature = "wasm")]
+use crate::wasm::tool::WasmTools;
+
+/// Every built-in tool this library was built with, in the order specs list them.
 pub static REGISTRY: Lazy<Vec<&'static ToolEntry>> = Lazy::new(|| {
-    FILE_TOOLS
-        .iter()
-        .chain(wsfs_devtools::DEV_TOOLS.iter())
-        .collect()
+    let file_tools = FILE_TOOLS.iter();
+    #[cfg(feature = "exec")]
+    let file_tools = file_tools.chain(wsfs_devtools::DEV_TOOLS.iter());
+    file_tools.collect()
 });
 
 /// The built-in tool named `name`.
 pub fn find(name: &str) -> Option<&'static ToolEntry> {
     REGISTRY.iter().copied().find(|t| t.name == name)
+}
+
+/// The tools one open workspace offers natively: every built-in tool, then the Wasm tools
+/// its configuration loaded, in load order.
+#[derive(Default)]
+pub struct ToolSet {
+    #[cfg(feature = "wasm")]
+    wasm: Option<WasmTools>,
+}
+
+impl ToolSet {
+    /// The built-in tools and the Wasm tools `config.wasm_tools` names, loaded (manifests
+    /// checked, modules hashed and compiled) for `ws`: a tool that cannot be loaded fails the
+    /// open with its code, and so does a configuration that asks for tools this library was
+    /// built without (`feature_not_built`).
+    #[cfg_attr(not(feature = "wasm"), allow(unused_variables))]
+    pub fn open(ws: &Arc<Workspace>, config: &Config) -> Result<ToolSet> {
+        ToolSet::check_built(config)?;
+        #[cfg(feature = "wasm")]
+        if !config.wasm_tools.is_empty() {
+            let wasm = WasmTools::load(ws.clone(), &config.wasm_tools, &config.wasm_policy)?;
+            return Ok(ToolSet { wasm: Some(wasm) });
+        }
+        Ok(ToolSet::default())
+    }
+
+    /// Refuses a configuration that asks for tools this library was built without, before
+    /// anything is opened or created.
+    pub fn check_built(config: &Config) -> Result<()> {
+        if config.policy.exec_enabled && !cfg!(feature = "exec") {
+            return Err(crate::error::feature_not_built(
+                "exec",
+                "policy.exec_enabled (the developer tools)",
+            ));
+        }
+        if !config.wasm_tools.is_empty() && !cfg!(feature = "wasm") {
+            return Err(crate::error::feature_not_built("wasm", "wasm_tools"));
+        }
+        Ok(())
+    }
+
+    /// The tool named `name`: a built-in one, else one of the workspace's Wasm tools.
+    pub fn find(&self, name: &str) -> Option<&dyn ToolRunner> {
+        match find(name) {
+            Some(entry) => Some(entry),
+            #[cfg(feature = "wasm")]
+            None => Some(self.wasm.as_ref()?.find(name)?),
+            #[cfg(not(feature = "wasm"))]
+            None => None,
+        }
+    }
+
+    /// Every tool, built-in first.
+    pub fn all(&self) -> impl Iterator<Item = &dyn ToolRunner> {
+        REGISTRY
+            .iter()
+            .map(|t| *t as &dyn ToolRunner)
+            .chain(self.loaded())
+    }
+
+    /// The Wasm tools, in load order.
+    pub fn loaded(&self) -> impl Iterator<Item = &dyn ToolRunner> {
+        #[cfg(feature = "wasm")]
+        let loaded = self
+            .wasm
+            .iter()
+            .flat_map(|w| w.tools().iter().map(|t| t as &dyn ToolRunner));
+        #[cfg(not(feature = "wasm"))]
+        let loaded = std::iter::empty();
+        loaded
+    }
+
+    /// The Wasm tools, for their model gateway.
+    #[cfg(feature = "wasm")]
+    pub fn wasm(&self) -> Option<&WasmTools> {
+        self.wasm.as_ref()
+    }
 }

@@ -20,7 +20,7 @@ fn tool_specs_describe_every_tool() {
     let specs = v
         .as_array()
         .unwrap_or_else(|| panic!("tool_specs is not an array: {v}"));
-    let expected: [(&str, &[&str], &[&str]); 21] = [
+    let expected: &[(&str, &[&str], &[&str])] = &[
         (
             "read_file",
             &[
@@ -87,7 +87,10 @@ fn tool_specs_describe_every_tool() {
         ("create_directory", &["path", "parents"], &["path"]),
         ("move_file", &["src", "dst", "overwrite"], &["src", "dst"]),
         ("delete_file", &["path", "recursive"], &["path"]),
-        // The developer tools (off unless the policy's exec_enabled: tests/devtools.rs).
+    ];
+    // The developer tools (off unless the policy's exec_enabled: tests/devtools.rs), in a
+    // library built with them (cargo feature exec); absent from the specs otherwise.
+    let developer_tools: &[(&str, &[&str], &[&str])] = &[
         ("workspace_info", &["refresh"], &[]),
         ("git_status", &[], &[]),
         (
@@ -106,6 +109,18 @@ fn tool_specs_describe_every_tool() {
         ("safe_shell", &["command", "cwd"], &["command"]),
         ("shell", &["command", "cwd", "timeout_sec"], &["command"]),
     ];
+    let mut expected = expected.to_vec();
+    match cfg!(feature = "exec") {
+        true => expected.extend_from_slice(developer_tools),
+        false => {
+            for (name, _, _) in developer_tools {
+                assert!(
+                    !specs.iter().any(|s| s["name"] == json!(name)),
+                    "{name}: {v}"
+                );
+            }
+        }
+    }
     assert_eq!(specs.len(), expected.len(), "{v}");
     for (name, props, required) in expected {
         let spec = specs

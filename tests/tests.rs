@@ -15,26 +15,36 @@ mod commit_faults;
 mod create_directory;
 mod create_race;
 mod delete_file;
+#[cfg(feature = "exec")]
 mod devtools;
+#[cfg(feature = "exec")]
 mod devtools_confinement;
 mod durability;
 mod edit_fields;
 mod encoding_errors;
 mod error_hints;
 mod escapes;
+#[cfg(all(feature = "exec", feature = "overlay"))]
 mod exec_overlay;
 mod fault_injection;
+mod features;
 mod ffi_input;
 mod ffi_workspace;
 mod list_filters;
 mod model_view;
 mod move_file;
 mod names;
+#[cfg(feature = "overlay")]
 mod overlay_checkpoints;
+#[cfg(feature = "overlay")]
 mod overlay_partial;
+#[cfg(all(feature = "exec", feature = "overlay"))]
 mod overlay_programs;
+#[cfg(feature = "overlay")]
 mod overlay_race;
+#[cfg(feature = "overlay")]
 mod overlay_store;
+#[cfg(feature = "overlay")]
 mod overlay_view;
 mod patch;
 mod patch_crash;
@@ -48,12 +58,14 @@ mod raw_io;
 mod read_allocations;
 mod read_lines;
 mod read_range;
+#[cfg(feature = "wasm")]
 mod rust_tools;
 mod special_files;
 mod temp_files;
 mod unrestricted;
 mod walk_race;
 mod walk_tools;
+#[cfg(feature = "wasm")]
 mod wasm_tools;
 mod write_modes;
 

@@ -58,6 +58,8 @@ ERROR_CODES: dict[str, str] = {
     "or overlayfs unavailable); nothing ran, and a program never runs on the base.",
     "no_session": "A session operation (Workspace.session_*) on a workspace in host mode, which "
     "has no overlay session; nothing was done.",
+    "feature_not_built": "The configuration asks for a part the library was built without (a cargo "
+    "feature: overlay, exec, wasm, wasmtime; the message names it); nothing was opened or created.",
 }
 
 

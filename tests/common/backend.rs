@@ -24,7 +24,11 @@ pub enum Backend {
 
 /// Every backend the behaviour tests run on: adding a backend is one line here (and its arm
 /// in the fixture's operations below).
-pub const BACKENDS: &[Backend] = &[Backend::Host, Backend::Overlay];
+pub const BACKENDS: &[Backend] = &[
+    Backend::Host,
+    #[cfg(feature = "overlay")]
+    Backend::Overlay,
+];
 
 /// The workspace config a fixture on `backend` starts from (the test's own is merged over
 /// it). An overlay fixture keeps its session in `base/state` and mounts the view afresh

@@ -198,10 +198,9 @@ impl WasmPolicy {
             "wasmi" => {}
             "wasmtime" if cfg!(feature = "wasmtime") => {}
             "wasmtime" => {
-                return Err(WsfsError::new(
-                    ErrorCode::InvalidArguments,
-                    "wasm_policy.engine is wasmtime, but this library was built without it (the \
-                     cargo feature wasmtime); use wasmi, or rebuild with --features wasmtime",
+                return Err(crate::error::feature_not_built(
+                    "wasmtime",
+                    "wasm_policy.engine \"wasmtime\"",
                 ))
             }
             other => {
@@ -270,9 +269,15 @@ impl Config {
                 "mode overlay needs restrict_to_workspace: true (the session is a view of the \
                  workspace root, and nothing outside it can be overlaid)",
             ),
+            #[cfg(feature = "overlay")]
             Mode::Overlay => {
                 crate::overlay::check_name(self.session.as_deref().unwrap_or(DEFAULT_SESSION))
             }
+            #[cfg(not(feature = "overlay"))]
+            Mode::Overlay => Err(crate::error::feature_not_built(
+                "overlay",
+                "\"mode\": \"overlay\"",
+            )),
             Mode::Host => Ok(()),
         }
     }

@@ -4,7 +4,6 @@
 
 #![deny(unsafe_code)]
 
-pub mod backend;
 pub mod config;
 pub mod guard;
 pub mod patch;
@@ -12,6 +11,7 @@ pub mod render;
 pub mod tools;
 pub mod workspace;
 
+#[cfg(feature = "overlay")]
 pub use wsfs_overlay as overlay;
 pub use wsfs_sandbox as sandbox;
 pub use wsfs_sandbox::{commit, control, error, json, lines, names, paths, text};

@@ -1,13 +1,8 @@
 //! An open workspace: the composition of its root (the sandbox), its policy (the gate of
-//! every resolution, and the audit log) and its limits. The tools reach the file system only
-//! through the operations here, each a one-line call into the sandbox with the policy as its
-//! gate.
+//! every resolution, and the audit log), its limits and, in overlay mode, its session. The
+//! tools reach the file system only through its operations (`files`).
 
-use crate::backend::overlay::open::open_overlay;
-use crate::backend::overlay::SessionView;
-use crate::backend::{Backend, FileId, Host, Listed};
 use crate::commit::journal::recover_all;
-use crate::commit::{CommitError, Committed, Op};
 use crate::config::{Config, Limits};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
@@ -16,42 +11,44 @@ use crate::paths::{absolute_root, broad_root_warning, is_broad_root};
 use crate::sandbox::gate::Access;
 use crate::sandbox::host::{contains_protected, unrestricted_warnings};
 use crate::sandbox::resolve::Located;
-use crate::sandbox::root::{Anchor, DirRef, Root, ToolPath};
+use crate::sandbox::root::{Root, ToolPath};
 use crate::sandbox::state_dir;
 use crate::sandbox::tempfile::{sweep_leftovers, SweepLimits, SWEEP_LIMITS};
-use crate::sandbox::walk::deny::{StartPaths, WalkFilter};
-use crate::sandbox::walk::dfs::{Entry as WalkEntry, Flow, Walked};
-use crate::sandbox::walk::filter::WalkOptions;
-use crate::sandbox::walk::remove::{Removal, RemoveOptions};
-use crate::sandbox::walk::tree::Tree;
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
-use rustix::fs::RenameFlags;
 use std::any::Any;
 use std::collections::HashSet;
-use std::ffi::{OsStr, OsString};
-use std::io;
-use std::os::fd::BorrowedFd;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
+
+pub use crate::sandbox::walk::dfs::{Entry as WalkEntry, Flow, Walked};
+pub use crate::sandbox::walk::remove::{Halt, NotRemoved, Removal, RemoveDenyHook, RemoveOptions};
+pub use crate::sandbox::walk::tree::{Tree, Unlisted};
+pub use files::{FileId, Listed};
 
 /// An open workspace.
 #[derive(Debug)]
 pub struct Workspace {
-    /// Where the files are: the operations of the backend contract (see `crate::backend`).
-    /// Private: the tools reach it only through the facades below.
-    backend: Box<dyn Backend>,
+    /// The root every path is resolved beneath (in overlay mode, the session's view).
+    /// Private: the tools reach it only through the operations in `files`.
+    root: Root,
     pub limits: Limits,
     /// Deny rules, read-only mode and the audit log (see `policy`).
     pub policy: Policy,
     /// State the layers above keep per workspace (see [`Workspace::slot`]).
     slots: Slots,
-    /// The overlay session, in overlay mode (see `session`).
-    session: Option<Arc<SessionView>>,
+    /// The session, in overlay mode (see `overlay`, `session`).
+    #[cfg(feature = "overlay")]
+    overlay: Option<overlay::Overlay>,
 }
 
+mod files;
+#[cfg(feature = "overlay")]
+pub mod overlay;
 #[cfg(test)]
 mod sandbox_tests;
+#[cfg(feature = "overlay")]
 mod session;
 
 /// Per-workspace values of types this layer does not know (the exec tools' runner and probe
@@ -68,6 +65,7 @@ impl std::fmt::Debug for Slots {
 impl Workspace {
     /// Opens (creating if needed) the configured root. Returns the workspace and its warnings.
     pub fn open(config: &Config) -> Result<(Workspace, Vec<String>)> {
+        config.check_mode()?;
         let configured_root = absolute_root(&config.root)?;
         let shown = configured_root.display().to_string();
         match std::fs::metadata(&configured_root) {
@@ -122,38 +120,39 @@ impl Workspace {
         if !recovery.names_unknown {
             sweep(&root.dir, &root.path, &recovery.unrecovered);
         }
-        let (backend, session): (Box<dyn Backend>, _) = match config.session_name() {
-            None => (Box::new(Host { root }), None),
+        #[cfg(feature = "overlay")]
+        let (root, overlay) = match config.session_name() {
+            None => (root, None),
             Some(name) => {
-                let (overlay, overlay_warnings) = open_overlay(
+                let (view_root, overlay, overlay_warnings) = overlay::open::open_overlay(
                     root,
                     name,
                     config.limits.max_write_bytes,
                     config.session_refresh_ms,
                 )?;
                 warnings.extend(overlay_warnings);
-                let view = overlay.view.clone();
-                (Box::new(overlay), Some(view))
+                (view_root, Some(overlay))
             }
         };
         let ws = Workspace {
-            backend,
+            root,
             limits: config.limits,
             policy,
             slots: Slots::default(),
-            session,
+            #[cfg(feature = "overlay")]
+            overlay,
         };
         Ok((ws, warnings))
     }
 
     pub fn root(&self) -> &Path {
-        &self.backend.root().path
+        &self.root.path
     }
 
     /// The backend's root, for the unit tests of the layers below.
     #[cfg(test)]
     pub fn test_root(&self) -> &Root {
-        self.backend.root()
+        &self.root
     }
 
     pub fn limits(&self) -> &Limits {
@@ -161,7 +160,7 @@ impl Workspace {
     }
 
     pub fn restricts_to_workspace(&self) -> bool {
-        self.backend.root().restrict
+        self.root.restrict
     }
 
     /// The effective policy (defaults filled in, the audit log's path absolute).
@@ -185,7 +184,7 @@ impl Workspace {
 
     /// The state directory's path, when the workspace has one.
     pub fn state_path(&self) -> Option<&Path> {
-        match &self.backend.root().state {
+        match &self.root.state {
             crate::sandbox::state_dir::StateDir::At(p) => Some(p),
             crate::sandbox::state_dir::StateDir::Unavailable(_) => None,
         }
@@ -218,7 +217,7 @@ impl Workspace {
             }
         }
         let rel = self.program_rel(path, &located)?;
-        Ok(self.backend.root().path.join(rel))
+        Ok(self.root.path.join(rel))
     }
 
     /// The workspace-relative real path `path` resolves to for `access` (so `deny_write`'s
@@ -235,10 +234,7 @@ impl Workspace {
     }
 
     fn program_rel(&self, path: &ToolPath, located: &Located<'_>) -> Result<PathBuf> {
-        let (rel, inside) = self
-            .backend
-            .root()
-            .path_of(&located.dir, located.leaf.as_deref())?;
+        let (rel, inside) = self.root.path_of(&located.dir, located.leaf.as_deref())?;
         if !inside {
             return Err(WsfsError::new(
                 ErrorCode::OutsideWorkspace,
@@ -253,199 +249,7 @@ impl Workspace {
 
     /// Validates a tool path and decides where it resolves from (see `Root::parse_path`).
     pub fn parse_path(&self, raw: &str) -> Result<ToolPath> {
-        self.backend.root().parse_path(raw)
-    }
-
-    /// Resolves `path` for `access`, following a symlinked leaf (see `Root::resolve`).
-    pub fn resolve(
-        &self,
-        path: &ToolPath,
-        access: Access,
-        create_parents: bool,
-        ctl: &CallControl,
-    ) -> Result<Located<'_>> {
-        self.backend
-            .resolve(path, access, create_parents, &self.policy, ctl)
-    }
-
-    /// Resolves the entry `path` names itself, never following its leaf (`move_file`,
-    /// `delete_file`).
-    pub fn resolve_entry(
-        &self,
-        path: &ToolPath,
-        access: Access,
-        create_parents: bool,
-        ctl: &CallControl,
-    ) -> Result<Located<'_>> {
-        self.backend
-            .resolve_entry(path, access, create_parents, &self.policy, ctl)
-    }
-
-    /// Resolves `path` for describing it, not following its leaf (`get_path_info`).
-    pub fn resolve_no_follow(&self, path: &ToolPath, ctl: &CallControl) -> Result<Located<'_>> {
-        self.backend.resolve_info(path, &self.policy, ctl)
-    }
-
-    /// Where the symlink `located` names leads, when it stays inside the workspace.
-    pub fn link_target(&self, located: &Located<'_>, ctl: &CallControl) -> Option<String> {
-        self.backend.link_target(located, &self.policy, ctl)
-    }
-
-    /// Removes the directories `located`'s resolution created (a call that failed).
-    pub fn undo_created(&self, located: Located<'_>) {
-        self.backend.undo_created(located)
-    }
-
-    /// What a listing or walk of `start` leaves out (see `WalkFilter::new`).
-    pub fn walk_filter(
-        &self,
-        start: &DirRef<'_>,
-        known: StartPaths,
-    ) -> Result<Option<WalkFilter<'_>>> {
-        self.backend.walk_filter(&self.policy, start, known)
-    }
-
-    /// Commits `ops` together (see `commit`).
-    pub fn commit(
-        &self,
-        anchor: Anchor,
-        ops: Vec<Op<'_>>,
-        ctl: &CallControl,
-    ) -> std::result::Result<Committed, CommitError> {
-        self.backend.commit(&self.policy, anchor, ops, ctl)
-    }
-
-    /// The resolved workspace-relative path of `dir` (plus `leaf`).
-    pub fn resolved_rel(&self, dir: &DirRef<'_>, leaf: Option<&OsStr>) -> Result<PathBuf> {
-        self.backend.rel_of(dir, leaf)
-    }
-
-    /// The resolved path as shown (for the audit log); `fallback` if it cannot be known.
-    pub fn shown_resolved(&self, dir: &DirRef<'_>, leaf: Option<&OsStr>, fallback: &str) -> String {
-        self.backend.shown_of(dir, leaf, fallback)
-    }
-
-    /// How the audit log names a directory a call created.
-    pub fn shown_anchored(&self, anchor: Anchor, rel: &Path) -> String {
-        self.backend.shown_anchored(anchor, rel)
-    }
-
-    /// Opens the directory `name` in `dir`, not following a symlink (`ENOTDIR` otherwise).
-    pub fn open_child_dir<'a>(&'a self, dir: &Dir, name: &OsStr) -> io::Result<DirRef<'a>> {
-        self.backend.open_child_dir(dir, name)
-    }
-
-    /// Opens the directory `rel` below the root, for suggestions (see `Backend::open_at_root`).
-    pub fn open_at_root(&self, rel: &Path) -> io::Result<DirRef<'_>> {
-        self.backend.open_at_root(rel)
-    }
-
-    /// The parent of `dir`, for identity checks.
-    pub fn parent_dir(&self, dir: &Dir) -> io::Result<Dir> {
-        self.backend.parent_dir(dir)
-    }
-
-    /// The root directory's identity.
-    pub fn root_id(&self) -> io::Result<FileId> {
-        self.backend.root_id()
-    }
-
-    /// Whether `name` exists in `dir` (not followed).
-    pub fn has_entry(&self, dir: &Dir, name: &OsStr) -> bool {
-        self.backend.has_entry(dir, name)
-    }
-
-    /// Whether `rel` below the root exists.
-    pub fn exists(&self, rel: &Path) -> bool {
-        self.backend.exists(rel)
-    }
-
-    /// Lists one directory level (see `Backend::list`).
-    pub fn list(
-        &self,
-        dir: BorrowedFd<'_>,
-        display: &str,
-        ctl: &CallControl,
-        mut visit: impl FnMut(Listed<'_>) -> Result<bool>,
-    ) -> Result<()> {
-        self.backend.list(dir, display, ctl, &mut visit)
-    }
-
-    /// Walks the tree below `dir` (see `Backend::walk`).
-    pub fn walk(
-        &self,
-        dir: BorrowedFd<'_>,
-        display: &str,
-        opts: &WalkOptions<'_>,
-        ctl: &CallControl,
-        mut visit: impl FnMut(&WalkEntry<'_>) -> Result<Flow>,
-    ) -> Result<Walked> {
-        self.backend
-            .walk(dir, display, opts, false, ctl, &mut visit)
-    }
-
-    /// Walks everything below `dir`, leaving nothing out (see `Backend::walk`).
-    pub fn walk_all(
-        &self,
-        dir: BorrowedFd<'_>,
-        display: &str,
-        ctl: &CallControl,
-        mut visit: impl FnMut(&WalkEntry<'_>) -> Result<Flow>,
-    ) -> Result<Walked> {
-        let opts = WalkOptions::new(true, false);
-        self.backend
-            .walk(dir, display, &opts, true, ctl, &mut visit)
-    }
-
-    /// Lists the tree below `dir` (see `Backend::list_tree`).
-    pub fn list_tree(
-        &self,
-        dir: BorrowedFd<'_>,
-        display: &str,
-        opts: &WalkOptions<'_>,
-        cap: usize,
-        ctl: &CallControl,
-    ) -> Result<Tree> {
-        self.backend.list_tree(dir, display, opts, cap, ctl)
-    }
-
-    /// Removes the file or symlink `name` in `dir`.
-    pub fn remove_file(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()> {
-        self.backend.remove_file(dir, name)
-    }
-
-    /// Removes the directory `name` in `dir` if it is empty (a Wasm tool's `rmdir`).
-    pub fn remove_empty_dir(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()> {
-        self.backend.remove_empty_dir(dir, name)
-    }
-
-    /// Removes the directory `name` in `parent` and everything in it (see `Backend::remove_tree`).
-    pub fn remove_tree(
-        &self,
-        parent: &Dir,
-        name: &OsStr,
-        id: FileId,
-        opts: &RemoveOptions<'_>,
-        ctl: &CallControl,
-    ) -> io::Result<Removal> {
-        self.backend.remove_tree(parent, name, id, opts, ctl)
-    }
-
-    /// Renames `from` in `from_dir` to `to` in `to_dir` in one step.
-    pub fn rename(
-        &self,
-        from_dir: &Dir,
-        from: &OsStr,
-        to_dir: &Dir,
-        to: &OsStr,
-        flags: RenameFlags,
-    ) -> rustix::io::Result<()> {
-        self.backend.rename(from_dir, from, to_dir, to, flags)
-    }
-
-    /// Creates the directory `name` in `dir`.
-    pub fn make_dir(&self, dir: &Dir, name: &OsStr) -> io::Result<()> {
-        self.backend.create_dir(dir, name)
+        self.root.parse_path(raw)
     }
 
     /// Whether a change below a directory must ask `refuses_inside` about each entry.
@@ -493,6 +297,7 @@ fn sweep(root_dir: &Dir, root: &Path, keep: &HashSet<OsString>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sandbox::root::Anchor;
 
     fn ws(dir: &Path, restrict: bool) -> Workspace {
         let config = Config {
@@ -597,7 +402,7 @@ mod tests {
         ) -> Result<()> {
             let (rel, inside) = at.path()?;
             assert!(inside, "{}", rel.display());
-            let shown = self.ws.backend.exists(rel);
+            let shown = self.ws.exists(rel);
             self.seen.borrow_mut().push((rel.to_path_buf(), shown));
             Ok(())
         }
@@ -622,7 +427,11 @@ mod tests {
     #[test]
     fn every_backend_asks_about_each_new_directory_before_making_it() {
         use crate::config::Mode;
-        for mode in [Mode::Host, Mode::Overlay] {
+        for mode in [
+            Mode::Host,
+            #[cfg(feature = "overlay")]
+            Mode::Overlay,
+        ] {
             let tmp = tempfile::tempdir().unwrap();
             let config = Config {
                 mode,
@@ -641,10 +450,8 @@ mod tests {
                 };
                 let p = w.parse_path(path).unwrap();
                 let located = match entry {
-                    false => w.backend.resolve(&p, Access::WRITE, true, &gate, &ctl),
-                    true => w
-                        .backend
-                        .resolve_entry(&p, Access::WRITE, true, &gate, &ctl),
+                    false => w.resolve_gated(&p, Access::WRITE, true, &gate, &ctl),
+                    true => w.resolve_entry_gated(&p, Access::WRITE, true, &gate, &ctl),
                 }
                 .unwrap();
                 let expected: Vec<(PathBuf, bool)> =
@@ -652,7 +459,7 @@ mod tests {
                 assert_eq!(*gate.seen.borrow(), expected, "{mode:?} {path}");
                 assert_eq!(located.created.len(), made.len(), "{mode:?} {path}");
                 for m in made {
-                    assert!(w.backend.exists(Path::new(m)), "{mode:?} {m}");
+                    assert!(w.exists(Path::new(m)), "{mode:?} {m}");
                 }
             }
         }

@@ -30,7 +30,9 @@
 
 #![deny(unsafe_code)]
 
-use wsfs_core::{backend, error};
+use wsfs_core::error;
+#[cfg(feature = "overlay")]
+use wsfs_core::workspace;
 
 pub mod capture;
 pub mod cgroup;

@@ -6,7 +6,7 @@
 //! layers are, topmost first: an upper of the run's own (empty at the start), the session's
 //! upper tree (read-only to the run) and the base (the workspace root). What the program
 //! changed is merged into the session after it ends, each path touched first like a tool's
-//! change (`backend::overlay::runs`), so the session's fingerprints and checkpoint images
+//! change (`wsfs_core::workspace::overlay::runs`), so the session's fingerprints and checkpoint images
 //! cover it; a run never writes the session's upper tree while the view's mount uses it.
 //!
 //! The upper tree is in the kernel's format with the `userxattr` flavour (whiteouts are 0/0
@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone)]
 pub struct OverlayDirs {
     /// A read-only layer above the base (the session's upper tree, when each run writes an
-    /// upper of its own that is merged into the session after it: `backend::overlay::runs`).
+    /// upper of its own that is merged into the session after it: `wsfs_core::workspace::overlay::runs`).
     pub lower: Option<PathBuf>,
     /// The upper tree (kernel overlayfs format, `userxattr` flavour).
     pub upper: PathBuf,

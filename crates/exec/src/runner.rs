@@ -11,9 +11,9 @@ use super::program;
 use super::sandbox::{self, Bounds, Request, SandboxReport};
 use super::scratch::Scratch;
 use super::supervise::{self, Stopped, Watch};
-use crate::backend::overlay::runs::Run;
-use crate::backend::overlay::SessionView;
 use crate::error::{ErrorCode, WsfsError};
+#[cfg(feature = "overlay")]
+use crate::workspace::overlay::{runs::Run, SessionView};
 use rustix::fs::{Mode, OFlags};
 use std::ffi::{OsStr, OsString};
 use std::os::fd::AsRawFd;
@@ -50,7 +50,8 @@ pub enum ViewLayers {
     /// The same directories for every run (the runner's own tests).
     Fixed(OverlayDirs),
     /// A workspace's session: each run gets an upper of its own over the session's, merged
-    /// into the session when the program has ended (`backend::overlay::runs`).
+    /// into the session when the program has ended (`wsfs_core::workspace::overlay::runs`).
+    #[cfg(feature = "overlay")]
     Session(Arc<SessionView>),
 }
 
@@ -368,6 +369,7 @@ impl Runner {
         match &self.places.overlay {
             None => self.run_in(req, scratch, None),
             Some(ViewLayers::Fixed(dirs)) => self.run_in(req, scratch, Some(dirs)),
+            #[cfg(feature = "overlay")]
             Some(ViewLayers::Session(view)) => {
                 let run: Run = view.begin_run()?;
                 let dirs = OverlayDirs {

@@ -41,6 +41,9 @@ pub enum ErrorCode {
     NothingToCommit,
     OverlayUnavailable,
     NoSession,
+    /// The configuration asks for a part this library was built without (a cargo feature:
+    /// `overlay`, `exec`, `wasm`, `wasmtime`); the message names it.
+    FeatureNotBuilt,
 }
 
 impl ErrorCode {
@@ -83,6 +86,7 @@ impl ErrorCode {
             ErrorCode::NothingToCommit => "nothing_to_commit",
             ErrorCode::OverlayUnavailable => "overlay_unavailable",
             ErrorCode::NoSession => "no_session",
+            ErrorCode::FeatureNotBuilt => "feature_not_built",
         }
     }
 }
@@ -171,6 +175,19 @@ fn classify_io(err: &io::Error) -> (ErrorCode, String) {
     }
 }
 
+/// The error for a configuration that needs the cargo feature `feature`, which this library
+/// was built without; `asked` says what in the configuration needs it.
+pub fn feature_not_built(feature: &str, asked: &str) -> WsfsError {
+    WsfsError::new(
+        ErrorCode::FeatureNotBuilt,
+        format!(
+            "{asked} needs the cargo feature {feature}, and this wsfs library was built without \
+             it: use a build with it (cargo build --features {feature}; the Go module and the \
+             Python wheel ship with every feature) or leave it out of the configuration"
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,3 +258,4 @@ mod tests {
         assert_eq!(e.to_string(), "edit_not_found: no match");
     }
 }
+

@@ -307,7 +307,7 @@ mod tests {
             }
             Err(e) => {
                 assert!(!built_with_wasmtime, "{}", e.message);
-                assert_eq!(e.code, ErrorCode::InvalidArguments);
+                assert_eq!(e.code, ErrorCode::FeatureNotBuilt);
                 assert!(e.message.contains("--features wasmtime"), "{}", e.message);
             }
         }

@@ -16,7 +16,6 @@
 //! - After a complete deletion the parent directory is fsynced.
 
 use super::entry::{self, Entry};
-use crate::backend::{Halt, NotRemoved, Removal, RemoveDenyHook, RemoveOptions};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::audit::Change;
@@ -28,6 +27,7 @@ use crate::sandbox::sys::Kind;
 use crate::sandbox::walk::filter::is_internal_name;
 use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
 use crate::workspace::Workspace;
+use crate::workspace::{Halt, NotRemoved, Removal, RemoveDenyHook, RemoveOptions};
 use rustix::io::Errno;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

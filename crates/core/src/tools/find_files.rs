@@ -3,13 +3,13 @@
 
 use super::globs::PathGlob;
 use super::walking::{open_walk_dir, skipped_hint, WalkDeny};
-use crate::backend::Flow;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::render;
 use crate::sandbox::walk::filter::Candidate;
 use crate::sandbox::walk::names::shown;
 use crate::sandbox::walk::{Kind, WalkOptions, WalkStats};
 use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
+use crate::workspace::Flow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;

@@ -3,7 +3,6 @@
 //! nearest existing parent directory, listed through a handle opened beneath the workspace
 //! root (never outside it), with a bounded scan.
 
-use crate::backend::Flow;
 use crate::control::CallControl;
 use crate::names::display_path;
 use crate::sandbox::root::Anchor;
@@ -12,6 +11,7 @@ use crate::sandbox::walk::filter::{Candidate, WalkOptions};
 use crate::sandbox::walk::names::shown as walk_shown;
 use crate::sandbox::walk::Kind;
 use crate::tools::walking::WalkDeny;
+use crate::workspace::Flow;
 use crate::workspace::Workspace;
 use std::borrow::Cow;
 use std::ffi::OsStr;

@@ -20,7 +20,6 @@
 
 use super::entry::{self, Entry, FileId};
 use super::write::hash_same_file;
-use crate::backend::Flow;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::audit::Change;
@@ -31,6 +30,7 @@ use crate::sandbox::root::ToolPath;
 use crate::sandbox::sys::{self, Kind};
 use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
 use crate::tools::hints::shown_name;
+use crate::workspace::Flow;
 use crate::workspace::Workspace;
 use cap_std::fs::{Dir, Metadata};
 use rustix::fs::RenameFlags;

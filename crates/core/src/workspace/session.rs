@@ -1,9 +1,9 @@
 //! Overlay mode: the host's session operations (diff, commit, checkpoint, rewind,
-//! checkpoints, discard, refresh) and the guard every tool call holds. See `backend::overlay`
-//! for the view and `overlay` for the store.
+//! checkpoints, discard, refresh) and the guard every tool call holds. See `super::overlay`
+//! for the view and `wsfs_overlay` for the store.
 
+use super::overlay::SessionView;
 use super::Workspace;
-use crate::backend::overlay::SessionView;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::policy::SessionCommitGate;
@@ -19,7 +19,7 @@ impl Workspace {
     /// A view that may show what is no longer so is mounted afresh first: when dirty, after
     /// the calls in flight end; when merely old, only if none is in flight.
     pub fn call_guard(&self) -> Option<RwLockReadGuard<'_, ()>> {
-        let view = self.session.as_ref()?;
+        let view = &self.overlay.as_ref()?.view;
         if let Some(must) = view.wants_remount() {
             let exclusive = match must {
                 true => Some(view.calls.write().unwrap_or_else(|p| p.into_inner())),
@@ -42,17 +42,17 @@ impl Workspace {
 
     /// Whether the workspace is in overlay mode, and its session's name.
     pub fn session_name(&self) -> Option<String> {
-        let view = self.session.as_ref()?;
+        let view = &self.overlay.as_ref()?.view;
         Some(view.base.name.clone())
     }
 
     /// The session, in overlay mode: the developer tools run programs on it.
     pub fn session_view(&self) -> Option<std::sync::Arc<SessionView>> {
-        self.session.clone()
+        self.overlay.as_ref().map(|o| o.view.clone())
     }
 
     fn view(&self) -> Result<&SessionView> {
-        self.session.as_deref().ok_or_else(|| {
+        self.overlay.as_ref().map(|o| &*o.view).ok_or_else(|| {
             WsfsError::new(
                 ErrorCode::NoSession,
                 "this workspace is in host mode and has no session: open it with \

@@ -42,12 +42,24 @@ pub struct DevState {
 
 /// This workspace's runner and cache, made on first use from its policy. In overlay mode
 /// each program runs on the session's view (base + session changes) and what it changes goes
-/// into the session, never into the base (`backend::overlay::runs`).
+/// into the session, never into the base (`wsfs_core::workspace::overlay::runs`).
 pub fn state(ws: &Workspace) -> Result<Arc<DevState>> {
     Ok(ws.slot(|| DevState {
         runner: Runner::new(places(ws), exec_policy(ws)),
         info: InfoCache::default(),
     }))
+}
+
+/// In overlay mode, the session the programs run on.
+#[cfg(feature = "overlay")]
+fn view_layers(ws: &Workspace) -> Option<ViewLayers> {
+    ws.session_view().map(ViewLayers::Session)
+}
+
+/// Without overlay mode there is no session to run on.
+#[cfg(not(feature = "overlay"))]
+fn view_layers(_: &Workspace) -> Option<ViewLayers> {
+    None
 }
 
 fn places(ws: &Workspace) -> ExecPlaces {
@@ -61,7 +73,7 @@ fn places(ws: &Workspace) -> ExecPlaces {
     };
     ExecPlaces {
         view_root: ws.root().to_path_buf(),
-        overlay: ws.session_view().map(ViewLayers::Session),
+        overlay: view_layers(ws),
         view_writable: ws.policy().writes_enabled,
         home,
         scratch_parent,

@@ -1,12 +1,12 @@
 //! `list_dir`'s result: one level's entries, or a tree (`data.tree`), and the text a model
 //! reads.
 
-use crate::backend::{Tree, Unlisted};
 use crate::render;
 use crate::sandbox::walk::names::shown;
 use crate::sandbox::walk::Kind;
 use crate::tools::contract::ToolOutput;
 use crate::tools::walking::{is_zero, left_out_note};
+use crate::workspace::{Tree, Unlisted};
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 use std::borrow::Cow;

@@ -5,7 +5,6 @@ mod sink;
 
 use super::globs::PathGlob;
 use super::walking::{open_target, path_prefix, Target, WalkDeny};
-use crate::backend::Flow;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::render;
@@ -14,6 +13,7 @@ use crate::sandbox::walk::filter::Candidate;
 use crate::sandbox::walk::names::shown;
 use crate::sandbox::walk::{Kind, WalkOptions, WalkStats};
 use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
+use crate::workspace::Flow;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use schemars::JsonSchema;

@@ -1,11 +1,11 @@
-//! The overlay backend (issue 20): an overlay workspace's tools work on a kernel overlay
+//! Overlay mode (issue 20): an overlay workspace's tools work on a kernel overlay
 //! mount of the base (the workspace root, lower and never changed through the mount) and the
 //! session's upper tree, made detached for this process alone (`sandbox::view_mount`). Every
-//! tool runs the host backend's code unchanged on the mount's root, so each keeps its
+//! tool runs host mode's code unchanged on the mount's root, so each keeps its
 //! arguments, results, texts, codes and guarantees; the kernel merges directories, copies a
 //! file up before its first change and records deletions as whiteouts.
 //!
-//! What this backend adds: before anything is changed, the session records the base
+//! What overlay mode adds: before anything is changed, the session records the base
 //! fingerprint of the path at its first touch and that it changed since the last checkpoint
 //! (`Session::touch`), for the commit's conflict check and the checkpoints' before-images.
 //! Every change a tool makes is reached through a resolution for writing (`resolve` with
@@ -19,25 +19,16 @@
 //! `redirect_dir`, which the unprivileged `userxattr` format does not allow): `rename` then
 //! copies the directory to its new name and removes the old one (see `move_dir_by_copy`).
 
-use super::{Backend, FileId, Host, Listed};
-use crate::commit::{CommitError, Committed, Op};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::overlay::{session_path, Session};
 use crate::sandbox::gate::{Access, Gate, Reached, Skipped, WalkNeeds};
 use crate::sandbox::resolve::Located;
-use crate::sandbox::root::{Anchor, DirRef, Root, ToolPath};
-use crate::sandbox::walk::deny::{StartPaths, WalkFilter};
-use crate::sandbox::walk::dfs::{Entry, Flow, Walked};
-use crate::sandbox::walk::filter::WalkOptions;
-use crate::sandbox::walk::remove::{Removal, RemoveOptions};
-use crate::sandbox::walk::tree::Tree;
+use crate::sandbox::root::{Root, ToolPath};
 use cap_std::fs::Dir;
-use rustix::fs::RenameFlags;
 use std::cell::Cell;
-use std::ffi::OsStr;
 use std::io;
-use std::os::fd::BorrowedFd;
+use std::os::fd::RawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -46,6 +37,8 @@ use std::time::{Duration, Instant};
 mod copy;
 pub mod open;
 pub mod runs;
+
+pub use copy::move_dir_by_copy;
 
 /// The session an overlay workspace works in, shared by its backend (which touches paths)
 /// and the workspace's session operations (diff, commit, checkpoint, rewind, discard).
@@ -212,44 +205,87 @@ impl SessionView {
     }
 }
 
-/// The overlay backend: the host backend on the view's mount, plus the session's touches.
+/// Overlay mode's part of a workspace: the session, and the root handle (a descriptor on the
+/// view's mount) this workspace registered with it.
 #[derive(Debug)]
 pub struct Overlay {
-    pub host: Host,
     pub view: Arc<SessionView>,
+    pub root_fd: RawFd,
 }
 
 impl Drop for Overlay {
     fn drop(&mut self) {
-        use std::os::fd::AsRawFd;
-        let fd = self.host.root.dir.as_raw_fd();
         let mut roots = self.view.roots.lock().unwrap_or_else(|p| p.into_inner());
-        roots.retain(|&r| r != fd);
+        roots.retain(|&r| r != self.root_fd);
     }
 }
 
 impl Overlay {
+    /// Resolves `path` on the view (`entry`: the entry itself, its leaf not followed) and,
+    /// for writing, touches what it reached before the caller changes it. Missing parents it
+    /// makes are touched just before each is made (`TouchingGate`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn resolve<'a>(
+        &self,
+        root: &'a Root,
+        path: &ToolPath,
+        access: Access,
+        create_parents: bool,
+        gate: &dyn Gate,
+        ctl: &CallControl,
+        entry: bool,
+    ) -> Result<Located<'a>> {
+        let touching = TouchingGate {
+            gate,
+            view: &self.view,
+            leaves: false,
+        };
+        let gate: &dyn Gate = if create_parents { &touching } else { gate };
+        let located = match entry {
+            true => root.resolve_entry(path, access, create_parents, gate, ctl)?,
+            false => root.resolve(path, access, create_parents, gate, ctl)?,
+        };
+        match access.writes {
+            true => self.touched_or_refused(root, located, entry, path, create_parents, gate, ctl),
+            false => Ok(located),
+        }
+    }
+
+    /// The gate of a commit on the view: `gate`, and the touch of each path it writes.
+    pub fn commit_gate<'g>(&'g self, gate: &'g dyn Gate) -> impl Gate + 'g {
+        TouchingGate {
+            gate,
+            view: &self.view,
+            leaves: true,
+        }
+    }
+
     /// The workspace-relative path a resolution reached.
-    fn located_rel(&self, located: &Located<'_>) -> Result<PathBuf> {
+    fn located_rel(root: &Root, located: &Located<'_>) -> Result<PathBuf> {
         match &located.resolved_rel {
             Some(rel) => Ok(rel.clone()),
-            None => self.host.rel_of(&located.dir, located.leaf.as_deref()),
+            None => root.rel_of(&located.dir, located.leaf.as_deref()),
         }
     }
 
     /// Touches what a resolution for writing reached, or undoes the resolution. (The
     /// directories it created were touched before each was made: `TouchingGate`.)
-    fn touched<'a>(&self, located: Located<'a>, tree: bool, display: &str) -> Result<Located<'a>> {
+    fn touched<'a>(
+        &self,
+        root: &'a Root,
+        located: Located<'a>,
+        tree: bool,
+        display: &str,
+    ) -> Result<Located<'a>> {
         let touch = || -> Result<()> {
-            // `.` and `..` as the last name name no entry a tool changes (the tools refuse
-            // them after resolution).
-            // A path that names a directory by `.`/`..` (no leaf): the tools refuse it.
+            // A path that names a directory by `.`/`..` (no leaf) names no entry a tool
+            // changes: the tools refuse it after resolution.
             match located.leaf.as_ref() {
                 None => return Ok(()),
                 Some(l) if l.as_os_str() == "." || l.as_os_str() == ".." => return Ok(()),
                 Some(_) => {}
             }
-            let rel = self.located_rel(&located)?;
+            let rel = Self::located_rel(root, &located)?;
             let is_dir = located.leaf_meta.as_ref().is_some_and(|m| m.is_dir());
             match tree && is_dir {
                 true => self.view.touch_tree(&rel)?,
@@ -271,19 +307,21 @@ impl Overlay {
         match touch() {
             Ok(()) => Ok(located),
             Err(e) => {
-                self.host.undo_created(located);
+                root.undo_created(located);
                 Err(e)
             }
         }
     }
 
-    /// `touched`, and when the view was stale: the host backend's refusal of `path` on the
-    /// base as it is now, if it has one that a fresh view would give too (a directory on the
-    /// way swapped for a symlink leading outside, or for a file; a missing one, unless the
-    /// call makes missing parents). Else the call is run again on a fresh view (see
+    /// `touched`, and when the view was stale: host mode's refusal of `path` on the base as
+    /// it is now, if it has one that a fresh view would give too (a directory on the way
+    /// swapped for a symlink leading outside, or for a file; a missing one, unless the call
+    /// makes missing parents). Else the call is run again on a fresh view (see
     /// `MET_STALE_VIEW`). Nothing was changed either way.
+    #[allow(clippy::too_many_arguments)]
     fn touched_or_refused<'a>(
         &self,
+        root: &'a Root,
         located: Located<'a>,
         tree: bool,
         path: &ToolPath,
@@ -291,7 +329,7 @@ impl Overlay {
         gate: &dyn Gate,
         ctl: &CallControl,
     ) -> Result<Located<'a>> {
-        let stale = match self.touched(located, tree, &path.display) {
+        let stale = match self.touched(root, located, tree, &path.display) {
             Err(e) if MET_STALE_VIEW.with(Cell::get) => e,
             other => return other,
         };
@@ -385,210 +423,5 @@ impl Gate for TouchingGate<'_> {
 
     fn walk_skip(&self, rel: &Path, is_dir: bool, file: Option<(u64, u64)>) -> Option<Skipped> {
         self.gate.walk_skip(rel, is_dir, file)
-    }
-}
-
-impl Backend for Overlay {
-    fn root(&self) -> &Root {
-        &self.host.root
-    }
-
-    fn resolve<'a>(
-        &'a self,
-        path: &ToolPath,
-        access: Access,
-        create_parents: bool,
-        gate: &dyn Gate,
-        ctl: &CallControl,
-    ) -> Result<Located<'a>> {
-        let touching = TouchingGate {
-            gate,
-            view: &self.view,
-            leaves: false,
-        };
-        let gate: &dyn Gate = if create_parents { &touching } else { gate };
-        let located = self.host.resolve(path, access, create_parents, gate, ctl)?;
-        match access.writes {
-            true => self.touched_or_refused(located, false, path, create_parents, gate, ctl),
-            false => Ok(located),
-        }
-    }
-
-    fn resolve_entry<'a>(
-        &'a self,
-        path: &ToolPath,
-        access: Access,
-        create_parents: bool,
-        gate: &dyn Gate,
-        ctl: &CallControl,
-    ) -> Result<Located<'a>> {
-        let touching = TouchingGate {
-            gate,
-            view: &self.view,
-            leaves: false,
-        };
-        let gate: &dyn Gate = if create_parents { &touching } else { gate };
-        let located = self
-            .host
-            .resolve_entry(path, access, create_parents, gate, ctl)?;
-        match access.writes {
-            true => self.touched_or_refused(located, true, path, create_parents, gate, ctl),
-            false => Ok(located),
-        }
-    }
-
-    fn resolve_info<'a>(
-        &'a self,
-        path: &ToolPath,
-        gate: &dyn Gate,
-        ctl: &CallControl,
-    ) -> Result<Located<'a>> {
-        self.host.resolve_info(path, gate, ctl)
-    }
-
-    fn link_target(
-        &self,
-        located: &Located<'_>,
-        gate: &dyn Gate,
-        ctl: &CallControl,
-    ) -> Option<String> {
-        self.host.link_target(located, gate, ctl)
-    }
-
-    fn undo_created(&self, located: Located<'_>) {
-        self.host.undo_created(located)
-    }
-
-    fn open_child_dir<'a>(&'a self, dir: &Dir, name: &OsStr) -> io::Result<DirRef<'a>> {
-        self.host.open_child_dir(dir, name)
-    }
-
-    fn open_at_root(&self, rel: &Path) -> io::Result<DirRef<'_>> {
-        self.host.open_at_root(rel)
-    }
-
-    fn parent_dir(&self, dir: &Dir) -> io::Result<Dir> {
-        self.host.parent_dir(dir)
-    }
-
-    fn root_id(&self) -> io::Result<FileId> {
-        self.host.root_id()
-    }
-
-    fn has_entry(&self, dir: &Dir, name: &OsStr) -> bool {
-        self.host.has_entry(dir, name)
-    }
-
-    fn exists(&self, rel: &Path) -> bool {
-        self.host.exists(rel)
-    }
-
-    fn list(
-        &self,
-        dir: BorrowedFd<'_>,
-        display: &str,
-        ctl: &CallControl,
-        visit: &mut dyn FnMut(Listed<'_>) -> Result<bool>,
-    ) -> Result<()> {
-        self.host.list(dir, display, ctl, visit)
-    }
-
-    fn walk(
-        &self,
-        dir: BorrowedFd<'_>,
-        display: &str,
-        opts: &WalkOptions<'_>,
-        all: bool,
-        ctl: &CallControl,
-        visit: &mut dyn FnMut(&Entry<'_>) -> Result<Flow>,
-    ) -> Result<Walked> {
-        self.host.walk(dir, display, opts, all, ctl, visit)
-    }
-
-    fn list_tree(
-        &self,
-        dir: BorrowedFd<'_>,
-        display: &str,
-        opts: &WalkOptions<'_>,
-        cap: usize,
-        ctl: &CallControl,
-    ) -> Result<Tree> {
-        self.host.list_tree(dir, display, opts, cap, ctl)
-    }
-
-    fn walk_filter<'a>(
-        &'a self,
-        gate: &'a dyn Gate,
-        start: &DirRef<'_>,
-        known: StartPaths,
-    ) -> Result<Option<WalkFilter<'a>>> {
-        self.host.walk_filter(gate, start, known)
-    }
-
-    fn remove_file(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()> {
-        self.host.remove_file(dir, name)
-    }
-
-    fn remove_empty_dir(&self, dir: &Dir, name: &OsStr) -> rustix::io::Result<()> {
-        self.host.remove_empty_dir(dir, name)
-    }
-
-    fn remove_tree(
-        &self,
-        parent: &Dir,
-        name: &OsStr,
-        id: FileId,
-        opts: &RemoveOptions<'_>,
-        ctl: &CallControl,
-    ) -> io::Result<Removal> {
-        self.host.remove_tree(parent, name, id, opts, ctl)
-    }
-
-    fn rename(
-        &self,
-        from_dir: &Dir,
-        from: &OsStr,
-        to_dir: &Dir,
-        to: &OsStr,
-        flags: RenameFlags,
-    ) -> rustix::io::Result<()> {
-        match self.host.rename(from_dir, from, to_dir, to, flags) {
-            // overlayfs renames no directory the base has (see the module doc).
-            Err(rustix::io::Errno::XDEV) => {
-                copy::move_dir_by_copy(from_dir, from, to_dir, to, flags)
-            }
-            other => other,
-        }
-    }
-
-    fn create_dir(&self, dir: &Dir, name: &OsStr) -> io::Result<()> {
-        self.host.create_dir(dir, name)
-    }
-
-    fn commit(
-        &self,
-        gate: &dyn Gate,
-        anchor: Anchor,
-        ops: Vec<Op<'_>>,
-        ctl: &CallControl,
-    ) -> std::result::Result<Committed, CommitError> {
-        let touching = TouchingGate {
-            gate,
-            view: &self.view,
-            leaves: true,
-        };
-        self.host.commit(&touching, anchor, ops, ctl)
-    }
-
-    fn rel_of(&self, dir: &DirRef<'_>, leaf: Option<&OsStr>) -> Result<PathBuf> {
-        self.host.rel_of(dir, leaf)
-    }
-
-    fn shown_of(&self, dir: &DirRef<'_>, leaf: Option<&OsStr>, fallback: &str) -> String {
-        self.host.shown_of(dir, leaf, fallback)
-    }
-
-    fn shown_anchored(&self, anchor: Anchor, rel: &Path) -> String {
-        self.host.shown_anchored(anchor, rel)
     }
 }

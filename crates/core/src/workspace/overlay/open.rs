@@ -2,7 +2,6 @@
 //! the same session joins it (see `SessionView::roots`), and mounting the view.
 
 use super::{BaseSpec, Overlay, SessionView, REFRESH_AFTER};
-use crate::backend::Host;
 use crate::commit::journal::recover_all;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::overlay::Session;
@@ -19,13 +18,14 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 static OPEN_SESSIONS: Mutex<Vec<(PathBuf, Weak<SessionView>)>> = Mutex::new(Vec::new());
 
 /// Opens the session `name` over the base `root` (or joins it, when this process has it
-/// open) and mounts its view. Returns the backend and the warnings of the view's recovery.
+/// open) and mounts its view. Returns the view's root (what the workspace's operations work
+/// on), the overlay and the warnings of the view's recovery.
 pub fn open_overlay(
     root: Root,
     name: &str,
     max_write_bytes: u64,
     refresh_ms: Option<u64>,
-) -> Result<(Overlay, Vec<String>)> {
+) -> Result<(Root, Overlay, Vec<String>)> {
     let StateDir::At(state_path) = root.state.clone() else {
         return Err(WsfsError::new(
             ErrorCode::InvalidArguments,
@@ -98,10 +98,10 @@ pub fn open_overlay(
     let mut warnings = recovery.warnings;
     warnings.extend(crate::sandbox::new_dirs::recover_all(&view_root));
     let overlay = Overlay {
-        host: Host { root: view_root },
+        root_fd: std::os::fd::AsRawFd::as_raw_fd(&view_root.dir),
         view,
     };
-    Ok((overlay, warnings))
+    Ok((view_root, overlay, warnings))
 }
 
 impl SessionView {

@@ -17,7 +17,7 @@ use std::io;
 /// Deepest tree copied (deeper is refused, as a rename would not be).
 const MAX_DEPTH: usize = 256;
 
-pub(super) fn move_dir_by_copy(
+pub fn move_dir_by_copy(
     from_dir: &Dir,
     from: &OsStr,
     to_dir: &Dir,
