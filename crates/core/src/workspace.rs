@@ -9,7 +9,7 @@ use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::policy::Policy;
 use crate::paths::{absolute_root, broad_root_warning, is_broad_root};
 use crate::sandbox::gate::Access;
-use crate::sandbox::host::{contains_protected, unrestricted_warnings};
+use crate::sandbox::protected::{contains_protected, unrestricted_warnings};
 use crate::sandbox::resolve::Located;
 use crate::sandbox::root::{Root, ToolPath};
 use crate::sandbox::state_dir;

@@ -5,7 +5,7 @@
 
 #![deny(unsafe_code)]
 
-pub mod dev;
+pub mod entries;
 pub mod git;
 #[cfg(test)]
 mod overhead_bench;
@@ -16,17 +16,17 @@ use wsfs_exec as exec;
 use wsfs_core::tools::contract::{entry, ToolEntry};
 
 /// The developer tools, in the order specs list them: off unless the policy turns exec on
-/// (see `dev`).
+/// (see `entries`).
 pub static DEV_TOOLS: &[ToolEntry] = &[
-    entry::<dev::info::WorkspaceInfoTool>(),
-    entry::<dev::git::GitStatusTool>(),
-    entry::<dev::git::GitDiffTool>(),
-    entry::<dev::git::GitCommitTool>(),
-    entry::<dev::checks::RunTestsTool>(),
-    entry::<dev::checks::RunLintTool>(),
-    entry::<dev::checks::TypecheckTool>(),
-    entry::<dev::shells::SafeShellTool>(),
-    entry::<dev::shells::ShellTool>(),
+    entry::<entries::info::WorkspaceInfoTool>(),
+    entry::<entries::git::GitStatusTool>(),
+    entry::<entries::git::GitDiffTool>(),
+    entry::<entries::git::GitCommitTool>(),
+    entry::<entries::checks::RunTestsTool>(),
+    entry::<entries::checks::RunLintTool>(),
+    entry::<entries::checks::TypecheckTool>(),
+    entry::<entries::shells::SafeShellTool>(),
+    entry::<entries::shells::ShellTool>(),
 ];
 
 pub mod command;
@@ -47,7 +47,7 @@ pub trait ProjectFiles {
 }
 
 /// [`ProjectFiles`] beneath a directory handle (cap-std: nothing outside is reachable), for
-/// the tests of the cores; the tools use the workspace's operations (`tools::dev::WsFiles`).
+/// the tests of the cores; the tools use the workspace's operations (`entries::WsFiles`).
 #[cfg(test)]
 pub struct DirFiles(pub cap_std::fs::Dir);
 

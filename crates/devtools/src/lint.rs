@@ -5,9 +5,9 @@
 use super::command::{plain_words, runs_python_tool};
 use super::{raw_output, ProjectFiles};
 use crate::error::{ErrorCode, WsfsError};
+use crate::exec::confinement::SandboxReport;
 use crate::exec::report::{self, fallback, Issue};
 use crate::exec::runner::{Control, ExecRequest, Runner};
-use crate::exec::sandbox::SandboxReport;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::Path;

@@ -76,7 +76,7 @@ fn git_status_on_100k_files() {
             home: None,
             scratch_parent: state.path().join("tmp"),
         },
-        crate::exec::ExecPolicy::default(),
+        crate::exec::ExecSettings::default(),
     );
     let ctl = crate::exec::Control::default();
     let direct = || {

@@ -1,7 +1,7 @@
 //! Projects the developer tools' tests run on, made in temp directories, and a runner set up
 //! with the test tools (target/venv, target/devtools-node).
 
-use crate::exec::runner::{ExecLimits, ExecPlaces, ExecPolicy, Runner};
+use crate::exec::runner::{ExecLimits, ExecPlaces, ExecSettings, Runner};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -116,7 +116,7 @@ pub fn runner(ws: &Path, state: &Path) -> Runner {
             home: Some(repo_target().join("devtools-home")),
             scratch_parent: state.join("tmp"),
         },
-        ExecPolicy {
+        ExecSettings {
             read_paths: toolchain_homes(),
             env_allow: vec!["GOTOOLCHAIN".into()],
             path: Some(path),
@@ -124,7 +124,7 @@ pub fn runner(ws: &Path, state: &Path) -> Runner {
                 wall_clock: Duration::from_secs(240),
                 ..ExecLimits::default()
             },
-            ..ExecPolicy::default()
+            ..ExecSettings::default()
         },
     )
 }

@@ -4,9 +4,9 @@
 use super::command::{plain_words, runs_python_tool};
 use super::{raw_output, ProjectFiles};
 use crate::error::{ErrorCode, WsfsError};
+use crate::exec::confinement::SandboxReport;
 use crate::exec::report::{self, fallback, TestCounts, TestFailure};
 use crate::exec::runner::{Control, ExecOutcome, ExecRequest, Runner};
-use crate::exec::sandbox::SandboxReport;
 use crate::exec::scratch::ScratchFile;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -3,9 +3,9 @@
 //! through the environment, so neither can write outside the workspace.
 
 use crate::error::{ErrorCode, WsfsError};
+use crate::exec::confinement::SandboxReport;
 use crate::exec::runner::{Control, ExecRequest, Runner};
-use crate::exec::sandbox::SandboxReport;
-use crate::exec::shell::{judge, Policy, Verdict};
+use crate::exec::shell::{judge, ShellRules, Verdict};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -63,7 +63,7 @@ pub enum SafeShellResult {
 /// Judges and, when allowed, runs `args.command` in `dir`.
 pub fn safe_shell(
     runner: &Runner,
-    policy: &Policy,
+    policy: &ShellRules,
     dir: &Path,
     args: &SafeShellArgs,
     ctl: &Control,

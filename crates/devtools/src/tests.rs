@@ -8,7 +8,7 @@ use super::workspace_info::InfoCache;
 use super::DirFiles;
 use crate::error::ErrorCode;
 use crate::exec::runner::{Control, Runner};
-use crate::exec::shell::Policy;
+use crate::exec::shell::ShellRules;
 use crate::exec::testutil::landlock_here;
 use std::path::{Path, PathBuf};
 
@@ -292,7 +292,7 @@ fn any_other_checker_falls_back_to_file_line_col() {
 #[test]
 fn safe_shell_runs_what_it_allows_and_explains_what_it_blocks() {
     let p = Project::new(projects::python);
-    let policy = Policy::builtin().unwrap();
+    let policy = ShellRules::builtin().unwrap();
     let ctl = Control::default();
     let run = |command: &str| {
         safe_shell(
@@ -331,7 +331,7 @@ fn safe_shell_runs_what_it_allows_and_explains_what_it_blocks() {
 #[test]
 fn safe_shell_readers_do_not_write_through_their_options() {
     let p = Project::new(projects::python);
-    let policy = Policy::builtin().unwrap();
+    let policy = ShellRules::builtin().unwrap();
     for command in [
         "sort -o f app/calc.py",
         "uniq app/calc.py f",
@@ -374,7 +374,7 @@ fn git_inside_the_shells_is_hardened_too() {
         &p.ws,
         &["config", "core.fsmonitor", script.to_str().unwrap()],
     );
-    let policy = Policy::builtin().unwrap();
+    let policy = ShellRules::builtin().unwrap();
     let r = safe_shell(
         &p.runner,
         policy,
@@ -407,7 +407,7 @@ fn git_inside_the_shells_is_hardened_too() {
 fn safe_shell_ran(p: &Project, command: &str) -> super::shells::ShellRun {
     let r = safe_shell(
         &p.runner,
-        Policy::builtin().unwrap(),
+        ShellRules::builtin().unwrap(),
         &p.ws,
         &SafeShellArgs {
             command: command.into(),

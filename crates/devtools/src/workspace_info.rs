@@ -4,9 +4,9 @@
 
 use super::ProjectFiles;
 use crate::error::WsfsError;
+use crate::exec::confinement::SandboxReport;
 use crate::exec::git::Git;
 use crate::exec::runner::{Control, ExecRequest, Runner};
-use crate::exec::sandbox::SandboxReport;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

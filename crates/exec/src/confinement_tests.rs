@@ -390,14 +390,14 @@ fn landlock_rules_abi() -> i32 {
 fn without_landlock_and_required_the_call_is_refused() {
     // The refusal path itself, exercised through the sandbox's planning with a kernel that
     // has no Landlock: sandbox::prepare says why.
-    let req = super::sandbox::Request {
+    let req = super::confinement::Request {
         writable: &[],
         readable: &[],
         network: false,
         require_landlock: true,
         namespaces: None,
         simulate_no_namespaces: false,
-        bounds: super::sandbox::Bounds {
+        bounds: super::confinement::Bounds {
             wall_clock: Duration::from_secs(1),
             processes: 10,
             address_space_bytes: 0,
@@ -406,10 +406,10 @@ fn without_landlock_and_required_the_call_is_refused() {
     };
     if landlock_rules_abi() >= 1 {
         // Here Landlock exists: preparing succeeds and names its ABI.
-        let prepared = super::sandbox::prepare(&req).unwrap_or_else(|e| panic!("{}", e.0));
+        let prepared = super::confinement::prepare(&req).unwrap_or_else(|e| panic!("{}", e.0));
         assert!(prepared.report.sandbox.starts_with("landlock-v"));
     } else {
-        let err = super::sandbox::prepare(&req).err().unwrap();
+        let err = super::confinement::prepare(&req).err().unwrap();
         assert!(err.0.contains("exec_require_sandbox"));
     }
 }

@@ -4,7 +4,7 @@
 //! `conftest.py` and `build.rs` by design, `LD_PRELOAD=` smuggles code into anything).
 //!
 //! One run, in order (`runner.rs`):
-//! 1. **Before fork**, in the parent, where allocating is fine (`sandbox.rs`): the program is
+//! 1. **Before fork**, in the parent, where allocating is fine (`confinement.rs`): the program is
 //!    found on `PATH` (`program.rs`); the environment is built from nothing (`env.rs`); a
 //!    private temp directory exists (`scratch.rs`); the Landlock ruleset is created and filled
 //!    (`landlock_rules.rs`); the seccomp program is compiled (`seccomp.rs`); a pids cgroup is
@@ -26,7 +26,7 @@
 //! reports (`report/`), the safe_shell judge and its policy file (`shell/`), and the tools'
 //! cores as plain functions of a runner and a directory (`tools/`).
 //!
-//! What the sandbox stops and what it does not is written down once, in `sandbox.rs`.
+//! What the sandbox stops and what it does not is written down once, in `confinement.rs`.
 
 #![deny(unsafe_code)]
 
@@ -37,6 +37,7 @@ use wsfs_core::workspace;
 pub mod capture;
 pub mod cgroup;
 pub mod child;
+pub mod confinement;
 pub mod env;
 pub mod git;
 pub mod landlock_rules;
@@ -45,7 +46,6 @@ pub mod overlay;
 pub mod program;
 pub mod report;
 pub mod runner;
-pub mod sandbox;
 pub mod scratch;
 pub mod seccomp;
 pub mod shell;
@@ -53,7 +53,7 @@ pub mod step;
 pub mod supervise;
 pub mod testing;
 
-pub use runner::{Control, ExecLimits, ExecOutcome, ExecPlaces, ExecPolicy, Runner};
+pub use runner::{Control, ExecLimits, ExecOutcome, ExecPlaces, ExecSettings, Runner};
 
 #[cfg(test)]
 mod confinement_tests;

@@ -1,14 +1,14 @@
 //! [`Runner::run`]: one program, start to end, under the sandbox (see the module doc of
-//! `exec` for the order of things, and `sandbox.rs` for what is stopped).
+//! `exec` for the order of things, and `confinement.rs` for what is stopped).
 
 use super::capture::Captured;
 use super::child::{self, CwdPlan};
+use super::confinement::{self, Bounds, Request, SandboxReport};
 use super::env::{self, EnvSources};
 use super::landlock_rules;
 use super::mounts::{self, ReadOnlyRest};
 use super::overlay::{self, OverlayDirs};
 use super::program;
-use super::sandbox::{self, Bounds, Request, SandboxReport};
 use super::scratch::Scratch;
 use super::supervise::{self, Stopped, Watch};
 use crate::error::{ErrorCode, WsfsError};
@@ -57,7 +57,7 @@ pub enum ViewLayers {
 
 /// The host's decisions (the `exec_*` policy switches).
 #[derive(Debug, Clone)]
-pub struct ExecPolicy {
+pub struct ExecSettings {
     /// `exec_read_paths`: toolchain homes to read and execute (`~/.cargo`, `/opt/go`, a venv).
     pub read_paths: Vec<PathBuf>,
     /// `exec_env_allow`: host variables passed through (names, or prefixes ending in `*`).
@@ -71,9 +71,9 @@ pub struct ExecPolicy {
     pub limits: ExecLimits,
 }
 
-impl Default for ExecPolicy {
+impl Default for ExecSettings {
     fn default() -> Self {
-        ExecPolicy {
+        ExecSettings {
             read_paths: Vec::new(),
             env_allow: Vec::new(),
             path: None,
@@ -293,7 +293,7 @@ impl ExecOutcome {
 #[derive(Debug, Clone)]
 pub struct Runner {
     places: ExecPlaces,
-    policy: ExecPolicy,
+    policy: ExecSettings,
     /// Programs started so far (workspace_info's cache is tested with it).
     started: Arc<std::sync::atomic::AtomicU64>,
     /// Tests only: run as on a system where no namespace can be made.
@@ -301,7 +301,7 @@ pub struct Runner {
 }
 
 impl Runner {
-    pub fn new(places: ExecPlaces, policy: ExecPolicy) -> Runner {
+    pub fn new(places: ExecPlaces, policy: ExecSettings) -> Runner {
         Runner {
             places,
             policy,
@@ -340,7 +340,7 @@ impl Runner {
         &self.places
     }
 
-    pub fn policy(&self) -> &ExecPolicy {
+    pub fn policy(&self) -> &ExecSettings {
         &self.policy
     }
 
@@ -445,7 +445,7 @@ impl Runner {
                 None
             }
         };
-        let prepared = sandbox::prepare(&Request {
+        let prepared = confinement::prepare(&Request {
             writable: &writable,
             readable: &readable,
             network: self.policy.network,
@@ -654,7 +654,7 @@ fn spawn_error(
     err: &std::io::Error,
     exe: &Path,
     name: &OsStr,
-    policy: &ExecPolicy,
+    policy: &ExecSettings,
     overlay: bool,
 ) -> WsfsError {
     let name = name.to_string_lossy();

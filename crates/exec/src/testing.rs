@@ -4,7 +4,7 @@
 //! a workspace's session are tested through the C ABI (tests/overlay_programs.rs).
 
 use super::overlay::OverlayDirs;
-use super::runner::{ExecLimits, ExecPlaces, ExecPolicy, ExecRequest, Runner, ViewLayers};
+use super::runner::{ExecLimits, ExecPlaces, ExecRequest, ExecSettings, Runner, ViewLayers};
 use crate::error::WsfsError;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -51,12 +51,12 @@ pub fn run_sh(
             home: Some(state.join("home")),
             scratch_parent: state.join("tmp"),
         },
-        ExecPolicy {
+        ExecSettings {
             limits: ExecLimits {
                 wall_clock: Duration::from_secs(30),
                 ..ExecLimits::default()
             },
-            ..ExecPolicy::default()
+            ..ExecSettings::default()
         },
     );
     let req = ExecRequest::new("sh", cwd)

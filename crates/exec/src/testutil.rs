@@ -1,7 +1,7 @@
 //! Fixtures for the runner's tests: a workspace, a state directory and an outside directory in
 //! one temp directory, and a runner over them.
 
-use super::runner::{ExecLimits, ExecPlaces, ExecPolicy, ExecRequest, Runner};
+use super::runner::{ExecLimits, ExecPlaces, ExecRequest, ExecSettings, Runner};
 use super::ExecOutcome;
 use crate::error::WsfsError;
 use std::path::{Path, PathBuf};
@@ -29,7 +29,7 @@ impl Fixture {
         Fixture::with(|_| {})
     }
 
-    pub fn with(tune: impl FnOnce(&mut ExecPolicy)) -> Fixture {
+    pub fn with(tune: impl FnOnce(&mut ExecSettings)) -> Fixture {
         Fixture::with_view(true, tune)
     }
 
@@ -38,7 +38,7 @@ impl Fixture {
         Fixture::with_view(false, |_| {})
     }
 
-    fn with_view(view_writable: bool, tune: impl FnOnce(&mut ExecPolicy)) -> Fixture {
+    fn with_view(view_writable: bool, tune: impl FnOnce(&mut ExecSettings)) -> Fixture {
         let tmp = tempfile::tempdir().unwrap();
         let ws = tmp.path().join("ws");
         let outside = tmp.path().join("outside");
@@ -46,12 +46,12 @@ impl Fixture {
         for d in [&ws, &outside, &state] {
             std::fs::create_dir_all(d).unwrap();
         }
-        let mut policy = ExecPolicy {
+        let mut policy = ExecSettings {
             limits: ExecLimits {
                 wall_clock: Duration::from_secs(30),
                 ..ExecLimits::default()
             },
-            ..ExecPolicy::default()
+            ..ExecSettings::default()
         };
         tune(&mut policy);
         let runner = Runner::new(

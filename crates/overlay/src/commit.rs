@@ -13,7 +13,7 @@
 
 use super::diff::{apply_hunks, canonical_paths, is_text, selected, Found};
 use super::session::{
-    fs_name, fs_path, machinery, on_path, open_beneath, parent_leaf, HostGate, Session, UpperKind,
+    fs_name, fs_path, machinery, on_path, open_beneath, parent_leaf, Session, Ungated, UpperKind,
 };
 use super::store::{self, Record};
 use crate::control::CallControl;
@@ -126,7 +126,7 @@ impl Session {
 
     /// `commit {paths?, hunks?, force, merge}`: see the module documentation.
     pub fn commit(&mut self, opts: &CommitOptions, ctl: &CallControl) -> Result<CommitResult> {
-        self.commit_gated(opts, &HostGate, ctl)
+        self.commit_gated(opts, &Ungated, ctl)
     }
 
     pub fn commit_gated(

@@ -54,9 +54,9 @@ impl std::fmt::Debug for Session {
 
 /// The gate of the session's own operations on the base: everything (the host asked for
 /// them). The view passes the workspace's policy instead.
-pub struct HostGate;
+pub struct Ungated;
 
-impl Gate for HostGate {
+impl Gate for Ungated {
     fn wants_path(&self, _access: Access) -> bool {
         false
     }
@@ -378,7 +378,7 @@ impl Session {
             ));
         };
         // A restricted base still refuses the protected system locations it contains.
-        let protects = crate::sandbox::host::contains_protected(&path);
+        let protects = crate::sandbox::protected::contains_protected(&path);
         let base = Root {
             dir,
             kernel_path: path.clone(),

@@ -258,4 +258,3 @@ mod tests {
         assert_eq!(e.to_string(), "edit_not_found: no match");
     }
 }
-

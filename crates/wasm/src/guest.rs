@@ -3,7 +3,7 @@
 //! granted), its host functions and its memory budget.
 
 use super::fs::dir::GuestDir;
-use super::fs::session::FsSession;
+use super::fs::run_files::RunFiles;
 use super::host::gateway::ModelGateway;
 use super::host::{Grants, HostImports};
 use super::policy::ToolLimits;
@@ -61,7 +61,7 @@ pub struct GuestState {
 pub struct GuestSetup {
     pub stdin: Vec<u8>,
     pub env: Vec<(String, String)>,
-    pub workspace: Option<Arc<FsSession>>,
+    pub workspace: Option<Arc<RunFiles>>,
     pub grants: Grants,
     pub gateway: Option<Arc<dyn ModelGateway>>,
     pub watch: Arc<Watch>,

@@ -18,7 +18,7 @@
 //! silent default. Validation ([`Manifest::validate`]) is `manifest_invalid`; asking for more
 //! than the host allows ([`Manifest::limits_under`]) is `capability_denied`.
 
-use super::policy::{FsCapability, HostPolicy, ToolLimits, MIB};
+use super::policy::{FsCapability, ToolLimits, WasmCeiling, MIB};
 use super::schema;
 use crate::error::{ErrorCode, Result, WsfsError};
 use serde::Deserialize;
@@ -131,7 +131,7 @@ impl Manifest {
 
     /// The limits the tool runs under, or `capability_denied` when the manifest asks for more
     /// than `host` allows (a capability, or a limit over the host's ceiling).
-    pub fn limits_under(&self, host: &HostPolicy) -> Result<ToolLimits> {
+    pub fn limits_under(&self, host: &WasmCeiling) -> Result<ToolLimits> {
         let name = &self.name;
         let caps = &self.capabilities;
         if caps.filesystem > host.filesystem {
@@ -297,7 +297,7 @@ mod tests {
     fn a_minimal_manifest_gets_the_hosts_limits() {
         let m = Manifest::parse(&manifest_json("")).unwrap();
         assert_eq!(m.capabilities.filesystem, FsCapability::None);
-        let host = HostPolicy::default();
+        let host = WasmCeiling::default();
         let limits = m.limits_under(&host).unwrap();
         assert_eq!(limits.timeout_ms, host.max_timeout_ms);
         assert_eq!(limits.memory_bytes, host.max_memory_mb * MIB);
@@ -338,10 +338,10 @@ mod tests {
 
     #[test]
     fn asking_for_more_than_the_host_allows_is_capability_denied() {
-        let host = HostPolicy {
+        let host = WasmCeiling {
             filesystem: FsCapability::Read,
             allow_model_access: false,
-            ..HostPolicy::default()
+            ..WasmCeiling::default()
         };
         let cases = [
             (r#","capabilities":{"filesystem":"write"}"#, "filesystem"),

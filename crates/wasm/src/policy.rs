@@ -34,7 +34,7 @@ pub const MIB: u64 = 1 << 20;
 
 /// The host's ceiling for every Wasm tool it loads.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostPolicy {
+pub struct WasmCeiling {
     /// The most workspace access a tool may have (the workspace's own policy applies on top).
     pub filesystem: FsCapability,
     /// Whether tools may ask for `model_access` (the model gateway, set by the host).
@@ -55,9 +55,9 @@ pub struct HostPolicy {
     pub max_module_bytes: usize,
 }
 
-impl Default for HostPolicy {
+impl Default for WasmCeiling {
     fn default() -> Self {
-        HostPolicy {
+        WasmCeiling {
             filesystem: FsCapability::Write,
             allow_model_access: true,
             allow_direct_network: false,

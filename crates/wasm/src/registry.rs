@@ -3,7 +3,7 @@
 
 use super::engine::{CompiledModule, Engine};
 use super::manifest::Manifest;
-use super::policy::{FsCapability, HostPolicy};
+use super::policy::{FsCapability, WasmCeiling};
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::lines::sha256_hex;
 use std::io::Read;
@@ -46,7 +46,7 @@ impl LoadedTool {
 
 pub struct WasmRegistry {
     engine: Arc<dyn Engine>,
-    host: HostPolicy,
+    host: WasmCeiling,
     tools: Vec<LoadedTool>,
 }
 
@@ -75,7 +75,7 @@ fn read_bounded(path: &Path, max: u64, what: &str) -> Result<Vec<u8>> {
 }
 
 /// Loads the tool in `dir` (see the module documentation of `wasm`).
-pub fn load_tool(dir: &Path, engine: &dyn Engine, host: &HostPolicy) -> Result<LoadedTool> {
+pub fn load_tool(dir: &Path, engine: &dyn Engine, host: &WasmCeiling) -> Result<LoadedTool> {
     let at = |e: WsfsError| WsfsError::new(e.code, format!("{}: {}", dir.display(), e.message));
     let manifest_bytes = read_bounded(&dir.join(MANIFEST_FILE), MAX_MANIFEST_BYTES, "manifest")?;
     let manifest_text = String::from_utf8(manifest_bytes).map_err(|_| {
@@ -144,7 +144,7 @@ pub fn load_tool(dir: &Path, engine: &dyn Engine, host: &HostPolicy) -> Result<L
 }
 
 impl WasmRegistry {
-    pub fn new(engine: Arc<dyn Engine>, host: HostPolicy) -> Self {
+    pub fn new(engine: Arc<dyn Engine>, host: WasmCeiling) -> Self {
         WasmRegistry {
             engine,
             host,

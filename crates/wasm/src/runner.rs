@@ -3,12 +3,12 @@
 //! stable error code.
 
 use super::engine::Ended;
-use super::fs::session::FsSession;
+use super::fs::run_files::RunFiles;
 use super::fs::{FsAccess, GuestFs};
 use super::guest::{GuestSetup, GuestState};
 use super::host::gateway::ModelGateway;
 use super::host::{Grants, HostCalls};
-use super::policy::{FsCapability, HostPolicy, MIB};
+use super::policy::{FsCapability, WasmCeiling, MIB};
 use super::protocol;
 use super::registry::LoadedTool;
 use super::watch::Watch;
@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// What a call brings besides its input.
 pub struct RunContext<'a> {
     pub ctl: &'a CallControl,
-    pub host: &'a HostPolicy,
+    pub host: &'a WasmCeiling,
     /// The workspace as the tool may use it, for a tool with a filesystem capability (its
     /// access must not exceed the manifest's).
     pub workspace: Option<Arc<dyn GuestFs>>,
@@ -165,7 +165,7 @@ fn workspace_session(
     workspace: Option<Arc<dyn GuestFs>>,
     watch: &Arc<Watch>,
     buffer_budget: u64,
-) -> Result<Option<Arc<FsSession>>> {
+) -> Result<Option<Arc<RunFiles>>> {
     let wanted = tool.manifest.capabilities.filesystem;
     if wanted == FsCapability::None {
         return Ok(None);
@@ -191,5 +191,5 @@ fn workspace_session(
     }
     // Written files wait in host memory until they are committed: together they may hold no
     // more than the tool's own memory limit.
-    Ok(Some(FsSession::new(fs, watch.clone(), buffer_budget)))
+    Ok(Some(RunFiles::new(fs, watch.clone(), buffer_budget)))
 }

@@ -7,7 +7,7 @@ use super::engine::Engine;
 use super::fs::workspace::WorkspaceFs;
 use super::fs::{FsAccess, GuestFs};
 use super::host::gateway::ModelGateway;
-use super::policy::{FsCapability, HostPolicy};
+use super::policy::{FsCapability, WasmCeiling};
 use super::registry::{LoadedTool, WasmRegistry};
 use super::runner::{self, RunContext};
 use super::wasmi_engine::WasmiEngine;
@@ -47,8 +47,8 @@ pub fn engine(name: &str) -> Result<Arc<dyn Engine>> {
 }
 
 /// The host's ceiling, from the workspace config's `wasm_policy`.
-pub fn host_policy(config: &WasmPolicy) -> HostPolicy {
-    HostPolicy {
+pub fn wasm_ceiling(config: &WasmPolicy) -> WasmCeiling {
+    WasmCeiling {
         filesystem: match config.filesystem.as_str() {
             "none" => FsCapability::None,
             "read" => FsCapability::Read,
@@ -60,7 +60,7 @@ pub fn host_policy(config: &WasmPolicy) -> HostPolicy {
         max_timeout_ms: config.timeout_ms,
         max_memory_mb: config.memory_mb,
         max_fuel: config.fuel,
-        ..HostPolicy::default()
+        ..WasmCeiling::default()
     }
 }
 
@@ -68,7 +68,7 @@ pub fn host_policy(config: &WasmPolicy) -> HostPolicy {
 /// ceiling and the model gateway the host set (none until it sets one).
 struct Shared {
     ws: Arc<Workspace>,
-    host: HostPolicy,
+    host: WasmCeiling,
     gateway: RwLock<Option<Arc<dyn ModelGateway>>>,
 }
 
@@ -83,7 +83,7 @@ impl WasmTools {
     /// load fails the whole load with its code (`manifest_invalid`, `module_mismatch`,
     /// `capability_denied`), naming its folder.
     pub fn load(ws: Arc<Workspace>, folders: &[String], policy: &WasmPolicy) -> Result<WasmTools> {
-        let host = host_policy(policy);
+        let host = wasm_ceiling(policy);
         let mut registry = WasmRegistry::new(engine(&policy.engine)?, host.clone());
         for folder in folders {
             registry.load_folder(Path::new(folder))?;

@@ -10,6 +10,7 @@
 //! carries file content ([`CONTENT_ARGUMENTS`]) replaced by `{length, sha256}`.
 
 use crate::error::{ErrorCode, Result, WsfsError};
+use crate::tools::kind::FileKind;
 use serde::Serialize;
 use std::fs::File;
 use std::io::{self, Write};
@@ -177,9 +178,9 @@ fn digest(bytes: &[u8]) -> serde_json::Value {
 pub struct Change {
     /// Workspace-relative, as resolved (what was changed, not the name the model used).
     pub path: String,
-    /// `"file"` or `"dir"`.
+    /// A file or a directory.
     #[serde(rename = "type")]
-    pub kind: &'static str,
+    pub kind: FileKind,
     pub existed_before: bool,
     /// `null` when it did not exist, or existed but could not be read (see `existed_before`).
     pub sha256_before: Option<String>,
@@ -191,7 +192,7 @@ impl Change {
     pub fn dir(path: String) -> Change {
         Change {
             path,
-            kind: "dir",
+            kind: FileKind::Dir,
             existed_before: false,
             sha256_before: None,
             sha256_after: None,
@@ -397,7 +398,7 @@ mod tests {
         let long = "é".repeat(4000);
         let change = Change {
             path: long.clone(),
-            kind: "file",
+            kind: FileKind::File,
             existed_before: true,
             sha256_before: Some(sha256_hex(b"x")),
             sha256_after: Some(sha256_hex(b"y")),

@@ -26,6 +26,7 @@ use crate::sandbox::root::ToolPath;
 use crate::sandbox::sys::Kind;
 use crate::sandbox::walk::filter::is_internal_name;
 use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
+use crate::tools::kind::FileKind;
 use crate::workspace::Workspace;
 use crate::workspace::{Halt, NotRemoved, Removal, RemoveDenyHook, RemoveOptions};
 use rustix::io::Errno;
@@ -75,7 +76,7 @@ pub struct DeleteOutput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_removed_count: Option<u64>,
     #[serde(skip)]
-    kind: &'static str,
+    kind: FileKind,
     /// For the audit log (only when the workspace keeps one): the resolved path, and a
     /// deleted file's hash.
     #[serde(skip)]
@@ -112,7 +113,7 @@ impl Tool for DeleteFile {
             // fit the log's line limit); `entries_removed` is in the result.
             call.record_change(Change {
                 path,
-                kind: if out.was_directory { "dir" } else { "file" },
+                kind: FileKind::file_or_dir(out.was_directory),
                 existed_before: true,
                 sha256_before,
                 sha256_after: None,
@@ -181,7 +182,7 @@ pub fn delete_path(
         stopped: None,
         not_removed: Vec::new(),
         not_removed_count: None,
-        kind: entry::kind_wire(&entry.meta),
+        kind: FileKind::of(&entry.meta),
         audit: audited_path.map(|p| (p, sha256_before)),
     };
     Ok((output, sync_warning(&entry)))
@@ -286,7 +287,7 @@ fn delete_tree(
             })
             .collect(),
         not_removed_count: is_not_removed.then_some(not_removed_count),
-        kind: "dir",
+        kind: FileKind::Dir,
         audit: None,
     };
     Ok((output, warnings))
@@ -370,15 +371,15 @@ impl ToolOutput for DeleteOutput {
         let n = self.entries_removed;
         let Some(stopped) = self.stopped else {
             return Cow::Owned(match self.kind {
-                "dir" => format!(
+                FileKind::Dir => format!(
                     "deleted directory {path} and everything in it ({n} entries removed, the \
                      directory included)"
                 ),
-                "symlink" => {
+                FileKind::Symlink => {
                     format!("deleted symlink {path} (what it pointed to was not touched)")
                 }
-                "other" => format!("deleted special file {path}"),
-                _ => format!("deleted {path}"),
+                FileKind::Other => format!("deleted special file {path}"),
+                FileKind::File => format!("deleted {path}"),
             });
         };
         let mut text = format!("{path} was NOT fully deleted: {n} entries were removed, ");

@@ -12,6 +12,7 @@ use crate::sandbox::gate::Access;
 use crate::sandbox::resolve::Located;
 use crate::sandbox::root::{Anchor, DirRef, ToolPath};
 use crate::sandbox::sys;
+use crate::tools::kind::FileKind;
 use crate::workspace::Workspace;
 use cap_std::fs::{Dir, Metadata, MetadataExt};
 use std::ffi::OsString;
@@ -47,30 +48,6 @@ impl Entry<'_> {
     }
 }
 
-/// What an entry is, as the tools' data name it (`list_dir`'s types).
-pub fn kind_wire(meta: &Metadata) -> &'static str {
-    let ft = meta.file_type();
-    if ft.is_symlink() {
-        "symlink"
-    } else if ft.is_dir() {
-        "dir"
-    } else if ft.is_file() {
-        "file"
-    } else {
-        "other"
-    }
-}
-
-/// What an entry is, for sentences: "a file", "a directory", ...
-pub fn kind_phrase(meta: &Metadata) -> &'static str {
-    match kind_wire(meta) {
-        "symlink" => "a symlink",
-        "dir" => "a directory",
-        "file" => "a file",
-        _ => "a special file (FIFO, socket or device)",
-    }
-}
-
 /// Resolves `path` to an existing entry for `action` ("move", "delete"). Refuses the
 /// workspace root in every form (`.`, `a/..`, its absolute path), a path ending in `..`, a
 /// missing name, a trailing `/` on something that is not a directory and, in unrestricted
@@ -99,7 +76,7 @@ pub fn existing_entry<'a>(
             format!(
                 "{}/ ends with '/', which names a directory, but it is {}; drop the '/'",
                 display.trim_end_matches('/'),
-                kind_phrase(&meta)
+                FileKind::of(&meta).phrase()
             ),
         ));
     }

@@ -10,6 +10,7 @@ use crate::sandbox::resolve::Located;
 use crate::sandbox::root::ToolPath;
 use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
 use crate::tools::hints;
+use crate::tools::kind::FileKind;
 use crate::workspace::Workspace;
 use cap_std::fs::{Dir, Metadata, MetadataExt};
 use rustix::fs::{Access, AtFlags};
@@ -62,7 +63,7 @@ pub struct PathInfo {
 pub struct EntryInfo {
     /// `file`, `dir`, `symlink` or `other`, from the name's own `lstat`.
     #[serde(rename = "type")]
-    pub kind: &'static str,
+    pub kind: FileKind,
     pub size: u64,
     /// RFC 3339, UTC, whole seconds; absent if the time cannot be written so.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -93,9 +94,9 @@ impl ToolOutput for PathInfo {
         };
         let mut text = format!("{}: ", self.path);
         let _ = match e.kind {
-            "file" => write!(text, "file, {}", render::bytes(e.size)),
-            "dir" => write!(text, "directory"),
-            "symlink" => match &e.symlink_target {
+            FileKind::File => write!(text, "file, {}", render::bytes(e.size)),
+            FileKind::Dir => write!(text, "directory"),
+            FileKind::Symlink => match &e.symlink_target {
                 Some(target) => write!(text, "symlink to {target}"),
                 None => write!(
                     text,
@@ -103,7 +104,7 @@ impl ToolOutput for PathInfo {
                      workspace policy (not followed)"
                 ),
             },
-            _ => write!(
+            FileKind::Other => write!(
                 text,
                 "special file (FIFO, socket or device; not readable as text)"
             ),
@@ -160,12 +161,12 @@ pub fn get_path_info(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Resu
         ),
     };
     let mut entry = describe(&located.dir, name, &meta);
-    if entry.kind == "symlink" {
+    if entry.kind == FileKind::Symlink {
         // Resolved (and checked by the policy) as every tool resolves it: a target the
         // policy refuses is not named.
         entry.symlink_target = ws.link_target(&located, ctl);
     }
-    if entry.kind == "file" {
+    if entry.kind == FileKind::File {
         examine_file(ws, &located, &meta, &mut entry, ctl)?;
     }
     Ok(PathInfo {
@@ -178,16 +179,7 @@ pub fn get_path_info(ws: &Workspace, path: &ToolPath, ctl: &CallControl) -> Resu
 
 /// What the name's own metadata says, and what access checks on it say.
 fn describe(dir: &Dir, name: &OsStr, meta: &Metadata) -> EntryInfo {
-    let ft = meta.file_type();
-    let kind = if ft.is_symlink() {
-        "symlink"
-    } else if ft.is_dir() {
-        "dir"
-    } else if ft.is_file() {
-        "file"
-    } else {
-        "other"
-    };
+    let kind = FileKind::of(meta);
     EntryInfo {
         kind,
         size: meta.len(),

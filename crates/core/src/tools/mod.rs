@@ -16,6 +16,7 @@ pub mod find_files;
 pub mod get_path_info;
 mod globs;
 pub mod hints;
+pub mod kind;
 pub mod list_dir;
 pub mod move_file;
 pub mod read_file;

@@ -30,6 +30,7 @@ use crate::sandbox::root::ToolPath;
 use crate::sandbox::sys::{self, Kind};
 use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
 use crate::tools::hints::shown_name;
+use crate::tools::kind::FileKind;
 use crate::workspace::Flow;
 use crate::workspace::Workspace;
 use cap_std::fs::{Dir, Metadata};
@@ -63,7 +64,7 @@ pub struct MoveOutput {
     pub moved_to: String,
     /// What was moved: `file`, `dir`, `symlink` or `other`.
     #[serde(rename = "type")]
-    pub kind: &'static str,
+    pub kind: FileKind,
     /// An existing entry at `dst` was replaced (only with `overwrite`).
     pub replaced: bool,
     /// Parent directories of `dst` that were created, outermost first.
@@ -102,10 +103,10 @@ impl Tool for MoveFile {
 impl ToolOutput for MoveOutput {
     fn text(&self) -> Cow<'_, str> {
         let what = match self.kind {
-            "dir" => "directory ",
-            "symlink" => "symlink ",
-            "other" => "special file ",
-            _ => "",
+            FileKind::Dir => "directory ",
+            FileKind::Symlink => "symlink ",
+            FileKind::Other => "special file ",
+            FileKind::File => "",
         };
         let mut text = format!("moved {what}{} to {}", self.moved_from, self.moved_to);
         if self.replaced {
@@ -142,7 +143,7 @@ pub fn move_entry(
                 "{}/ ends with '/', but {} is {}: dst is its complete new path, e.g. '{}/{}'",
                 dst.display.trim_end_matches('/'),
                 src.display,
-                entry::kind_phrase(&from.meta),
+                FileKind::of(&from.meta).phrase(),
                 dst.display.trim_end_matches('/'),
                 shown_name(&from.leaf)
             ),
@@ -180,7 +181,7 @@ pub fn move_entry(
                 MoveOutput {
                     moved_from: src.display.clone(),
                     moved_to: dst.display.clone(),
-                    kind: entry::kind_wire(&from.meta),
+                    kind: FileKind::of(&from.meta),
                     replaced,
                     dirs_created,
                     audit,
@@ -406,7 +407,7 @@ fn taken(
     src: &ToolPath,
     dst: &ToolPath,
 ) -> WsfsError {
-    let what = existing.map_or("an entry", entry::kind_phrase);
+    let what = existing.map_or("an entry", |m| FileKind::of(m).phrase());
     let mut message = format!("{} already exists ({what})", dst.display);
     if existing.is_some_and(Metadata::is_dir) && !from.is_dir() {
         message.push_str(&format!(
@@ -430,7 +431,7 @@ fn file_over_dir(from: &Entry<'_>, src: &ToolPath, dst: &ToolPath) -> WsfsError 
              overwrite. To move it into that directory, use dst '{}'; nothing was moved",
             dst.display,
             src.display,
-            entry::kind_phrase(&from.meta),
+            FileKind::of(&from.meta).phrase(),
             into(dst, from)
         ),
     )
@@ -443,7 +444,7 @@ fn dir_over_file(existing: &Metadata, src: &ToolPath, dst: &ToolPath) -> WsfsErr
             "{} is {}, and the directory {} cannot replace it, even with overwrite. Delete it \
              first or choose another dst; nothing was moved",
             dst.display,
-            entry::kind_phrase(existing),
+            FileKind::of(existing).phrase(),
             src.display
         ),
     )
@@ -476,7 +477,7 @@ fn audit_records(
     dst: &ToolPath,
     ctl: &CallControl,
 ) -> Result<Vec<Change>> {
-    let kind = if from.is_dir() { "dir" } else { "file" };
+    let kind = FileKind::file_or_dir(from.is_dir());
     let sha256 = match from.meta.is_file() {
         true => hash_same_file(from.dir(), &from.leaf, &from.meta, ctl)?.map(|h| h.hex()),
         false => None,

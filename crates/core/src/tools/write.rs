@@ -13,6 +13,7 @@ use crate::sandbox::gate::Access;
 use crate::sandbox::resolve::Located;
 use crate::sandbox::root::ToolPath;
 use crate::tools::contract::{self, Call, Warning};
+use crate::tools::kind::FileKind;
 use cap_std::fs::{Dir, File, Metadata, MetadataExt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -147,7 +148,7 @@ pub fn record_file(
         .shown_resolved(&located.dir, located.leaf.as_deref(), display);
     call.record_change(Change {
         path,
-        kind: "file",
+        kind: FileKind::File,
         existed_before: before.is_some(),
         sha256_before: before.flatten(),
         sha256_after: after,

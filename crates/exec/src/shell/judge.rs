@@ -8,7 +8,7 @@
 //! (a quirk of quoting, an alias, a stray expansion) can slip between the verdict and the run.
 
 use super::options::Refusal;
-use super::policy::{env_match, Policy, Rule};
+use super::policy::{env_match, Rule, ShellRules};
 use super::words::{literal, quote, Construct};
 use super::wrappers::{unwrap, Unwrapped};
 use brush_parser::ast::{
@@ -59,7 +59,7 @@ impl Verdict {
     }
 }
 
-pub fn judge(policy: &Policy, command: &str) -> Verdict {
+pub fn judge(policy: &ShellRules, command: &str) -> Verdict {
     let mut j = Judge {
         policy,
         options: ParserOptions {
@@ -82,7 +82,7 @@ pub fn judge(policy: &Policy, command: &str) -> Verdict {
 }
 
 struct Judge<'p> {
-    policy: &'p Policy,
+    policy: &'p ShellRules,
     options: ParserOptions,
     depth: usize,
     simple: usize,

@@ -3,22 +3,22 @@
 //! the examples check is the one place that needs both.
 
 use super::judge::{judge, Verdict};
-use super::policy::{Policy, BUILTIN};
+use super::policy::{ShellRules, BUILTIN};
 use std::sync::OnceLock;
 
-impl Policy {
+impl ShellRules {
     /// The shipped policy (loaded and checked once).
-    pub fn builtin() -> Result<&'static Policy, String> {
-        static BUILT: OnceLock<Result<Policy, String>> = OnceLock::new();
+    pub fn builtin() -> Result<&'static ShellRules, String> {
+        static BUILT: OnceLock<Result<ShellRules, String>> = OnceLock::new();
         BUILT
-            .get_or_init(|| Policy::from_toml(BUILTIN))
+            .get_or_init(|| ShellRules::from_toml(BUILTIN))
             .as_ref()
             .map_err(Clone::clone)
     }
 
     /// Parses a policy file and checks every rule against its examples.
-    pub fn from_toml(text: &str) -> Result<Policy, String> {
-        let policy = Policy::parse_unchecked(text)?;
+    pub fn from_toml(text: &str) -> Result<ShellRules, String> {
+        let policy = ShellRules::parse_unchecked(text)?;
         policy.check_examples()?;
         Ok(policy)
     }

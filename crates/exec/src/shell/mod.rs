@@ -12,4 +12,4 @@ pub mod words;
 pub mod wrappers;
 
 pub use judge::{judge, Verdict};
-pub use policy::Policy;
+pub use policy::ShellRules;

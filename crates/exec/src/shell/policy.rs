@@ -130,7 +130,7 @@ impl Rule {
 }
 
 #[derive(Debug)]
-pub struct Policy {
+pub struct ShellRules {
     pub grammar: Vec<Construct>,
     pub env_deny: Vec<String>,
     pub env_allow: Vec<String>,
@@ -144,10 +144,10 @@ pub struct Policy {
     pub default_suggestion: String,
 }
 
-impl Policy {
+impl ShellRules {
     /// Parses a policy file without judging its examples (`load.rs` does that: it needs the
     /// judge, which needs this type).
-    pub(super) fn parse_unchecked(text: &str) -> Result<Policy, String> {
+    pub(super) fn parse_unchecked(text: &str) -> Result<ShellRules, String> {
         let file: File =
             toml::from_str(text).map_err(|e| format!("the safe_shell policy is not valid: {e}"))?;
         if file.version != 1 {
@@ -194,7 +194,7 @@ impl Policy {
                 })
                 .collect()
         };
-        let policy = Policy {
+        let policy = ShellRules {
             grammar,
             env_deny: file.env.deny,
             env_allow: file.env.allow,
@@ -297,7 +297,7 @@ mod tests {
 
     #[test]
     fn the_shipped_policy_loads_and_its_examples_hold() {
-        let p = Policy::builtin().unwrap_or_else(|e| panic!("{e}"));
+        let p = ShellRules::builtin().unwrap_or_else(|e| panic!("{e}"));
         assert!(p.deny.len() >= 10 && p.allow.len() >= 10);
     }
 
@@ -314,14 +314,14 @@ reason = "recursive"
 suggest = "delete_file"
 match = ["rm -rf x", "rm file.txt"]
 "#;
-        let err = Policy::from_toml(text).unwrap_err();
+        let err = ShellRules::from_toml(text).unwrap_err();
         assert!(
             err.contains("deny rule 'no-rm' should block \"rm file.txt\""),
             "{err}"
         );
-        let err = Policy::from_toml("version = 2\ndefault_suggestion = \"x\"").unwrap_err();
+        let err = ShellRules::from_toml("version = 2\ndefault_suggestion = \"x\"").unwrap_err();
         assert!(err.contains("version 2"));
-        let err = Policy::from_toml(
+        let err = ShellRules::from_toml(
             "version = 1\ndefault_suggestion = \"x\"\n[grammar]\nallow = [\"magic\"]",
         )
         .unwrap_err();
@@ -331,23 +331,23 @@ match = ["rm -rf x", "rm file.txt"]
     #[test]
     fn an_allow_rule_must_say_what_options_it_permits() {
         let head = "version = 1\ndefault_suggestion = \"x\"\n[[allow]]\nid = \"cat\"\nprograms = [\"cat\"]\nmatch = [\"cat f\"]\n";
-        let err = Policy::from_toml(head).unwrap_err();
+        let err = ShellRules::from_toml(head).unwrap_err();
         assert!(err.contains("rule 'cat': needs options"), "{err}");
-        let err = Policy::from_toml(&format!("{head}options = [\"-n\"]\ndeny_options = []\n"))
+        let err = ShellRules::from_toml(&format!("{head}options = [\"-n\"]\ndeny_options = []\n"))
             .unwrap_err();
         assert!(err.contains("not both"), "{err}");
-        let err =
-            Policy::from_toml(&format!("{head}deny_options = []\nmax_operands = 1\n")).unwrap_err();
+        let err = ShellRules::from_toml(&format!("{head}deny_options = []\nmax_operands = 1\n"))
+            .unwrap_err();
         assert!(err.contains("max_operands needs an options list"), "{err}");
-        let err = Policy::from_toml(&format!("{head}options = [\"n\"]\n")).unwrap_err();
+        let err = ShellRules::from_toml(&format!("{head}options = [\"n\"]\n")).unwrap_err();
         assert!(err.contains("option \"n\""), "{err}");
         // An example the option judging disagrees with is refused at load.
-        let err = Policy::from_toml(&format!(
+        let err = ShellRules::from_toml(&format!(
             "{head}options = [\"-n\"]\nnot_match = [\"cat -n f\"]\n"
         ))
         .unwrap_err();
         assert!(err.contains("should not allow \"cat -n f\""), "{err}");
-        let err = Policy::from_toml(
+        let err = ShellRules::from_toml(
             "version = 1\ndefault_suggestion = \"x\"\n[[allow]]\nid = \"cat\"\nprograms = [\"cat\"]\nmatch = [\"cat -A f\"]\noptions = [\"-n\"]\n",
         )
         .unwrap_err();
@@ -355,7 +355,7 @@ match = ["rm -rf x", "rm file.txt"]
             err.contains("option -A is not permitted by rule 'cat'"),
             "{err}"
         );
-        assert!(Policy::from_toml(&format!(
+        assert!(ShellRules::from_toml(&format!(
             "{head}options = [\"-n\"]\nnot_match = [\"cat -A f\"]\n"
         ))
         .is_ok());

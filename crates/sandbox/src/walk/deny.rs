@@ -4,7 +4,7 @@
 
 use crate::error::Result;
 use crate::gate::{Gate, Skipped};
-use crate::host::PROTECTED_LOCATIONS;
+use crate::protected::PROTECTED_LOCATIONS;
 use crate::root::{DirRef, Root};
 use std::ffi::OsStr;
 use std::os::fd::BorrowedFd;

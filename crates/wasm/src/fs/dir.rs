@@ -6,7 +6,7 @@
 //! resolve (it refuses to go above the root); an absolute path is refused here.
 
 use super::file::{BufferedFile, ReadHandle};
-use super::session::{FsSession, HandleSlot};
+use super::run_files::{HandleSlot, RunFiles};
 use super::{errno, FsAccess, Opened, WriteIntent};
 use std::any::Any;
 use std::path::PathBuf;
@@ -28,7 +28,7 @@ pub struct GuestDir {
 
 impl GuestDir {
     /// `/workspace` for a run.
-    pub fn root(session: &Arc<FsSession>) -> Result<GuestDir, Error> {
+    pub fn root(session: &Arc<RunFiles>) -> Result<GuestDir, Error> {
         Ok(GuestDir::new(session.claim_handle()?, PathBuf::new()))
     }
 
@@ -40,7 +40,7 @@ impl GuestDir {
         }
     }
 
-    fn session(&self) -> &Arc<FsSession> {
+    fn session(&self) -> &Arc<RunFiles> {
         self.slot.session()
     }
 

@@ -9,7 +9,7 @@
 //!   the resolver and the policy are asked again. A tool that is stopped or crashes leaves its
 //!   open files unchanged.
 
-use super::session::{FsSession, HandleSlot};
+use super::run_files::{HandleSlot, RunFiles};
 use super::{errno, GuestStat};
 use std::any::Any;
 use std::io::{IoSlice, IoSliceMut, Read, Seek, SeekFrom};
@@ -155,7 +155,7 @@ impl BufferedFile {
         Ok(())
     }
 
-    fn session(&self) -> &Arc<FsSession> {
+    fn session(&self) -> &Arc<RunFiles> {
         self.slot.session()
     }
 

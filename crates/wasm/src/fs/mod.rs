@@ -16,13 +16,13 @@
 //! - [`file`]: a file opened for reading holds the descriptor the resolver opened; a file
 //!   opened for writing is a buffer (at most `max_write_bytes`) committed atomically, through
 //!   the resolver and the policy again, when the tool closes it.
-//! - [`session::FsSession`] is one run's shared state: open handles (bounded), whether closing a
+//! - [`run_files::RunFiles`] is one run's shared state: open handles (bounded), whether closing a
 //!   file commits it (not after a trap or a stop), the commits that failed, and the last
 //!   refusals (shown with a failed tool's error, so the model sees what was refused).
 
 pub mod dir;
 pub mod file;
-pub mod session;
+pub mod run_files;
 pub mod workspace;
 
 use crate::error::{ErrorCode, Result, WsfsError};

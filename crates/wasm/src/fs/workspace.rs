@@ -21,6 +21,7 @@ use crate::sandbox::gate::Access;
 use crate::sandbox::root::{Anchor, ToolPath, MAX_PATH_BYTES};
 use crate::tools;
 use crate::tools::contract::{Call, Frame, Tool};
+use crate::tools::kind::FileKind;
 use crate::workspace::Workspace;
 use cap_std::fs::FileTypeExt;
 use cap_std::fs::{Metadata, MetadataExt};
@@ -350,7 +351,7 @@ impl GuestFs for WorkspaceFs {
                 .shown_resolved(&located.dir, located.leaf.as_deref(), display);
             let change = Change {
                 path: shown,
-                kind: "file",
+                kind: FileKind::File,
                 existed_before: before.is_some(),
                 sha256_before: before.flatten(),
                 sha256_after: Some(sha256_hex(content)),
@@ -368,10 +369,10 @@ impl GuestFs for WorkspaceFs {
             .into_iter()
             .map(|entry| {
                 let kind = match entry.kind {
-                    "dir" => FileType::Directory,
-                    "file" => FileType::RegularFile,
-                    "symlink" => FileType::SymbolicLink,
-                    _ => FileType::Unknown,
+                    FileKind::Dir => FileType::Directory,
+                    FileKind::File => FileType::RegularFile,
+                    FileKind::Symlink => FileType::SymbolicLink,
+                    FileKind::Other => FileType::Unknown,
                 };
                 (entry.name, kind)
             })

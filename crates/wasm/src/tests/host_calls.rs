@@ -175,9 +175,9 @@ fn the_hosts_policy_is_checked_again_at_each_call() {
     let (port, reached) = server("x");
     let allowed = r#","capabilities":{"network":{"allowed_hosts":["127.0.0.1"]}}"#;
     let request = format!(r#"{{"url":"http://127.0.0.1:{port}/"}}"#);
-    let permissive = HostPolicy {
+    let permissive = WasmCeiling {
         allow_direct_network: true,
-        ..HostPolicy::default()
+        ..WasmCeiling::default()
     };
     let loaded = tool_with(&caller("http_request", &request), allowed, &permissive).unwrap();
     // The host turned direct network off after the tool was loaded.
@@ -186,7 +186,7 @@ fn the_hosts_policy_is_checked_again_at_each_call() {
         "{}",
         RunContext {
             ctl: &ctl(),
-            host: &HostPolicy::default(),
+            host: &WasmCeiling::default(),
             workspace: None,
             gateway: None,
         },

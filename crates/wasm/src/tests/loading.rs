@@ -11,7 +11,7 @@ fn noop() -> String {
     f.wat(&format!("(call $print {ok})"))
 }
 
-fn load_code(wat: &str, fields: &str, host: &HostPolicy) -> (ErrorCode, String) {
+fn load_code(wat: &str, fields: &str, host: &WasmCeiling) -> (ErrorCode, String) {
     let e = tool_with(wat, fields, host).err().expect("the load fails");
     (e.code, e.message)
 }
@@ -20,12 +20,12 @@ fn load_code(wat: &str, fields: &str, host: &HostPolicy) -> (ErrorCode, String) 
 fn a_module_that_does_not_match_its_hash_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = write_tool(tmp.path(), "hashed", &noop(), "");
-    load_tool(&dir, engine().as_ref(), &HostPolicy::default()).expect("it loads as written");
+    load_tool(&dir, engine().as_ref(), &WasmCeiling::default()).expect("it loads as written");
     // One byte more (a comment) after the manifest was written: not the module it names.
     let mut changed = std::fs::read_to_string(dir.join("module.wat")).unwrap();
     changed.push_str(";; x");
     std::fs::write(dir.join("module.wat"), changed).unwrap();
-    let e = load_tool(&dir, engine().as_ref(), &HostPolicy::default())
+    let e = load_tool(&dir, engine().as_ref(), &WasmCeiling::default())
         .err()
         .unwrap();
     assert_eq!(e.code, ErrorCode::ModuleMismatch, "{}", e.message);
@@ -33,7 +33,7 @@ fn a_module_that_does_not_match_its_hash_is_refused() {
     // A binary module swapped in beside a manifest for the text one: refused too.
     std::fs::remove_file(dir.join("module.wat")).unwrap();
     std::fs::write(dir.join("module.wasm"), ::wat::parse_str(noop()).unwrap()).unwrap();
-    let e = load_tool(&dir, engine().as_ref(), &HostPolicy::default())
+    let e = load_tool(&dir, engine().as_ref(), &WasmCeiling::default())
         .err()
         .unwrap();
     assert_eq!(e.code, ErrorCode::ModuleMismatch, "{}", e.message);
@@ -41,11 +41,11 @@ fn a_module_that_does_not_match_its_hash_is_refused() {
 
 #[test]
 fn a_manifest_asking_for_more_than_the_host_allows_is_refused_at_load() {
-    let strict = HostPolicy {
+    let strict = WasmCeiling {
         filesystem: FsCapability::Read,
         allow_model_access: false,
         max_memory_mb: 16,
-        ..HostPolicy::default()
+        ..WasmCeiling::default()
     };
     let cases = [
         r#","capabilities":{"filesystem":"write"}"#,
@@ -64,7 +64,7 @@ fn a_manifest_asking_for_more_than_the_host_allows_is_refused_at_load() {
 
 #[test]
 fn modules_must_be_wasi_commands_the_host_can_link() {
-    let host = HostPolicy::default();
+    let host = WasmCeiling::default();
     let cases = [
         (
             r#"(module (import "env" "system" (func)) (memory (export "memory") 1)
@@ -100,7 +100,7 @@ fn a_registry_loads_folders_and_refuses_taken_names() {
     write_tool(&folder, "beta", &noop(), "");
     write_tool(&folder, "alpha", &noop(), "");
     std::fs::create_dir_all(folder.join("notes")).unwrap();
-    let mut registry = WasmRegistry::new(engine(), HostPolicy::default());
+    let mut registry = WasmRegistry::new(engine(), WasmCeiling::default());
     assert_eq!(registry.load_folder(&folder).unwrap(), 2);
     assert_eq!(engine().name(), ENGINE);
     let names: Vec<&str> = registry.tools().iter().map(|t| t.name()).collect();
@@ -121,13 +121,13 @@ fn a_folder_needs_exactly_one_module() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = write_tool(tmp.path(), "two", &noop(), "");
     std::fs::write(dir.join("module.wasm"), b"\0asm").unwrap();
-    let e = load_tool(&dir, engine().as_ref(), &HostPolicy::default())
+    let e = load_tool(&dir, engine().as_ref(), &WasmCeiling::default())
         .err()
         .unwrap();
     assert!(e.message.contains("keep one"), "{}", e.message);
     std::fs::remove_file(dir.join("module.wasm")).unwrap();
     std::fs::remove_file(dir.join("module.wat")).unwrap();
-    let e = load_tool(&dir, engine().as_ref(), &HostPolicy::default())
+    let e = load_tool(&dir, engine().as_ref(), &WasmCeiling::default())
         .err()
         .unwrap();
     assert!(e.message.contains("no module.wasm"), "{}", e.message);
@@ -142,7 +142,7 @@ fn importing(import: &str) -> String {
 /// loaded before and failed every call with `tool_trap` and the engine's debug text.
 #[test]
 fn imports_the_host_does_not_provide_as_declared_are_refused_at_load() {
-    let host = HostPolicy::default();
+    let host = WasmCeiling::default();
     let cases = [
         // A WASI function the host does not provide.
         (

@@ -31,7 +31,7 @@ fn echo_tool() -> LoadedTool {
         sha256_hex(wat.as_bytes())
     );
     std::fs::write(dir.join(MANIFEST_FILE), manifest).unwrap();
-    load_tool(&dir, engine().as_ref(), &HostPolicy::default()).unwrap()
+    load_tool(&dir, engine().as_ref(), &WasmCeiling::default()).unwrap()
 }
 
 #[test]
@@ -132,9 +132,9 @@ fn the_environment_holds_only_allowed_variables() {
         (drop (call $fd_write (i32.const 1) (i32.const 100) (i32.const 3) (i32.const 200)))))"#;
     // The host allows PATH and HOME; the manifest asks for PATH only, so HOME stays hidden.
     let path = std::env::var("PATH").expect("tests run with a PATH");
-    let host = HostPolicy {
+    let host = WasmCeiling {
         allowed_env: vec!["PATH".into(), "HOME".into()],
-        ..HostPolicy::default()
+        ..WasmCeiling::default()
     };
     let loaded = tool_with(wat, r#","capabilities":{"env":["PATH"]}"#, &host).unwrap();
     let out = runner::run(

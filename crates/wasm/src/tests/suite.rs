@@ -6,7 +6,7 @@ use super::wat;
 use crate::fs::workspace::WorkspaceFs;
 use crate::fs::{FsAccess, GuestFs};
 use crate::host::gateway::ModelGateway;
-use crate::policy::HostPolicy;
+use crate::policy::WasmCeiling;
 use crate::registry::{load_tool, LoadedTool, MANIFEST_FILE};
 use crate::runner::{self, RunContext, WasmOutput};
 use crate::config::{Config, Limits};
@@ -36,7 +36,7 @@ pub fn write_tool(parent: &Path, name: &str, wat: &str, fields: &str) -> PathBuf
 }
 
 /// A tool loaded under `host`.
-pub fn tool_with(wat: &str, fields: &str, host: &HostPolicy) -> Result<LoadedTool> {
+pub fn tool_with(wat: &str, fields: &str, host: &WasmCeiling) -> Result<LoadedTool> {
     let tmp = tempfile::tempdir().unwrap();
     let dir = write_tool(tmp.path(), "fixture", wat, fields);
     load_tool(&dir, engine().as_ref(), host)
@@ -44,10 +44,10 @@ pub fn tool_with(wat: &str, fields: &str, host: &HostPolicy) -> Result<LoadedToo
 
 /// The host policy of the tests: the defaults, with direct network allowed (the network
 /// tests use a server on 127.0.0.1).
-pub fn test_host() -> HostPolicy {
-    HostPolicy {
+pub fn test_host() -> WasmCeiling {
+    WasmCeiling {
         allow_direct_network: true,
-        ..HostPolicy::default()
+        ..WasmCeiling::default()
     }
 }
 

@@ -22,6 +22,7 @@ use crate::sandbox::gate::Access;
 use crate::sandbox::resolve::Located;
 use crate::sandbox::root::{Anchor, ToolPath};
 use crate::tools::contract::Call;
+use crate::tools::kind::FileKind;
 use crate::workspace::Workspace;
 use cap_std::fs::{File, Metadata, MetadataExt};
 use std::io::Read;
@@ -147,7 +148,7 @@ pub fn apply_patch(
                 // A patch read every file it changed, so a missing hash means a new file.
                 call.record_change(Change {
                     path: c.path.clone(),
-                    kind: "file",
+                    kind: FileKind::File,
                     existed_before: c.sha256_before.is_some(),
                     sha256_before: c.sha256_before.clone(),
                     sha256_after: c.sha256_after.clone(),

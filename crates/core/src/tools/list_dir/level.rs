@@ -196,14 +196,9 @@ fn smallest_names(
 /// beneath the directory handle: only the type and size are needed, which `statx` with its
 /// fuller set of fields costs more for); `None` if it vanished since it was listed.
 fn describe(dir: &Dir, name: OsString) -> Option<Entry> {
-    use rustix::fs::{AtFlags, FileType};
+    use rustix::fs::AtFlags;
     let st = rustix::fs::statat(dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
-    let kind = match FileType::from_raw_mode(st.st_mode) {
-        FileType::Symlink => "symlink",
-        FileType::Directory => "dir",
-        FileType::RegularFile => "file",
-        _ => "other",
-    };
+    let kind = crate::tools::kind::FileKind::of_mode(st.st_mode);
     Some(Entry {
         name: shown(name.as_bytes()).into_owned(),
         kind,

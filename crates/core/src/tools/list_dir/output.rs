@@ -5,6 +5,7 @@ use crate::render;
 use crate::sandbox::walk::names::shown;
 use crate::sandbox::walk::Kind;
 use crate::tools::contract::ToolOutput;
+use crate::tools::kind::FileKind;
 use crate::tools::walking::{is_zero, left_out_note};
 use crate::workspace::{Tree, Unlisted};
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
@@ -21,7 +22,7 @@ pub struct Entry {
     /// The name as `names::encode` shows it: as is, or with `\xNN` escapes if not UTF-8.
     pub name: String,
     #[serde(rename = "type")]
-    pub kind: &'static str,
+    pub kind: FileKind,
     pub size: u64,
 }
 
@@ -73,10 +74,10 @@ impl ToolOutput for ListOutput {
         );
         for e in &self.entries {
             let _ = match e.kind {
-                "dir" => writeln!(text, "{}/", e.name),
-                "symlink" => writeln!(text, "{}@", e.name),
-                "file" => writeln!(text, "{}  {}", e.name, render::bytes(e.size)),
-                _ => writeln!(text, "{}  (special file)", e.name),
+                FileKind::Dir => writeln!(text, "{}/", e.name),
+                FileKind::Symlink => writeln!(text, "{}@", e.name),
+                FileKind::File => writeln!(text, "{}  {}", e.name, render::bytes(e.size)),
+                FileKind::Other => writeln!(text, "{}  (special file)", e.name),
             };
         }
         if self.truncated {

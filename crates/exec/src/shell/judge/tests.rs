@@ -1,11 +1,11 @@
 //! The judge against the shipped policy: the seed plan's cases, the smuggling cases,
 //! and the rebuilt command.
 
-use super::super::policy::Policy;
+use super::super::policy::ShellRules;
 use super::{judge, Verdict};
 
-fn policy() -> &'static Policy {
-    Policy::builtin().unwrap_or_else(|e| panic!("{e}"))
+fn policy() -> &'static ShellRules {
+    ShellRules::builtin().unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn allowed(cmd: &str) -> String {

@@ -17,7 +17,7 @@ pub const MAX_HANDLES: usize = 64;
 /// Refusals kept for the error message of a tool that fails.
 const KEPT_REFUSALS: usize = 4;
 
-pub struct FsSession {
+pub struct RunFiles {
     pub fs: Arc<dyn GuestFs>,
     pub watch: Arc<Watch>,
     handles: AtomicUsize,
@@ -31,10 +31,10 @@ pub struct FsSession {
     refusals: Mutex<Vec<String>>,
 }
 
-impl FsSession {
+impl RunFiles {
     /// `buffer_budget`: how many bytes of written files the run may hold in memory.
-    pub fn new(fs: Arc<dyn GuestFs>, watch: Arc<Watch>, buffer_budget: u64) -> Arc<FsSession> {
-        Arc::new(FsSession {
+    pub fn new(fs: Arc<dyn GuestFs>, watch: Arc<Watch>, buffer_budget: u64) -> Arc<RunFiles> {
+        Arc::new(RunFiles {
             fs,
             watch,
             handles: AtomicUsize::new(0),
@@ -162,10 +162,10 @@ pub fn stopped() -> Error {
 }
 
 /// One open handle, released when dropped.
-pub struct HandleSlot(Arc<FsSession>);
+pub struct HandleSlot(Arc<RunFiles>);
 
 impl HandleSlot {
-    pub fn session(&self) -> &Arc<FsSession> {
+    pub fn session(&self) -> &Arc<RunFiles> {
         &self.0
     }
 }

@@ -3,7 +3,7 @@
 
 use super::{control, cwd, state};
 use crate::error::{ErrorCode, Result, WsfsError};
-use crate::exec::shell::Policy;
+use crate::exec::shell::ShellRules;
 use crate::shells::{safe_shell, shell, SafeShellArgs, SafeShellResult, ShellArgs, ShellRun};
 use crate::tools::contract::{Annotations, Call, Switch, Tool, ToolOutput, Warning};
 use std::borrow::Cow;
@@ -80,7 +80,7 @@ impl Tool for SafeShellTool {
     }
 
     fn run(call: &mut Call<'_>, args: SafeShellArgs) -> Result<(SafeShellResult, Vec<Warning>)> {
-        let policy = Policy::builtin().map_err(|e| WsfsError::new(ErrorCode::IoError, e))?;
+        let policy = ShellRules::builtin().map_err(|e| WsfsError::new(ErrorCode::IoError, e))?;
         let dir = cwd(call, &args.cwd)?;
         let dev = state(call.ws)?;
         Ok((

@@ -21,7 +21,7 @@ pub mod shells;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::exec::runner::ViewLayers;
-use crate::exec::{Control, ExecLimits, ExecPlaces, ExecPolicy, Runner};
+use crate::exec::{Control, ExecLimits, ExecPlaces, ExecSettings, Runner};
 use crate::sandbox::fileops::{open_leaf_read, regular_file_size};
 use crate::sandbox::gate::Access;
 use crate::sandbox::resolve::Located;
@@ -45,7 +45,7 @@ pub struct DevState {
 /// into the session, never into the base (`wsfs_core::workspace::overlay::runs`).
 pub fn state(ws: &Workspace) -> Result<Arc<DevState>> {
     Ok(ws.slot(|| DevState {
-        runner: Runner::new(places(ws), exec_policy(ws)),
+        runner: Runner::new(places(ws), exec_settings(ws)),
         info: InfoCache::default(),
     }))
 }
@@ -80,9 +80,9 @@ fn places(ws: &Workspace) -> ExecPlaces {
     }
 }
 
-fn exec_policy(ws: &Workspace) -> ExecPolicy {
+fn exec_settings(ws: &Workspace) -> ExecSettings {
     let p = ws.policy();
-    ExecPolicy {
+    ExecSettings {
         read_paths: p.exec_read_paths.iter().map(PathBuf::from).collect(),
         env_allow: p.exec_env_allow.clone(),
         path: None,
