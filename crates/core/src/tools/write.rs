@@ -98,8 +98,8 @@ pub fn write_file(
     path.refuse_trailing_slash()?;
     let located = ws.resolve(path, Access::WRITE, true, call.ctl)?;
     let written = match mode {
-        WriteMode::Create => create_leaf(call, &located, content, &path.display),
-        _ => replace_leaf(call, &located, content, &path.display),
+        WriteMode::Create => create_leaf(call, &located, content.as_bytes(), &path.display),
+        _ => replace_leaf(call, &located, content.as_bytes(), &path.display),
     };
     let (created, warnings) = match written {
         Ok(written) => written,
@@ -188,11 +188,12 @@ pub fn lock_for_replace(
     Ok((locked, existing))
 }
 
-/// The overwrite itself; returns whether the file was created, and the warnings.
-fn replace_leaf(
+/// The overwrite itself, of the file `located` reached (`write_file`, and a Wasm tool's file
+/// closed after writing); returns whether the file was created, and the warnings.
+pub fn replace_leaf(
     call: &mut Call<'_>,
     located: &Located<'_>,
-    content: &str,
+    content: &[u8],
     display: &str,
 ) -> Result<(bool, Vec<Warning>)> {
     let ctl = call.ctl;
@@ -209,7 +210,7 @@ fn replace_leaf(
     let mut warnings = contract::warnings(atomic_replace(
         &located.dir,
         leaf,
-        content.as_bytes(),
+        content,
         existing.as_ref(),
         display,
         ctl,
@@ -219,26 +220,26 @@ fn replace_leaf(
         warnings.insert(0, Warning::said_in_text(OVERWRITE_WARNING));
     }
     committed_dirs(call, located);
-    let after = call.audits().then(|| sha256_hex(content.as_bytes()));
+    let after = call.audits().then(|| sha256_hex(content));
     record_file(call, located, display, before, after);
     Ok((existing.is_none(), warnings))
 }
 
 /// The create-only write: the name is taken only by an exclusive link at the commit point.
 /// A name found taken already at resolution is refused at once (it existed during the call).
-fn create_leaf(
+pub fn create_leaf(
     call: &mut Call<'_>,
     located: &Located<'_>,
-    content: &str,
+    content: &[u8],
     display: &str,
 ) -> Result<(bool, Vec<Warning>)> {
     let leaf = located.file_leaf(display, true)?;
     if located.leaf_meta.is_some() {
         return Err(file_exists(display));
     }
-    let warnings = atomic_create(&located.dir, leaf, content.as_bytes(), display, call.ctl)?;
+    let warnings = atomic_create(&located.dir, leaf, content, display, call.ctl)?;
     committed_dirs(call, located);
-    let after = call.audits().then(|| sha256_hex(content.as_bytes()));
+    let after = call.audits().then(|| sha256_hex(content));
     record_file(call, located, display, None, after);
     Ok((true, contract::warnings(warnings)))
 }

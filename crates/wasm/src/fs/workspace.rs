@@ -11,11 +11,9 @@ use super::{FsAccess, GuestFs, GuestStat, Listing, Opened, WriteIntent};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::audit::{Change, Notes};
-use crate::lines::{sha256_hex, FileHash};
 use crate::names::{self, display_path};
 use crate::sandbox::fileops::{
-    atomic_create, atomic_replace, file_exists, open_error, open_leaf_read, regular_file_size,
-    sync_dir,
+    file_exists, open_error, open_leaf_read, regular_file_size, sync_dir,
 };
 use crate::sandbox::gate::Access;
 use crate::sandbox::root::{Anchor, ToolPath, MAX_PATH_BYTES};
@@ -318,6 +316,8 @@ impl GuestFs for WorkspaceFs {
         Ok(content)
     }
 
+    /// A written file closed: committed by `write_file`'s own steps (locked, atomic, fsynced,
+    /// audited), never creating directories on the way (WASI's `open` does not).
     fn commit_write(&self, path: &Path, content: &[u8], exclusive: bool) -> Result<()> {
         self.require_write()?;
         let tp = self.tool_path(path)?;
@@ -326,39 +326,15 @@ impl GuestFs for WorkspaceFs {
             .limits
             .check_write(content.len() as u64, display, "Write less")?;
         let located = self.ws.resolve(&tp, Access::WRITE, false, &self.ctl)?;
-        let leaf = located.file_leaf(display, true)?;
-        let ctl = &self.ctl;
-        let mut before = None;
-        if exclusive {
-            if located.leaf_meta.is_some() {
-                return Err(file_exists(display));
-            }
-            atomic_create(&located.dir, leaf, content, display, ctl)?;
-        } else {
-            // Locked like write_file locks it (see `lock_for_replace`).
-            let (mut locked, existing) =
-                tools::write::lock_for_replace(&located, leaf, display, ctl)?;
-            if let (true, Some(locked)) = (self.audits(), &mut locked) {
-                before = Some(FileHash::of(&mut locked.file, ctl)?.map(|h| h.hex()));
-            } else if existing.is_some() {
-                before = Some(None);
-            }
-            atomic_replace(&located.dir, leaf, content, existing.as_ref(), display, ctl)?;
+        let mut call = Call::new(&self.ws, &self.ctl, None, &NoRawPart);
+        let written = match exclusive {
+            true => tools::write::create_leaf(&mut call, &located, content, display),
+            false => tools::write::replace_leaf(&mut call, &located, content, display),
+        };
+        if let Some(notes) = call.audit.take() {
+            self.note(None, notes.changes);
         }
-        if self.audits() {
-            let shown = self
-                .ws
-                .shown_resolved(&located.dir, located.leaf.as_deref(), display);
-            let change = Change {
-                path: shown,
-                kind: FileKind::File,
-                existed_before: before.is_some(),
-                sha256_before: before.flatten(),
-                sha256_after: Some(sha256_hex(content)),
-            };
-            self.note(None, vec![change]);
-        }
-        Ok(())
+        written.map(|_| ())
     }
 
     fn list_entries(&self, path: &Path) -> Result<Listing> {
