@@ -173,47 +173,33 @@ pub extern "C" fn wsfs_workspace_close(workspace: u64) -> *mut c_char {
     guard(|| api::workspace_close(workspace))
 }
 
-/// Shared body of the tool functions.
+/// The one entry of every tool function (each public one is a shim over it): borrows the
+/// inputs, runs the call and hands out the envelope, storing its length in `*result_len`
+/// when that is not NULL. A NULL `content` is no buffer.
 ///
 /// # Safety
-/// Each pointer must be NULL or a NUL-terminated string valid for the duration of the call.
-unsafe fn call_tool(
+/// `tool`, `args_json` and `options_json` must be NULL or NUL-terminated strings valid for the
+/// duration of the call; `content` NULL or `content_len` readable bytes valid for the call;
+/// `result_len` NULL or a writable `size_t`.
+unsafe fn call_entry(
     workspace: u64,
     tool: *const c_char,
     args_json: *const c_char,
     options_json: *const c_char,
+    content: *const c_char,
+    content_len: usize,
+    result_len: *mut usize,
 ) -> *mut c_char {
-    // SAFETY: forwarded from this function's contract; no content buffer.
-    unsafe { call_tool_with_content(workspace, tool, args_json, options_json, None) }
-}
-
-/// Shared body of the tool functions, with an optional separate content buffer.
-///
-/// # Safety
-/// Each pointer must be NULL or a NUL-terminated string valid for the duration of the call.
-unsafe fn call_tool_with_content(
-    workspace: u64,
-    tool: *const c_char,
-    args_json: *const c_char,
-    options_json: *const c_char,
-    content: Option<&[u8]>,
-) -> *mut c_char {
-    // SAFETY: forwarded from this function's contract.
-    unsafe { call_tool_sized(workspace, tool, args_json, options_json, content) }.0
-}
-
-/// [`call_tool_with_content`], also returning the result's length.
-///
-/// # Safety
-/// Each pointer must be NULL or a NUL-terminated string valid for the duration of the call.
-unsafe fn call_tool_sized(
-    workspace: u64,
-    tool: *const c_char,
-    args_json: *const c_char,
-    options_json: *const c_char,
-    content: Option<&[u8]>,
-) -> (*mut c_char, usize) {
-    guard_sized(|| -> Envelope {
+    let (result, len) = guard_sized(|| -> Envelope {
+        let content = if content.is_null() {
+            None
+        } else if content_len > isize::MAX as usize {
+            return api::bad_input("content_len", "is larger than any buffer can be").into();
+        } else {
+            // SAFETY: non-NULL, and the caller guarantees `content_len` readable bytes that
+            // stay valid and unmodified for the duration of the call.
+            Some(unsafe { std::slice::from_raw_parts(content.cast::<u8>(), content_len) })
+        };
         // SAFETY: forwarded from this function's contract.
         let tool = match unsafe { borrow_str(tool, "tool_name") } {
             Ok(tool) => tool,
@@ -234,7 +220,36 @@ unsafe fn call_tool_sized(
             }
         };
         api::call_envelope(workspace, tool, args, options, content)
-    })
+    });
+    if !result_len.is_null() {
+        // SAFETY: non-NULL, and the caller guarantees it points to a writable size_t.
+        unsafe { result_len.write(len) };
+    }
+    result
+}
+
+/// [`call_entry`] for a named tool with only its arguments.
+///
+/// # Safety
+/// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
+unsafe fn call_named(
+    workspace: u64,
+    tool: &std::ffi::CStr,
+    args_json: *const c_char,
+) -> *mut c_char {
+    let null = std::ptr::null();
+    // SAFETY: a static C string, and `args_json` is forwarded from this function's contract.
+    unsafe {
+        call_entry(
+            workspace,
+            tool.as_ptr(),
+            args_json,
+            null,
+            null,
+            0,
+            std::ptr::null_mut(),
+        )
+    }
 }
 
 /// `read_file {path, start_line?, max_lines? = 2000, line_numbers? = false}` -> `data: {path,
@@ -259,15 +274,8 @@ unsafe fn call_tool_sized(
 /// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
 #[no_mangle]
 pub unsafe extern "C" fn wsfs_read_file(workspace: u64, args_json: *const c_char) -> *mut c_char {
-    // SAFETY: a static C string literal, and `args_json` is forwarded from this contract.
-    unsafe {
-        call_tool(
-            workspace,
-            c"read_file".as_ptr(),
-            args_json,
-            std::ptr::null(),
-        )
-    }
+    // SAFETY: forwarded from this function's contract.
+    unsafe { call_named(workspace, c"read_file", args_json) }
 }
 
 /// `write_file {path, content, mode = "overwrite"}` -> `data: {path, bytes_written, created,
@@ -279,15 +287,8 @@ pub unsafe extern "C" fn wsfs_read_file(workspace: u64, args_json: *const c_char
 /// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
 #[no_mangle]
 pub unsafe extern "C" fn wsfs_write_file(workspace: u64, args_json: *const c_char) -> *mut c_char {
-    // SAFETY: a static C string literal, and `args_json` is forwarded from this contract.
-    unsafe {
-        call_tool(
-            workspace,
-            c"write_file".as_ptr(),
-            args_json,
-            std::ptr::null(),
-        )
-    }
+    // SAFETY: forwarded from this function's contract.
+    unsafe { call_named(workspace, c"write_file", args_json) }
 }
 
 /// `append_file {path, content}` -> `data: {path, bytes_appended, size}`.
@@ -297,15 +298,8 @@ pub unsafe extern "C" fn wsfs_write_file(workspace: u64, args_json: *const c_cha
 /// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
 #[no_mangle]
 pub unsafe extern "C" fn wsfs_append_file(workspace: u64, args_json: *const c_char) -> *mut c_char {
-    // SAFETY: a static C string literal, and `args_json` is forwarded from this contract.
-    unsafe {
-        call_tool(
-            workspace,
-            c"append_file".as_ptr(),
-            args_json,
-            std::ptr::null(),
-        )
-    }
+    // SAFETY: forwarded from this function's contract.
+    unsafe { call_named(workspace, c"append_file", args_json) }
 }
 
 /// `list_dir {path = ".", depth = 1, include_hidden = true, max_entries?, respect_gitignore?
@@ -320,8 +314,8 @@ pub unsafe extern "C" fn wsfs_append_file(workspace: u64, args_json: *const c_ch
 /// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
 #[no_mangle]
 pub unsafe extern "C" fn wsfs_list_dir(workspace: u64, args_json: *const c_char) -> *mut c_char {
-    // SAFETY: a static C string literal, and `args_json` is forwarded from this contract.
-    unsafe { call_tool(workspace, c"list_dir".as_ptr(), args_json, std::ptr::null()) }
+    // SAFETY: forwarded from this function's contract.
+    unsafe { call_named(workspace, c"list_dir", args_json) }
 }
 
 /// `edit_file {path, old_text, new_text, replace_all = false}` -> `data: {path, matches,
@@ -335,15 +329,8 @@ pub unsafe extern "C" fn wsfs_list_dir(workspace: u64, args_json: *const c_char)
 /// `args_json` must be NULL or a NUL-terminated string valid for the duration of the call.
 #[no_mangle]
 pub unsafe extern "C" fn wsfs_edit_file(workspace: u64, args_json: *const c_char) -> *mut c_char {
-    // SAFETY: a static C string literal, and `args_json` is forwarded from this contract.
-    unsafe {
-        call_tool(
-            workspace,
-            c"edit_file".as_ptr(),
-            args_json,
-            std::ptr::null(),
-        )
-    }
+    // SAFETY: forwarded from this function's contract.
+    unsafe { call_named(workspace, c"edit_file", args_json) }
 }
 
 /// Runs the tool named `tool_name` (`unknown_tool` if there is none): any tool that
@@ -362,8 +349,19 @@ pub unsafe extern "C" fn wsfs_call(
     tool_name: *const c_char,
     args_json: *const c_char,
 ) -> *mut c_char {
+    let null = std::ptr::null();
     // SAFETY: forwarded from this function's contract.
-    unsafe { call_tool(workspace, tool_name, args_json, std::ptr::null()) }
+    unsafe {
+        call_entry(
+            workspace,
+            tool_name,
+            args_json,
+            null,
+            null,
+            0,
+            std::ptr::null_mut(),
+        )
+    }
 }
 
 /// Like `wsfs_call`, with `options_json` (NULL for none): `{"timeout_ms": N, "cancel_token": T,
@@ -389,8 +387,19 @@ pub unsafe extern "C" fn wsfs_call_with_options(
     args_json: *const c_char,
     options_json: *const c_char,
 ) -> *mut c_char {
+    let (content, result_len) = (std::ptr::null(), std::ptr::null_mut());
     // SAFETY: forwarded from this function's contract.
-    unsafe { call_tool(workspace, tool_name, args_json, options_json) }
+    unsafe {
+        call_entry(
+            workspace,
+            tool_name,
+            args_json,
+            options_json,
+            content,
+            0,
+            result_len,
+        )
+    }
 }
 
 /// Like `wsfs_call_with_options`, for `write_file` and `append_file`, with the content passed
@@ -414,17 +423,19 @@ pub unsafe extern "C" fn wsfs_call_with_content(
     content: *const c_char,
     content_len: usize,
 ) -> *mut c_char {
-    let content = if content.is_null() {
-        None
-    } else if content_len > isize::MAX as usize {
-        return guard(|| api::bad_input("content_len", "is larger than any buffer can be"));
-    } else {
-        // SAFETY: non-NULL, and the caller guarantees `content_len` readable bytes that stay
-        // valid and unmodified for the duration of the call.
-        Some(unsafe { std::slice::from_raw_parts(content.cast::<u8>(), content_len) })
-    };
+    let result_len = std::ptr::null_mut();
     // SAFETY: forwarded from this function's contract.
-    unsafe { call_tool_with_content(workspace, tool_name, args_json, options_json, content) }
+    unsafe {
+        call_entry(
+            workspace,
+            tool_name,
+            args_json,
+            options_json,
+            content,
+            content_len,
+            result_len,
+        )
+    }
 }
 
 /// Like `wsfs_call_with_content` (a NULL `content` means no buffer, as there), and also stores
@@ -445,24 +456,18 @@ pub unsafe extern "C" fn wsfs_call_sized(
     content_len: usize,
     result_len: *mut usize,
 ) -> *mut c_char {
-    let (result, len) = if !content.is_null() && content_len > isize::MAX as usize {
-        guard_sized(|| api::bad_input("content_len", "is larger than any buffer can be"))
-    } else {
-        let content = if content.is_null() {
-            None
-        } else {
-            // SAFETY: non-NULL, and the caller guarantees `content_len` readable bytes that
-            // stay valid and unmodified for the duration of the call.
-            Some(unsafe { std::slice::from_raw_parts(content.cast::<u8>(), content_len) })
-        };
-        // SAFETY: forwarded from this function's contract.
-        unsafe { call_tool_sized(workspace, tool_name, args_json, options_json, content) }
-    };
-    if !result_len.is_null() {
-        // SAFETY: non-NULL, and the caller guarantees it points to a writable size_t.
-        unsafe { result_len.write(len) };
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        call_entry(
+            workspace,
+            tool_name,
+            args_json,
+            options_json,
+            content,
+            content_len,
+            result_len,
+        )
     }
-    result
 }
 
 /// Creates a cancel token (never 0) for `wsfs_call_with_options`. Free it with
