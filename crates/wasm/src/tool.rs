@@ -176,7 +176,10 @@ impl ToolRunner for WasmTool {
     /// Runs on the workspace its tools were loaded for: a workspace's tool set (`ToolSet` in
     /// the C ABI crate) holds them beside that workspace, and is the only way to reach them.
     fn run(&self, call: &mut Call<'_>, args_json: &str) -> Result<ToolResult> {
-        debug_assert!(std::ptr::eq(call.ws, &*self.shared.ws), "a tool of another workspace");
+        debug_assert!(
+            std::ptr::eq(call.ws, &*self.shared.ws),
+            "a tool of another workspace"
+        );
         let fs = self.workspace(call)?;
         let gateway = self
             .shared
