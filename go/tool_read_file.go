@@ -163,7 +163,7 @@ const emptyFileText = "(empty file)"
 const maxNoticeLen = 256
 
 // readText renders read_file's text as the library does
-// (src/tools/read_file/output.rs): the content, and for a cut file the
+// (crates/core/src/tools/read_file/output.rs): the content, and for a cut file the
 // notice of ReadFileResult.Text, L being the workspace's effective
 // MaxReadBytes. TestReadTextMatchesLibrary checks it against the library's
 // own text.

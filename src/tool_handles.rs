@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// What a file of the file tools (`crates/core/src/tools/`) or of a Wasm guest's
 /// `/workspace` (`crates/wasm/src/fs/`) must never name: the tools reach the file system only
-/// through the workspace's operations (the backend contract), never through the root's
+/// through the workspace's operations (`wsfs_core::workspace`), never through the root's
 /// handle, a directory listing or a walk of their own.
 const TOOLS_STAY_ABOVE: &[&str] = &[
     "root_dir",

@@ -382,7 +382,7 @@ fn workspace_info_through_the_registry() {
 }
 
 /// The confinement list through the tools themselves (the runner's own tests, with an
-/// unconfined control each, are in src/exec/confinement_tests.rs): refused or killed, nothing
+/// unconfined control each, are in crates/exec/src/confinement_tests.rs): refused or killed, nothing
 /// outside changed, the result says why.
 #[test]
 fn confinement_through_the_tools() {

@@ -741,7 +741,7 @@ fn sigkill_during_session_rewinds() {
     );
 }
 
-/// The probe of docs/ARCHITECTURE.md ("The session store") as a test: a kernel overlay mount
+/// The probe of docs/decisions/session-store.md as a test: a kernel overlay mount
 /// of base + the session's upper tree in a user and mount namespace shows the session's view.
 /// Skipped (with a message) where unprivileged user namespaces or overlayfs are missing.
 #[test]

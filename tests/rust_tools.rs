@@ -254,7 +254,7 @@ fn the_rust_inventory_reads_and_writes_through_the_workspace() {
         let v = call_named(f.ws, "inventory", "{}");
         // Two entries once ended in fuel_exhausted on wasmi at any fuel: a slice ran out while
         // wasmi lazily translated a function on its first call, which it cannot resume
-        // (src/wasm/wasmi_engine.rs, `config`).
+        // (crates/wasm/src/wasmi_engine.rs, `config`).
         assert_eq!(
             assert_ok(&v),
             &json!({"written": "INVENTORY.txt", "entries": 2}),

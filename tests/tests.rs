@@ -1,7 +1,7 @@
 //! The integration tests, one test binary (as ripgrep's): each file `tests/NAME.rs` is the
 //! module `NAME` here, its tests named `NAME::test` (`cargo test --release --test tests --
 //! patch_crash::`). One binary links the library and its dependencies once instead of once per
-//! file (docs/ARCHITECTURE.md, "Test layout", has the build and run times). Cargo.toml sets
+//! file (docs/decisions/one-test-binary.md has the build and run times). Cargo.toml sets
 //! `autotests = false`, so cargo builds no file here on its own: a test file must be declared
 //! below, and `every_test_file_is_declared` fails for one that is not.
 

@@ -1,6 +1,6 @@
 """Every tool the library lists has a typed method and a result class that mirror its spec.
 
-When a tool is added to the library (src/tools/), these fail until the Python package gets
+When a tool is added to the library (crates/core/src/tools/, crates/devtools/src/entries/), these fail until the Python package gets
 its result dataclass (wsfs/results.py, @result) and its Workspace method."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-//! The profile data format: what each `src/abi/profiles/data/<name>.json` holds, decoded strictly
+//! The profile data format: what each `src/profiles/data/<name>.json` holds, decoded strictly
 //! (an unknown key is an error, so a misspelt key never silently leaves a default in force).
 //! `compile.rs` checks it against the native tool specs and builds what the engine uses.
 //!
@@ -6,7 +6,7 @@
 //! `operation`-style selector, one native tool per operation), its arguments (renames,
 //! defaults, values, caps, refusals), the result fields it returns, the text the model reads,
 //! and, per profile, the error-code map, the envelope shape and the warnings' wording. The
-//! full description, with an example, is in `src/abi/profiles/README.md`.
+//! full description, with an example, is in `src/profiles/README.md`.
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;

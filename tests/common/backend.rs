@@ -1,5 +1,5 @@
-//! The contract suite: the tools' behaviour tests run once per workspace backend
-//! (docs/ARCHITECTURE.md, "The backend contract"). A test file wraps its tests in
+//! The contract suite: the tools' behaviour tests run once per workspace mode, host and (when
+//! the `overlay` feature is built) overlay (docs/decisions/contract-suite.md). A test file wraps its tests in
 //! `backend_tests! { ... }`; each test then runs for every backend in [`BACKENDS`], with the
 //! fixtures it makes on that backend, and a failure names the backend. The fixture's file
 //! operations ([`Fixture::write`], [`Fixture::exists`], ...) go through the backend: for

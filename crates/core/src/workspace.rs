@@ -149,7 +149,7 @@ impl Workspace {
         &self.root.path
     }
 
-    /// The backend's root, for the unit tests of the layers below.
+    /// The root, for the unit tests of the layers below.
     #[cfg(test)]
     pub fn test_root(&self) -> &Root {
         &self.root
@@ -419,13 +419,13 @@ mod tests {
         }
     }
 
-    /// The backend contract (docs/ARCHITECTURE.md): a resolution that makes missing parents
-    /// asks `gate.check_new_dir` about each, outermost first, by its workspace-relative
-    /// path, while it does not exist yet. The overlay backend touches each new directory
+    /// The workspace's operations (docs/ARCHITECTURE.md): a resolution that makes missing
+    /// parents asks `gate.check_new_dir` about each, outermost first, by its workspace-relative
+    /// path, while it does not exist yet. Overlay mode touches each new directory
     /// there, so its before-image is what the session had (never the directory the call
     /// made): every backend must keep this order.
     #[test]
-    fn every_backend_asks_about_each_new_directory_before_making_it() {
+    fn every_mode_asks_about_each_new_directory_before_making_it() {
         use crate::config::Mode;
         for mode in [
             Mode::Host,

@@ -1,7 +1,24 @@
-//! The developer tools' cores, as plain functions of a [`Runner`](super::Runner), a directory
-//! and their arguments: argument and result structs, detection, the command each runs, the
-//! parsing of what it printed. Wiring them into the registry (annotations, the workspace's
-//! resolver for `cwd` and `paths`, the policy switches, the envelope) is the next step.
+//! The developer tools (issue 21): `workspace_info`, `git_status`, `git_diff`, `git_commit`,
+//! `run_tests`, `run_lint`, `typecheck`, `safe_shell` and `shell`, listed in `DEV_TOOLS` (the C
+//! ABI crate puts them after the file tools when it is built with the feature `exec`).
+//!
+//! - **The cores**, as plain functions of a `wsfs_exec::Runner`, a directory and their
+//!   arguments: argument and result structs, detection, the command each runs, the parsing of
+//!   what it printed. `workspace_info.rs` (what the sandbox offers, probed once and cached),
+//!   `run_tests.rs`, `lint.rs` (`run_lint`, `typecheck`), `shells.rs` (`safe_shell` judged by
+//!   its rules, `shell`), `command.rs` (a `command` argument split into words when it is one
+//!   plain command), `git/` (status, diff, commit on `wsfs_exec::git`). `ProjectFiles` is how a
+//!   core looks at the project's files to decide what to run.
+//! - **The entries** (`entries/`): each core wired to the tool contract: off unless the policy
+//!   sets `exec_enabled` (`Switch::Exec`; `shell` also needs `shell_enabled`), every path
+//!   argument resolved beneath the root with the policy as gate (`Workspace::program_dir`,
+//!   `program_path`), the call's deadline and cancel token handed to the runner, one runner and
+//!   one `workspace_info` cache per workspace (`Workspace::slot`).
+//!
+//! Every program runs under `wsfs-exec`'s confined runner: what it stops is written in
+//! `wsfs_exec::confinement`. With the feature `overlay`, an overlay workspace's programs run on
+//! its session's view and their changes go into the session
+//! (docs/decisions/programs-on-the-overlay.md). The tests' projects are `projects.rs`.
 
 #![deny(unsafe_code)]
 

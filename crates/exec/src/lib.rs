@@ -22,11 +22,21 @@
 //!    watched; when the program ends, times out or is cancelled, its process group and its
 //!    cgroup are killed, so nothing it started outlives the call; the temp directory is removed.
 //!
-//! On top of the runner: hardened git (`git/`), the parsers of test, lint and type-check
-//! reports (`report/`), the safe_shell judge and its policy file (`shell/`), and the tools'
-//! cores as plain functions of a runner and a directory (`tools/`).
+//! The host's decisions (the `exec_*` policy switches) reach the runner as `ExecSettings`, the
+//! places a run may write as `ExecPlaces`. On top of the runner: hardened git (`git/`), the
+//! parsers of test, lint and type-check reports (`report/`), and safe_shell's judge and its
+//! rules (`shell/`, `ShellRules`, loaded from `config/safe_shell_policy.toml`). The tools that
+//! use them (their cores and registry entries) are the crate above, `wsfs-devtools`.
+//!
+//! Features: `overlay` runs programs on an overlay workspace's session (`ViewLayers::Session`:
+//! each run gets an upper of its own, adopted into the session when it ends;
+//! docs/decisions/programs-on-the-overlay.md); `test-support` exports the runner's test
+//! fixtures (`testutil`, `git::fixture`) to the crates above.
 //!
 //! What the sandbox stops and what it does not is written down once, in `confinement.rs`.
+//! Besides the tests, `unsafe` is allowed only for the raw system calls between fork and exec
+//! (`child.rs`, `mounts.rs`) and one statement each in `runner.rs` (`pre_exec`) and
+//! `landlock_rules.rs`.
 
 #![deny(unsafe_code)]
 

@@ -11,7 +11,7 @@
 //!
 //! The upper tree is in the kernel's format with the `userxattr` flavour (whiteouts are 0/0
 //! character devices, opaque directories carry `user.overlay.opaque` = `y`), and `work` is an
-//! empty directory on the same file system: the session store (`src/overlay/`) keeps both in
+//! empty directory on the same file system: the session store (`wsfs-overlay`) keeps both in
 //! the state directory. This module checks them and builds, before fork, every string and
 //! buffer the child needs ([`OverlayPlan`]); `child.rs` does the system calls.
 //!

@@ -2,12 +2,22 @@
 //! read-only **base**) in an upper tree of its own, in the state directory, and the host diffs,
 //! commits (all, some files or some hunks), checkpoints, rewinds or discards them.
 //!
+//! Depends on `wsfs-sandbox` only: `wsfs-core`'s overlay mode (`workspace/overlay.rs`, the
+//! view the tools work on) and its session operations are its one user. The modules:
+//! `session` (the directories, the touch before every change, the upper-tree operations),
+//! `store` (the touch log, base originals, intents), `diff`, `commit` (into the base through
+//! the sandbox's journaled commit, conflicts checked against the first touch's fingerprints),
+//! `checkpoint` (lazy before-images, rewind), `adopt` (what a program run changed, merged in).
+//! The store's own operations on the base pass `Ungated`; a workspace's session commit passes
+//! its policy (`SessionCommitGate`).
+//!
 //! The upper tree is in the kernel overlayfs upper-layer format (its `userxattr` flavour), so
 //! that a subprocess can run on a kernel overlay mount of base + upper in a private mount
 //! namespace: a deleted base entry is a whiteout (a character device 0/0), a directory that
 //! hides the base's (a deleted base directory made again) is opaque (xattr
 //! `user.overlay.opaque` = `y`), and `work/` beside `upper/` is the kernel's work directory.
-//! docs/ARCHITECTURE.md ("The session store") has the layout, the guarantees and the probe.
+//! docs/decisions/session-store.md has the reasons for this layout, the guarantees, the
+//! measurements and the probe of the format.
 //!
 //! ```text
 //! <state>/sessions/<name>/upper/        changed and created entries, whiteouts, opaque dirs

@@ -29,9 +29,9 @@ pub struct Root {
     pub kernel_path: PathBuf,
     /// The root as configured (absolute, `~` expanded), accepted as a prefix of absolute paths.
     pub configured: PathBuf,
-    /// `restrict_to_workspace`: paths resolve beneath `dir`; else from `/` (see `host`).
+    /// `restrict_to_workspace`: paths resolve beneath `dir`; else from `/` (see `protected`).
     pub restrict: bool,
-    /// The protected system locations are refused (`host::check_host_path`): always in
+    /// The protected system locations are refused (`protected::check_host_path`): always in
     /// unrestricted mode, and in restricted mode when the root is one of them or contains one
     /// (a root of `/`), so that no root reaches them where unrestricted mode would not.
     pub protects: bool,

@@ -1,5 +1,5 @@
 //! The tools, one file each, and the registry that lists them. Adding a tool: a new file here
-//! implementing [`Tool`](crate::tools::contract::Tool), one `pub mod` line and one `REGISTRY` line.
+//! implementing [`Tool`](crate::tools::contract::Tool), one `pub mod` line and one `FILE_TOOLS` line.
 
 use crate::tools::contract::{entry, ToolEntry};
 

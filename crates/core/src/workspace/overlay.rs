@@ -40,7 +40,7 @@ pub mod runs;
 
 pub use copy::move_dir_by_copy;
 
-/// The session an overlay workspace works in, shared by its backend (which touches paths)
+/// The session an overlay workspace works in, shared by its operations (which touch paths)
 /// and the workspace's session operations (diff, commit, checkpoint, rewind, discard).
 #[derive(Debug)]
 pub struct SessionView {
@@ -64,7 +64,7 @@ pub struct SessionView {
     pub roots: Mutex<Vec<std::os::fd::RawFd>>,
     /// A view older than this is mounted afresh by the next call that starts while no other
     /// runs, so base changes made outside the session show within about this long (the
-    /// kernel caches the base's names; see docs/ARCHITECTURE.md, "The overlay view").
+    /// kernel caches the base's names; see docs/decisions/overlay-view.md).
     pub refresh_after: Duration,
 }
 

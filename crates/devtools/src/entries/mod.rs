@@ -133,7 +133,7 @@ pub fn program_paths(call: &mut Call<'_>, raw: &[String], access: Access) -> Res
 
 /// How a tool looks at the project's files (`package.json`, `go.mod`): through the
 /// workspace's operations like every tool (resolved beneath the root with the policy as
-/// gate, read from the resolved handle), so it works on any backend.
+/// gate, read from the resolved handle), so it works in host and overlay mode alike.
 pub struct WsFiles<'a> {
     ws: &'a Workspace,
     ctl: &'a CallControl,

@@ -8,7 +8,7 @@
 //!   stat, open for reading (a file, or a directory to list), open for writing (the content to
 //!   start from), commit a written file, list one directory, create a directory, remove a file
 //!   or an empty directory, rename, read a link. [`workspace::WorkspaceFs`] implements it on
-//!   today's `Workspace`; an overlay backend can implement it on a session view.
+//!   the `Workspace`, in host and overlay mode alike.
 //! - [`dir::GuestDir`] is a directory handle: a workspace-relative path, resolved again by the
 //!   kernel beneath the root on every operation (a symlink swapped in later is refused then).
 //!   Guest paths are relative to it; an absolute path is refused (`ENOTCAPABLE`), and `..` is
