@@ -19,6 +19,7 @@ Reads (all written by bench/run.sh into --dir):
   wasm.jsonl            benches/wasm.rs: Wasm tools through wsfs_call (wasmi)
   ../wasm-wasmtime.jsonl  the same on both engines (make bench-wasmtime), optional
   devtools.jsonl        benches/devtools.rs: the runner, workspace_info's cache, git_status
+  ../build.json         bench/build_sizes.py (make bench-build): library sizes and build, optional
 
 Every number in the output is computed here from those files. The document is a list of
 sections (SECTIONS, near the end): each is a function of the loaded results returning its
@@ -963,6 +964,84 @@ def delete_section(w, dele):
              "range (delete_file / rm)", "samples"], rows))
     w("")
 
+BUILD_SO_MAX = 4 * 2**20
+BUILD_CRATES_MAX = 70
+
+
+def load_build(d):
+    """make bench-build's results (target/bench/build.json), if it ran."""
+    for path in (os.path.join(d, "build.json"),
+                 os.path.join(os.path.dirname(os.path.abspath(d)), "build.json")):
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                return json.load(f)
+    return {}
+
+
+def fmt_mib(b):
+    return f"{b / 2**20:.1f} MiB"
+
+
+def build_targets(ctx):
+    b = ctx["build"]
+    if not b:
+        return []
+    default = b["default"]
+    so = default["sizes"]["libwsfs.so"]["stripped"]
+    out = [
+        {"label": "default `libwsfs.so`, stripped ≤ 4 MiB", "measured": fmt_mib(so),
+         "ok": so <= BUILD_SO_MAX},
+        {"label": f"crates compiled for the default library ≤ {BUILD_CRATES_MAX}",
+         "measured": str(default["crates_compiled"]),
+         "ok": default["crates_compiled"] <= BUILD_CRATES_MAX},
+    ]
+    base = b.get("baseline")
+    if base:
+        r = default["seconds"] / base["seconds"]
+        out.append({"label": "clean release build of the default library ≤ half the single "
+                    "crate's", "measured": f"{fmt_r(r)} ({default['seconds']:.0f} s vs "
+                    f"{base['seconds']:.0f} s)", "ok": r <= 0.5})
+    return out
+
+
+def build_section(ctx):
+    b = ctx["build"]
+    if not b:
+        return []
+    default = b["default"]
+    rows = []
+
+    def row(label, entry, crates):
+        so, a = entry["sizes"]["libwsfs.so"], entry["sizes"]["libwsfs.a"]
+        rows.append((label, f"{fmt_mib(so['stripped'])} ({fmt_mib(so['built'])})",
+                     f"{fmt_mib(a['stripped'])} ({fmt_mib(a['built'])})", crates))
+
+    base = b.get("baseline")
+    if base:
+        row(f"before the crates (`{base['rev']}`, everything)", base,
+            f"{base['crates_compiled']} compiled")
+    row("default (file tools, policy, audit, patches, profiles)", default,
+        f"{default['crates_compiled']} compiled ({default['crates_in_tree']} in `cargo tree`)")
+    for feature, entry in b["features"].items():
+        row(f"`--features {feature}`", entry, f"{entry['crates_in_tree']} in `cargo tree`")
+    out = ["## Library size and build", "",
+           "`bench/build_sizes.py` (`make bench-build`, not part of `make bench`: it builds the "
+           "library from an empty target directory): a cold release build of the default "
+           "library, then, in the same target directory, the library with each feature set. "
+           "Sizes as built, and stripped (`strip`; the archive `strip --strip-debug`). The "
+           "release profile keeps no debug info in the libraries (`debug = false`, `strip = "
+           "\"debuginfo\"`): a backtrace names functions, not lines.", "",
+           table(["build", "`libwsfs.so` stripped (as built)", "`libwsfs.a` stripped (as built)",
+                  "crates"], rows), ""]
+    cold = [f"the default library: {default['seconds']:.0f} s (load {default['load_before']:.1f} "
+            f"before it, {b['machine']['cpus']} CPUs)"]
+    if base:
+        cold.append(f"the single crate at `{base['rev']}`: {base['seconds']:.0f} s (load "
+                    f"{base['load_before']:.1f})")
+    out += ["Clean release builds, wall clock: " + "; ".join(cold) + ".", ""]
+    return out
+
+
 WASM_NOOP_MAX_NS = 500_000
 WASM_READ_MAX_RATIO = 3.0
 
@@ -979,8 +1058,6 @@ WASM_BUILD = {
         ("their compile time, summed per crate", "776 s", "3,016 s"),
         ("all crates, summed", "2,992 s (the default build)", "5,663 s (1.9x)"),
         ("wall clock of the whole cold build", "27 min", "54 min"),
-        ("`libwsfs.so` stripped (as built)", "11.0 MiB (77.7 MiB)", "21.8 MiB (155.1 MiB): +10.8 MiB"),
-        ("`libwsfs.a` stripped (as built)", "36.1 MiB (212.9 MiB)", "62.2 MiB (418.5 MiB)"),
         ("Rust needed", "1.89 (the crate's rust-version)", "1.95 (wasmtime 48's)"),
     ],
     "notes": [
@@ -1532,13 +1609,14 @@ SECTIONS = [
     overlay_section,
     overlay_view_section,
     agentfs_section,
+    build_section,
     wasm_section,
     devtools_section_of,
     misses_section,
     reproducing_section,
 ]
 TARGETS = [issue9_targets, python_targets, scale_targets, walk_targets_of, patch_targets,
-           delete_targets_of, overlay_targets, wasm_targets, devtools_targets_of]
+           delete_targets_of, overlay_targets, wasm_targets, devtools_targets_of, build_targets]
 
 
 def main():
@@ -1549,7 +1627,7 @@ def main():
     ctx = {"res": res, "args": args, "walk": load_walk(args.dir), "headlines": [],
            "python": python_results(args.dir), "patch": PatchResults(args.dir),
            "delete": load_delete(args.dir), "wasm": load_wasm(args.dir),
-           "devtools": load_devtools(args.dir)}
+           "devtools": load_devtools(args.dir), "build": load_build(args.dir)}
     ctx["targets"] = [] if args.short else [r for f in TARGETS for r in f(ctx)]
     md = []
     for section in SECTIONS:

@@ -59,7 +59,7 @@ func sentinel(code Code) error {
 		ErrRecursiveRequired, ErrCapabilityDenied, ErrFuelExhausted, ErrMemoryLimit, ErrToolTrap,
 		ErrManifestInvalid, ErrModuleMismatch, ErrGatewayError, ErrExecDisabled, ErrSandboxUnavailable,
 		ErrCommandRequired, ErrConfirmationRequired, ErrNothingToCommit, ErrOverlayUnavailable,
-		ErrNoSession} {
+		ErrNoSession, ErrFeatureNotBuilt} {
 		if s.Code == code {
 			return s
 		}

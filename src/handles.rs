@@ -5,9 +5,9 @@ use crate::error::{ErrorCode, Result, WsfsError};
 use crate::profiles::Profile;
 use crate::tools::ToolSet;
 use crate::workspace::Workspace;
-use once_cell::sync::Lazy;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::LazyLock;
 use std::sync::{Arc, RwLock};
 
 /// An open workspace as the ABI serves it: the workspace, the tools it offers natively (the
@@ -25,7 +25,7 @@ impl Opened {
     }
 }
 
-static WORKSPACES: Lazy<RwLock<HashMap<u64, Arc<Opened>>>> = Lazy::new(Default::default);
+static WORKSPACES: LazyLock<RwLock<HashMap<u64, Arc<Opened>>>> = LazyLock::new(Default::default);
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 pub fn insert(opened: Opened) -> u64 {

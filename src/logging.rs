@@ -2,10 +2,10 @@
 //! one event per call on stderr (tool, workspace-relative path, outcome, duration; never file
 //! contents). Hosts with their own `tracing` subscriber get the events without it.
 
-use once_cell::sync::Lazy;
+use std::sync::LazyLock;
 use tracing::Level;
 
-static INIT: Lazy<()> = Lazy::new(|| {
+static INIT: LazyLock<()> = LazyLock::new(|| {
     let Some(level) = std::env::var("WSFS_LOG").ok().and_then(|v| parse_level(&v)) else {
         return;
     };
@@ -17,7 +17,7 @@ static INIT: Lazy<()> = Lazy::new(|| {
 });
 
 pub fn init() {
-    Lazy::force(&INIT);
+    LazyLock::force(&INIT);
 }
 
 fn parse_level(value: &str) -> Option<Level> {

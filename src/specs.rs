@@ -3,8 +3,8 @@
 use crate::tools::contract::ToolRunner;
 use crate::tools::ToolSet;
 use crate::tools::REGISTRY;
-use once_cell::sync::Lazy;
 use serde_json::{json, Value};
+use std::sync::LazyLock;
 
 /// `read_only_workspace`: the spec as a read-only workspace offers it, where a tool that runs
 /// there changes nothing (its programs get a read-only view), so it says `readOnlyHint`.
@@ -24,7 +24,8 @@ fn spec(t: &dyn ToolRunner, read_only_workspace: bool) -> Value {
     })
 }
 
-static SPECS: Lazy<Value> = Lazy::new(|| REGISTRY.iter().map(|t| spec(*t, false)).collect());
+static SPECS: LazyLock<Value> =
+    LazyLock::new(|| REGISTRY.iter().map(|t| spec(*t, false)).collect());
 
 /// `[{name, description, parameters, annotations}]`, in registry order.
 pub fn tool_specs() -> &'static Value {

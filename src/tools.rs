@@ -7,15 +7,15 @@ pub use wsfs_core::tools::*;
 use crate::config::Config;
 use crate::error::Result;
 use crate::workspace::Workspace;
-use once_cell::sync::Lazy;
 use std::sync::Arc;
+use std::sync::LazyLock;
 use wsfs_core::tools::contract::{ToolEntry, ToolRunner};
 
 #[cfg(feature = "wasm")]
 use crate::wasm::tool::WasmTools;
 
 /// Every built-in tool this library was built with, in the order specs list them.
-pub static REGISTRY: Lazy<Vec<&'static ToolEntry>> = Lazy::new(|| {
+pub static REGISTRY: LazyLock<Vec<&'static ToolEntry>> = LazyLock::new(|| {
     let file_tools = FILE_TOOLS.iter();
     #[cfg(feature = "exec")]
     let file_tools = file_tools.chain(wsfs_devtools::DEV_TOOLS.iter());

@@ -32,9 +32,9 @@ pub use transforms::Context;
 
 use crate::error::{ErrorCode, WsfsError};
 use format::ProfileData;
-use once_cell::sync::Lazy;
 use request::RefusedBy;
 use serde_json::{json, Value};
+use std::sync::LazyLock;
 
 /// Every profile's file, by the name a workspace chooses it with.
 const FILES: &[(&str, &str)] = &[
@@ -56,7 +56,7 @@ enum Entry {
     Broken(String),
 }
 
-static PROFILES: Lazy<Vec<(&'static str, Entry)>> = Lazy::new(|| {
+static PROFILES: LazyLock<Vec<(&'static str, Entry)>> = LazyLock::new(|| {
     let native = crate::specs::tool_specs();
     FILES
         .iter()

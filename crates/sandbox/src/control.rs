@@ -1,9 +1,9 @@
 //! Per-call deadlines and cancel tokens: the cooperative checks every tool makes between steps.
 
 use crate::error::{ErrorCode, Result, WsfsError};
-use once_cell::sync::Lazy;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::LazyLock;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -66,7 +66,7 @@ impl CallControl {
     }
 }
 
-static TOKENS: Lazy<Mutex<HashMap<u64, Arc<AtomicBool>>>> = Lazy::new(Default::default);
+static TOKENS: LazyLock<Mutex<HashMap<u64, Arc<AtomicBool>>>> = LazyLock::new(Default::default);
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 
 fn tokens() -> std::sync::MutexGuard<'static, HashMap<u64, Arc<AtomicBool>>> {

@@ -95,12 +95,20 @@ impl ErrorCode {
 pub const NO_SPACE_HINT: &str = "Retrying will not help: free some space or raise the quota first";
 
 /// A failed call: a stable category plus a message written for the model.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{}: {message}", code.as_str())]
+#[derive(Debug, Clone)]
 pub struct WsfsError {
     pub code: ErrorCode,
     pub message: String,
 }
+
+/// `<code>: <message>`, the envelope's `text`.
+impl std::fmt::Display for WsfsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
+}
+
+impl std::error::Error for WsfsError {}
 
 pub type Result<T> = std::result::Result<T, WsfsError>;
 

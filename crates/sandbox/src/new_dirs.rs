@@ -27,7 +27,6 @@ use super::state_dir as state;
 use crate::root::{Anchor, Root};
 use crate::tempfile::{is_temp_name, random_u64};
 use cap_std::fs::Dir;
-use once_cell::sync::Lazy;
 use rustix::fs::{AtFlags, Mode, OFlags};
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
@@ -36,6 +35,7 @@ use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 use std::sync::{Arc, Mutex};
 
 const HEADER: &str = "wsfs-new-dirs 1";
@@ -474,7 +474,7 @@ fn remove_if_ours(anchor_dir: &OwnedFd, dir: &Recorded, new_device: bool) {
 
 /// Roots whose next directory-making call stops, for tests, as if the process were killed
 /// once its directories are made: they and its record stay for the next open.
-static ABANDON: Lazy<Mutex<HashSet<PathBuf>>> = Lazy::new(Default::default);
+static ABANDON: LazyLock<Mutex<HashSet<PathBuf>>> = LazyLock::new(Default::default);
 
 /// Arms (or, with `false`, disarms) that stop for the workspace whose canonical root is
 /// `root`. It fires once.

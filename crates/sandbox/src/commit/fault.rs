@@ -8,12 +8,12 @@
 //! it runs, which counts it, may fail it with an injected errno, or kill the process there
 //! (SIGKILL), so a test can reach every call site and every kill point in turn.
 
-use once_cell::sync::Lazy;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::LazyLock;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -34,10 +34,10 @@ pub enum CommitFault {
     PauseBeforeRenames,
 }
 
-static FAULTS: Lazy<Mutex<HashMap<PathBuf, CommitFault>>> = Lazy::new(Default::default);
+static FAULTS: LazyLock<Mutex<HashMap<PathBuf, CommitFault>>> = LazyLock::new(Default::default);
 
 /// Roots whose commit is paused (`false`) or told to go on (`true`).
-static PAUSED: Lazy<(Mutex<HashMap<PathBuf, bool>>, Condvar)> = Lazy::new(Default::default);
+static PAUSED: LazyLock<(Mutex<HashMap<PathBuf, bool>>, Condvar)> = LazyLock::new(Default::default);
 
 /// How long a paused commit waits for [`resume_commit`] before going on by itself, so a test
 /// that fails before resuming cannot hang.
