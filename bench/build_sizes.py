@@ -94,10 +94,11 @@ def main():
              "--features", feature], REPO)
         result["features"][feature] = {"sizes": sizes(os.path.join(target, "release")),
                                        "crates_in_tree": tree_crates(feature)}
+    save(args.out, result)
     if args.baseline:
-        worktree = os.path.join(root, "baseline-src")
-        if os.path.exists(worktree):
-            run(["git", "worktree", "remove", "--force", worktree], REPO)
+        # Outside the repository: inside it, cargo would take the checkout for a member of
+        # this workspace.
+        worktree = os.path.join(tempfile.mkdtemp(prefix="wsfs-baseline-"), "src")
         run(["git", "worktree", "add", "--detach", worktree, args.baseline], REPO)
         try:
             base = cold_build(worktree, os.path.join(root, "baseline-target"))
@@ -105,9 +106,14 @@ def main():
             run(["git", "worktree", "remove", "--force", worktree], REPO)
         base["rev"] = args.baseline
         result["baseline"] = base
-    with open(args.out, "w", encoding="utf-8") as f:
-        json.dump(result, f, indent=1)
+        save(args.out, result)
     print(json.dumps(result, indent=1))
+
+
+def save(path, result):
+    """Writes what was measured so far (a later stage that fails keeps the earlier ones)."""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(result, f, indent=1)
 
 
 if __name__ == "__main__":
