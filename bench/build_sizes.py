@@ -112,6 +112,7 @@ def main():
 
 def save(path, result):
     """Writes what was measured so far (a later stage that fails keeps the earlier ones)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         json.dump(result, f, indent=1)
 
