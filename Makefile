@@ -93,11 +93,11 @@ test-header: build
 # type checker or test runner they drive is missing.
 # The full suite (every crate, every feature but wasmtime), then the core suite: the default
 # library's own tests (the file tools, policy, audit log, patches, profiles; the contract suite
-# in host mode only), built in a target directory of its own so target/release keeps the
-# full library the other faces link.
+# in host mode only). A test build does not replace target/release/libwsfs.{so,a} (only a
+# library build does), so the other faces still link the full library.
 test-rust: venv devtools-node
 	WSFS_REQUIRE_DEVTOOLS=1 $(CARGO) test --release --locked --workspace --features full
-	$(CARGO) test --release --locked -p wsfs -p wsfs-core -p wsfs-sandbox --target-dir $(CURDIR)/target/core
+	$(CARGO) test --release --locked -p wsfs -p wsfs-core -p wsfs-sandbox
 
 # The README's C example, linked against the static library.
 test-c: build
