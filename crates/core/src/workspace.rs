@@ -449,11 +449,9 @@ mod tests {
                     seen: Default::default(),
                 };
                 let p = w.parse_path(path).unwrap();
-                let located = match entry {
-                    false => w.resolve_gated(&p, Access::WRITE, true, &gate, &ctl),
-                    true => w.resolve_entry_gated(&p, Access::WRITE, true, &gate, &ctl),
-                }
-                .unwrap();
+                let located = w
+                    .resolve_gated(&p, Access::WRITE, true, &gate, &ctl, entry)
+                    .unwrap();
                 let expected: Vec<(PathBuf, bool)> =
                     made.iter().map(|m| (PathBuf::from(m), false)).collect();
                 assert_eq!(*gate.seen.borrow(), expected, "{mode:?} {path}");

@@ -62,23 +62,7 @@ impl Workspace {
         create_parents: bool,
         ctl: &CallControl,
     ) -> Result<Located<'_>> {
-        self.resolve_gated(path, access, create_parents, &self.policy, ctl)
-    }
-
-    /// [`Workspace::resolve`] with `gate` in place of the policy.
-    pub(crate) fn resolve_gated(
-        &self,
-        path: &ToolPath,
-        access: Access,
-        create_parents: bool,
-        gate: &dyn Gate,
-        ctl: &CallControl,
-    ) -> Result<Located<'_>> {
-        #[cfg(feature = "overlay")]
-        if let Some(overlay) = &self.overlay {
-            return overlay.resolve(&self.root, path, access, create_parents, gate, ctl, false);
-        }
-        self.root.resolve(path, access, create_parents, gate, ctl)
+        self.resolve_gated(path, access, create_parents, &self.policy, ctl, false)
     }
 
     /// Resolves the entry `path` names itself, never following its leaf (`move_file`,
@@ -90,24 +74,30 @@ impl Workspace {
         create_parents: bool,
         ctl: &CallControl,
     ) -> Result<Located<'_>> {
-        self.resolve_entry_gated(path, access, create_parents, &self.policy, ctl)
+        self.resolve_gated(path, access, create_parents, &self.policy, ctl, true)
     }
 
-    /// [`Workspace::resolve_entry`] with `gate` in place of the policy.
-    pub(crate) fn resolve_entry_gated(
+    /// [`Workspace::resolve`] (or, with `entry`, [`Workspace::resolve_entry`]) with `gate` in
+    /// place of the policy.
+    pub(crate) fn resolve_gated(
         &self,
         path: &ToolPath,
         access: Access,
         create_parents: bool,
         gate: &dyn Gate,
         ctl: &CallControl,
+        entry: bool,
     ) -> Result<Located<'_>> {
         #[cfg(feature = "overlay")]
         if let Some(overlay) = &self.overlay {
-            return overlay.resolve(&self.root, path, access, create_parents, gate, ctl, true);
+            return overlay.resolve(&self.root, path, access, create_parents, gate, ctl, entry);
         }
-        self.root
-            .resolve_entry(path, access, create_parents, gate, ctl)
+        match entry {
+            true => self
+                .root
+                .resolve_entry(path, access, create_parents, gate, ctl),
+            false => self.root.resolve(path, access, create_parents, gate, ctl),
+        }
     }
 
     /// Resolves `path` for describing it, not following its leaf (`get_path_info`).
