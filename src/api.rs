@@ -81,7 +81,7 @@ pub fn workspace_open(config_json: &str) -> String {
     let id = handles::insert(Opened { ws, tools, profile });
     let mut data = data;
     data["workspace"] = json!(id);
-    tracing::info!(target: "wsfs", workspace = id, root = %root, "workspace opened");
+    log::info!(target: "wsfs", "workspace opened: workspace={id} root={root}");
     envelope::success_value(&data, format!("workspace {id} opened"), &warnings)
 }
 

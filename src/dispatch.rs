@@ -172,7 +172,7 @@ fn audit_edge_refusal(
         arguments: arguments.as_ref(),
     };
     if let Err(e) = audit::record(log, &finished, &notes) {
-        tracing::error!(target: "wsfs", tool = %tool, error = %e, "audit log write failed");
+        log::error!(target: "wsfs", "audit log write failed: tool={tool} error={e}");
     }
 }
 
@@ -374,7 +374,7 @@ fn audited(
     let Err(e) = audit::record(log, &finished, notes) else {
         return result;
     };
-    tracing::error!(target: "wsfs", tool = %tool, error = %e, "audit log write failed");
+    log::error!(target: "wsfs", "audit log write failed: tool={tool} error={e}");
     match result {
         Ok((output, mut warnings)) if !notes.changes.is_empty() => {
             warnings.push(Warning::new(format!(
@@ -435,13 +435,10 @@ fn trace(tool: &str, path: &str, result: &Result<ToolResult>, ctl: &CallControl)
         Ok(_) => "ok",
         Err(e) => e.code.as_str(),
     };
-    tracing::info!(
+    log::info!(
         target: "wsfs",
-        tool,
-        path,
-        outcome,
-        duration_us = ctl.elapsed().as_micros() as u64,
-        "tool call"
+        "tool call: tool={tool} path={path} outcome={outcome} duration_us={}",
+        ctl.elapsed().as_micros()
     );
 }
 

@@ -4,8 +4,6 @@
 
 use super::format::Transform;
 use serde_json::{json, Map, Value};
-use time::format_description::well_known::Rfc3339;
-use time::OffsetDateTime;
 
 /// What a transform may need besides its source.
 pub struct Context<'a> {
@@ -22,8 +20,10 @@ pub fn apply(
     match transform {
         Transform::IsPresent => Some(json!(source.is_some_and(|v| !v.is_null()))),
         Transform::Rfc3339ToUnix => {
-            let t = OffsetDateTime::parse(source?.as_str()?, &Rfc3339).ok()?;
-            Some(json!(t.unix_timestamp() as f64))
+            let t: jiff::Timestamp = source?.as_str()?.parse().ok()?;
+            // Whole seconds, rounded down as Unix time is (before 1970 too).
+            let floor = t.as_second() - i64::from(t.subsec_nanosecond() < 0);
+            Some(json!(floor as f64))
         }
         Transform::AbsolutePath => Some(json!(absolute(cx.root, source?.as_str()?))),
         Transform::Pluck => {

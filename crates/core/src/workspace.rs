@@ -286,11 +286,11 @@ fn sweep(root_dir: &Dir, root: &Path, keep: &HashSet<OsString>) {
         SWEEP_LIMITS
     };
     let report = sweep_leftovers(root_dir, limits, keep);
-    tracing::debug!(
+    log::debug!(
         target: "wsfs",
-        removed = report.removed,
-        stopped_early = report.stopped_early,
-        "swept leftover temp files"
+        "swept leftover temp files: removed={} stopped_early={}",
+        report.removed,
+        report.stopped_early
     );
 }
 

@@ -332,7 +332,7 @@ impl Drop for ProcessCage {
         let started = Instant::now();
         while let Err(e) = fs::remove_dir(&self.dir) {
             if e.raw_os_error() != Some(libc::EBUSY) || started.elapsed() > TEARDOWN_LIMIT {
-                tracing::warn!(cgroup = %self.dir.display(), error = %e, "cgroup left behind");
+                log::warn!(target: "wsfs", "cgroup left behind: cgroup={} error={e}", self.dir.display());
                 return;
             }
             std::thread::sleep(Duration::from_millis(1));

@@ -105,7 +105,7 @@ impl Drop for Scratch {
         // can give them back their write bit and try once more.
         restore_write_bits(&self.path);
         if let Err(e) = fs::remove_dir_all(&self.path) {
-            tracing::warn!(dir = %self.path.display(), error = %e, "temp directory left behind");
+            log::warn!(target: "wsfs", "temp directory left behind: dir={} error={e}", self.path.display());
         }
     }
 }

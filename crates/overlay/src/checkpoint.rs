@@ -142,9 +142,7 @@ struct Meta {
 }
 
 fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
+    jiff::Timestamp::now().to_string()
 }
 
 fn damaged(what: &str) -> io::Error {

@@ -311,9 +311,9 @@ impl Root {
         let first = match record.intend(&intents) {
             Ok(first) => first,
             Err(e) => {
-                tracing::warn!(
-                    target: "wsfs", error = %e,
-                    "the directories this call makes are not recorded; a crash could leave them"
+                log::warn!(
+                    target: "wsfs",
+                    "the directories this call makes are not recorded; a crash could leave them: error={e}"
                 );
                 created.unrecorded = true;
                 return VecDeque::new();

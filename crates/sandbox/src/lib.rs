@@ -18,6 +18,7 @@
 //!   `new_dirs` (missing parents made one name at a time by handle, each checked by
 //!   `Gate::check_new_dir` and recorded so that a killed call's are removed at the next open),
 //!   `walk` (depth-first walks, breadth-first trees, recursive removal, the walk filter),
+//!   `gitignore` (gitignore patterns: the `.gitignore` files walks honour, the policy's rules),
 //!   `state_dir` (where what must survive a crash is kept, outside the workspace), `protected`
 //!   (unrestricted mode and the protected system locations), `view_mount` (an overlay
 //!   workspace's view: a detached kernel overlay mount).
@@ -47,6 +48,7 @@ pub mod text;
 pub mod create_dirs;
 pub mod fileops;
 pub mod gate;
+pub mod gitignore;
 pub mod new_dirs;
 pub mod proc;
 pub mod protected;

@@ -100,9 +100,9 @@ impl DirRecord {
         match started {
             Ok(record) => Some(record),
             Err(e) => {
-                tracing::warn!(
-                    target: "wsfs", error = %e,
-                    "the directories this call makes are not recorded; a crash could leave them"
+                log::warn!(
+                    target: "wsfs",
+                    "the directories this call makes are not recorded; a crash could leave them: error={e}"
                 );
                 None
             }
@@ -160,7 +160,7 @@ impl Drop for DirRecord {
         }
         // Removed while still locked, so no recovery can take it for a dead call's.
         if let Err(e) = rustix::fs::unlinkat(&*self.base, &self.name, AtFlags::empty()) {
-            tracing::warn!(target: "wsfs", error = %e, "removing a record of new directories failed");
+            log::warn!(target: "wsfs", "removing a record of new directories failed: error={e}");
         }
     }
 }

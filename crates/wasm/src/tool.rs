@@ -205,12 +205,12 @@ impl ToolRunner for WasmTool {
                 notes.changes.extend(noted.notes.changes);
             }
             if noted.paths_omitted > 0 || noted.changes_omitted > 0 {
-                tracing::info!(
+                log::info!(
                     target: "wsfs",
-                    tool = self.name(),
-                    paths_omitted = noted.paths_omitted,
-                    changes_omitted = noted.changes_omitted,
-                    "wasm tool touched more than the audit line keeps"
+                    "wasm tool touched more than the audit line keeps: tool={} paths_omitted={} changes_omitted={}",
+                    self.name(),
+                    noted.paths_omitted,
+                    noted.changes_omitted
                 );
             }
         }

@@ -255,9 +255,8 @@ pub fn record(log: &AuditLog, call: &Finished<'_>, notes: &Notes) -> io::Result<
 /// The line, newline included, at most `MAX_LINE_BYTES`: arguments that do not fit are left
 /// out first, then changes are dropped from the end (and counted), then paths are cut short.
 fn render(call: &Finished<'_>, notes: &Notes) -> Vec<u8> {
-    let time = time::OffsetDateTime::from(call.started)
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_else(|_| "1970-01-01T00:00:00Z".to_string());
+    let time = jiff::Timestamp::try_from(call.started)
+        .map_or_else(|_| "1970-01-01T00:00:00Z".to_string(), |t| t.to_string());
     let mut paths: Vec<String> = notes.paths.clone();
     let mut kept = notes.changes.len();
     let mut paths_cut = false;

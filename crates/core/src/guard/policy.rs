@@ -2,7 +2,7 @@
 //!
 //! - `writes_enabled: false` refuses every tool whose annotations say it is not read-only,
 //!   with `writes_disabled`, before its arguments are even parsed (in `dispatch`).
-//! - `deny_read` / `deny_write` are gitignore-style globs (`ignore::gitignore`) matched against
+//! - `deny_read` / `deny_write` are gitignore-style globs (`wsfs_sandbox::gitignore`) matched against
 //!   the **resolved** workspace-relative path: the path of the directory handle the resolver
 //!   actually opened (its real path, read from `/proc/self/fd`, relative to the canonical root)
 //!   plus the leaf name. When the resolver opened that directory by plain names with no
@@ -27,9 +27,8 @@ use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::audit::AuditLog;
 use crate::sandbox::gate::{Access, Gate, Reached, Skipped, WalkNeeds};
+use crate::sandbox::gitignore::{Gitignore, GitignoreBuilder, Match};
 use crate::sandbox::root::shown;
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use ignore::Match;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -263,9 +262,9 @@ impl Rules {
             }
         }
         let folded = Self::build(field, patterns, true)?;
-        let exact = match folded.num_whitelists() {
-            0 => None,
-            _ => Some(Self::build(field, patterns, false)?),
+        let exact = match folded.has_negations() {
+            false => None,
+            true => Some(Self::build(field, patterns, false)?),
         };
         Ok(Some(Rules {
             field,
@@ -275,13 +274,10 @@ impl Rules {
     }
 
     fn build(field: &'static str, patterns: &[String], fold_case: bool) -> Result<Gitignore> {
-        // Root "." makes the matcher take paths as they are (we only ever pass relative ones).
-        let mut builder = GitignoreBuilder::new(".");
-        builder
-            .case_insensitive(fold_case)
-            .map_err(|e| config_error(format!("policy.{field}: {e}")))?;
+        let mut builder = GitignoreBuilder::new();
+        builder.case_insensitive(fold_case);
         for (i, pattern) in patterns.iter().enumerate() {
-            builder.add_line(None, pattern).map_err(|e| {
+            builder.add_line(pattern).map_err(|e| {
                 config_error(format!("policy.{field}[{i}] is not a valid glob: {e}"))
             })?;
         }
@@ -291,7 +287,7 @@ impl Rules {
     }
 
     /// The rule denying `rel` (or a directory above it), if any. A later `!rule` that matches
-    /// re-allows, as in gitignore. This is `Gitignore::matched_path_or_any_parents` (the path,
+    /// re-allows, as in gitignore. This is what the `ignore` crate calls `matched_path_or_any_parents` (the path,
     /// then each parent, nearest first, until one matches), with the deadline checked every
     /// 64 levels: a 2,000-level path costs milliseconds of matching.
     fn denying(&self, rel: &Path, is_dir: bool, ctl: &CallControl) -> Result<Option<&str>> {
@@ -312,7 +308,7 @@ impl Rules {
     }
 }
 
-/// `denying` in one set: `Gitignore::matched_path_or_any_parents` with deadline checks.
+/// `denying` in one set: the path, then each parent, with deadline checks.
 fn denying_in<'s>(
     set: &'s Gitignore,
     rel: &Path,
@@ -336,10 +332,10 @@ fn denying_in<'s>(
     Ok(rule(found))
 }
 
-fn rule(found: Match<&ignore::gitignore::Glob>) -> Option<&str> {
+fn rule(found: Match<'_>) -> Option<&str> {
     match found {
-        Match::Ignore(glob) => Some(glob.original()),
-        Match::Whitelist(_) | Match::None => None,
+        Match::Ignored(pattern) => Some(pattern.original()),
+        Match::Included(_) | Match::None => None,
     }
 }
 
@@ -732,18 +728,32 @@ mod tests {
         assert!(rules(&[".env"]).exact.is_none(), "no exceptions, one set");
     }
 
-    /// `denying` is `matched_path_or_any_parents` with deadline checks: same answers, and a
-    /// deep path stops at the deadline.
+    /// `denying` is the `ignore` crate's `matched_path_or_any_parents` (a dev-dependency, the
+    /// reference) with deadline checks: same answers, and a deep path stops at the deadline.
     #[test]
     fn the_parent_walk_matches_the_library_and_stops_at_the_deadline() {
-        let r = rules(&[
+        let patterns = [
             "*.pem",
             "!keep/",
             "secrets",
             "a/b/",
             "!a/b/open.txt",
             "x/**/y",
-        ]);
+        ];
+        let r = rules(&patterns);
+        let reference = |fold: bool| {
+            let mut b = ignore::gitignore::GitignoreBuilder::new(".");
+            b.case_insensitive(fold).unwrap();
+            for p in patterns {
+                b.add_line(None, p).unwrap();
+            }
+            b.build().unwrap()
+        };
+        let (folded, exact) = (reference(true), reference(false));
+        let original = |found: ignore::Match<&ignore::gitignore::Glob>| match found {
+            ignore::Match::Ignore(glob) => Some(glob.original().to_string()),
+            _ => None,
+        };
         let ctl = CallControl::new(std::time::Duration::from_secs(10), None);
         let paths = [
             "k.pem",
@@ -760,20 +770,16 @@ mod tests {
         ];
         for p in paths {
             for is_dir in [false, true] {
-                for set in [&r.folded, r.exact.as_ref().unwrap()] {
+                for (set, theirs) in [(&r.folded, &folded), (r.exact.as_ref().unwrap(), &exact)] {
                     let ours = denying_in(set, Path::new(p), is_dir, &ctl).unwrap();
-                    let theirs = rule(set.matched_path_or_any_parents(p, is_dir));
-                    assert_eq!(ours, theirs, "{p} (dir: {is_dir})");
+                    let theirs = original(theirs.matched_path_or_any_parents(p, is_dir));
+                    assert_eq!(ours.map(str::to_string), theirs, "{p} (dir: {is_dir})");
                 }
                 let either = r.denying(Path::new(p), is_dir, &ctl).unwrap();
-                let exact = rule(
-                    r.exact
-                        .as_ref()
-                        .unwrap()
-                        .matched_path_or_any_parents(p, is_dir),
-                );
+                let exact = original(exact.matched_path_or_any_parents(p, is_dir));
                 assert_eq!(
-                    either, exact,
+                    either.map(str::to_string),
+                    exact,
                     "{p} (dir: {is_dir}): lower case, so the same"
                 );
             }

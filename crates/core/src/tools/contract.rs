@@ -1,6 +1,6 @@
 //! What a tool is: typed arguments whose JSON Schema is derived from them, typed output with
 //! the text a model sees, and a run function. [`crate::tools::FILE_TOOLS`] lists the file tools (the C ABI crate adds the developer tools);
-//! specs, dispatch and tracing come from that list.
+//! specs, dispatch and logging come from that list.
 
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};

@@ -196,9 +196,9 @@ fn describe(dir: &Dir, name: &OsStr, meta: &Metadata) -> EntryInfo {
 
 /// Whole seconds since the epoch as RFC 3339 in UTC, e.g. `2024-05-01T12:34:56Z`.
 fn rfc3339(seconds: i64) -> Option<String> {
-    let time = time::OffsetDateTime::from_unix_timestamp(seconds).ok()?;
-    time.format(&time::format_description::well_known::Rfc3339)
+    jiff::Timestamp::from_second(seconds)
         .ok()
+        .map(|t| t.to_string())
 }
 
 /// Whether this process may access the name (not what it leads to) for `access`: the kernel's

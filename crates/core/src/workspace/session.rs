@@ -27,7 +27,7 @@ impl Workspace {
             };
             if let Some(_calls) = exclusive {
                 if let Err(e) = view.remount() {
-                    tracing::warn!(target: "wsfs", error = %e.message, "the session's view could not be mounted afresh; the calls go on on the one they have");
+                    log::warn!(target: "wsfs", "the session's view could not be mounted afresh; the calls go on on the one they have: error={}", e.message);
                 }
             }
         }

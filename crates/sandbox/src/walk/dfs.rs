@@ -7,8 +7,8 @@ use super::names::{read_batch, Batch};
 use super::stats::{Stop, WalkStats};
 use crate::control::CallControl;
 use crate::error::{Result, WsfsError};
+use crate::gitignore::Gitignore;
 use crate::sys::{self, Kind};
-use ignore::gitignore::Gitignore;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 /// Directory handles kept open below the walk's root; deeper ancestors are closed and

@@ -2,9 +2,8 @@
 //! `.gitignore` rules, and the host's deny hook (the policy's `deny_read`).
 
 use super::names::shown;
+use crate::gitignore::{Gitignore, GitignoreBuilder, Match};
 use crate::sys::{self, Kind};
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use ignore::Match;
 use std::ffi::OsStr;
 use std::os::fd::BorrowedFd;
 use std::os::unix::ffi::OsStrExt;
@@ -135,8 +134,8 @@ fn ignored<'g>(
             None => continue,
         };
         match gi.matched(Path::new(OsStr::from_bytes(sub)), is_dir) {
-            Match::Ignore(_) => return true,
-            Match::Whitelist(_) => return false,
+            Match::Ignored(_) => return true,
+            Match::Included(_) => return false,
             Match::None => {}
         }
     }
@@ -174,8 +173,7 @@ pub fn load_gitignore(
             where_()
         ));
     }
-    // Root "." makes the matcher take paths as relative to this directory, unchanged.
-    let mut builder = GitignoreBuilder::new(".");
+    let mut builder = GitignoreBuilder::new();
     let text = String::from_utf8_lossy(&bytes);
     let mut lines: Vec<&str> = text.lines().collect();
     if longer {
@@ -183,7 +181,7 @@ pub fn load_gitignore(
     }
     for line in lines {
         // Like git, a line that is not a valid pattern is ignored.
-        let _ = builder.add_line(None, line);
+        let _ = builder.add_line(line);
     }
     match builder.build() {
         Ok(gi) if !gi.is_empty() => Some(gi),
@@ -200,9 +198,9 @@ mod tests {
     use super::*;
 
     fn gi(lines: &[&str]) -> Gitignore {
-        let mut b = GitignoreBuilder::new(".");
+        let mut b = GitignoreBuilder::new();
         for l in lines {
-            b.add_line(None, l).unwrap();
+            b.add_line(l).unwrap();
         }
         b.build().unwrap()
     }
