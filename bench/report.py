@@ -1030,8 +1030,9 @@ def build_section(ctx):
            "library, then, in the same target directory, the library with each feature set. "
            "Sizes as built, and stripped (`strip`; the archive `strip --strip-debug`). The "
            "release profile keeps no debug info in the libraries (`debug = false`, `strip = "
-           "\"debuginfo\"`: a backtrace names functions, not lines) and optimizes across the "
-           "crates (`lto = \"thin\"`).", "",
+           "\"debuginfo\"`: a backtrace names functions, not lines) and optimizes the whole "
+           "program across the crates (`lto = \"fat\"`, `codegen-units = 1`); the test "
+           "suites build with the `release-no-lto` profile instead.", "",
            table(["build", "`libwsfs.so` stripped (as built)", "`libwsfs.a` stripped (as built)",
                   "crates"], rows), ""]
     cold = [f"the default library: {default['seconds']:.0f} s (load {default['load_before']:.1f} "

@@ -106,9 +106,19 @@ cp "$FX/manifest.json" "$OUT/manifest.json"
 step "building the Go benchmark binary"
 (cd go && $GO test -c -o "$SCRATCH/benchmarks.test" ./internal/benchmarks)
 
+# The Rust benches are built as the library ships (the release profile, whole-program
+# optimized); the short run only checks they work, so it builds them without link-time
+# optimization (the release-no-lto profile make test uses) to keep make test quick.
+RUST_PROFILE=(--release)
+BENCH_PROFILE=()
+if [[ $MODE == short ]]; then
+	RUST_PROFILE=(--profile release-no-lto)
+	BENCH_PROFILE=(--profile release-no-lto)
+fi
+
 step "building the Rust benches"
-$CARGO test --release --locked --features full --bench layers --no-run
-$CARGO test --release --locked --features full --bench patch --no-run
+$CARGO test "${RUST_PROFILE[@]}" --locked --features full --bench layers --no-run
+$CARGO test "${RUST_PROFILE[@]}" --locked --features full --bench patch --no-run
 
 # The Rust bench reads its configuration from the environment; the libtest
 # arguments matter only while Cargo.toml has no [[bench]] harness = false
@@ -117,7 +127,7 @@ rust_bench() { # rust_bench LOG VAR=VALUE...
 	local log=$1
 	shift
 	env WSFS_BENCH_DIR="$FX" WSFS_BENCH_OUT="$OUT/rust.jsonl" WSFS_BENCH_SAMPLE_MS="$RUST_SAMPLE_MS" "$@" \
-		$CARGO test --release --locked --features full --bench layers -- --ignored --exact bench_layers --nocapture \
+		$CARGO test "${RUST_PROFILE[@]}" --locked --features full --bench layers -- --ignored --exact bench_layers --nocapture \
 		>>"$log" 2>&1 || {
 		tail -n 30 "$log" >&2
 		echo "bench: the Rust bench failed (log: $log)" >&2
@@ -188,7 +198,7 @@ step "walking tools: search_text and find_files over $GOSRC${RG:+ vs $("$RG" --v
 mkdir -p "$SCRATCH/trees"
 WSFS_WALK_SRC=$GOSRC WSFS_WALK_RG=$RG WSFS_WALK_TREES=$SCRATCH/trees WSFS_WALK_SIZES=$WALK_SIZES \
 	WSFS_WALK_SAMPLES=$WALK_SAMPLES WSFS_WALK_OUT="$OUT/walk.jsonl" \
-	$CARGO bench --locked --features full --bench walk >"$OUT/walk.log" 2>&1 || {
+	$CARGO bench "${BENCH_PROFILE[@]}" --locked --features full --bench walk >"$OUT/walk.log" 2>&1 || {
 	tail -n 30 "$OUT/walk.log" >&2
 	echo "bench: the walking tools bench failed (log: $OUT/walk.log)" >&2
 	exit 1
@@ -229,7 +239,7 @@ fi
 mkdir -p "$SCRATCH/patch"
 patch_bench() {
 	env WSFS_PATCH_BENCH_DIRS="$PATCH_DIRS" WSFS_PATCH_BENCH_OUT="$OUT/patch.jsonl" "$@" \
-		$CARGO test --release --locked --features full --bench patch >>"$OUT/patch.log" 2>&1 || {
+		$CARGO test "${RUST_PROFILE[@]}" --locked --features full --bench patch >>"$OUT/patch.log" 2>&1 || {
 		tail -n 30 "$OUT/patch.log" >&2
 		echo "bench: the apply_patch bench failed (log: $OUT/patch.log)" >&2
 		exit 1
@@ -261,7 +271,7 @@ fi
 step "recursive delete_file vs rm -rf: trees of $DELETE_FILES files ($DELETE_DIRS)"
 mkdir -p "$SCRATCH/delete"
 WSFS_DELETE_DIRS=$DELETE_DIRS WSFS_DELETE_FILES=$DELETE_FILES WSFS_DELETE_SAMPLES=$DELETE_SAMPLES \
-	WSFS_DELETE_OUT="$OUT/delete.jsonl" $CARGO bench --locked --features full --bench delete >"$OUT/delete.log" 2>&1 || {
+	WSFS_DELETE_OUT="$OUT/delete.jsonl" $CARGO bench "${BENCH_PROFILE[@]}" --locked --features full --bench delete >"$OUT/delete.log" 2>&1 || {
 	tail -n 30 "$OUT/delete.log" >&2
 	if [[ -n $DELETE_TMPFS ]]; then rm -rf "$DELETE_TMPFS"; fi
 	echo "bench: the delete bench failed (log: $OUT/delete.log)" >&2
@@ -275,7 +285,7 @@ step "overlay sessions: diff, checkpoint, commit vs host writes"
 mkdir -p "$SCRATCH/overlay"
 env WSFS_OVERLAY_DIR="$SCRATCH/overlay" WSFS_OVERLAY_OUT="$OUT/overlay.jsonl" \
 	$([[ $MODE == short ]] && echo WSFS_OVERLAY_SHORT=1) \
-	$CARGO bench --locked --features full --bench overlay >"$OUT/overlay.log" 2>&1 || {
+	$CARGO bench "${BENCH_PROFILE[@]}" --locked --features full --bench overlay >"$OUT/overlay.log" 2>&1 || {
 	tail -n 30 "$OUT/overlay.log" >&2
 	echo "bench: the overlay bench failed (log: $OUT/overlay.log)" >&2
 	exit 1
@@ -289,7 +299,7 @@ step "overlay mode: read_file of an untouched and a touched file vs host mode ($
 mkdir -p "$SCRATCH/overlay"
 env WSFS_OVERLAY_VIEW_DIR="$SCRATCH/overlay" WSFS_OVERLAY_VIEW_OUT="$OUT/overlay_view.jsonl" \
 	WSFS_OVERLAY_VIEW_SAMPLES=$VIEW_SAMPLES \
-	$CARGO bench --locked --features full --bench overlay_view >"$OUT/overlay_view.log" 2>&1 || {
+	$CARGO bench "${BENCH_PROFILE[@]}" --locked --features full --bench overlay_view >"$OUT/overlay_view.log" 2>&1 || {
 	tail -n 30 "$OUT/overlay_view.log" >&2
 	echo "bench: the overlay view bench failed (log: $OUT/overlay_view.log)" >&2
 	exit 1
@@ -299,7 +309,7 @@ WASM_SAMPLES=2000
 [[ $MODE == short ]] && WASM_SAMPLES=20
 step "Wasm tools through wsfs_call: a no-op tool, echo, a 4 KiB read vs read_file, loading ($WASM_SAMPLES samples)"
 WSFS_WASM_SAMPLES=$WASM_SAMPLES WSFS_WASM_OUT="$OUT/wasm.jsonl" \
-	$CARGO bench --locked --features full --bench wasm >"$OUT/wasm.log" 2>&1 || {
+	$CARGO bench "${BENCH_PROFILE[@]}" --locked --features full --bench wasm >"$OUT/wasm.log" 2>&1 || {
 	tail -n 30 "$OUT/wasm.log" >&2
 	echo "bench: the wasm bench failed (log: $OUT/wasm.log)" >&2
 	exit 1
@@ -318,7 +328,7 @@ step "developer tools: the runner, workspace_info cached, git_status on $DEVTOOL
 mkdir -p "$SCRATCH/devtools"
 WSFS_DEVTOOLS_DIR="$SCRATCH/devtools" WSFS_DEVTOOLS_FILES=$DEVTOOLS_FILES \
 	WSFS_DEVTOOLS_SAMPLES=$DEVTOOLS_SAMPLES WSFS_DEVTOOLS_OUT="$OUT/devtools.jsonl" \
-	$CARGO bench --locked --features full --bench devtools >"$OUT/devtools.log" 2>&1 || {
+	$CARGO bench "${BENCH_PROFILE[@]}" --locked --features full --bench devtools >"$OUT/devtools.log" 2>&1 || {
 	tail -n 30 "$OUT/devtools.log" >&2
 	echo "bench: the developer tools bench failed (log: $OUT/devtools.log)" >&2
 	exit 1

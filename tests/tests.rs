@@ -1,5 +1,5 @@
 //! The integration tests, one test binary (as ripgrep's): each file `tests/NAME.rs` is the
-//! module `NAME` here, its tests named `NAME::test` (`cargo test --release --test tests --
+//! module `NAME` here, its tests named `NAME::test` (`cargo test --profile release-no-lto --test tests --
 //! patch_crash::`). One binary links the library and its dependencies once instead of once per
 //! file (docs/decisions/one-test-binary.md has the build and run times). Cargo.toml sets
 //! `autotests = false`, so cargo builds no file here on its own: a test file must be declared
