@@ -1032,7 +1032,9 @@ def build_section(ctx):
            "release profile keeps no debug info in the libraries (`debug = false`, `strip = "
            "\"debuginfo\"`: a backtrace names functions, not lines) and optimizes the whole "
            "program across the crates (`lto = \"fat\"`, `codegen-units = 1`); the test "
-           "suites build with the `release-no-lto` profile instead.", "",
+           "suites build with the `release-no-lto` profile instead. Where the default "
+           "library's bytes go, what was cut to reach its crate budget and what stays: "
+           "[decisions/dependencies.md](decisions/dependencies.md).", "",
            table(["build", "`libwsfs.so` stripped (as built)", "`libwsfs.a` stripped (as built)",
                   "crates"], rows), ""]
     cold = [f"the default library: {default['seconds']:.0f} s (load {default['load_before']:.1f} "
