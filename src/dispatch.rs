@@ -100,8 +100,8 @@ fn profiled(
     if !ws.policy.tool_allowed(req.tool) {
         let e = Policy::tool_denied(req.tool);
         let refused = profile.refuse(req.tool, e.code.as_str(), &e.message);
-        audit_edge_refusal(ws, req, started, e.code.as_str(), &refused);
-        return Envelope::from(refused.to_string());
+        audit_edge_refusal(ws, req, started, &refused.code, &refused.envelope);
+        return Envelope::from(refused.envelope.to_string());
     }
     let root = ws.root().to_string_lossy();
     let cx = Context { root: &root };

@@ -119,18 +119,24 @@ fn refusals_at_the_profile_edge_are_audited() {
         "policy": {"deny_tools": ["create_directory"], "audit_arguments": true}
     }));
     f.write("notes/a.txt", "a");
+    // Each refusal's envelope code, which its audit line must carry (agent-base's words).
+    let mut answered = Vec::new();
     let v = profiled(&f, "read_file", json!({"path": "notes/../a.txt"}));
     assert_eq!(v["error"], "path_traversal_attempt", "{v}");
+    answered.push(v["error"].clone());
     let v = profiled(&f, "create_directory", json!({"path": "made"}));
-    assert_eq!(v["success"], false, "{v}");
+    assert_eq!(v["error"], "permission_denied", "{v}");
+    answered.push(v["error"].clone());
     let v = profiled(&f, "no_such_tool", json!({}));
     assert_eq!(v["success"], false, "{v}");
+    answered.push(v["error"].clone());
     let v = profiled(
         &f,
         "write_file",
         json!({"path": "b.txt", "content": SECRET, "bogus": 1}),
     );
     assert_eq!(v["success"], false, "{v}");
+    answered.push(v["error"].clone());
     // A call that runs natively is logged once, under the native tool.
     let v = profiled(
         &f,
@@ -150,19 +156,41 @@ fn refusals_at_the_profile_edge_are_audited() {
         got,
         vec![
             ("read_file", "path_traversal_attempt"),
-            ("create_directory", "policy_denied"),
+            ("create_directory", "permission_denied"),
             ("no_such_tool", "unknown_tool"),
             ("write_file", "invalid_arguments"),
             ("write_file", "ok"),
         ],
         "{text}"
     );
+    for (line, code) in lines.iter().zip(&answered) {
+        assert_eq!(
+            &line["outcome"], code,
+            "the line carries the answered code: {text}"
+        );
+    }
     assert_eq!(lines[0]["paths"], json!(["notes/../a.txt"]));
     assert_eq!(lines[1]["paths"], json!(["made"]));
     assert_eq!(
         lines[3]["arguments"]["content"]["length"],
         json!(SECRET.len())
     );
+}
+
+/// A profile that spells codes its own way (capability-plan: upper case) logs them so.
+#[test]
+fn a_refused_call_is_logged_with_the_code_in_the_profiles_spelling() {
+    let (f, log, _dir) = audited(json!({
+        "profile": "capability-plan",
+        "policy": {"deny_tools": ["file_delete"]}
+    }));
+    let unknown = profiled(&f, "no_such_tool", json!({}));
+    assert_eq!(unknown["error_code"], "UNKNOWN_TOOL", "{unknown}");
+    let denied = profiled(&f, "file_delete", json!({"path": "a.txt"}));
+    assert_eq!(denied["ok"], false, "{denied}");
+    let lines = lines(&log);
+    let got: Vec<&Value> = lines.iter().map(|l| &l["outcome"]).collect();
+    assert_eq!(got, vec![&unknown["error_code"], &denied["error_code"]]);
 }
 
 #[test]

@@ -32,7 +32,6 @@ pub use transforms::Context;
 
 use crate::error::{ErrorCode, WsfsError};
 use format::ProfileData;
-use request::RefusedBy;
 use serde_json::{json, Value};
 use std::sync::LazyLock;
 
@@ -110,8 +109,8 @@ impl Profile {
     /// One call: `tool` and its JSON arguments as the host's model sent them, `native` running
     /// a native tool (name, arguments JSON) and returning its result. Returns the profile's
     /// envelope, and the code of a refusal at the edge (`None` when the native tool ran: its
-    /// own audit line was written): the profile's own code, or the native code its refusal
-    /// maps, with which dispatch writes the refused call's audit line.
+    /// own audit line was written): the code the envelope carries, with which dispatch writes
+    /// the refused call's audit line.
     pub fn call(
         &self,
         tool: &str,
@@ -126,11 +125,8 @@ impl Profile {
                 (self.finish(&call, result, cx), None)
             }
             Err(refused) => {
-                let code = match &refused.error {
-                    RefusedBy::Native { code, .. } => code.to_string(),
-                    RefusedBy::Profile { code, .. } => code.clone(),
-                };
-                (self.refused(&refused), Some(code))
+                let answer = self.refused(&refused);
+                (answer.envelope, Some(answer.code))
             }
         }
     }

@@ -88,10 +88,17 @@ impl NativeResult {
     }
 }
 
+/// A failure in the profile's words: its envelope, and the code the envelope carries (what an
+/// audit line of a call refused at the edge records).
+pub struct Refusal {
+    pub envelope: Value,
+    pub code: String,
+}
+
 impl Profile {
-    /// The profile's envelope for a call of `tool` refused at the ABI edge before anything
+    /// The profile's answer to a call of `tool` refused at the ABI edge before anything
     /// ran, with a native `code`, mapped as the same failure of its native call would be.
-    pub fn refuse(&self, tool: &str, code: &str, message: &str) -> Value {
+    pub fn refuse(&self, tool: &str, code: &str, message: &str) -> Refusal {
         let found = self.tools.iter().find(|t| t.name == tool);
         let op = found
             .filter(|t| t.selector.is_none())
@@ -110,20 +117,24 @@ impl Profile {
             NativeResult::Failure { code, message } => {
                 let message = call.tool.rewrites.apply(&message);
                 self.failure(Some(call.tool), Some(call.op), &call.args, &code, &message)
+                    .envelope
             }
         }
     }
 
-    /// The profile's envelope for a call refused before it ran (its message is the engine's,
+    /// The profile's answer to a call refused before it ran (its message is the engine's,
     /// already in the profile's words).
-    pub fn refused(&self, refused: &Refused<'_>) -> Value {
+    pub fn refused(&self, refused: &Refused<'_>) -> Refusal {
         match &refused.error {
             RefusedBy::Native { code, message } => {
                 let op = refused.tool.and_then(|t| t.ops.first().map(|(_, op)| op));
                 let op = op.filter(|_| refused.tool.is_some_and(|t| t.selector.is_none()));
                 self.failure(refused.tool, op, &refused.args, code, message)
             }
-            RefusedBy::Profile { code, message } => self.failure_envelope(code, message),
+            RefusedBy::Profile { code, message } => Refusal {
+                envelope: self.failure_envelope(code, message),
+                code: code.clone(),
+            },
         }
     }
 
@@ -199,7 +210,7 @@ impl Profile {
         args: &Map<String, Value>,
         code: &str,
         message: &str,
-    ) -> Value {
+    ) -> Refusal {
         let native_message = message.to_string();
         let rules = op.map(|op| op.errors.as_slice()).unwrap_or_default();
         let rule = rules.iter().chain(&self.errors).find(|r| {
@@ -233,7 +244,10 @@ impl Profile {
                 template::render(t, &lookup)
             }
         };
-        self.failure_envelope(&public_code, &public_message)
+        Refusal {
+            envelope: self.failure_envelope(&public_code, &public_message),
+            code: public_code,
+        }
     }
 
     fn failure_envelope(&self, code: &str, message: &str) -> Value {

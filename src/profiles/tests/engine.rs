@@ -19,7 +19,7 @@ fn refused(profile: &str, tool: &str, args: &str) -> Value {
     let p = profile_named(profile);
     match p.prepare(tool, args) {
         Ok(call) => panic!("not refused: {:?}", call.native_args),
-        Err(r) => p.refused(&r),
+        Err(r) => p.refused(&r).envelope,
     }
 }
 
