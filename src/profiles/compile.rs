@@ -32,6 +32,7 @@ pub fn compile(data: ProfileData, native_specs: &Value) -> Result<Profile, Strin
     if data.other_native_tools {
         let taken: Vec<String> = tools
             .iter()
+            .filter(|t| !t.alias)
             .flat_map(|t| t.ops.iter().map(|(_, op)| op.native.clone()))
             .collect();
         for spec in native_specs.as_array().into_iter().flatten() {
@@ -103,6 +104,7 @@ fn compile_tool(tool: ToolData, native_specs: &Value) -> Result<ProfileTool, Str
         one_of,
         selector,
         operations,
+        alias,
         op,
     } = tool;
     let ops = match (&selector, operations) {
@@ -157,6 +159,7 @@ fn compile_tool(tool: ToolData, native_specs: &Value) -> Result<ProfileTool, Str
         annotations,
         selector,
         ops,
+        alias,
         rewrites: Rewrites::default(),
     })
 }
@@ -277,6 +280,7 @@ fn native_passthrough(spec: &Value) -> Result<ProfileTool, String> {
         annotations: spec["annotations"].clone(),
         selector: None,
         ops: vec![(String::new(), op)],
+        alias: false,
         rewrites: Rewrites::default(),
         name,
     })
@@ -287,7 +291,7 @@ fn native_passthrough(spec: &Value) -> Result<ProfileTool, String> {
 fn tool_name_rewrites(tools: &[ProfileTool]) -> Rewrites {
     let mut pairs: Vec<(String, String)> = Vec::new();
     let mut ambiguous: Vec<String> = Vec::new();
-    for tool in tools {
+    for tool in tools.iter().filter(|t| !t.alias) {
         for (key, op) in &tool.ops {
             if op.native == tool.name && tool.selector.is_none() {
                 continue;

@@ -128,6 +128,11 @@ pub struct ToolData {
     pub selector: Option<String>,
     #[serde(default)]
     pub operations: Option<Ordered<OperationData>>,
+    /// Another name for its native tool, which `other_native_tools` still offers under its
+    /// own name (e.g. capability-plan's `file_read`); native names in messages are not
+    /// rewritten to it.
+    #[serde(default)]
+    pub alias: bool,
     #[serde(flatten)]
     pub op: OpData,
 }

@@ -34,6 +34,8 @@ pub struct ProfileTool {
     pub selector: Option<String>,
     /// With a selector: one per selector value; without: exactly one, keyed "".
     pub ops: Vec<(String, Op)>,
+    /// Another name for its native tool, which stays offered under its own name.
+    pub alias: bool,
     /// Native tool and argument names in messages, as this tool's model knows them.
     pub rewrites: Rewrites,
 }

@@ -158,3 +158,38 @@ fn file_move_and_file_delete() {
     let r: Value = ws.call(P, "file_delete", json!({"path": "new/dir/a.txt"}));
     assert_eq!(r["data"]["was_directory"], false);
 }
+
+/// The plan's own guard example calls `file_read`: it reads like `read_file`, and the
+/// example's traversal (`/workspace/../../etc/passwd`) is refused in the ToolResult envelope.
+#[test]
+fn file_read_is_read_file_under_the_plans_name() {
+    let ws = Ws::open();
+    ws.write("notes.md", "one\ntwo\nthree\n");
+    let whole = ws.call(P, "file_read", json!({"path": "notes.md"}));
+    assert_eq!(whole["ok"], true, "{whole}");
+    assert_eq!(whole["data"]["content"], "one\ntwo\nthree\n", "{whole}");
+    assert_eq!(
+        whole["data"],
+        ws.call(P, "read_file", json!({"path": "notes.md"}))["data"]
+    );
+    let range = ws.call(
+        P,
+        "file_read",
+        json!({"path": "notes.md", "start_line": 2, "max_lines": 1}),
+    );
+    assert_eq!(range["data"]["content"], "two\n", "{range}");
+    let escape = ws.call(
+        P,
+        "file_read",
+        json!({"path": "/workspace/../../etc/passwd"}),
+    );
+    assert_eq!(escape["ok"], false, "{escape}");
+    assert!(
+        escape["error_code"]
+            .as_str()
+            .is_some_and(|c| c.chars().all(|c| c.is_ascii_uppercase() || c == '_')),
+        "{escape}"
+    );
+    let unknown = ws.call(P, "file_read", json!({"path": "notes.md", "offset": 3}));
+    assert_eq!(unknown["error_code"], "INVALID_ARGUMENTS", "{unknown}");
+}

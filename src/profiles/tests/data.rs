@@ -84,6 +84,8 @@ fn each_profile_offers_its_documents_tools() {
     for kept in ["read_file", "write_file", "edit_file", "search_text"] {
         assert!(plan.iter().any(|n| n == kept), "{kept}");
     }
+    // file_read is another name for read_file (the plan's example): both are offered.
+    assert_eq!(plan[4], "file_read");
 }
 
 /// What `src/specs.rs`'s test asks of native specs, asked of every profile's.
