@@ -117,7 +117,7 @@ func TestDevToolsTyped(t *testing.T) {
 		t.Fatalf("Shell = %+v, %v", sh, err)
 	}
 	blocked, err := ws.SafeShell(ctx, SafeShellInput{Command: "rm -rf /"})
-	if err != nil || !blocked.Blocked || blocked.Reason == "" || blocked.SuggestedSafeAlternative == "" {
+	if err != nil || !blocked.Blocked || blocked.ReasonCode != "DENYLIST_MATCH" || blocked.Reason == "" || blocked.SuggestedSafeAlternative == "" {
 		t.Fatalf("SafeShell = %+v, %v", blocked, err)
 	}
 	info, err := ws.WorkspaceInfo(ctx, WorkspaceInfoInput{})

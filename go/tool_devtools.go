@@ -347,6 +347,10 @@ type ShellResult struct {
 	CommandRun string  `json:"command_run"`
 	Sandbox    Sandbox `json:"sandbox"`
 
+	// ReasonCode says why a command was blocked, as a stable code:
+	// NOT_IN_ALLOWLIST, DENYLIST_MATCH, OPTION_NOT_ALLOWED, ENV_NOT_ALLOWED,
+	// UNSUPPORTED_SYNTAX or TOO_COMPLEX; Reason says it in words.
+	ReasonCode               string `json:"reason_code"`
 	Reason                   string `json:"reason"`
 	MatchedPattern           string `json:"matched_pattern"`
 	SuggestedSafeAlternative string `json:"suggested_safe_alternative"`

@@ -83,6 +83,7 @@ def test_typed_methods_on_a_repository(root):
         assert sh.sandbox is not None and sh.sandbox["sandbox"].startswith("landlock-v")
         blocked = ws.safe_shell("rm -rf /")
         assert blocked.blocked and blocked.reason and blocked.suggested_safe_alternative
+        assert blocked.reason_code == "DENYLIST_MATCH"
         info = ws.workspace_info()
         assert info.git_repo_root == "." and info.tools["git"]["available"] is True
         with pytest.raises(wsfs.CommandRequired):

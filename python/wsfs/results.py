@@ -597,9 +597,12 @@ class _ShellFields(ToolResult):
 @result("safe_shell")
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SafeShellResult(_ShellFields):
-    """A blocked command (``blocked``) has only ``reason``, ``matched_pattern`` and
-    ``suggested_safe_alternative``; an allowed one ran, with its output."""
+    """A blocked command (``blocked``) has only ``reason_code`` (``NOT_IN_ALLOWLIST``,
+    ``DENYLIST_MATCH``, ``OPTION_NOT_ALLOWED``, ``ENV_NOT_ALLOWED``, ``UNSUPPORTED_SYNTAX`` or
+    ``TOO_COMPLEX``), ``reason``, ``matched_pattern`` and ``suggested_safe_alternative``; an
+    allowed one ran, with its output."""
 
+    reason_code: str | None = None
     reason: str | None = None
     matched_pattern: str | None = None
     suggested_safe_alternative: str | None = None

@@ -5,7 +5,7 @@
 use crate::error::{ErrorCode, WsfsError};
 use crate::exec::confinement::SandboxReport;
 use crate::exec::runner::{Control, ExecRequest, Runner};
-use crate::exec::shell::{judge, ShellRules, Verdict};
+use crate::exec::shell::{judge, ReasonCode, ShellRules, Verdict};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -54,6 +54,9 @@ pub enum SafeShellResult {
     Ran(ShellRun),
     Blocked {
         blocked: bool,
+        /// Why, as a stable code (`NOT_IN_ALLOWLIST`, `DENYLIST_MATCH`, ...); `reason` says
+        /// it in words.
+        reason_code: ReasonCode,
         reason: String,
         matched_pattern: String,
         suggested_safe_alternative: String,
@@ -71,6 +74,7 @@ pub fn safe_shell(
     match judge(policy, &args.command) {
         Verdict::Blocked(b) => Ok(SafeShellResult::Blocked {
             blocked: true,
+            reason_code: b.reason_code,
             reason: b.reason,
             matched_pattern: b.matched_pattern,
             suggested_safe_alternative: b.suggested_safe_alternative,

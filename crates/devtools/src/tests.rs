@@ -8,7 +8,7 @@ use super::workspace_info::InfoCache;
 use super::DirFiles;
 use crate::error::ErrorCode;
 use crate::exec::runner::{Control, Runner};
-use crate::exec::shell::ShellRules;
+use crate::exec::shell::{ReasonCode, ShellRules};
 use crate::exec::testutil::landlock_here;
 use std::path::{Path, PathBuf};
 
@@ -317,10 +317,12 @@ fn safe_shell_runs_what_it_allows_and_explains_what_it_blocks() {
     match run("rm -rf app") {
         SafeShellResult::Blocked {
             blocked,
+            reason_code,
             suggested_safe_alternative,
             ..
         } => {
             assert!(blocked);
+            assert_eq!(reason_code, ReasonCode::DenylistMatch);
             assert!(suggested_safe_alternative.contains("delete_file"));
         }
         other => panic!("{other:?}"),

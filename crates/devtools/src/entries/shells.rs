@@ -40,13 +40,15 @@ impl ToolOutput for SafeShellResult {
         match self {
             SafeShellResult::Ran(r) => Cow::Owned(run_text(r)),
             SafeShellResult::Blocked {
+                reason_code,
                 reason,
                 matched_pattern,
                 suggested_safe_alternative,
                 ..
             } => Cow::Owned(format!(
-                "blocked: {reason} (matched {matched_pattern}); instead: \
-                 {suggested_safe_alternative}"
+                "blocked: {reason} ({}: matched {matched_pattern}); instead: \
+                 {suggested_safe_alternative}",
+                reason_code.as_str()
             )),
         }
     }

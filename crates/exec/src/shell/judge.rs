@@ -28,12 +28,47 @@ const MAX_SIMPLE_COMMANDS: usize = 64;
 /// Why a command is not run; the field names are safe_shell's result.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Blocked {
+    /// The kind of refusal, as a stable code; `reason` says it in words.
+    pub reason_code: ReasonCode,
     pub reason: String,
     pub matched_pattern: String,
     pub suggested_safe_alternative: String,
     /// The deny rule that blocked it, if one did.
     #[serde(skip)]
     pub rule: Option<String>,
+}
+
+/// safe_shell's `reason_code`: why a command was blocked, in words a program can match on.
+/// The deny rules are judged before the allow rules.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ReasonCode {
+    /// No allow rule names the program.
+    NotInAllowlist,
+    /// A deny rule matches the command.
+    DenylistMatch,
+    /// An option or operand the allowing rule (or a wrapper such as `env`) does not permit.
+    OptionNotAllowed,
+    /// An environment assignment that is denied, or not in the `[env]` allowlist.
+    EnvNotAllowed,
+    /// Shell syntax safe_shell does not rebuild: subshells, substitutions, here-documents,
+    /// function definitions, and what does not parse.
+    UnsupportedSyntax,
+    /// Longer, or nested deeper, than safe_shell judges.
+    TooComplex,
+}
+
+impl ReasonCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasonCode::NotInAllowlist => "NOT_IN_ALLOWLIST",
+            ReasonCode::DenylistMatch => "DENYLIST_MATCH",
+            ReasonCode::OptionNotAllowed => "OPTION_NOT_ALLOWED",
+            ReasonCode::EnvNotAllowed => "ENV_NOT_ALLOWED",
+            ReasonCode::UnsupportedSyntax => "UNSUPPORTED_SYNTAX",
+            ReasonCode::TooComplex => "TOO_COMPLEX",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,8 +127,9 @@ struct Judge<'p> {
 type Judged<T> = Result<T, Blocked>;
 
 impl Judge<'_> {
-    fn blocked(&self, reason: String, pattern: String, suggest: &str) -> Blocked {
+    fn blocked(&self, code: ReasonCode, reason: String, pattern: String, suggest: &str) -> Blocked {
         Blocked {
+            reason_code: code,
             reason,
             matched_pattern: pattern,
             suggested_safe_alternative: suggest.to_string(),
@@ -106,6 +142,7 @@ impl Judge<'_> {
             return Ok(());
         }
         Err(self.blocked(
+ReasonCode::UnsupportedSyntax,
             format!(
                 "the command uses {}; safe_shell runs plain words joined by && || ; | only",
                 c.describe()
@@ -118,6 +155,7 @@ impl Judge<'_> {
     fn program(&mut self, text: &str) -> Judged<String> {
         if text.len() > MAX_COMMAND_BYTES {
             return Err(self.blocked(
+                ReasonCode::TooComplex,
                 format!("the command is over {MAX_COMMAND_BYTES} bytes"),
                 "limit: command length".into(),
                 "Split it into shorter commands",
@@ -125,6 +163,7 @@ impl Judge<'_> {
         }
         if text.contains('\0') {
             return Err(self.blocked(
+                ReasonCode::UnsupportedSyntax,
                 "the command has a NUL byte".into(),
                 "grammar: NUL".into(),
                 "Remove the NUL byte",
@@ -139,6 +178,7 @@ impl Judge<'_> {
             Ok(Ok(p)) => p,
             Ok(Err(e)) => {
                 return Err(self.blocked(
+                    ReasonCode::UnsupportedSyntax,
                     format!("the command does not parse as a shell command: {e}"),
                     "grammar: syntax".into(),
                     "Check the quoting and the operators",
@@ -146,6 +186,7 @@ impl Judge<'_> {
             }
             Err(_) => {
                 return Err(self.blocked(
+                    ReasonCode::UnsupportedSyntax,
                     "the command could not be parsed".into(),
                     "grammar: syntax".into(),
                     "Check the quoting and the operators",
@@ -159,6 +200,7 @@ impl Judge<'_> {
         let rendered = parts.join("; ");
         if rendered.trim().is_empty() {
             return Err(self.blocked(
+                ReasonCode::UnsupportedSyntax,
                 "the command is empty".into(),
                 "grammar: empty".into(),
                 "Give a command to run",
@@ -215,6 +257,7 @@ impl Judge<'_> {
             Command::Compound(CompoundCommand::Subshell(_) | CompoundCommand::BraceGroup(_), _) => {
                 self.construct(Construct::Subshell)?;
                 Err(self.blocked(
+                    ReasonCode::UnsupportedSyntax,
                     "subshells and groups are not rebuilt by safe_shell".into(),
                     "grammar: subshell".into(),
                     "Run the commands one after another with && or ;",
@@ -223,6 +266,7 @@ impl Judge<'_> {
             Command::Compound(..) | Command::ExtendedTest(_) => {
                 self.construct(Construct::Compound)?;
                 Err(self.blocked(
+                    ReasonCode::UnsupportedSyntax,
                     "compound commands are not rebuilt by safe_shell".into(),
                     "grammar: compound".into(),
                     "Run the steps as separate commands",
@@ -231,6 +275,7 @@ impl Judge<'_> {
             Command::Function(_) => {
                 self.construct(Construct::Function)?;
                 Err(self.blocked(
+                    ReasonCode::UnsupportedSyntax,
                     "function definitions are not run by safe_shell".into(),
                     "grammar: function".into(),
                     "Run the commands directly",
@@ -249,6 +294,7 @@ impl Judge<'_> {
             Err(c) => {
                 self.construct(c)?;
                 Err(self.blocked(
+                    ReasonCode::UnsupportedSyntax,
                     format!("{} cannot be passed on literally", c.describe()),
                     format!("grammar: {}", c.name()),
                     "Write the value out as plain text",
@@ -261,6 +307,7 @@ impl Judge<'_> {
         self.simple += 1;
         if self.simple > MAX_SIMPLE_COMMANDS {
             return Err(self.blocked(
+                ReasonCode::TooComplex,
                 format!("the command has more than {MAX_SIMPLE_COMMANDS} simple commands"),
                 "limit: simple commands".into(),
                 "Split it into several calls",
@@ -279,6 +326,7 @@ impl Judge<'_> {
                     else {
                         self.construct(Construct::ArrayAssignment)?;
                         return Err(self.blocked(
+                            ReasonCode::UnsupportedSyntax,
                             "array assignments are not passed on".into(),
                             "grammar: array_assignment".into(),
                             "Assign plain values",
@@ -286,6 +334,7 @@ impl Judge<'_> {
                     };
                     if a.append {
                         return Err(self.blocked(
+                            ReasonCode::UnsupportedSyntax,
                             format!("{name}+= appends to a shell variable"),
                             "grammar: append_assignment".into(),
                             "Assign the whole value",
@@ -308,6 +357,7 @@ impl Judge<'_> {
         }
         if argv.is_empty() {
             return Err(self.blocked(
+                ReasonCode::UnsupportedSyntax,
                 "an assignment or redirection without a command does nothing useful here".into(),
                 "grammar: no command".into(),
                 "Put the assignment in front of the command it is for",
@@ -317,6 +367,7 @@ impl Judge<'_> {
         let mut rendered: Vec<String> = argv.iter().map(|(_, r)| r.clone()).collect();
         let unwrapped = unwrap(&values).map_err(|why| {
             self.blocked(
+                ReasonCode::OptionNotAllowed,
                 why,
                 "wrapper: options".into(),
                 &self.policy.default_suggestion,
@@ -328,6 +379,7 @@ impl Judge<'_> {
         if let Some((index, inner)) = &unwrapped.shell_c {
             if self.depth >= MAX_DEPTH {
                 return Err(self.blocked(
+                    ReasonCode::TooComplex,
                     "shells inside shells are nested too deep".into(),
                     "limit: sh -c depth".into(),
                     "Run the inner command directly",
@@ -361,6 +413,7 @@ impl Judge<'_> {
             CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {
                 self.construct(Construct::ProcessSubstitution)?;
                 return Err(self.blocked(
+                    ReasonCode::UnsupportedSyntax,
                     "process substitutions are not rebuilt".into(),
                     "grammar: process_substitution".into(),
                     "Write the output to a file first",
@@ -407,6 +460,7 @@ impl Judge<'_> {
                     IoFileRedirectTarget::ProcessSubstitution(..) => {
                         self.construct(Construct::ProcessSubstitution)?;
                         Err(self.blocked(
+                            ReasonCode::UnsupportedSyntax,
                             "process substitutions are not rebuilt".into(),
                             "grammar: process_substitution".into(),
                             "Write the output to a file first",
@@ -426,6 +480,7 @@ impl Judge<'_> {
             IoRedirect::HereDocument(..) | IoRedirect::HereString(..) => {
                 self.construct(Construct::HereDocument)?;
                 Err(self.blocked(
+                    ReasonCode::UnsupportedSyntax,
                     "here-documents are not rebuilt".into(),
                     "grammar: here_document".into(),
                     "Write the text to a file with write_file and pass the file",
@@ -446,6 +501,7 @@ impl Judge<'_> {
         })?;
         if path.starts_with('/') || path.split('/').any(|c| c == "..") || path.is_empty() {
             return Err(self.blocked(
+                ReasonCode::UnsupportedSyntax,
                 format!("the redirection target {path:?} is not a path inside the workspace"),
                 "grammar: redirect target".into(),
                 "Redirect to a relative path inside the workspace, or use write_file",
@@ -458,6 +514,7 @@ impl Judge<'_> {
         let p = self.policy;
         if let Some(pattern) = env_match(name, &p.env_deny) {
             return Err(self.blocked(
+                ReasonCode::EnvNotAllowed,
                 format!("setting {name} can change what programs load or run"),
                 format!("env deny: {pattern}"),
                 &p.env_suggest,
@@ -465,6 +522,7 @@ impl Judge<'_> {
         }
         if env_match(name, &p.env_allow).is_none() {
             return Err(self.blocked(
+                ReasonCode::EnvNotAllowed,
                 format!("setting {name} is not in the safe_shell policy's environment allowlist"),
                 "env: not in [env] allow".into(),
                 &p.env_suggest,
@@ -482,6 +540,7 @@ impl Judge<'_> {
         let args = args.join(" ");
         if let Some(rule) = self.policy.deny.iter().find(|r| r.applies(program, &args)) {
             return Err(Blocked {
+                reason_code: ReasonCode::DenylistMatch,
                 reason: rule.reason.clone(),
                 matched_pattern: rule.pattern("deny"),
                 suggested_safe_alternative: rule.suggest.clone(),
@@ -508,6 +567,7 @@ impl Judge<'_> {
             format!("{program} {args}")
         };
         Err(self.blocked(
+            ReasonCode::NotInAllowlist,
             format!("no rule of the safe_shell policy allows `{shown}`"),
             format!("allowlist: nothing matches '{program}'"),
             self.policy.suggestion_for(program),
@@ -528,6 +588,7 @@ impl Judge<'_> {
         // An args pattern or an option list judges words xargs would add unseen.
         if from_input && (rule.args.is_some() || rule.options.constrains()) {
             return Err(self.blocked(
+ReasonCode::OptionNotAllowed,
                 format!(
                     "xargs would add arguments from its input to `{program}`, and rule '{}' judges {program}'s arguments, which the judge cannot do for words read from input",
                     rule.id
@@ -539,6 +600,7 @@ impl Judge<'_> {
         match rule.options.check(args, &p.options_deny) {
             Ok(()) => Ok(()),
             Err(Refusal::Option(option)) => Err(self.blocked(
+ReasonCode::OptionNotAllowed,
                 format!(
                     "`{program}` option {option} is not permitted by rule '{}' of the safe_shell policy (options that run programs or write files are refused, and an allowlist rule refuses every option it does not name)",
                     rule.id
@@ -547,6 +609,7 @@ impl Judge<'_> {
                 &format!("Run `{program}` without {option}. {suggest}"),
             )),
             Err(Refusal::Operands { max }) => Err(self.blocked(
+ReasonCode::OptionNotAllowed,
                 format!(
                     "`{program}` takes at most {max} file operand(s) under rule '{}' of the safe_shell policy: another one would be a file it writes",
                     rule.id

@@ -11,5 +11,5 @@ pub mod policy;
 pub mod words;
 pub mod wrappers;
 
-pub use judge::{judge, Verdict};
+pub use judge::{judge, ReasonCode, Verdict};
 pub use policy::ShellRules;

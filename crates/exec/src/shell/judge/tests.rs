@@ -2,7 +2,7 @@
 //! and the rebuilt command.
 
 use super::super::policy::ShellRules;
-use super::{judge, Verdict};
+use super::{judge, ReasonCode, Verdict, MAX_COMMAND_BYTES};
 
 fn policy() -> &'static ShellRules {
     ShellRules::builtin().unwrap_or_else(|e| panic!("{e}"))
@@ -264,5 +264,36 @@ fn reads_with_options_stay_allowed() {
         "xxd -l 64 a.bin",
     ] {
         allowed(cmd);
+    }
+}
+
+/// Each kind of refusal has its stable code, and the code agrees with the pattern's kind.
+#[test]
+fn every_refusal_names_its_reason_code() {
+    let long = format!("echo {}", "a".repeat(MAX_COMMAND_BYTES));
+    let cases: [(&str, ReasonCode); 8] = [
+        ("frobnicate --all", ReasonCode::NotInAllowlist),
+        ("rm -rf app", ReasonCode::DenylistMatch),
+        ("sort -o out.txt notes.txt", ReasonCode::OptionNotAllowed),
+        ("LD_PRELOAD=/tmp/x.so ls", ReasonCode::EnvNotAllowed),
+        ("ls $(whoami)", ReasonCode::UnsupportedSyntax),
+        ("(ls)", ReasonCode::UnsupportedSyntax),
+        ("ls 'unclosed", ReasonCode::UnsupportedSyntax),
+        (long.as_str(), ReasonCode::TooComplex),
+    ];
+    for (cmd, code) in cases {
+        let b = blocked(cmd);
+        assert_eq!(b.reason_code, code, "{cmd:.60}: {b:?}");
+        let kind = match code {
+            ReasonCode::NotInAllowlist => "allowlist:",
+            ReasonCode::DenylistMatch => "deny",
+            ReasonCode::OptionNotAllowed => "allow rule",
+            ReasonCode::EnvNotAllowed => "env",
+            ReasonCode::UnsupportedSyntax => "grammar:",
+            ReasonCode::TooComplex => "limit:",
+        };
+        assert!(b.matched_pattern.starts_with(kind), "{cmd:.60}: {b:?}");
+        let json = serde_json::to_value(&b).unwrap();
+        assert_eq!(json["reason_code"], code.as_str());
     }
 }
