@@ -136,7 +136,8 @@ type wasmPolicyJSON struct {
 // "policy" object of the C ABI's config; README "Policy and audit log" has
 // the details).
 type Policy struct {
-	// WritesEnabled: nil means true. Bool(false) makes the workspace
+	// WritesEnabled: nil means true, or the profile's default (agent-base:
+	// false, as its design says). Bool(false) makes the workspace
 	// read-only: every tool that is not read-only (see ToolSpec.ReadOnly)
 	// fails with CodeWritesDisabled before it runs; reading tools work.
 	WritesEnabled *bool

@@ -59,7 +59,8 @@ func TestProfileIsAConfigKey(t *testing.T) {
 func TestProfileCallsReturnTheProfilesEnvelope(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "a.txt"), "one\n")
-	ws := openTest(t, Config{Root: root, Profile: "agent-base"})
+	// agent-base defaults writes off; this host turns them on.
+	ws := openTest(t, Config{Root: root, Profile: "agent-base", Policy: Policy{WritesEnabled: Bool(true)}})
 	ctx := context.Background()
 	raw, err := ws.CallRaw(ctx, "write_file", `{"path":"a.txt","content":"x"}`)
 	if err != nil {

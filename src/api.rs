@@ -34,6 +34,12 @@ pub fn workspace_open(config_json: &str) -> String {
     // The profile is checked first: an unknown name opens (and creates) nothing.
     let config = match Config::from_json(config_json).and_then(|config| {
         let profile = profiles::lookup(&config.profile)?;
+        // The host's text is checked as written (errors point into it); the profile's
+        // defaults then fill what it leaves out.
+        let config = match profile.filter(|p| !p.defaults.is_empty()) {
+            Some(p) => Config::from_json(&p.with_defaults(config_json)?)?,
+            None => config,
+        };
         ToolSet::check_built(&config)?;
         // Under `wsfs` the Wasm tools' names are known once they are loaded (below).
         if profile.is_some() || config.wasm_tools.is_empty() {
@@ -131,15 +137,18 @@ pub fn workspace_tool_specs(id: u64) -> String {
         Err(e) => return envelope::failure(&e),
     };
     let policy = &opened.ws.policy;
-    let runs = |t: &dyn crate::tools::contract::ToolRunner| {
-        (t.runs_read_only() || policy.writes_enabled)
+    // A profile whose document has the changing tools answer writes_disabled offers them.
+    let writes_refused = opened.profile.is_some_and(|p| p.offer_refused_writes);
+    let runs = |t: &dyn crate::tools::contract::ToolRunner, refused_writes_too: bool| {
+        (t.runs_read_only() || policy.writes_enabled || refused_writes_too)
             && t.switch().refusal(t.name(), opened.ws.policy()).is_none()
     };
-    let offered = |native: &str| crate::tools::find(native).is_some_and(|t| runs(t));
+    let offered =
+        |native: &str| crate::tools::find(native).is_some_and(|t| runs(t, writes_refused));
     let mut tools = match opened.profile {
-        None => {
-            crate::specs::workspace_tool_specs(&opened.tools, !policy.writes_enabled, |t| runs(t))
-        }
+        None => crate::specs::workspace_tool_specs(&opened.tools, !policy.writes_enabled, |t| {
+            runs(t, false)
+        }),
         Some(profile) => profile.tool_specs_offered(offered),
     };
     if let Some(list) = tools.as_array_mut() {

@@ -104,7 +104,10 @@ fn profiled(
         return Envelope::from(refused.envelope.to_string());
     }
     let root = ws.root().to_string_lossy();
-    let cx = Context { root: &root };
+    let cx = Context {
+        root: &root,
+        limits: ws.limits(),
+    };
     let (result, refused) = profile.call(req.tool, req.args_json, &cx, |native, args_json| {
         let native_req = Request {
             tool: native,

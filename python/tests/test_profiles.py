@@ -71,14 +71,29 @@ def test_file_system_tools_agent_base_profile(root: Path) -> None:
         assert spec["parameters"]["properties"]["mode"]["default"] == "create"
 
 
-def test_file_system_tools_writes_disabled_offers_no_writing_tool(root: Path) -> None:
+def test_file_system_tools_writes_disabled_offers_the_writing_tools_that_refuse(root: Path) -> None:
+    # Agent Base's document: with writes off, each changing tool answers writes_disabled.
     with wsfs.FileSystemTools(root=root, profile="agent-base") as tools:
         names = [t.__name__ for t in tools.get_tools()]
-        assert names == ["get_path_info", "list_directory", "read_file", "search_text"]
+        assert names == [
+            "get_path_info",
+            "list_directory",
+            "read_file",
+            "search_text",
+            "write_file",
+            "apply_text_edit",
+            "create_directory",
+        ]
         assert [s["function"]["name"] for s in tools.tool_specs()] == names
-        r = asyncio.run(tools.call("write_file", {"path": "n.txt", "content": "x"}))
-        assert r["success"] is False and r["error"] == "writes_disabled"
-        assert not (root / "n.txt").exists()
+        for tool, args in [
+            ("write_file", {"path": "n.txt", "content": "x"}),
+            ("apply_text_edit", {"path": "n.txt", "expected_text": "x", "replacement_text": "y"}),
+            ("create_directory", {"path": "d"}),
+        ]:
+            r = asyncio.run(tools.call(tool, args))
+            assert r["success"] is False and r["error"] == "writes_disabled", r
+            assert "filesystem_writes_enabled" in r["message"]
+        assert not (root / "n.txt").exists() and not (root / "d").exists()
 
 
 def test_file_system_tools_profile_must_match_the_workspace(root: Path) -> None:

@@ -84,9 +84,10 @@ class FileSystemTools:
       tools are then the profile's, as the workspace offers them
       (``Workspace.workspace_tool_specs``; no Wasm tools), and each returns the profile's
       envelope as the library made it. The workspace is opened with the profile and with
-      ``writes_enabled`` as its policy, so the library leaves the changing tools out and
-      refuses them in the profile's words; a given ``workspace`` must have been opened with
-      the profile (its policy then decides about writes).
+      ``writes_enabled`` as its policy; the library then offers what the profile's document
+      does (agent-base: the changing tools too, each answering ``writes_disabled`` in the
+      profile's words) and refuses the changes. A given ``workspace`` must have been opened
+      with the profile (its policy, or the profile's default, then decides about writes).
 
     The tools are the built-in ones followed by the workspace's Wasm tools (its config's
     ``wasm_tools``; pass an open ``workspace`` to have them), each with its manifest's schema.

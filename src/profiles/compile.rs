@@ -59,6 +59,8 @@ pub fn compile(data: ProfileData, native_specs: &Value) -> Result<Profile, Strin
         errors: data.errors,
         dotdot: data.paths.dotdot,
         warnings: data.warnings,
+        defaults: data.defaults,
+        offer_refused_writes: data.offer_refused_writes,
         tools,
     })
 }
@@ -185,6 +187,17 @@ fn check_nested(args: &Ordered<ArgData>, at: &str) -> Result<(), String> {
 
 fn compile_op(op: OpData, args: Vec<String>, required: Vec<String>) -> Result<Op, String> {
     let native = op.native.ok_or("native (the tool it runs) is required")?;
+    let limits = wsfs_core::config::Limits::default();
+    if let Some(r) = op
+        .refuse_when
+        .iter()
+        .find(|r| limits.get(&r.above_limit).is_none())
+    {
+        return Err(format!(
+            "refuse_when names the limit {:?}, which is not one of the workspace limits",
+            r.above_limit
+        ));
+    }
     Ok(Op {
         native,
         args,
@@ -195,6 +208,7 @@ fn compile_op(op: OpData, args: Vec<String>, required: Vec<String>) -> Result<Op
         errors: op.errors,
         notices_as_warnings: op.notices_as_warnings,
         artifacts: op.artifacts,
+        refuse_when: op.refuse_when,
     })
 }
 
@@ -271,6 +285,7 @@ fn native_passthrough(spec: &Value) -> Result<ProfileTool, String> {
         errors: Vec::new(),
         notices_as_warnings: false,
         artifacts: Vec::new(),
+        refuse_when: Vec::new(),
     };
     Ok(ProfileTool {
         description: spec["description"].as_str().unwrap_or_default().to_string(),

@@ -47,6 +47,15 @@ pub struct ProfileData {
     /// arguments (with the profile's envelope and error codes).
     #[serde(default)]
     pub other_native_tools: bool,
+    /// Workspace configuration the document's host defaults to (e.g. agent-base:
+    /// `{"policy": {"writes_enabled": false}}`), merged under the host's at open: a key the
+    /// host gives wins, at any depth.
+    #[serde(default)]
+    pub defaults: serde_json::Map<String, Value>,
+    /// Offer the changing tools while writes are disabled, each answering `writes_disabled`
+    /// (as the document specifies), instead of leaving them out of the specs.
+    #[serde(default)]
+    pub offer_refused_writes: bool,
     #[serde(default)]
     pub tools: Vec<ToolData>,
 }
@@ -89,6 +98,30 @@ pub struct ErrorRule {
     /// (the native message's `; did you mean ...?` tail, or nothing), `{args.<name>}`.
     #[serde(default)]
     pub message: Option<String>,
+    /// Only when every path argument of the call is of this kind. With `..` refused at the
+    /// edge, a relative path that leads outside can only do so through a symlink.
+    #[serde(default)]
+    pub paths: Option<PathKind>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PathKind {
+    Relative,
+    Absolute,
+}
+
+/// A native success the profile's document calls a failure: the number in the native data's
+/// `field` is above the workspace limit `above_limit` (e.g. agent-base's `file_too_large`, a
+/// file over `max_read_bytes`). `message` is a template: `{value}`, `{limit}` (the limit's
+/// value), `{tool}`, `{args.<name>}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RefuseWhen {
+    pub field: String,
+    pub above_limit: String,
+    pub code: String,
+    pub message: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -176,6 +209,9 @@ pub struct OpData {
     pub notices_as_warnings: bool,
     #[serde(default)]
     pub artifacts: Vec<ArtifactData>,
+    /// Native successes the document calls failures.
+    #[serde(default)]
+    pub refuse_when: Vec<RefuseWhen>,
 }
 
 /// One public argument.

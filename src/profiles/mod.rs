@@ -131,6 +131,21 @@ impl Profile {
         }
     }
 
+    /// `config_json` (a JSON object) with the profile's `defaults` filled in where it has no
+    /// value, at any depth.
+    pub fn with_defaults(&self, config_json: &str) -> Result<String, WsfsError> {
+        let mut config: Value = serde_json::from_str(config_json).map_err(|e| {
+            WsfsError::new(
+                ErrorCode::InvalidArguments,
+                format!("invalid workspace config: {e}"),
+            )
+        })?;
+        if let Value::Object(config) = &mut config {
+            fill(config, &self.defaults);
+        }
+        Ok(config.to_string())
+    }
+
     /// The public tools' names, in order.
     pub fn tool_names(&self) -> Vec<&str> {
         self.tools.iter().map(|t| t.name.as_str()).collect()
@@ -160,5 +175,19 @@ impl Profile {
                 })
                 .collect(),
         )
+    }
+}
+
+/// Copies into `into` every key of `defaults` it lacks; objects present in both are filled
+/// the same way, and any other value `into` has is kept.
+fn fill(into: &mut serde_json::Map<String, Value>, defaults: &serde_json::Map<String, Value>) {
+    for (key, default) in defaults {
+        match (into.get_mut(key), default) {
+            (None, _) => {
+                into.insert(key.clone(), default.clone());
+            }
+            (Some(Value::Object(have)), Value::Object(default)) => fill(have, default),
+            (Some(_), _) => {}
+        }
     }
 }

@@ -2,7 +2,7 @@
 
 use super::format::{
     ArgData, ArtifactData, EnvelopeShape, ErrorCase, ErrorRule, FieldData, Ordered, Refusal,
-    TextData,
+    RefuseWhen, TextData,
 };
 use super::rewrite::Rewrites;
 use serde_json::{Map, Value};
@@ -18,6 +18,10 @@ pub struct Profile {
     pub errors: Vec<ErrorRule>,
     pub dotdot: Option<Refusal>,
     pub warnings: Ordered<String>,
+    /// Configuration merged under the host's at open (`ProfileData::defaults`).
+    pub defaults: Map<String, Value>,
+    /// `ProfileData::offer_refused_writes`.
+    pub offer_refused_writes: bool,
     pub tools: Vec<ProfileTool>,
 }
 
@@ -53,6 +57,7 @@ pub struct Op {
     pub errors: Vec<ErrorRule>,
     pub notices_as_warnings: bool,
     pub artifacts: Vec<ArtifactData>,
+    pub refuse_when: Vec<RefuseWhen>,
 }
 
 impl ProfileTool {

@@ -2,7 +2,7 @@
 //! converted; the text the profile prescribes; warnings and messages in the profile's words;
 //! error codes mapped; all put in the profile's envelope shape.
 
-use super::format::{ErrorCase, FieldData, Ordered, TextData};
+use super::format::{ErrorCase, FieldData, Ordered, PathKind, TextData};
 use super::model::{Op, Profile, ProfileTool};
 use super::request::{Prepared, Refused, RefusedBy};
 use super::template::{self, fill_shape, show};
@@ -90,7 +90,7 @@ impl NativeResult {
 
 /// A failure in the profile's words: its envelope, and the code the envelope carries (what an
 /// audit line of a call refused at the edge records).
-pub struct Refusal {
+pub struct Failure {
     pub envelope: Value,
     pub code: String,
 }
@@ -98,7 +98,7 @@ pub struct Refusal {
 impl Profile {
     /// The profile's answer to a call of `tool` refused at the ABI edge before anything
     /// ran, with a native `code`, mapped as the same failure of its native call would be.
-    pub fn refuse(&self, tool: &str, code: &str, message: &str) -> Refusal {
+    pub fn refuse(&self, tool: &str, code: &str, message: &str) -> Failure {
         let found = self.tools.iter().find(|t| t.name == tool);
         let op = found
             .filter(|t| t.selector.is_none())
@@ -113,7 +113,10 @@ impl Profile {
                 data,
                 text,
                 warnings,
-            } => self.success(call, &data, &text, &warnings, cx),
+            } => match refusal(call, &data, cx) {
+                Some((code, message)) => self.failure_envelope(code, &message),
+                None => self.success(call, &data, &text, &warnings, cx),
+            },
             NativeResult::Failure { code, message } => {
                 let message = call.tool.rewrites.apply(&message);
                 self.failure(Some(call.tool), Some(call.op), &call.args, &code, &message)
@@ -124,14 +127,14 @@ impl Profile {
 
     /// The profile's answer to a call refused before it ran (its message is the engine's,
     /// already in the profile's words).
-    pub fn refused(&self, refused: &Refused<'_>) -> Refusal {
+    pub fn refused(&self, refused: &Refused<'_>) -> Failure {
         match &refused.error {
             RefusedBy::Native { code, message } => {
                 let op = refused.tool.and_then(|t| t.ops.first().map(|(_, op)| op));
                 let op = op.filter(|_| refused.tool.is_some_and(|t| t.selector.is_none()));
                 self.failure(refused.tool, op, &refused.args, code, message)
             }
-            RefusedBy::Profile { code, message } => Refusal {
+            RefusedBy::Profile { code, message } => Failure {
                 envelope: self.failure_envelope(code, message),
                 code: code.clone(),
             },
@@ -210,7 +213,7 @@ impl Profile {
         args: &Map<String, Value>,
         code: &str,
         message: &str,
-    ) -> Refusal {
+    ) -> Failure {
         let native_message = message.to_string();
         let rules = op.map(|op| op.errors.as_slice()).unwrap_or_default();
         let rule = rules.iter().chain(&self.errors).find(|r| {
@@ -218,6 +221,7 @@ impl Profile {
                 && r.message_contains
                     .as_ref()
                     .is_none_or(|m| message.contains(m.as_str()))
+                && r.paths.is_none_or(|kind| paths_are(kind, tool, args))
         });
         let public_code = match rule.and_then(|r| r.code.clone()) {
             Some(c) => c,
@@ -244,7 +248,7 @@ impl Profile {
                 template::render(t, &lookup)
             }
         };
-        Refusal {
+        Failure {
             envelope: self.failure_envelope(&public_code, &public_message),
             code: public_code,
         }
@@ -258,6 +262,44 @@ impl Profile {
             _ => None,
         })
     }
+}
+
+/// The first `refuse_when` of the call's operation that holds for the native `data`: its
+/// code and message.
+fn refusal<'p>(call: &Prepared<'p>, data: &Value, cx: &Context<'_>) -> Option<(&'p str, String)> {
+    call.op.refuse_when.iter().find_map(|r| {
+        let value = lookup_value(&r.field, data, &call.args)?.as_u64()?;
+        let limit = cx.limits.get(&r.above_limit)?;
+        (value > limit).then(|| {
+            let lookup = |name: &str| -> Option<String> {
+                match name {
+                    "value" => Some(value.to_string()),
+                    "limit" => Some(limit.to_string()),
+                    "tool" => Some(call.tool.name.clone()),
+                    _ => name
+                        .strip_prefix("args.")
+                        .and_then(|a| call.args.get(a))
+                        .map(show),
+                }
+            };
+            (r.code.as_str(), template::render(&r.message, &lookup))
+        })
+    })
+}
+
+/// Whether the call has path arguments and every one given is of `kind` (absolute: starting
+/// with `/`).
+fn paths_are(kind: PathKind, tool: Option<&ProfileTool>, args: &Map<String, Value>) -> bool {
+    let Some(tool) = tool else {
+        return false;
+    };
+    let mut given = tool
+        .args
+        .iter()
+        .filter(|(_, arg)| arg.path)
+        .filter_map(|(name, _)| args.get(name)?.as_str())
+        .peekable();
+    given.peek().is_some() && given.all(|p| p.starts_with('/') == (kind == PathKind::Absolute))
 }
 
 /// The `; did you mean ...?` tail a native `path_not_found` message may end with.

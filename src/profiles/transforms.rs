@@ -9,6 +9,8 @@ use serde_json::{json, Map, Value};
 pub struct Context<'a> {
     /// The workspace root, absolute (for `absolute_path`).
     pub root: &'a str,
+    /// The workspace's limits (for `refuse_when`).
+    pub limits: &'a wsfs_core::config::Limits,
 }
 
 pub fn apply(
@@ -128,8 +130,18 @@ fn tree_listing(data: &Value) -> Option<Value> {
 mod tests {
     use super::*;
 
+    static LIMITS: wsfs_core::config::Limits = wsfs_core::config::Limits {
+        max_read_bytes: 256 * 1024,
+        max_write_bytes: 1024 * 1024,
+        max_list_entries: 500,
+        operation_timeout_ms: 10_000,
+    };
+
     fn cx() -> Context<'static> {
-        Context { root: "/ws" }
+        Context {
+            root: "/ws",
+            limits: &LIMITS,
+        }
     }
 
     #[test]

@@ -43,6 +43,17 @@ impl Limits {
         Ok(())
     }
 
+    /// A limit by its configuration name (`max_read_bytes`, ...).
+    pub fn get(&self, name: &str) -> Option<u64> {
+        match name {
+            "max_read_bytes" => Some(self.max_read_bytes),
+            "max_write_bytes" => Some(self.max_write_bytes),
+            "max_list_entries" => Some(self.max_list_entries),
+            "operation_timeout_ms" => Some(self.operation_timeout_ms),
+            _ => None,
+        }
+    }
+
     fn validate(&self) -> Result<()> {
         let checks = [
             ("max_read_bytes", self.max_read_bytes, CEILING_BYTES),

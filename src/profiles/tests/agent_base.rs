@@ -128,7 +128,7 @@ fn search_text_echoes_its_query() {
 
 #[test]
 fn write_file_creates_by_default() {
-    let ws = Ws::open();
+    let ws = Ws::open_with(json!({"policy": {"writes_enabled": true}}));
     let r = ws.call(P, "write_file", json!({"path": "a.txt", "content": "one"}));
     assert_eq!(
         r["result"],
@@ -155,7 +155,7 @@ fn write_file_creates_by_default() {
 
 #[test]
 fn apply_text_edit_maps_its_codes() {
-    let ws = Ws::open();
+    let ws = Ws::open_with(json!({"policy": {"writes_enabled": true}}));
     ws.write("a.py", "x = 1\nx = 1\n");
     let edit = |expected: &str, replace_all: bool| {
         ws.call(
@@ -203,9 +203,78 @@ fn dotdot_and_the_workspace_boundary() {
         r["success"], true,
         "an absolute path inside the workspace: {r}"
     );
+    // A relative path (no '..': refused above) leads out only through a symlink.
     std::os::unix::fs::symlink("/etc/passwd", ws.path("out")).expect("symlink");
     let r = ws.call(P, "read_file", json!({"path": "out"}));
-    assert_eq!(r["error"], "path_outside_workspace");
+    assert_eq!(r["error"], "symlink_outside_workspace", "{r}");
+    assert!(
+        r["message"]
+            .as_str()
+            .unwrap()
+            .contains("out leads outside the workspace through a symlink"),
+        "{r}"
+    );
+    std::os::unix::fs::symlink("/etc", ws.path("etc")).expect("symlink");
+    let r = ws.call(P, "list_directory", json!({"path": "etc"}));
+    assert_eq!(r["error"], "symlink_outside_workspace", "{r}");
+    let r = ws.call(P, "read_file", json!({"path": "etc/passwd"}));
+    assert_eq!(r["error"], "symlink_outside_workspace", "{r}");
+}
+
+/// The document: writes are off unless the configuration enables them, and each changing
+/// tool then answers writes_disabled (it is still offered); reads are limited to 10 MB.
+#[test]
+fn writes_are_off_and_reads_10_mb_unless_the_config_says_otherwise() {
+    let ws = Ws::open();
+    let r = ws.call(P, "write_file", json!({"path": "a", "content": "x"}));
+    assert_eq!(r["error"], "writes_disabled", "{r}");
+    assert!(!ws.path("a").exists());
+    let offered = ws.specs(P);
+    let offered: Vec<&str> = offered
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for tool in ["write_file", "apply_text_edit", "create_directory"] {
+        assert!(offered.contains(&tool), "{offered:?}");
+    }
+    let info = ws.open_info(P);
+    assert_eq!(info["policy"]["writes_enabled"], false, "{info}");
+    assert_eq!(info["limits"]["max_read_bytes"], 10 * 1024 * 1024, "{info}");
+    // What the host gives wins, key by key.
+    let ws = Ws::open_with(
+        json!({"policy": {"writes_enabled": true}, "limits": {"max_write_bytes": 4096}}),
+    );
+    let r = ws.call(P, "write_file", json!({"path": "a", "content": "x"}));
+    assert_eq!(r["success"], true, "{r}");
+    let info = ws.open_info(P);
+    assert_eq!(info["limits"]["max_read_bytes"], 10 * 1024 * 1024, "{info}");
+    assert_eq!(info["limits"]["max_write_bytes"], 4096, "{info}");
+    // Natively, the same configuration keeps the native defaults.
+    assert_eq!(ws.open_info("wsfs")["limits"]["max_read_bytes"], 256 * 1024);
+}
+
+/// A file over the read limit is file_too_large, whatever range is asked for.
+#[test]
+fn a_file_over_the_read_limit_is_file_too_large() {
+    let ws = Ws::open_with(json!({"limits": {"max_read_bytes": 64}}));
+    ws.write("big.txt", "x\n".repeat(40));
+    ws.write("fits.txt", "y\n".repeat(32));
+    for args in [
+        json!({"path": "big.txt"}),
+        json!({"path": "big.txt", "start_line": 39, "max_lines": 1}),
+    ] {
+        let r = ws.call(P, "read_file", args);
+        assert_eq!(r["error"], "file_too_large", "{r}");
+        let m = r["message"].as_str().unwrap();
+        assert!(
+            m.contains("big.txt is 80 bytes, over the read limit of 64 bytes"),
+            "{m}"
+        );
+    }
+    let r = ws.call(P, "read_file", json!({"path": "fits.txt"}));
+    assert_eq!(r["success"], true, "{r}");
 }
 
 #[test]

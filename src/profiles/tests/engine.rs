@@ -41,7 +41,12 @@ fn fail(code: &str, message: &str) -> NativeResult {
 fn finish(profile: &str, tool: &str, args: Value, native: NativeResult) -> Value {
     let p: &Profile = profile_named(profile);
     let call: Prepared<'_> = p.prepare(tool, &args.to_string()).expect("prepared");
-    p.finish(&call, native, &Context { root: "/ws" })
+    let limits = wsfs_core::config::Limits::default();
+    let cx = Context {
+        root: "/ws",
+        limits: &limits,
+    };
+    p.finish(&call, native, &cx)
 }
 
 #[test]

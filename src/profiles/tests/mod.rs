@@ -112,6 +112,17 @@ impl Ws {
         env["data"]["tools"].clone()
     }
 
+    /// What `wsfs_workspace_open` answers (its `data`: the effective limits and policy) for
+    /// this configuration under `profile`; the handle is closed again.
+    pub fn open_info(&self, profile: &str) -> Value {
+        let mut config = self.config.clone();
+        config["profile"] = json!(profile);
+        let opened = parse(crate::api::workspace_open(&config.to_string()));
+        assert_eq!(opened["ok"], true, "{opened}");
+        crate::api::workspace_close(opened["data"]["workspace"].as_u64().expect("handle"));
+        opened["data"].clone()
+    }
+
     fn handle(&self, profile: &str) -> u64 {
         if let Some((_, id)) = self.profiled.borrow().iter().find(|(p, _)| p == profile) {
             return *id;

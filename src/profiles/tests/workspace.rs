@@ -63,7 +63,8 @@ fn the_open_result_names_the_profile() {
 
 #[test]
 fn a_workspace_serves_its_profile_to_every_call() {
-    let ws = Ws::open();
+    // Writes on: agent-base's own default is off.
+    let ws = Ws::open_with(json!({"policy": {"writes_enabled": true}}));
     ws.write("a.txt", "one\n");
     // The profile's tool and argument names, and its envelope.
     let r = ws.call(
@@ -214,13 +215,17 @@ fn tool_specs_are_the_profiles_and_leave_out_what_the_policy_refuses() {
         assert!(!readers.contains(&writer.to_string()), "{readers:?}");
     }
     assert_eq!(names(&ro.specs("miniclaw")), ["read_file", "list_dir"]);
+    // agent-base's document has each changing tool answer writes_disabled: they stay offered.
     assert_eq!(
         names(&ro.specs("agent-base")),
         [
             "get_path_info",
             "list_directory",
             "read_file",
-            "search_text"
+            "search_text",
+            "write_file",
+            "apply_text_edit",
+            "create_directory"
         ]
     );
     // One tool with a read and a write operation stays while one of them can run.
