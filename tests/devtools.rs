@@ -284,7 +284,10 @@ fn safe_shell_blocks_through_the_registry() {
     assert_eq!(data["reason_code"], "DENYLIST_MATCH", "{data}");
     let text = v["text"].as_str().unwrap();
     assert!(text.starts_with("blocked:"), "{text}");
-    assert!(text.contains("(DENYLIST_MATCH: matched deny rule"), "{text}");
+    assert!(
+        text.contains("(DENYLIST_MATCH: matched deny rule"),
+        "{text}"
+    );
     let v = named(&f, "safe_shell", json!({"command": "frobnicate --all"}));
     assert_eq!(assert_ok(&v)["reason_code"], "NOT_IN_ALLOWLIST", "{v}");
     let v = named(&f, "safe_shell", json!({"command": "echo ok"}));
