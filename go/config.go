@@ -202,6 +202,10 @@ type Policy struct {
 	// only shorten it. The developer tools are bounded by it instead of
 	// Limits.OperationTimeout; a context deadline still shortens either.
 	ExecTimeout time.Duration
+	// SafeShellRules is the absolute path of the host's safe_shell rules
+	// file (config/safe_shell_policy.toml's format), read and checked against
+	// its own examples when the workspace opens; "" means the shipped rules.
+	SafeShellRules string
 }
 
 // Bool returns a pointer to v, for Config.RestrictToWorkspace and
@@ -252,6 +256,7 @@ type policyJSON struct {
 	ExecReadPaths      []string `json:"exec_read_paths,omitempty"`
 	ExecEnvAllow       []string `json:"exec_env_allow,omitempty"`
 	ExecTimeoutSec     int64    `json:"exec_timeout_sec,omitempty"`
+	SafeShellRules     string   `json:"safe_shell_rules,omitempty"`
 }
 
 func (l Limits) toJSON() (limitsJSON, error) {
@@ -282,7 +287,7 @@ func (p Policy) toJSON() (policyJSON, error) {
 	if p.ExecTimeout < 0 {
 		return policyJSON{}, newError("open", CodeInvalidArguments, "Policy.ExecTimeout must not be negative, got %v", p.ExecTimeout)
 	}
-	for _, list := range [][]string{p.DenyRead, p.DenyWrite, {p.AuditLog}, p.AllowTools, p.DenyTools, p.ExecReadPaths, p.ExecEnvAllow} {
+	for _, list := range [][]string{p.DenyRead, p.DenyWrite, {p.AuditLog}, p.AllowTools, p.DenyTools, p.ExecReadPaths, p.ExecEnvAllow, {p.SafeShellRules}} {
 		for _, s := range list {
 			if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
 				return policyJSON{}, newError("open", CodeInvalidArguments, "Policy has a string that is not valid UTF-8 or contains a NUL byte: %q", s)
@@ -296,6 +301,7 @@ func (p Policy) toJSON() (policyJSON, error) {
 		ExecRequireSandbox: p.ExecRequireSandbox, ExecNetwork: p.ExecNetwork,
 		ExecReadPaths: p.ExecReadPaths, ExecEnvAllow: p.ExecEnvAllow,
 		ExecTimeoutSec: int64((p.ExecTimeout + time.Second - 1) / time.Second),
+		SafeShellRules: p.SafeShellRules,
 	}
 	if p.DenyWrite != nil {
 		pj.DenyWrite = &p.DenyWrite

@@ -139,3 +139,39 @@ func TestDevToolsContextDeadlineKillsTheProgram(t *testing.T) {
 		t.Fatalf("Shell under a 300 ms deadline: %v after %v", err, time.Since(start))
 	}
 }
+
+// TestSafeShellRulesFromTheHost: Policy.SafeShellRules makes safe_shell judge
+// by the host's file; a file whose rules disagree with their own examples
+// fails Open, naming the rule and the example.
+func TestSafeShellRulesFromTheHost(t *testing.T) {
+	dir := t.TempDir()
+	rules := `version = 1
+default_suggestion = "Only echo runs here."
+
+[[allow]]
+id = "say"
+programs = ["echo"]
+deny_options = []
+match = ["echo hi"]
+not_match = ["ls"]
+`
+	path := filepath.Join(dir, "rules.toml")
+	writeFile(t, path, rules)
+	ws := openTest(t, Config{Policy: Policy{ExecEnabled: true, SafeShellRules: path}})
+	ctx := context.Background()
+	ran, err := ws.SafeShell(ctx, SafeShellInput{Command: "echo hi"})
+	if err != nil || ran.Blocked || ran.Stdout != "hi\n" {
+		t.Fatalf("echo: %+v, %v", ran, err)
+	}
+	blocked, err := ws.SafeShell(ctx, SafeShellInput{Command: "ls"})
+	if err != nil || !blocked.Blocked || blocked.ReasonCode != "NOT_IN_ALLOWLIST" || blocked.SuggestedSafeAlternative != "Only echo runs here." {
+		t.Fatalf("ls: %+v, %v", blocked, err)
+	}
+	bad := filepath.Join(dir, "bad.toml")
+	writeFile(t, bad, strings.Replace(rules, `match = ["echo hi"]`, `match = ["echo hi", "cat x"]`, 1))
+	_, err = Open(Config{Root: t.TempDir(), Policy: Policy{ExecEnabled: true, SafeShellRules: bad}})
+	e := wantCode(t, err, CodeInvalidArguments)
+	if !strings.Contains(e.Message, "bad.toml") || !strings.Contains(e.Message, `allow rule 'say' should allow "cat x"`) {
+		t.Fatalf("message: %s", e.Message)
+	}
+}

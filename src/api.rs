@@ -40,24 +40,24 @@ pub fn workspace_open(config_json: &str) -> String {
             Some(p) => Config::from_json(&p.with_defaults(config_json)?)?,
             None => config,
         };
-        ToolSet::check_built(&config)?;
+        let checked = ToolSet::check(&config)?;
         // Under `wsfs` the Wasm tools' names are known once they are loaded (below).
         if profile.is_some() || config.wasm_tools.is_empty() {
             check_tool_names(&config.policy, profile, &[])?;
         }
-        Ok((config, profile))
+        Ok((config, profile, checked))
     }) {
         Ok(config) => config,
         Err(e) => return envelope::failure(&e),
     };
-    let (config, profile) = config;
+    let (config, profile, checked) = config;
     let (ws, mut warnings) = match Workspace::open(&config) {
         Ok(opened) => opened,
         Err(e) => return envelope::failure(&e),
     };
     let ws = Arc::new(ws);
     // The config's Wasm tools are loaded before the handle exists.
-    let tools = match ToolSet::open(&ws, &config) {
+    let tools = match ToolSet::open(&ws, &config, checked) {
         Ok(tools) => tools,
         Err(e) => return envelope::failure(&e),
     };

@@ -35,14 +35,37 @@ pub struct ToolSet {
     wasm: Option<WasmTools>,
 }
 
+/// What the tools need from a configuration, read and checked before anything is opened or
+/// created ([`ToolSet::check`]) and handed to [`ToolSet::open`].
+#[derive(Default)]
+pub struct Checked {
+    /// The host's safe_shell rules (`policy.safe_shell_rules`), read and checked.
+    #[cfg(feature = "exec")]
+    shell_rules: Option<wsfs_devtools::entries::ShellRules>,
+}
+
 impl ToolSet {
+    /// Refuses a configuration the tools cannot honour before anything is opened or created:
+    /// parts this library was built without (`feature_not_built`), and a safe_shell rules file
+    /// that cannot be read or disagrees with its own examples.
+    pub fn check(config: &Config) -> Result<Checked> {
+        ToolSet::check_built(config)?;
+        Ok(Checked {
+            #[cfg(feature = "exec")]
+            shell_rules: wsfs_devtools::entries::read_shell_rules(&config.policy)?,
+        })
+    }
+
     /// The built-in tools and the Wasm tools `config.wasm_tools` names, loaded (manifests
     /// checked, modules hashed and compiled) for `ws`: a tool that cannot be loaded fails the
-    /// open with its code, and so does a configuration that asks for tools this library was
-    /// built without (`feature_not_built`).
+    /// open with its code. `checked` is [`ToolSet::check`]'s answer for `config`.
     #[cfg_attr(not(feature = "wasm"), allow(unused_variables))]
-    pub fn open(ws: &Arc<Workspace>, config: &Config) -> Result<ToolSet> {
-        ToolSet::check_built(config)?;
+    #[cfg_attr(not(feature = "exec"), allow(unused_mut))]
+    pub fn open(ws: &Arc<Workspace>, config: &Config, mut checked: Checked) -> Result<ToolSet> {
+        #[cfg(feature = "exec")]
+        if let Some(rules) = checked.shell_rules.take() {
+            wsfs_devtools::entries::keep_shell_rules(ws, rules);
+        }
         #[cfg(feature = "wasm")]
         if !config.wasm_tools.is_empty() {
             let wasm = WasmTools::load(ws.clone(), &config.wasm_tools, &config.wasm_policy)?;
@@ -51,13 +74,18 @@ impl ToolSet {
         Ok(ToolSet::default())
     }
 
-    /// Refuses a configuration that asks for tools this library was built without, before
-    /// anything is opened or created.
-    pub fn check_built(config: &Config) -> Result<()> {
+    /// Refuses a configuration that asks for tools this library was built without.
+    fn check_built(config: &Config) -> Result<()> {
         if config.policy.exec_enabled && !cfg!(feature = "exec") {
             return Err(crate::error::feature_not_built(
                 "exec",
                 "policy.exec_enabled (the developer tools)",
+            ));
+        }
+        if config.policy.safe_shell_rules.is_some() && !cfg!(feature = "exec") {
+            return Err(crate::error::feature_not_built(
+                "exec",
+                "policy.safe_shell_rules (safe_shell's rules)",
             ));
         }
         if !config.wasm_tools.is_empty() && !cfg!(feature = "wasm") {

@@ -491,3 +491,102 @@ fn run_tests_names_no_host_path_outside_the_workspace() {
         assert!(!whole.contains(host), "{host} in {whole}");
     }
 }
+
+/// A host's own safe_shell rules: `echo` only, with one deny rule.
+const ECHO_ONLY: &str = r#"
+version = 1
+default_suggestion = "Only echo runs here."
+
+[[deny]]
+id = "no-secrets"
+programs = ["echo"]
+args = 'secret'
+reason = "echoing secrets"
+suggest = "Say it without the secret"
+match = ["echo secret"]
+not_match = ["echo hello"]
+
+[[allow]]
+id = "say"
+programs = ["echo"]
+deny_options = []
+match = ["echo hello", "echo a && echo b"]
+not_match = ["ls"]
+"#;
+
+/// `policy.safe_shell_rules`: safe_shell judges by the host's file (checked against its own
+/// examples when the workspace opens) instead of the shipped rules (issue 31, item 4).
+#[test]
+fn safe_shell_judges_by_the_hosts_rules_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.toml");
+    fs::write(&rules, ECHO_ONLY).unwrap();
+    let f = Fixture::with_config(exec_on(json!({"safe_shell_rules": rules})));
+    let v = named(&f, "safe_shell", json!({"command": "echo hello"}));
+    assert_eq!(assert_ok(&v)["stdout"], "hello\n", "{v}");
+    // ls runs under the shipped rules, not under these.
+    let v = named(&f, "safe_shell", json!({"command": "ls"}));
+    let data = assert_ok(&v);
+    assert_eq!(data["reason_code"], "NOT_IN_ALLOWLIST", "{data}");
+    assert_eq!(data["suggested_safe_alternative"], "Only echo runs here.");
+    let v = named(&f, "safe_shell", json!({"command": "echo secret"}));
+    let data = assert_ok(&v);
+    assert_eq!(data["reason_code"], "DENYLIST_MATCH", "{data}");
+    assert_eq!(data["reason"], "echoing secrets");
+    // Read once, at open: a later change of the file changes nothing.
+    fs::write(&rules, ECHO_ONLY.replace("\"echo\"]", "\"echo\", \"ls\"]")).unwrap();
+    let v = named(&f, "safe_shell", json!({"command": "ls"}));
+    assert_eq!(assert_ok(&v)["blocked"], true, "{v}");
+    // Without the key, the shipped rules.
+    let shipped = Fixture::with_config(exec_on(json!({})));
+    let v = named(&shipped, "safe_shell", json!({"command": "ls"}));
+    assert_eq!(assert_ok(&v)["blocked"], false, "{v}");
+}
+
+#[test]
+fn a_bad_rules_file_refuses_the_open_and_says_which_rule_and_example() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = |rules: &str| {
+        let mut config = exec_on(json!({"safe_shell_rules": rules}));
+        config["root"] = json!(dir.path().join("ws"));
+        open_raw(&config.to_string())
+    };
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    // An example the rule does not honour.
+    let wrong = write(
+        "wrong.toml",
+        &ECHO_ONLY
+            .replace("not_match = [\"ls\"]", "match = [\"ls\"]")
+            .replace("match = [\"echo hello\", \"echo a && echo b\"]\n", ""),
+    );
+    let m = assert_err(&open(&wrong), "invalid_arguments");
+    assert!(
+        m.contains("policy.safe_shell_rules") && m.contains("wrong.toml"),
+        "{m}"
+    );
+    assert!(m.contains("allow rule 'say' should allow \"ls\""), "{m}");
+    // Not TOML, an unknown key, a missing file, a relative path.
+    let m = assert_err(
+        &open(&write("syntax.toml", "version = ")),
+        "invalid_arguments",
+    );
+    assert!(m.contains("syntax.toml"), "{m}");
+    let m = assert_err(
+        &open(&write("key.toml", &format!("{ECHO_ONLY}\nbogus = 1\n"))),
+        "invalid_arguments",
+    );
+    assert!(m.contains("bogus"), "{m}");
+    let missing = dir.path().join("missing.toml");
+    let m = assert_err(&open(missing.to_str().unwrap()), "invalid_arguments");
+    assert!(m.contains("cannot be read"), "{m}");
+    let m = assert_err(&open("rules.toml"), "invalid_arguments");
+    assert!(m.contains("not an absolute path"), "{m}");
+    assert!(
+        !dir.path().join("ws").exists(),
+        "a refused open creates nothing"
+    );
+}

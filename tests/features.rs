@@ -21,6 +21,11 @@ fn parts(dir: &std::path::Path) -> Vec<(&'static str, Value, bool)> {
             cfg!(feature = "exec"),
         ),
         (
+            "exec",
+            json!({"root": root("rules"), "policy": {"safe_shell_rules": dir.join("no-rules.toml")}}),
+            cfg!(feature = "exec"),
+        ),
+        (
             "wasm",
             json!({"root": root("wasm"), "wasm_tools": [dir.join("no-such-tool")]}),
             cfg!(feature = "wasm"),

@@ -88,6 +88,11 @@ pub struct PolicyConfig {
     /// shorten it. The exec tools are bounded by this, not by `operation_timeout_ms`.
     #[serde(default = "default_exec_timeout")]
     pub exec_timeout_sec: u64,
+    /// The host's safe_shell rules: an absolute path to a file in the shipped file's format
+    /// (`config/safe_shell_policy.toml`), read once when the workspace opens and checked
+    /// against its own examples; absent: the shipped rules.
+    #[serde(default)]
+    pub safe_shell_rules: Option<String>,
 }
 
 fn default_exec_timeout() -> u64 {
@@ -125,6 +130,7 @@ impl Default for PolicyConfig {
             exec_read_paths: Vec::new(),
             exec_env_allow: Vec::new(),
             exec_timeout_sec: default_exec_timeout(),
+            safe_shell_rules: None,
         }
     }
 }
@@ -164,6 +170,16 @@ impl PolicyConfig {
                     "policy.exec_read_paths: {p:?} is not an absolute path"
                 )));
             }
+        }
+        if let Some(p) = self
+            .safe_shell_rules
+            .as_ref()
+            .filter(|p| !p.starts_with('/'))
+        {
+            return Err(config_error(format!(
+                "policy.safe_shell_rules: {p:?} is not an absolute path; give the rules file's \
+                 full path on the host"
+            )));
         }
         for v in &self.exec_env_allow {
             let name = v.strip_suffix('*').unwrap_or(v);

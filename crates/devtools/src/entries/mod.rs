@@ -21,6 +21,7 @@ pub mod shells;
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::exec::runner::ViewLayers;
+pub use crate::exec::shell::ShellRules;
 use crate::exec::{Control, ExecLimits, ExecPlaces, ExecSettings, Runner};
 use crate::sandbox::fileops::{open_leaf_read, regular_file_size};
 use crate::sandbox::gate::Access;
@@ -33,6 +34,73 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
+use wsfs_core::guard::policy::PolicyConfig;
+
+/// The most a host's safe_shell rules file may hold (the shipped one is about 30 KiB).
+const MAX_RULES_FILE_BYTES: u64 = 1024 * 1024;
+
+/// The safe_shell rules of a workspace whose policy names a rules file (`safe_shell_rules`),
+/// read and checked by [`open`].
+struct HostShellRules(Option<Arc<ShellRules>>);
+
+/// Run before a workspace opens: reads the host's safe_shell rules file, if the policy names
+/// one, and checks every rule against its `match` / `not_match` examples. A file that cannot
+/// be read, does not parse or disagrees with an example refuses the open, naming the file, the
+/// rule and the example.
+pub fn read_shell_rules(policy: &PolicyConfig) -> Result<Option<ShellRules>> {
+    let Some(path) = policy.safe_shell_rules.as_deref() else {
+        return Ok(None);
+    };
+    let refused = |why: String| {
+        WsfsError::new(
+            ErrorCode::InvalidArguments,
+            format!("policy.safe_shell_rules ({path}): {why}"),
+        )
+    };
+    let file = std::fs::File::open(path).map_err(|e| refused(format!("cannot be read: {e}")))?;
+    let mut text = String::new();
+    file.take(MAX_RULES_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| refused(format!("cannot be read as UTF-8 text: {e}")))?;
+    if text.len() as u64 > MAX_RULES_FILE_BYTES {
+        return Err(refused(format!(
+            "is larger than {MAX_RULES_FILE_BYTES} bytes"
+        )));
+    }
+    ShellRules::from_toml(&text).map(Some).map_err(refused)
+}
+
+/// Makes `rules` (from [`read_shell_rules`]) the ones `ws`'s safe_shell judges by.
+pub fn keep_shell_rules(ws: &Workspace, rules: ShellRules) {
+    ws.slot(|| HostShellRules(Some(Arc::new(rules))));
+}
+
+/// The rules safe_shell judges by: the host's file, read at open, else the shipped ones.
+pub fn shell_rules(ws: &Workspace) -> Result<ShellRulesRef> {
+    if let Some(rules) = &ws.slot(|| HostShellRules(None)).0 {
+        return Ok(ShellRulesRef::Host(rules.clone()));
+    }
+    ShellRules::builtin()
+        .map(ShellRulesRef::Shipped)
+        .map_err(|e| WsfsError::new(ErrorCode::IoError, e))
+}
+
+/// A workspace's safe_shell rules (see [`shell_rules`]).
+pub enum ShellRulesRef {
+    Shipped(&'static ShellRules),
+    Host(Arc<ShellRules>),
+}
+
+impl std::ops::Deref for ShellRulesRef {
+    type Target = ShellRules;
+
+    fn deref(&self) -> &ShellRules {
+        match self {
+            ShellRulesRef::Shipped(rules) => rules,
+            ShellRulesRef::Host(rules) => rules,
+        }
+    }
+}
 
 /// What the developer tools keep per workspace.
 pub struct DevState {

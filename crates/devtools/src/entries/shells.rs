@@ -2,8 +2,7 @@
 //! hosts that turn it on); both under the same sandbox as every program.
 
 use super::{control, cwd, state};
-use crate::error::{ErrorCode, Result, WsfsError};
-use crate::exec::shell::ShellRules;
+use crate::error::Result;
 use crate::shells::{safe_shell, shell, SafeShellArgs, SafeShellResult, ShellArgs, ShellRun};
 use crate::tools::contract::{Annotations, Call, Switch, Tool, ToolOutput, Warning};
 use std::borrow::Cow;
@@ -82,11 +81,11 @@ impl Tool for SafeShellTool {
     }
 
     fn run(call: &mut Call<'_>, args: SafeShellArgs) -> Result<(SafeShellResult, Vec<Warning>)> {
-        let policy = ShellRules::builtin().map_err(|e| WsfsError::new(ErrorCode::IoError, e))?;
+        let rules = super::shell_rules(call.ws)?;
         let dir = cwd(call, &args.cwd)?;
         let dev = state(call.ws)?;
         Ok((
-            safe_shell(&dev.runner, policy, &dir, &args, &control(call.ctl))?,
+            safe_shell(&dev.runner, &rules, &dir, &args, &control(call.ctl))?,
             Vec::new(),
         ))
     }
