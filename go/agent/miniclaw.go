@@ -75,10 +75,15 @@ type LimitsConfig struct {
 // "deny_reads", which would otherwise silently drop a deny rule) is an
 // error naming it and the known ones.
 type PolicyConfig struct {
-	WritesEnabled *bool    `json:"writes_enabled"`
-	DenyRead      []string `json:"deny_read"`
-	DenyWrite     []string `json:"deny_write"`
-	AuditLog      string   `json:"audit_log"`
+	WritesEnabled  *bool    `json:"writes_enabled"`
+	DenyRead       []string `json:"deny_read"`
+	DenyWrite      []string `json:"deny_write"`
+	AuditLog       string   `json:"audit_log"`
+	AuditArguments bool     `json:"audit_arguments"`
+	// AllowTools (when present) and DenyTools name tools as the workspace
+	// offers them (see wsfs.Policy).
+	AllowTools []string `json:"allow_tools"`
+	DenyTools  []string `json:"deny_tools"`
 
 	// The developer tools' switches (see wsfs.Policy): exec_timeout_sec is
 	// whole seconds.
@@ -89,6 +94,9 @@ type PolicyConfig struct {
 	ExecReadPaths      []string `json:"exec_read_paths"`
 	ExecEnvAllow       []string `json:"exec_env_allow"`
 	ExecTimeoutSec     int      `json:"exec_timeout_sec"`
+	// SafeShellRules is the absolute path of a safe_shell rules file (see
+	// wsfs.Policy.SafeShellRules).
+	SafeShellRules string `json:"safe_shell_rules"`
 }
 
 // UnmarshalJSON decodes agents.defaults, checking "tools" (see Tools).
@@ -117,10 +125,13 @@ func (d *AgentDefaults) UnmarshalJSON(b []byte) error {
 // Policy converts c to wsfs.Policy.
 func (c PolicyConfig) Policy() wsfs.Policy {
 	return wsfs.Policy{
-		WritesEnabled: c.WritesEnabled,
-		DenyRead:      c.DenyRead,
-		DenyWrite:     c.DenyWrite,
-		AuditLog:      c.AuditLog,
+		WritesEnabled:  c.WritesEnabled,
+		DenyRead:       c.DenyRead,
+		DenyWrite:      c.DenyWrite,
+		AuditLog:       c.AuditLog,
+		AuditArguments: c.AuditArguments,
+		AllowTools:     c.AllowTools,
+		DenyTools:      c.DenyTools,
 
 		ExecEnabled:        c.ExecEnabled,
 		ShellEnabled:       c.ShellEnabled,
@@ -129,6 +140,7 @@ func (c PolicyConfig) Policy() wsfs.Policy {
 		ExecReadPaths:      c.ExecReadPaths,
 		ExecEnvAllow:       c.ExecEnvAllow,
 		ExecTimeout:        time.Duration(c.ExecTimeoutSec) * time.Second,
+		SafeShellRules:     c.SafeShellRules,
 	}
 }
 
@@ -142,8 +154,9 @@ func (c *PolicyConfig) UnmarshalJSON(b []byte) error {
 }
 
 var policyKeys = []string{"writes_enabled", "deny_read", "deny_write", "audit_log",
+	"audit_arguments", "allow_tools", "deny_tools",
 	"exec_enabled", "shell_enabled", "exec_require_sandbox", "exec_network", "exec_read_paths",
-	"exec_env_allow", "exec_timeout_sec"}
+	"exec_env_allow", "exec_timeout_sec", "safe_shell_rules"}
 
 var limitsKeys = []string{"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms", "policy"}
 

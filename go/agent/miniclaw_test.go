@@ -50,6 +50,14 @@ func TestAgentDefaultsConfig(t *testing.T) {
 	if p := d.WSFS.Policy.Policy(); err != nil || p.DenyWrite == nil || len(p.DenyWrite) != 0 || *p.WritesEnabled {
 		t.Fatalf("policy = %+v, %v", p, err)
 	}
+	// Every key of the library's policy reaches wsfs.Policy.
+	d, err = ParseAgentDefaults([]byte(`{"agents":{"defaults":{"wsfs":{"policy":{
+		"audit_log":"/tmp/a.jsonl","audit_arguments":true,"allow_tools":["read_file","list_dir"],
+		"deny_tools":["list_dir"],"safe_shell_rules":"/etc/rules.toml"}}}}}`))
+	if p := d.WSFS.Policy.Policy(); err != nil || !p.AuditArguments || !slices.Equal(p.AllowTools, []string{"read_file", "list_dir"}) ||
+		!slices.Equal(p.DenyTools, []string{"list_dir"}) || p.SafeShellRules != "/etc/rules.toml" {
+		t.Fatalf("policy = %+v, %v", p, err)
+	}
 	if _, err := ParseAgentDefaults([]byte(`{`)); err == nil {
 		t.Fatal("bad JSON accepted")
 	}
