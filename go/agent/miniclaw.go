@@ -44,7 +44,8 @@ type AgentDefaults struct {
 }
 
 // LimitsConfig is the "wsfs" object of AgentDefaults: Limits in the units
-// of the C ABI's configuration, and the workspace policy. In the config file
+// of the C ABI's configuration, the workspace policy, and the overlay session
+// settings (mode, session, session_refresh_ms, state_dir). In the config file
 // an absent limit means the library's default and a present one must be at
 // least 1: 0 and negative values are refused when the file is decoded, as
 // the library refuses them, so writing 0 (perhaps meaning "no limit") never
@@ -63,6 +64,13 @@ type LimitsConfig struct {
 	// Policy is the "policy" object (see wsfs.Policy); absent means the
 	// library's defaults.
 	Policy PolicyConfig `json:"policy"`
+	// Mode ("host" or "overlay"), Session, SessionRefreshMs and StateDir are
+	// the workspace's (see wsfs.Config): "mode": "overlay" keeps the agent's
+	// changes in a session until the host commits them.
+	Mode             wsfs.Mode `json:"mode"`
+	Session          string    `json:"session"`
+	SessionRefreshMs *int      `json:"session_refresh_ms"`
+	StateDir         string    `json:"state_dir"`
 }
 
 // PolicyConfig is wsfs.Policy with the C ABI's field names, as MiniClaw's config
@@ -158,7 +166,8 @@ var policyKeys = []string{"writes_enabled", "deny_read", "deny_write", "audit_lo
 	"exec_enabled", "shell_enabled", "exec_require_sandbox", "exec_network", "exec_read_paths",
 	"exec_env_allow", "exec_timeout_sec", "safe_shell_rules"}
 
-var limitsKeys = []string{"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms", "policy"}
+var limitsKeys = []string{"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms", "policy",
+	"mode", "session", "session_refresh_ms", "state_dir"}
 
 // checkKeys returns an error naming the keys of the JSON object b that are
 // not known (exactly; encoding/json would also take them in another case),
@@ -198,11 +207,19 @@ func (c *LimitsConfig) UnmarshalJSON(b []byte) error {
 		MaxListEntries     *int         `json:"max_list_entries"`
 		OperationTimeoutMS *int         `json:"operation_timeout_ms"`
 		Policy             PolicyConfig `json:"policy"`
+		Mode               wsfs.Mode    `json:"mode"`
+		Session            string       `json:"session"`
+		SessionRefreshMs   *int         `json:"session_refresh_ms"`
+		StateDir           string       `json:"state_dir"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
-	out := LimitsConfig{Policy: raw.Policy}
+	if raw.Mode != "" && raw.Mode != wsfs.ModeHost && raw.Mode != wsfs.ModeOverlay {
+		return fmt.Errorf("agents.defaults.wsfs.mode is %q; it is %q (the default) or %q", raw.Mode, wsfs.ModeHost, wsfs.ModeOverlay)
+	}
+	out := LimitsConfig{Policy: raw.Policy, Mode: raw.Mode, Session: raw.Session,
+		SessionRefreshMs: raw.SessionRefreshMs, StateDir: raw.StateDir}
 	for _, f := range []struct {
 		key  string
 		from *int
@@ -246,6 +263,10 @@ func (d AgentDefaults) RunnerConfig(model fantasy.LanguageModel) RunnerConfig {
 		Tools:               d.Tools,
 		Limits:              d.WSFS.Limits(),
 		Policy:              d.WSFS.Policy.Policy(),
+		Mode:                d.WSFS.Mode,
+		Session:             d.WSFS.Session,
+		SessionRefreshMs:    d.WSFS.SessionRefreshMs,
+		StateDir:            d.WSFS.StateDir,
 		Model:               model,
 	}
 }

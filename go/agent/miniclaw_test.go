@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,6 +62,48 @@ func TestAgentDefaultsConfig(t *testing.T) {
 	}
 	if _, err := ParseAgentDefaults([]byte(`{`)); err == nil {
 		t.Fatal("bad JSON accepted")
+	}
+}
+
+// TestAgentDefaultsOverlaySession: "mode": "overlay" in agents.defaults.wsfs
+// gives the Runner an overlay session, so the agent's writes wait for the
+// host's commit; a mode that is neither host nor overlay is refused.
+func TestAgentDefaultsOverlaySession(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	conf, _ := json.Marshal(map[string]any{"agents": map[string]any{"defaults": map[string]any{
+		"workspace": root,
+		"wsfs":      map[string]any{"mode": "overlay", "session": "review", "state_dir": state, "session_refresh_ms": 0},
+	}}})
+	d, err := ParseAgentDefaults(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := d.RunnerConfig(scripted.New())
+	if rc.Mode != wsfs.ModeOverlay || rc.Session != "review" || rc.StateDir != state || rc.SessionRefreshMs == nil || *rc.SessionRefreshMs != 0 {
+		t.Fatalf("RunnerConfig = %+v", rc)
+	}
+	r, err := NewRunner(rc)
+	if err != nil {
+		var e *wsfs.Error
+		if errors.As(err, &e) && e.Code == wsfs.CodeOverlayUnavailable {
+			t.Skipf("overlay sessions are not available here: %v", err)
+		}
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ws := r.Workspace()
+	if ws.Mode() != wsfs.ModeOverlay || ws.Session() != "review" {
+		t.Fatalf("workspace mode %q session %q", ws.Mode(), ws.Session())
+	}
+	if _, err := ws.WriteFile(context.Background(), wsfs.WriteFileInput{Path: "a.txt", Content: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "a.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the write reached the base before a commit: %v", err)
+	}
+	_, err = ParseAgentDefaults([]byte(`{"agents":{"defaults":{"wsfs":{"mode":"layered"}}}}`))
+	if err == nil || !strings.Contains(err.Error(), `agents.defaults.wsfs.mode is "layered"`) {
+		t.Fatalf("mode layered: %v", err)
 	}
 }
 

@@ -66,6 +66,10 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		Limits:              cfg.Limits,
 		Policy:              cfg.Policy,
 		Logger:              cfg.Logger,
+		Mode:                cfg.Mode,
+		Session:             cfg.Session,
+		SessionRefreshMs:    cfg.SessionRefreshMs,
+		StateDir:            cfg.StateDir,
 	})
 	if err != nil {
 		return nil, err

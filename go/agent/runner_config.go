@@ -51,6 +51,13 @@ type RunnerConfig struct {
 	// Policy is the workspace policy (read-only mode, denied paths, audit
 	// log); the zero value is the library's default. See wsfs.Config.Policy.
 	Policy wsfs.Policy
+	// Mode, Session, SessionRefreshMs and StateDir are wsfs.Config's: with
+	// wsfs.ModeOverlay the agent works in an overlay session over Workspace,
+	// which changes only when the host commits the session.
+	Mode             wsfs.Mode
+	Session          string
+	SessionRefreshMs *int
+	StateDir         string
 	// Tools names the workspace tools the Runner offers
 	// (agents.defaults.tools): empty means DefaultTools, MiniClaw's five;
 	// []string{AllTools} every tool of wsfs.ToolNames; otherwise exactly
