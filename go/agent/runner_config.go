@@ -135,7 +135,9 @@ func (cfg RunnerConfig) check() error {
 	if cfg.Model == nil {
 		return errors.New("wsfs: RunnerConfig.Model is required")
 	}
-	if err := checkTools("wsfs: RunnerConfig.Tools", cfg.Tools); err != nil {
+	// The names are checked against the workspace's tools when it is open
+	// (a profile names its own).
+	if err := checkToolsIn("wsfs: RunnerConfig.Tools", cfg.Tools, nil); err != nil {
 		return err
 	}
 	for i, o := range cfg.AgentOptions {

@@ -26,6 +26,13 @@ const AllTools = "all"
 // entry is a name of wsfs.ToolNames (exactly, in its case) and appears once,
 // or the list is AllTools alone. Empty is fine (DefaultTools).
 func checkTools(where string, names []string) error {
+	return checkToolsIn(where, names, wsfs.ToolNames)
+}
+
+// checkToolsIn is checkTools against the tools known: a workspace's own
+// (a profile's names) or, with nil, only the list's shape (AllTools alone,
+// no name twice).
+func checkToolsIn(where string, names, known []string) error {
 	for i, name := range names {
 		if name == AllTools {
 			if len(names) > 1 {
@@ -33,9 +40,9 @@ func checkTools(where string, names []string) error {
 			}
 			continue
 		}
-		if !slices.Contains(wsfs.ToolNames, name) {
+		if known != nil && !slices.Contains(known, name) {
 			return fmt.Errorf("%s: unknown tool %s; the tools are %s, or %q alone for every one",
-				where, strconv.Quote(name), strings.Join(wsfs.ToolNames, ", "), AllTools)
+				where, strconv.Quote(name), strings.Join(known, ", "), AllTools)
 		}
 		if slices.Contains(names[:i], name) {
 			return fmt.Errorf("%s names %q twice", where, name)
@@ -53,6 +60,12 @@ func checkTools(where string, names []string) error {
 // read-only ones and the program tools, on a read-only view; every other
 // tool could only fail with writes_disabled).
 func selectTools(names []string, ws *wsfs.Workspace) ([]string, error) {
+	if ws.Profile() != wsfs.NativeProfile {
+		return selectProfileTools(names, ws)
+	}
+	if err := checkTools("wsfs: RunnerConfig.Tools", names); err != nil {
+		return nil, err
+	}
 	var chosen []string
 	all := slices.Equal(names, []string{AllTools})
 	for _, name := range wsfs.ToolNames {
@@ -82,6 +95,33 @@ func selectTools(names []string, ws *wsfs.Workspace) ([]string, error) {
 			strings.Join(chosen, ", "))
 	}
 	return kept, nil
+}
+
+// selectProfileTools is selectTools for a workspace opened with a profile:
+// its tools are the profile's, as the workspace offers them (ws.ToolSpecs():
+// the library already leaves out what the policy keeps off). An empty list
+// or AllTools is every one of them, in the workspace's order; otherwise the
+// names given, each one the workspace offers.
+func selectProfileTools(names []string, ws *wsfs.Workspace) ([]string, error) {
+	specs, err := ws.ToolSpecs()
+	if err != nil {
+		return nil, err
+	}
+	var offered []string
+	for _, s := range specs {
+		offered = append(offered, s.Name)
+	}
+	where := "wsfs: RunnerConfig.Tools (the " + strconv.Quote(ws.Profile()) + " profile)"
+	if err := checkToolsIn(where, names, offered); err != nil {
+		return nil, err
+	}
+	if len(names) == 0 || slices.Equal(names, []string{AllTools}) {
+		if len(offered) == 0 {
+			return nil, fmt.Errorf("%s: the workspace offers no tool", where)
+		}
+		return offered, nil
+	}
+	return slices.Clone(names), nil
 }
 
 // readOnlyTools returns the names whose library spec says readOnlyHint.

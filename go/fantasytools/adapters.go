@@ -100,16 +100,22 @@ func respond(ctx context.Context, ws *wsfs.Workspace, c wsfs.ModelCall) (fantasy
 	if err == nil {
 		return fantasy.NewTextResponse(text), nil
 	}
-	resp := fantasy.NewTextErrorResponse(text)
+	return fantasy.NewTextErrorResponse(text), fatal(ctx, err)
+}
+
+// fatal returns err when it must stop the run (the workspace was closed, or
+// the run's own context ended), and nil for a failure the model can react
+// to.
+func fatal(ctx context.Context, err error) error {
 	var e *wsfs.Error
 	switch {
 	case !errors.As(err, &e):
-		return resp, err
+		return err
 	case e.Code == wsfs.CodeInvalidWorkspace:
-		return resp, err
+		return err
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
 		// The run's own context ended: stop the run.
-		return resp, err
+		return err
 	}
-	return resp, nil
+	return nil
 }

@@ -54,6 +54,14 @@ import (
 // the manifest's schema checks them. WithReadOnlyTools keeps those without
 // the filesystem write capability; WithToolNames may name them.
 //
+// A workspace opened with a profile (wsfs.Config.Profile: "miniclaw",
+// "agent-base", "capability-plan", ...) offers the profile's own tools:
+// their names, descriptions and schemas are the workspace's
+// (ws.ToolSpecs()), each call passes the model's JSON arguments to the
+// library (CallRaw), and the result is the profile's envelope as the library
+// made it, an error response when it says the call failed. WithToolNames
+// then names the profile's tools.
+//
 // The raw JSON arguments the model sent are passed to the library as they
 // are, so its validation (unknown fields, empty old_text, ...) produces the
 // error text. Arguments whose JSON types do not fit the input struct are
@@ -63,6 +71,9 @@ func Tools(ws *wsfs.Workspace, opts ...ToolOption) []fantasy.AgentTool {
 	var tc toolConfig
 	for _, o := range opts {
 		o(&tc)
+	}
+	if ws.Profile() != wsfs.NativeProfile {
+		return profileTools(ws, tc)
 	}
 	wasm := ws.WasmTools()
 	for _, n := range tc.names {

@@ -1,0 +1,116 @@
+package fantasytools
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+
+	"charm.land/fantasy"
+
+	wsfs "github.com/wsfs/wsfs/go"
+)
+
+// profileTools returns the tools of a workspace opened with a profile
+// (wsfs.Config.Profile other than "wsfs"): the profile's own tool set, as
+// the workspace offers it (ws.ToolSpecs(): the profile's names, schemas and
+// descriptions), chosen by the options as the native tools are. Each call
+// goes to the library with the model's arguments as sent (CallRaw), and the
+// result is the profile's envelope as the library made it: a text response
+// for a success, an error response for a failure ({"ok": false} or
+// {"success": false}), which the model can react to.
+func profileTools(ws *wsfs.Workspace, tc toolConfig) []fantasy.AgentTool {
+	specs, err := ws.ToolSpecs()
+	if err != nil {
+		return nil
+	}
+	var offered []string
+	for _, spec := range specs {
+		offered = append(offered, spec.Name)
+	}
+	for _, n := range tc.names {
+		if !slices.Contains(offered, n) {
+			panic("fantasytools.Tools: the " + strconv.Quote(ws.Profile()) + " profile has no tool named " + strconv.Quote(n) + "; its tools are " + strings.Join(offered, ", "))
+		}
+	}
+	var tools []fantasy.AgentTool
+	for _, spec := range specs {
+		if len(tc.names) > 0 && !slices.Contains(tc.names, spec.Name) {
+			continue
+		}
+		if tc.readOnly && !spec.ReadOnly() {
+			continue
+		}
+		tools = append(tools, profileTool(ws, spec, tc))
+	}
+	return tools
+}
+
+func profileTool(ws *wsfs.Workspace, spec wsfs.ToolSpec, tc toolConfig) fantasy.AgentTool {
+	name := spec.Name
+	fn := func(ctx context.Context, _ map[string]any, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
+		if tc.timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, tc.timeout)
+			defer cancel()
+		}
+		raw, err := ws.CallRaw(ctx, name, call.Input)
+		if err != nil {
+			// Detected in Go (a NUL byte, a closed workspace, the run's context
+			// ended): fatal as for the native tools, else the model's to fix.
+			return fantasy.NewTextErrorResponse(raw), fatal(ctx, err)
+		}
+		if failed, code := envelopeFailed(raw); failed {
+			if code == string(wsfs.CodeInvalidWorkspace) {
+				// The workspace was closed under the run: stop it.
+				return fantasy.NewTextErrorResponse(raw), &wsfs.Error{Tool: name, Code: wsfs.CodeInvalidWorkspace,
+					Message: "the workspace is closed"}
+			}
+			return fantasy.NewTextErrorResponse(raw), nil
+		}
+		return fantasy.NewTextResponse(raw), nil
+	}
+	newTool := fantasy.NewAgentTool[map[string]any]
+	if tc.parallelReads && spec.ReadOnly() {
+		newTool = fantasy.NewParallelAgentTool[map[string]any]
+	}
+	tool := newTool(name, spec.Description, fn)
+	info := tool.Info()
+	var params struct {
+		Properties map[string]any `json:"properties"`
+		Required   []string       `json:"required"`
+	}
+	if json.Unmarshal(spec.Parameters, &params) == nil {
+		info.Parameters = params.Properties
+		if info.Parameters == nil {
+			info.Parameters = map[string]any{}
+		}
+		info.Required = params.Required
+		if info.Required == nil {
+			info.Required = []string{}
+		}
+	}
+	return &specTool{AgentTool: tool, info: info}
+}
+
+// envelopeFailed tells whether a profile's envelope reports a failure: every
+// profile's envelope has "ok" or "success" (src/profiles/data); an envelope
+// that does not parse counts as a failure. code is the library's own error
+// code when the envelope is the native one (a handle the library does not
+// know is answered natively, whatever the profile).
+func envelopeFailed(envelopeJSON string) (failed bool, code string) {
+	var env struct {
+		OK      *bool           `json:"ok"`
+		Success *bool           `json:"success"`
+		Error   json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal([]byte(envelopeJSON), &env) != nil {
+		return true, ""
+	}
+	var native struct {
+		Code string `json:"code"`
+	}
+	json.Unmarshal(env.Error, &native)
+	return (env.OK != nil && !*env.OK) || (env.Success != nil && !*env.Success), native.Code
+}
