@@ -61,8 +61,8 @@ func profileTool(ws *wsfs.Workspace, spec wsfs.ToolSpec, tc toolConfig) fantasy.
 			// ended): fatal as for the native tools, else the model's to fix.
 			return fantasy.NewTextErrorResponse(raw), fatal(ctx, err)
 		}
-		if failed, code := envelopeFailed(raw); failed {
-			if code == string(wsfs.CodeInvalidWorkspace) {
+		if failed, code := wsfs.EnvelopeFailed(raw); failed {
+			if code == wsfs.CodeInvalidWorkspace {
 				// The workspace was closed under the run: stop it.
 				return fantasy.NewTextErrorResponse(raw), &wsfs.Error{Tool: name, Code: wsfs.CodeInvalidWorkspace,
 					Message: "the workspace is closed"}
@@ -92,25 +92,4 @@ func profileTool(ws *wsfs.Workspace, spec wsfs.ToolSpec, tc toolConfig) fantasy.
 		}
 	}
 	return &specTool{AgentTool: tool, info: info}
-}
-
-// envelopeFailed tells whether a profile's envelope reports a failure: every
-// profile's envelope has "ok" or "success" (src/profiles/data); an envelope
-// that does not parse counts as a failure. code is the library's own error
-// code when the envelope is the native one (a handle the library does not
-// know is answered natively, whatever the profile).
-func envelopeFailed(envelopeJSON string) (failed bool, code string) {
-	var env struct {
-		OK      *bool           `json:"ok"`
-		Success *bool           `json:"success"`
-		Error   json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal([]byte(envelopeJSON), &env) != nil {
-		return true, ""
-	}
-	var native struct {
-		Code string `json:"code"`
-	}
-	json.Unmarshal(env.Error, &native)
-	return (env.OK != nil && !*env.OK) || (env.Success != nil && !*env.Success), native.Code
 }

@@ -263,14 +263,10 @@ func profileHandler(ws *wsfs.Workspace, name string, structured bool) mcp.ToolHa
 // envelope as the text, isError when its "ok" or "success" is false, and
 // with structured the envelope as structuredContent.
 func ProfileResult(envelopeJSON string, structured bool) *mcp.CallToolResult {
-	var env struct {
-		OK      *bool `json:"ok"`
-		Success *bool `json:"success"`
-	}
-	if err := json.Unmarshal([]byte(envelopeJSON), &env); err != nil {
+	if !json.Valid([]byte(envelopeJSON)) {
 		return errorResult(ErrorInfo{Code: string(wsfs.CodeIOError), Message: "malformed result from the wsfs library"}, "", structured)
 	}
-	failed := (env.OK != nil && !*env.OK) || (env.Success != nil && !*env.Success)
+	failed, _ := wsfs.EnvelopeFailed(envelopeJSON)
 	res := &mcp.CallToolResult{IsError: failed, Content: []mcp.Content{&mcp.TextContent{Text: envelopeJSON}}}
 	if structured {
 		res.StructuredContent = json.RawMessage(envelopeJSON)

@@ -70,7 +70,8 @@ const usage = `usage:
 TOOL: %s.
 JSON: the tool's arguments (default {}; - reads them from stdin).
 A tool run works on an overlay session under WORKSPACE_FS_MODE=overlay
-(WORKSPACE_FS_SESSION names it; wsfs session commits it).
+(WORKSPACE_FS_SESSION names it; wsfs session commits it). With -profile NAME,
+TOOL and JSON are the profile's and the envelope is the profile's.
 Exit status: 0 ok, 1 tool error, 2 usage error.
 
 flags:
@@ -84,6 +85,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	timeout := fs.Duration("timeout", 0, "operation timeout (default: the library's 10s)")
 	readOnly := fs.Bool("read-only", false, "refuse every changing tool with writes_disabled (policy writes_enabled=false)")
 	auditLog := fs.String("audit-log", "", "append one JSON line per call to this file (policy audit_log)")
+	profile := fs.String("profile", "", "run TOOL under this profile's names and envelope (miniclaw, filesystem-tool, agent-base, capability-plan)")
 	maxIter := fs.Int("max-tool-iterations", 0, "demo: tool-iteration limit (default 10)")
 	verbose := fs.Bool("v", false, "log one line per tool call to stderr")
 	fs.Usage = func() {
@@ -164,7 +166,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 0
 
 	default:
-		if !slices.Contains(wsfs.ToolNames, cmd) {
+		// Under a profile the workspace knows its tools; natively, the names are checked here.
+		if *profile == "" && !slices.Contains(wsfs.ToolNames, cmd) {
 			return usageError(stderr, fmt.Sprintf("unknown command or tool %q", cmd))
 		}
 		if *workspace == "" {
@@ -197,6 +200,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			Logger:              logger,
 			Mode:                mode,
 			Session:             session,
+			Profile:             *profile,
 		})
 		if err != nil {
 			fmt.Fprintln(stderr, err)
@@ -208,7 +212,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		env, err := ws.CallRaw(ctx, cmd, argsJSON)
 		fmt.Fprintln(stdout, env)
-		if err != nil {
+		if failed, _ := wsfs.EnvelopeFailed(env); err != nil || failed {
 			return 1
 		}
 		return 0

@@ -225,3 +225,28 @@ func TestMCPFlags(t *testing.T) {
 		t.Fatalf("failing server: exit %d, %q", code, errw.String())
 	}
 }
+
+// TestRunToolUnderAProfile: -profile NAME runs the profile's tools with its
+// envelope; a failure in the profile's envelope exits 1 (issue 31, item 1).
+func TestRunToolUnderAProfile(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.py"), []byte("x = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCLI(t, "", "-workspace", dir, "-profile", "capability-plan", "file_read", `{"path":"a.py"}`)
+	if code != 0 || !strings.Contains(out, `"ok":true`) || !strings.Contains(out, `"content":"x = 1\n"`) {
+		t.Fatalf("file_read: exit %d, %q, %q", code, out, stderr)
+	}
+	code, out, _ = runCLI(t, "", "-workspace", dir, "-profile", "capability-plan", "file_delete", `{"path":"nope"}`)
+	if code != 1 || !strings.Contains(out, `"error_code":"PATH_NOT_FOUND"`) {
+		t.Fatalf("file_delete: exit %d, %q", code, out)
+	}
+	code, out, _ = runCLI(t, "", "-workspace", dir, "-profile", "agent-base", "write_file", `{"path":"b.txt","content":"x"}`)
+	if code != 1 || !strings.Contains(out, `"error":"writes_disabled"`) {
+		t.Fatalf("agent-base write: exit %d, %q", code, out)
+	}
+	// A name only the profile has is not a usage error under it, and is without it.
+	if code, _, _ := runCLI(t, "", "-workspace", dir, "file_read", `{"path":"a.py"}`); code != 2 {
+		t.Fatalf("file_read without a profile: exit %d", code)
+	}
+}
