@@ -29,6 +29,12 @@ var modes = []wsfs.Mode{wsfs.ModeHost, wsfs.ModeOverlay}
 // under make test's WSFS_REQUIRE_DEVTOOLS, fails) when a tool is missing.
 func devtoolsWorkspace(t *testing.T, mode wsfs.Mode, files map[string]string, tools ...string) *wsfs.Workspace {
 	t.Helper()
+	return devtoolsWorkspaceWith(t, mode, "", files, tools...)
+}
+
+// devtoolsWorkspaceWith is devtoolsWorkspace opened with a profile.
+func devtoolsWorkspaceWith(t *testing.T, mode wsfs.Mode, profile string, files map[string]string, tools ...string) *wsfs.Workspace {
+	t.Helper()
 	venv, err := filepath.Abs(filepath.Join("..", "..", "target", "venv"))
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +70,7 @@ func devtoolsWorkspace(t *testing.T, mode wsfs.Mode, files map[string]string, to
 	} {
 		gitIn(t, root, args...)
 	}
-	cfg := wsfs.Config{Root: root, Mode: mode, Policy: wsfs.Policy{
+	cfg := wsfs.Config{Root: root, Mode: mode, Profile: profile, Policy: wsfs.Policy{
 		ExecEnabled: true, ExecReadPaths: readPaths,
 	}}
 	if mode == wsfs.ModeOverlay {
@@ -149,19 +155,24 @@ func TestScenarioRenameTestDiffCommit(t *testing.T) {
 	}
 }
 
+// renameProject is scenario A's project, and renamePatch its rename of
+// total to add across three files.
+var renameProject = map[string]string{
+	"pyproject.toml":       "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n\n[tool.pytest.ini_options]\npythonpath = [\".\"]\n",
+	"app/__init__.py":      "",
+	"app/calc.py":          "def total(a: int, b: int) -> int:\n    return a + b\n",
+	"app/report.py":        "from app.calc import total\n\n\ndef line(a: int, b: int) -> str:\n    return f\"sum={total(a, b)}\"\n",
+	"tests/test_calc.py":   "from app.calc import total\n\n\ndef test_total():\n    assert total(1, 2) == 3\n",
+	"tests/test_report.py": "from app.report import line\n\n\ndef test_line():\n    assert line(1, 2) == \"sum=3\"\n",
+}
+
+const renamePatch = "--- a/app/calc.py\n+++ b/app/calc.py\n@@ -1,2 +1,2 @@\n-def total(a: int, b: int) -> int:\n+def add(a: int, b: int) -> int:\n     return a + b\n" +
+	"--- a/app/report.py\n+++ b/app/report.py\n@@ -1,5 +1,5 @@\n-from app.calc import total\n+from app.calc import add\n \n \n def line(a: int, b: int) -> str:\n-    return f\"sum={total(a, b)}\"\n+    return f\"sum={add(a, b)}\"\n" +
+	"--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n@@ -1,5 +1,5 @@\n-from app.calc import total\n+from app.calc import add\n \n \n-def test_total():\n-    assert total(1, 2) == 3\n+def test_add():\n+    assert add(1, 2) == 3\n"
+
 func scenarioRenameTestDiffCommit(t *testing.T, mode wsfs.Mode) {
-	ws := devtoolsWorkspace(t, mode, map[string]string{
-		"pyproject.toml":       "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n\n[tool.pytest.ini_options]\npythonpath = [\".\"]\n",
-		"app/__init__.py":      "",
-		"app/calc.py":          "def total(a: int, b: int) -> int:\n    return a + b\n",
-		"app/report.py":        "from app.calc import total\n\n\ndef line(a: int, b: int) -> str:\n    return f\"sum={total(a, b)}\"\n",
-		"tests/test_calc.py":   "from app.calc import total\n\n\ndef test_total():\n    assert total(1, 2) == 3\n",
-		"tests/test_report.py": "from app.report import line\n\n\ndef test_line():\n    assert line(1, 2) == \"sum=3\"\n",
-	}, "pytest")
-	patch := "--- a/app/calc.py\n+++ b/app/calc.py\n@@ -1,2 +1,2 @@\n-def total(a: int, b: int) -> int:\n+def add(a: int, b: int) -> int:\n     return a + b\n" +
-		"--- a/app/report.py\n+++ b/app/report.py\n@@ -1,5 +1,5 @@\n-from app.calc import total\n+from app.calc import add\n \n \n def line(a: int, b: int) -> str:\n-    return f\"sum={total(a, b)}\"\n+    return f\"sum={add(a, b)}\"\n" +
-		"--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n@@ -1,5 +1,5 @@\n-from app.calc import total\n+from app.calc import add\n \n \n-def test_total():\n-    assert total(1, 2) == 3\n+def test_add():\n+    assert add(1, 2) == 3\n"
-	patchArgs, _ := json.Marshal(map[string]string{"patch": patch})
+	ws := devtoolsWorkspace(t, mode, renameProject, "pytest")
+	patchArgs, _ := json.Marshal(map[string]string{"patch": renamePatch})
 	c := scripted.Call
 	results := runScript(t, ws, []string{AllTools},
 		scripted.Use(c(wsfs.ToolListDir, `{"path":"app"}`)),
@@ -236,6 +247,73 @@ func scenarioLintAndTypecheckUntilClean(t *testing.T, mode wsfs.Mode) {
 	commitSession(t, ws, mode, func() bool { return strings.HasPrefix(readFile(t, calc), "import os") })
 	if got := readFile(t, calc); got != "def label(n: int) -> str:\n    return str(n)\n" {
 		t.Fatalf("app/calc.py = %q", got)
+	}
+}
+
+// Scenarios A and B again under the capability plan's names (seed 004): the
+// plan's file tools (file_list, file_patch, file_read) and the developer
+// tools under their own names, each answering in the ToolResult envelope
+// (issue 31, item 1).
+func TestScenariosUnderTheCapabilityPlan(t *testing.T) {
+	for _, mode := range modes {
+		t.Run("A/"+string(mode), func(t *testing.T) {
+			ws := devtoolsWorkspaceWith(t, mode, "capability-plan", renameProject, "pytest")
+			diffArgs, _ := json.Marshal(map[string]string{"diff_text": renamePatch})
+			c := scripted.Call
+			results := runScript(t, ws, nil,
+				scripted.Use(c("file_list", `{"path":"app"}`)),
+				scripted.Use(c("file_patch", string(diffArgs))),
+				scripted.Use(c(wsfs.ToolRunTests, `{}`)),
+				scripted.Use(c(wsfs.ToolGitDiff, `{}`)),
+				scripted.Use(c(wsfs.ToolGitCommit, `{"message":"Rename total to add"}`)),
+				scripted.Use(c(wsfs.ToolGitCommit, `{"message":"Rename total to add","paths":["app","tests"],"confirmed":true}`)),
+				scripted.Use(c(wsfs.ToolGitStatus, `{}`)),
+				scripted.Say("Renamed, tested and committed."),
+			)
+			wantResult(t, results, 0, "ok: ", `"ok":true`, "calc.py", "report.py")
+			wantResult(t, results, 1, "ok: ", `"applied":true`, "app/report.py")
+			wantResult(t, results, 2, "ok: ", `"ok":true`, "2 passed")
+			wantResult(t, results, 3, "ok: ", "app/calc.py", "tests/test_calc.py")
+			wantResult(t, results, 4, "error: ", `"error_code":"CONFIRMATION_REQUIRED"`)
+			wantResult(t, results, 5, "ok: ", `"ok":true`, "Committed")
+			wantResult(t, results, 6, "ok: ", "On branch main")
+			commitSession(t, ws, mode, func() bool {
+				return !strings.Contains(gitIn(t, ws.Root(), "log", "--oneline"), "Rename total to add")
+			})
+			if log := gitIn(t, ws.Root(), "log", "--oneline"); !strings.Contains(log, "Rename total to add") {
+				t.Fatalf("git log: %s", log)
+			}
+		})
+		t.Run("B/"+string(mode), func(t *testing.T) {
+			ws := devtoolsWorkspaceWith(t, mode, "capability-plan", map[string]string{
+				"pyproject.toml":  "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n",
+				"app/__init__.py": "",
+				"app/calc.py":     "import os\n\n\ndef label(n: int) -> str:\n    return n\n",
+			}, "ruff", "mypy")
+			c := scripted.Call
+			results := runScript(t, ws, []string{"file_read", wsfs.ToolEditFile, wsfs.ToolRunLint, wsfs.ToolTypecheck},
+				scripted.Use(c(wsfs.ToolRunLint, `{}`)),
+				scripted.Use(c(wsfs.ToolEditFile, `{"path":"app/calc.py","old_text":"import os\n\n\n","new_text":""}`)),
+				scripted.Use(c(wsfs.ToolRunLint, `{}`)),
+				scripted.Use(c(wsfs.ToolTypecheck, `{}`)),
+				scripted.Use(c(wsfs.ToolEditFile, `{"path":"app/calc.py","old_text":"    return n\n","new_text":"    return str(n)\n"}`)),
+				scripted.Use(c(wsfs.ToolTypecheck, `{}`)),
+				scripted.Use(c("file_read", `{"path":"app/calc.py"}`)),
+				scripted.Say("Clean."),
+			)
+			wantResult(t, results, 0, "ok: ", "F401")
+			wantResult(t, results, 1, "ok: ", `"ok":true`)
+			wantResult(t, results, 2, "ok: ", `"ok":true`, "clean")
+			wantResult(t, results, 3, "ok: ", "return-value")
+			wantResult(t, results, 4, "ok: ", `"ok":true`)
+			wantResult(t, results, 5, "ok: ", "clean")
+			wantResult(t, results, 6, "ok: ", `"content":"def label(n: int) -> str:\n    return str(n)\n"`)
+			calc := filepath.Join(ws.Root(), "app", "calc.py")
+			commitSession(t, ws, mode, func() bool { return strings.HasPrefix(readFile(t, calc), "import os") })
+			if got := readFile(t, calc); got != "def label(n: int) -> str:\n    return str(n)\n" {
+				t.Fatalf("app/calc.py = %q", got)
+			}
+		})
 	}
 }
 
