@@ -71,6 +71,9 @@ type LimitsConfig struct {
 	Session          string    `json:"session"`
 	SessionRefreshMs *int      `json:"session_refresh_ms"`
 	StateDir         string    `json:"state_dir"`
+	// Profile is the workspace's profile (see wsfs.Config.Profile): its
+	// tools are then the agent's, and agents.defaults.tools names them.
+	Profile string `json:"profile"`
 }
 
 // PolicyConfig is wsfs.Policy with the C ABI's field names, as MiniClaw's config
@@ -111,6 +114,9 @@ type PolicyConfig struct {
 func (d *AgentDefaults) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Tools json.RawMessage `json:"tools"`
+		WSFS  struct {
+			Profile string `json:"profile"`
+		} `json:"wsfs"`
 	}
 	if err := json.Unmarshal(b, &probe); err == nil && len(probe.Tools) > 0 {
 		var names []string
@@ -122,7 +128,13 @@ func (d *AgentDefaults) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("agents.defaults.tools is empty: leave the key out for the default tools (%s), or name the tools",
 				strings.Join(DefaultTools, ", "))
 		}
-		if err := checkTools("agents.defaults.tools", names); err != nil {
+		// Under a profile the names are the profile's, checked when the
+		// workspace is open; here only the list's shape.
+		known := wsfs.ToolNames
+		if p := probe.WSFS.Profile; p != "" && p != wsfs.NativeProfile {
+			known = nil
+		}
+		if err := checkToolsIn("agents.defaults.tools", names, known); err != nil {
 			return err
 		}
 	}
@@ -167,7 +179,7 @@ var policyKeys = []string{"writes_enabled", "deny_read", "deny_write", "audit_lo
 	"exec_env_allow", "exec_timeout_sec", "safe_shell_rules"}
 
 var limitsKeys = []string{"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms", "policy",
-	"mode", "session", "session_refresh_ms", "state_dir"}
+	"mode", "session", "session_refresh_ms", "state_dir", "profile"}
 
 // checkKeys returns an error naming the keys of the JSON object b that are
 // not known (exactly; encoding/json would also take them in another case),
@@ -211,6 +223,7 @@ func (c *LimitsConfig) UnmarshalJSON(b []byte) error {
 		Session            string       `json:"session"`
 		SessionRefreshMs   *int         `json:"session_refresh_ms"`
 		StateDir           string       `json:"state_dir"`
+		Profile            string       `json:"profile"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
@@ -219,7 +232,7 @@ func (c *LimitsConfig) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("agents.defaults.wsfs.mode is %q; it is %q (the default) or %q", raw.Mode, wsfs.ModeHost, wsfs.ModeOverlay)
 	}
 	out := LimitsConfig{Policy: raw.Policy, Mode: raw.Mode, Session: raw.Session,
-		SessionRefreshMs: raw.SessionRefreshMs, StateDir: raw.StateDir}
+		SessionRefreshMs: raw.SessionRefreshMs, StateDir: raw.StateDir, Profile: raw.Profile}
 	for _, f := range []struct {
 		key  string
 		from *int
@@ -267,6 +280,7 @@ func (d AgentDefaults) RunnerConfig(model fantasy.LanguageModel) RunnerConfig {
 		Session:             d.WSFS.Session,
 		SessionRefreshMs:    d.WSFS.SessionRefreshMs,
 		StateDir:            d.WSFS.StateDir,
+		Profile:             d.WSFS.Profile,
 		Model:               model,
 	}
 }

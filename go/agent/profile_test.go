@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,3 +100,29 @@ func TestAgentBaseWritesOffThroughTheRunner(t *testing.T) {
 		t.Fatalf("a.txt was written: %v", err)
 	}
 }
+
+// TestAgentDefaultsProfile: MiniClaw's config can name a profile; the agent
+// then gets that profile's tools, and agents.defaults.tools names them.
+func TestAgentDefaultsProfile(t *testing.T) {
+	root := t.TempDir()
+	conf := `{"agents":{"defaults":{"workspace":` + strconvQuote(root) + `,"tools":["file_read","file_list"],"wsfs":{"profile":"capability-plan"}}}}`
+	d, err := ParseAgentDefaults([]byte(conf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRunner(d.RunnerConfig(scripted.New(scripted.Say("hi"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Workspace().Profile() != "capability-plan" || !slices.Equal(r.Tools(), []string{"file_read", "file_list"}) {
+		t.Fatalf("profile %q, tools %v", r.Workspace().Profile(), r.Tools())
+	}
+	// Natively, the same names are refused when the file is read.
+	_, err = ParseAgentDefaults([]byte(`{"agents":{"defaults":{"tools":["file_read"]}}}`))
+	if err == nil || !strings.Contains(err.Error(), `unknown tool "file_read"`) {
+		t.Fatalf("native: %v", err)
+	}
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }

@@ -70,6 +70,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		Session:             cfg.Session,
 		SessionRefreshMs:    cfg.SessionRefreshMs,
 		StateDir:            cfg.StateDir,
+		Profile:             cfg.Profile,
 	})
 	if err != nil {
 		return nil, err

@@ -58,6 +58,9 @@ type RunnerConfig struct {
 	Session          string
 	SessionRefreshMs *int
 	StateDir         string
+	// Profile is wsfs.Config.Profile: the Runner then offers the profile's
+	// tools, and Tools names them in the profile's names.
+	Profile string
 	// Tools names the workspace tools the Runner offers
 	// (agents.defaults.tools): empty means DefaultTools, MiniClaw's five;
 	// []string{AllTools} every tool of wsfs.ToolNames; otherwise exactly
