@@ -116,7 +116,8 @@ fn audit_arguments_needs_an_audit_log() {
 fn refusals_at_the_profile_edge_are_audited() {
     let (f, log, _dir) = audited(json!({
         "profile": "agent-base",
-        "policy": {"deny_tools": ["create_directory"], "audit_arguments": true}
+        // Writes on: agent-base's own default is off, and the last call writes.
+        "policy": {"deny_tools": ["create_directory"], "audit_arguments": true, "writes_enabled": true}
     }));
     f.write("notes/a.txt", "a");
     // Each refusal's envelope code, which its audit line must carry (agent-base's words).

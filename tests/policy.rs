@@ -486,7 +486,7 @@ fn the_open_data_reports_the_effective_policy() {
         json!({"writes_enabled": true, "deny_read": ["*.key"], "deny_write": [".git/**"], "audit_log": null,
                "audit_arguments": false, "exec_enabled": false, "shell_enabled": false, "exec_require_sandbox": true,
                "exec_network": false, "exec_read_paths": [], "exec_env_allow": [],
-               "deny_tools": [], "exec_timeout_sec": 60})
+               "deny_tools": [], "exec_timeout_sec": 60, "safe_shell_rules": null})
     );
     close_ws(data["workspace"].as_u64().unwrap());
 }
