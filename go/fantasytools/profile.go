@@ -2,7 +2,6 @@ package fantasytools
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,7 +48,7 @@ func profileTools(ws *wsfs.Workspace, tc toolConfig) []fantasy.AgentTool {
 
 func profileTool(ws *wsfs.Workspace, spec wsfs.ToolSpec, tc toolConfig) fantasy.AgentTool {
 	name := spec.Name
-	fn := func(ctx context.Context, _ map[string]any, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
+	return mapTool(spec, tc, func(ctx context.Context, _ map[string]any, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
 		if tc.timeout > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, tc.timeout)
@@ -70,26 +69,5 @@ func profileTool(ws *wsfs.Workspace, spec wsfs.ToolSpec, tc toolConfig) fantasy.
 			return fantasy.NewTextErrorResponse(raw), nil
 		}
 		return fantasy.NewTextResponse(raw), nil
-	}
-	newTool := fantasy.NewAgentTool[map[string]any]
-	if tc.parallelReads && spec.ReadOnly() {
-		newTool = fantasy.NewParallelAgentTool[map[string]any]
-	}
-	tool := newTool(name, spec.Description, fn)
-	info := tool.Info()
-	var params struct {
-		Properties map[string]any `json:"properties"`
-		Required   []string       `json:"required"`
-	}
-	if json.Unmarshal(spec.Parameters, &params) == nil {
-		info.Parameters = params.Properties
-		if info.Parameters == nil {
-			info.Parameters = map[string]any{}
-		}
-		info.Required = params.Required
-		if info.Required == nil {
-			info.Required = []string{}
-		}
-	}
-	return &specTool{AgentTool: tool, info: info}
+	})
 }

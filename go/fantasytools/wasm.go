@@ -42,14 +42,22 @@ func wasmTools(ws *wsfs.Workspace, tc toolConfig) []fantasy.AgentTool {
 
 func wasmTool(ws *wsfs.Workspace, spec wsfs.ToolSpec, tc toolConfig) fantasy.AgentTool {
 	name := spec.Name
-	fn := func(ctx context.Context, _ map[string]any, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
+	return mapTool(spec, tc, func(ctx context.Context, _ map[string]any, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
 		return respond(ctx, ws, wsfs.ModelCall{Tool: name, Args: call.Input, Timeout: tc.timeout, Logger: tc.logger})
-	}
+	})
+}
+
+// mapTool is a tool whose arguments only its spec describes (a Wasm tool's
+// manifest, a profile's tool): fantasy decodes them into a map, fn gets the
+// model's raw JSON in call.Input, and the tool's Info is the spec's
+// description and schema. A read-only one is parallel under
+// WithParallelReadOnlyTools.
+func mapTool(spec wsfs.ToolSpec, tc toolConfig, fn func(context.Context, map[string]any, fantasy.ToolCall) (fantasy.ToolResponse, error)) fantasy.AgentTool {
 	newTool := fantasy.NewAgentTool[map[string]any]
 	if tc.parallelReads && spec.ReadOnly() {
 		newTool = fantasy.NewParallelAgentTool[map[string]any]
 	}
-	tool := newTool(name, spec.Description, fn)
+	tool := newTool(spec.Name, spec.Description, fn)
 	info := tool.Info()
 	var params struct {
 		Properties map[string]any `json:"properties"`
