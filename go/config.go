@@ -123,7 +123,7 @@ type WasmPolicy struct {
 	AllowedEnv []string `json:"allowed_env,omitempty"`
 	// Engine runs the tools: "wasmi" ("" means wasmi; an interpreter) or
 	// "wasmtime" (a JIT, only in a library built with the cargo feature
-	// wasmtime; otherwise the open fails with CodeInvalidArguments).
+	// wasmtime; otherwise the open fails with CodeFeatureNotBuilt).
 	Engine string `json:"engine,omitempty"`
 }
 

@@ -74,6 +74,76 @@ type LimitsConfig struct {
 	// Profile is the workspace's profile (see wsfs.Config.Profile): its
 	// tools are then the agent's, and agents.defaults.tools names them.
 	Profile string `json:"profile"`
+	// WasmTools lists folders of Wasm tools (see wsfs.Config.WasmTools):
+	// the agent is offered them next to the built-in tools, and
+	// agents.defaults.tools may name them. WasmPolicy is the most any of
+	// them may have (see WasmPolicyConfig); absent means the library's
+	// defaults.
+	WasmTools  []string          `json:"wasm_tools"`
+	WasmPolicy *WasmPolicyConfig `json:"wasm_policy"`
+}
+
+// WasmPolicyConfig is wsfs.WasmPolicy with the C ABI's field names (the
+// "wasm_policy" object of the library's configuration): {"timeout_ms":
+// 30000, "memory_mb": 64, "fuel": ..., "allow_direct_network": false,
+// "allow_model_access": true, "filesystem": "write", "allowed_env": [],
+// "engine": "wasmi"}. Absent keys take the library's defaults; its keys
+// are checked strictly, as the policy's are.
+type WasmPolicyConfig struct {
+	TimeoutMS          int64    `json:"timeout_ms"`
+	MemoryMB           int      `json:"memory_mb"`
+	Fuel               uint64   `json:"fuel"`
+	AllowDirectNetwork bool     `json:"allow_direct_network"`
+	AllowModelAccess   *bool    `json:"allow_model_access"`
+	Filesystem         string   `json:"filesystem"`
+	AllowedEnv         []string `json:"allowed_env"`
+	Engine             string   `json:"engine"`
+}
+
+var wasmPolicyKeys = []string{"timeout_ms", "memory_mb", "fuel", "allow_direct_network",
+	"allow_model_access", "filesystem", "allowed_env", "engine"}
+
+// UnmarshalJSON decodes the "wasm_policy" object, refusing unknown keys
+// and negative or zero limits.
+func (c *WasmPolicyConfig) UnmarshalJSON(b []byte) error {
+	if err := checkKeys(b, "agents.defaults.wsfs.wasm_policy", wasmPolicyKeys, false); err != nil {
+		return err
+	}
+	type plain WasmPolicyConfig // without this method
+	var out plain
+	if err := json.Unmarshal(b, &out); err != nil {
+		return fmt.Errorf("agents.defaults.wsfs.wasm_policy: %w", err)
+	}
+	var present map[string]json.RawMessage
+	_ = json.Unmarshal(b, &present) // an object: json.Unmarshal above accepted it
+	for key, value := range map[string]int64{"timeout_ms": out.TimeoutMS, "memory_mb": int64(out.MemoryMB)} {
+		if _, ok := present[key]; ok && value < 1 {
+			return fmt.Errorf("agents.defaults.wsfs.wasm_policy.%s is %d: a limit must be at least 1 (leave the key out for the default)", key, value)
+		}
+	}
+	if _, ok := present["fuel"]; ok && out.Fuel == 0 {
+		return fmt.Errorf("agents.defaults.wsfs.wasm_policy.fuel is 0: a limit must be at least 1 (leave the key out for the default)")
+	}
+	*c = WasmPolicyConfig(out)
+	return nil
+}
+
+// WasmPolicy converts c to wsfs.WasmPolicy; nil gives nil (the library's
+// defaults).
+func (c *WasmPolicyConfig) WasmPolicy() *wsfs.WasmPolicy {
+	if c == nil {
+		return nil
+	}
+	return &wsfs.WasmPolicy{
+		Timeout:            time.Duration(c.TimeoutMS) * time.Millisecond,
+		MemoryMB:           c.MemoryMB,
+		Fuel:               c.Fuel,
+		AllowDirectNetwork: c.AllowDirectNetwork,
+		AllowModelAccess:   c.AllowModelAccess,
+		Filesystem:         c.Filesystem,
+		AllowedEnv:         c.AllowedEnv,
+		Engine:             c.Engine,
+	}
 }
 
 // PolicyConfig is wsfs.Policy with the C ABI's field names, as MiniClaw's config
@@ -115,7 +185,8 @@ func (d *AgentDefaults) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Tools json.RawMessage `json:"tools"`
 		WSFS  struct {
-			Profile string `json:"profile"`
+			Profile   string   `json:"profile"`
+			WasmTools []string `json:"wasm_tools"`
 		} `json:"wsfs"`
 	}
 	if err := json.Unmarshal(b, &probe); err == nil && len(probe.Tools) > 0 {
@@ -128,10 +199,11 @@ func (d *AgentDefaults) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("agents.defaults.tools is empty: leave the key out for the default tools (%s), or name the tools",
 				strings.Join(DefaultTools, ", "))
 		}
-		// Under a profile the names are the profile's, checked when the
-		// workspace is open; here only the list's shape.
+		// Under a profile the names are the profile's, and Wasm tools are
+		// named in their manifests: both are checked when the workspace is
+		// open; here only the list's shape.
 		known := wsfs.ToolNames
-		if p := probe.WSFS.Profile; p != "" && p != wsfs.NativeProfile {
+		if p := probe.WSFS.Profile; (p != "" && p != wsfs.NativeProfile) || len(probe.WSFS.WasmTools) > 0 {
 			known = nil
 		}
 		if err := checkToolsIn("agents.defaults.tools", names, known); err != nil {
@@ -179,7 +251,7 @@ var policyKeys = []string{"writes_enabled", "deny_read", "deny_write", "audit_lo
 	"exec_env_allow", "exec_timeout_sec", "safe_shell_rules"}
 
 var limitsKeys = []string{"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms", "policy",
-	"mode", "session", "session_refresh_ms", "state_dir", "profile"}
+	"mode", "session", "session_refresh_ms", "state_dir", "profile", "wasm_tools", "wasm_policy"}
 
 // checkKeys returns an error naming the keys of the JSON object b that are
 // not known (exactly; encoding/json would also take them in another case),
@@ -214,16 +286,18 @@ func (c *LimitsConfig) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	var raw struct {
-		MaxReadBytes       *int         `json:"max_read_bytes"`
-		MaxWriteBytes      *int         `json:"max_write_bytes"`
-		MaxListEntries     *int         `json:"max_list_entries"`
-		OperationTimeoutMS *int         `json:"operation_timeout_ms"`
-		Policy             PolicyConfig `json:"policy"`
-		Mode               wsfs.Mode    `json:"mode"`
-		Session            string       `json:"session"`
-		SessionRefreshMs   *int         `json:"session_refresh_ms"`
-		StateDir           string       `json:"state_dir"`
-		Profile            string       `json:"profile"`
+		MaxReadBytes       *int              `json:"max_read_bytes"`
+		MaxWriteBytes      *int              `json:"max_write_bytes"`
+		MaxListEntries     *int              `json:"max_list_entries"`
+		OperationTimeoutMS *int              `json:"operation_timeout_ms"`
+		Policy             PolicyConfig      `json:"policy"`
+		Mode               wsfs.Mode         `json:"mode"`
+		Session            string            `json:"session"`
+		SessionRefreshMs   *int              `json:"session_refresh_ms"`
+		StateDir           string            `json:"state_dir"`
+		Profile            string            `json:"profile"`
+		WasmTools          []string          `json:"wasm_tools"`
+		WasmPolicy         *WasmPolicyConfig `json:"wasm_policy"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
@@ -232,7 +306,8 @@ func (c *LimitsConfig) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("agents.defaults.wsfs.mode is %q; it is %q (the default) or %q", raw.Mode, wsfs.ModeHost, wsfs.ModeOverlay)
 	}
 	out := LimitsConfig{Policy: raw.Policy, Mode: raw.Mode, Session: raw.Session,
-		SessionRefreshMs: raw.SessionRefreshMs, StateDir: raw.StateDir, Profile: raw.Profile}
+		SessionRefreshMs: raw.SessionRefreshMs, StateDir: raw.StateDir, Profile: raw.Profile,
+		WasmTools: raw.WasmTools, WasmPolicy: raw.WasmPolicy}
 	for _, f := range []struct {
 		key  string
 		from *int
@@ -281,6 +356,8 @@ func (d AgentDefaults) RunnerConfig(model fantasy.LanguageModel) RunnerConfig {
 		SessionRefreshMs:    d.WSFS.SessionRefreshMs,
 		StateDir:            d.WSFS.StateDir,
 		Profile:             d.WSFS.Profile,
+		WasmTools:           d.WSFS.WasmTools,
+		WasmPolicy:          d.WSFS.WasmPolicy.WasmPolicy(),
 		Model:               model,
 	}
 }

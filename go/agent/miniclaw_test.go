@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	wsfs "github.com/wsfs/wsfs/go"
 	"github.com/wsfs/wsfs/go/scripted"
@@ -239,5 +240,48 @@ func TestConfigExampleNamesEveryTool(t *testing.T) {
 		if !slices.Contains(words, name) {
 			t.Errorf("config.example.json's _comment_tools does not name %s", name)
 		}
+	}
+}
+
+// TestConfigExampleShowsEveryKey: every key the "wsfs" object, its policy
+// and its wasm_policy accept is shown in config.example.json, as a key or
+// named in the comments next to it.
+func TestConfigExampleShowsEveryKey(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "config", "config.example.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Agents struct {
+			Defaults struct {
+				WSFS map[string]json.RawMessage `json:"wsfs"`
+			} `json:"defaults"`
+		} `json:"agents"`
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	obj := cfg.Agents.Defaults.WSFS
+	var comments strings.Builder
+	for key, v := range obj {
+		if strings.HasPrefix(key, "_comment") {
+			comments.Write(v)
+		}
+	}
+	words := strings.FieldsFunc(comments.String(), func(r rune) bool { return strings.ContainsRune(" ,.:;()'\"", r) })
+	shown := func(key string) bool { _, ok := obj[key]; return ok || slices.Contains(words, key) }
+	for _, keys := range [][]string{limitsKeys, policyKeys, wasmPolicyKeys} {
+		for _, key := range keys {
+			if !shown(key) {
+				t.Errorf("config.example.json's wsfs object does not show %q", key)
+			}
+		}
+	}
+	d, err := ParseAgentDefaults(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := d.RunnerConfig(scripted.New()).WasmPolicy; p == nil || p.Filesystem != "read" || p.Timeout != 30*time.Second {
+		t.Fatalf("the example's wasm_policy: %+v", p)
 	}
 }

@@ -71,6 +71,8 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		SessionRefreshMs:    cfg.SessionRefreshMs,
 		StateDir:            cfg.StateDir,
 		Profile:             cfg.Profile,
+		WasmTools:           cfg.WasmTools,
+		WasmPolicy:          cfg.WasmPolicy,
 	})
 	if err != nil {
 		return nil, err

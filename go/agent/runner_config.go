@@ -61,6 +61,11 @@ type RunnerConfig struct {
 	// Profile is wsfs.Config.Profile: the Runner then offers the profile's
 	// tools, and Tools names them in the profile's names.
 	Profile string
+	// WasmTools and WasmPolicy are wsfs.Config's: folders of Wasm tools the
+	// workspace loads, and the most any of them may have. The Runner offers
+	// the Wasm tools next to the built-in ones (see Tools).
+	WasmTools  []string
+	WasmPolicy *wsfs.WasmPolicy
 	// Tools names the workspace tools the Runner offers
 	// (agents.defaults.tools): empty means DefaultTools, MiniClaw's five;
 	// []string{AllTools} every tool of wsfs.ToolNames; otherwise exactly
@@ -73,7 +78,9 @@ type RunnerConfig struct {
 	// run_tests, git_status, safe_shell, ...) are offered only when the
 	// workspace's policy turns them on (wsfs.Policy.ExecEnabled) and the
 	// list names them or is AllTools; naming one the policy keeps off is
-	// refused. Runner.Tools reports the result.
+	// refused. The workspace's Wasm tools (WasmTools) are offered with the
+	// default list and with AllTools, and a list may name them (then only
+	// those named are offered). Runner.Tools reports the result.
 	Tools []string
 	// ToolTimeout optionally bounds each tool call more tightly than
 	// wsfs.Limits.OperationTimeout.

@@ -21,17 +21,12 @@ var DefaultTools = []string{wsfs.ToolReadFile, wsfs.ToolWriteFile, wsfs.ToolAppe
 // including tools the library gains later.
 const AllTools = "all"
 
-// checkTools validates a tool list (RunnerConfig.Tools, or
-// agents.defaults.tools in a config file; where names it in errors): every
-// entry is a name of wsfs.ToolNames (exactly, in its case) and appears once,
-// or the list is AllTools alone. Empty is fine (DefaultTools).
-func checkTools(where string, names []string) error {
-	return checkToolsIn(where, names, wsfs.ToolNames)
-}
-
-// checkToolsIn is checkTools against the tools known: a workspace's own
-// (a profile's names) or, with nil, only the list's shape (AllTools alone,
-// no name twice).
+// checkToolsIn validates a tool list (RunnerConfig.Tools, or
+// agents.defaults.tools in a config file; where names it in errors) against
+// the tools known (wsfs.ToolNames, a workspace's Wasm tools, a profile's
+// names): every entry is one of them (exactly, in its case) and appears
+// once, or the list is AllTools alone. Empty is fine (the default). With
+// known nil, only the list's shape is checked.
 func checkToolsIn(where string, names, known []string) error {
 	for i, name := range names {
 		if name == AllTools {
@@ -52,7 +47,8 @@ func checkToolsIn(where string, names, known []string) error {
 }
 
 // selectTools returns the tools a checked list asks for, in wsfs.ToolNames
-// order. The developer tools are opt-in twice: the workspace's policy must
+// order, then the workspace's Wasm tools (every one with the default list or
+// AllTools, else those named). The developer tools are opt-in twice: the workspace's policy must
 // turn them on (exec_enabled, and shell_enabled for shell), and the list
 // must name them or be AllTools. AllTools leaves out those the policy
 // keeps off; naming one the policy keeps off is an error. Without writes,
@@ -63,7 +59,8 @@ func selectTools(names []string, ws *wsfs.Workspace) ([]string, error) {
 	if ws.Profile() != wsfs.NativeProfile {
 		return selectProfileTools(names, ws)
 	}
-	if err := checkTools("wsfs: RunnerConfig.Tools", names); err != nil {
+	wasm := ws.WasmTools()
+	if err := checkToolsIn("wsfs: RunnerConfig.Tools", names, append(slices.Clone(wsfs.ToolNames), wasm...)); err != nil {
 		return nil, err
 	}
 	var chosen []string
@@ -81,6 +78,13 @@ func selectTools(names []string, ws *wsfs.Workspace) ([]string, error) {
 				return nil, fmt.Errorf("wsfs: %s runs programs, and the workspace's policy does not turn that on "+
 					"(%s): enable it in the policy, or leave %s out of the tools", name, need, name)
 			}
+			chosen = append(chosen, name)
+		}
+	}
+	// The host loaded its Wasm tools to offer them: the default list and
+	// AllTools take every one; a list takes those it names.
+	for _, name := range wasm {
+		if len(names) == 0 || all || slices.Contains(names, name) {
 			chosen = append(chosen, name)
 		}
 	}

@@ -53,6 +53,22 @@ class FileSystemSettings:
     filesystem_max_read_bytes: int | None = None
     filesystem_max_write_bytes: int | None = None
     filesystem_profile: str | None = None
+    filesystem_wsfs: Mapping[str, Any] | None = None
+
+
+# The keys of the ``filesystem_wsfs`` mapping: every workspace setting of the library, named as
+# MiniClaw's ``agents.defaults.wsfs`` object names them (the limits flat, not under "limits").
+WSFS_LIMIT_KEYS = ("max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms")
+WSFS_KEYS = WSFS_LIMIT_KEYS + (
+    "policy",
+    "mode",
+    "session",
+    "session_refresh_ms",
+    "state_dir",
+    "profile",
+    "wasm_tools",
+    "wasm_policy",
+)
 
 
 # The config names FileSystemTools reads, and the prefix that marks a key of a config mapping as
@@ -77,6 +93,18 @@ class FileSystemTools:
       workspace's policy disables writes).
     - ``max_read_bytes`` / ``filesystem_max_read_bytes`` and ``max_write_bytes`` /
       ``filesystem_max_write_bytes``: the workspace limits (library defaults when unset).
+
+    - ``wsfs`` / ``filesystem_wsfs``: every other workspace setting, as a mapping with the names
+      of MiniClaw's ``agents.defaults.wsfs`` object (go/README.md): ``max_read_bytes``,
+      ``max_write_bytes``, ``max_list_entries``, ``operation_timeout_ms``, ``policy`` (the
+      library's policy object: deny rules, audit log, developer tools ...), ``mode``,
+      ``session``, ``session_refresh_ms``, ``state_dir``, ``profile``, ``wasm_tools`` and
+      ``wasm_policy``. Its keys are checked (an unknown one raises ``ValueError`` naming the
+      known ones; ``_comment...`` keys are allowed); the library checks the values and the
+      policy's keys when the workspace opens. A setting given both here and above (a limit,
+      the profile, ``policy.writes_enabled``) must agree, or ``ValueError`` says which. With
+      it, the policy (``writes_enabled`` included) is the library's, so a read-only workspace
+      also refuses writes in the library.
 
     - ``profile`` / ``filesystem_profile`` (default ``None``: the native tools in the
       Agent-Base-style result above): a library profile (README, "Profiles"), such as
@@ -110,18 +138,27 @@ class FileSystemTools:
         max_write_bytes: int | None = None,
         workspace: Workspace | None = None,
         profile: str | None = None,
+        wsfs: Mapping[str, Any] | None = None,
     ) -> None:
         _check_setting_names(config)
-        writes = _pick(writes_enabled, config, "filesystem_writes_enabled", False)
+        wsfs_given = _pick(wsfs, config, "filesystem_wsfs", None)
+        settings = _wsfs_settings(wsfs_given)
+        policy = dict(settings.pop("policy", None) or {})
+        writes = _agreeing(
+            "writes_enabled",
+            _pick(writes_enabled, config, "filesystem_writes_enabled", None),
+            policy.get("writes_enabled"),
+        )
+        writes = False if writes is None else writes
         if not isinstance(writes, bool):  # a string such as "false" must not enable writes
             raise TypeError(f"filesystem_writes_enabled must be a bool, not {type(writes).__name__}")
-        profile = _pick(profile, config, "filesystem_profile", None)
+        profile = _agreeing("profile", _pick(profile, config, "filesystem_profile", None), settings.pop("profile", None))
         if profile is not None and not isinstance(profile, str):
             raise TypeError(f"filesystem_profile must be a str, not {type(profile).__name__}")
         self.writes_enabled = writes
         if workspace is not None:
-            if root is not None or max_read_bytes is not None or max_write_bytes is not None:
-                raise ValueError("give either an open workspace or root/limits, not both")
+            if root is not None or max_read_bytes is not None or max_write_bytes is not None or settings or policy:
+                raise ValueError("give either an open workspace or root/limits/wsfs settings, not both")
             if profile is not None and profile != workspace.profile:
                 raise ValueError(
                     f"the workspace serves the {workspace.profile!r} profile, not {profile!r}: "
@@ -130,10 +167,24 @@ class FileSystemTools:
             self._workspace, self._owned = workspace, False
         else:
             limits = Limits(
-                max_read_bytes=_pick(max_read_bytes, config, "filesystem_max_read_bytes", None),
-                max_write_bytes=_pick(max_write_bytes, config, "filesystem_max_write_bytes", None),
+                max_read_bytes=_agreeing(
+                    "max_read_bytes",
+                    _pick(max_read_bytes, config, "filesystem_max_read_bytes", None),
+                    settings.pop("max_read_bytes", None),
+                ),
+                max_write_bytes=_agreeing(
+                    "max_write_bytes",
+                    _pick(max_write_bytes, config, "filesystem_max_write_bytes", None),
+                    settings.pop("max_write_bytes", None),
+                ),
+                max_list_entries=settings.pop("max_list_entries", None),
+                operation_timeout_ms=settings.pop("operation_timeout_ms", None),
             )
-            opened = {"profile": profile, "policy": {"writes_enabled": writes}} if profile else {}
+            opened: dict[str, Any] = dict(settings)
+            if profile or wsfs_given is not None:
+                # The library's policy decides (without these, the native tools keep the
+                # library's default policy and writes are refused here, before the library).
+                opened.update(profile=profile, policy={**policy, "writes_enabled": writes})
             self._workspace = Workspace(_workspace_root(root, config), limits=limits, **opened)
             self._owned = True
         self.profile: str = self._workspace.profile
@@ -374,6 +425,30 @@ def _check_setting_names(config: object | None) -> None:
             f"unknown FileSystemTools setting {unknown[0]!r} in config; the settings are "
             f"{', '.join(SETTING_NAMES)}"
         )
+
+
+def _wsfs_settings(settings: object | None) -> dict[str, Any]:
+    """The ``filesystem_wsfs`` mapping, its keys checked (``_comment...`` keys dropped)."""
+    if settings is None:
+        return {}
+    if not isinstance(settings, Mapping):
+        raise TypeError(f"filesystem_wsfs must be a mapping, not {type(settings).__name__}")
+    unknown = sorted(k for k in settings if k not in WSFS_KEYS and not str(k).startswith("_comment"))
+    if unknown:
+        raise ValueError(
+            f"unknown key {', '.join(map(repr, unknown))} in filesystem_wsfs; the known keys are {', '.join(WSFS_KEYS)}"
+        )
+    return {k: v for k, v in settings.items() if k in WSFS_KEYS and v is not None}
+
+
+def _agreeing(name: str, setting: Any, in_wsfs: Any) -> Any:
+    """One value from a FileSystemTools setting and the same setting in ``filesystem_wsfs``."""
+    if setting is not None and in_wsfs is not None and setting != in_wsfs:
+        raise ValueError(
+            f"{name} is {setting!r} as a FileSystemTools setting and {in_wsfs!r} in filesystem_wsfs: "
+            "give it once, or the same in both"
+        )
+    return in_wsfs if setting is None else setting
 
 
 def _pick(explicit: Any, config: object | None, name: str, default: Any) -> Any:
