@@ -81,7 +81,7 @@ devtools-node:
 # Both builds a host may make: every feature, and the default library alone.
 lint:
 	$(CARGO) fmt --all --check
-	$(CARGO) clippy --locked --workspace --all-targets --features full -- -D warnings
+	$(CARGO) clippy --locked --workspace --all-targets --features full,tracing -- -D warnings
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
 	CARGO="$(CARGO)" scripts/check-crates.sh 70
 
@@ -92,12 +92,12 @@ test-header: build
 
 # WSFS_REQUIRE_DEVTOOLS: the developer tools' tests fail, rather than skip, when a linter,
 # type checker or test runner they drive is missing.
-# The full suite (every crate, every feature but wasmtime), then the core suite: the default
+# The full suite (every crate, every feature but wasmtime; with the tracing spans), then the core suite: the default
 # library's own tests (the file tools, policy, audit log, patches, profiles; the contract suite
 # in host mode only). A test build does not replace target/release/libwsfs.{so,a} (only a
 # library build does), so the other faces still link the full library.
 test-rust: venv devtools-node
-	WSFS_REQUIRE_DEVTOOLS=1 $(CARGO) test --profile release-no-lto --locked --workspace --features full
+	WSFS_REQUIRE_DEVTOOLS=1 $(CARGO) test --profile release-no-lto --locked --workspace --features full,tracing
 	$(CARGO) test --profile release-no-lto --locked -p wsfs -p wsfs-core -p wsfs-sandbox
 
 # The README's C example, linked against the static library.

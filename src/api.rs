@@ -244,7 +244,7 @@ pub fn call_envelope(
     };
     match CallOptions::from_json(options_json) {
         Ok(options) => dispatch::call(id, &req, &options),
-        Err(e) => envelope::failure_envelope(&e),
+        Err(e) => envelope::failure_envelope(&e, None),
     }
 }
 

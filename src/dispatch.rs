@@ -8,7 +8,7 @@ use crate::guard::audit::{self, Finished, Notes};
 use crate::guard::policy::{Policy, PolicyConfig};
 use crate::handles;
 use crate::profiles::{Context, NativeResult, Profile};
-use crate::tools::contract::{Call, Output, Switch, ToolRunner, Warning};
+use crate::tools::contract::{Call, Metrics, Output, Switch, ToolRunner, Warning};
 use crate::tools::hints;
 use crate::tools::{self, write, ToolSet};
 use crate::workspace::Workspace;
@@ -23,9 +23,19 @@ pub struct CallOptions {
     pub cancel_token: Option<u64>,
     #[serde(default)]
     pub output: Output,
+    /// Whether the envelope carries the call's `metrics`: by default in every mode but the two
+    /// raw ones, whose head would otherwise be longer than the room the tool kept in front of
+    /// the raw part (with `true` there, the raw part is copied once behind it).
+    pub metrics: Option<bool>,
 }
 
 impl CallOptions {
+    /// Whether a success envelope carries `metrics` (a failure's does unless told `false`).
+    fn success_metrics(&self) -> bool {
+        self.metrics
+            .unwrap_or(!matches!(self.output, Output::TextRaw | Output::DataRaw))
+    }
+
     pub fn from_json(json: Option<&str>) -> Result<CallOptions> {
         match json.map(str::trim) {
             None | Some("") | Some("null") => Ok(CallOptions::default()),
@@ -53,9 +63,15 @@ pub struct Request<'a> {
 
 pub use crate::tools::contract::ToolResult;
 
+/// A tool call that ran: its result, and the figures a host's middleware records of it.
+pub struct Ran {
+    pub result: Result<ToolResult>,
+    pub metrics: Metrics,
+}
+
 /// Runs a request on workspace `id` and returns the envelope. Never panics on bad input.
 pub fn call(id: u64, req: &Request<'_>, options: &CallOptions) -> Envelope {
-    let outcome = handles::get(id).and_then(|opened| {
+    let ran = handles::get(id).and_then(|opened| {
         if let Some(profile) = opened.profile {
             return Ok(Err(profiled(
                 &opened.ws,
@@ -66,12 +82,28 @@ pub fn call(id: u64, req: &Request<'_>, options: &CallOptions) -> Envelope {
             )));
         }
         let ctl = control(&opened.ws, &opened.tools, options, req.tool)?;
-        run(&opened.ws, &opened.tools, req, &ctl, options.output).map(Ok)
+        Ok(Ok(run(
+            &opened.ws,
+            &opened.tools,
+            req,
+            &ctl,
+            options.output,
+        )))
     });
-    match outcome {
-        Ok(Ok((data, warnings))) => envelope::success(data, &warnings, options.output),
-        Ok(Err(profiled)) => profiled,
-        Err(e) => envelope::failure_envelope(&e),
+    let ran = match ran {
+        Ok(Ok(ran)) => ran,
+        Ok(Err(profiled)) => return profiled,
+        Err(e) => return envelope::failure_envelope(&e, None),
+    };
+    match ran.result {
+        Ok((data, warnings)) => {
+            let metrics = options.success_metrics().then_some(&ran.metrics);
+            envelope::success(data, &warnings, options.output, metrics)
+        }
+        Err(e) => {
+            let metrics = (options.metrics != Some(false)).then_some(&ran.metrics);
+            envelope::failure_envelope(&e, metrics)
+        }
     }
 }
 
@@ -87,14 +119,17 @@ fn profiled(
     options: &CallOptions,
 ) -> Envelope {
     if options.output != Output::Full {
-        return envelope::failure_envelope(&WsfsError::new(
-            ErrorCode::InvalidArguments,
-            format!(
-                "output modes other than \"full\" are the native envelope's; this workspace's \
+        return envelope::failure_envelope(
+            &WsfsError::new(
+                ErrorCode::InvalidArguments,
+                format!(
+                    "output modes other than \"full\" are the native envelope's; this workspace's \
                  profile ({}) returns its own envelope",
-                profile.name
+                    profile.name
+                ),
             ),
-        ));
+            None,
+        );
     }
     let started = SystemTime::now();
     if !ws.policy.tool_allowed(req.tool) {
@@ -108,15 +143,19 @@ fn profiled(
         root: &root,
         limits: ws.limits(),
     };
-    let (result, refused) = profile.call(req.tool, req.args_json, &cx, |native, args_json| {
+    let mut metrics = None;
+    let (mut result, refused) = profile.call(req.tool, req.args_json, &cx, |native, args_json| {
         let native_req = Request {
             tool: native,
             args_json,
             content: req.content,
             offered: false,
         };
-        let ran = control(ws, tools, options, native)
-            .and_then(|ctl| run(ws, tools, &native_req, &ctl, Output::Full));
+        let ran = control(ws, tools, options, native).and_then(|ctl| {
+            let ran = run(ws, tools, &native_req, &ctl, Output::Full);
+            metrics = Some(ran.metrics);
+            ran.result
+        });
         match ran {
             Ok((output, warnings)) => NativeResult::from_output(output.as_ref(), &warnings),
             Err(e) => NativeResult::Failure {
@@ -127,6 +166,16 @@ fn profiled(
     });
     if let Some(code) = refused {
         audit_edge_refusal(ws, req, started, &code, &result);
+    }
+    // A profile's envelope is its document's shape: the metrics join it only when asked
+    // (a host reads and removes them before the model sees the result), named as offered.
+    if let (Some(true), Some(mut metrics), Some(object)) =
+        (options.metrics, metrics, result.as_object_mut())
+    {
+        metrics.tool = req.tool.chars().take(64).collect();
+        if let Ok(value) = serde_json::to_value(&metrics) {
+            object.insert("metrics".to_string(), value);
+        }
     }
     Envelope::from(result.to_string())
 }
@@ -221,7 +270,7 @@ pub fn run_tool(
         content: None,
         offered: true,
     };
-    run(ws, &ToolSet::default(), &req, ctl, Output::Full)
+    run(ws, &ToolSet::default(), &req, ctl, Output::Full).result
 }
 
 /// In overlay mode, no session operation remounts the view while the call runs; a call
@@ -234,19 +283,19 @@ fn run(
     req: &Request<'_>,
     ctl: &CallControl,
     output: Output,
-) -> Result<ToolResult> {
+) -> Ran {
     use crate::workspace::overlay::take_met_stale_view;
     let mut view = ws.call_guard();
-    let mut result = run_guarded(ws, tools, req, ctl, output);
+    let mut ran = run_guarded(ws, tools, req, ctl, output);
     let mut reruns = 0;
-    while take_met_stale_view() && result.is_err() && reruns < STALE_VIEW_RERUNS {
+    while take_met_stale_view() && ran.result.is_err() && reruns < STALE_VIEW_RERUNS {
         reruns += 1;
         drop(view);
         view = ws.call_guard();
-        result = run_guarded(ws, tools, req, ctl, output);
+        ran = run_guarded(ws, tools, req, ctl, output);
     }
     drop(view);
-    result
+    ran
 }
 
 #[cfg(not(feature = "overlay"))]
@@ -262,7 +311,9 @@ fn run_guarded(
     req: &Request<'_>,
     ctl: &CallControl,
     output: Output,
-) -> Result<ToolResult> {
+) -> Ran {
+    #[cfg(feature = "tracing")]
+    let span = crate::spans::enter(req.tool);
     let started = ws.policy.audit.as_ref().map(|_| SystemTime::now());
     let framing = envelope::Framing(output);
     let mut call = Call::new(ws, ctl, req.content, &framing);
@@ -276,8 +327,41 @@ fn run_guarded(
     if let (Some(started), Some(notes)) = (started, call.audit.take()) {
         result = audited(ws, req, started, ctl, &notes, result);
     }
-    trace(req.tool, &call.logged_paths, &result, ctl);
-    result
+    let metrics = metrics(
+        req.tool,
+        std::mem::take(&mut call.logged_paths),
+        &result,
+        ctl,
+    );
+    let outcome = match &result {
+        Ok(_) => "ok",
+        Err(e) => e.code.as_str(),
+    };
+    log::info!(
+        target: "wsfs",
+        "tool call: tool={} path={} outcome={outcome} duration_us={}",
+        metrics.tool,
+        metrics.path,
+        metrics.duration_us
+    );
+    #[cfg(feature = "tracing")]
+    crate::spans::record(&span, &metrics, outcome);
+    Ran { result, metrics }
+}
+
+/// The figures of a call that ran: the tool (as named, at most 64 characters), the paths
+/// it named, its duration, and what its result adds (`ToolOutput::add_metrics`).
+fn metrics(tool: &str, path: String, result: &Result<ToolResult>, ctl: &CallControl) -> Metrics {
+    let mut metrics = Metrics {
+        tool: tool.chars().take(64).collect(),
+        path,
+        duration_us: u64::try_from(ctl.elapsed().as_micros()).unwrap_or(u64::MAX),
+        ..Metrics::default()
+    };
+    if let Ok((output, _)) = result {
+        output.add_metrics(&mut metrics);
+    }
+    metrics
 }
 
 fn run_entry(call: &mut Call<'_>, tools: &ToolSet, req: &Request<'_>) -> Result<ToolResult> {
@@ -431,18 +515,6 @@ fn check_args_size(ws: &Workspace, tool: &str, len: usize) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-fn trace(tool: &str, path: &str, result: &Result<ToolResult>, ctl: &CallControl) {
-    let outcome = match result {
-        Ok(_) => "ok",
-        Err(e) => e.code.as_str(),
-    };
-    log::info!(
-        target: "wsfs",
-        "tool call: tool={tool} path={path} outcome={outcome} duration_us={}",
-        ctl.elapsed().as_micros()
-    );
 }
 
 #[cfg(test)]

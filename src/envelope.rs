@@ -1,7 +1,7 @@
 //! The JSON envelope every C function returns.
 
 use crate::error::WsfsError;
-use crate::tools::contract::{Frame, Output, ToolOutput, Warning};
+use crate::tools::contract::{Frame, Metrics, Output, ToolOutput, Warning};
 use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -14,6 +14,8 @@ struct Success<'a, D: Serialize + ?Sized, W: Serialize> {
     #[serde(skip_serializing_if = "Option::is_none")]
     text: Option<&'a str>,
     warnings: &'a [W],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metrics: Option<&'a Metrics>,
 }
 
 #[derive(Serialize)]
@@ -21,6 +23,8 @@ struct Failure<'a> {
     ok: bool,
     error: ErrorBody<'a>,
     text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metrics: Option<&'a Metrics>,
 }
 
 #[derive(Serialize)]
@@ -146,6 +150,7 @@ pub fn raw_head_len<M: Serialize + ?Sized>(output: Output, meta: &M) -> usize {
         data,
         text: None,
         warnings: &[],
+        metrics: None,
     };
     serde_json::to_writer(&mut count, &success).map_or(0, |()| FRONT_ROOM + count.0 + 1)
 }
@@ -159,20 +164,32 @@ impl Frame for Framing {
     }
 }
 
-pub fn success(mut data: Box<dyn ToolOutput>, warnings: &[Warning], output: Output) -> Envelope {
+/// A tool's success envelope in output mode `output`, with `metrics` when given. The raw
+/// modes' results are built around the raw part where the tool kept room for a head without
+/// metrics (see `ToolOutput::take_raw`); a head with metrics is longer, and the raw part is
+/// copied once behind it instead.
+pub fn success(
+    mut data: Box<dyn ToolOutput>,
+    warnings: &[Warning],
+    output: Output,
+    metrics: Option<&Metrics>,
+) -> Envelope {
     let encoded = match output {
         Output::Full | Output::Text => {
             let text = with_warnings(data.text(), warnings);
             let data = (output == Output::Full).then_some(data.as_ref());
-            encode_framed(data, Some(&text), warnings).map(Envelope::framed)
+            encode_framed(data, Some(&text), warnings, metrics).map(Envelope::framed)
         }
-        Output::Data => encode_framed(Some(data.as_ref()), None, warnings).map(Envelope::framed),
+        Output::Data => {
+            encode_framed(Some(data.as_ref()), None, warnings, metrics).map(Envelope::framed)
+        }
         Output::DataRaw => {
             let head = data
                 .raw_meta()
-                .map(|meta| encode_success(Some(meta.as_ref()), None, warnings));
+                .map(|meta| encode_success(Some(meta.as_ref()), None, warnings, metrics));
             match head {
-                None => encode_framed(Some(data.as_ref()), None, warnings).map(Envelope::framed),
+                None => encode_framed(Some(data.as_ref()), None, warnings, metrics)
+                    .map(Envelope::framed),
                 Some(head) => {
                     head.map(
                         |head| match data.take_raw(output, FRONT_ROOM + head.len() + 1) {
@@ -186,16 +203,18 @@ pub fn success(mut data: Box<dyn ToolOutput>, warnings: &[Warning], output: Outp
                 }
             }
         }
-        Output::TextRaw => encode_success::<dyn ToolOutput>(None, None, warnings).map(|head| {
-            if warnings_shown(warnings) {
-                let text = with_warnings(data.text(), warnings);
-                return with_raw(head, |out| out.push_str(&text), text.len());
-            }
-            match data.take_raw(output, FRONT_ROOM + head.len() + 1) {
-                Some(buf) => in_place(buf, &head),
-                None => with_raw(head, |out| data.push_text(out), 0),
-            }
-        }),
+        Output::TextRaw => {
+            encode_success::<dyn ToolOutput>(None, None, warnings, metrics).map(|head| {
+                if warnings_shown(warnings) {
+                    let text = with_warnings(data.text(), warnings);
+                    return with_raw(head, |out| out.push_str(&text), text.len());
+                }
+                match data.take_raw(output, FRONT_ROOM + head.len() + 1) {
+                    Some(buf) => in_place(buf, &head),
+                    None => with_raw(head, |out| data.push_text(out), 0),
+                }
+            })
+        }
     };
     encoded.unwrap_or_else(|_| Envelope::json(encode_failed()))
 }
@@ -234,8 +253,9 @@ fn encode_framed<D: Serialize + ?Sized>(
     data: Option<&D>,
     text: Option<&str>,
     warnings: &[Warning],
+    metrics: Option<&Metrics>,
 ) -> serde_json::Result<Vec<u8>> {
-    let mut buf = Vec::with_capacity(FRONT_ROOM + 128 + text.map_or(0, str::len));
+    let mut buf = Vec::with_capacity(FRONT_ROOM + 256 + text.map_or(0, str::len));
     buf.extend_from_slice(FRONT.as_bytes());
     serde_json::to_writer(
         &mut buf,
@@ -244,6 +264,7 @@ fn encode_framed<D: Serialize + ?Sized>(
             data,
             text,
             warnings,
+            metrics,
         },
     )?;
     Ok(buf)
@@ -253,12 +274,14 @@ fn encode_success<D: Serialize + ?Sized>(
     data: Option<&D>,
     text: Option<&str>,
     warnings: &[Warning],
+    metrics: Option<&Metrics>,
 ) -> serde_json::Result<String> {
     serde_json::to_string(&Success {
         ok: true,
         data,
         text,
         warnings,
+        metrics,
     })
 }
 
@@ -287,12 +310,21 @@ pub fn success_value(data: &Value, text: String, warnings: &[String]) -> String 
         data: Some(data),
         text: Some(&text),
         warnings,
+        metrics: None,
     })
 }
 
-/// The failure envelope of a tool call.
-pub fn failure_envelope(err: &WsfsError) -> Envelope {
-    Envelope::json(failure(err))
+/// The failure envelope of a tool call, with the call's `metrics` when it ran.
+pub fn failure_envelope(err: &WsfsError, metrics: Option<&Metrics>) -> Envelope {
+    Envelope::json(encode(&Failure {
+        ok: false,
+        error: ErrorBody {
+            code: err.code.as_str(),
+            message: &err.message,
+        },
+        text: err.to_string(),
+        metrics,
+    }))
 }
 
 pub fn failure(err: &WsfsError) -> String {
@@ -303,6 +335,7 @@ pub fn failure(err: &WsfsError) -> String {
             message: &err.message,
         },
         text: err.to_string(),
+        metrics: None,
     })
 }
 
@@ -333,18 +366,18 @@ mod tests {
     #[test]
     fn output_modes_trim_the_success_envelope() {
         let full: Value =
-            serde_json::from_str(&success(Box::new(data()), &[], Output::Full).into_string())
+            serde_json::from_str(&success(Box::new(data()), &[], Output::Full, None).into_string())
                 .unwrap();
         assert_eq!(full["ok"], true);
         assert_eq!(full["data"]["bytes_written"], 2);
         assert_eq!(full["text"], "created a.txt (2 bytes)");
         let text: Value =
-            serde_json::from_str(&success(Box::new(data()), &[], Output::Text).into_string())
+            serde_json::from_str(&success(Box::new(data()), &[], Output::Text, None).into_string())
                 .unwrap();
         assert!(text.get("data").is_none());
         assert_eq!(text["text"], "created a.txt (2 bytes)");
         let only: Value =
-            serde_json::from_str(&success(Box::new(data()), &[], Output::Data).into_string())
+            serde_json::from_str(&success(Box::new(data()), &[], Output::Data, None).into_string())
                 .unwrap();
         assert!(only.get("text").is_none());
         assert_eq!(only["data"]["path"], "a.txt");
@@ -356,9 +389,10 @@ mod tests {
             Warning::said_in_text(OVERWRITE_WARNING),
             Warning::new("syncing the directory failed"),
         ];
-        let v: Value =
-            serde_json::from_str(&success(Box::new(data()), &warnings, Output::Text).into_string())
-                .unwrap();
+        let v: Value = serde_json::from_str(
+            &success(Box::new(data()), &warnings, Output::Text, None).into_string(),
+        )
+        .unwrap();
         assert_eq!(
             v["text"],
             "created a.txt (2 bytes)\nwarning: syncing the directory failed"

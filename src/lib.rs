@@ -18,6 +18,8 @@ pub mod handles;
 mod logging;
 pub mod profiles;
 pub mod session;
+#[cfg(feature = "tracing")]
+mod spans;
 pub mod specs;
 
 pub use wsfs_core::error;

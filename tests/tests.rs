@@ -31,6 +31,7 @@ mod features;
 mod ffi_input;
 mod ffi_workspace;
 mod list_filters;
+mod metrics;
 mod model_view;
 mod move_file;
 mod names;

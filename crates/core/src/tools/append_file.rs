@@ -3,7 +3,7 @@
 use super::write::{self, AppendOutput};
 use crate::error::Result;
 use crate::render;
-use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
+use crate::tools::contract::{Annotations, Call, Metrics, Tool, ToolOutput, Warning};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -48,6 +48,10 @@ impl Tool for AppendFile {
 }
 
 impl ToolOutput for AppendOutput {
+    fn add_metrics(&self, m: &mut Metrics) {
+        m.bytes_written = Some(self.bytes_appended);
+    }
+
     fn text(&self) -> Cow<'_, str> {
         Cow::Owned(format!(
             "appended {} to {} (now {})",

@@ -281,6 +281,51 @@ pub trait ToolOutput: erased_serde::Serialize + Any + Send {
     fn take_raw(&mut self, _output: Output, _room: usize) -> Option<Vec<u8>> {
         None
     }
+
+    /// Adds this result's figures (lines and bytes read, matches, entries ...) to the call's
+    /// [`Metrics`]. The default adds none.
+    fn add_metrics(&self, _metrics: &mut Metrics) {}
+}
+
+/// What a host's middleware records of one call, without parsing text: the envelope's
+/// `metrics`, the log record of the call and, with the `tracing` feature, its span. Figures
+/// only, never contents. A figure a tool does not have is absent.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+pub struct Metrics {
+    /// The tool, as the call named it.
+    pub tool: String,
+    /// The paths the call named, as shown to the model (`a -> b` for two); absent when none.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub path: String,
+    /// How long the call took in the library, in microseconds (as in the audit log).
+    pub duration_us: u64,
+    /// read_file: the first line returned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<u64>,
+    /// read_file: how many lines were returned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines_read: Option<u64>,
+    /// read_file: how many bytes of content were returned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes_read: Option<u64>,
+    /// write_file, append_file, edit_file: how many bytes the file got (edit_file: its new size).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes_written: Option<u64>,
+    /// search_text: matching lines; find_files: paths found; edit_file: occurrences replaced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matches: Option<u64>,
+    /// search_text: files whose content was searched; find_files: paths whose names were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_searched: Option<u64>,
+    /// list_dir: entries returned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entries: Option<u64>,
+    /// apply_patch: files changed (or, in a dry run, that would be).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_changed: Option<u64>,
+    /// The result was cut at a limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<bool>,
 }
 
 erased_serde::serialize_trait_object!(ToolOutput);

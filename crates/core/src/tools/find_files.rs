@@ -8,7 +8,7 @@ use crate::render;
 use crate::sandbox::walk::filter::Candidate;
 use crate::sandbox::walk::names::shown;
 use crate::sandbox::walk::{Kind, WalkOptions, WalkStats};
-use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
+use crate::tools::contract::{Annotations, Call, Metrics, Tool, ToolOutput, Warning};
 use crate::workspace::Flow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -153,6 +153,12 @@ impl Tool for FindFiles {
 }
 
 impl ToolOutput for FindOutput {
+    fn add_metrics(&self, m: &mut Metrics) {
+        m.matches = Some(self.files.len() as u64);
+        m.files_searched = Some(self.files_scanned);
+        m.truncated = Some(self.truncated);
+    }
+
     fn text(&self) -> Cow<'_, str> {
         let m = &self.meta;
         let mut text = String::new();

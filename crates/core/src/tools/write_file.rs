@@ -3,7 +3,7 @@
 use super::write::{self, WriteMode, WriteOutput};
 use crate::error::Result;
 use crate::render;
-use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
+use crate::tools::contract::{Annotations, Call, Metrics, Tool, ToolOutput, Warning};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -51,6 +51,10 @@ impl Tool for WriteFile {
 }
 
 impl ToolOutput for WriteOutput {
+    fn add_metrics(&self, m: &mut Metrics) {
+        m.bytes_written = Some(self.bytes_written);
+    }
+
     fn text(&self) -> Cow<'_, str> {
         let size = render::bytes(self.bytes_written);
         Cow::Owned(match (self.mode, self.created) {

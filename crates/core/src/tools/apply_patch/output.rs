@@ -3,7 +3,7 @@
 
 use crate::commit::ChangeRecord;
 use crate::patch::model::{Action, Reason, Rejection};
-use crate::tools::contract::ToolOutput;
+use crate::tools::contract::{Metrics, ToolOutput};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -42,6 +42,10 @@ pub struct ApplyPatchOutput {
 const SHOWN_EXPECTED: usize = 8;
 
 impl ToolOutput for ApplyPatchOutput {
+    fn add_metrics(&self, m: &mut Metrics) {
+        m.files_changed = Some(self.files_changed.len() as u64);
+    }
+
     fn text(&self) -> Cow<'_, str> {
         let mut t = String::new();
         let files = crate::render::count(self.files_changed.len() as u64, "file", "files");

@@ -12,7 +12,7 @@ use crate::sandbox::fileops::{atomic_replace_pieces, lock_current, open_error, o
 use crate::sandbox::gate::Access;
 use crate::sandbox::root::ToolPath;
 use crate::text;
-use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
+use crate::tools::contract::{Annotations, Call, Metrics, Tool, ToolOutput, Warning};
 use crate::tools::write::record_file;
 use memchr::memmem;
 use schemars::JsonSchema;
@@ -63,6 +63,11 @@ impl Tool for EditFile {
 }
 
 impl ToolOutput for EditOutput {
+    fn add_metrics(&self, m: &mut Metrics) {
+        m.matches = Some(self.replaced);
+        m.bytes_written = Some(self.new_size);
+    }
+
     fn text(&self) -> Cow<'_, str> {
         let what = render::count(self.replaced, "occurrence", "occurrences");
         Cow::Owned(format!("replaced {what} in {}", self.path))

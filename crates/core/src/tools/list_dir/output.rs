@@ -4,7 +4,7 @@
 use crate::render;
 use crate::sandbox::walk::names::shown;
 use crate::sandbox::walk::Kind;
-use crate::tools::contract::ToolOutput;
+use crate::tools::contract::{Metrics, ToolOutput};
 use crate::tools::kind::FileKind;
 use crate::tools::walking::{is_zero, left_out_note};
 use crate::workspace::{Tree, Unlisted};
@@ -63,6 +63,15 @@ impl ListOutput {
 }
 
 impl ToolOutput for ListOutput {
+    fn add_metrics(&self, m: &mut Metrics) {
+        let shown = self
+            .tree
+            .as_ref()
+            .map_or(self.entries.len() as u64, |t| t.tree.shown());
+        m.entries = Some(shown);
+        m.truncated = Some(self.truncated);
+    }
+
     fn text(&self) -> Cow<'_, str> {
         if let Some(tree) = &self.tree {
             return Cow::Owned(tree.text(self));

@@ -2,7 +2,7 @@
 //! truncation notice, or a range of lines with the hint on how to go on).
 
 use crate::text::FileText;
-use crate::tools::contract::{Output, ToolOutput};
+use crate::tools::contract::{Metrics, Output, ToolOutput};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -119,6 +119,23 @@ impl ToolOutput for ReadOutput {
 
     fn raw_part(&self) -> &str {
         self.content.as_str()
+    }
+
+    fn add_metrics(&self, m: &mut Metrics) {
+        let (start, lines) = match &self.lines {
+            Some(range) if range.end_line >= range.start_line => (
+                range.start_line,
+                Some(range.end_line - range.start_line + 1),
+            ),
+            Some(range) => (range.start_line, Some(0)),
+            // A plain read: whole lines up to the cut (a first line cut inside counts as one).
+            None if self.truncated => (1, self.next_start_line.map(|next| next.max(2) - 1)),
+            None => (1, self.total_lines),
+        };
+        m.start_line = Some(start);
+        m.lines_read = lines;
+        m.bytes_read = Some(self.bytes);
+        m.truncated = Some(self.truncated);
     }
 
     /// A plain read keeps the room in front of its content that the envelope's head needs

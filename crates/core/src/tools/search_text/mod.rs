@@ -12,7 +12,7 @@ use crate::sandbox::sys;
 use crate::sandbox::walk::filter::Candidate;
 use crate::sandbox::walk::names::shown;
 use crate::sandbox::walk::{Kind, WalkOptions, WalkStats};
-use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
+use crate::tools::contract::{Annotations, Call, Metrics, Tool, ToolOutput, Warning};
 use crate::workspace::Flow;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
@@ -408,6 +408,12 @@ impl Read for DeadlineReader<'_> {
 }
 
 impl ToolOutput for SearchOutput {
+    fn add_metrics(&self, m: &mut Metrics) {
+        m.matches = Some(self.matches.len() as u64);
+        m.files_searched = Some(self.files_searched);
+        m.truncated = Some(self.truncated);
+    }
+
     fn text(&self) -> Cow<'_, str> {
         let m = &self.meta;
         let mut text = String::new();
