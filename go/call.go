@@ -44,6 +44,11 @@ type callSpec struct {
 	// profiled: the result is a profile's envelope, returned as it is (not
 	// parsed; err is set only for failures detected in Go).
 	profiled bool
+	// metrics, if set, receives the call's metrics (the library is asked
+	// for them); otherwise the typed calls ask the library to leave them
+	// out, and CallRaw (keepMetrics) takes its default.
+	metrics     *Metrics
+	keepMetrics bool
 }
 
 // call runs one tool through wsfs_call_with_options with the context's
@@ -101,6 +106,12 @@ func (ws *Workspace) callC(ctx context.Context, cs callSpec) (string, *envelope,
 	opts = append(opts, `{"output":"`...)
 	opts = append(opts, cs.output...)
 	opts = append(opts, '"')
+	switch raw := cs.output == outputTextRaw || cs.output == outputDataRaw; {
+	case cs.metrics != nil:
+		opts = append(opts, `,"metrics":true`...)
+	case !cs.keepMetrics && !raw: // the raw modes leave them out already
+		opts = append(opts, `,"metrics":false`...)
+	}
 	if ms := ceilMillis(timeout); ms > 0 {
 		opts = append(opts, `,"timeout_ms":`...)
 		opts = strconv.AppendInt(opts, ms, 10)
@@ -129,6 +140,7 @@ func (ws *Workspace) callC(ctx context.Context, cs callSpec) (string, *envelope,
 	}
 	res := new(callResult) // the envelope and the buffer it points into, in one allocation
 	res.env.buf = &res.buf
+	res.env.metrics = cs.metrics
 	cCall(&res.buf, ws.handle, cs.tool, cs.args, unsafe.String(unsafe.SliceData(opts), len(opts)), content, cs.spare) // NUL bytes were rejected above
 	raw := res.buf.String()
 	runtime.KeepAlive(ws)
@@ -193,7 +205,7 @@ func ctxError(tool string, ctx context.Context) *Error {
 // library made it; err is then nil except for failures detected in Go
 // (which get the native failure envelope above).
 func (ws *Workspace) CallRaw(ctx context.Context, tool, argsJSON string) (envelopeJSON string, err error) {
-	cs := callSpec{tool: tool, args: argsJSON, output: outputFull, path: pathOf(argsJSON), profiled: ws.profile != ""}
+	cs := callSpec{tool: tool, args: argsJSON, output: outputFull, path: pathOf(argsJSON), profiled: ws.profile != "", keepMetrics: true}
 	raw, _, err := ws.call(ctx, cs)
 	return raw, err
 }

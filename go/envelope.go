@@ -33,6 +33,10 @@ type envelope struct {
 	Raw    string
 	HasRaw bool
 
+	// metrics, if set before parsing, receives the envelope's metrics
+	// (skipped otherwise).
+	metrics *Metrics
+
 	// buf holds the library's result, Raw being its end, with
 	// callSpec.spare bytes of room after it (nil for envelopes made in Go).
 	buf *strings.Builder
@@ -150,6 +154,7 @@ type envelopeJSON struct {
 	Text     string    `json:"text"`
 	Warnings []string  `json:"warnings"`
 	Error    *envError `json:"error"`
+	Metrics  *Metrics  `json:"metrics"`
 }
 
 // The keys encoding/json decodes into the envelope and its error, for
@@ -163,7 +168,7 @@ var (
 // (nil to skip it) with encoding/json.
 func decodeSlow(js string, env *envelope, data any) error {
 	var discard json.RawMessage
-	slow := envelopeJSON{Data: data}
+	slow := envelopeJSON{Data: data, Metrics: env.metrics}
 	if data == nil {
 		slow.Data = &discard
 	}
@@ -224,6 +229,12 @@ func (d *decoder) envelope(env *envelope, data any) {
 			env.Warnings = d.strs()
 		case "error":
 			env.Error = d.envError()
+		case "metrics":
+			if env.metrics != nil {
+				d.metrics(env.metrics)
+			} else {
+				d.skip()
+			}
 		default:
 			d.other(key, envelopeKeys)
 		}

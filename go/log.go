@@ -34,12 +34,37 @@ func (ws *Workspace) logCall(cs callSpec, err error, d time.Duration) {
 	if !logger.Enabled(ctx, level) {
 		return
 	}
-	logger.LogAttrs(ctx, level, "wsfs tool call",
+	attrs := []slog.Attr{
 		slog.String("tool", cs.tool),
 		slog.String("path", ws.relPath(cs.path)),
 		slog.String("outcome", outcome),
 		slog.Duration("duration", d),
-	)
+	}
+	if m := cs.metrics; m != nil && m.Tool != "" {
+		attrs = append(attrs, slog.Group("metrics", metricsAttrs(m)...))
+	}
+	logger.LogAttrs(ctx, level, "wsfs tool call", attrs...)
+}
+
+// metricsAttrs are the figures of m the tool has, as log attributes.
+func metricsAttrs(m *Metrics) []any {
+	attrs := []any{slog.Int64("duration_us", m.DurationUS)}
+	for _, f := range []struct {
+		key   string
+		value int64
+	}{
+		{"start_line", m.StartLine}, {"lines_read", m.LinesRead}, {"bytes_read", m.BytesRead},
+		{"bytes_written", m.BytesWritten}, {"matches", m.Matches}, {"files_searched", m.FilesSearched},
+		{"entries", m.Entries}, {"files_changed", m.FilesChanged},
+	} {
+		if f.value != 0 {
+			attrs = append(attrs, slog.Int64(f.key, f.value))
+		}
+	}
+	if m.Truncated {
+		attrs = append(attrs, slog.Bool("truncated", true))
+	}
+	return attrs
 }
 
 // relPath makes an absolute path inside the root relative, for logs.

@@ -29,6 +29,10 @@ type ModelCall struct {
 	Timeout time.Duration
 	// Logger receives the call's log record; nil means the workspace's.
 	Logger *slog.Logger
+	// Metrics, if set, receives the call's figures (lines and bytes read,
+	// matches, duration ...; see Metrics), which then also go into its log
+	// record. It costs the library one copy of the text.
+	Metrics *Metrics
 }
 
 // CallForModel runs a tool call made by a model and returns the text the
@@ -54,7 +58,7 @@ func (ws *Workspace) CallForModel(ctx context.Context, c ModelCall) (text string
 			}
 		}
 	}
-	cs := callSpec{tool: c.Tool, args: args, output: outputTextRaw, timeout: c.Timeout, path: c.Path, logger: c.Logger}
+	cs := callSpec{tool: c.Tool, args: args, output: outputTextRaw, timeout: c.Timeout, path: c.Path, logger: c.Logger, metrics: c.Metrics}
 	if c.Content != nil && len(args) >= bufferedContentArgs && len(*c.Content) <= ws.limits.MaxWriteBytes {
 		// Large content: the host has already decoded it from the JSON, so
 		// the library takes it as a buffer instead of decoding it again;

@@ -795,3 +795,24 @@ fn directories_a_call_makes_after_a_checkpoint_go_at_its_rewind() {
     let listed = assert_ok(&o.call("list_dir", json!({"path": "d"}))).clone();
     assert_eq!(listed["entries"], json!([]), "{listed}");
 }
+
+#[test]
+fn a_base_file_created_where_the_session_created_one_is_a_conflict() {
+    let o = Overlay::new(&[("a.txt", "a\n")], json!({}));
+    assert_ok(&o.call("move_file", json!({"src": "a.txt", "dst": "new.txt"})));
+    // Meanwhile someone creates the same name in the base (the view does not show it yet).
+    fs::write(o.root.join("new.txt"), "theirs\n").unwrap();
+    let v = session(o.ws, "commit", None);
+    let d = assert_ok(&v);
+    assert_eq!(d["committed"], json!(false), "{v}");
+    assert!(
+        d["conflicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["path"] == json!("new.txt")),
+        "{v}"
+    );
+    assert_eq!(o.base("new.txt").as_deref(), Some("theirs\n"));
+    assert_eq!(o.base("a.txt").as_deref(), Some("a\n"));
+}

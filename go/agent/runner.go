@@ -127,6 +127,9 @@ func newRunner(ws *wsfs.Workspace, cfg RunnerConfig) (*Runner, error) {
 	if cfg.ParallelReadOnlyTools {
 		topts = append(topts, fantasytools.WithParallelReadOnlyTools())
 	}
+	if cfg.Metrics {
+		topts = append(topts, fantasytools.WithMetrics())
+	}
 	tools := append(fantasytools.Tools(ws, topts...), cfg.ExtraTools...)
 
 	// fantasy repairs malformed tool-call JSON by default when no repair

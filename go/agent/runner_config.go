@@ -102,6 +102,10 @@ type RunnerConfig struct {
 	// (readOnlyHint: read_file, list_dir, ...) of one step concurrently;
 	// see fantasytools.WithParallelReadOnlyTools. Writing tools stay sequential.
 	ParallelReadOnlyTools bool
+	// Metrics puts each workspace tool call's figures (wsfs.Metrics: lines
+	// and bytes read, matches, duration ...) into its tool result's
+	// ClientMetadata and the call's log record (fantasytools.WithMetrics).
+	Metrics bool
 	// ExtraTools are offered to the model next to the workspace tools.
 	ExtraTools []fantasy.AgentTool
 	// AgentOptions are passed to fantasy.NewAgent after the Runner's own

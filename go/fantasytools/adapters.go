@@ -3,6 +3,7 @@ package fantasytools
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 
@@ -65,7 +66,7 @@ func adapt[In any](name string, info func(In) callInfo) adapter {
 	return adapter{name: name, build: func(ws *wsfs.Workspace, tc toolConfig) fantasy.AgentTool {
 		return withSpec(name, tc.parallelReads, func(ctx context.Context, in In, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
 			c := info(in)
-			return respond(ctx, ws, wsfs.ModelCall{Tool: name, Args: call.Input, Content: c.content, Path: c.path,
+			return respond(ctx, ws, tc, wsfs.ModelCall{Tool: name, Args: call.Input, Content: c.content, Path: c.path,
 				Timeout: tc.timeout, Logger: tc.logger})
 		})
 	}}
@@ -95,12 +96,22 @@ func patchPaths(in wsfs.ApplyPatchInput) string {
 // fantasy response. A failure the model can correct is an error response
 // with a nil Go error; one that ends the run (a closed workspace, the run's
 // own context ending) also returns the error, which stops fantasy.
-func respond(ctx context.Context, ws *wsfs.Workspace, c wsfs.ModelCall) (fantasy.ToolResponse, error) {
-	text, err := ws.CallForModel(ctx, c)
-	if err == nil {
-		return fantasy.NewTextResponse(text), nil
+func respond(ctx context.Context, ws *wsfs.Workspace, tc toolConfig, c wsfs.ModelCall) (fantasy.ToolResponse, error) {
+	var metrics wsfs.Metrics
+	if tc.metrics {
+		c.Metrics = &metrics
 	}
-	return fantasy.NewTextErrorResponse(text), fatal(ctx, err)
+	text, err := ws.CallForModel(ctx, c)
+	resp := fantasy.NewTextResponse(text)
+	if err != nil {
+		resp = fantasy.NewTextErrorResponse(text)
+	}
+	if metrics.Tool != "" {
+		if b, merr := json.Marshal(metrics); merr == nil {
+			resp.Metadata = string(b)
+		}
+	}
+	return resp, fatal(ctx, err)
 }
 
 // fatal returns err when it must stop the run (the workspace was closed, or

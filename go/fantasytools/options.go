@@ -13,6 +13,7 @@ type toolConfig struct {
 	timeout       time.Duration
 	readOnly      bool
 	parallelReads bool
+	metrics       bool
 	names         []string
 }
 
@@ -20,6 +21,17 @@ type toolConfig struct {
 // workspace's wsfs.Config.Logger.
 func WithLogger(l *slog.Logger) ToolOption {
 	return func(c *toolConfig) { c.logger = l }
+}
+
+// WithMetrics puts each call's figures (wsfs.Metrics: tool, path, duration,
+// lines and bytes read, matches ...) into its response's Metadata, as JSON,
+// for a host's middleware (fantasy keeps it as the tool result's
+// ClientMetadata; the model does not read it), and into its log record. It
+// costs the library one copy of the text per call. Profile tools (a
+// workspace opened with a profile) return their profile's envelope as it is,
+// without metrics.
+func WithMetrics() ToolOption {
+	return func(c *toolConfig) { c.metrics = true }
 }
 
 // WithTimeout bounds every tool call to d (it can only shorten the

@@ -43,7 +43,7 @@ func wasmTools(ws *wsfs.Workspace, tc toolConfig) []fantasy.AgentTool {
 func wasmTool(ws *wsfs.Workspace, spec wsfs.ToolSpec, tc toolConfig) fantasy.AgentTool {
 	name := spec.Name
 	return mapTool(spec, tc, func(ctx context.Context, _ map[string]any, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
-		return respond(ctx, ws, wsfs.ModelCall{Tool: name, Args: call.Input, Timeout: tc.timeout, Logger: tc.logger})
+		return respond(ctx, ws, tc, wsfs.ModelCall{Tool: name, Args: call.Input, Timeout: tc.timeout, Logger: tc.logger})
 	})
 }
 
