@@ -254,7 +254,9 @@ char *wsfs_call(uint64_t workspace, const char *tool_name, const char *args_json
 
 /*
  Like `wsfs_call`, with `options_json` (NULL for none): `{"timeout_ms": N, "cancel_token": T,
- "output": "full"|"text"|"data"|"text_raw"|"data_raw"}`. `timeout_ms` can only shorten the
+ "output": "full"|"text"|"data"|"text_raw"|"data_raw", "metrics": bool}`. `metrics` (default:
+ true but in the raw modes; a profile's envelope only with true) adds the call's figures (tool,
+ path, duration_us, lines and bytes read ...; README "Metrics"). `timeout_ms` can only shorten the
  workspace's `operation_timeout_ms` (the developer tools': `exec_timeout_sec`; 0 has
  already expired); `cancel_token` comes from
  `wsfs_cancel_token_new`; `output` omits `data` ("text") or `text` ("data") from a success

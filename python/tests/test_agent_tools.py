@@ -292,18 +292,21 @@ def test_cancelling_the_task_cancels_the_library_call(tools, monkeypatch):
     seen = {}
     real = tools.workspace._envelope
 
-    def slow_envelope(name, args, timeout, token):
+    def slow_envelope(name, args, timeout, token, **options):
         started.set()
         release.wait(10)
         seen["cancelled"] = token.cancelled
-        return real(name, args, timeout, token)
+        return real(name, args, timeout, token, **options)
 
     monkeypatch.setattr(tools.workspace, "_envelope", slow_envelope)
 
     async def main():
         task = asyncio.create_task(tools.write_file(path="late.txt", content="x"))
-        while not started.is_set():
+        for _ in range(10_000):  # at most about 10 s: a call that never starts fails the test
+            if started.is_set() or task.done():
+                break
             await asyncio.sleep(0.001)
+        assert started.is_set(), task.result() if task.done() else "the call never started"
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

@@ -28,6 +28,11 @@ from .workspace import NATIVE_PROFILE, Limits, Workspace
 
 log = logging.getLogger("wsfs")
 
+try:  # optional: with OpenTelemetry installed, each call's figures go on the current span
+    from opentelemetry import trace as _otel_trace
+except ImportError:  # pragma: no cover - depends on the environment
+    _otel_trace = None
+
 ROOT_ENV = "AGENT_WORKSPACE_ROOT"
 WRITES_DISABLED = "writes_disabled"
 _JSON_TYPES: dict[str, type] = {
@@ -322,35 +327,41 @@ class FileSystemTools:
     async def _run(self, name: str, args: dict[str, Any]) -> ToolResponse:
         started = time.perf_counter()
         outcome = "error"
+        metrics: dict[str, Any] | None = None
         try:
-            response = await self._dispatch(name, args)
+            response, metrics = await self._dispatch(name, args)
             outcome = _outcome(response)
             return response
         except asyncio.CancelledError:
             outcome = "cancelled"
             raise
         finally:
+            if metrics is not None:
+                _record_on_span(metrics, outcome)
             if log.isEnabledFor(logging.INFO):
-                _log_call(name, args, outcome, time.perf_counter() - started)
+                _log_call(name, args, outcome, time.perf_counter() - started, metrics)
 
-    async def _dispatch(self, name: str, args: dict[str, Any]) -> ToolResponse:
+    async def _dispatch(self, name: str, args: dict[str, Any]) -> tuple[ToolResponse, dict[str, Any] | None]:
+        """The response, and the call's metrics when the library ran it."""
         if not self._native:  # the profile's envelope, as the library made it
-            return await self._in_thread(name, args)
+            envelope = await self._in_thread(name, args)
+            return envelope, envelope.pop("metrics", None)
         spec = self._specs.get(name)
         if spec is None:
             known = ", ".join(self._specs)
-            return _failure("unknown_tool", f"there is no tool named {name!r}; the tools are: {known}")
+            return _failure("unknown_tool", f"there is no tool named {name!r}; the tools are: {known}"), None
         if not self.writes_enabled and name not in self._runs_read_only:
             return _failure(
                 WRITES_DISABLED,
                 f"{name} is not available: file changes are disabled for this agent "
                 "(filesystem_writes_enabled is false). The read-only tools still work.",
-            )
+            ), None
         envelope = await self._in_thread(name, args)
+        metrics = envelope.get("metrics")
         if envelope["ok"]:
-            return _success(envelope["data"], envelope["text"])
+            return _success(envelope["data"], envelope["text"]), metrics
         error = envelope["error"]
-        return _failure(error["code"], error["message"])
+        return _failure(error["code"], error["message"]), metrics
 
     async def _in_thread(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """The library's envelope of one call, run in a thread; cancelling the awaiting task
@@ -367,7 +378,7 @@ class FileSystemTools:
 
     def _envelope(self, name: str, args: dict[str, Any], token: CancelToken) -> dict[str, Any]:
         try:
-            return self._workspace._envelope(name, args, None, token)
+            return self._workspace._envelope(name, args, None, token, profile_metrics=True)
         except WsfsError as e:  # refused before the library (a NUL in a C string, ...)
             if not self._native:
                 return _failure(e.code, e.message)
@@ -505,7 +516,35 @@ def _docstring(spec: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _log_call(name: str, args: Mapping[str, Any], outcome: str, seconds: float) -> None:
+def _record_on_span(metrics: Mapping[str, Any], outcome: str) -> None:
+    """Sets the call's figures as ``tool.*`` attributes on the current OpenTelemetry span (the
+    one an agent framework's middleware opened around the tool), when OpenTelemetry is
+    installed and that span records."""
+    if _otel_trace is None:
+        return
+    span = _otel_trace.get_current_span()
+    if span.is_recording():
+        span.set_attributes(span_attributes(metrics, outcome))
+
+
+def span_attributes(metrics: Mapping[str, Any], outcome: str) -> dict[str, Any]:
+    """A call's metrics as span attributes: ``tool.name``, ``tool.path``, ``tool.outcome``,
+    ``tool.duration_ms`` and ``tool.<figure>`` for each figure the tool has (``tool.lines_read``,
+    ``tool.bytes_read``, ``tool.truncated`` ...). Never contents."""
+    attributes: dict[str, Any] = {"tool.name": metrics.get("tool", ""), "tool.outcome": outcome}
+    for key, value in metrics.items():
+        if key == "tool":
+            continue
+        if key == "duration_us":
+            attributes["tool.duration_ms"] = value / 1000
+        elif isinstance(value, (str, int, float, bool)):
+            attributes[f"tool.{key}"] = value
+    return attributes
+
+
+def _log_call(
+    name: str, args: Mapping[str, Any], outcome: str, seconds: float, metrics: Mapping[str, Any] | None = None
+) -> None:
     path = args.get("path", ".")
     path = path if isinstance(path, str) else repr(path)
     if len(path) > _LOGGED_PATH_CHARS:
@@ -517,5 +556,11 @@ def _log_call(name: str, args: Mapping[str, Any], outcome: str, seconds: float) 
         path,
         outcome,
         ms,
-        extra={"wsfs_tool": name, "wsfs_path": path, "wsfs_outcome": outcome, "wsfs_duration_ms": ms},
+        extra={
+            "wsfs_tool": name,
+            "wsfs_path": path,
+            "wsfs_outcome": outcome,
+            "wsfs_duration_ms": ms,
+            "wsfs_metrics": dict(metrics) if metrics is not None else None,
+        },
     )

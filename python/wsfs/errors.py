@@ -8,6 +8,8 @@ know yet (from a newer library) is raised as a plain :class:`WsfsError` carrying
 
 from __future__ import annotations
 
+from typing import Any
+
 # code -> meaning (the subclass's docstring). Keep in step with README.md's error table,
 # include/wsfs.h and go/errors.go; tests/test_errors.py compares it with the header.
 ERROR_CODES: dict[str, str] = {
@@ -72,6 +74,9 @@ class WsfsError(Exception):
 
     code: str
     message: str
+    metrics: dict[str, Any] | None = None
+    """The failed call's figures (tool, path, duration; README "Metrics") when the library
+    reported them, else ``None``."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(code, message)

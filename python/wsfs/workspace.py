@@ -321,19 +321,33 @@ class Workspace:
         return json.loads(raw)
 
     def _envelope(
-        self, name: str, args: dict[str, Any], timeout: float | None, cancel: CancelToken | None
+        self,
+        name: str,
+        args: dict[str, Any],
+        timeout: float | None,
+        cancel: CancelToken | None,
+        profile_metrics: bool = False,
     ) -> dict[str, Any]:
-        """The full envelope of a call; plain reads take the raw fast path and rebuild it."""
+        """The full envelope of a call, with its ``metrics`` (README, "Metrics"); plain reads
+        take the raw fast path and rebuild it. A profile's envelope has them only with
+        ``profile_metrics`` (the caller removes them before a model sees it)."""
         if self.profile != NATIVE_PROFILE:  # the profile's envelope: no raw modes, no buffer
-            raw = self._invoke(_native.c_string(name, "tool name"), _encode_args(args), _options("full", timeout, cancel))
+            options = _options("full", timeout, cancel, metrics=True if profile_metrics else None)
+            raw = self._invoke(_native.c_string(name, "tool name"), _encode_args(args), options)
             return json.loads(raw)
         if name == "read_file" and _is_plain_read(args):
-            options = _options("data_raw", timeout, cancel)
+            options = _options("data_raw", timeout, cancel, metrics=True)
             try:
-                data, text, warnings = self._plain_read(args["path"], options)
+                data, text, warnings, metrics = self._plain_read(args["path"], options)
             except WsfsError as e:  # the library's, or a path refused as the library would
-                return {"ok": False, "error": {"code": e.code, "message": e.message}, "text": str(e)}
-            return {"ok": True, "data": data, "text": text, "warnings": list(warnings)}
+                failure: dict[str, Any] = {"ok": False, "error": {"code": e.code, "message": e.message}, "text": str(e)}
+                if e.metrics is not None:
+                    failure["metrics"] = e.metrics
+                return failure
+            envelope = {"ok": True, "data": data, "text": text, "warnings": list(warnings)}
+            if metrics is not None:
+                envelope["metrics"] = metrics
+            return envelope
         content = None
         if name in CONTENT_TOOLS and isinstance(args.get("content"), str):
             args = dict(args)
@@ -482,10 +496,12 @@ class Workspace:
             raise _error(env)
         return cls.from_data(env["data"], env["text"], tuple(env.get("warnings", ())))
 
-    def _plain_read(self, path: PathArg, options: bytes) -> tuple[dict[str, Any], str, tuple[str, ...]]:
+    def _plain_read(
+        self, path: PathArg, options: bytes
+    ) -> tuple[dict[str, Any], str, tuple[str, ...], dict[str, Any] | None]:
         """A whole-file read with output "data_raw": the JSON part, one newline, then the
         content unescaped, so the content is neither escaped nor parsed. Returns (data with
-        content, text as the library renders it, warnings)."""
+        content, text as the library renders it, warnings, the metrics if the options asked)."""
         if type(path) is not str:
             path = _path_str(path)
         _check_path(path)
@@ -495,7 +511,9 @@ class Workspace:
         if newline < 0:  # a failure (or a library that kept the content in the JSON)
             env = json.loads(raw)
             if not env["ok"]:
-                raise _error(env)
+                error = _error(env)
+                error.metrics = env.get("metrics")
+                raise error
             data = env["data"]
             content = data.get("content", "")
         else:
@@ -504,7 +522,7 @@ class Workspace:
             content = str(memoryview(raw)[newline + 1 :], "utf-8")
         data["content"] = content
         warnings = tuple(env.get("warnings", ()))
-        return data, _read_text(content, data, self._max_read, warnings), warnings
+        return data, _read_text(content, data, self._max_read, warnings), warnings, env.get("metrics")
 
     # -- tools: one method per tool; tests/test_registry.py checks them against the specs --
 
@@ -530,7 +548,7 @@ class Workspace:
             if encoding_errors is not None:
                 args["encoding_errors"] = encoding_errors
             return self._run(ReadFileResult, args, timeout, cancel)
-        data, text, warnings = self._plain_read(path, _options("data_raw", timeout, cancel))
+        data, text, warnings, _ = self._plain_read(path, _options("data_raw", timeout, cancel))
         # Built directly (not from_data): this is the hot path the benchmark measures.
         return ReadFileResult(
             text=text,
@@ -915,10 +933,12 @@ def _check_path(path: object) -> None:
         raise ERROR_CLASSES["invalid_path"]("invalid_path", "path contains a NUL byte")
 
 
-def _options(output: str, timeout: float | None, cancel: CancelToken | None) -> bytes:
-    if timeout is None and cancel is None:
+def _options(output: str, timeout: float | None, cancel: CancelToken | None, metrics: bool | None = None) -> bytes:
+    if timeout is None and cancel is None and metrics is None:
         return _OPTIONS[output]
     options: dict[str, Any] = {"output": output}
+    if metrics is not None:
+        options["metrics"] = metrics
     if timeout is not None:
         if not timeout >= 0:  # also refuses NaN
             raise ValueError(f"timeout must be >= 0 seconds, got {timeout!r}")
