@@ -132,6 +132,8 @@ pub fn bound(text: &str, max: usize) -> String {
 }
 
 #[cfg(test)]
+mod detection_tests;
+#[cfg(test)]
 pub mod projects;
 #[cfg(test)]
 mod tests;

@@ -244,7 +244,11 @@ pub fn run_tests(
         Kind::Cargo => {
             report::cargo::parse(&format!("{}\n{}", out.stdout.text(), out.stderr.text()))
         }
-        Kind::Npm | Kind::Other => text_counts(&out),
+        Kind::Npm | Kind::Other => {
+            let text = format!("{}\n{}", out.stdout.text(), out.stderr.text());
+            report::nodetest::parse(&text, &dir.display().to_string())
+                .unwrap_or_else(|| text_counts(&out))
+        }
     };
     let mut run = result(kind, command, counts, &out);
     hide_host_paths(&mut run, scratch.path(), runner.places().home.as_deref());
