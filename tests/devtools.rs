@@ -379,9 +379,12 @@ fn the_exec_wall_clock_bounds_programs_not_operation_timeout_ms() {
 fn workspace_info_through_the_registry() {
     let f = Fixture::with_config(exec_on(json!({})));
     repo(&f);
+    // A `.py` file at the root, listed through the workspace, makes it a Python project.
+    f.write("tool.py", "print(1)\n");
     let v = named(&f, "workspace_info", json!({}));
     let data = assert_ok(&v);
     assert_eq!(data["git_repo_root"], ".");
+    assert_eq!(data["project"], json!(["python"]), "{data}");
     assert_eq!(data["tools"]["git"]["available"], true, "{data}");
     assert!(v["text"].as_str().unwrap().contains("git repository at ."));
     // The second call is the cache's (same answer; the lib test counts no process started).

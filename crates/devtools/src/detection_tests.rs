@@ -65,3 +65,97 @@ fn npm_test_running_node_test_counts_both_tests_and_names_the_failing_one() {
     );
     assert!(f.reason.contains("strictly equal"), "{f:?}");
 }
+
+/// Python files at the root and nothing else: no pyproject.toml, no configuration, no tests/.
+/// `calc.py` has an unused import (line 1), a wrong sum (line 5) and a type error (line 9).
+fn flat_python(root: &Path) {
+    let files = [
+        (
+            "calc.py",
+            "import os\n\n\ndef sub(a: int, b: int) -> int:\n    return a + b\n\n\ndef label(n: int) -> int:\n    return \"n=\" + str(n)\n",
+        ),
+        (
+            "test_calc.py",
+            "from calc import sub\n\n\ndef test_sub_small():\n    assert sub(3, 2) == 1\n\n\ndef test_sub_zero():\n    assert sub(0, 0) == 0\n",
+        ),
+    ];
+    for (name, text) in files {
+        std::fs::write(root.join(name), text).unwrap();
+    }
+}
+
+#[test]
+fn a_root_level_test_file_without_configuration_runs_under_pytest() {
+    let p = Project::new(flat_python);
+    if !have(&p.runner, "pytest") {
+        return;
+    }
+    let run = p.run_tests();
+    assert_eq!(run.runner, "pytest", "{}", run.raw_output);
+    assert_eq!(
+        (run.total, run.passed_count, run.failed_count),
+        (2, 1, 1),
+        "{}",
+        run.raw_output
+    );
+    let f = &run.failures[0];
+    assert_eq!((f.file.as_str(), f.line), ("test_calc.py", 5), "{f:?}");
+    assert!(f.test.ends_with("test_sub_small"), "{f:?}");
+}
+
+#[test]
+fn ruff_and_mypy_check_python_files_without_a_pyproject() {
+    let p = Project::new(flat_python);
+    if !have(&p.runner, "ruff") || !have(&p.runner, "mypy") {
+        return;
+    }
+    let files = DirFiles::open(&p.ws).unwrap();
+    let check = |check| {
+        run_check(
+            check,
+            &p.runner,
+            &p.ws,
+            &files,
+            &CheckArgs::default(),
+            &Control::default(),
+        )
+        .unwrap_or_else(|e| panic!("{check:?}: {e}"))
+    };
+    let lint = check(Check::Lint);
+    assert_eq!(lint.parser_used, "ruff", "{}", lint.raw_output);
+    let unused = lint.issues.iter().find(|i| i.rule == "F401");
+    assert!(
+        unused.is_some_and(|i| (i.file.as_str(), i.line) == ("calc.py", 1)),
+        "{:?}",
+        lint.issues
+    );
+    let types = check(Check::Typecheck);
+    assert_eq!(types.parser_used, "mypy", "{}", types.raw_output);
+    assert!(
+        types
+            .issues
+            .iter()
+            .any(|i| (i.file.as_str(), i.line) == ("calc.py", 9)),
+        "{:?}",
+        types.issues
+    );
+}
+
+#[test]
+fn a_checker_configuration_or_python_files_make_a_python_project() {
+    use super::workspace_info::project_kinds;
+    for (name, python) in [
+        ("ruff.toml", true),
+        (".ruff.toml", true),
+        ("mypy.ini", true),
+        ("tox.ini", true),
+        ("tool.py", true),
+        ("README.md", false),
+        ("notes.pyc", false),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join(name), "").unwrap();
+        let kinds = project_kinds(&DirFiles::open(tmp.path()).unwrap());
+        assert_eq!(kinds.contains(&"python"), python, "{name}: {kinds:?}");
+    }
+}

@@ -61,6 +61,16 @@ pub trait ProjectFiles {
     /// A small text file's contents (at most `max` bytes; None if larger, missing or not a
     /// regular file).
     fn read_small(&self, rel: &str, max: u64) -> Option<String>;
+    /// The names of the regular files in the directory `rel` ("." for the root), as many as
+    /// a `list_dir` shows; empty when it is missing or unreadable.
+    fn file_names(&self, rel: &str) -> Vec<String>;
+}
+
+/// Whether `name` is a Python test file as pytest finds them by default (`test_*.py`,
+/// `*_test.py`).
+pub fn is_python_test_file(name: &str) -> bool {
+    name.strip_suffix(".py")
+        .is_some_and(|stem| stem.starts_with("test_") || stem.ends_with("_test"))
 }
 
 /// [`ProjectFiles`] beneath a directory handle (cap-std: nothing outside is reachable), for
@@ -91,6 +101,17 @@ impl ProjectFiles for DirFiles {
             return None;
         }
         self.0.read_to_string(rel).ok()
+    }
+
+    fn file_names(&self, rel: &str) -> Vec<String> {
+        let Ok(entries) = self.0.read_dir(rel) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect()
     }
 }
 

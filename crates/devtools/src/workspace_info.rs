@@ -248,17 +248,28 @@ fn repo_root(runner: &Runner, root: &Path, ctl: &Control) -> Option<String> {
     })
 }
 
+/// Files at the root that make a directory a Python project (so do `.py` files there): its
+/// packaging, test and checker configurations.
+pub const PYTHON_MARKERS: &[&str] = &[
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "requirements.txt",
+    "Pipfile",
+    "pytest.ini",
+    "conftest.py",
+    "tox.ini",
+    "ruff.toml",
+    ".ruff.toml",
+    "mypy.ini",
+    ".mypy.ini",
+];
+
+/// What the project at the root is: `python`, `node`, `go`, `rust`.
 pub fn project_kinds(files: &dyn ProjectFiles) -> Vec<&'static str> {
     let mut kinds = Vec::new();
     let any = |names: &[&str]| names.iter().any(|n| files.is_file(n));
-    if any(&[
-        "pyproject.toml",
-        "setup.py",
-        "setup.cfg",
-        "requirements.txt",
-        "pytest.ini",
-        "conftest.py",
-    ]) {
+    if any(PYTHON_MARKERS) || files.file_names(".").iter().any(|n| n.ends_with(".py")) {
         kinds.push("python");
     }
     if any(&["package.json"]) {

@@ -27,6 +27,8 @@ use crate::sandbox::fileops::{open_leaf_read, regular_file_size};
 use crate::sandbox::gate::Access;
 use crate::sandbox::resolve::Located;
 use crate::tools::contract::Call;
+use crate::tools::kind::FileKind;
+use crate::tools::list_dir::list_dir;
 use crate::workspace::Workspace;
 use crate::workspace_info::InfoCache;
 use crate::ProjectFiles;
@@ -243,5 +245,22 @@ impl ProjectFiles for WsFiles<'_> {
         let mut text = String::new();
         file.take(max + 1).read_to_string(&mut text).ok()?;
         (text.len() as u64 <= max).then_some(text)
+    }
+
+    fn file_names(&self, rel: &str) -> Vec<String> {
+        let Ok(path) = self.ws.parse_path(rel) else {
+            return Vec::new();
+        };
+        list_dir(self.ws, &path, self.ctl).map_or_else(
+            |_| Vec::new(),
+            |listed| {
+                listed
+                    .entries
+                    .into_iter()
+                    .filter(|e| e.kind == FileKind::File)
+                    .map(|e| e.name)
+                    .collect()
+            },
+        )
     }
 }
