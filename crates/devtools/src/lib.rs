@@ -50,6 +50,7 @@ pub mod command;
 pub mod lint;
 pub mod run_tests;
 pub mod shells;
+pub mod toolchains;
 pub mod workspace_info;
 
 /// How a tool looks at the project's files to decide what to run (`package.json`'s scripts,
@@ -158,3 +159,5 @@ mod detection_tests;
 pub mod projects;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod toolchain_tests;
