@@ -193,6 +193,14 @@ type Policy struct {
 	ExecNetwork bool
 	// ExecReadPaths are absolute directories programs may read and execute
 	// besides the system's: toolchain homes such as ~/.cargo or /opt/go.
+	// The word "auto" (alone or with directories) adds, read and execute
+	// only, the toolchains the library finds on the host's PATH when the
+	// workspace opens: a pyenv version (pyenv's root for its shims), a
+	// virtualenv and the Python it links to, nvm's node version, ~/.cargo
+	// and ~/.rustup, or the prefix above another bin/ directory (never the
+	// home directory or ~/.local whole: only their bin/). workspace_info's
+	// unreadable_toolchains lists those programs cannot read, each with the
+	// entry to add.
 	ExecReadPaths []string
 	// ExecEnvAllow names host environment variables programs get besides
 	// PATH, HOME and LANG (a trailing "*" makes a prefix).

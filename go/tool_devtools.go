@@ -114,7 +114,23 @@ type WorkspaceInfoResult struct {
 	GitRepoRoot string `json:"git_repo_root"`
 	// Project is what the project looks like: python, node, go, rust.
 	Project []string `json:"project"`
-	Sandbox Sandbox  `json:"sandbox"`
+	// UnreadableToolchains are the toolchains on the programs' PATH that
+	// they may not read (pyenv, a virtualenv, nvm, rustup), each with the
+	// policy entry that grants it (see Policy.ExecReadPaths).
+	UnreadableToolchains []UnreadableToolchain `json:"unreadable_toolchains"`
+	Sandbox              Sandbox               `json:"sandbox"`
+}
+
+// UnreadableToolchain is a toolchain programs may not read: Program, found
+// at Path, needs Root (Kind: pyenv, venv, nvm, rustup, prefix or
+// directory); Policy is the entry the host adds, {"exec_read_paths":
+// [Root]}, or Policy.ExecReadPaths ["auto"] grants every one found.
+type UnreadableToolchain struct {
+	Program string         `json:"program"`
+	Path    string         `json:"path"`
+	Kind    string         `json:"kind"`
+	Root    string         `json:"root"`
+	Policy  map[string]any `json:"policy"`
 }
 
 // WorkspaceInfo reports the OS, the runtimes and tools that run inside the

@@ -100,7 +100,7 @@ char *wsfs_tool_instructions(void);
  false (audit lines record the arguments, content as {length, sha256}), "allow_tools": [name],
  "deny_tools": [name] = [], "exec_enabled": bool = false, "shell_enabled": bool = false,
  "exec_require_sandbox": bool = true, "exec_network": bool = false, "exec_read_paths":
- [absolute path] = [], "exec_env_allow": [name or prefix*] = [], "exec_timeout_sec":
+ [absolute path or "auto"] = [], "exec_env_allow": [name or prefix*] = [], "exec_timeout_sec":
  1..86400 = 60}, "profile": str = "wsfs"}`. `profile` chooses the tools as one host expects
  them (see README.md, "Profiles"): "wsfs" (the native tools), "miniclaw",
  "filesystem-tool", "agent-base" or "capability-plan"; an unknown name is

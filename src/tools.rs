@@ -66,6 +66,10 @@ impl ToolSet {
         if let Some(rules) = checked.shell_rules.take() {
             wsfs_devtools::entries::keep_shell_rules(ws, rules);
         }
+        #[cfg(feature = "exec")]
+        if config.policy.exec_enabled {
+            wsfs_devtools::entries::settle_read_paths(ws);
+        }
         #[cfg(feature = "wasm")]
         if !config.wasm_tools.is_empty() {
             let wasm = WasmTools::load(ws.clone(), &config.wasm_tools, &config.wasm_policy)?;

@@ -147,6 +147,33 @@ fn the_switches_are_decoded_strictly() {
     close_ws(data["workspace"].as_u64().unwrap());
 }
 
+/// `"auto"` is the one word `exec_read_paths` takes besides absolute paths; what it grants is
+/// tested on a fake toolchain in crates/devtools/src/toolchain_tests.rs.
+#[test]
+fn exec_read_paths_takes_auto_and_no_other_word() {
+    let root = tempfile::tempdir().unwrap();
+    let open = |paths: Value| {
+        let policy = json!({"exec_enabled": true, "exec_read_paths": paths});
+        open_raw(&json!({"root": root.path().to_str().unwrap(), "policy": policy}).to_string())
+    };
+    for word in ["Auto", "automatic", "auto/"] {
+        let msg = assert_err(&open(json!([word])), "invalid_arguments");
+        assert!(msg.contains("\"auto\""), "{word}: {msg}");
+    }
+    for paths in [json!(["auto"]), json!(["/opt", "auto"])] {
+        let v = open(paths.clone());
+        let data = assert_ok(&v);
+        assert_eq!(data["policy"]["exec_read_paths"], paths, "{data}");
+        let ws = data["workspace"].as_u64().unwrap();
+        let info = call_named(ws, "workspace_info", "{}");
+        assert!(
+            assert_ok(&info)["unreadable_toolchains"].is_array(),
+            "{info}"
+        );
+        close_ws(ws);
+    }
+}
+
 #[test]
 fn deny_rules_programs_could_not_honour_are_refused_at_open() {
     let root = tempfile::tempdir().unwrap();
@@ -379,9 +406,12 @@ fn the_exec_wall_clock_bounds_programs_not_operation_timeout_ms() {
 fn workspace_info_through_the_registry() {
     let f = Fixture::with_config(exec_on(json!({})));
     repo(&f);
+    // A `.py` file at the root, listed through the workspace, makes it a Python project.
+    f.write("tool.py", "print(1)\n");
     let v = named(&f, "workspace_info", json!({}));
     let data = assert_ok(&v);
     assert_eq!(data["git_repo_root"], ".");
+    assert_eq!(data["project"], json!(["python"]), "{data}");
     assert_eq!(data["tools"]["git"]["available"], true, "{data}");
     assert!(v["text"].as_str().unwrap().contains("git repository at ."));
     // The second call is the cache's (same answer; the lib test counts no process started).

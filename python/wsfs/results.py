@@ -398,7 +398,10 @@ class WorkspaceInfoResult(ToolResult):
     """``runtimes`` (python, node, go, rust, java) and ``tools`` (git, pytest, npm, ruff,
     eslint, mypy, pyright, tsc, cargo, go) map a name to ``{"available", "version"?, "path"?,
     "note"?}``; ``git_repo_root`` is workspace-relative (``"."``), ``None`` outside a
-    repository; ``sandbox`` is what programs run under."""
+    repository; ``unreadable_toolchains`` lists the toolchains on the PATH programs may not
+    read, each ``{"program", "path", "kind", "root", "policy"}`` with ``policy`` the entry
+    the host adds (``{"exec_read_paths": [root]}``, or ``["auto"]`` for all); ``sandbox`` is
+    what programs run under."""
 
     os: str
     platform: str
@@ -407,6 +410,7 @@ class WorkspaceInfoResult(ToolResult):
     git_repo_root: str | None
     project: tuple[str, ...]
     sandbox: Mapping[str, Any]
+    unreadable_toolchains: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

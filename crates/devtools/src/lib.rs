@@ -50,6 +50,7 @@ pub mod command;
 pub mod lint;
 pub mod run_tests;
 pub mod shells;
+pub mod toolchains;
 pub mod workspace_info;
 
 /// How a tool looks at the project's files to decide what to run (`package.json`'s scripts,
@@ -61,6 +62,16 @@ pub trait ProjectFiles {
     /// A small text file's contents (at most `max` bytes; None if larger, missing or not a
     /// regular file).
     fn read_small(&self, rel: &str, max: u64) -> Option<String>;
+    /// The names of the regular files in the directory `rel` ("." for the root), as many as
+    /// a `list_dir` shows; empty when it is missing or unreadable.
+    fn file_names(&self, rel: &str) -> Vec<String>;
+}
+
+/// Whether `name` is a Python test file as pytest finds them by default (`test_*.py`,
+/// `*_test.py`).
+pub fn is_python_test_file(name: &str) -> bool {
+    name.strip_suffix(".py")
+        .is_some_and(|stem| stem.starts_with("test_") || stem.ends_with("_test"))
 }
 
 /// [`ProjectFiles`] beneath a directory handle (cap-std: nothing outside is reachable), for
@@ -91,6 +102,17 @@ impl ProjectFiles for DirFiles {
             return None;
         }
         self.0.read_to_string(rel).ok()
+    }
+
+    fn file_names(&self, rel: &str) -> Vec<String> {
+        let Ok(entries) = self.0.read_dir(rel) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect()
     }
 }
 
@@ -132,6 +154,10 @@ pub fn bound(text: &str, max: usize) -> String {
 }
 
 #[cfg(test)]
+mod detection_tests;
+#[cfg(test)]
 pub mod projects;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod toolchain_tests;

@@ -142,10 +142,11 @@ fn detect(
     })
 }
 
+/// `.py` files in `src/` or `app/` (the root's own make it a Python project already).
 fn has_python_files(files: &dyn ProjectFiles) -> bool {
-    ["main.py", "app.py", "__init__.py", "src", "app"]
+    ["src", "app"]
         .iter()
-        .any(|f| files.is_file(f) && f.ends_with(".py"))
+        .any(|d| files.file_names(d).iter().any(|n| n.ends_with(".py")))
 }
 
 /// Runs the check in `dir`. `paths` are workspace paths the caller resolved (relative to `dir`).

@@ -84,7 +84,11 @@ fn detect(files: &dyn ProjectFiles, runner: &Runner, dir: &Path) -> Option<Vec<S
     ]
     .iter()
     .any(|f| files.is_file(f))
-        || files.is_dir("tests") && !files.is_file("package.json") && !files.is_file("go.mod");
+        || files.is_dir("tests") && !files.is_file("package.json") && !files.is_file("go.mod")
+        || files
+            .file_names(".")
+            .iter()
+            .any(|n| super::is_python_test_file(n));
     if python {
         return Some(if runner.locate("pytest", dir).is_some() {
             vec!["pytest".into()]
@@ -138,8 +142,8 @@ pub fn run_tests(
         let Some(words) = detect(files, runner, dir) else {
             return Err(WsfsError::new(
                 ErrorCode::CommandRequired,
-                "no test runner was found here (no pytest configuration or tests/, go.mod, \
-                 Cargo.toml, or package.json test script); pass command, e.g. 'make test'",
+                "no test runner was found here (no pytest configuration, tests/ or test_*.py, \
+                 go.mod, Cargo.toml, or package.json test script); pass command, e.g. 'make test'",
             ));
         };
         (words, false)
@@ -244,7 +248,11 @@ pub fn run_tests(
         Kind::Cargo => {
             report::cargo::parse(&format!("{}\n{}", out.stdout.text(), out.stderr.text()))
         }
-        Kind::Npm | Kind::Other => text_counts(&out),
+        Kind::Npm | Kind::Other => {
+            let text = format!("{}\n{}", out.stdout.text(), out.stderr.text());
+            report::nodetest::parse(&text, &dir.display().to_string())
+                .unwrap_or_else(|| text_counts(&out))
+        }
     };
     let mut run = result(kind, command, counts, &out);
     hide_host_paths(&mut run, scratch.path(), runner.places().home.as_deref());

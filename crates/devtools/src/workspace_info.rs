@@ -2,6 +2,7 @@
 //! through the sandboxed runner itself (so "available" means "runs inside the sandbox"), and
 //! cached: only `refresh: true` starts a process again.
 
+use super::toolchains::{self, Toolchain};
 use super::ProjectFiles;
 use crate::error::WsfsError;
 use crate::exec::confinement::SandboxReport;
@@ -32,7 +33,36 @@ pub struct WorkspaceInfo {
     pub git_repo_root: Option<String>,
     /// What the project looks like: python, node, go, rust.
     pub project: Vec<&'static str>,
+    /// Toolchains the PATH leads to that programs may not read (a Python under pyenv, a
+    /// virtualenv, nvm's node, rustup's cargo), each with the policy entry that grants it.
+    pub unreadable_toolchains: Vec<ToolchainHint>,
     pub sandbox: SandboxReport,
+}
+
+/// A toolchain programs cannot read, and what the host adds to its policy to grant it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ToolchainHint {
+    #[serde(flatten)]
+    pub toolchain: Toolchain,
+    /// The policy entry to add: `{"exec_read_paths": [root]}` (or `["auto"]` for all).
+    pub policy: serde_json::Value,
+}
+
+impl ToolchainHint {
+    fn new(toolchain: Toolchain) -> ToolchainHint {
+        let policy = serde_json::json!({ "exec_read_paths": [toolchain.root] });
+        ToolchainHint { toolchain, policy }
+    }
+
+    /// One line for the model and the host.
+    pub fn advice(&self) -> String {
+        let t = &self.toolchain;
+        format!(
+            "{} at {} is in a toolchain programs may not read ({} at {}): the host adds \
+             {:?} to policy.exec_read_paths, or \"auto\" for every toolchain wsfs finds",
+            t.program, t.path, t.kind, t.root, t.root
+        )
+    }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, Default)]
@@ -142,6 +172,20 @@ pub fn probe(
     let sandbox = runner
         .run_once(&ExecRequest::new("true", &root).under(ctl))
         .map(|o| o.sandbox)?;
+    let unreadable_toolchains = unreadable_toolchains(runner);
+    for (program, p) in runtimes.iter_mut().chain(tools.iter_mut()) {
+        let program = RUNTIMES
+            .iter()
+            .chain(TOOLS)
+            .find(|(name, _, _)| name == program)
+            .map_or(*program, |(_, program, _)| *program);
+        if let Some(hint) = unreadable_toolchains
+            .iter()
+            .find(|h| !p.available && h.toolchain.program == program)
+        {
+            p.note = Some(hint.advice());
+        }
+    }
     Ok(WorkspaceInfo {
         os: std::env::consts::OS.to_string(),
         platform: platform(),
@@ -149,8 +193,24 @@ pub fn probe(
         tools,
         git_repo_root: repo_root(runner, &root, ctl),
         project: project_kinds(files),
+        unreadable_toolchains,
         sandbox,
     })
+}
+
+/// The toolchains on the programs' PATH outside what they may read: the system directories,
+/// the read paths, the workspace and the tools' home.
+fn unreadable_toolchains(runner: &Runner) -> Vec<ToolchainHint> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let places = runner.places();
+    let mut readable = runner.policy().read_paths.clone();
+    readable.push(places.view_root.clone());
+    readable.extend(places.home.clone());
+    let found = toolchains::detect(&runner.path_var(), home.as_deref());
+    toolchains::unreadable(found, &readable)
+        .into_iter()
+        .map(ToolchainHint::new)
+        .collect()
 }
 
 fn probe_one(runner: &Runner, root: &Path, program: &str, arg: &str, ctl: &Control) -> Probe {
@@ -248,17 +308,28 @@ fn repo_root(runner: &Runner, root: &Path, ctl: &Control) -> Option<String> {
     })
 }
 
+/// Files at the root that make a directory a Python project (so do `.py` files there): its
+/// packaging, test and checker configurations.
+pub const PYTHON_MARKERS: &[&str] = &[
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "requirements.txt",
+    "Pipfile",
+    "pytest.ini",
+    "conftest.py",
+    "tox.ini",
+    "ruff.toml",
+    ".ruff.toml",
+    "mypy.ini",
+    ".mypy.ini",
+];
+
+/// What the project at the root is: `python`, `node`, `go`, `rust`.
 pub fn project_kinds(files: &dyn ProjectFiles) -> Vec<&'static str> {
     let mut kinds = Vec::new();
     let any = |names: &[&str]| names.iter().any(|n| files.is_file(n));
-    if any(&[
-        "pyproject.toml",
-        "setup.py",
-        "setup.cfg",
-        "requirements.txt",
-        "pytest.ini",
-        "conftest.py",
-    ]) {
+    if any(PYTHON_MARKERS) || files.file_names(".").iter().any(|n| n.ends_with(".py")) {
         kinds.push("python");
     }
     if any(&["package.json"]) {

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 const WANTED: ABI = ABI::V10;
 
 /// Read and execute.
-const SYSTEM_DIRS: &[&str] = &[
+pub const SYSTEM_DIRS: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
 ];
 /// Read only.

@@ -329,7 +329,8 @@ impl Runner {
         program::resolve(OsStr::new(program), &self.path_var(), cwd)
     }
 
-    fn path_var(&self) -> OsString {
+    /// The `PATH` programs get.
+    pub fn path_var(&self) -> OsString {
         match &self.policy.path {
             Some(p) => p.into(),
             None => std::env::var_os("PATH").unwrap_or_else(|| env::DEFAULT_PATH.into()),
@@ -698,7 +699,7 @@ fn spawn_error(
             format!(
                 "{name} ({}) may not be executed inside the sandbox: it is outside the system \
                  directories and the host's exec_read_paths; the host can add its directory \
-                 to exec_read_paths",
+                 to exec_read_paths, or \"auto\" (workspace_info names the directory)",
                 exe.display()
             ),
         ),

@@ -78,6 +78,11 @@ pub struct PolicyConfig {
     pub exec_network: bool,
     /// Directories programs may read and execute besides the system's (`/usr`, `/bin`,
     /// `/lib*`, `/etc`, ...): toolchain homes such as `~/.cargo`, `/opt/go`, a virtualenv.
+    /// The word `"auto"` (alone or with directories) adds the toolchains found on the host's
+    /// PATH when the workspace opens (a pyenv version, or pyenv's root for its shims, a
+    /// virtualenv and the Python it links to,
+    /// nvm's node version, `~/.cargo` and `~/.rustup`, the prefix above another `bin/`), read
+    /// and execute only; `workspace_info` lists those programs cannot read.
     #[serde(default)]
     pub exec_read_paths: Vec<String>,
     /// Host environment variables programs get besides `PATH`, `HOME` and `LANG`: names, or
@@ -165,9 +170,10 @@ impl PolicyConfig {
             )));
         }
         for p in &self.exec_read_paths {
-            if !p.starts_with('/') {
+            if !p.starts_with('/') && p != "auto" {
                 return Err(config_error(format!(
-                    "policy.exec_read_paths: {p:?} is not an absolute path"
+                    "policy.exec_read_paths: {p:?} is not an absolute path; give a directory's \
+                     full path on the host, or \"auto\" for the toolchains wsfs finds on the PATH"
                 )));
             }
         }

@@ -47,6 +47,10 @@ impl ToolOutput for InfoOutput {
         if !info.project.is_empty() {
             s.push_str(&format!("project: {}\n", info.project.join(", ")));
         }
+        for hint in &info.unreadable_toolchains {
+            s.push_str(&hint.advice());
+            s.push('\n');
+        }
         Cow::Owned(s)
     }
 }

@@ -27,6 +27,8 @@ use crate::sandbox::fileops::{open_leaf_read, regular_file_size};
 use crate::sandbox::gate::Access;
 use crate::sandbox::resolve::Located;
 use crate::tools::contract::Call;
+use crate::tools::kind::FileKind;
+use crate::tools::list_dir::list_dir;
 use crate::workspace::Workspace;
 use crate::workspace_info::InfoCache;
 use crate::ProjectFiles;
@@ -112,8 +114,10 @@ pub struct DevState {
 /// each program runs on the session's view (base + session changes) and what it changes goes
 /// into the session, never into the base (`wsfs_core::workspace::overlay::runs`).
 pub fn state(ws: &Workspace) -> Result<Arc<DevState>> {
+    // Looked up before: a slot's maker must not take another slot (one lock holds them).
+    let read_paths = read_paths(ws);
     Ok(ws.slot(|| DevState {
-        runner: Runner::new(places(ws), exec_settings(ws)),
+        runner: Runner::new(places(ws), exec_settings(ws, &read_paths.0)),
         info: InfoCache::default(),
     }))
 }
@@ -148,10 +152,34 @@ fn places(ws: &Workspace) -> ExecPlaces {
     }
 }
 
-fn exec_settings(ws: &Workspace) -> ExecSettings {
+/// The directories programs may read and execute besides the system's: the policy's
+/// `exec_read_paths`, `"auto"` replaced by the toolchains found on the host's PATH. Decided
+/// once per workspace, when it opens ([`settle_read_paths`]).
+struct ReadPaths(Vec<PathBuf>);
+
+/// Decides what `exec_read_paths` grants (`"auto"` included) for `ws`; called when the
+/// workspace opens, so a toolchain installed later is not granted before it reopens.
+pub fn settle_read_paths(ws: &Workspace) {
+    read_paths(ws);
+}
+
+fn read_paths(ws: &Workspace) -> Arc<ReadPaths> {
+    ws.slot(|| {
+        let path_var =
+            std::env::var_os("PATH").unwrap_or_else(|| crate::exec::env::DEFAULT_PATH.into());
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        ReadPaths(crate::toolchains::read_paths(
+            &ws.policy().exec_read_paths,
+            &path_var,
+            home.as_deref(),
+        ))
+    })
+}
+
+fn exec_settings(ws: &Workspace, read_paths: &[PathBuf]) -> ExecSettings {
     let p = ws.policy();
     ExecSettings {
-        read_paths: p.exec_read_paths.iter().map(PathBuf::from).collect(),
+        read_paths: read_paths.to_vec(),
         env_allow: p.exec_env_allow.clone(),
         path: None,
         network: p.exec_network,
@@ -243,5 +271,22 @@ impl ProjectFiles for WsFiles<'_> {
         let mut text = String::new();
         file.take(max + 1).read_to_string(&mut text).ok()?;
         (text.len() as u64 <= max).then_some(text)
+    }
+
+    fn file_names(&self, rel: &str) -> Vec<String> {
+        let Ok(path) = self.ws.parse_path(rel) else {
+            return Vec::new();
+        };
+        list_dir(self.ws, &path, self.ctl).map_or_else(
+            |_| Vec::new(),
+            |listed| {
+                listed
+                    .entries
+                    .into_iter()
+                    .filter(|e| e.kind == FileKind::File)
+                    .map(|e| e.name)
+                    .collect()
+            },
+        )
     }
 }

@@ -1,6 +1,6 @@
 //! Reports of test runners, linters and type checkers, turned into the tools' structured
 //! results. Machine formats wherever the tool has one (pytest's JUnit XML, `go test -json`,
-//! ruff / eslint / mypy / pyright JSON), text where it has none (cargo test on stable, tsc),
+//! ruff / eslint / mypy / pyright JSON, node's TAP), text where it has none (cargo test on stable, tsc),
 //! and a best-effort `file:line:col` scan for anything else (`parser_used: "fallback"`).
 //! Every parser takes bytes and returns a value or an error string; none panics on garbage
 //! (each has a test feeding it some).
@@ -11,6 +11,7 @@ pub mod fallback;
 pub mod gotest;
 pub mod junit;
 pub mod mypy;
+pub mod nodetest;
 pub mod pyright;
 pub mod ruff;
 pub mod tsc;
