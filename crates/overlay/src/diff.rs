@@ -1,7 +1,7 @@
 //! `diff`: the session's changes against the base, found by walking the upper tree only (its
 //! cost follows the session's changes, never the base's size).
 
-use super::review::{self, Entry, GitCommit};
+use super::review::{self, Entry, RepositoryCommit};
 use super::session::{fs_name, on_path, open_beneath, Session, UpperKind};
 use crate::error::Result;
 use crate::lines::sha256_hex;
@@ -66,7 +66,7 @@ pub struct Change {
     pub changed_paths: Option<usize>,
     /// A `git_repository` entry: the commits the session made, oldest first.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub commits: Option<Vec<GitCommit>>,
+    pub commits: Option<Vec<RepositoryCommit>>,
 }
 
 #[derive(Debug, Clone, Serialize)]

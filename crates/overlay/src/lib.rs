@@ -61,7 +61,7 @@ mod store;
 pub use checkpoint::{CheckpointInfo, CheckpointOptions, CheckpointResult, RewindOptions};
 pub use commit::{CommitOptions, CommitResult, Conflict};
 pub use diff::{Change, DiffOptions, DiffResult, Hunk};
-pub use review::{GitCommit, BUILTIN_IGNORES, GIT_REPOSITORY};
+pub use review::{RepositoryCommit, BUILTIN_IGNORES, GIT_REPOSITORY};
 pub use session::session_path;
 pub use session::{check_name, Session, OPAQUE_XATTR};
 pub use store::Fingerprint;

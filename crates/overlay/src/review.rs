@@ -48,7 +48,7 @@ pub const GIT_REPOSITORY: &str = "git_repository";
 
 /// A commit the session made in a repository.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct GitCommit {
+pub struct RepositoryCommit {
     pub hash: String,
     /// Its subject (the message's first line); `None` where the repository keeps no reflog.
     pub subject: Option<String>,
@@ -329,7 +329,7 @@ fn repository_change(repo: &str, members: &[&Found]) -> Change {
 }
 
 /// The commits the session made in the repository `repo`, oldest first.
-fn new_commits(repo: &str, members: &[&Found]) -> Vec<GitCommit> {
+fn new_commits(repo: &str, members: &[&Found]) -> Vec<RepositoryCommit> {
     let log = format!("{repo}/logs/HEAD");
     if let Some(f) = members.iter().find(|f| f.change.path == log) {
         let (old, new) = (
@@ -338,7 +338,7 @@ fn new_commits(repo: &str, members: &[&Found]) -> Vec<GitCommit> {
         );
         // Lines appended, as git does; a rewritten log is read whole.
         let added = new.strip_prefix(old).unwrap_or(new);
-        let commits: Vec<GitCommit> = String::from_utf8_lossy(added)
+        let commits: Vec<RepositoryCommit> = String::from_utf8_lossy(added)
             .lines()
             .filter_map(reflog_commit)
             .collect();
@@ -352,7 +352,7 @@ fn new_commits(repo: &str, members: &[&Found]) -> Vec<GitCommit> {
         .filter(|f| f.change.path.starts_with(&heads) && f.change.status != "D")
         .filter_map(|f| {
             let text = std::str::from_utf8(f.new.as_deref()?).ok()?.trim();
-            is_hash(text).then(|| GitCommit {
+            is_hash(text).then(|| RepositoryCommit {
                 hash: text.to_string(),
                 subject: None,
             })
@@ -362,13 +362,15 @@ fn new_commits(repo: &str, members: &[&Found]) -> Vec<GitCommit> {
 
 /// A reflog line's commit: `<old> <new> <who> <when> <zone>\t<action>: <subject>`, where the
 /// action is `commit`, `commit (initial)`, `commit (amend)` or `commit (merge)`.
-fn reflog_commit(line: &str) -> Option<GitCommit> {
+fn reflog_commit(line: &str) -> Option<RepositoryCommit> {
     let (head, message) = line.split_once('\t')?;
     let hash = head.split(' ').nth(1)?;
     let (action, subject) = message.split_once(": ")?;
-    (is_hash(hash) && (action == "commit" || action.starts_with("commit ("))).then(|| GitCommit {
-        hash: hash.to_string(),
-        subject: Some(subject.to_string()),
+    (is_hash(hash) && (action == "commit" || action.starts_with("commit ("))).then(|| {
+        RepositoryCommit {
+            hash: hash.to_string(),
+            subject: Some(subject.to_string()),
+        }
     })
 }
 
@@ -441,7 +443,7 @@ mod tests {
         let line = |action: &str| format!("{h1} {h2} T <t@x> 1700000000 +0000\t{action}");
         assert_eq!(
             reflog_commit(&line("commit: fix: the parser")),
-            Some(GitCommit {
+            Some(RepositoryCommit {
                 hash: h2.clone(),
                 subject: Some("fix: the parser".into())
             })
