@@ -42,6 +42,21 @@ type DiffOptions struct {
 	// MaxBytes bounds DiffResult.Unified (0: the library's default). The
 	// list of changes is never cut.
 	MaxBytes int `json:"max_bytes,omitempty"`
+	// IncludeIgnored lists the changes the workspace's .gitignore files and
+	// the built-in cache list ignore too (docs/session-review.md); without
+	// it they are left out and counted in DiffResult.Ignored.
+	IncludeIgnored bool `json:"include_ignored,omitempty"`
+}
+
+// DiffChange.Type of a git repository's changes, one entry at its .git path.
+const ChangeGitRepository = "git_repository"
+
+// RepositoryCommit is a commit the session made in a repository.
+type RepositoryCommit struct {
+	Hash string `json:"hash"`
+	// Subject is the message's first line; nil where the repository keeps
+	// no reflog.
+	Subject *string `json:"subject"`
 }
 
 // Change statuses (DiffChange.Status).
@@ -69,7 +84,8 @@ type DiffChange struct {
 	// Status is ChangeAdded, ChangeModified or ChangeDeleted.
 	Status string `json:"status"`
 	// Type is the entry's type (EntryFile, EntryDir, EntrySymlink or
-	// EntryOther): the new entry's, the old one's for a deletion.
+	// EntryOther): the new entry's, the old one's for a deletion; or
+	// ChangeGitRepository for every change below a .git directory together.
 	Type string `json:"type"`
 	// Binary: not text on either side (NUL bytes or not UTF-8), so no hunks.
 	Binary bool `json:"binary"`
@@ -83,6 +99,11 @@ type DiffChange struct {
 	// Hunks are the text changes, in file order (none for binary files,
 	// directories and symlinks).
 	Hunks []DiffHunk `json:"hunks"`
+	// ChangedPaths (a repository) is how many paths below it changed.
+	ChangedPaths int `json:"changed_paths,omitempty"`
+	// Commits (a repository) are the commits the session made, oldest
+	// first. Committing the repository carries all its paths together.
+	Commits []RepositoryCommit `json:"commits,omitempty"`
 }
 
 // DiffResult is the result of SessionDiff.
@@ -95,6 +116,12 @@ type DiffResult struct {
 	Unified string `json:"unified"`
 	// Truncated: Unified was cut (a note at its end says what is missing).
 	Truncated bool `json:"truncated"`
+	// Ignored counts the changes left out because .gitignore or the
+	// built-in cache list ignores them; they stay in the session
+	// (DiffOptions.IncludeIgnored lists them).
+	Ignored int `json:"ignored"`
+	// Warnings name .gitignore files that could not be applied.
+	Warnings []string `json:"warnings"`
 	// Text is the library's summary.
 	Text string `json:"-"`
 }
@@ -114,6 +141,10 @@ type CommitOptions struct {
 	// Merge commits a three-way text merge where the base changed, if the
 	// two changes do not overlap.
 	Merge bool `json:"merge,omitempty"`
+	// IncludeIgnored commits the changes .gitignore and the built-in cache
+	// list ignore too; without it they stay in the session
+	// (CommitResult.Ignored counts them).
+	IncludeIgnored bool `json:"include_ignored,omitempty"`
 }
 
 // CommitConflict is a path whose base is no longer what the session first
@@ -140,6 +171,9 @@ type CommitResult struct {
 	Merged []string `json:"merged"`
 	// Warnings are the library's notes on the commit.
 	Warnings []string `json:"warnings"`
+	// Ignored counts the ignored changes at the paths given that stayed in
+	// the session (CommitOptions.IncludeIgnored commits them).
+	Ignored int `json:"ignored"`
 	// Text is the library's summary.
 	Text string `json:"-"`
 }

@@ -243,3 +243,42 @@ func TestSessionNoSession(t *testing.T) {
 	_, err = Open(Config{Root: t.TempDir(), Session: "s"})
 	wantCode(t, err, CodeInvalidArguments)
 }
+
+// TestSessionIgnored: a cache and a .gitignore'd file stay out of SessionDiff
+// and SessionCommit (counted in Ignored, kept in the session) until
+// IncludeIgnored takes them.
+func TestSessionIgnored(t *testing.T) {
+	base := t.TempDir()
+	writeFile(t, filepath.Join(base, ".gitignore"), "*.log\n")
+	writeFile(t, filepath.Join(base, "a.txt"), "a\n")
+	ws := openOverlay(t, base)
+	for path, content := range map[string]string{
+		"a.txt": "A\n", "run.log": "log\n", ".pytest_cache/v/cache/nodeids": "[]\n",
+	} {
+		if _, err := ws.WriteFile(bg, WriteFileInput{Path: path, Content: content}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := ws.SessionDiff(bg, DiffOptions{})
+	if err != nil || len(d.Changes) != 1 || d.Changes[0].Path != "a.txt" || d.Ignored != 5 {
+		t.Fatalf("diff: %+v %v", d, err)
+	}
+	all, err := ws.SessionDiff(bg, DiffOptions{IncludeIgnored: true})
+	if err != nil || len(all.Changes) != 6 || all.Ignored != 0 {
+		t.Fatalf("diff include_ignored: %+v %v", all, err)
+	}
+	c, err := ws.SessionCommit(bg, CommitOptions{})
+	if err != nil || !c.Committed || !slices.Equal(c.Files, []string{"a.txt"}) || c.Ignored != 5 {
+		t.Fatalf("commit: %+v %v", c, err)
+	}
+	if _, err := os.Stat(filepath.Join(base, "run.log")); !os.IsNotExist(err) {
+		t.Fatalf("an ignored file reached the base: %v", err)
+	}
+	c, err = ws.SessionCommit(bg, CommitOptions{IncludeIgnored: true})
+	if err != nil || !c.Committed || c.Ignored != 0 {
+		t.Fatalf("commit include_ignored: %+v %v", c, err)
+	}
+	if got := readFile(t, filepath.Join(base, "run.log")); got != "log\n" {
+		t.Fatalf("base run.log: %q", got)
+	}
+}

@@ -512,10 +512,15 @@ unsafe fn session_call(workspace: u64, op: SessionOp, options_json: *const c_cha
 
 /// Overlay mode: the session's changes against the base. `options_json` (NULL: none) is
 /// `{"paths": [path] (only these; a directory: everything below it), "max_bytes": n (bound of
-/// the unified text, default 262144)}`. `data` is `{"changes": [{"path", "status": "A"|"M"|"D",
-/// "type", "binary", "bytes_before", "bytes_after", "hunks": [{"id", "old_start", "old_lines",
-/// "new_start", "new_lines"}]}], "unified", "truncated"}`: deletions are listed first and
-/// always in full; a file copied into the session but unchanged is not a change. A workspace
+/// the unified text, default 262144), "include_ignored": false}`. `data` is `{"changes":
+/// [{"path", "status": "A"|"M"|"D", "type", "binary", "bytes_before", "bytes_after", "hunks":
+/// [{"id", "old_start", "old_lines", "new_start", "new_lines"}]}], "unified", "truncated",
+/// "ignored"}`: deletions are listed first and always in full; a file copied into the session
+/// but unchanged is not a change. Changes the workspace's `.gitignore` files or the built-in
+/// cache list ignore are left out and counted in `ignored` (they stay in the session;
+/// `include_ignored` lists them). A git repository's changes are one entry, `"type":
+/// "git_repository"` at its `.git` path, with `"changed_paths"` and `"commits": [{"hash",
+/// "subject"}]` (the commits the session made). docs/overlay-sessions.md has the rules. A workspace
 /// in host mode gets `no_session`. Waits for the tool calls in flight on the workspace. The
 /// result is the caller's, freed once with `wsfs_string_free`; thread-safe.
 ///
@@ -531,9 +536,12 @@ pub unsafe extern "C" fn wsfs_session_diff(
 }
 
 /// Overlay mode: commits the session's changes to the base. `options_json` (NULL: all) is
-/// `{"paths": [path], "hunks": {path: [hunk id]}, "force": false, "merge": false}`: all
-/// changes, some paths, or some hunks of a file (the base gets base + those hunks; the rest
-/// stays in the session). Before anything is written every affected path's base must still be
+/// `{"paths": [path], "hunks": {path: [hunk id]}, "force": false, "merge": false,
+/// "include_ignored": false}`: all changes, some paths, or some hunks of a file (the base
+/// gets base + those hunks; the rest stays in the session). Ignored changes (as in
+/// `wsfs_session_diff`) stay in the session unless `include_ignored`; `data.ignored` counts
+/// them. A git repository is committed whole: select its `.git` path (a path inside it is
+/// `invalid_arguments`). Before anything is written every affected path's base must still be
 /// what the session first saw; otherwise `data` is `{"committed": false, "conflicts": [{"path",
 /// "base_changed", "session_changed", "mergeable"}]}` and nothing changes, unless `force`, or
 /// `merge` and a three-way merge of the text succeeds. Files are replaced atomically under a

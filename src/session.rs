@@ -81,9 +81,16 @@ fn run(ws: &Workspace, op: SessionOp, raw: Option<&str>) -> Result<(Value, Strin
     match op {
         SessionOp::Diff => {
             let r = ws.session_diff(&options::<DiffOptions>(raw, "diff")?)?;
+            let ignored = match r.ignored {
+                0 => String::new(),
+                n => format!(
+                    " ({n} ignored changes of .gitignore'd paths and caches are left out; \
+                     include_ignored: true shows them)"
+                ),
+            };
             let text = match r.changes.len() {
-                0 => "the session has no changes".to_string(),
-                n => format!("{n} changed paths\n{}", r.unified),
+                0 => format!("the session has no changes{ignored}"),
+                n => format!("{n} changed paths{ignored}\n{}", r.unified),
             };
             Ok((to_value(&r)?, text))
         }
@@ -93,6 +100,12 @@ fn run(ws: &Workspace, op: SessionOp, raw: Option<&str>) -> Result<(Value, Strin
             let ctl = CallControl::new(Duration::from_millis(ms), None);
             let r = ws.session_commit(&opts, &ctl)?;
             let text = match r.committed {
+                true if r.ignored > 0 => format!(
+                    "committed {} paths to the workspace; {} ignored changes stay in the \
+                     session (include_ignored: true commits them)",
+                    r.files.len(),
+                    r.ignored
+                ),
                 true => format!("committed {} paths to the workspace", r.files.len()),
                 false => format!(
                     "nothing was committed: {} conflicts ({}); diff again, then commit with \

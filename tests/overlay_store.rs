@@ -171,6 +171,7 @@ fn diff_reports_statuses_types_binary_and_caps_deletions_first() {
         .diff(&DiffOptions {
             paths: None,
             max_bytes: Some(10),
+            ..Default::default()
         })
         .unwrap();
     assert!(capped.truncated);
@@ -186,7 +187,8 @@ fn diff_reports_statuses_types_binary_and_caps_deletions_first() {
             &s,
             DiffOptions {
                 paths: Some(vec!["new".into()]),
-                max_bytes: None
+                max_bytes: None,
+                ..Default::default()
             }
         ),
         [

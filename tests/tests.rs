@@ -44,6 +44,8 @@ mod overlay_programs;
 #[cfg(feature = "overlay")]
 mod overlay_race;
 #[cfg(feature = "overlay")]
+mod overlay_review;
+#[cfg(feature = "overlay")]
 mod overlay_store;
 #[cfg(feature = "overlay")]
 mod overlay_view;

@@ -135,3 +135,32 @@ def test_mode_env():
     }
     with pytest.raises(wsfs.InvalidArguments, match="WORKSPACE_FS_SESSION"):
         wsfs.apply_tool_env({"root": "/x"}, {"WORKSPACE_FS_SESSION": "s"})
+
+
+def test_session_include_ignored(root: Path, tmp_path: Path):
+    """A cache and a .gitignore'd file stay out of session_diff and session_commit (counted
+    in ``ignored``, kept in the session) until ``include_ignored=True`` takes them."""
+    write(root / ".gitignore", "*.log\n")
+    write(root / "a.txt", "a\n")
+    try:
+        ws = wsfs.Workspace(root, state_dir=tmp_path / "state", mode="overlay", session="t1")
+        ws.list_dir(".")
+    except wsfs.OverlayUnavailable as e:
+        pytest.skip(f"this kernel refuses the overlay view: {e}")
+    with ws:
+        ws.write_file("a.txt", "A\n")
+        ws.write_file("run.log", "log\n")
+        ws.write_file(".mypy_cache/3.12/m.json", "{}\n")
+        d = ws.session_diff()
+        assert [c.path for c in d.changes] == ["a.txt"]
+        assert d.ignored == 4
+        every = ws.session_diff(include_ignored=True)
+        assert {c.path for c in every.changes} >= {"run.log", ".mypy_cache/3.12/m.json"}
+        assert every.ignored == 0
+        c = ws.session_commit()
+        assert c.committed and c.files == ("a.txt",) and c.ignored == 4
+        assert not (root / "run.log").exists()
+        assert ws.read_file("run.log").content == "log\n"
+        c = ws.session_commit(include_ignored=True)
+        assert c.committed and c.ignored == 0
+        assert (root / "run.log").read_text() == "log\n"

@@ -56,7 +56,7 @@ from .results import (  # the developer tools'
     TypecheckResult,
     WorkspaceInfoResult,
 )
-from .session import Checkpoint, CommitConflict, CommitResult, DiffChange, DiffHunk, DiffResult
+from .session import Checkpoint, CommitConflict, CommitResult, DiffChange, DiffHunk, DiffResult, RepositoryCommit
 from .specs import tool_instructions, tool_specs
 from .workspace import Limits, Workspace
 
@@ -121,6 +121,7 @@ __all__ = [
     "CommitResult",
     "DiffChange",
     "DiffHunk",
+    "RepositoryCommit",
     "DiffResult",
     "library_path",
     "library_version",

@@ -26,10 +26,21 @@ class DiffHunk:
 
 
 @dataclass(frozen=True, slots=True)
+class RepositoryCommit:
+    """A commit the session made in a repository; ``subject`` is ``None`` where the repository
+    keeps no reflog."""
+
+    hash: str
+    subject: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class DiffChange:
     """One changed path: ``status`` is ``"A"``, ``"M"`` or ``"D"``; ``type`` the entry's
-    (``file``, ``dir``, ``symlink``, ``other``; the old one's for ``D``); ``bytes_before`` /
-    ``bytes_after`` are ``None`` where there is no file; ``binary`` files have no hunks."""
+    (``file``, ``dir``, ``symlink``, ``other``; the old one's for ``D``), or ``git_repository``
+    for every change below a ``.git`` directory together (``changed_paths`` and ``commits``, the
+    commits the session made, oldest first); ``bytes_before`` / ``bytes_after`` are ``None``
+    where there is no file; ``binary`` files have no hunks."""
 
     path: str
     status: str
@@ -39,6 +50,8 @@ class DiffChange:
     bytes_after: int | None
     hunks: tuple[DiffHunk, ...]
     mode_only: bool = False
+    changed_paths: int | None = None
+    commits: tuple[RepositoryCommit, ...] = ()
 
     @classmethod
     def from_data(cls, d: Mapping[str, Any]) -> DiffChange:
@@ -51,18 +64,24 @@ class DiffChange:
             bytes_after=d.get("bytes_after"),
             hunks=tuple(DiffHunk(**{k: h[k] for k in DiffHunk.__slots__}) for h in d.get("hunks", ())),
             mode_only=d.get("mode_only", False),
+            changed_paths=d.get("changed_paths"),
+            commits=tuple(RepositoryCommit(hash=c["hash"], subject=c.get("subject")) for c in d.get("commits", ())),
         )
 
 
 @dataclass(frozen=True, slots=True)
 class DiffResult:
     """``changes``: deletions first (always all of them), then the rest; ``unified``: the unified
-    diff, bounded by ``max_bytes`` (``truncated`` then, with a note at its end)."""
+    diff, bounded by ``max_bytes`` (``truncated`` then, with a note at its end); ``ignored``: the
+    changes ``.gitignore`` and the built-in cache list ignore, left out (they stay in the
+    session; ``include_ignored=True`` lists them)."""
 
     text: str
     changes: tuple[DiffChange, ...]
     unified: str
     truncated: bool
+    ignored: int = 0
+    warnings: tuple[str, ...] = ()
 
     @classmethod
     def from_data(cls, d: Mapping[str, Any], text: str) -> DiffResult:
@@ -71,6 +90,8 @@ class DiffResult:
             changes=tuple(DiffChange.from_data(c) for c in d.get("changes", ())),
             unified=d.get("unified", ""),
             truncated=d.get("truncated", False),
+            ignored=d.get("ignored", 0),
+            warnings=tuple(d.get("warnings", ())),
         )
 
 
@@ -87,7 +108,8 @@ class CommitConflict:
 @dataclass(frozen=True, slots=True)
 class CommitResult:
     """``committed`` False: ``conflicts`` says why, and nothing was written (a result, not an
-    error). ``files``: the base paths changed; ``merged``: those committed as a three-way merge."""
+    error). ``files``: the base paths changed; ``merged``: those committed as a three-way merge;
+    ``ignored``: the ignored changes at the paths given, left in the session."""
 
     text: str
     committed: bool
@@ -95,6 +117,7 @@ class CommitResult:
     conflicts: tuple[CommitConflict, ...]
     merged: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    ignored: int = 0
 
     @classmethod
     def from_data(cls, d: Mapping[str, Any], text: str) -> CommitResult:
@@ -107,6 +130,7 @@ class CommitResult:
             ),
             merged=tuple(d.get("merged", ())),
             warnings=tuple(d.get("warnings", ())),
+            ignored=d.get("ignored", 0),
         )
 
 

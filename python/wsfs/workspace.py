@@ -396,15 +396,25 @@ class Workspace:
             raise _error(env)
         return env.get("data") or {}, env.get("text", "")
 
-    def session_diff(self, paths: Sequence[PathArg] | None = None, *, max_bytes: int | None = None) -> DiffResult:
+    def session_diff(
+        self,
+        paths: Sequence[PathArg] | None = None,
+        *,
+        max_bytes: int | None = None,
+        include_ignored: bool = False,
+    ) -> DiffResult:
         """The session's changes against the base (only ``paths``, a directory meaning
         everything below it, if given); ``max_bytes`` bounds the unified text (the list of
-        changes is never cut)."""
+        changes is never cut). What the workspace's ``.gitignore`` files and the built-in cache
+        list ignore is left out and counted in ``ignored`` unless ``include_ignored``; a git
+        repository's changes are one ``git_repository`` entry (docs/session-review.md)."""
         opts: dict[str, Any] = {}
         if paths is not None:
             opts["paths"] = _paths(paths)
         if max_bytes is not None:
             opts["max_bytes"] = max_bytes
+        if include_ignored:
+            opts["include_ignored"] = True
         data, text = self._session("diff", opts)
         return DiffResult.from_data(data, text)
 
@@ -415,6 +425,7 @@ class Workspace:
         hunks: Mapping[str, Sequence[str]] | None = None,
         force: bool = False,
         merge: bool = False,
+        include_ignored: bool = False,
     ) -> CommitResult:
         """Writes the session's changes to the base: all of them, ``paths``, or ``hunks``
         (``{path: [hunk id]}`` from :meth:`session_diff`; the rest of the file stays in the
@@ -422,7 +433,8 @@ class Workspace:
         nothing is written and the result has ``committed`` False and ``conflicts``, unless
         ``force`` (the session wins) or ``merge`` (a clean three-way merge). Each file is
         replaced atomically under a journal; a reader of the base may see some files new and
-        others not yet."""
+        others not yet. Ignored changes (see :meth:`session_diff`) stay in the session unless
+        ``include_ignored``; a git repository is committed whole."""
         opts: dict[str, Any] = {}
         if paths is not None:
             opts["paths"] = _paths(paths)
@@ -432,6 +444,8 @@ class Workspace:
             opts["force"] = True
         if merge:
             opts["merge"] = True
+        if include_ignored:
+            opts["include_ignored"] = True
         data, text = self._session("commit", opts)
         return CommitResult.from_data(data, text)
 

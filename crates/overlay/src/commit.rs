@@ -12,6 +12,7 @@
 //! the log's records forget those entries and before the intent is removed.
 
 use super::diff::{apply_hunks, canonical_paths, is_text, selected, Found};
+use super::review;
 use super::session::{
     fs_name, fs_path, machinery, on_path, open_beneath, parent_leaf, Session, Ungated, UpperKind,
 };
@@ -47,6 +48,10 @@ pub struct CommitOptions {
     /// Where the base changed, commit a three-way merge of non-overlapping changes.
     #[serde(default)]
     pub merge: bool,
+    /// Commit the changes `.gitignore` files and the built-in cache list ignore too
+    /// (`review`); without it they stay in the session.
+    #[serde(default)]
+    pub include_ignored: bool,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -72,6 +77,9 @@ pub struct CommitResult {
     pub merged: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Changes at the paths given that were left in the session because they are ignored
+    /// (`include_ignored` commits them).
+    pub ignored: usize,
 }
 
 /// One path of an intent.
@@ -155,7 +163,15 @@ impl Session {
                     .collect(),
             ),
         };
-        let mut found: Vec<Found> = self.changes(&selection)?;
+        review::check_selection(paths.iter().flatten().chain(hunks.keys()))?;
+        let review = self.reviewed_changes(&selection, opts.include_ignored)?;
+        let (mut found, ignored) = (review.found, review.ignored);
+        if found.is_empty() && ignored > 0 {
+            return Err(WsfsError::new(
+                ErrorCode::NothingToCommit,
+                format!("the only changes at the paths given ({ignored}) are ignored by .gitignore or the built-in cache list; commit with include_ignored: true to commit them"),
+            ));
+        }
         if found.is_empty() {
             return Err(WsfsError::new(
                 ErrorCode::NothingToCommit,
@@ -237,6 +253,7 @@ impl Session {
                     conflicts,
                     merged,
                     warnings: Vec::new(),
+                    ignored,
                 });
             }
             for c in &conflicts {
@@ -250,7 +267,9 @@ impl Session {
                 merged.push(c.path.clone());
             }
         }
-        self.apply(found, &hunks, &whole, gate, ctl, merged)
+        let mut result = self.apply(found, &hunks, &whole, gate, ctl, merged)?;
+        result.ignored = ignored;
+        Ok(result)
     }
 
     /// The three-way merge of `path` (whole-file text change) when it succeeds.
@@ -493,6 +512,7 @@ impl Session {
                 conflicts: Vec::new(),
                 merged,
                 warnings,
+                ignored: 0,
             });
         }
         let _ = self.meta.remove_file(INTENT);
@@ -503,6 +523,7 @@ impl Session {
             conflicts: Vec::new(),
             merged,
             warnings,
+            ignored: 0,
         })
     }
 

@@ -1,6 +1,7 @@
 //! `diff`: the session's changes against the base, found by walking the upper tree only (its
 //! cost follows the session's changes, never the base's size).
 
+use super::review::{self, Entry, RepositoryCommit};
 use super::session::{fs_name, on_path, open_beneath, Session, UpperKind};
 use crate::error::Result;
 use crate::lines::sha256_hex;
@@ -28,6 +29,10 @@ pub struct DiffOptions {
     /// The unified text's bound (default 256 KiB); `changes` is never cut.
     #[serde(default)]
     pub max_bytes: Option<usize>,
+    /// Show the changes `.gitignore` files and the built-in cache list ignore too
+    /// (`review`).
+    #[serde(default)]
+    pub include_ignored: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -56,6 +61,12 @@ pub struct Change {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub mode_only: bool,
     pub hunks: Vec<Hunk>,
+    /// A `git_repository` entry: how many paths below it changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changed_paths: Option<usize>,
+    /// A `git_repository` entry: the commits the session made, oldest first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commits: Option<Vec<RepositoryCommit>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -65,6 +76,12 @@ pub struct DiffResult {
     pub unified: String,
     /// The unified text was cut at `max_bytes` (a note at its end says what is missing).
     pub truncated: bool,
+    /// Changes left out because `.gitignore` or the built-in cache list ignores them (they
+    /// stay in the session; `include_ignored` shows them).
+    pub ignored: usize,
+    /// `.gitignore` files that could not be applied.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// One change with what a commit needs.
@@ -326,6 +343,8 @@ impl Walk<'_> {
                                 binary: false,
                                 mode_only: false,
                                 hunks: Vec::new(),
+                                changed_paths: None,
+                                commits: None,
                             },
                             old: None,
                             new: None,
@@ -404,6 +423,8 @@ impl Walk<'_> {
                     binary: false,
                     mode_only: false,
                     hunks: Vec::new(),
+                    changed_paths: None,
+                    commits: None,
                 },
                 old: None,
                 new: None,
@@ -469,6 +490,8 @@ impl Walk<'_> {
                 binary,
                 mode_only,
                 hunks,
+                changed_paths: None,
+                commits: None,
             },
             old,
             new,
@@ -527,24 +550,36 @@ impl Session {
         Ok(out)
     }
 
-    /// `diff {paths?, max_bytes?}`: see the module documentation.
+    /// `diff {paths?, max_bytes?, include_ignored?}`: see the module documentation and
+    /// `review`.
     pub fn diff(&self, opts: &DiffOptions) -> Result<DiffResult> {
         let paths = canonical_paths(opts.paths.as_deref())?;
-        let found = self.changes(&paths)?;
+        let review = self.reviewed_changes(&paths, opts.include_ignored)?;
         let cap = opts.max_bytes.unwrap_or(DEFAULT_MAX_BYTES);
         let mut unified = String::new();
         let mut truncated = false;
         let mut left = 0;
-        for f in &found {
+        let mut changes = Vec::new();
+        for entry in review::entries(&review.found) {
+            let (change, text) = match entry {
+                Entry::One(f) => (
+                    f.change.clone(),
+                    unified_of(
+                        &f.change,
+                        f.old.as_deref().unwrap_or_default(),
+                        f.new.as_deref().unwrap_or_default(),
+                    ),
+                ),
+                Entry::Repository(c) => {
+                    let text = review::repository_text(&c);
+                    (c, text)
+                }
+            };
+            changes.push(change);
             if truncated {
                 left += 1;
                 continue;
             }
-            let text = unified_of(
-                &f.change,
-                f.old.as_deref().unwrap_or_default(),
-                f.new.as_deref().unwrap_or_default(),
-            );
             if unified.len() + text.len() > cap {
                 truncated = true;
                 left += 1;
@@ -558,9 +593,11 @@ impl Session {
             ));
         }
         Ok(DiffResult {
-            changes: found.into_iter().map(|f| f.change).collect(),
+            changes,
             unified,
             truncated,
+            ignored: review.ignored,
+            warnings: review.warnings,
         })
     }
 }

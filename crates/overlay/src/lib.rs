@@ -5,7 +5,8 @@
 //! Depends on `wsfs-sandbox` only: `wsfs-core`'s overlay mode (`workspace/overlay.rs`, the
 //! view the tools work on) and its session operations are its one user. The modules:
 //! `session` (the directories, the touch before every change, the upper-tree operations),
-//! `store` (the touch log, base originals, intents), `diff`, `commit` (into the base through
+//! `store` (the touch log, base originals, intents), `diff`, `review` (what `diff` and
+//! `commit` leave out as ignored, and a git repository's changes as one entry), `commit` (into the base through
 //! the sandbox's journaled commit, conflicts checked against the first touch's fingerprints),
 //! `checkpoint` (lazy before-images, rewind), `adopt` (what a program run changed, merged in).
 //! The store's own operations on the base pass `Ungated`; a workspace's session commit passes
@@ -53,12 +54,14 @@ pub mod adopt;
 mod checkpoint;
 mod commit;
 mod diff;
+mod review;
 mod session;
 mod store;
 
 pub use checkpoint::{CheckpointInfo, CheckpointOptions, CheckpointResult, RewindOptions};
 pub use commit::{CommitOptions, CommitResult, Conflict};
 pub use diff::{Change, DiffOptions, DiffResult, Hunk};
+pub use review::{RepositoryCommit, BUILTIN_IGNORES, GIT_REPOSITORY};
 pub use session::session_path;
 pub use session::{check_name, Session, OPAQUE_XATTR};
 pub use store::Fingerprint;

@@ -22,10 +22,16 @@ The host's operations on an overlay session (README "Overlay sessions"): the
 workspace root is the read-only base, the agent's changes wait in the session
 until they are committed.
 
-  diff        [--path P]... [--max-bytes N]     the session's changes against the base
-  commit      [--path P]... [--hunk PATH:ID]... [--force] [--merge]
+  diff        [--path P]... [--max-bytes N] [--include-ignored]
+                                                the session's changes against the base
+  commit      [--path P]... [--hunk PATH:ID]... [--force] [--merge] [--include-ignored]
                                                 write all, some paths or some hunks to
                                                 the base (ids from diff)
+
+diff and commit leave out what the workspace's .gitignore files and the
+built-in cache list ignore (they stay in the session; --include-ignored
+takes them too), and show a git repository's changes as one entry
+(docs/session-review.md).
   checkpoint  [--label L]                       record a checkpoint; prints its id
   rewind      ID                                back to checkpoint ID (newer ones go)
   checkpoints                                   list the checkpoints
@@ -33,7 +39,8 @@ until they are committed.
   refresh                                       show the base as it is now
 
 Instead of the flags, the options may be one JSON object (the C ABI's
-options_json: {"paths", "max_bytes"}, {"paths", "hunks", "force", "merge"},
+options_json: {"paths", "max_bytes", "include_ignored"}, {"paths", "hunks",
+"force", "merge", "include_ignored"},
 {"label"}, {"id"}), or - to read it from stdin.
 
 The workspace is opened like wsfs mcp's: --config is the library's workspace
@@ -75,6 +82,7 @@ func runSession(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	force := fs.Bool("force", false, "commit: even where the base changed since the session first saw it")
 	merge := fs.Bool("merge", false, "commit: a three-way merge where the base changed")
 	label := fs.String("label", "", "checkpoint: its label")
+	includeIgnored := fs.Bool("include-ignored", false, "diff, commit: the changes .gitignore and the built-in cache list ignore too")
 	if op == wsfs.SessionOpDiff || op == wsfs.SessionOpCommit {
 		fs.Var(&paths, "path", "only this path (a directory: everything below it); repeatable")
 	}
@@ -96,6 +104,7 @@ func runSession(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	optionsJSON, msg := sessionOptions(op, rest, set, stdin, sessionFlags{
 		paths: paths, hunks: hunks, maxBytes: *maxBytes, force: *force, merge: *merge, label: *label,
+		includeIgnored: *includeIgnored,
 	})
 	if msg != "" {
 		return sessionUsageError(stderr, msg)
@@ -190,6 +199,8 @@ type sessionFlags struct {
 	maxBytes     int
 	force, merge bool
 	label        string
+	// includeIgnored is --include-ignored (diff, commit).
+	includeIgnored bool
 }
 
 // sessionOptions is op's options JSON ("" for none) from the positional
@@ -197,7 +208,7 @@ type sessionFlags struct {
 // is a usage error.
 func sessionOptions(op string, rest []string, set map[string]bool, stdin io.Reader, f sessionFlags) (optionsJSON, msg string) {
 	opFlags := 0
-	for _, name := range []string{"path", "hunk", "max-bytes", "force", "merge", "label"} {
+	for _, name := range []string{"path", "hunk", "max-bytes", "force", "merge", "label", "include-ignored"} {
 		if set[name] {
 			opFlags++
 		}
@@ -241,6 +252,9 @@ func sessionOptions(op string, rest []string, set map[string]bool, stdin io.Read
 		if set["max-bytes"] {
 			opts["max_bytes"] = f.maxBytes
 		}
+		if f.includeIgnored {
+			opts["include_ignored"] = true
+		}
 	case wsfs.SessionOpCommit:
 		msg = bad("max-bytes", "label")
 		if len(f.paths) > 0 {
@@ -263,15 +277,18 @@ func sessionOptions(op string, rest []string, set map[string]bool, stdin io.Read
 		if f.merge {
 			opts["merge"] = true
 		}
+		if f.includeIgnored {
+			opts["include_ignored"] = true
+		}
 	case wsfs.SessionOpCheckpoint:
-		msg = bad("max-bytes", "force", "merge")
+		msg = bad("max-bytes", "force", "merge", "include-ignored")
 		if set["label"] {
 			opts["label"] = f.label
 		}
 	case wsfs.SessionOpRewind:
 		return "", "rewind needs the checkpoint's ID (wsfs session checkpoints lists them)"
 	default:
-		msg = bad("max-bytes", "force", "merge", "label")
+		msg = bad("max-bytes", "force", "merge", "label", "include-ignored")
 	}
 	if msg != "" || len(opts) == 0 {
 		return "", msg

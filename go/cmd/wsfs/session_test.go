@@ -138,6 +138,7 @@ func TestSessionCLIUsage(t *testing.T) {
 		{"session", "commit", "--path", "a", `{"paths":["b"]}`, "--root", root},
 		{"session", "commit", "--hunk", "nocolon", "--root", root},
 		{"session", "checkpoints", "--path", "a", "--root", root},
+		{"session", "checkpoint", "--include-ignored", "--root", root},
 		{"session", "diff", "{}", "{}", "--root", root},
 		{"session", "diff"},
 	} {
@@ -191,5 +192,60 @@ func TestToolRunOnSession(t *testing.T) {
 	t.Setenv("WORKSPACE_FS_MODE", "agentfs")
 	if code, _, msg := runCLI(t, "", "-workspace", root, "read_file", `{"path":"a.txt"}`); code != 2 || !strings.Contains(msg, "WORKSPACE_FS_MODE") {
 		t.Fatalf("agentfs: %d %s", code, msg)
+	}
+}
+
+// TestSessionCLIIncludeIgnored: a cache the agent made stays out of `wsfs
+// session diff` and `commit` (and in the session) until --include-ignored.
+func TestSessionCLIIncludeIgnored(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("WORKSPACE_FS_MODE", "")
+	t.Setenv("WORKSPACE_FS_SESSION", "")
+	cfg, err := sessionConfig(nil, root, "", "", func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := openJSONForTest(t, cfg)
+	for path, content := range map[string]string{"a.txt": "a\n", "__pycache__/m.pyc": "pyc\n"} {
+		if _, err := ws.CallRaw(context.Background(), "write_file", string(mustJSON(map[string]string{"path": path, "content": content}))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws.Close()
+	type diff struct {
+		Changes []struct{ Path string }
+		Ignored int
+	}
+	paths := func(args ...string) (diff, string) {
+		t.Helper()
+		code, env, msg := sessionCLI(t, root, "", append([]string{"diff"}, args...)...)
+		var d diff
+		if code != 0 || json.Unmarshal(env.Data, &d) != nil {
+			t.Fatalf("diff %v: %d %+v %s", args, code, env, msg)
+		}
+		var p []string
+		for _, c := range d.Changes {
+			p = append(p, c.Path)
+		}
+		return d, strings.Join(p, " ")
+	}
+	if d, p := paths(); p != "a.txt" || d.Ignored != 2 {
+		t.Fatalf("diff: %s %+v", p, d)
+	}
+	if d, p := paths("--include-ignored"); p != "__pycache__ __pycache__/m.pyc a.txt" || d.Ignored != 0 {
+		t.Fatalf("diff --include-ignored: %s %+v", p, d)
+	}
+	if code, env, _ := sessionCLI(t, root, "", "commit"); code != 0 || !strings.Contains(string(env.Data), `"ignored":2`) {
+		t.Fatalf("commit: %d %s", code, env.Data)
+	}
+	if _, err := os.Stat(filepath.Join(root, "__pycache__")); !os.IsNotExist(err) {
+		t.Fatalf("the cache reached the base: %v", err)
+	}
+	if code, env, _ := sessionCLI(t, root, "", "commit", "--include-ignored"); code != 0 || !strings.Contains(string(env.Data), `"committed":true`) {
+		t.Fatalf("commit --include-ignored: %d %s", code, env.Data)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "__pycache__", "m.pyc")); err != nil || string(b) != "pyc\n" {
+		t.Fatalf("base __pycache__/m.pyc = %q, %v", b, err)
 	}
 }

@@ -121,8 +121,8 @@ pub fn skip<'g>(
 }
 
 /// Whether the innermost `.gitignore` with an opinion on `rel` ignores it (`!` rules
-/// re-include).
-fn ignored<'g>(
+/// re-include). `ignores` as for [`skip`]; the overlay session's review uses it too.
+pub fn ignored<'g>(
     ignores: impl Iterator<Item = (usize, &'g Gitignore)>,
     rel: &[u8],
     is_dir: bool,
