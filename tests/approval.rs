@@ -186,3 +186,23 @@ fn setting_a_handler_says_which_tools_ask_it() {
         -1
     );
 }
+
+#[test]
+fn the_capability_plans_git_commit_asks_the_handler_too() {
+    let f = Fixture::with_config(json!({
+        "profile": "capability-plan",
+        "policy": {"exec_enabled": true},
+    }));
+    git(&f.root, &["init", "-q", "-b", "main"]);
+    f.write("a.txt", "one\n");
+    let seen = Seen::default();
+    set(f.ws, &seen);
+    let args = json!({"message": "deny", "paths": ["a.txt"], "confirmed": true});
+    let (tool, args) = (cs("git_commit"), cs(&args.to_string()));
+    // The profile's own envelope, not the native one call_named checks.
+    let v = take_json(unsafe { ffi::wsfs_call(f.ws, tool.as_ptr(), args.as_ptr()) });
+    assert_eq!(v["ok"], false, "{v}");
+    assert_eq!(v["error_code"], "APPROVAL_DENIED", "{v}");
+    assert!(v["message"].as_str().unwrap().contains("the user said no"));
+    assert_eq!(seen.lock().unwrap().len(), 1);
+}
