@@ -855,8 +855,11 @@ impl ApprovalHandler for CApproval {
         match status {
             Ok(WSFS_APPROVAL_APPROVE) => Verdict::Approve,
             Ok(WSFS_APPROVAL_DENY) => Verdict::Deny(reason),
-            Ok(WSFS_APPROVAL_ERROR) if !reason.is_empty() => Verdict::Failed(reason),
-            Ok(status) => Verdict::Failed(format!("it returned status {status}")),
+            Ok(WSFS_APPROVAL_ERROR) if reason.is_empty() => {
+                Verdict::Failed("it reported an error without saying why".into())
+            }
+            Ok(WSFS_APPROVAL_ERROR) => Verdict::Failed(reason),
+            Ok(status) => Verdict::Failed(format!("it returned the unknown status {status}")),
             Err(_) => Verdict::Failed("it panicked".into()),
         }
     }

@@ -7,6 +7,7 @@ use crate::common::*;
 use serde_json::{json, Value};
 use std::ffi::{c_char, c_void, CStr};
 use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use wsfs::ffi;
 
@@ -39,6 +40,9 @@ fn commits(f: &Fixture) -> usize {
         .parse()
         .unwrap()
 }
+
+/// The token `handler` cancels when it is asked about a commit with the message "cancel".
+static CANCEL_TOKEN: AtomicU64 = AtomicU64::new(0);
 
 /// The requests the handler got, in order.
 type Seen = Mutex<Vec<Value>>;
@@ -75,6 +79,11 @@ unsafe extern "C" fn handler(
             ffi::WSFS_APPROVAL_ERROR
         }
         "status" => 7,
+        "cancel" => {
+            // The host cancels the call while its handler decides; the answer comes after.
+            ffi::wsfs_cancel_token_cancel(CANCEL_TOKEN.load(Ordering::SeqCst));
+            ffi::WSFS_APPROVAL_APPROVE
+        }
         "slow" => {
             // Approves, but only after the call's deadline has passed.
             std::thread::sleep(std::time::Duration::from_millis(timeout_ms + 20));
@@ -127,7 +136,7 @@ fn a_denial_a_failing_handler_and_a_late_answer_are_approval_denied() {
     let text = assert_err(&denied("error"), "approval_denied");
     assert!(text.contains("no user at the terminal"), "{text}");
     let text = assert_err(&denied("status"), "approval_denied");
-    assert!(text.contains("status 7"), "{text}");
+    assert!(text.contains("unknown status 7"), "{text}");
     // A deadline of its own for the call, which the handler overruns.
     let args = json!({"message": "slow", "paths": ["a.txt"], "confirmed": true});
     let v = call_opts(
@@ -140,6 +149,23 @@ fn a_denial_a_failing_handler_and_a_late_answer_are_approval_denied() {
     assert!(text.contains("deadline"), "{text}");
     assert_eq!(commits(&f), 1, "nothing was committed");
     assert_eq!(seen.lock().unwrap().len(), 4);
+}
+
+#[test]
+fn a_call_cancelled_while_its_handler_decides_is_cancelled_once_it_answers() {
+    let f = repo();
+    let seen = Seen::default();
+    set(f.ws, &seen);
+    let token = ffi::wsfs_cancel_token_new();
+    CANCEL_TOKEN.store(token, Ordering::SeqCst);
+    f.write("a.txt", "cancel\n");
+    let args = json!({"message": "cancel", "paths": ["a.txt"]});
+    let options = format!(r#"{{"cancel_token": {token}}}"#);
+    let v = call_opts(f.ws, "git_commit", &args.to_string(), Some(&options));
+    assert_err(&v, "cancelled");
+    assert_eq!(seen.lock().unwrap().len(), 1, "the handler was asked");
+    assert_eq!(commits(&f), 1, "nothing was committed");
+    ffi::wsfs_cancel_token_free(token);
 }
 
 #[test]
