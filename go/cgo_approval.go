@@ -25,18 +25,25 @@ import (
 func wsfsGoApproval(userdata unsafe.Pointer, request *C.char, timeoutMS C.uint64_t, response *C.struct_wsfs_approval_response) C.int32_t {
 	handler, ok := lookupApproval(uintptr(userdata))
 	if !ok {
+		respondApproval(response, "the workspace was closed, and its approval handler with it")
 		return C.WSFS_APPROVAL_ERROR
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(timeoutMS)*time.Millisecond)
 	defer cancel()
 	reason, status := runApproval(ctx, handler, C.GoString(request))
-	if reason != "" {
-		if text, ok := cString(reason); ok {
-			C.wsfs_approval_respond(response, text)
-			freeCString(text)
-		}
-	}
+	respondApproval(response, reason)
 	return C.int32_t(status)
+}
+
+// respondApproval gives the library the handler's reason, if it has one.
+func respondApproval(response *C.struct_wsfs_approval_response, reason string) {
+	if reason == "" {
+		return
+	}
+	if text, ok := cString(reason); ok {
+		C.wsfs_approval_respond(response, text)
+		freeCString(text)
+	}
 }
 
 // runApproval calls handler and maps its answer to a WSFS_APPROVAL_* status
