@@ -2,7 +2,8 @@ package wsfs
 
 // This file is the whole cgo binding: every #cgo directive and every call
 // into C lives here, and nothing else in the module imports "C" except
-// cgo_gateway.go, the one Go function C calls back (the model gateway). The
+// cgo_gateway.go and cgo_approval.go, the Go functions C calls back (the
+// model gateway, the approval handler). The
 // functions below are deliberately thin: they convert strings, call the
 // library and free what it returns. Validation, context handling and JSON
 // decoding live in the typed API (workspace.go, tools.go).
@@ -69,6 +70,14 @@ static char *wsfs_go_set_gateway(uint64_t workspace, uintptr_t handle) {
 	return wsfs_set_model_gateway(workspace,
 		handle ? (wsfs_model_gateway_fn)wsfsGoGateway : NULL, (void *)handle);
 }
+
+// The Go approval handler (cgo_approval.go exports it), passed the same way.
+extern int32_t wsfsGoApproval(void *userdata, char *request_json, uint64_t timeout_ms,
+		struct wsfs_approval_response *response);
+static char *wsfs_go_set_approval_handler(uint64_t workspace, uintptr_t handle) {
+	return wsfs_set_approval_handler(workspace,
+		handle ? (wsfs_approval_handler_fn)wsfsGoApproval : NULL, (void *)handle);
+}
 */
 import "C"
 
@@ -112,6 +121,12 @@ func cToolSpecs() string { return takeString(C.wsfs_tool_specs()) }
 // workspace; handle is a cgo.Handle of the ModelGateway.
 func cSetGateway(workspace uint64, handle uintptr) string {
 	return takeString(C.wsfs_go_set_gateway(C.uint64_t(workspace), C.uintptr_t(handle)))
+}
+
+// cSetApprovalHandler sets (handle != 0) or removes the Go approval handler
+// of a workspace; handle is an id in approvalByID.
+func cSetApprovalHandler(workspace uint64, handle uintptr) string {
+	return takeString(C.wsfs_go_set_approval_handler(C.uint64_t(workspace), C.uintptr_t(handle)))
 }
 
 func cWorkspaceToolSpecs(handle uint64) string {

@@ -20,6 +20,7 @@ func cToolSpecs() string                             { panic("wsfs: built withou
 func cToolInstructions() string                      { panic("wsfs: built without cgo") }
 func cWorkspaceToolSpecs(uint64) string              { panic("wsfs: built without cgo") }
 func cSetGateway(uint64, uintptr) string             { panic("wsfs: built without cgo") }
+func cSetApprovalHandler(uint64, uintptr) string     { panic("wsfs: built without cgo") }
 func cOpen(string) (string, bool)                    { panic("wsfs: built without cgo") }
 func cClose(uint64) string                           { panic("wsfs: built without cgo") }
 func cCancelTokenNew() uint64                        { panic("wsfs: built without cgo") }

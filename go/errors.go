@@ -118,6 +118,10 @@ const (
 	// CodeConfirmationRequired: git_commit without confirmed: true. Nothing
 	// was staged or committed.
 	CodeConfirmationRequired Code = "confirmation_required"
+	// CodeApprovalDenied: the host's approval handler (SetApprovalHandler)
+	// denied a call that needs confirming (git_commit), failed, or did not
+	// answer before the call's deadline. Nothing ran.
+	CodeApprovalDenied Code = "approval_denied"
 	// CodeNothingToCommit: git_commit with nothing staged and no paths.
 	CodeNothingToCommit Code = "nothing_to_commit"
 	// CodeOverlayUnavailable: overlay mode needs a kernel overlay of the
@@ -144,7 +148,7 @@ var Codes = []Code{
 	CodePolicyDenied, CodeFileExists, CodeRecursiveRequired, CodeCapabilityDenied,
 	CodeFuelExhausted, CodeMemoryLimit, CodeToolTrap, CodeManifestInvalid, CodeModuleMismatch,
 	CodeGatewayError, CodeExecDisabled, CodeSandboxUnavailable, CodeCommandRequired,
-	CodeConfirmationRequired, CodeNothingToCommit, CodeOverlayUnavailable, CodeNoSession,
+	CodeConfirmationRequired, CodeApprovalDenied, CodeNothingToCommit, CodeOverlayUnavailable, CodeNoSession,
 	CodeFeatureNotBuilt,
 }
 
@@ -188,6 +192,7 @@ var (
 	ErrSandboxUnavailable   = &Error{Code: CodeSandboxUnavailable}
 	ErrCommandRequired      = &Error{Code: CodeCommandRequired}
 	ErrConfirmationRequired = &Error{Code: CodeConfirmationRequired}
+	ErrApprovalDenied       = &Error{Code: CodeApprovalDenied}
 	ErrNothingToCommit      = &Error{Code: CodeNothingToCommit}
 	ErrOverlayUnavailable   = &Error{Code: CodeOverlayUnavailable}
 	ErrNoSession            = &Error{Code: CodeNoSession}

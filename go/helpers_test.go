@@ -58,7 +58,7 @@ func sentinel(code Code) error {
 		ErrLineOutOfRange, ErrInvalidRegex, ErrWritesDisabled, ErrPolicyDenied, ErrFileExists,
 		ErrRecursiveRequired, ErrCapabilityDenied, ErrFuelExhausted, ErrMemoryLimit, ErrToolTrap,
 		ErrManifestInvalid, ErrModuleMismatch, ErrGatewayError, ErrExecDisabled, ErrSandboxUnavailable,
-		ErrCommandRequired, ErrConfirmationRequired, ErrNothingToCommit, ErrOverlayUnavailable,
+		ErrCommandRequired, ErrConfirmationRequired, ErrApprovalDenied, ErrNothingToCommit, ErrOverlayUnavailable,
 		ErrNoSession, ErrFeatureNotBuilt} {
 		if s.Code == code {
 			return s

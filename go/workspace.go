@@ -44,6 +44,8 @@ type Workspace struct {
 	profile  string
 	wasm     []string
 	gateways gateways
+	// approvals are the ids of the approval handlers it was given.
+	approvals approvals
 	// mode and session are the config's (ModeHost and "" in host mode).
 	mode    Mode
 	session string
@@ -219,6 +221,7 @@ func (ws *Workspace) Close() error {
 	// A call still in flight that reaches a forgotten gateway gets
 	// gateway_error (see gatewayByID).
 	ws.releaseGateways()
+	ws.releaseApprovals()
 	env, perr := parseEnvelope("close", raw, outputFull, nil)
 	if perr != nil {
 		return perr

@@ -19,8 +19,8 @@
  * invalid_regex, writes_disabled, policy_denied, file_exists, recursive_required,
  * capability_denied, fuel_exhausted, memory_limit, tool_trap, manifest_invalid, module_mismatch,
  * gateway_error, exec_disabled, sandbox_unavailable, command_required, confirmation_required,
- * nothing_to_commit, overlay_unavailable, no_session, feature_not_built. See README.md for
- * their meaning.
+ * approval_denied, nothing_to_commit, overlay_unavailable, no_session,
+ * feature_not_built. See README.md for their meaning.
  */
 
 
@@ -52,6 +52,27 @@
 #define WSFS_GATEWAY_INVALID_REQUEST 3
 
 /*
+ The host approves the call: it runs, whatever its `confirmed` says.
+ */
+#define WSFS_APPROVAL_APPROVE 0
+
+/*
+ The host denies the call: it gets `approval_denied` with the response's reason.
+ */
+#define WSFS_APPROVAL_DENY 1
+
+/*
+ The handler could not decide (its own failure): the call gets `approval_denied`.
+ */
+#define WSFS_APPROVAL_ERROR 2
+
+/*
+ Where an approval handler puts its reason: valid only during the callback, and only
+ through `wsfs_approval_respond`.
+ */
+typedef struct wsfs_approval_response wsfs_approval_response;
+
+/*
  Where a model gateway callback puts its answer: valid only during the callback, and only
  through `wsfs_gateway_respond`.
  */
@@ -68,6 +89,18 @@ typedef int32_t (*wsfs_model_gateway_fn)(void *userdata,
                                          const char *request_json,
                                          uint64_t timeout_ms,
                                          struct wsfs_gateway_response *response);
+
+/*
+ The host's approval handler (see `wsfs_set_approval_handler`). Called with the host's
+ `userdata`, the request (a NUL-terminated JSON object `{"tool", "arguments", "why"}`, valid
+ during the call only), the milliseconds left before the call's deadline, and the response
+ to give a reason in with `wsfs_approval_respond`. Returns one of the `WSFS_APPROVAL_*`
+ statuses.
+ */
+typedef int32_t (*wsfs_approval_handler_fn)(void *userdata,
+                                            const char *request_json,
+                                            uint64_t timeout_ms,
+                                            struct wsfs_approval_response *response);
 
 #ifdef __cplusplus
 extern "C" {
@@ -465,6 +498,42 @@ char *wsfs_set_model_gateway(uint64_t workspace, wsfs_model_gateway_fn callback,
  or a NUL-terminated string valid for the call.
  */
 int32_t wsfs_gateway_respond(struct wsfs_gateway_response *response, const char *text);
+
+/*
+ Sets the approval handler of workspace `workspace`: the host's callback that decides each
+ call needing confirmation (`git_commit`) instead of the model's `confirmed: true`. It is
+ asked before the call runs; `WSFS_APPROVAL_APPROVE` runs it (as if confirmed), any other
+ answer, a panic, or an answer after the call's deadline gives the call `approval_denied`
+ (with the reason given through `wsfs_approval_respond`). NULL `callback` removes it, and
+ `confirmed: true` is the gate again. Returns an envelope: `data` `{"workspace": id,
+ "approval_handler": bool, "tools": [names of the tools that ask it now]}`, or
+ `invalid_workspace`.
+
+ Threads: the callback is called from the threads that run tool calls, possibly from several
+ at once, so it and `userdata` must be thread-safe; it blocks its call until it returns.
+ Ownership: `userdata` stays the host's; it must stay valid until the handler is replaced or
+ removed and every call started before has returned, or until the workspace is closed and
+ its calls have returned. The callback borrows `request_json` for the call only and gives a
+ reason (optional) by calling `wsfs_approval_respond` on `response` before returning;
+ `timeout_ms` is what is left of the call's deadline. Cancelling the call does not interrupt
+ the callback; the call is `cancelled` once it returns. The caller frees the result with
+ `wsfs_string_free`.
+ */
+char *wsfs_set_approval_handler(uint64_t workspace,
+                                wsfs_approval_handler_fn callback,
+                                void *userdata);
+
+/*
+ Gives an approval handler's reason (for a denial, or a failure): `reason` (NUL-terminated
+ UTF-8) is copied. Call it at most once per callback, with the `response` the callback got,
+ during the callback. Returns 0, or -1 when `response` or `reason` is NULL or `reason` is not
+ UTF-8.
+
+ # Safety
+ `response` must be the pointer the callback got, during that callback; `reason` must be
+ NULL or a NUL-terminated string valid for the call.
+ */
+int32_t wsfs_approval_respond(struct wsfs_approval_response *response, const char *reason);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,6 +1,7 @@
 //! The C ABI's operations as plain Rust: JSON strings in, envelope JSON out. `ffi` only converts
 //! pointers and catches panics around these.
 
+use crate::approval::ApprovalHandler;
 use crate::config::Config;
 use crate::dispatch::{self, CallOptions, Request};
 use crate::envelope::{self, Envelope};
@@ -89,6 +90,36 @@ pub fn workspace_open(config_json: &str) -> String {
     data["workspace"] = json!(id);
     log::info!(target: "wsfs", "workspace opened: workspace={id} root={root}");
     envelope::success_value(&data, format!("workspace {id} opened"), &warnings)
+}
+
+/// Sets (or with `None` removes) the approval handler of workspace `id`: with one set, it
+/// decides each call that needs confirming instead of the model's `confirmed: true`.
+pub fn set_approval_handler(id: u64, handler: Option<Arc<dyn ApprovalHandler>>) -> String {
+    let opened = match handles::get(id) {
+        Ok(opened) => opened,
+        Err(e) => return envelope::failure(&e),
+    };
+    let set = handler.is_some();
+    opened.tools.approval.set(handler);
+    let policy = opened.ws.policy();
+    let asking: Vec<&str> = (opened.tools.all())
+        .filter(|t| t.confirmation().is_some() && t.switch().is_on(policy))
+        .map(|t| t.name())
+        .collect();
+    let mut warnings = Vec::new();
+    if set && asking.is_empty() {
+        warnings.push(
+            "no tool of this workspace needs approval now (git_commit does, with \
+             policy.exec_enabled), so nothing calls the handler"
+                .to_string(),
+        );
+    }
+    let text = match set {
+        true => format!("approval handler set on workspace {id}"),
+        false => format!("approval handler removed from workspace {id}"),
+    };
+    let data = json!({"workspace": id, "approval_handler": set, "tools": asking});
+    envelope::success_value(&data, text, &warnings)
 }
 
 /// Sets (or with `None` removes) the model gateway of workspace `id`'s Wasm tools.

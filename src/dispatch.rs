@@ -1,6 +1,7 @@
 //! One tool call: the registry entry, the deadline, the tool itself, the envelope and its
 //! trace event.
 
+use crate::approval;
 use crate::control::{token_flag, CallControl};
 use crate::envelope::{self, Envelope};
 use crate::error::{ErrorCode, Result, WsfsError};
@@ -397,7 +398,14 @@ fn run_entry(call: &mut Call<'_>, tools: &ToolSet, req: &Request<'_>) -> Result<
         (call.ws.limits).check_write(content.len() as u64, "content", write::SPLIT_HINT)?;
     }
     call.ctl.check()?;
-    entry.run(call, req.args_json)
+    // With the host's approval handler set, it decides the calls that need confirming.
+    match (entry.confirmation(), tools.approval.get()) {
+        (Some(why), Some(handler)) => {
+            let approved = approval::ask(&*handler, entry.name(), why, req.args_json, call.ctl)?;
+            entry.run(call, &approved)
+        }
+        _ => entry.run(call, req.args_json),
+    }
 }
 
 /// For the trace and the audit log of a refused call: its `path` argument, if it has one.

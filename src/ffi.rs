@@ -9,6 +9,7 @@
 #![allow(unsafe_code)]
 
 use crate::api;
+use crate::approval::{ApprovalHandler, Verdict};
 use crate::control;
 use crate::envelope::{Envelope, FRONT_ROOM};
 #[cfg(feature = "wasm")]
@@ -18,7 +19,6 @@ use crate::session::{self, SessionOp};
 use crate::wasm::host::gateway::{GatewayFailure, ModelGateway};
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-#[cfg(feature = "wasm")]
 use std::sync::Arc;
 #[cfg(feature = "wasm")]
 use std::time::Instant;
@@ -794,5 +794,142 @@ pub unsafe extern "C" fn wsfs_gateway_respond(
     };
     // SAFETY: the callback's own response, alive for the callback (this function's contract).
     unsafe { (*response).text = Some(text.to_string()) };
+    0
+}
+
+/// Where an approval handler puts its reason: valid only during the callback, and only
+/// through `wsfs_approval_respond`.
+#[allow(non_camel_case_types)]
+pub struct wsfs_approval_response {
+    reason: Option<String>,
+}
+
+/// The host's approval handler (see `wsfs_set_approval_handler`). Called with the host's
+/// `userdata`, the request (a NUL-terminated JSON object `{"tool", "arguments", "why"}`, valid
+/// during the call only), the milliseconds left before the call's deadline, and the response
+/// to give a reason in with `wsfs_approval_respond`. Returns one of the `WSFS_APPROVAL_*`
+/// statuses.
+#[allow(non_camel_case_types)]
+pub type wsfs_approval_handler_fn = Option<
+    unsafe extern "C" fn(
+        userdata: *mut c_void,
+        request_json: *const c_char,
+        timeout_ms: u64,
+        response: *mut wsfs_approval_response,
+    ) -> i32,
+>;
+
+/// The host approves the call: it runs, whatever its `confirmed` says.
+pub const WSFS_APPROVAL_APPROVE: i32 = 0;
+/// The host denies the call: it gets `approval_denied` with the response's reason.
+pub const WSFS_APPROVAL_DENY: i32 = 1;
+/// The handler could not decide (its own failure): the call gets `approval_denied`.
+pub const WSFS_APPROVAL_ERROR: i32 = 2;
+
+/// A C callback as the workspace's [`ApprovalHandler`].
+struct CApproval {
+    callback:
+        unsafe extern "C" fn(*mut c_void, *const c_char, u64, *mut wsfs_approval_response) -> i32,
+    userdata: usize,
+}
+
+// SAFETY: `wsfs_set_approval_handler`'s contract makes the callback and its userdata callable
+// from any thread, concurrently, for as long as the handler is set.
+unsafe impl Send for CApproval {}
+// SAFETY: as above.
+unsafe impl Sync for CApproval {}
+
+impl ApprovalHandler for CApproval {
+    fn decide(&self, request_json: &str, deadline: std::time::Instant) -> Verdict {
+        let Ok(request) = std::ffi::CString::new(request_json) else {
+            return Verdict::Failed("the request holds a NUL byte".into());
+        };
+        let timeout_ms = deadline
+            .saturating_duration_since(std::time::Instant::now())
+            .as_millis()
+            .min(u64::MAX as u128) as u64;
+        let mut response = wsfs_approval_response { reason: None };
+        let status = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: the host's callback, called as its contract says: the request is a valid
+            // NUL-terminated string and the response a valid pointer, both for this call only.
+            unsafe {
+                (self.callback)(
+                    self.userdata as *mut c_void,
+                    request.as_ptr(),
+                    timeout_ms,
+                    &mut response,
+                )
+            }
+        }));
+        let reason = response.reason.unwrap_or_default();
+        match status {
+            Ok(WSFS_APPROVAL_APPROVE) => Verdict::Approve,
+            Ok(WSFS_APPROVAL_DENY) => Verdict::Deny(reason),
+            Ok(WSFS_APPROVAL_ERROR) if reason.is_empty() => {
+                Verdict::Failed("it reported an error without saying why".into())
+            }
+            Ok(WSFS_APPROVAL_ERROR) => Verdict::Failed(reason),
+            Ok(status) => Verdict::Failed(format!("it returned the unknown status {status}")),
+            Err(_) => Verdict::Failed("it panicked".into()),
+        }
+    }
+}
+
+/// Sets the approval handler of workspace `workspace`: the host's callback that decides each
+/// call needing confirmation (`git_commit`) instead of the model's `confirmed: true`. It is
+/// asked before the call runs; `WSFS_APPROVAL_APPROVE` runs it (as if confirmed), any other
+/// answer, a panic, or an answer after the call's deadline gives the call `approval_denied`
+/// (with the reason given through `wsfs_approval_respond`). NULL `callback` removes it, and
+/// `confirmed: true` is the gate again. Returns an envelope: `data` `{"workspace": id,
+/// "approval_handler": bool, "tools": [names of the tools that ask it now]}`, or
+/// `invalid_workspace`.
+///
+/// Threads: the callback is called from the threads that run tool calls, possibly from several
+/// at once, so it and `userdata` must be thread-safe; it blocks its call until it returns.
+/// Ownership: `userdata` stays the host's; it must stay valid until the handler is replaced or
+/// removed and every call started before has returned, or until the workspace is closed and
+/// its calls have returned. The callback borrows `request_json` for the call only and gives a
+/// reason (optional) by calling `wsfs_approval_respond` on `response` before returning;
+/// `timeout_ms` is what is left of the call's deadline. Cancelling the call does not interrupt
+/// the callback; the call is `cancelled` once it returns. The caller frees the result with
+/// `wsfs_string_free`.
+#[no_mangle]
+pub extern "C" fn wsfs_set_approval_handler(
+    workspace: u64,
+    callback: wsfs_approval_handler_fn,
+    userdata: *mut c_void,
+) -> *mut c_char {
+    let handler = callback.map(|callback| {
+        Arc::new(CApproval {
+            callback,
+            userdata: userdata as usize,
+        }) as Arc<dyn ApprovalHandler>
+    });
+    guard(|| api::set_approval_handler(workspace, handler))
+}
+
+/// Gives an approval handler's reason (for a denial, or a failure): `reason` (NUL-terminated
+/// UTF-8) is copied. Call it at most once per callback, with the `response` the callback got,
+/// during the callback. Returns 0, or -1 when `response` or `reason` is NULL or `reason` is not
+/// UTF-8.
+///
+/// # Safety
+/// `response` must be the pointer the callback got, during that callback; `reason` must be
+/// NULL or a NUL-terminated string valid for the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_approval_respond(
+    response: *mut wsfs_approval_response,
+    reason: *const c_char,
+) -> i32 {
+    if response.is_null() || reason.is_null() {
+        return -1;
+    }
+    // SAFETY: non-NULL, NUL-terminated and valid for the call by this function's contract.
+    let bytes = unsafe { CStr::from_ptr(reason) }.to_bytes();
+    let Ok(reason) = std::str::from_utf8(bytes) else {
+        return -1;
+    };
+    // SAFETY: the callback's own response, alive for the callback (this function's contract).
+    unsafe { (*response).reason = Some(reason.to_string()) };
     0
 }

@@ -11,6 +11,7 @@
 #![deny(unsafe_code)]
 
 pub mod api;
+pub mod approval;
 pub mod dispatch;
 pub mod envelope;
 pub mod ffi;

@@ -4,6 +4,7 @@
 
 pub use wsfs_core::tools::*;
 
+use crate::approval::ApprovalSlot;
 use crate::config::Config;
 use crate::error::Result;
 use crate::workspace::Workspace;
@@ -33,6 +34,8 @@ pub fn find(name: &str) -> Option<&'static ToolEntry> {
 pub struct ToolSet {
     #[cfg(feature = "wasm")]
     wasm: Option<WasmTools>,
+    /// The host's approval handler of the calls that need confirming (`git_commit`).
+    pub approval: ApprovalSlot,
 }
 
 /// What the tools need from a configuration, read and checked before anything is opened or
@@ -73,7 +76,10 @@ impl ToolSet {
         #[cfg(feature = "wasm")]
         if !config.wasm_tools.is_empty() {
             let wasm = WasmTools::load(ws.clone(), &config.wasm_tools, &config.wasm_policy)?;
-            return Ok(ToolSet { wasm: Some(wasm) });
+            return Ok(ToolSet {
+                wasm: Some(wasm),
+                ..ToolSet::default()
+            });
         }
         Ok(ToolSet::default())
     }

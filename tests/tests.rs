@@ -8,6 +8,8 @@
 mod common;
 
 mod absolute_links;
+#[cfg(feature = "exec")]
+mod approval;
 mod audit;
 mod audit_arguments;
 mod change_race;

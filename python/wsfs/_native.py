@@ -34,6 +34,8 @@ PROTOTYPES: dict[str, tuple[list, object]] = {
     "wsfs_workspace_tool_specs": ([_c_u64], _c_ptr),
     "wsfs_set_model_gateway": ([_c_u64, _c_ptr, _c_ptr], _c_ptr),
     "wsfs_gateway_respond": ([_c_ptr, _c_str], ctypes.c_int32),
+    "wsfs_set_approval_handler": ([_c_u64, _c_ptr, _c_ptr], _c_ptr),
+    "wsfs_approval_respond": ([_c_ptr, _c_str], ctypes.c_int32),
     "wsfs_read_file": ([_c_u64, _c_str], _c_ptr),
     "wsfs_write_file": ([_c_u64, _c_str], _c_ptr),
     "wsfs_append_file": ([_c_u64, _c_str], _c_ptr),
@@ -63,6 +65,9 @@ PROTOTYPES: dict[str, tuple[list, object]] = {
 # wsfs_model_gateway_fn: (userdata, request_json, timeout_ms, response) -> status.
 GATEWAY_FN = ctypes.CFUNCTYPE(ctypes.c_int32, _c_ptr, _c_str, _c_u64, _c_ptr)
 GATEWAY_OK, GATEWAY_ERROR, GATEWAY_TIMEOUT, GATEWAY_INVALID_REQUEST = 0, 1, 2, 3
+# wsfs_approval_handler_fn: (userdata, request_json, timeout_ms, response) -> status.
+APPROVAL_FN = ctypes.CFUNCTYPE(ctypes.c_int32, _c_ptr, _c_str, _c_u64, _c_ptr)
+APPROVAL_APPROVE, APPROVAL_DENY, APPROVAL_ERROR = 0, 1, 2
 
 _lock = threading.Lock()
 _lib: ctypes.CDLL | None = None

@@ -54,6 +54,8 @@ ERROR_CODES: dict[str, str] = {
     "it; nothing ran.",
     "command_required": "run_tests, run_lint or typecheck found nothing to run here; pass command.",
     "confirmation_required": "git_commit without confirmed=True; nothing was staged or committed.",
+    "approval_denied": "The host's approval handler denied a call that needs confirming (git_commit), "
+    "failed, or did not answer in time; nothing ran.",
     "nothing_to_commit": "git_commit with nothing staged and no paths.",
     "overlay_unavailable": "Overlay mode needs a kernel overlay of the base and the session (the "
     "workspace's view, and each program's view) and this system cannot make it (user namespaces "

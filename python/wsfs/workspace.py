@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
-from . import _native
+from . import _approval, _native
 from .cancel import CancelToken
 from .errors import ERROR_CLASSES, WsfsError
 from .results import (
@@ -181,6 +181,7 @@ class Workspace:
         self._closed = True  # until opened: __del__ must not close anything
         self._close_lock = threading.Lock()
         self._gateways: list[Any] = []
+        self._approval_handlers: list[Any] = []
         self._lib = lib = _native.load()
         text = json.dumps(cfg, ensure_ascii=False, default=_json_default)
         env = json.loads(_native.take(lib, lib.wsfs_workspace_open(_native.utf8(text, "config"))))
@@ -268,6 +269,28 @@ class Workspace:
             # workspace object lives.
             self._gateways.append(callback)
         env = json.loads(_native.take(lib, lib.wsfs_set_model_gateway(self._handle, callback, None)))
+        if not env["ok"]:
+            raise _error(env)
+
+    def set_approval_handler(self, handler: _approval.ApprovalHandler | None) -> None:
+        """Sets this workspace's approval handler (``wsfs_set_approval_handler``): it decides
+        every call that needs confirming (``git_commit``) instead of the model's
+        ``confirmed=True``. ``None`` removes it, and ``confirmed=True`` is the gate again.
+
+        ``handler(request, timeout)`` gets the request (a dict ``{"tool", "arguments", "why"}``)
+        and the seconds left before the call's deadline. ``True`` runs the call (whatever its
+        ``confirmed`` says); ``False`` or ``(False, reason)`` denies it with
+        ``approval_denied``, and so does raising (the exception's text is the reason) or
+        answering after the deadline. It may be called from several threads at once."""
+        lib = self._lib
+        if handler is None:
+            callback = None
+        else:
+            callback = _native.APPROVAL_FN(_approval.callback(lib, handler))
+            # A call in flight may still use a replaced callback: each is kept as long as the
+            # workspace object lives.
+            self._approval_handlers.append(callback)
+        env = json.loads(_native.take(lib, lib.wsfs_set_approval_handler(self._handle, callback, None)))
         if not env["ok"]:
             raise _error(env)
 
@@ -804,8 +827,9 @@ class Workspace:
         cancel: CancelToken | None = None,
     ) -> GitCommitResult:
         """Stages ``paths`` (resolved like every tool path) and commits; raises
-        ``confirmation_required`` without ``confirmed`` (a soft gate, not a human's approval)
-        and ``nothing_to_commit`` when nothing is staged."""
+        ``confirmation_required`` without ``confirmed`` (a soft gate, not a human's approval;
+        with an approval handler set, the handler decides instead: see
+        :meth:`set_approval_handler`) and ``nothing_to_commit`` when nothing is staged."""
         args: dict[str, Any] = {"message": message, "signoff": signoff, "confirmed": confirmed}
         if paths is not None:
             args["paths"] = list(paths)

@@ -38,6 +38,9 @@ pub enum ErrorCode {
     SandboxUnavailable,
     CommandRequired,
     ConfirmationRequired,
+    /// The host's approval handler denied a call that needs approval (or failed, or did not
+    /// answer in time); nothing ran.
+    ApprovalDenied,
     NothingToCommit,
     OverlayUnavailable,
     NoSession,
@@ -83,6 +86,7 @@ impl ErrorCode {
             ErrorCode::SandboxUnavailable => "sandbox_unavailable",
             ErrorCode::CommandRequired => "command_required",
             ErrorCode::ConfirmationRequired => "confirmation_required",
+            ErrorCode::ApprovalDenied => "approval_denied",
             ErrorCode::NothingToCommit => "nothing_to_commit",
             ErrorCode::OverlayUnavailable => "overlay_unavailable",
             ErrorCode::NoSession => "no_session",

@@ -9,6 +9,8 @@
 //	wsfs tool new|build|list|run|test ...     make, build, inspect and try Wasm tools
 //	wsfs session diff|commit|checkpoint|rewind|checkpoints|discard|refresh ...
 //	                                          the host's operations on an overlay session
+//	wsfs audit replay LOG --root COPY [--config FILE]
+//	                                          re-run an audit log's calls on a copy
 //
 // TOOL is any tool `wsfs tools` lists (read_file, list_dir, ...); JSON is
 // its arguments (default "{}"; "-" reads them from standard input). The
@@ -66,6 +68,11 @@ const usage = `usage:
   wsfs session diff|commit|checkpoint|rewind|checkpoints|discard|refresh ...
                                              the host's operations on an overlay
                                              session; see wsfs session -h
+  wsfs audit replay LOG --root COPY [--config FILE]
+                                             re-run an audit log's calls (logged
+                                             with audit_arguments) on a copy and
+                                             report where the outcomes differ;
+                                             see wsfs audit -h
 
 TOOL: %s.
 JSON: the tool's arguments (default {}; - reads them from stdin).
@@ -85,6 +92,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	timeout := fs.Duration("timeout", 0, "operation timeout (default: the library's 10s)")
 	readOnly := fs.Bool("read-only", false, "refuse every changing tool with writes_disabled (policy writes_enabled=false)")
 	auditLog := fs.String("audit-log", "", "append one JSON line per call to this file (policy audit_log)")
+	auditArgs := fs.Bool("audit-arguments", false, "the audit line records the call's arguments, content hashed (policy audit_arguments; for wsfs audit replay)")
 	profile := fs.String("profile", "", "run TOOL under this profile's names and envelope (miniclaw, filesystem-tool, agent-base, capability-plan)")
 	maxIter := fs.Int("max-tool-iterations", 0, "demo: tool-iteration limit (default 10)")
 	verbose := fs.Bool("v", false, "log one line per tool call to stderr")
@@ -146,6 +154,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "session":
 		return runSession(ctx, rest[1:], stdin, stdout, stderr)
 
+	case "audit":
+		return runAudit(ctx, rest[1:], stdout, stderr)
+
 	case "demo":
 		if len(rest) != 1 {
 			return usageError(stderr, "demo takes no arguments")
@@ -196,7 +207,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			Root:                *workspace,
 			RestrictToWorkspace: wsfs.Bool(!*unrestricted),
 			Limits:              wsfs.Limits{OperationTimeout: *timeout},
-			Policy:              policy(*readOnly, *auditLog),
+			Policy:              policy(*readOnly, *auditLog, *auditArgs),
 			Logger:              logger,
 			Mode:                mode,
 			Session:             session,
@@ -221,8 +232,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 // policy is the workspace policy the flags ask for (the library's defaults
 // otherwise).
-func policy(readOnly bool, auditLog string) wsfs.Policy {
-	p := wsfs.Policy{AuditLog: auditLog}
+func policy(readOnly bool, auditLog string, auditArgs bool) wsfs.Policy {
+	p := wsfs.Policy{AuditLog: auditLog, AuditArguments: auditArgs}
 	if readOnly {
 		p.WritesEnabled = wsfs.Bool(false)
 	}

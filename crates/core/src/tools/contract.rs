@@ -237,6 +237,9 @@ pub trait Tool {
     /// changes files only through programs, which then get a read-only view of the workspace
     /// from the kernel (a read-only mount), so there it can only read.
     const RUNS_ON_READ_ONLY_VIEW: bool = false;
+    /// Why a call needs the model's `confirmed: true` (`confirmation_required` without it), and
+    /// so the host's approval when it set an approval handler: `None` for most tools.
+    const CONFIRMATION: Option<&'static str> = None;
     /// Strict (`deny_unknown_fields`) arguments; doc comments become the schema's descriptions.
     /// Optional inputs are `#[serde(default)]` plain types, never `Option` (no `null` types).
     type Args: DeserializeOwned + JsonSchema;
@@ -338,6 +341,8 @@ pub struct ToolEntry {
     /// [`Tool::RUNS_ON_READ_ONLY_VIEW`].
     pub runs_on_read_only_view: bool,
     pub switch: Switch,
+    /// [`Tool::CONFIRMATION`].
+    pub confirmation: Option<&'static str>,
     pub description: fn() -> String,
     pub parameters: fn() -> Value,
     run: RunFn,
@@ -386,6 +391,10 @@ pub trait ToolRunner: Send + Sync {
     fn runs_read_only(&self) -> bool {
         self.annotations().read_only
     }
+    /// [`Tool::CONFIRMATION`]: why a call needs confirming (or the host's approval).
+    fn confirmation(&self) -> Option<&'static str> {
+        None
+    }
     fn description(&self) -> String;
     /// The arguments' JSON Schema.
     fn parameters(&self) -> Value;
@@ -409,6 +418,9 @@ impl ToolRunner for ToolEntry {
     fn runs_read_only(&self) -> bool {
         self.annotations.read_only || self.runs_on_read_only_view
     }
+    fn confirmation(&self) -> Option<&'static str> {
+        self.confirmation
+    }
     fn description(&self) -> String {
         (self.description)()
     }
@@ -428,6 +440,7 @@ pub const fn entry<T: Tool>() -> ToolEntry {
         content_buffer: T::CONTENT_BUFFER,
         runs_on_read_only_view: T::RUNS_ON_READ_ONLY_VIEW,
         switch: T::SWITCH,
+        confirmation: T::CONFIRMATION,
         description: T::description,
         parameters: parameters::<T::Args>,
         run: run_erased::<T>,

@@ -94,6 +94,7 @@ impl Tool for GitCommitTool {
         idempotent: false,
     };
     const SWITCH: Switch = Switch::Exec;
+    const CONFIRMATION: Option<&'static str> = Some("git_commit changes the repository's history");
     type Args = GitCommitArgs;
     type Output = GitCommit;
 
