@@ -8,8 +8,9 @@ import (
 )
 
 // ApprovalRequest is what an approval handler is asked about: one call of a
-// tool that needs confirming (git_commit), with the model's arguments as it
-// gave them and why the call needs approval.
+// tool that needs confirming (git_commit), or that only a host is asked about
+// (every shell command, a recursive delete_file), with the model's arguments
+// as it gave them and why the call needs approval.
 type ApprovalRequest struct {
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`
@@ -49,9 +50,10 @@ type approvals struct {
 
 // SetApprovalHandler sets the workspace's approval handler
 // (wsfs_set_approval_handler): from now on it decides every call that needs
-// confirming (git_commit). nil removes it, and confirmed: true is the gate
-// again. A workspace where no tool needs approval (exec off) accepts it with
-// a warning.
+// confirming (git_commit), every shell command and every recursive
+// delete_file. nil removes it, and confirmed: true is the gate again. A
+// workspace where no tool asks it (read-only, exec off) accepts it with a
+// warning.
 func (ws *Workspace) SetApprovalHandler(h ApprovalHandler) error {
 	if ws.closed.Load() {
 		return newError("set_approval_handler", CodeInvalidWorkspace, "the workspace is closed")

@@ -103,14 +103,16 @@ pub fn set_approval_handler(id: u64, handler: Option<Arc<dyn ApprovalHandler>>) 
     opened.tools.approval.set(handler);
     let policy = opened.ws.policy();
     let asking: Vec<&str> = (opened.tools.all())
-        .filter(|t| t.confirmation().is_some() && t.switch().is_on(policy))
+        .filter(|t| t.asks_approval() && t.switch().is_on(policy))
+        .filter(|t| t.runs_read_only() || policy.writes_enabled)
         .map(|t| t.name())
         .collect();
     let mut warnings = Vec::new();
     if set && asking.is_empty() {
         warnings.push(
             "no tool of this workspace needs approval now (git_commit does, with \
-             policy.exec_enabled), so nothing calls the handler"
+             policy.exec_enabled; shell with shell_enabled; a recursive delete_file while \
+             writes are enabled), so nothing calls the handler"
                 .to_string(),
         );
     }

@@ -52,13 +52,15 @@ impl ApprovalSlot {
 }
 
 /// Asks `handler` about a call of `tool` (`why` says why it needs approval) and returns the
-/// arguments to run it with: `args_json` with `confirmed: true` once approved. Arguments that
-/// are not a JSON object are returned as they are, unasked: the tool refuses them anyway.
+/// arguments to run it with: once approved, `args_json` with `confirmed: true` when the tool
+/// takes a confirmation (`confirms`), else as they are. Arguments that are not a JSON object
+/// are returned as they are, unasked: the tool refuses them anyway.
 pub fn ask(
     handler: &dyn ApprovalHandler,
     tool: &str,
     why: &str,
     args_json: &str,
+    confirms: bool,
     ctl: &CallControl,
 ) -> Result<String> {
     let Ok(Value::Object(mut arguments)) = serde_json::from_str::<Value>(args_json) else {
@@ -86,6 +88,9 @@ pub fn ask(
     match verdict {
         Verdict::Approve => {
             ctl.check()?;
+            if !confirms {
+                return Ok(args_json.to_string());
+            }
             arguments.insert("confirmed".into(), Value::Bool(true));
             Ok(Value::Object(arguments).to_string())
         }
@@ -126,10 +131,21 @@ mod tests {
             "git_commit",
             "history",
             r#"{"message":"m"}"#,
+            true,
             &ctl(10_000),
         );
         let args: Value = serde_json::from_str(&args.unwrap()).unwrap();
         assert_eq!(args, json!({"message": "m", "confirmed": true}));
+        // A tool that takes no confirmation runs with its arguments as they were.
+        let plain = ask(
+            &handler,
+            "shell",
+            "any command",
+            r#"{"command":"ls"}"#,
+            false,
+            &ctl(10_000),
+        );
+        assert_eq!(plain.unwrap(), r#"{"command":"ls"}"#);
         let request: Value = serde_json::from_str(&seen.lock().unwrap()).unwrap();
         assert_eq!(
             request,
@@ -140,11 +156,11 @@ mod tests {
     #[test]
     fn deny_failure_and_a_late_answer_are_approval_denied() {
         let deny = |_: &str, _: Instant| Verdict::Deny("not today".into());
-        let e = ask(&deny, "git_commit", "h", "{}", &ctl(10_000)).unwrap_err();
+        let e = ask(&deny, "git_commit", "h", "{}", true, &ctl(10_000)).unwrap_err();
         assert_eq!(e.code, ErrorCode::ApprovalDenied);
         assert!(e.message.contains("not today"), "{}", e.message);
         let failed = |_: &str, _: Instant| Verdict::Failed("no user".into());
-        let e = ask(&failed, "git_commit", "h", "{}", &ctl(10_000)).unwrap_err();
+        let e = ask(&failed, "git_commit", "h", "{}", true, &ctl(10_000)).unwrap_err();
         assert_eq!(e.code, ErrorCode::ApprovalDenied);
         assert!(e.message.contains("failed (no user)"), "{}", e.message);
         // Approving after the deadline still denies.
@@ -154,7 +170,7 @@ mod tests {
             }
             Verdict::Approve
         };
-        let e = ask(&late, "git_commit", "h", "{}", &ctl(20)).unwrap_err();
+        let e = ask(&late, "git_commit", "h", "{}", true, &ctl(20)).unwrap_err();
         assert_eq!(e.code, ErrorCode::ApprovalDenied);
         assert!(e.message.contains("deadline"), "{}", e.message);
     }
@@ -162,6 +178,9 @@ mod tests {
     #[test]
     fn arguments_that_are_no_object_are_left_to_the_tool() {
         let never = |_: &str, _: Instant| -> Verdict { panic!("asked") };
-        assert_eq!(ask(&never, "t", "w", "[1]", &ctl(1000)).unwrap(), "[1]");
+        assert_eq!(
+            ask(&never, "t", "w", "[1]", true, &ctl(1000)).unwrap(),
+            "[1]"
+        );
     }
 }

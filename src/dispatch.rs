@@ -398,13 +398,28 @@ fn run_entry(call: &mut Call<'_>, tools: &ToolSet, req: &Request<'_>) -> Result<
         (call.ws.limits).check_write(content.len() as u64, "content", write::SPLIT_HINT)?;
     }
     call.ctl.check()?;
-    // With the host's approval handler set, it decides the calls that need confirming.
-    match (entry.confirmation(), tools.approval.get()) {
-        (Some(why), Some(handler)) => {
-            let approved = approval::ask(&*handler, entry.name(), why, req.args_json, call.ctl)?;
+    // With the host's approval handler set, it decides the calls that need confirming, and
+    // those it alone is asked about (a recursive delete, the raw shell).
+    let Some(handler) = tools.approval.get() else {
+        return entry.run(call, req.args_json);
+    };
+    let (why, confirms) = match entry.confirmation() {
+        Some(why) => (Some(why), true),
+        None => (entry.host_approval(req.args_json), false),
+    };
+    match why {
+        Some(why) => {
+            let approved = approval::ask(
+                &*handler,
+                entry.name(),
+                why,
+                req.args_json,
+                confirms,
+                call.ctl,
+            )?;
             entry.run(call, &approved)
         }
-        _ => entry.run(call, req.args_json),
+        None => entry.run(call, req.args_json),
     }
 }
 

@@ -876,7 +876,8 @@ impl ApprovalHandler for CApproval {
 }
 
 /// Sets the approval handler of workspace `workspace`: the host's callback that decides each
-/// call needing confirmation (`git_commit`) instead of the model's `confirmed: true`. It is
+/// call needing confirmation (`git_commit`) instead of the model's `confirmed: true`, and the
+/// calls no model confirms (every `shell` command, a recursive `delete_file`). It is
 /// asked before the call runs; `WSFS_APPROVAL_APPROVE` runs it (as if confirmed), any other
 /// answer, a panic, or an answer after the call's deadline gives the call `approval_denied`
 /// (with the reason given through `wsfs_approval_respond`). NULL `callback` removes it, and

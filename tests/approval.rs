@@ -1,6 +1,7 @@
 //! The host's approval handler through the C ABI (issue 31, item 9): with one set, it decides
-//! each call that needs confirming (`git_commit`), whatever `confirmed` says; without one,
-//! `confirmed: true` is the gate.
+//! each call that needs confirming (`git_commit`), whatever `confirmed` says, and the calls
+//! only a host is asked about (a recursive `delete_file`, every `shell` command); without one,
+//! `confirmed: true` is the gate and those run as before.
 #![allow(unused_unsafe)]
 
 use crate::common::*;
@@ -57,8 +58,11 @@ unsafe extern "C" fn handler(
     let seen = unsafe { &*(userdata as *const Seen) };
     let request = unsafe { CStr::from_ptr(request) }.to_str().unwrap();
     let request: Value = serde_json::from_str(request).unwrap();
-    let message = request["arguments"]["message"]
-        .as_str()
+    // What the handler decides by: a commit's message, a delete's path, a command line.
+    let arguments = &request["arguments"];
+    let message = ["message", "path", "command"]
+        .iter()
+        .find_map(|key| arguments[key].as_str())
         .unwrap_or("")
         .to_string();
     seen.lock().unwrap().push(request);
@@ -109,7 +113,10 @@ fn an_approving_handler_runs_the_call_whatever_confirmed_says() {
     let seen = Seen::default();
     let data = set(f.ws, &seen);
     assert_eq!(assert_ok(&data)["approval_handler"], true, "{data}");
-    assert_eq!(assert_ok(&data)["tools"], json!(["git_commit"]));
+    assert_eq!(
+        assert_ok(&data)["tools"],
+        json!(["delete_file", "git_commit"])
+    );
     let args = json!({"message": "approved", "paths": ["a.txt"]});
     assert_ok(&commit(&f, args.clone()));
     assert_eq!(commits(&f), 2);
@@ -198,8 +205,12 @@ fn without_a_handler_confirmed_is_the_gate_and_other_tools_never_ask() {
 
 #[test]
 fn setting_a_handler_says_which_tools_ask_it() {
-    let f = Fixture::new();
     let seen = Seen::default();
+    let f = Fixture::new();
+    let v = set(f.ws, &seen);
+    assert_eq!(assert_ok(&v)["tools"], json!(["delete_file"]), "{v}");
+    assert!(v["warnings"].as_array().unwrap().is_empty(), "{v}");
+    let f = Fixture::with_config(json!({"policy": {"writes_enabled": false}}));
     let v = set(f.ws, &seen);
     assert_eq!(assert_ok(&v)["tools"], json!([]));
     let warning = v["warnings"][0].as_str().unwrap_or_default();
@@ -231,4 +242,62 @@ fn the_capability_plans_git_commit_asks_the_handler_too() {
     assert_eq!(v["error_code"], "APPROVAL_DENIED", "{v}");
     assert!(v["message"].as_str().unwrap().contains("the user said no"));
     assert_eq!(seen.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn a_recursive_delete_asks_the_handler_and_a_plain_one_does_not() {
+    let f = Fixture::new();
+    f.write("keep/a.txt", "a");
+    f.write("go/b.txt", "b");
+    f.write("c.txt", "c");
+    let seen = Seen::default();
+    set(f.ws, &seen);
+    // Named "deny", the handler refuses; the tree stays whole.
+    f.write("deny/d.txt", "d");
+    let v = call(
+        f.ws,
+        "delete_file",
+        json!({"path": "deny", "recursive": true}),
+    );
+    let text = assert_err(&v, "approval_denied");
+    assert!(text.contains("the user said no"), "{text}");
+    assert!(f.exists("deny/d.txt"));
+    // Approved, it runs as the model asked, with no confirmation added to its arguments.
+    assert_ok(&call(
+        f.ws,
+        "delete_file",
+        json!({"path": "go", "recursive": true}),
+    ));
+    assert!(!f.exists("go"));
+    assert_ok(&call(f.ws, "delete_file", json!({"path": "c.txt"})));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2, "a plain delete is not asked about: {seen:?}");
+    assert_eq!(
+        seen[1]["arguments"],
+        json!({"path": "go", "recursive": true})
+    );
+    assert!(seen[1]["why"]
+        .as_str()
+        .unwrap()
+        .contains("whole directory tree"));
+}
+
+#[test]
+fn the_raw_shell_asks_the_handler_for_every_command() {
+    let f = Fixture::with_config(json!({
+        "policy": {"exec_enabled": true, "shell_enabled": true, "exec_require_sandbox": false}
+    }));
+    let seen = Seen::default();
+    let v = set(f.ws, &seen);
+    assert_eq!(
+        assert_ok(&v)["tools"],
+        json!(["delete_file", "git_commit", "shell"]),
+        "{v}"
+    );
+    let v = call(f.ws, "shell", json!({"command": "deny"}));
+    assert_err(&v, "approval_denied");
+    let v = call(f.ws, "shell", json!({"command": "echo made > out.txt"}));
+    assert_ok(&v);
+    assert_eq!(f.read("out.txt"), b"made\n");
+    assert_eq!(seen.lock().unwrap().len(), 2);
 }

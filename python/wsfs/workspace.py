@@ -275,7 +275,9 @@ class Workspace:
     def set_approval_handler(self, handler: _approval.ApprovalHandler | None) -> None:
         """Sets this workspace's approval handler (``wsfs_set_approval_handler``): it decides
         every call that needs confirming (``git_commit``) instead of the model's
-        ``confirmed=True``. ``None`` removes it, and ``confirmed=True`` is the gate again.
+        ``confirmed=True``, and the calls no model confirms (every ``shell`` command, a
+        recursive ``delete_file``). ``None`` removes it, and ``confirmed=True`` is the gate
+        again (those others then run as before).
 
         ``handler(request, timeout)`` gets the request (a dict ``{"tool", "arguments", "why"}``)
         and the seconds left before the call's deadline. ``True`` runs the call (whatever its

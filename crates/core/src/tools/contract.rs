@@ -240,6 +240,9 @@ pub trait Tool {
     /// Why a call needs the model's `confirmed: true` (`confirmation_required` without it), and
     /// so the host's approval when it set an approval handler: `None` for most tools.
     const CONFIRMATION: Option<&'static str> = None;
+    /// Calls the host's approval handler decides although the model confirms nothing (a
+    /// recursive delete, the raw shell); without a handler they run as they always did.
+    const HOST_APPROVAL: HostApproval = HostApproval::Never;
     /// Strict (`deny_unknown_fields`) arguments; doc comments become the schema's descriptions.
     /// Optional inputs are `#[serde(default)]` plain types, never `Option` (no `null` types).
     type Args: DeserializeOwned + JsonSchema;
@@ -288,6 +291,33 @@ pub trait ToolOutput: erased_serde::Serialize + Any + Send {
     /// Adds this result's figures (lines and bytes read, matches, entries ...) to the call's
     /// [`Metrics`]. The default adds none.
     fn add_metrics(&self, _metrics: &mut Metrics) {}
+}
+
+/// When a host's approval handler decides a call that needs no `confirmed` from the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostApproval {
+    Never,
+    /// Every call, for this reason.
+    Always(&'static str),
+    /// A call whose boolean argument `argument` is true, for this reason.
+    WhenTrue {
+        argument: &'static str,
+        why: &'static str,
+    },
+}
+
+impl HostApproval {
+    /// Why a call with `args_json` is decided by the host's handler, if it is.
+    pub fn why(self, args_json: &str) -> Option<&'static str> {
+        match self {
+            HostApproval::Never => None,
+            HostApproval::Always(why) => Some(why),
+            HostApproval::WhenTrue { argument, why } => {
+                let args: Value = serde_json::from_str(args_json).ok()?;
+                (args.get(argument) == Some(&Value::Bool(true))).then_some(why)
+            }
+        }
+    }
 }
 
 /// What a host's middleware records of one call, without parsing text: the envelope's
@@ -343,6 +373,8 @@ pub struct ToolEntry {
     pub switch: Switch,
     /// [`Tool::CONFIRMATION`].
     pub confirmation: Option<&'static str>,
+    /// [`Tool::HOST_APPROVAL`].
+    pub host_approval: HostApproval,
     pub description: fn() -> String,
     pub parameters: fn() -> Value,
     run: RunFn,
@@ -395,6 +427,15 @@ pub trait ToolRunner: Send + Sync {
     fn confirmation(&self) -> Option<&'static str> {
         None
     }
+    /// [`Tool::HOST_APPROVAL`]: why the host's handler is asked about a call with these
+    /// arguments, although the model confirms nothing; `None` when it is not.
+    fn host_approval(&self, _args_json: &str) -> Option<&'static str> {
+        None
+    }
+    /// Whether a host's approval handler is ever asked about this tool's calls.
+    fn asks_approval(&self) -> bool {
+        self.confirmation().is_some()
+    }
     fn description(&self) -> String;
     /// The arguments' JSON Schema.
     fn parameters(&self) -> Value;
@@ -421,6 +462,12 @@ impl ToolRunner for ToolEntry {
     fn confirmation(&self) -> Option<&'static str> {
         self.confirmation
     }
+    fn host_approval(&self, args_json: &str) -> Option<&'static str> {
+        self.host_approval.why(args_json)
+    }
+    fn asks_approval(&self) -> bool {
+        self.confirmation.is_some() || !matches!(self.host_approval, HostApproval::Never)
+    }
     fn description(&self) -> String {
         (self.description)()
     }
@@ -441,6 +488,7 @@ pub const fn entry<T: Tool>() -> ToolEntry {
         runs_on_read_only_view: T::RUNS_ON_READ_ONLY_VIEW,
         switch: T::SWITCH,
         confirmation: T::CONFIRMATION,
+        host_approval: T::HOST_APPROVAL,
         description: T::description,
         parameters: parameters::<T::Args>,
         run: run_erased::<T>,

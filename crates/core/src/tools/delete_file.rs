@@ -25,7 +25,7 @@ use crate::sandbox::gate::Access;
 use crate::sandbox::root::ToolPath;
 use crate::sandbox::sys::Kind;
 use crate::sandbox::walk::filter::is_internal_name;
-use crate::tools::contract::{Annotations, Call, Tool, ToolOutput, Warning};
+use crate::tools::contract::{Annotations, Call, HostApproval, Tool, ToolOutput, Warning};
 use crate::tools::kind::FileKind;
 use crate::workspace::Workspace;
 use crate::workspace::{Halt, NotRemoved, Removal, RemoveDenyHook, RemoveOptions};
@@ -96,6 +96,10 @@ impl Tool for DeleteFile {
         read_only: false,
         destructive: true,
         idempotent: true,
+    };
+    const HOST_APPROVAL: HostApproval = HostApproval::WhenTrue {
+        argument: "recursive",
+        why: "a recursive delete_file removes a whole directory tree",
     };
     type Args = DeleteFileArgs;
     type Output = DeleteOutput;

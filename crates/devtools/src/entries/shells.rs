@@ -4,7 +4,7 @@
 use super::{control, cwd, state};
 use crate::error::Result;
 use crate::shells::{safe_shell, shell, SafeShellArgs, SafeShellResult, ShellArgs, ShellRun};
-use crate::tools::contract::{Annotations, Call, Switch, Tool, ToolOutput, Warning};
+use crate::tools::contract::{Annotations, Call, HostApproval, Switch, Tool, ToolOutput, Warning};
 use std::borrow::Cow;
 
 fn run_text(r: &ShellRun) -> String {
@@ -98,6 +98,8 @@ impl Tool for ShellTool {
     const ANNOTATIONS: Annotations = RUNS_COMMANDS;
     const SWITCH: Switch = Switch::Shell;
     const RUNS_ON_READ_ONLY_VIEW: bool = true;
+    const HOST_APPROVAL: HostApproval =
+        HostApproval::Always("shell runs any command line the model writes (under the sandbox)");
     type Args = ShellArgs;
     type Output = ShellRun;
 
