@@ -501,7 +501,8 @@ int32_t wsfs_gateway_respond(struct wsfs_gateway_response *response, const char 
 
 /*
  Sets the approval handler of workspace `workspace`: the host's callback that decides each
- call needing confirmation (`git_commit`) instead of the model's `confirmed: true`. It is
+ call needing confirmation (`git_commit`) instead of the model's `confirmed: true`, and the
+ calls no model confirms (every `shell` command, a recursive `delete_file`). It is
  asked before the call runs; `WSFS_APPROVAL_APPROVE` runs it (as if confirmed), any other
  answer, a panic, or an answer after the call's deadline gives the call `approval_denied`
  (with the reason given through `wsfs_approval_respond`). NULL `callback` removes it, and
