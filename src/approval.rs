@@ -136,6 +136,11 @@ mod tests {
         );
         let args: Value = serde_json::from_str(&args.unwrap()).unwrap();
         assert_eq!(args, json!({"message": "m", "confirmed": true}));
+        let request: Value = serde_json::from_str(&seen.lock().unwrap()).unwrap();
+        assert_eq!(
+            request,
+            json!({"tool": "git_commit", "arguments": {"message": "m"}, "why": "history"})
+        );
         // A tool that takes no confirmation runs with its arguments as they were.
         let plain = ask(
             &handler,
@@ -146,11 +151,6 @@ mod tests {
             &ctl(10_000),
         );
         assert_eq!(plain.unwrap(), r#"{"command":"ls"}"#);
-        let request: Value = serde_json::from_str(&seen.lock().unwrap()).unwrap();
-        assert_eq!(
-            request,
-            json!({"tool": "git_commit", "arguments": {"message": "m"}, "why": "history"})
-        );
     }
 
     #[test]
