@@ -151,6 +151,9 @@ func (ws *Workspace) callC(ctx context.Context, cs callSpec) (string, *envelope,
 		release()
 	}
 	if cs.profiled {
+		if cs.metrics != nil {
+			raw = takeMetrics(raw, cs.metrics)
+		}
 		return raw, nil, nil
 	}
 
@@ -205,9 +208,49 @@ func ctxError(tool string, ctx context.Context) *Error {
 // library made it; err is then nil except for failures detected in Go
 // (which get the native failure envelope above).
 func (ws *Workspace) CallRaw(ctx context.Context, tool, argsJSON string) (envelopeJSON string, err error) {
-	cs := callSpec{tool: tool, args: argsJSON, output: outputFull, path: pathOf(argsJSON), profiled: ws.profile != "", keepMetrics: true}
+	return ws.CallRawWith(ctx, RawCall{Tool: tool, Args: argsJSON})
+}
+
+// RawCall is one call for CallRawWith.
+type RawCall struct {
+	// Tool and Args are CallRaw's tool and argsJSON.
+	Tool string
+	Args string
+	// Timeout, if positive, bounds the call more tightly than the
+	// workspace's OperationTimeout.
+	Timeout time.Duration
+	// Logger receives the call's log record; nil means the workspace's.
+	Logger *slog.Logger
+	// Metrics, if set, receives the call's figures (see Metrics), which also
+	// go into its log record. On a workspace with a profile the library is
+	// asked for them and they are taken off the profile's envelope, which is
+	// returned in its document's shape.
+	Metrics *Metrics
+}
+
+// CallRawWith is CallRaw with a per-call timeout, logger and metrics.
+func (ws *Workspace) CallRawWith(ctx context.Context, c RawCall) (envelopeJSON string, err error) {
+	cs := callSpec{tool: c.Tool, args: c.Args, output: outputFull, path: pathOf(c.Args), profiled: ws.profile != "",
+		keepMetrics: true, timeout: c.Timeout, logger: c.Logger, metrics: c.Metrics}
 	raw, _, err := ws.call(ctx, cs)
 	return raw, err
+}
+
+// takeMetrics removes the "metrics" member the library appends last to a
+// profile's envelope when asked, decoding it into m; an envelope without
+// one is returned as it is. The member is found as the last `,"metrics":{`
+// of the text: that sequence starts a member key (a quote inside a JSON
+// string is escaped), and the figures hold no object of their own.
+func takeMetrics(raw string, m *Metrics) string {
+	const key = `,"metrics":`
+	i := strings.LastIndex(raw, key+"{")
+	if i < 0 || !strings.HasSuffix(raw, "}") {
+		return raw
+	}
+	if json.Unmarshal([]byte(raw[i+len(key):len(raw)-1]), m) != nil {
+		return raw
+	}
+	return raw[:i] + "}"
 }
 
 // pathOf extracts the "path" argument for logging; "" if there is none.

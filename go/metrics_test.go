@@ -36,3 +36,24 @@ func TestModelCallMetrics(t *testing.T) {
 		t.Fatalf("failure metrics = %+v", m)
 	}
 }
+
+// TestTakeMetrics: only the member the library appends last is taken off;
+// an envelope without it, or with "metrics" only inside its data, stays as
+// it is.
+func TestTakeMetrics(t *testing.T) {
+	var m Metrics
+	env := `{"ok":true,"data":{"path":"a"},"metrics":{"tool":"file_read","duration_us":3,"lines_read":2}}`
+	if got := takeMetrics(env, &m); got != `{"ok":true,"data":{"path":"a"}}` || m.Tool != "file_read" || m.LinesRead != 2 {
+		t.Fatalf("%s, %+v", got, m)
+	}
+	for _, env := range []string{
+		`{"ok":true,"data":{"path":"a"}}`,
+		`{"ok":true,"data":{"x":1,"metrics":{"a":1},"y":2}}`,
+		`{"ok":true,"text":"a \",\"metrics\":{ b"}`,
+	} {
+		m = Metrics{}
+		if got := takeMetrics(env, &m); got != env || m != (Metrics{}) {
+			t.Fatalf("%s became %s, %+v", env, got, m)
+		}
+	}
+}

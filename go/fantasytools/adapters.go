@@ -106,12 +106,19 @@ func respond(ctx context.Context, ws *wsfs.Workspace, tc toolConfig, c wsfs.Mode
 	if err != nil {
 		resp = fantasy.NewTextErrorResponse(text)
 	}
-	if metrics.Tool != "" {
-		if b, merr := json.Marshal(metrics); merr == nil {
-			resp.Metadata = string(b)
-		}
-	}
+	withMetadata(&resp, metrics)
 	return resp, fatal(ctx, err)
+}
+
+// withMetadata puts the call's metrics, when the library reported them, into
+// the response's Metadata as JSON (WithMetrics).
+func withMetadata(resp *fantasy.ToolResponse, metrics wsfs.Metrics) {
+	if metrics.Tool == "" {
+		return
+	}
+	if b, err := json.Marshal(metrics); err == nil {
+		resp.Metadata = string(b)
+	}
 }
 
 // fatal returns err when it must stop the run (the workspace was closed, or

@@ -46,3 +46,29 @@ func TestWithMetrics(t *testing.T) {
 		t.Fatalf("without WithMetrics: %+v, %v", resp, err)
 	}
 }
+
+// TestProfileToolsLogAndReportMetrics: a profile's tools log through
+// WithLogger and, with WithMetrics, report the figures in Metadata while the
+// model reads the profile's envelope exactly as without them.
+func TestProfileToolsLogAndReportMetrics(t *testing.T) {
+	ws := openTest(t, wsfs.Config{Profile: "capability-plan"})
+	writeFile(t, filepath.Join(ws.Root(), "a.txt"), "one\ntwo\n")
+	h := &recordHandler{}
+	read := toolByName(t, Tools(ws, WithMetrics(), WithLogger(slogNew(h))), "file_read")
+	resp, err := runTool(t, read, bg, `{"path":"a.txt"}`)
+	if err != nil || resp.IsError {
+		t.Fatalf("file_read = %+v, %v", resp, err)
+	}
+	plain, _ := ws.CallRaw(bg, "file_read", `{"path":"a.txt"}`)
+	if resp.Content != plain || strings.Contains(resp.Content, `"metrics"`) {
+		t.Fatalf("the model's envelope:\n%s\nwithout metrics:\n%s", resp.Content, plain)
+	}
+	var m wsfs.Metrics
+	if err := json.Unmarshal([]byte(resp.Metadata), &m); err != nil || m.Tool != "file_read" || m.LinesRead != 2 {
+		t.Fatalf("Metadata %q: %+v, %v", resp.Metadata, m, err)
+	}
+	records := h.toolRecords()
+	if len(records) != 1 || records[0]["tool"] != "file_read" || !strings.Contains(records[0]["metrics"], "lines_read=2") {
+		t.Fatalf("log records through WithLogger: %v", records)
+	}
+}

@@ -28,8 +28,8 @@ func WithLogger(l *slog.Logger) ToolOption {
 // for a host's middleware (fantasy keeps it as the tool result's
 // ClientMetadata; the model does not read it), and into its log record. It
 // costs the library one copy of the text per call. Profile tools (a
-// workspace opened with a profile) return their profile's envelope as it is,
-// without metrics.
+// workspace opened with a profile) get them too; the envelope the model reads
+// keeps the profile's shape.
 func WithMetrics() ToolOption {
 	return func(c *toolConfig) { c.metrics = true }
 }

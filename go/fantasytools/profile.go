@@ -54,20 +54,27 @@ func profileTool(ws *wsfs.Workspace, spec wsfs.ToolSpec, tc toolConfig) fantasy.
 			ctx, cancel = context.WithTimeout(ctx, tc.timeout)
 			defer cancel()
 		}
-		raw, err := ws.CallRaw(ctx, name, call.Input)
+		var metrics wsfs.Metrics
+		rc := wsfs.RawCall{Tool: name, Args: call.Input, Logger: tc.logger}
+		if tc.metrics {
+			rc.Metrics = &metrics
+		}
+		raw, err := ws.CallRawWith(ctx, rc)
 		if err != nil {
 			// Detected in Go (a NUL byte, a closed workspace, the run's context
 			// ended): fatal as for the native tools, else the model's to fix.
 			return fantasy.NewTextErrorResponse(raw), fatal(ctx, err)
 		}
+		resp := fantasy.NewTextResponse(raw)
 		if failed, code := wsfs.EnvelopeFailed(raw); failed {
 			if code == wsfs.CodeInvalidWorkspace {
 				// The workspace was closed under the run: stop it.
 				return fantasy.NewTextErrorResponse(raw), &wsfs.Error{Tool: name, Code: wsfs.CodeInvalidWorkspace,
 					Message: "the workspace is closed"}
 			}
-			return fantasy.NewTextErrorResponse(raw), nil
+			resp = fantasy.NewTextErrorResponse(raw)
 		}
-		return fantasy.NewTextResponse(raw), nil
+		withMetadata(&resp, metrics)
+		return resp, nil
 	})
 }
