@@ -2,7 +2,10 @@ package fantasytools
 
 import (
 	"log/slog"
+	"slices"
 	"time"
+
+	wsfs "github.com/wsfs/wsfs/go"
 )
 
 // ToolOption configures Tools.
@@ -15,6 +18,13 @@ type toolConfig struct {
 	parallelReads bool
 	metrics       bool
 	names         []string
+}
+
+// chooses reports whether the options keep the tool spec describes: named
+// by WithToolNames (or no names given), and read-only under
+// WithReadOnlyTools.
+func (c toolConfig) chooses(spec wsfs.ToolSpec) bool {
+	return (len(c.names) == 0 || slices.Contains(c.names, spec.Name)) && (!c.readOnly || spec.ReadOnly())
 }
 
 // WithLogger sends the tools' per-call log records to l instead of the

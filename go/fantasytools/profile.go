@@ -35,13 +35,9 @@ func profileTools(ws *wsfs.Workspace, tc toolConfig) []fantasy.AgentTool {
 	}
 	var tools []fantasy.AgentTool
 	for _, spec := range specs {
-		if len(tc.names) > 0 && !slices.Contains(tc.names, spec.Name) {
-			continue
+		if tc.chooses(spec) {
+			tools = append(tools, profileTool(ws, spec, tc))
 		}
-		if tc.readOnly && !spec.ReadOnly() {
-			continue
-		}
-		tools = append(tools, profileTool(ws, spec, tc))
 	}
 	return tools
 }

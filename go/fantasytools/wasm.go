@@ -26,16 +26,9 @@ func wasmTools(ws *wsfs.Workspace, tc toolConfig) []fantasy.AgentTool {
 	}
 	var tools []fantasy.AgentTool
 	for _, spec := range specs {
-		if !slices.Contains(names, spec.Name) {
-			continue
+		if slices.Contains(names, spec.Name) && tc.chooses(spec) {
+			tools = append(tools, wasmTool(ws, spec, tc))
 		}
-		if len(tc.names) > 0 && !slices.Contains(tc.names, spec.Name) {
-			continue
-		}
-		if tc.readOnly && !spec.ReadOnly() {
-			continue
-		}
-		tools = append(tools, wasmTool(ws, spec, tc))
 	}
 	return tools
 }
