@@ -11,7 +11,7 @@ PYTHON ?= python3
 export GOTOOLCHAIN ?= local
 LIB_DIR := $(CURDIR)/target/release
 
-.PHONY: all build run test toolchains toolchains-run test-toolchains venv devtools-node test-rust test-c test-header test-python test-python-package test-go test-go-install test-mcp test-crash bench bench-build bench-short bench-wasmtime test-wasmtime lint clean
+.PHONY: all build run test toolchains toolchains-run test-toolchains venv devtools-node test-rust test-c test-header test-python test-python-package test-go test-go-install test-mcp test-readme test-crash bench bench-build bench-short bench-wasmtime test-wasmtime lint clean
 
 all: build
 
@@ -34,7 +34,7 @@ run: toolchains-run build
 	cd go && $(GO) run ./cmd/wsfs demo
 
 ## test: everything CI checks
-test: toolchains test-toolchains venv devtools-node lint build test-header test-rust test-c test-python test-python-package test-go test-go-install test-mcp bench-short
+test: toolchains test-toolchains venv devtools-node lint build test-header test-rust test-c test-python test-python-package test-go test-go-install test-mcp test-readme bench-short
 	@echo "make test: all checks passed"
 
 # Every toolchain make test needs (make run: toolchains-run), checked before anything is
@@ -130,6 +130,10 @@ test-go: build
 # outside the repository (needs the Go module proxy, or a warm module cache).
 test-go-install: build
 	tests/go-install/run.sh
+
+# README.md's quick starts (C, Python, Go, CLI, MCP) as written, read from the README.
+test-readme: build venv
+	tests/readme/run.sh
 
 # `wsfs mcp` driven by a client nobody here wrote: the official MCP Python
 # SDK's stdio client (pinned in tests/mcp/requirements.txt, installed in target/venv).
