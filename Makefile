@@ -100,7 +100,7 @@ test-rust: venv devtools-node
 	WSFS_REQUIRE_DEVTOOLS=1 $(CARGO) test --profile release-no-lto --locked --workspace --features full,tracing
 	$(CARGO) test --profile release-no-lto --locked -p wsfs -p wsfs-core -p wsfs-sandbox
 
-# The README's C example, linked against the static library.
+# docs/c-abi.md's C example, linked against the static library.
 test-c: build
 	cc -Wall -Werror -Iinclude examples/c/example.c $(LIB_DIR)/libwsfs.a -lpthread -ldl -lm -o target/c-example
 	./target/c-example > target/c-example.out
