@@ -133,7 +133,7 @@ test-go-install: build
 
 # README.md's quick starts (C, Python, Go, CLI, MCP) as written, read from the README.
 test-readme: build venv
-	tests/readme/run.sh
+	VENV_PYTHON=$(VENV_PYTHON) tests/readme/run.sh
 
 # `wsfs mcp` driven by a client nobody here wrote: the official MCP Python
 # SDK's stdio client (pinned in tests/mcp/requirements.txt, installed in target/venv).

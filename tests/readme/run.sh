@@ -8,7 +8,7 @@
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 readme="$repo/README.md"
-python="${PYTHON:-$repo/target/venv/bin/python}"
+python="${VENV_PYTHON:-$repo/target/venv/bin/python}"
 scratch="$(mktemp -d)"
 gomain="$repo/go/_readme_example_$$"
 trap 'rm -rf "$scratch" "$gomain"' EXIT
