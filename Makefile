@@ -11,7 +11,7 @@ PYTHON ?= python3
 export GOTOOLCHAIN ?= local
 LIB_DIR := $(CURDIR)/target/release
 
-.PHONY: all build run test toolchains toolchains-run test-toolchains venv devtools-node test-rust test-c test-header test-python test-python-package test-go test-go-install test-mcp test-crash bench bench-build bench-short bench-wasmtime test-wasmtime lint clean
+.PHONY: all build run test toolchains toolchains-run test-toolchains venv devtools-node test-rust test-c test-header test-python test-python-package test-go test-go-install test-mcp test-readme test-crash bench bench-build bench-short bench-wasmtime test-wasmtime lint clean
 
 all: build
 
@@ -34,7 +34,7 @@ run: toolchains-run build
 	cd go && $(GO) run ./cmd/wsfs demo
 
 ## test: everything CI checks
-test: toolchains test-toolchains venv devtools-node lint build test-header test-rust test-c test-python test-python-package test-go test-go-install test-mcp bench-short
+test: toolchains test-toolchains venv devtools-node lint build test-header test-rust test-c test-python test-python-package test-go test-go-install test-mcp test-readme bench-short
 	@echo "make test: all checks passed"
 
 # Every toolchain make test needs (make run: toolchains-run), checked before anything is
@@ -100,7 +100,7 @@ test-rust: venv devtools-node
 	WSFS_REQUIRE_DEVTOOLS=1 $(CARGO) test --profile release-no-lto --locked --workspace --features full,tracing
 	$(CARGO) test --profile release-no-lto --locked -p wsfs -p wsfs-core -p wsfs-sandbox
 
-# The README's C example, linked against the static library.
+# docs/c-abi.md's C example, linked against the static library.
 test-c: build
 	cc -Wall -Werror -Iinclude examples/c/example.c $(LIB_DIR)/libwsfs.a -lpthread -ldl -lm -o target/c-example
 	./target/c-example > target/c-example.out
@@ -130,6 +130,10 @@ test-go: build
 # outside the repository (needs the Go module proxy, or a warm module cache).
 test-go-install: build
 	tests/go-install/run.sh
+
+# README.md's quick starts (C, Python, Go, CLI, MCP) as written, read from the README.
+test-readme: build venv
+	VENV_PYTHON=$(VENV_PYTHON) tests/readme/run.sh
 
 # `wsfs mcp` driven by a client nobody here wrote: the official MCP Python
 # SDK's stdio client (pinned in tests/mcp/requirements.txt, installed in target/venv).

@@ -47,8 +47,7 @@ type Config struct {
 	// is logged. The zero value is the library's default: writes enabled,
 	// nothing denied to reading, ".git/**" denied to changes, no audit log.
 	Policy Policy
-	// Profile serves the tools as one host expects them (README
-	// "Profiles"): "miniclaw", "filesystem-tool", "agent-base",
+	// Profile serves the tools as one host expects them (docs/profiles.md): "miniclaw", "filesystem-tool", "agent-base",
 	// "capability-plan"; "" or "wsfs" means the native tools. On a
 	// workspace with a profile every call takes the profile's tool and
 	// argument names and returns the profile's envelope: use
@@ -73,7 +72,7 @@ type Config struct {
 	// Mode is where the tools' changes go: ModeHost ("" means host) changes
 	// Root in place; ModeOverlay makes Root the read-only base of an overlay
 	// session: every tool sees base + session, and nothing in Root changes
-	// until Workspace.SessionCommit (README "Overlay sessions"). Overlay mode
+	// until Workspace.SessionCommit (docs/sessions.md). Overlay mode
 	// needs RestrictToWorkspace (nil or true) and StateDir outside Root (or
 	// the default), where the session is kept.
 	Mode Mode
@@ -133,7 +132,7 @@ type wasmPolicyJSON struct {
 }
 
 // Policy is the workspace policy, the host's say over the tools (the
-// "policy" object of the C ABI's config; README "Policy and audit log" has
+// "policy" object of the C ABI's config; docs/security.md, "Policy and audit log" has
 // the details).
 type Policy struct {
 	// WritesEnabled: nil means true, or the profile's default (agent-base:
@@ -176,8 +175,7 @@ type Policy struct {
 	DenyTools []string
 	// ExecEnabled turns on the developer tools (workspace_info, git_status,
 	// git_diff, git_commit, run_tests, run_lint, typecheck, safe_shell),
-	// which run programs in the workspace under a kernel sandbox (README
-	// "Developer tools and the confined runner"). Off, they fail with
+	// which run programs in the workspace under a kernel sandbox (docs/devtools.md). Off, they fail with
 	// CodeExecDisabled. It cannot be combined with DenyRead rules, DenyWrite
 	// rules other than ".git/**", or an AuditLog inside the workspace:
 	// programs could not honour them (CodeInvalidArguments at Open).

@@ -26,8 +26,7 @@ const (
 	EnvToolAllowDirectNetwork = "TOOL_ALLOW_DIRECT_NETWORK"
 	// EnvWorkspaceFSMode: the config's "mode": "host" (the tools change
 	// the root in place; the config's session keys are dropped) or
-	// "overlay" (an overlay session over the root; README "Overlay
-	// sessions"). "agentfs" is refused until that backend exists.
+	// "overlay" (an overlay session over the root; docs/sessions.md). "agentfs" is refused until that backend exists.
 	EnvWorkspaceFSMode = "WORKSPACE_FS_MODE"
 	// EnvWorkspaceFSSession: the config's "session", the overlay
 	// session's name; it needs overlay mode (by the config or

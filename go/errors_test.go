@@ -207,7 +207,7 @@ func headerCodes(t *testing.T) []Code {
 	}
 	h := string(b)
 	start := strings.Index(h, "Error codes:")
-	end := strings.Index(h, "See README.md")
+	end := strings.Index(h, "See docs/tools.md")
 	if start < 0 || end < start {
 		t.Fatal("no error code list in include/wsfs.h")
 	}

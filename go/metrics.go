@@ -1,7 +1,7 @@
 package wsfs
 
 // Metrics are the figures of one tool call, as the library measured them
-// (the envelope's "metrics"; README, "Metrics"): what a host's middleware
+// (the envelope's "metrics"; docs/c-abi.md, "Metrics"): what a host's middleware
 // records in a log line or a span without parsing text, never contents.
 // A figure the tool does not have is zero (and left out of the JSON).
 type Metrics struct {

@@ -3,7 +3,7 @@ package wsfs
 import "context"
 
 // The developer tools run programs in the workspace under a kernel sandbox
-// (README "Developer tools and the confined runner"). They are off unless
+// (docs/devtools.md). They are off unless
 // the workspace's Policy sets ExecEnabled (ToolShell also needs
 // ShellEnabled): off, every call fails with CodeExecDisabled, and
 // Workspace.ToolEnabled reports false.

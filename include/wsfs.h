@@ -20,7 +20,7 @@
  * capability_denied, fuel_exhausted, memory_limit, tool_trap, manifest_invalid, module_mismatch,
  * gateway_error, exec_disabled, sandbox_unavailable, command_required, confirmation_required,
  * approval_denied, nothing_to_commit, overlay_unavailable, no_session,
- * feature_not_built. See README.md for their meaning.
+ * feature_not_built. See docs/tools.md for their meaning.
  */
 
 
@@ -135,7 +135,7 @@ char *wsfs_tool_instructions(void);
  "exec_require_sandbox": bool = true, "exec_network": bool = false, "exec_read_paths":
  [absolute path or "auto"] = [], "exec_env_allow": [name or prefix*] = [], "exec_timeout_sec":
  1..86400 = 60}, "profile": str = "wsfs"}`. `profile` chooses the tools as one host expects
- them (see README.md, "Profiles"): "wsfs" (the native tools), "miniclaw",
+ them (see docs/profiles.md): "wsfs" (the native tools), "miniclaw",
  "filesystem-tool", "agent-base" or "capability-plan"; an unknown name is
  `invalid_arguments` listing the known ones. Every tool call on a workspace with another
  profile than "wsfs" takes that profile's tool and argument names and returns that
@@ -153,7 +153,7 @@ char *wsfs_tool_instructions(void);
  `exec_enabled` turns on the developer tools (`workspace_info`, `git_status`, `git_diff`,
  `git_commit`, `run_tests`, `run_lint`, `typecheck`, `safe_shell`; `shell` needs
  `shell_enabled` too), which run programs under a kernel sandbox confined to the workspace
- (README.md, "Developer tools and the confined runner"); off, they return `exec_disabled`.
+ (docs/devtools.md); off, they return `exec_disabled`.
  `exec_enabled` with `deny_read` rules, `deny_write` rules other than the default one on
  `.git`, or an audit log inside the workspace is `invalid_arguments`: programs could not
  honour them.
@@ -277,7 +277,7 @@ char *wsfs_edit_file(uint64_t workspace, const char *args_json);
  (`get_path_info`, `find_files`, `search_text`, `apply_patch`, `create_directory`,
  `move_file`, `delete_file`, and the developer tools from `workspace_info` to `shell`, which
  the policy's `exec_enabled` turns on). Each tool's arguments are its spec's JSON Schema; its
- `data` is described in README.md's tool table. The caller frees the result with
+ `data` is described in docs/tools.md. The caller frees the result with
  `wsfs_string_free`.
 
  # Safety
@@ -289,7 +289,7 @@ char *wsfs_call(uint64_t workspace, const char *tool_name, const char *args_json
  Like `wsfs_call`, with `options_json` (NULL for none): `{"timeout_ms": N, "cancel_token": T,
  "output": "full"|"text"|"data"|"text_raw"|"data_raw", "metrics": bool}`. `metrics` (default:
  true but in the raw modes; a profile's envelope only with true) adds the call's figures (tool,
- path, duration_us, lines and bytes read ...; README "Metrics"). `timeout_ms` can only shorten the
+ path, duration_us, lines and bytes read ...; docs/c-abi.md, "Metrics"). `timeout_ms` can only shorten the
  workspace's `operation_timeout_ms` (the developer tools': `exec_timeout_sec`; 0 has
  already expired); `cancel_token` comes from
  `wsfs_cancel_token_new`; `output` omits `data` ("text") or `text` ("data") from a success

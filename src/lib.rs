@@ -2,7 +2,7 @@
 //!
 //! The C ABI lives in [`ffi`]; [`api`] is the same surface as plain Rust (JSON in, JSON out).
 //! Every path is resolved beneath the workspace's directory handle with cap-std, so `..`,
-//! absolute paths and symlinks cannot leave it; see `README.md` for the guarantees and limits.
+//! absolute paths and symlinks cannot leave it; see `docs/security.md` for the guarantees and limits.
 //!
 //! `unsafe` code is denied everywhere but where it must be (the C ABI; the developer tools'
 //! system calls between fork and exec), each place allowing it for itself and giving every

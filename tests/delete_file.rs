@@ -351,7 +351,7 @@ fn a_cancelled_deletion_changes_nothing() {
 #[test]
 fn mount_points_are_never_entered() {
     let f = Fixture::new();
-    if f.skip_on(Backend::Overlay, "a file system mounted inside the base is not part of the session's view (overlayfs takes the base directory's own file system; README, Overlay sessions: limits)") {
+    if f.skip_on(Backend::Overlay, "a file system mounted inside the base is not part of the session's view (overlayfs takes the base directory's own file system; docs/sessions.md: limits)") {
         return;
     }
     let outside = f.base.join("outside");

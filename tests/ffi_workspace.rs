@@ -299,7 +299,7 @@ fn opening_the_filesystem_root_warns() {
 
 #[test]
 fn absolute_root_appears_only_in_open_data_root() {
-    // README: "the absolute root appears only in wsfs_workspace_open's data.root".
+    // docs/c-abi.md: "the absolute root appears only in wsfs_workspace_open's data.root".
     let f = Fixture::new();
     let root = f.root.to_str().unwrap();
     let v = open_raw(&json!({ "root": root }).to_string());

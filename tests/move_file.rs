@@ -309,7 +309,7 @@ fn a_stopped_move_changes_nothing() {
 #[test]
 fn moving_across_file_systems_is_an_error_not_a_copy() {
     let f = Fixture::new();
-    if f.skip_on(Backend::Overlay, "a file system mounted inside the base is not part of the session's view (overlayfs takes the base directory's own file system; README, Overlay sessions: limits)") {
+    if f.skip_on(Backend::Overlay, "a file system mounted inside the base is not part of the session's view (overlayfs takes the base directory's own file system; docs/sessions.md: limits)") {
         return;
     }
     f.mkdir("mnt");

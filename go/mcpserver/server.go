@@ -30,8 +30,8 @@
 // suggests for clients without structured content: it is what the model
 // should read. No tool declares an outputSchema.
 //
-// A workspace opened with a profile (its configuration's "profile", README
-// "Profiles") is served as that profile: the tools are the workspace's
+// A workspace opened with a profile (its configuration's "profile",
+// docs/profiles.md) is served as that profile: the tools are the workspace's
 // (Workspace.ToolSpecs: the profile's names and schemas), and a result's
 // text is the profile's envelope as JSON, isError when it reports a failure
 // ("ok" or "success" false); structuredContent, with Options.StructuredContent,

@@ -137,8 +137,8 @@ def check_or_update(path, current: str, expected: str, what: str) -> None:
         )
     )
     pytest.fail(
-        f"{path.relative_to(REPO)}: {what} is not what the package says. Rewrite it with "
-        f"WSFS_UPDATE_DOCS=1 make test-python-package, or apply:\n{diff}"
+        f"{path.relative_to(REPO)}: {what} is not what the tests generate from its sources. "
+        f"Rewrite it with WSFS_UPDATE_DOCS=1 make test-python-package, or apply:\n{diff}"
     )
 
 

@@ -15,7 +15,7 @@ from conftest import REPO, write
 
 def header_codes() -> list[str]:
     header = (REPO / "include" / "wsfs.h").read_text()
-    listed = re.search(r"Error codes: (.*?)\. See README", header, re.S).group(1)
+    listed = re.search(r"Error codes: (.*?)\. See docs/tools.md", header, re.S).group(1)
     return [c.strip() for c in re.sub(r"\s*\*\s*", " ", listed).split(",")]
 
 

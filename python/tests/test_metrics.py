@@ -1,4 +1,4 @@
-"""Each call's metrics (README "Metrics"): in the envelope, on the ``wsfs`` log record, and as
+"""Each call's metrics (docs/c-abi.md, "Metrics"): in the envelope, on the ``wsfs`` log record, and as
 ``tool.*`` attributes of the current OpenTelemetry span (the Agent Base design's spans)."""
 
 from __future__ import annotations

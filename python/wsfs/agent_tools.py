@@ -112,7 +112,7 @@ class FileSystemTools:
       also refuses writes in the library.
 
     - ``profile`` / ``filesystem_profile`` (default ``None``: the native tools in the
-      Agent-Base-style result above): a library profile (README, "Profiles"), such as
+      Agent-Base-style result above): a library profile (docs/profiles.md), such as
       ``"agent-base"`` (Agent Base's own tool names, arguments, defaults and codes). The
       tools are then the profile's, as the workspace offers them
       (``Workspace.workspace_tool_specs``; no Wasm tools), and each returns the profile's

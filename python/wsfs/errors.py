@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-# code -> meaning (the subclass's docstring). Keep in step with README.md's error table,
+# code -> meaning (the subclass's docstring). Keep in step with docs/tools.md's error table,
 # include/wsfs.h and go/errors.go; tests/test_errors.py compares it with the header.
 ERROR_CODES: dict[str, str] = {
     "invalid_path": "Empty path, NUL byte, invalid UTF-8, path over 4096 bytes, symlink loop, "
@@ -77,7 +77,7 @@ class WsfsError(Exception):
     code: str
     message: str
     metrics: dict[str, Any] | None = None
-    """The failed call's figures (tool, path, duration; README "Metrics") when the library
+    """The failed call's figures (tool, path, duration; docs/c-abi.md, "Metrics") when the library
     reported them, else ``None``."""
 
     def __init__(self, code: str, message: str) -> None:

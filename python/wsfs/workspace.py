@@ -73,7 +73,7 @@ _encode_json_string = json.encoder.encode_basestring  # type: ignore[attr-define
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """The workspace limits; ``None`` means the library's default (README, "Limits")."""
+    """The workspace limits; ``None`` means the library's default (docs/security.md, "Limits")."""
 
     max_read_bytes: int | None = None
     max_write_bytes: int | None = None
@@ -85,8 +85,8 @@ class Limits:
 
 
 class Workspace:
-    """An open workspace: every path a method receives stays beneath ``root`` (see the
-    top-level README, "Confinement"). Use it as a context manager, or call :meth:`close`.
+    """An open workspace: every path a method receives stays beneath ``root`` (see
+    docs/security.md, "Confinement"). Use it as a context manager, or call :meth:`close`.
 
     Thread-safe: one workspace may serve many threads at once, and calls run in parallel (the
     GIL is released while the library works). Each tool method takes the tool's arguments as
@@ -99,7 +99,7 @@ class Workspace:
     for yet); :meth:`from_config` takes a whole configuration mapping as is.
 
     ``profile`` (default ``"wsfs"``, the native tools) serves the tools as one host expects
-    them (README, "Profiles"): every call then takes the profile's tool and argument names and
+    them (docs/profiles.md): every call then takes the profile's tool and argument names and
     returns the profile's envelope, so use :meth:`call` / :meth:`call_json` and
     :meth:`workspace_tool_specs`; the typed methods, which return the native results, raise
     :class:`InvalidArguments` on such a workspace.
@@ -353,7 +353,7 @@ class Workspace:
         cancel: CancelToken | None,
         profile_metrics: bool = False,
     ) -> dict[str, Any]:
-        """The full envelope of a call, with its ``metrics`` (README, "Metrics"); plain reads
+        """The full envelope of a call, with its ``metrics`` (docs/c-abi.md, "Metrics"); plain reads
         take the raw fast path and rebuild it. A profile's envelope has them only with
         ``profile_metrics`` (the caller removes them before a model sees it)."""
         if self.profile != NATIVE_PROFILE:  # the profile's envelope: no raw modes, no buffer
@@ -385,7 +385,7 @@ class Workspace:
         )
         return json.loads(raw)
 
-    # -- overlay sessions: the host's operations (README, "Overlay sessions") -------------
+    # -- overlay sessions: the host's operations (docs/sessions.md) -------------
     #
     # Each waits for the tool calls in flight, then runs to its end (no timeout or cancel).
     # A workspace in host mode raises NoSession.

@@ -353,8 +353,8 @@ impl Fixture {
 
     /// wsfs's temp, staged and backup names anywhere in the view (see `common::wsfs_names`).
     /// On the overlay: the refusal of a call whose base kept changing under it faster than the
-    /// view could be mounted afresh, every time it ran (nothing changed; README, Overlay
-    /// sessions: "Outside changes to the base"). Never on the host.
+    /// view could be mounted afresh, every time it ran (nothing changed; docs/sessions.md,
+    /// "Outside changes to the base"). Never on the host.
     pub fn overlay_gave_up_on_a_changing_base(&self, v: &serde_json::Value) -> bool {
         self.backend == Backend::Overlay
             && v["error"]["code"] == "io_error"

@@ -107,7 +107,7 @@ pub struct Config {
     pub wasm_policy: WasmPolicy,
     /// `host` (the default): the tools change the workspace in place. `overlay`: the root is
     /// the read-only base, and every change goes to the session `session` (kept in the state
-    /// directory) until the host commits it. See the README ("Overlay sessions").
+    /// directory) until the host commits it. See docs/sessions.md.
     #[serde(default)]
     pub mode: Mode,
     /// The overlay session's name (`overlay` mode only): opening the same name again
@@ -415,7 +415,7 @@ mod tests {
     }
 
     /// The library's configuration has no comment keys: `_comment` is as unknown as any other
-    /// key, at every level (MiniClaw's `_comment` keys stay in its own file; see README).
+    /// key, at every level (MiniClaw's `_comment` keys stay in its own file; see docs/configuration.md).
     #[test]
     fn comment_keys_are_unknown_keys() {
         for json in [

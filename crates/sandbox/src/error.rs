@@ -2,50 +2,129 @@
 
 use std::io;
 
-/// The stable error categories of the C ABI. Their `code()` strings never change.
+/// The stable error categories of the C ABI. Their `as_str()` strings never change. Each
+/// variant's doc comment is its meaning in docs/tools.md's error table, which
+/// python/tests/test_reference_docs.py generates from this file (one source).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorCode {
+    /// empty path, NUL byte, path longer than 4096 bytes, symlink loop, a root that is empty or
+    /// has a NUL, a name reserved for wsfs's temp files, a `\xNN` escape for `/` or NUL, the
+    /// workspace root (or a path ending in `..`) given to `move_file` or `delete_file`, a
+    /// directory moved into itself
     InvalidPath,
+    /// the path (or a symlink on it) leads outside the workspace
     OutsideWorkspace,
+    /// the file or a parent directory does not exist (the message suggests similar names)
     PathNotFound,
+    /// the OS refused, a protected system path, or append to a hard-linked file
     PermissionDenied,
+    /// any other I/O failure, a binary/non-UTF-8 file, or an internal error (caught panic)
     IoError,
+    /// `old_text` occurs more than once and `replace_all` is false (the message gives the count
+    /// and the lines of the first matches)
     AmbiguousEdit,
+    /// `old_text` does not occur (the message shows the closest text and what differs)
     EditNotFound,
+    /// a directory, FIFO, socket or device where a file is needed; a file path ending in `/`
     NotAFile,
+    /// `list_dir` or `find_files` on a file, a file used as a parent directory, a root that is
+    /// a file
     NotADirectory,
+    /// content, result or argument JSON over a configured limit (checked before parsing);
+    /// smaller content will fit
     TooLarge,
+    /// the device is full (ENOSPC), the disk quota is exceeded (EDQUOT), or the file would pass
+    /// the largest size the file system or the process's `RLIMIT_FSIZE` allows (EFBIG); nothing
+    /// was changed, and retrying will not help until space is freed or the limit raised
     NoSpace,
+    /// not a JSON object, invalid JSON, wrong types, missing or unknown fields, bad options, a
+    /// NULL or non-UTF-8 argument (including the tool name), `max_lines` over 10000, an edit
+    /// whose `old_text` is empty or equal to `new_text`
     InvalidArguments,
+    /// `wsfs_call` with a name that is not a tool
     UnknownTool,
+    /// unknown, closed or 0 workspace handle
     InvalidWorkspace,
+    /// the cancel token fired before the commit point; nothing changed (a recursive
+    /// `delete_file` that had already removed something reports that instead, with `deleted:
+    /// false`)
     Cancelled,
+    /// the deadline passed before the commit point; nothing changed (the same exception)
     Timeout,
+    /// `read_file`'s `start_line` is past the end of the file (the message gives its line
+    /// count)
     LineOutOfRange,
+    /// `search_text`'s `query` is not a valid regular expression, or compiles too large (the
+    /// parser's message)
     InvalidRegex,
+    /// the workspace is read-only (`policy.writes_enabled: false`) and the tool is not
+    /// read-only (`run_tests`, `run_lint`, `typecheck`, `safe_shell` and `shell` still run, on
+    /// a read-only view); nothing was parsed or touched
     WritesDisabled,
+    /// the policy denies reading or changing the resolved path (the message names the rule), or
+    /// the path is the audit log
     PolicyDenied,
+    /// `write_file` with `mode: "create"` on a name that is taken (nothing was written);
+    /// `move_file`'s `dst` exists and `overwrite` is false (decided atomically by the rename),
+    /// or with `overwrite` it is a non-empty directory (nothing was moved)
     FileExists,
+    /// `delete_file` on a directory without `recursive: true` (the message says how many
+    /// entries it holds); nothing was deleted
     RecursiveRequired,
+    /// a Wasm tool asked for something its manifest does not grant or the host does not allow:
+    /// a manifest whose capabilities or limits exceed the host's (refused at load), or a host
+    /// function the tool is not entitled to (`model_generate` without `model_access`,
+    /// `http_request` without `network`)
     CapabilityDenied,
+    /// a Wasm tool used its whole fuel budget (`limits.fuel`) and was stopped
     FuelExhausted,
+    /// a Wasm tool needed more linear memory than `limits.memory_mb` and failed or was stopped
     MemoryLimit,
+    /// a Wasm tool trapped (crashed), exited with a failure status without a JSON error, or
+    /// wrote a result that is not JSON
     ToolTrap,
+    /// a Wasm tool's `manifest.json` is malformed or incomplete, or its module is not a valid
+    /// WASI command (the message names the field)
     ManifestInvalid,
+    /// a Wasm tool's module does not hash to the manifest's `module_sha256`; it was not loaded
     ModuleMismatch,
+    /// the host's model gateway is not set, failed, or answered with something that is not
+    /// JSON, for a Wasm tool's `model_generate`
     GatewayError,
+    /// a developer tool (`run_tests`, `run_lint`, `typecheck`, the git tools, `safe_shell`)
+    /// while the policy's `exec_enabled` is false, or `shell` while `shell_enabled` is false;
+    /// nothing ran
     ExecDisabled,
+    /// the kernel sandbox (Landlock) cannot be applied on this system and the policy requires
+    /// it (`exec_require_sandbox`, the default); nothing ran
     SandboxUnavailable,
+    /// `run_tests`, `run_lint` or `typecheck` found no tool to run for this workspace; pass
+    /// `command`
     CommandRequired,
+    /// `git_commit` without `confirmed: true` (a soft gate, not a human approval); nothing was
+    /// staged or committed
     ConfirmationRequired,
-    /// The host's approval handler denied a call that needs approval (or failed, or did not
-    /// answer in time); nothing ran.
+    /// the host's approval handler (`wsfs_set_approval_handler`) denied a call that needs
+    /// confirming (`git_commit`), failed, or did not answer before the call's deadline; the
+    /// message gives the host's reason; nothing ran
     ApprovalDenied,
+    /// `git_commit` with nothing staged and no `paths`
     NothingToCommit,
+    /// overlay mode needs a kernel overlay of the base and the session, and this system cannot
+    /// make it (no unprivileged user namespaces, no overlayfs): opening a workspace in overlay
+    /// mode fails with it, and so does a developer tool whose program's view (a kernel overlay
+    /// in the program's own namespaces) cannot be made: nothing ran, and a program is never run
+    /// on the base instead
     OverlayUnavailable,
+    /// a session operation (`wsfs_session_diff`, `_commit`, `_checkpoint`, `_rewind`,
+    /// `_checkpoints`, `_discard`, `_refresh`; Go `Workspace.Session*`, Python
+    /// `Workspace.session_*`, `wsfs session`) on a workspace in host mode, which has no overlay
+    /// session; nothing was done
     NoSession,
-    /// The configuration asks for a part this library was built without (a cargo feature:
-    /// `overlay`, `exec`, `wasm`, `wasmtime`); the message names it.
+    /// the configuration asks for a part this library was built without (a cargo feature:
+    /// `overlay` for `"mode": "overlay"` and the session functions, `exec` for
+    /// `policy.exec_enabled`, `wasm` for `wasm_tools` and the model gateway, `wasmtime` for its
+    /// engine); the message names the feature; nothing was opened or created
     FeatureNotBuilt,
 }
 

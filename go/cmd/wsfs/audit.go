@@ -26,7 +26,7 @@ error code) is the one the log recorded.
 Only a log written with policy audit_arguments holds the calls' arguments;
 a line without them, with them left out (arguments_omitted), or with an
 argument the log keeps only as {length, sha256} (file content, new_text,
-a patch, a command, a search query: README "Audit log") is reported as not
+a patch, a command, a search query: docs/security.md, "Policy and audit log") is reported as not
 replayable and does not count as a difference.
 
 --config is the library's workspace configuration JSON (as wsfs mcp's;

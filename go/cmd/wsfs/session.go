@@ -18,7 +18,7 @@ import (
 const sessionUsage = `usage: wsfs session OP [--root DIR] [--config FILE] [--session NAME]
                      [--state-dir DIR] [OP's flags | 'JSON' | -]
 
-The host's operations on an overlay session (README "Overlay sessions"): the
+The host's operations on an overlay session (docs/sessions.md): the
 workspace root is the read-only base, the agent's changes wait in the session
 until they are committed.
 

@@ -21,7 +21,7 @@ import (
 )
 
 // Baseline is the leanest correct pure-Go implementation of wsfs's contract
-// (README.md) on os.Root that we know how to write: what a good Go engineer
+// (docs/) on os.Root that we know how to write: what a good Go engineer
 // would write for the same job, without the costs the contract does not ask
 // for. Comparing wsfs with it measures wsfs's layers, not the cost of doing
 // less (or more):
@@ -73,7 +73,7 @@ type Baseline struct {
 	openFirst bool
 }
 
-// Default limits, as in README.md.
+// Default limits, as in docs/security.md.
 const (
 	DefaultMaxReadBytes   = 256 << 10
 	DefaultMaxWriteBytes  = 1 << 20

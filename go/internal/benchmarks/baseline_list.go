@@ -132,8 +132,8 @@ func renderList(r wsfs.ListDirResult) string {
 	return strings.TrimRight(t.String(), " \t\r\n")
 }
 
-// shownName is a file name as wsfs shows it (README.md, "File names that are
-// not UTF-8"): as it is when it is UTF-8 and does not look like the escaped
+// shownName is a file name as wsfs shows it (docs/tools.md, "File names that
+// are not UTF-8"): as it is when it is UTF-8 and does not look like the escaped
 // form of another name; otherwise bytes that are not UTF-8 as \xNN and each
 // backslash doubled. The usual name (UTF-8, no backslash) costs one scan.
 func shownName(name string) string {

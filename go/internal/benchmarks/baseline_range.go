@@ -16,7 +16,7 @@ import (
 	wsfs "github.com/wsfs/wsfs/go"
 )
 
-// The Baseline's read_file range, with the library's contract (README.md,
+// The Baseline's read_file range, with the library's contract (docs/tools.md,
 // "read_file with start_line ..."): lines streamed through one 64 KiB
 // buffer, skipped lines checked for NUL, the returned ones for NUL and
 // UTF-8, the rest of a file up to 64 MiB (or MaxWriteBytes) read to count

@@ -16,7 +16,7 @@ import (
 	"github.com/wsfs/wsfs/go/scripted"
 )
 
-// The overlay run (README "Overlay sessions"): the agent works on an overlay
+// The overlay run (docs/sessions.md): the agent works on an overlay
 // session over a small project, which stays as it is while the host looks:
 // the host prints the diff, commits part, takes a checkpoint, lets the agent
 // go on, rewinds the checkpoint (dropping what came after it) and commits
@@ -93,7 +93,7 @@ func RunOverlay(ctx context.Context, o Options) (*OverlayResult, error) {
 	}
 	res := &OverlayResult{Base: base}
 	fmt.Fprintf(out, "\n== overlay run: the agent works on a session over %s; the project\n", base)
-	fmt.Fprintf(out, "== stays as it is until the host commits (README, \"Overlay sessions\")\n")
+	fmt.Fprintf(out, "== stays as it is until the host commits (docs/sessions.md)\n")
 
 	ws, err := wsfs.Open(wsfs.Config{
 		Root: base, StateDir: filepath.Join(dir, "state"), Mode: wsfs.ModeOverlay, Session: "demo",

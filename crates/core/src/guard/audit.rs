@@ -1,7 +1,7 @@
 //! The audit log: one JSON line per call, appended and fsynced before the call returns.
 //!
 //! A line is `{"time", "tool", "paths", "outcome", "bytes_in", "bytes_out", "duration_us",
-//! "changes"}` (see README "Audit log"); file contents never appear in it. Each line is written
+//! "changes"}` (see docs/security.md, "Policy and audit log"); file contents never appear in it. Each line is written
 //! with a single `write(2)` on an `O_APPEND` descriptor, so lines from threads and processes
 //! sharing the file never interleave (the kernel appends each write whole), and lines are
 //! bounded ([`MAX_LINE_BYTES`]) by dropping the details that do not fit. Changing tools report
