@@ -29,6 +29,9 @@ pub struct WorkspaceInfo {
     pub platform: String,
     pub runtimes: BTreeMap<&'static str, Probe>,
     pub tools: BTreeMap<&'static str, Probe>,
+    /// Whether the workspace is in a git repository (the capability plan's name for
+    /// `git_repo_root` being set).
+    pub git_present: bool,
     /// The repository's root relative to the workspace ("." for the root); null outside one.
     pub git_repo_root: Option<String>,
     /// What the project looks like: python, node, go, rust.
@@ -186,12 +189,14 @@ pub fn probe(
             p.note = Some(hint.advice());
         }
     }
+    let git_repo_root = repo_root(runner, &root, ctl);
     Ok(WorkspaceInfo {
         os: std::env::consts::OS.to_string(),
         platform: platform(),
         runtimes,
         tools,
-        git_repo_root: repo_root(runner, &root, ctl),
+        git_present: git_repo_root.is_some(),
+        git_repo_root,
         project: project_kinds(files),
         unreadable_toolchains,
         sandbox,
