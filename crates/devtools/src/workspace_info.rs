@@ -263,7 +263,7 @@ fn failure_line(stderr: &str, stdout: &str) -> String {
     let lines = || text.lines().map(str::trim).filter(|l| !l.is_empty());
     let line = lines()
         .find(|l| l.to_ascii_lowercase().contains("error"))
-        .or_else(|| lines().last())
+        .or_else(|| lines().next_back())
         .unwrap_or("(no output)");
     match line.char_indices().nth(NOTE_CHARS) {
         Some((at, _)) => format!("{}...", &line[..at]),
