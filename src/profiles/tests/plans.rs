@@ -401,11 +401,14 @@ fn matcher(key: &str, arg: &Value, actual: Option<&Value>, at: &str) -> Result<(
         "$contains" => text()?.contains(needle()?),
         "$not_contains" => !text()?.contains(needle()?),
         "$starts_with" => text()?.starts_with(needle()?),
-        "$nonempty" => match actual {
-            Some(Value::String(s)) => !s.is_empty() == (arg == &Value::Bool(true)),
-            Some(Value::Array(a)) => !a.is_empty() == (arg == &Value::Bool(true)),
-            _ => return Err("want a string or an array".into()),
-        },
+        "$nonempty" => {
+            let nonempty = match actual {
+                Some(Value::String(s)) => !s.is_empty(),
+                Some(Value::Array(a)) => !a.is_empty(),
+                _ => return Err("want a string or an array".into()),
+            };
+            Some(nonempty) == arg.as_bool()
+        }
         "$type" => {
             let kind = match actual {
                 None => "missing",
