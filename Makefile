@@ -97,7 +97,8 @@ test-header: build
 # in host mode only). A test build does not replace target/release/libwsfs.{so,a} (only a
 # library build does), so the other faces still link the full library.
 test-rust: venv devtools-node
-	WSFS_REQUIRE_DEVTOOLS=1 $(CARGO) test --profile release-no-lto --locked --workspace --features full,tracing
+	PATH="$(CURDIR)/target/venv/bin:$(CURDIR)/target/devtools-node/node_modules/.bin:$$PATH" \
+	  WSFS_REQUIRE_DEVTOOLS=1 $(CARGO) test --profile release-no-lto --locked --workspace --features full,tracing
 	$(CARGO) test --profile release-no-lto --locked -p wsfs -p wsfs-core -p wsfs-sandbox
 
 # docs/c-abi.md's C example, linked against the static library.
@@ -115,10 +116,10 @@ test-python: build venv
 # rather than any site-packages, then its pytest suite (pytest from target/venv) against that
 # install with WSFS_LIB unset. Needs PyPI (or pip's cache) for the build backend.
 PY_PKG_DIR := $(CURDIR)/target/python-package
-test-python-package: build venv
+test-python-package: build venv devtools-node
 	rm -rf $(PY_PKG_DIR)
 	$(VENV_PYTHON) -m pip install --quiet --disable-pip-version-check --target $(PY_PKG_DIR) ./python
-	env -u WSFS_LIB PYTHONPATH=$(PY_PKG_DIR) $(VENV_PYTHON) -m pytest -q -p no:cacheprovider python/tests
+	env -u WSFS_LIB WSFS_REQUIRE_DEVTOOLS=1 PYTHONPATH=$(PY_PKG_DIR) $(VENV_PYTHON) -m pytest -q -p no:cacheprovider python/tests
 
 test-go: build
 	cd go && test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt needed"; exit 1; }

@@ -112,6 +112,8 @@ type WorkspaceInfoResult struct {
 	// GitRepoRoot is the repository's root relative to the workspace ("."
 	// for the root); "" outside a repository.
 	GitRepoRoot string `json:"git_repo_root"`
+	// GitPresent reports whether the workspace is in a git repository.
+	GitPresent bool `json:"git_present"`
 	// Project is what the project looks like: python, node, go, rust.
 	Project []string `json:"project"`
 	// UnreadableToolchains are the toolchains on the programs' PATH that
@@ -233,6 +235,8 @@ type GitCommitInput struct {
 // GitCommitResult is the result of GitCommit.
 type GitCommitResult struct {
 	ToolReply
+	// Committed is always true: a commit that does not happen is an error.
+	Committed  bool   `json:"committed"`
 	CommitHash string `json:"commit_hash"`
 	// FilesCommitted are relative to the repository's root.
 	FilesCommitted []string `json:"files_committed"`

@@ -10,6 +10,7 @@ import asyncio
 import copy
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,25 @@ from conftest import REPO
 
 PLANS = REPO / "tests" / "profiles" / "plans"
 MISSING = object()
+# Where the `devtools` cases' programs are (make venv devtools-node), put first on the PATH
+# the workspace's programs get, and the programs those cases run.
+TOOL_DIRS = (REPO / "target" / "venv" / "bin", REPO / "target" / "devtools-node" / "node_modules" / ".bin")
+DEVTOOLS = ("git", "pytest", "ruff", "mypy", "pyright", "eslint", "tsc")
+
+
+def _tools_path() -> str:
+    return os.pathsep.join([*map(str, TOOL_DIRS), os.environ.get("PATH", "/usr/bin:/bin")])
+
+
+def _devtools_missing() -> str | None:
+    """Why the `devtools` cases cannot run here, or None."""
+    if not any(s["function"]["name"] == "workspace_info" for s in wsfs.tool_specs()):
+        return "this library has no developer tools (built without the exec feature)"
+    path = _tools_path().split(os.pathsep)
+    missing = [t for t in DEVTOOLS if not any(os.path.isfile(os.path.join(d, t)) for d in path)]
+    if missing:
+        return ", ".join(missing) + " not installed (make venv devtools-node installs them)"
+    return None
 
 
 def _cases() -> list[Any]:
@@ -33,6 +53,10 @@ def _cases() -> list[Any]:
             marks = []
             if case.get("requires") == "non_root" and os.geteuid() == 0:
                 marks.append(pytest.mark.skip(reason="root bypasses permission bits"))
+            if case.get("requires") == "devtools" and not os.environ.get("WSFS_REQUIRE_DEVTOOLS"):
+                why = _devtools_missing()
+                if why:
+                    marks.append(pytest.mark.skip(reason=why))
             out.append(pytest.param(plan, case, id=f"{plan['profile']}/{case['name']}", marks=marks))
     return out
 
@@ -79,8 +103,21 @@ def _setup(root: Path, outside: Path, item: dict[str, Any], env: dict[str, str])
         os.symlink(_subst(item["target"], env), path)
     elif "outside_file" in item:
         (outside / item["outside_file"]).write_bytes(content())
+    elif "git" in item:
+        _git(root, *item["git"])
+    elif "git_repo" in item:
+        _git(root, "init", "-q", "-b", "main")
+        _git(root, "add", "-A")
+        _git(root, "commit", "-q", "--allow-empty", "-m", item["git_repo"])
     else:
         raise AssertionError(f"a setup item creates something: {item}")
+
+
+def _git(root: Path, *args: str) -> None:
+    """git in the workspace as a person would run it, with an identity and no configuration."""
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "HOME": str(root), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    identity = ("-c", "user.email=plan@example.com", "-c", "user.name=plan")
+    subprocess.run(["git", *identity, *args], cwd=root, env=env, check=True, capture_output=True)
 
 
 def _type(value: Any) -> str:
@@ -142,6 +179,8 @@ def _matcher(key: str, arg: Any, actual: Any) -> bool:
         if key == "$not_contains":
             return arg not in text
         return text.startswith(arg)
+    if key == "$nonempty":
+        return isinstance(actual, (list, str)) and bool(actual) == arg
     if key == "$type":
         return _type(actual) == arg
     if key == "$len":
@@ -165,6 +204,18 @@ def _run_case(tmp_path: Path, plan: dict[str, Any], case: dict[str, Any], via_to
     _merge(config, copy.deepcopy(plan.get("config", {})))
     _merge(config, copy.deepcopy(case.get("config", {})))
     config["profile"] = plan["profile"]
+    # The programs a workspace runs get the host's PATH, read when it opens ("auto").
+    saved_path = os.environ.get("PATH")
+    if case.get("requires") == "devtools":
+        os.environ["PATH"] = _tools_path()
+    try:
+        _run_opened(config, case, base, via_toolset)
+    finally:
+        if saved_path is not None:
+            os.environ["PATH"] = saved_path
+
+
+def _run_opened(config: dict[str, Any], case: dict[str, Any], base: Path, via_toolset: bool) -> None:
     try:
         opened = wsfs.Workspace.from_config(config)
     except wsfs.WsfsError as e:

@@ -408,6 +408,7 @@ class WorkspaceInfoResult(ToolResult):
     runtimes: Mapping[str, Any]
     tools: Mapping[str, Any]
     git_repo_root: str | None
+    git_present: bool = False
     project: tuple[str, ...]
     sandbox: Mapping[str, Any]
     unreadable_toolchains: tuple[Mapping[str, Any], ...] = ()
@@ -498,6 +499,7 @@ class GitCommitResult(ToolResult):
     """The new commit; ``files_committed`` are relative to the repository's root."""
 
     commit_hash: str
+    committed: bool = True
     files_committed: tuple[str, ...]
     message: str
     omitted_files: int = 0

@@ -176,3 +176,59 @@ fn workspace_info_names_the_unreadable_toolchain_and_the_policy_entry() {
     let python = &info.runtimes["python"];
     assert_eq!(python.version.as_deref(), Some("3.99.0"), "{python:?}");
 }
+
+/// An npm-installed tool: `node_modules/.bin/eslint` links to `node_modules/eslint/bin/`, and
+/// the tool loads a dependency from a sibling package, which only a grant of the whole
+/// `node_modules` lets it read.
+#[test]
+fn an_npm_tool_is_granted_its_whole_node_modules() {
+    let host = FakeHost::new();
+    let modules = host.tmp.path().join("proj/node_modules");
+    std::fs::create_dir_all(modules.join("eslint/bin")).unwrap();
+    std::fs::create_dir_all(modules.join("debug")).unwrap();
+    std::fs::create_dir_all(modules.join(".bin")).unwrap();
+    std::fs::write(modules.join("debug/index.js"), "debug 1.0\n").unwrap();
+    let tool = modules.join("eslint/bin/eslint.js");
+    let script = format!(
+        "#!/bin/sh\ncat {}\n",
+        modules.join("debug/index.js").display()
+    );
+    std::fs::write(&tool, script).unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink("../eslint/bin/eslint.js", modules.join(".bin/eslint")).unwrap();
+    let path_var: OsString = format!("{}:/usr/bin:/bin", modules.join(".bin").display()).into();
+
+    let found = toolchains::detect(&path_var, Some(&host.home()));
+    let eslint: Vec<&Toolchain> = found.iter().filter(|t| t.program == "eslint").collect();
+    assert!(!eslint.is_empty(), "{found:?}");
+    for t in &eslint {
+        assert_eq!(
+            (t.kind, t.root.as_str()),
+            ("node_modules", &*modules.display().to_string())
+        );
+    }
+
+    if !landlock_here() {
+        return;
+    }
+    let read_paths = toolchains::read_paths(&["auto".into()], &path_var, Some(&host.home()));
+    let runner = Runner::new(
+        ExecPlaces {
+            view_root: host.ws(),
+            overlay: None,
+            view_writable: true,
+            home: Some(host.tmp.path().join("state/home")),
+            scratch_parent: host.tmp.path().join("state/tmp"),
+        },
+        ExecSettings {
+            read_paths,
+            path: Some(path_var.to_string_lossy().into_owned()),
+            ..ExecSettings::default()
+        },
+    );
+    let out = runner
+        .run_once(&ExecRequest::new("eslint", host.ws()).under(&Control::default()))
+        .unwrap();
+    assert_eq!(out.exit_code, Some(0), "{}", out.stderr.text());
+    assert_eq!(out.stdout.text(), "debug 1.0\n");
+}

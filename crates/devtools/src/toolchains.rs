@@ -1,6 +1,8 @@
 //! Toolchains outside the directories programs may read: a Python under pyenv, a virtualenv,
 //! nvm's node, rustup's cargo, any other prefix, found where the programs the developer tools
-//! run (`python3`, `node`, `cargo`, ...) resolve on the PATH programs get. `workspace_info`
+//! run (`python3`, `node`, `cargo`, ...) resolve on the PATH programs get (a tool npm
+//! installed in a project's `node_modules` needs that whole directory: node finds a package's
+//! dependencies beside it). `workspace_info`
 //! names each one programs cannot read with the policy entry that grants it;
 //! `exec_read_paths: ["auto"]` grants every one found, read and execute only (Landlock's
 //! read rules; every mount but the writable places is read-only), decided when the workspace
@@ -29,8 +31,9 @@ pub struct Toolchain {
     pub program: String,
     /// Where the PATH finds it.
     pub path: String,
-    /// `pyenv`, `venv`, `nvm`, `rustup`, `prefix` (the directory above a `bin/`) or
-    /// `directory` (the program's own directory).
+    /// `pyenv`, `venv`, `nvm`, `rustup`, `node_modules` (an npm install's outermost
+    /// `node_modules`), `prefix` (the directory above a `bin/`) or `directory` (the program's
+    /// own directory).
     pub kind: &'static str,
     /// The directory programs need to read and execute for it to run.
     pub root: String,
@@ -157,6 +160,16 @@ fn roots_of(file: &Path, home: Option<&Path>) -> Vec<(&'static str, PathBuf)> {
             }
             _ => {}
         }
+    }
+    // node resolves a package's dependencies in the node_modules directories above it, so an
+    // npm-installed tool (`node_modules/.bin/eslint` -> `node_modules/eslint/bin/eslint.js`)
+    // needs the outermost one whole, not its own package.
+    if let Some(modules) = dirs
+        .iter()
+        .rev()
+        .find(|d| d.file_name() == Some(OsStr::new("node_modules")))
+    {
+        return vec![("node_modules", modules.to_path_buf())];
     }
     let Some(dir) = file.parent() else {
         return Vec::new();

@@ -29,6 +29,9 @@ pub struct WorkspaceInfo {
     pub platform: String,
     pub runtimes: BTreeMap<&'static str, Probe>,
     pub tools: BTreeMap<&'static str, Probe>,
+    /// Whether the workspace is in a git repository (the capability plan's name for
+    /// `git_repo_root` being set).
+    pub git_present: bool,
     /// The repository's root relative to the workspace ("." for the root); null outside one.
     pub git_repo_root: Option<String>,
     /// What the project looks like: python, node, go, rust.
@@ -186,12 +189,14 @@ pub fn probe(
             p.note = Some(hint.advice());
         }
     }
+    let git_repo_root = repo_root(runner, &root, ctl);
     Ok(WorkspaceInfo {
         os: std::env::consts::OS.to_string(),
         platform: platform(),
         runtimes,
         tools,
-        git_repo_root: repo_root(runner, &root, ctl),
+        git_present: git_repo_root.is_some(),
+        git_repo_root,
         project: project_kinds(files),
         unreadable_toolchains,
         sandbox,
@@ -233,7 +238,7 @@ fn probe_one(runner: &Runner, root: &Path, program: &str, arg: &str, ctl: &Contr
             path,
             note: Some(format!(
                 "installed, but `{program} {arg}` failed inside the sandbox: {}",
-                out.stderr.tail_text(300).trim()
+                failure_line(&out.stderr.text(), &out.stdout.text())
             )),
             ..Probe::default()
         },
@@ -246,6 +251,28 @@ fn probe_one(runner: &Runner, root: &Path, program: &str, arg: &str, ctl: &Contr
         Err(_) => Probe::default(),
     }
 }
+
+/// The line of a failed probe's output that says what went wrong: the first naming an error
+/// (a stack trace's tail never does), else the last; at most [`NOTE_CHARS`] characters.
+fn failure_line(stderr: &str, stdout: &str) -> String {
+    let text = if stderr.trim().is_empty() {
+        stdout
+    } else {
+        stderr
+    };
+    let lines = || text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let line = lines()
+        .find(|l| l.to_ascii_lowercase().contains("error"))
+        .or_else(|| lines().next_back())
+        .unwrap_or("(no output)");
+    match line.char_indices().nth(NOTE_CHARS) {
+        Some((at, _)) => format!("{}...", &line[..at]),
+        None => line.to_string(),
+    }
+}
+
+/// The longest line of a failed probe's output a note quotes.
+const NOTE_CHARS: usize = 300;
 
 /// The first dotted version number in a program's banner (`Python 3.11.7`, `v20.1.0`,
 /// `go version go1.26.8 linux/amd64`, `openjdk version "17.0.9"`).
@@ -363,5 +390,22 @@ mod tests {
             assert_eq!(version_in(banner).as_deref(), Some(want), "{banner}");
         }
         assert_eq!(version_in("no version"), None);
+    }
+}
+
+#[cfg(test)]
+mod failure_line_tests {
+    use super::failure_line;
+
+    #[test]
+    fn a_failed_probe_is_quoted_by_its_error_line_not_its_stack_trace() {
+        let node = "\nOops! Something went wrong! :(\n\nESLint: 10.15.0\n\nError: Cannot find module 'debug'\nRequire stack:\n- /x/eslint.js\n    at Module._load (node:internal/modules/cjs/loader:1038:27)\n";
+        assert_eq!(failure_line(node, ""), "Error: Cannot find module 'debug'");
+        assert_eq!(failure_line("", "only stdout\nlast words\n"), "last words");
+        assert_eq!(failure_line(" \n", ""), "(no output)");
+        let long = "error: ".to_string() + &"é".repeat(400);
+        let quoted = failure_line(&long, "");
+        assert_eq!(quoted.chars().count(), super::NOTE_CHARS + 3, "{quoted}");
+        assert!(quoted.ends_with("..."));
     }
 }

@@ -26,7 +26,15 @@ const PLANS: &[(&str, &str)] = &[
         "capability-plan",
         include_str!("../../../tests/profiles/plans/capability-plan.json"),
     ),
+    (
+        "capability-plan",
+        include_str!("../../../tests/profiles/plans/capability-plan-devtools.json"),
+    ),
 ];
+
+/// The programs the `devtools` cases run, found on the PATH programs get (`make test` puts
+/// target/venv and target/devtools-node there).
+const DEVTOOLS: &[&str] = &["git", "pytest", "ruff", "mypy", "pyright", "eslint", "tsc"];
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -89,6 +97,10 @@ struct Setup {
     target: Option<String>,
     #[serde(default)]
     outside_file: Option<String>,
+    #[serde(default)]
+    git: Option<Vec<String>>,
+    #[serde(default)]
+    git_repo: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -130,6 +142,17 @@ fn the_documents_test_plans_pass() {
                 counts.2 += 1;
                 continue;
             }
+            if case.requires.as_deref() == Some("devtools") {
+                if let Err(why) = devtools_here() {
+                    if std::env::var_os("WSFS_REQUIRE_DEVTOOLS").is_some() {
+                        failures.push(format!("{at}: {why}"));
+                    } else {
+                        eprintln!("SKIPPED {at}: {why}");
+                        counts.2 += 1;
+                    }
+                    continue;
+                }
+            }
             assert!(!case.steps.is_empty(), "{at}: no steps");
             let outcome = run_case(&plan, case);
             match (&case.gap, outcome) {
@@ -150,6 +173,49 @@ fn the_documents_test_plans_pass() {
         counts.0, counts.1, counts.2
     );
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+/// Whether this build has the developer tools and the PATH the programs get has the programs
+/// the `devtools` cases run.
+fn devtools_here() -> Result<(), String> {
+    if !cfg!(feature = "exec") {
+        return Err("this build has no developer tools (feature exec)".into());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let missing: Vec<&str> = DEVTOOLS
+        .iter()
+        .copied()
+        .filter(|tool| !std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()))
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} not on the PATH (make venv devtools-node installs them; make test puts them on PATH)",
+            missing.join(", ")
+        ))
+    }
+}
+
+/// Runs git in the workspace as a person would, with an identity and no system or user
+/// configuration.
+fn git(ws: &Ws, args: &[&str]) -> Result<(), String> {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.email=plan@example.com", "-c", "user.name=plan"])
+        .args(args)
+        .current_dir(ws.path("."))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", ws.path("."))
+        .output()
+        .map_err(|e| format!("git {args:?}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
 }
 
 fn merge(base: &mut Map<String, Value>, over: &Map<String, Value>) {
@@ -215,8 +281,16 @@ fn setup(ws: &Ws, item: &Setup, subst: &dyn Fn(&str) -> String) -> Result<(), St
         std::os::unix::fs::symlink(subst(target), path).map_err(|e| e.to_string())?;
     } else if let Some(name) = &item.outside_file {
         std::fs::write(ws.outside.join(name), content()?).map_err(|e| e.to_string())?;
+    } else if let Some(args) = &item.git {
+        git(ws, &args.iter().map(String::as_str).collect::<Vec<_>>())?;
+    } else if let Some(message) = &item.git_repo {
+        git(ws, &["init", "-q", "-b", "main"])?;
+        git(ws, &["add", "-A"])?;
+        git(ws, &["commit", "-q", "--allow-empty", "-m", message])?;
     } else {
-        return Err("a setup item creates a file, dir, symlink or outside_file".into());
+        return Err(
+            "a setup item creates a file, dir, symlink, outside_file, git_repo or runs git".into(),
+        );
     }
     Ok(())
 }
@@ -327,6 +401,14 @@ fn matcher(key: &str, arg: &Value, actual: Option<&Value>, at: &str) -> Result<(
         "$contains" => text()?.contains(needle()?),
         "$not_contains" => !text()?.contains(needle()?),
         "$starts_with" => text()?.starts_with(needle()?),
+        "$nonempty" => {
+            let nonempty = match actual {
+                Some(Value::String(s)) => !s.is_empty(),
+                Some(Value::Array(a)) => !a.is_empty(),
+                _ => return Err("want a string or an array".into()),
+            };
+            Some(nonempty) == arg.as_bool()
+        }
         "$type" => {
             let kind = match actual {
                 None => "missing",

@@ -35,6 +35,9 @@ pub struct GitCommitArgs {
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct GitCommit {
+    /// Always true: a commit that does not happen is an error, never this result. Kept
+    /// because the capability plan (seed 004) names it.
+    pub committed: bool,
     pub commit_hash: String,
     /// Relative to the repository's root.
     pub files_committed: Vec<String>,
@@ -144,6 +147,7 @@ pub fn git_commit(
     let omitted = files_committed.len().saturating_sub(MAX_LISTED) as u64;
     files_committed.truncate(MAX_LISTED);
     Ok(GitCommit {
+        committed: true,
         commit_hash: head.stdout.text().trim().to_string(),
         files_committed,
         message: args.message.clone(),
