@@ -25,8 +25,16 @@ package wsfs
 // Go does not track the library file: `make build` also writes
 // libwsfs_stamp.go (a hash of libwsfs.a), so a changed library changes this
 // package and go build relinks.
+//
+// A release of the module (make dist, scripts/dist.py) carries the library
+// inside it instead, as wasmtime-go does: build/include/wsfs.h and
+// build/linux-x86_64/libwsfs.a. make dist writes the release's copy of this
+// file with the lines between the two "wsfs:link" markers below replaced by
+// directives that link that copy (docs/install.md, "The Go module"); the
+// rest of the file is the same in both.
 
 /*
+// wsfs:link begin
 #cgo CFLAGS: -I${SRCDIR}/../include -I${SRCDIR}/../target/release
 #cgo wsfs_shared CFLAGS: -DWSFS_SHARED
 #cgo !wsfs_shared LDFLAGS: ${SRCDIR}/../target/release/libwsfs.a -ldl -lm -lpthread -lrt -lgcc_s -lc
@@ -38,6 +46,7 @@ package wsfs
 #elif !__has_include(<libwsfs.a>)
 #  error "wsfs: target/release/libwsfs.a not found in the wsfs checkout this Go module is in: run 'make build' there first (the module links the Rust library; see go/README.md, Installing)"
 #endif
+// wsfs:link end
 #include <stdlib.h>
 #include <string.h>
 #include "wsfs.h"

@@ -6,6 +6,12 @@ import (
 	"sync"
 )
 
+// PackageVersion is this Go module's release, the version of the library it
+// is released with (Cargo.toml's [workspace.package] version; make dist tags
+// the module "v" + PackageVersion and refuses to when they differ).
+// TestPackageVersionIsTheLibrarys checks it against the linked library.
+const PackageVersion = "0.1.0"
+
 // ABIVersion is the C ABI version this package is written against. Open
 // refuses a library whose wsfs_version() reports another "abi" number.
 const ABIVersion = 1

@@ -14,6 +14,19 @@ import (
 
 var bg = context.Background()
 
+// The Go module is released with the library of the same version (make dist
+// tags it "v" + PackageVersion): a bump of Cargo.toml's version without this
+// constant, or the reverse, fails here.
+func TestPackageVersionIsTheLibrarys(t *testing.T) {
+	v, err := Version()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Version != PackageVersion {
+		t.Fatalf("the library is version %q, PackageVersion is %q: set go/version.go's PackageVersion to Cargo.toml's [workspace.package] version", v.Version, PackageVersion)
+	}
+}
+
 func TestVersionABI(t *testing.T) {
 	v, err := Version()
 	if err != nil {

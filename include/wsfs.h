@@ -31,6 +31,19 @@
 
 #include <stdint.h>
 
+/* The release this header belongs to (wsfs_version()'s "version"). */
+#define WSFS_VERSION "0.1.0"
+#define WSFS_VERSION_MAJOR 0
+#define WSFS_VERSION_MINOR 1
+#define WSFS_VERSION_PATCH 0
+
+/*
+ The C ABI's version: a host compiled against this header checks it against the `"abi"` of
+ `wsfs_version()` at run time (the library it loads may be another build). It changes when a
+ function's signature or ownership rule changes; `WSFS_VERSION` is the release's version.
+ */
+#define WSFS_ABI_VERSION 1
+
 /*
  The gateway answered; the response is its JSON.
  */
@@ -107,7 +120,9 @@ extern "C" {
 #endif // __cplusplus
 
 /*
- Returns `{"version":"x.y.z","abi":N}`. The caller frees the result with `wsfs_string_free`.
+ Returns `{"version":"x.y.z","abi":N}`: the release (`WSFS_VERSION` in the header this library
+ was built with) and the C ABI (`WSFS_ABI_VERSION`). The caller frees the result with
+ `wsfs_string_free`.
  */
 char *wsfs_version(void);
 

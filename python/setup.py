@@ -9,6 +9,11 @@ build with ``--crate-type cdylib``, which changes cargo's fingerprint so ``make 
 ``pip install`` would rebuild the crate in turn. maturin packages extension modules, cffi
 or binaries, not a ctypes-loaded library.
 
+A release (``make dist``, scripts/dist.py) builds the wheel from the library ``make build``
+made instead: ``WSFS_PREBUILT_LIBRARY`` names it (cargo is not run), and
+``WSFS_WHEEL_PLATFORM`` is the wheel's platform tag (``manylinux_2_34_x86_64``: dist.py derives
+it from the glibc symbol versions the library needs).
+
 The crate is the repository root (``../Cargo.toml``): build from a wsfs checkout. pip builds
 a local directory in place (pip >= 21.3), so ``pip install ./python`` works; an sdist does not.
 The cargo build itself, and the progress it reports while it runs, is ``build_libwsfs.py``
@@ -37,7 +42,8 @@ class BuildWithLibrary(build_py):
 
     def run(self) -> None:
         super().run()
-        built = build_library()
+        prebuilt = os.environ.get("WSFS_PREBUILT_LIBRARY")
+        built = Path(prebuilt) if prebuilt else build_library()
         package_dir = (
             Path(self.get_package_dir("wsfs")) if self.editable_mode else Path(self.build_lib) / "wsfs"
         )
@@ -68,7 +74,7 @@ class PlatformWheel(bdist_wheel):
 
     def get_tag(self) -> tuple[str, str, str]:
         _, _, platform = super().get_tag()
-        return "py3", "none", platform
+        return "py3", "none", os.environ.get("WSFS_WHEEL_PLATFORM") or platform
 
 
 setup(

@@ -108,6 +108,11 @@ if [ "$goal" = test ]; then
 
 	# make test compares the generated header with the committed one.
 	command -v git >/dev/null 2>&1 || missing+=("git (make test checks the committed header with it): 'apt-get install git' on Debian/Ubuntu")
+	# make dist strips and inspects the library (binutils); make test-dist builds a C program
+	# with pkg-config, as the install tree's users do.
+	for tool in pkg-config strip readelf objdump; do
+		command -v "$tool" >/dev/null 2>&1 || missing+=("$tool (make dist and make test-dist use it): 'apt-get install pkg-config binutils' on Debian/Ubuntu")
+	done
 fi
 
 command -v make >/dev/null 2>&1 || missing+=("make: 'apt-get install make' on Debian/Ubuntu")

@@ -15,8 +15,9 @@ use crate::workspace::Workspace;
 use serde_json::json;
 use std::sync::Arc;
 
-/// Bumped when a function's signature or the envelope changes incompatibly.
-pub const ABI_VERSION: u32 = 1;
+/// Bumped when a function's signature or the envelope changes incompatibly (the header's
+/// `WSFS_ABI_VERSION`, defined in `ffi`).
+pub const ABI_VERSION: u32 = crate::ffi::WSFS_ABI_VERSION;
 
 pub fn version() -> String {
     json!({"version": env!("CARGO_PKG_VERSION"), "abi": ABI_VERSION}).to_string()

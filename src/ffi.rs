@@ -69,7 +69,14 @@ unsafe fn borrow_str<'a>(ptr: *const c_char, param: &str) -> Result<&'a str, Str
     std::str::from_utf8(bytes).map_err(|_| api::bad_input(param, "is not valid UTF-8"))
 }
 
-/// Returns `{"version":"x.y.z","abi":N}`. The caller frees the result with `wsfs_string_free`.
+/// The C ABI's version: a host compiled against this header checks it against the `"abi"` of
+/// `wsfs_version()` at run time (the library it loads may be another build). It changes when a
+/// function's signature or ownership rule changes; `WSFS_VERSION` is the release's version.
+pub const WSFS_ABI_VERSION: u32 = 1;
+
+/// Returns `{"version":"x.y.z","abi":N}`: the release (`WSFS_VERSION` in the header this library
+/// was built with) and the C ABI (`WSFS_ABI_VERSION`). The caller frees the result with
+/// `wsfs_string_free`.
 #[no_mangle]
 pub extern "C" fn wsfs_version() -> *mut c_char {
     guard(api::version)

@@ -14,6 +14,25 @@ fn version_is_json_with_abi_1() {
     assert_eq!(v["version"], json!(env!("CARGO_PKG_VERSION")), "{v}");
 }
 
+/// The header's version macros are the library's: a C host compares them with
+/// `wsfs_version()` at run time.
+#[test]
+fn header_versions_are_the_librarys() {
+    let header = include_str!("../include/wsfs.h");
+    let v = take_json(unsafe { ffi::wsfs_version() });
+    let version = format!("#define WSFS_VERSION \"{}\"\n", env!("CARGO_PKG_VERSION"));
+    assert!(
+        header.contains(&version),
+        "include/wsfs.h lacks {version:?}: run make build"
+    );
+    let abi = format!("#define WSFS_ABI_VERSION {}\n", v["abi"]);
+    assert!(
+        header.contains(&abi),
+        "include/wsfs.h lacks {abi:?}: run make build"
+    );
+    assert_eq!(v["abi"], json!(ffi::WSFS_ABI_VERSION), "{v}");
+}
+
 #[test]
 fn tool_specs_describe_every_tool() {
     let v = take_json(unsafe { ffi::wsfs_tool_specs() });

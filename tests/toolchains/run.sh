@@ -16,7 +16,7 @@ go_need=$(awk '$1 == "go" { print $2; exit }' "$repo/go/go.mod")
 python_real=$(python3 -c 'import sys; print(sys.executable)')
 # What the check and make run: the toolchains, and the utilities the scripts use.
 tools=(bash dirname sed awk sort head cat env make git cc gcc go cargo rustc cargo-fmt rustfmt
-	cargo-clippy clippy-driver)
+	cargo-clippy clippy-driver pkg-config strip readelf objdump)
 
 # path_without NAME... -> a directory of links to every tool above except NAME...
 path_without() {
@@ -56,6 +56,10 @@ run_check "$(path_without go cc gcc)" test
 grep -qF "Go $go_need or later" <<<"$out" && grep -qF "a C compiler as 'cc'" <<<"$out" ||
 	fail "without go and cc the one message does not name both: $out"
 pass "two missing tools are named in one message"
+
+run_check "$(path_without pkg-config)" test
+[ "$rc" = 1 ] && grep -qF "pkg-config (make dist and make test-dist use it)" <<<"$out" || fail "a missing pkg-config was not named: $out"
+pass "pkg-config missing is named with the package that brings it"
 
 old_go="$(path_without go)"
 printf '#!/bin/sh\n[ "$2" = GOVERSION ] && echo go1.20.3 || echo gcc\n' >"$old_go/go"

@@ -7,8 +7,21 @@ use std::path::Path;
 
 fn main() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let config =
+    let mut config =
         cbindgen::Config::from_file(repo.join("cbindgen.toml")).expect("cbindgen.toml is readable");
+    // The release's version, from the workspace's one version (Cargo.toml, [workspace.package]):
+    // this crate's version is that one, as is the library's.
+    config.after_includes = Some(format!(
+        "\n/* The release this header belongs to (wsfs_version()'s \"version\"). */\n\
+         #define WSFS_VERSION \"{}\"\n\
+         #define WSFS_VERSION_MAJOR {}\n\
+         #define WSFS_VERSION_MINOR {}\n\
+         #define WSFS_VERSION_PATCH {}",
+        env!("CARGO_PKG_VERSION"),
+        env!("CARGO_PKG_VERSION_MAJOR"),
+        env!("CARGO_PKG_VERSION_MINOR"),
+        env!("CARGO_PKG_VERSION_PATCH"),
+    ));
     let bindings = cbindgen::Builder::new()
         .with_config(config)
         .with_src(repo.join("src/ffi.rs"))

@@ -10,8 +10,9 @@ use super::words::Construct;
 use regex::Regex;
 use serde::Deserialize;
 
-/// The policy shipped with wsfs (loaded and checked by `load.rs`).
-pub const BUILTIN: &str = include_str!("../../../../config/safe_shell_policy.toml");
+/// The policy shipped with wsfs (loaded and checked by `load.rs`). The file lies in this crate,
+/// so the crate builds from its package alone; `config/safe_shell_policy.toml` links to it.
+pub const BUILTIN: &str = include_str!("../../safe_shell_policy.toml");
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
