@@ -22,6 +22,7 @@ pub mod session;
 #[cfg(feature = "tracing")]
 mod spans;
 pub mod specs;
+pub mod tool_call;
 
 pub use wsfs_core::error;
 #[cfg(feature = "overlay")]
