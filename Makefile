@@ -99,6 +99,9 @@ test-header: build
 test-rust: venv devtools-node
 	WSFS_REQUIRE_DEVTOOLS=1 $(CARGO) test --profile release-no-lto --locked --workspace --features full,tracing
 	$(CARGO) test --profile release-no-lto --locked -p wsfs -p wsfs-core -p wsfs-sandbox
+	$(CARGO) test --profile release-no-lto --locked --lib --features tokio host::
+	$(CARGO) run --profile release-no-lto --locked --features tokio --example filesystem_tool
+	$(CARGO) run --profile release-no-lto --locked --features full --example tool_runner
 
 # The README's C example, linked against the static library.
 test-c: build

@@ -16,6 +16,7 @@ pub mod dispatch;
 pub mod envelope;
 pub mod ffi;
 pub mod handles;
+pub mod host;
 mod logging;
 pub mod profiles;
 pub mod session;
