@@ -102,6 +102,9 @@ test-rust: venv devtools-node
 	PATH="$(CURDIR)/target/venv/bin:$(CURDIR)/target/devtools-node/node_modules/.bin:$$PATH" \
 	  WSFS_REQUIRE_DEVTOOLS=1 $(CARGO) test --profile release-no-lto --locked --workspace --features full,tracing
 	$(CARGO) test --profile release-no-lto --locked -p wsfs -p wsfs-core -p wsfs-sandbox
+	$(CARGO) test --profile release-no-lto --locked --lib --features tokio host::
+	$(CARGO) run --profile release-no-lto --locked --features tokio --example filesystem_tool
+	$(CARGO) run --profile release-no-lto --locked --features full --example tool_runner
 
 # docs/c-abi.md's C example, linked against the static library.
 test-c: build

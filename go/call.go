@@ -25,9 +25,12 @@ const (
 
 // callSpec describes one call through the C ABI.
 type callSpec struct {
-	tool   string
-	args   string
-	output string // one of the output* modes
+	tool string
+	args string
+	// dispatch: args is a whole tool call for wsfs_dispatch, and tool only
+	// its name as read in Go (for the log record and errors found in Go).
+	dispatch bool
+	output   string // one of the output* modes
 	// content, if hasContent, is passed as wsfs_call_with_content's buffer
 	// (write_file and append_file), without copying.
 	content    string
@@ -141,7 +144,11 @@ func (ws *Workspace) callC(ctx context.Context, cs callSpec) (string, *envelope,
 	res := new(callResult) // the envelope and the buffer it points into, in one allocation
 	res.env.buf = &res.buf
 	res.env.metrics = cs.metrics
-	cCall(&res.buf, ws.handle, cs.tool, cs.args, unsafe.String(unsafe.SliceData(opts), len(opts)), content, cs.spare) // NUL bytes were rejected above
+	if cs.dispatch {
+		cDispatch(&res.buf, ws.handle, cs.args, unsafe.String(unsafe.SliceData(opts), len(opts))) // NUL bytes were rejected above
+	} else {
+		cCall(&res.buf, ws.handle, cs.tool, cs.args, unsafe.String(unsafe.SliceData(opts), len(opts)), content, cs.spare) // NUL bytes were rejected above
+	}
 	raw := res.buf.String()
 	runtime.KeepAlive(ws)
 

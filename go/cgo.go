@@ -233,6 +233,21 @@ func cCall(result *strings.Builder, handle uint64, tool, argsJSON, optionsJSON s
 	return true
 }
 
+// cDispatch calls wsfs_dispatch and copies the result into result, an
+// empty builder. ok is false if callJSON or optionsJSON has a NUL byte
+// (nothing is called then).
+func cDispatch(result *strings.Builder, handle uint64, callJSON, optionsJSON string) (ok bool) {
+	_, ccall, copts, cbuf, ok := callStrings("", callJSON, optionsJSON)
+	if !ok {
+		return false
+	}
+	if cbuf != nil {
+		defer C.free(cbuf)
+	}
+	result.WriteString(takeString(C.wsfs_dispatch(C.uint64_t(handle), ccall, copts)))
+	return true
+}
+
 func cCancelTokenNew() uint64         { return uint64(C.wsfs_cancel_token_new()) }
 func cCancelTokenCancel(token uint64) { C.wsfs_cancel_token_cancel(C.uint64_t(token)) }
 func cCancelTokenFree(token uint64)   { C.wsfs_cancel_token_free(C.uint64_t(token)) }

@@ -365,6 +365,23 @@ char *wsfs_call_sized(uint64_t workspace,
                       uintptr_t *result_len);
 
 /*
+ Runs a tool call as a model API gives it: `call_json` is `{"tool_call": {"name",
+ "arguments"}}`, the bare `{"name", "arguments"}`, or either without `arguments` (the legacy
+ name-only call); `arguments` is an object or a JSON string holding one (absent or null:
+ `{}`). The named tool runs exactly as `wsfs_call_with_options(workspace, name, arguments,
+ options_json)` runs it: built-in and Wasm tools alike, under the workspace's profile names
+ and envelope, with the same policy, audit, approval, metrics, deadline and cancel token
+ (`options_json` is that function's, NULL for none). A malformed call (not an object, no
+ name, a name that is not a string, arguments that are not an object, an unknown key, both
+ forms at once) is `invalid_arguments` naming what is wrong, and nothing runs. See
+ docs/dispatch.md. The caller frees the result with `wsfs_string_free`.
+
+ # Safety
+ `call_json` and `options_json` must be NULL or NUL-terminated strings valid for the call.
+ */
+char *wsfs_dispatch(uint64_t workspace, const char *call_json, const char *options_json);
+
+/*
  Creates a cancel token (never 0) for `wsfs_call_with_options`. Free it with
  `wsfs_cancel_token_free` once no call uses it.
  */

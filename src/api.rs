@@ -282,6 +282,22 @@ pub fn call_envelope(
     }
 }
 
+/// Runs a tool call as a model API gives it (`crate::tool_call`): parses it, then runs the
+/// named tool exactly as [`call`] would, under the workspace's profile names. A malformed call
+/// is `invalid_arguments` naming what is wrong, and runs nothing.
+pub fn dispatch(id: u64, call_json: &str, options_json: Option<&str>) -> String {
+    dispatch_envelope(id, call_json, options_json).into_string()
+}
+
+/// [`dispatch`], with the result as the C ABI hands it out.
+pub fn dispatch_envelope(id: u64, call_json: &str, options_json: Option<&str>) -> Envelope {
+    crate::logging::init();
+    match crate::tool_call::parse(call_json) {
+        Ok(call) => call_envelope(id, &call.name, &call.arguments, options_json, None),
+        Err(e) => envelope::failure_envelope(&e, None),
+    }
+}
+
 /// The envelope for a bad pointer or non-UTF-8 input, named by the parameter.
 pub fn bad_input(param: &str, problem: &str) -> String {
     envelope::failure(&WsfsError::new(

@@ -479,6 +479,44 @@ pub unsafe extern "C" fn wsfs_call_sized(
     }
 }
 
+/// Runs a tool call as a model API gives it: `call_json` is `{"tool_call": {"name",
+/// "arguments"}}`, the bare `{"name", "arguments"}`, or either without `arguments` (the legacy
+/// name-only call); `arguments` is an object or a JSON string holding one (absent or null:
+/// `{}`). The named tool runs exactly as `wsfs_call_with_options(workspace, name, arguments,
+/// options_json)` runs it: built-in and Wasm tools alike, under the workspace's profile names
+/// and envelope, with the same policy, audit, approval, metrics, deadline and cancel token
+/// (`options_json` is that function's, NULL for none). A malformed call (not an object, no
+/// name, a name that is not a string, arguments that are not an object, an unknown key, both
+/// forms at once) is `invalid_arguments` naming what is wrong, and nothing runs. See
+/// docs/dispatch.md. The caller frees the result with `wsfs_string_free`.
+///
+/// # Safety
+/// `call_json` and `options_json` must be NULL or NUL-terminated strings valid for the call.
+#[no_mangle]
+pub unsafe extern "C" fn wsfs_dispatch(
+    workspace: u64,
+    call_json: *const c_char,
+    options_json: *const c_char,
+) -> *mut c_char {
+    guard(|| -> Envelope {
+        // SAFETY: forwarded from this function's contract.
+        let call = match unsafe { borrow_str(call_json, "call_json") } {
+            Ok(call) => call,
+            Err(envelope) => return envelope.into(),
+        };
+        let options = if options_json.is_null() {
+            None
+        } else {
+            // SAFETY: non-NULL, forwarded from this function's contract.
+            match unsafe { borrow_str(options_json, "options_json") } {
+                Ok(options) => Some(options),
+                Err(envelope) => return envelope.into(),
+            }
+        };
+        api::dispatch_envelope(workspace, call, options)
+    })
+}
+
 /// Creates a cancel token (never 0) for `wsfs_call_with_options`. Free it with
 /// `wsfs_cancel_token_free` once no call uses it.
 #[no_mangle]

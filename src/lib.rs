@@ -16,12 +16,14 @@ pub mod dispatch;
 pub mod envelope;
 pub mod ffi;
 pub mod handles;
+pub mod host;
 mod logging;
 pub mod profiles;
 pub mod session;
 #[cfg(feature = "tracing")]
 mod spans;
 pub mod specs;
+pub mod tool_call;
 
 pub use wsfs_core::error;
 #[cfg(feature = "overlay")]

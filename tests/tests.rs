@@ -21,6 +21,7 @@ mod delete_file;
 mod devtools;
 #[cfg(feature = "exec")]
 mod devtools_confinement;
+mod dispatch;
 mod durability;
 mod edit_fields;
 mod encoding_errors;

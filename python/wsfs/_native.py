@@ -48,6 +48,8 @@ PROTOTYPES: dict[str, tuple[list, object]] = {
         [_c_u64, _c_str, _c_str, _c_str, _c_str, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)],
         _c_ptr,
     ),
+    # The whole tool call: options_json may be None (NULL).
+    "wsfs_dispatch": ([_c_u64, _c_str, _c_str], _c_ptr),
     "wsfs_cancel_token_new": ([], _c_u64),
     "wsfs_cancel_token_cancel": ([_c_u64], None),
     "wsfs_cancel_token_free": ([_c_u64], None),

@@ -345,6 +345,29 @@ class Workspace:
         raw = self._invoke(_native.c_string(name, "tool name"), args_b, _options("full", timeout, cancel))
         return json.loads(raw)
 
+    def dispatch(
+        self,
+        call: Mapping[str, Any] | str | bytes,
+        /,
+        *,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> dict[str, Any]:
+        """Runs a tool call as a model API hands it over, whole (``wsfs_dispatch``,
+        docs/dispatch.md): ``{"tool_call": {"name", "arguments"}}``, the bare ``{"name",
+        "arguments"}``, or either without ``arguments`` (the name-only call); ``arguments`` may
+        be a mapping or a JSON text holding an object. ``call`` is that object, or its JSON text.
+        The named tool runs exactly as :meth:`call_json` runs it (built-in and Wasm tools alike;
+        on a workspace with a profile, the profile's names and envelope) and its envelope is
+        returned as a dict, failures included. A malformed call runs nothing: its envelope is
+        ``invalid_arguments`` saying what is wrong."""
+        if isinstance(call, Mapping):
+            body = _encode_args(call)
+        else:
+            body = _native.c_string(call, "call")
+        ptr = self._lib.wsfs_dispatch(self._handle, body, _options("full", timeout, cancel))
+        return json.loads(_native.take(self._lib, ptr))
+
     def _envelope(
         self,
         name: str,

@@ -129,6 +129,54 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, in declaration order (a new code goes here too: the test
+    /// `every_code_is_listed_once` fails otherwise).
+    pub const ALL: &'static [ErrorCode] = &[
+        ErrorCode::InvalidPath,
+        ErrorCode::OutsideWorkspace,
+        ErrorCode::PathNotFound,
+        ErrorCode::PermissionDenied,
+        ErrorCode::IoError,
+        ErrorCode::AmbiguousEdit,
+        ErrorCode::EditNotFound,
+        ErrorCode::NotAFile,
+        ErrorCode::NotADirectory,
+        ErrorCode::TooLarge,
+        ErrorCode::NoSpace,
+        ErrorCode::InvalidArguments,
+        ErrorCode::UnknownTool,
+        ErrorCode::InvalidWorkspace,
+        ErrorCode::Cancelled,
+        ErrorCode::Timeout,
+        ErrorCode::LineOutOfRange,
+        ErrorCode::InvalidRegex,
+        ErrorCode::WritesDisabled,
+        ErrorCode::PolicyDenied,
+        ErrorCode::FileExists,
+        ErrorCode::RecursiveRequired,
+        ErrorCode::CapabilityDenied,
+        ErrorCode::FuelExhausted,
+        ErrorCode::MemoryLimit,
+        ErrorCode::ToolTrap,
+        ErrorCode::ManifestInvalid,
+        ErrorCode::ModuleMismatch,
+        ErrorCode::GatewayError,
+        ErrorCode::ExecDisabled,
+        ErrorCode::SandboxUnavailable,
+        ErrorCode::CommandRequired,
+        ErrorCode::ConfirmationRequired,
+        ErrorCode::ApprovalDenied,
+        ErrorCode::NothingToCommit,
+        ErrorCode::OverlayUnavailable,
+        ErrorCode::NoSession,
+        ErrorCode::FeatureNotBuilt,
+    ];
+
+    /// The code whose wire string is `code` (the inverse of [`ErrorCode::as_str`]).
+    pub fn from_wire(code: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL.iter().copied().find(|c| c.as_str() == code)
+    }
+
     /// The wire string for this code, as documented in `include/wsfs.h`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -282,6 +330,62 @@ pub fn feature_not_built(feature: &str, asked: &str) -> WsfsError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_code_is_listed_once() {
+        // Exhaustive: a new variant fails to compile here until it is named, and the
+        // assertion below then fails until ALL lists it.
+        let listed = |c: ErrorCode| match c {
+            ErrorCode::InvalidPath
+            | ErrorCode::OutsideWorkspace
+            | ErrorCode::PathNotFound
+            | ErrorCode::PermissionDenied
+            | ErrorCode::IoError
+            | ErrorCode::AmbiguousEdit
+            | ErrorCode::EditNotFound
+            | ErrorCode::NotAFile
+            | ErrorCode::NotADirectory
+            | ErrorCode::TooLarge
+            | ErrorCode::NoSpace
+            | ErrorCode::InvalidArguments
+            | ErrorCode::UnknownTool
+            | ErrorCode::InvalidWorkspace
+            | ErrorCode::Cancelled
+            | ErrorCode::Timeout
+            | ErrorCode::LineOutOfRange
+            | ErrorCode::InvalidRegex
+            | ErrorCode::WritesDisabled
+            | ErrorCode::PolicyDenied
+            | ErrorCode::FileExists
+            | ErrorCode::RecursiveRequired
+            | ErrorCode::CapabilityDenied
+            | ErrorCode::FuelExhausted
+            | ErrorCode::MemoryLimit
+            | ErrorCode::ToolTrap
+            | ErrorCode::ManifestInvalid
+            | ErrorCode::ModuleMismatch
+            | ErrorCode::GatewayError
+            | ErrorCode::ExecDisabled
+            | ErrorCode::SandboxUnavailable
+            | ErrorCode::CommandRequired
+            | ErrorCode::ConfirmationRequired
+            | ErrorCode::ApprovalDenied
+            | ErrorCode::NothingToCommit
+            | ErrorCode::OverlayUnavailable
+            | ErrorCode::NoSession
+            | ErrorCode::FeatureNotBuilt => ErrorCode::ALL.contains(&c),
+        };
+        for (i, &c) in ErrorCode::ALL.iter().enumerate() {
+            assert!(listed(c));
+            assert_eq!(
+                ErrorCode::ALL.iter().position(|&a| a == c),
+                Some(i),
+                "{c:?} twice"
+            );
+            assert_eq!(ErrorCode::from_wire(c.as_str()), Some(c));
+        }
+        assert_eq!(ErrorCode::from_wire("no_such_code"), None);
+    }
 
     #[test]
     fn escape_attempts_without_errno_are_outside_workspace() {

@@ -154,6 +154,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "session":
 		return runSession(ctx, rest[1:], stdin, stdout, stderr)
 
+	case "call": // a model's whole tool call (call.go)
+		return runCall(ctx, rest[1:], stdin, stdout, stderr)
+
 	case "audit":
 		return runAudit(ctx, rest[1:], stdout, stderr)
 
