@@ -15,6 +15,8 @@
 
 pub mod gateway;
 pub mod http;
+#[cfg(feature = "model-gateway-http")]
+pub mod provider;
 
 use super::watch::Watch;
 use crate::error::{ErrorCode, WsfsError};
