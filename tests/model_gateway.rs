@@ -69,7 +69,9 @@ fn ask_model() -> String {
 }
 
 fn config(url: &str, audit: &Path) -> Value {
-    std::env::set_var(KEY_ENV, KEY);
+    // This binary's own variable, set once (no setenv beside the other tests' reads after that).
+    static KEY_SET: std::sync::Once = std::sync::Once::new();
+    KEY_SET.call_once(|| std::env::set_var(KEY_ENV, KEY));
     json!({"wasm_tools": [ask_model()],
         "policy": {"audit_log": audit, "audit_arguments": true},
         "model_gateway": {"provider": "openai-compatible", "base_url": url, "model": "fake-4",

@@ -80,8 +80,10 @@ fn openai_ok(text: &str) -> Reply {
 }
 
 fn gateway(provider: &str, url: &str, extra: Value) -> ConfiguredGateway {
-    // The key's variable is this test binary's own; every test sets the same value.
-    std::env::set_var("WSFS_TEST_PROVIDER_KEY", KEY);
+    // The key's variable is this test binary's own, set once (not by each test, so that no
+    // setenv runs beside the others' reads more than that once).
+    static KEY_SET: std::sync::Once = std::sync::Once::new();
+    KEY_SET.call_once(|| std::env::set_var("WSFS_TEST_PROVIDER_KEY", KEY));
     let mut config = json!({"provider": provider, "base_url": url, "model": "fake-4",
         "api_key_env": "WSFS_TEST_PROVIDER_KEY", "timeout_ms": 10_000});
     for (k, v) in extra.as_object().unwrap() {
