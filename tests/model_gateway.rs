@@ -151,6 +151,38 @@ fn a_failing_provider_is_named_with_its_status_without_the_key() {
     assert_no_key("the audit log", &std::fs::read_to_string(&audit).unwrap());
 }
 
+/// The call's cancel token stops a call waiting on a provider that does not answer.
+#[test]
+fn a_cancel_token_stops_a_call_waiting_on_the_provider() {
+    // Accepts, never answers (the connections are kept until the test ends).
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let held: Vec<_> = listener.incoming().collect();
+        drop(held);
+    });
+    let audit = tempfile::tempdir().unwrap();
+    let f = Fixture::with_config(config(&url, &audit.path().join("a.jsonl")));
+    let token = ffi::wsfs_cancel_token_new();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        ffi::wsfs_cancel_token_cancel(token);
+    });
+    let started = std::time::Instant::now();
+    let v = call_opts(
+        f.ws,
+        "ask_model",
+        r#"{"prompt":"hi"}"#,
+        Some(&format!(r#"{{"cancel_token":{token}}}"#)),
+    );
+    // Back long before ask_model's 30 s limit and the gateway's 60 s.
+    let took = started.elapsed();
+    canceller.join().unwrap();
+    assert_err(&v, "cancelled");
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+    ffi::wsfs_cancel_token_free(token);
+}
+
 /// Runs [`gateway_log_child`] with every log line on stderr, and finds no key there.
 #[test]
 fn the_key_never_reaches_a_log() {

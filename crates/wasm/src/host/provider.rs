@@ -16,6 +16,7 @@ use crate::config::ModelGatewayConfig;
 use crate::error::{ErrorCode, Result, WsfsError};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// Most bytes of a provider's answer.
@@ -64,9 +65,15 @@ struct ToolRequest {
     max_output_tokens: Option<u64>,
 }
 
-/// The gateway a workspace's `model_gateway` configures.
+/// The gateway a workspace's `model_gateway` configures. Each attempt runs on a thread of its
+/// own while the calling thread watches for the caller giving up: a cancelled call returns at
+/// once, and the attempt ends by its own timeout (the deadline) without anyone waiting for it.
 #[derive(Debug)]
-pub struct ConfiguredGateway {
+pub struct ConfiguredGateway(Arc<Client>);
+
+/// The provider, its endpoint, key and limits, and the HTTP client.
+#[derive(Debug)]
+struct Client {
     provider: Provider,
     /// The endpoint requests go to (base URL + the provider's path).
     endpoint: String,
@@ -97,6 +104,12 @@ impl ConfiguredGateway {
     /// The gateway `config` (already validated) describes; its key is read from the
     /// environment now, so a variable that is not set fails the open, naming the variable.
     pub fn from_config(config: &ModelGatewayConfig) -> Result<ConfiguredGateway> {
+        Client::from_config(config).map(|client| ConfiguredGateway(Arc::new(client)))
+    }
+}
+
+impl Client {
+    fn from_config(config: &ModelGatewayConfig) -> Result<Client> {
         let provider = match config.provider.as_str() {
             "anthropic" => Provider::Anthropic,
             "ollama" => Provider::Ollama,
@@ -140,7 +153,7 @@ impl ConfiguredGateway {
             // A proxy from the environment is for the network, not for this machine.
             agent = agent.proxy(None);
         }
-        Ok(ConfiguredGateway {
+        Ok(Client {
             provider,
             endpoint,
             model: config.model.clone(),
@@ -379,12 +392,80 @@ fn backoff(retry: u32) -> Duration {
         .min(MAX_BACKOFF)
 }
 
+/// How often a waiting call looks whether its caller gave up.
+const CANCEL_POLL: Duration = Duration::from_millis(20);
+
+/// Waits up to `wait`, returning early (true) when `cancelled` says so.
+fn wait_unless_cancelled(wait: Duration, cancelled: &dyn Fn() -> bool) -> bool {
+    let until = Instant::now() + wait;
+    loop {
+        if cancelled() {
+            return true;
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        std::thread::sleep(left.min(CANCEL_POLL));
+    }
+}
+
+impl ConfiguredGateway {
+    /// One attempt on a thread of its own; `None` when the caller gave up first.
+    fn attempt_watched(
+        &self,
+        body: &Arc<str>,
+        left: Duration,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Option<std::result::Result<Value, Attempt>> {
+        let (tx, rx) = mpsc::channel();
+        let (client, sent) = (self.0.clone(), body.clone());
+        let spawned = std::thread::Builder::new()
+            .name("wsfs-model-gateway".into())
+            .spawn(move || {
+                // The receiver is gone when the caller gave up: nothing to tell.
+                let _ = tx.send(client.attempt(&sent, left));
+            });
+        if spawned.is_err() {
+            // No thread to spare: the attempt runs here, bounded by the deadline all the same.
+            return Some(self.0.attempt(body.as_ref(), left));
+        }
+        loop {
+            match rx.recv_timeout(CANCEL_POLL) {
+                Ok(outcome) => return Some(outcome),
+                Err(mpsc::RecvTimeoutError::Timeout) if cancelled() => return None,
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Some(Err(Attempt {
+                        failure: self.0.failure(
+                            ErrorCode::GatewayError,
+                            format!("{} failed (the request's thread ended)", self.0.who()),
+                        ),
+                        retry: false,
+                        retry_after: None,
+                    }))
+                }
+            }
+        }
+    }
+}
+
 impl ModelGateway for ConfiguredGateway {
     fn generate(
         &self,
         request_json: &str,
         deadline: Instant,
     ) -> std::result::Result<String, GatewayFailure> {
+        self.generate_cancellable(request_json, deadline, &|| false)
+    }
+
+    fn generate_cancellable(
+        &self,
+        request_json: &str,
+        deadline: Instant,
+        cancelled: &dyn Fn() -> bool,
+    ) -> std::result::Result<String, GatewayFailure> {
+        let client = &self.0;
         let request: ToolRequest = serde_json::from_str(request_json).map_err(|e| {
             GatewayFailure::new(
                 ErrorCode::InvalidArguments,
@@ -394,31 +475,38 @@ impl ModelGateway for ConfiguredGateway {
                 ),
             )
         })?;
-        let body = self.body(&request).to_string();
+        let body: Arc<str> = client.body(&request).to_string().into();
         let started = Instant::now();
-        let deadline = deadline.min(started + self.timeout);
+        let deadline = deadline.min(started + client.timeout);
+        let gave_up = || {
+            client.failure(
+                ErrorCode::Cancelled,
+                format!("the call was cancelled while {} worked", client.who()),
+            )
+        };
         let mut attempts = 0u32;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(self.failure(
+                return Err(client.failure(
                     ErrorCode::Timeout,
-                    format!("{} did not answer in time", self.who()),
+                    format!("{} did not answer in time", client.who()),
                 ));
             }
             attempts += 1;
-            let failed = match self.attempt(&body, left) {
+            let failed = match self.attempt_watched(&body, left, cancelled) {
+                None => return Err(gave_up()),
                 // Even a provider that echoes the key does not pass it to the tool.
-                Ok(answer) => return Ok(self.redact(answer.to_string())),
-                Err(failed) => failed,
+                Some(Ok(answer)) => return Ok(client.redact(answer.to_string())),
+                Some(Err(failed)) => failed,
             };
             log::debug!(
                 target: "wsfs",
                 "model gateway attempt failed: provider={} attempt={attempts} code={}",
-                self.provider.name(),
+                client.provider.name(),
                 failed.failure.code.as_str()
             );
-            if !failed.retry || attempts > self.max_retries {
+            if !failed.retry || attempts > client.max_retries {
                 let mut failure = failed.failure;
                 if attempts > 1 {
                     failure
@@ -430,14 +518,19 @@ impl ModelGateway for ConfiguredGateway {
             let wait = failed.retry_after.unwrap_or_else(|| backoff(attempts - 1));
             if Instant::now() + wait >= deadline {
                 let mut failure = failed.failure;
+                let tried = match attempts {
+                    1 => String::new(),
+                    n => format!("after {n} attempts; "),
+                };
                 failure.message.push_str(&format!(
-                    " (after {attempts} attempts; the next, in {} ms, would be past the \
-                     deadline)",
+                    " ({tried}the next attempt, in {} ms, would be past the deadline)",
                     wait.as_millis()
                 ));
                 return Err(failure);
             }
-            std::thread::sleep(wait);
+            if wait_unless_cancelled(wait, cancelled) {
+                return Err(gave_up());
+            }
         }
     }
 }

@@ -339,3 +339,37 @@ fn an_unset_key_variable_fails_naming_it() {
         e.message
     );
 }
+
+#[test]
+fn a_cancelled_call_returns_without_waiting_for_the_provider() {
+    let f = fake(vec![Reply::Stall(Duration::from_secs(30))]);
+    let g = gateway("ollama", &f.url, json!({}));
+    let started = Instant::now();
+    let cancelled = || started.elapsed() > Duration::from_millis(300);
+    let e = g
+        .generate_cancellable(r#"{"prompt":"hi"}"#, in_secs(20), &cancelled)
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::Cancelled, "{}", e.message);
+    assert!(e.message.contains("ollama"), "{}", e.message);
+    // Back long before the 20 s deadline and the 30 s stall.
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    // A wait between retries is cut short too.
+    let f = fake(vec![Reply::Answer(429, "Retry-After: 5\r\n", "{}".into())]);
+    let g = gateway("ollama", &f.url, json!({}));
+    let started = Instant::now();
+    let cancelled = || started.elapsed() > Duration::from_millis(300);
+    let e = g
+        .generate_cancellable(r#"{"prompt":"hi"}"#, in_secs(60), &cancelled)
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::Cancelled, "{}", e.message);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(f.requests.lock().unwrap().len(), 1);
+}
