@@ -248,6 +248,7 @@ impl Opened {
             mode: Default::default(),
             session: None,
             session_refresh_ms: None,
+            model_gateway: None,
         };
         let (core, _) = wsfs::Workspace::open(&config).map_err(|e| e.to_string())?;
         let cfg = CString::new(serde_json::json!({ "root": config.root }).to_string())

@@ -138,6 +138,7 @@ impl Paths {
             mode: Default::default(),
             session: None,
             session_refresh_ms: None,
+            model_gateway: None,
         };
         let (core, _) = wsfs::Workspace::open(&config).map_err(|e| e.to_string())?;
         let cfg =

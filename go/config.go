@@ -69,6 +69,11 @@ type Config struct {
 	// library's defaults (30 s, 64 MiB, no direct network, model access and
 	// the workspace allowed).
 	WasmPolicy *WasmPolicy
+	// ModelGateway configures the model gateway the library itself provides
+	// to Wasm tools with model_access (docs/model-gateway.md); a gateway set
+	// with Workspace.SetModelGateway takes precedence. nil: none (or the
+	// MODEL_* variables, through ApplyToolEnv).
+	ModelGateway *ModelGatewayConfig
 	// Mode is where the tools' changes go: ModeHost ("" means host) changes
 	// Root in place; ModeOverlay makes Root the read-only base of an overlay
 	// session: every tool sees base + session, and nothing in Root changes
@@ -124,6 +129,37 @@ type WasmPolicy struct {
 	// "wasmtime" (a JIT, only in a library built with the cargo feature
 	// wasmtime; otherwise the open fails with CodeFeatureNotBuilt).
 	Engine string `json:"engine,omitempty"`
+}
+
+// ModelGatewayConfig is the "model_gateway" object of the C ABI's config:
+// the provider the library calls for a tool's model_generate when the host
+// set no gateway callback. The library checks it at Open
+// (CodeInvalidArguments naming the field; CodeFeatureNotBuilt in a library
+// built without the cargo feature model-gateway-http).
+type ModelGatewayConfig struct {
+	// Provider is "openai-compatible", "anthropic" or "ollama"
+	// (MODEL_PROVIDER).
+	Provider string `json:"provider"`
+	// BaseURL is where the API is (MODEL_BASE_URL): https://, or http:// to
+	// a loopback host. "" takes the provider's default (anthropic:
+	// https://api.anthropic.com; ollama: http://localhost:11434/v1).
+	BaseURL string `json:"base_url,omitempty"`
+	// APIKeyEnv names the environment variable that holds the API key
+	// (MODEL_API_KEY_ENV); "" sends none. Never the key itself.
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// Model is the provider's model name (MODEL_NAME).
+	Model string `json:"model"`
+	// Timeout bounds one model call, retries included (MODEL_TIMEOUT_SECS);
+	// whole milliseconds, 0 takes the default (60 s).
+	Timeout time.Duration `json:"-"`
+	// MaxRetries is how often a 429, 5xx or failed connection is retried
+	// (nil: 2; at most 10).
+	MaxRetries *int `json:"max_retries,omitempty"`
+}
+
+type modelGatewayJSON struct {
+	ModelGatewayConfig
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 }
 
 type wasmPolicyJSON struct {
@@ -229,17 +265,18 @@ type limitsJSON struct {
 }
 
 type configJSON struct {
-	Root                string          `json:"root"`
-	RestrictToWorkspace bool            `json:"restrict_to_workspace"`
-	Limits              *limitsJSON     `json:"limits,omitempty"`
-	StateDir            string          `json:"state_dir,omitempty"`
-	Policy              *policyJSON     `json:"policy,omitempty"`
-	Profile             string          `json:"profile,omitempty"`
-	WasmTools           []string        `json:"wasm_tools,omitempty"`
-	WasmPolicy          *wasmPolicyJSON `json:"wasm_policy,omitempty"`
-	Mode                Mode            `json:"mode,omitempty"`
-	Session             string          `json:"session,omitempty"`
-	SessionRefreshMs    *int            `json:"session_refresh_ms,omitempty"`
+	Root                string            `json:"root"`
+	RestrictToWorkspace bool              `json:"restrict_to_workspace"`
+	Limits              *limitsJSON       `json:"limits,omitempty"`
+	StateDir            string            `json:"state_dir,omitempty"`
+	Policy              *policyJSON       `json:"policy,omitempty"`
+	Profile             string            `json:"profile,omitempty"`
+	WasmTools           []string          `json:"wasm_tools,omitempty"`
+	WasmPolicy          *wasmPolicyJSON   `json:"wasm_policy,omitempty"`
+	ModelGateway        *modelGatewayJSON `json:"model_gateway,omitempty"`
+	Mode                Mode              `json:"mode,omitempty"`
+	Session             string            `json:"session,omitempty"`
+	SessionRefreshMs    *int              `json:"session_refresh_ms,omitempty"`
 }
 
 // policyJSON is Policy in the C ABI's config: absent fields take the

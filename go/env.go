@@ -32,6 +32,22 @@ const (
 	// session's name; it needs overlay mode (by the config or
 	// WORKSPACE_FS_MODE).
 	EnvWorkspaceFSSession = "WORKSPACE_FS_SESSION"
+	// EnvModelProvider: model_gateway.provider, the gateway the library
+	// provides to Wasm tools with model_access when the host sets no
+	// callback: "openai-compatible", "anthropic" or "ollama"
+	// (docs/model-gateway.md).
+	EnvModelProvider = "MODEL_PROVIDER"
+	// EnvModelBaseURL: model_gateway.base_url (https://, or http:// to a
+	// loopback host).
+	EnvModelBaseURL = "MODEL_BASE_URL"
+	// EnvModelAPIKeyEnv: model_gateway.api_key_env, the NAME of the
+	// variable that holds the API key (never the key).
+	EnvModelAPIKeyEnv = "MODEL_API_KEY_ENV"
+	// EnvModelTimeoutSecs: model_gateway.timeout_ms, in seconds (decimals
+	// allowed).
+	EnvModelTimeoutSecs = "MODEL_TIMEOUT_SECS"
+	// EnvModelName: model_gateway.model.
+	EnvModelName = "MODEL_NAME"
 )
 
 // ApplyToolEnv returns the library configuration configJSON (one JSON
@@ -131,5 +147,60 @@ func ApplyToolEnv(configJSON []byte, lookup func(string) (string, bool)) ([]byte
 		}
 		cfg["wasm_policy"] = b
 	}
+	if err := applyModelEnv(cfg, get, bad); err != nil {
+		return nil, err
+	}
 	return json.Marshal(cfg)
+}
+
+// applyModelEnv applies the MODEL_* variables to cfg's model_gateway (made
+// when one is set); the library checks the whole object at open.
+func applyModelEnv(cfg map[string]json.RawMessage, get func(string) (string, bool), bad func(name, v, want string) error) error {
+	gateway := map[string]json.RawMessage{}
+	if raw, ok := cfg["model_gateway"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &gateway); err != nil || gateway == nil {
+			return newError("config", CodeInvalidArguments, "model_gateway must be a JSON object")
+		}
+	}
+	changed := false
+	set := func(key, v string) {
+		b, _ := json.Marshal(v) // a string always encodes
+		gateway[key] = b
+		changed = true
+	}
+	if v, ok := get(EnvModelProvider); ok {
+		switch v {
+		case "openai-compatible", "anthropic", "ollama":
+			set("provider", v)
+		default:
+			return bad(EnvModelProvider, v, "must be openai-compatible, anthropic or ollama")
+		}
+	}
+	if v, ok := get(EnvModelBaseURL); ok {
+		set("base_url", v)
+	}
+	if v, ok := get(EnvModelAPIKeyEnv); ok {
+		// Checked by the library, which never echoes it: a key put here by
+		// mistake stays out of every message.
+		set("api_key_env", v)
+	}
+	if v, ok := get(EnvModelName); ok {
+		set("model", v)
+	}
+	if v, ok := get(EnvModelTimeoutSecs); ok {
+		secs, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(secs > 0) || secs > 24*3600 {
+			return bad(EnvModelTimeoutSecs, v, "must be a number of seconds above 0, at most 86400")
+		}
+		gateway["timeout_ms"] = json.RawMessage(strconv.FormatInt(int64(math.Ceil(secs*1000)), 10))
+		changed = true
+	}
+	if changed {
+		b, err := json.Marshal(gateway)
+		if err != nil {
+			return fmt.Errorf("wsfs: %w", err)
+		}
+		cfg["model_gateway"] = b
+	}
+	return nil
 }

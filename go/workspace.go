@@ -125,6 +125,12 @@ func Open(cfg Config) (*Workspace, error) {
 		}
 		cj.WasmPolicy = &wasmPolicyJSON{WasmPolicy: *p, TimeoutMS: (p.Timeout + time.Millisecond - 1).Milliseconds()}
 	}
+	if g := cfg.ModelGateway; g != nil {
+		if g.Timeout < 0 {
+			return nil, newError("open", CodeInvalidArguments, "ModelGateway: Timeout must not be negative")
+		}
+		cj.ModelGateway = &modelGatewayJSON{ModelGatewayConfig: *g, TimeoutMS: (g.Timeout + time.Millisecond - 1).Milliseconds()}
+	}
 	body, err := json.Marshal(cj)
 	if err != nil {
 		return nil, newError("open", CodeInvalidArguments, "encoding config: %v", err)

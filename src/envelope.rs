@@ -443,6 +443,7 @@ mod read_file_room {
             mode: Default::default(),
             session: None,
             session_refresh_ms: None,
+            model_gateway: None,
         };
         let ws = Workspace::open(&config).unwrap().0;
         let ctl = CallControl::new(std::time::Duration::from_secs(10), None);

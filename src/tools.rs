@@ -73,9 +73,21 @@ impl ToolSet {
         if config.policy.exec_enabled {
             wsfs_devtools::entries::settle_read_paths(ws);
         }
+        // Built even without Wasm tools, so that a key variable that is not set fails the open.
+        #[cfg(feature = "model-gateway-http")]
+        let configured = match &config.model_gateway {
+            Some(gateway) => Some(crate::wasm::host::provider::ConfiguredGateway::from_config(
+                gateway,
+            )?),
+            None => None,
+        };
         #[cfg(feature = "wasm")]
         if !config.wasm_tools.is_empty() {
             let wasm = WasmTools::load(ws.clone(), &config.wasm_tools, &config.wasm_policy)?;
+            #[cfg(feature = "model-gateway-http")]
+            if let Some(configured) = configured {
+                wasm.configure_gateway(Arc::new(configured));
+            }
             return Ok(ToolSet {
                 wasm: Some(wasm),
                 ..ToolSet::default()

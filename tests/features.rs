@@ -35,6 +35,12 @@ fn parts(dir: &std::path::Path) -> Vec<(&'static str, Value, bool)> {
             json!({"root": root("wasmtime"), "wasm_policy": {"engine": "wasmtime"}}),
             cfg!(feature = "wasmtime"),
         ),
+        (
+            "model-gateway-http",
+            json!({"root": root("gateway"),
+                "model_gateway": {"provider": "ollama", "model": "llama3.2"}}),
+            cfg!(feature = "model-gateway-http"),
+        ),
     ]
 }
 

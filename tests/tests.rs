@@ -35,6 +35,8 @@ mod ffi_input;
 mod ffi_workspace;
 mod list_filters;
 mod metrics;
+#[cfg(feature = "model-gateway-http")]
+mod model_gateway;
 mod model_view;
 mod move_file;
 mod names;

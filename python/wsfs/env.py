@@ -16,6 +16,12 @@ TOOL_MEMORY_MB = "TOOL_MEMORY_MB"
 TOOL_ALLOW_DIRECT_NETWORK = "TOOL_ALLOW_DIRECT_NETWORK"
 WORKSPACE_FS_MODE = "WORKSPACE_FS_MODE"
 WORKSPACE_FS_SESSION = "WORKSPACE_FS_SESSION"
+MODEL_PROVIDER = "MODEL_PROVIDER"
+MODEL_BASE_URL = "MODEL_BASE_URL"
+MODEL_API_KEY_ENV = "MODEL_API_KEY_ENV"
+MODEL_TIMEOUT_SECS = "MODEL_TIMEOUT_SECS"
+MODEL_NAME = "MODEL_NAME"
+MODEL_PROVIDERS = ("openai-compatible", "anthropic", "ollama")
 
 _TRUE = {"1", "t", "true", "TRUE", "True"}
 _FALSE = {"0", "f", "false", "FALSE", "False"}
@@ -37,6 +43,10 @@ def apply_tool_env(config: Mapping[str, Any], environ: Mapping[str, str] | None 
       ``session_refresh_ms`` are dropped) or ``overlay``; ``agentfs`` is not available yet.
     - ``WORKSPACE_FS_SESSION``: the config's ``session`` (the overlay session's name); it needs
       overlay mode, by the config or ``WORKSPACE_FS_MODE``.
+    - ``MODEL_PROVIDER``, ``MODEL_BASE_URL``, ``MODEL_API_KEY_ENV`` (the NAME of the variable
+      holding the key), ``MODEL_TIMEOUT_SECS``, ``MODEL_NAME``: ``model_gateway``'s
+      ``provider``, ``base_url``, ``api_key_env``, ``timeout_ms`` and ``model``, the gateway the
+      library provides to Wasm tools when no callable is set (docs/model-gateway.md).
 
     Raises :class:`wsfs.InvalidArguments` naming the variable for a value that is not valid."""
     env = os.environ if environ is None else environ
@@ -95,4 +105,28 @@ def apply_tool_env(config: Mapping[str, Any], environ: Mapping[str, str] | None 
         policy["allow_direct_network"], changed = value in _TRUE, True
     if changed:
         cfg["wasm_policy"] = policy
+    return _apply_model_env(cfg, get)
+
+
+def _apply_model_env(cfg: dict[str, Any], get: Any) -> dict[str, Any]:
+    gateway = dict(cfg.get("model_gateway") or {})
+    changed = False
+    if (value := get(MODEL_PROVIDER)) is not None:
+        if value not in MODEL_PROVIDERS:
+            raise _bad(MODEL_PROVIDER, value, "must be openai-compatible, anthropic or ollama")
+        gateway["provider"], changed = value, True
+    # The library checks these (and never echoes api_key_env, should a key be put there).
+    for name, key in ((MODEL_BASE_URL, "base_url"), (MODEL_API_KEY_ENV, "api_key_env"), (MODEL_NAME, "model")):
+        if (value := get(name)) is not None:
+            gateway[key], changed = value, True
+    if (value := get(MODEL_TIMEOUT_SECS)) is not None:
+        try:
+            secs = float(value)
+        except ValueError:
+            secs = math.nan
+        if not 0 < secs <= 86400:
+            raise _bad(MODEL_TIMEOUT_SECS, value, "must be a number of seconds above 0, at most 86400")
+        gateway["timeout_ms"], changed = math.ceil(secs * 1000), True
+    if changed:
+        cfg["model_gateway"] = gateway
     return cfg

@@ -60,6 +60,7 @@ CONFIG_KEYWORDS = (
     "profile",
     "wasm_tools",
     "wasm_policy",
+    "model_gateway",
     "mode",
     "session",
     "session_refresh_ms",
@@ -135,6 +136,7 @@ class Workspace:
         profile: str | None = None,
         wasm_tools: Sequence[PathArg] | None = None,
         wasm_policy: Mapping[str, Any] | None = None,
+        model_gateway: Mapping[str, Any] | None = None,
         mode: str | None = None,
         session: str | None = None,
         session_refresh_ms: int | None = None,
@@ -162,6 +164,8 @@ class Workspace:
             cfg["wasm_tools"] = [os.fspath(folder) for folder in wasm_tools]
         if wasm_policy is not None:
             cfg["wasm_policy"] = dict(wasm_policy)
+        if model_gateway is not None:
+            cfg["model_gateway"] = dict(model_gateway)
         for key, value in (("mode", mode), ("session", session), ("session_refresh_ms", session_refresh_ms)):
             if value is not None:
                 cfg[key] = value

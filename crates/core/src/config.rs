@@ -119,6 +119,11 @@ pub struct Config {
     /// show (the kernel caches the base's names). Default 1000; 0: before every such call.
     #[serde(default)]
     pub session_refresh_ms: Option<u64>,
+    /// The model gateway the library itself provides to the Wasm tools (`model_access`), for a
+    /// host that sets no gateway callback; a callback the host sets takes precedence. See
+    /// [`ModelGatewayConfig`] and docs/model-gateway.md.
+    #[serde(default, deserialize_with = "model_gateway_object")]
+    pub model_gateway: Option<ModelGatewayConfig>,
 }
 
 /// Where a workspace's changes go.
@@ -225,6 +230,171 @@ impl WasmPolicy {
     }
 }
 
+/// The configured model gateway (`model_gateway`; the loaders' `MODEL_*` environment variables):
+/// which provider, where, with which key and model. The key itself is never in the
+/// configuration: `api_key_env` names the environment variable that holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelGatewayConfig {
+    /// `openai-compatible`, `anthropic` or `ollama` (`MODEL_PROVIDER`).
+    pub provider: String,
+    /// Where the provider's API is (`MODEL_BASE_URL`): `https://`, or `http://` to a loopback
+    /// host only. Default: `https://api.anthropic.com` (anthropic), `http://localhost:11434/v1`
+    /// (ollama); openai-compatible needs one.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// The name of the environment variable holding the API key (`MODEL_API_KEY_ENV`); none:
+    /// no key is sent.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// The model's name, as the provider knows it (`MODEL_NAME`).
+    pub model: String,
+    /// Longest one model call may take, retries included (`MODEL_TIMEOUT_SECS`); the tool
+    /// call's own deadline still applies.
+    #[serde(default = "default_model_timeout_ms")]
+    pub timeout_ms: u64,
+    /// How many times a 429 or 5xx answer (or a refused connection) is retried, with backoff.
+    #[serde(default = "default_model_retries")]
+    pub max_retries: u32,
+}
+
+/// The providers `model_gateway.provider` names.
+pub const MODEL_PROVIDERS: &[&str] = &["openai-compatible", "anthropic", "ollama"];
+
+/// The most retries `model_gateway.max_retries` may ask for.
+pub const CEILING_MODEL_RETRIES: u32 = 10;
+
+fn default_model_timeout_ms() -> u64 {
+    60_000
+}
+
+fn default_model_retries() -> u32 {
+    2
+}
+
+impl ModelGatewayConfig {
+    /// The base URL: the configured one, else the provider's default.
+    pub fn base_url(&self) -> Option<&str> {
+        match (&self.base_url, self.provider.as_str()) {
+            (Some(url), _) => Some(url),
+            (None, "anthropic") => Some("https://api.anthropic.com"),
+            (None, "ollama") => Some("http://localhost:11434/v1"),
+            (None, _) => None,
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        let invalid = |m: String| Err(WsfsError::new(ErrorCode::InvalidArguments, m));
+        if !MODEL_PROVIDERS.contains(&self.provider.as_str()) {
+            return invalid(format!(
+                "model_gateway.provider must be openai-compatible, anthropic or ollama, got {:?}",
+                self.provider
+            ));
+        }
+        if self.model.trim().is_empty() {
+            return invalid(
+                "model_gateway.model is empty: name the provider's model (MODEL_NAME)".into(),
+            );
+        }
+        if self.timeout_ms == 0 || self.timeout_ms > CEILING_TIMEOUT_MS {
+            return invalid(format!(
+                "model_gateway.timeout_ms must be between 1 and {CEILING_TIMEOUT_MS}, got {}",
+                self.timeout_ms
+            ));
+        }
+        if self.max_retries > CEILING_MODEL_RETRIES {
+            return invalid(format!(
+                "model_gateway.max_retries must be at most {CEILING_MODEL_RETRIES}, got {}",
+                self.max_retries
+            ));
+        }
+        if let Some(name) = &self.api_key_env {
+            // An environment variable's conventional name; a key (mixed case, `-`, long) is
+            // not one, and is not echoed should it have been put here by mistake.
+            let ok = name.len() <= 64
+                && name
+                    .bytes()
+                    .next()
+                    .is_some_and(|b| b.is_ascii_uppercase() || b == b'_')
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+            if !ok {
+                return invalid(
+                    "model_gateway.api_key_env must be the NAME of an environment variable \
+                     (such as OPENAI_API_KEY: uppercase letters, digits and _, at most 64), and \
+                     what it holds is not one; the key itself never goes in the configuration"
+                        .into(),
+                );
+            }
+        }
+        let Some(url) = self.base_url() else {
+            return invalid(
+                "model_gateway.base_url is needed for openai-compatible (MODEL_BASE_URL, such as \
+                 https://api.openai.com/v1)"
+                    .into(),
+            );
+        };
+        check_model_url(url)?;
+        if !cfg!(feature = "model-gateway-http") {
+            return Err(crate::error::feature_not_built(
+                "model-gateway-http",
+                "model_gateway",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A base URL is `https://HOST[:PORT][/PATH]`, or `http://` to a loopback host (`localhost`,
+/// `127.x.x.x`, `[::1]`): a key or a prompt never crosses a network in clear text.
+pub fn check_model_url(url: &str) -> Result<()> {
+    let invalid = |why: &str| {
+        Err(WsfsError::new(
+            ErrorCode::InvalidArguments,
+            format!("model_gateway.base_url {url:?} {why}"),
+        ))
+    };
+    let (https, rest) = match (url.strip_prefix("https://"), url.strip_prefix("http://")) {
+        (Some(rest), _) => (true, rest),
+        (None, Some(rest)) => (false, rest),
+        (None, None) => return invalid("must start with https:// (or http:// to a loopback host)"),
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.contains('@') {
+        return invalid("must not hold user info; name the key's variable in api_key_env");
+    }
+    if rest.contains(['?', '#']) || url.bytes().any(|b| b.is_ascii_control() || b == b' ') {
+        return invalid("must be a plain base URL, without a query, fragment or spaces");
+    }
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((host, port)) if port.is_empty() || port.starts_with(':') => host,
+            _ => return invalid("has a malformed IPv6 host"),
+        },
+        None => authority.split(':').next().unwrap_or(""),
+    };
+    let port = authority.rsplit_once("]:").map(|(_, p)| p).or_else(|| {
+        (!authority.starts_with('['))
+            .then(|| authority.split_once(':').map(|(_, p)| p))
+            .flatten()
+    });
+    if host.is_empty() || port.is_some_and(|p| p.parse::<u16>().is_err()) {
+        return invalid("has no valid host[:port]");
+    }
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    if !https && !loopback {
+        return invalid(
+            "is plain http to a host that is not loopback: use https:// (http:// is for \
+             localhost, 127.0.0.1 or [::1] only)",
+        );
+    }
+    Ok(())
+}
+
 fn default_true() -> bool {
     true
 }
@@ -244,6 +414,9 @@ impl Config {
         config.limits.validate()?;
         config.policy.validate()?;
         config.wasm_policy.validate()?;
+        if let Some(gateway) = &config.model_gateway {
+            gateway.validate()?;
+        }
         if let Some(empty) = config.wasm_tools.iter().find(|f| f.trim().is_empty()) {
             return Err(WsfsError::new(
                 ErrorCode::InvalidArguments,
@@ -304,6 +477,13 @@ fn wasm_policy_object<'de, D: serde::Deserializer<'de>>(
     de: D,
 ) -> std::result::Result<WasmPolicy, D::Error> {
     object_field(de, "wasm_policy")
+}
+
+/// `model_gateway` likewise (and `null` is no gateway).
+fn model_gateway_object<'de, D: serde::Deserializer<'de>>(
+    de: D,
+) -> std::result::Result<Option<ModelGatewayConfig>, D::Error> {
+    object_field(de, "model_gateway").map(Some)
 }
 
 /// `policy` likewise.
@@ -453,6 +633,83 @@ mod tests {
             r#"{"root":"/x","wasm_policy":{"allow_direct_network":"yes"}}"#,
         ] {
             assert!(Config::rejects(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn model_gateway_is_strict_and_names_the_key() {
+        let c = Config::from_json(
+            r#"{"root":"/x","model_gateway":{"provider":"ollama","model":"llama3.2"}}"#,
+        );
+        if cfg!(feature = "model-gateway-http") {
+            let c = c.unwrap();
+            let g = c.model_gateway.unwrap();
+            assert_eq!(g.base_url(), Some("http://localhost:11434/v1"));
+            assert_eq!(g.timeout_ms, 60_000);
+            assert_eq!(g.max_retries, 2);
+        } else {
+            assert_eq!(c.unwrap_err().code, ErrorCode::FeatureNotBuilt);
+        }
+        let gw =
+            |extra: &str| format!(r#"{{"root":"/x","model_gateway":{{"model":"m",{extra}}}}}"#);
+        for (extra, key) in [
+            (r#""provider":"openai""#, "model_gateway.provider"),
+            (
+                r#""provider":"openai-compatible""#,
+                "model_gateway.base_url",
+            ),
+            (
+                r#""provider":"anthropic","base_url":"http://api.example.com""#,
+                "model_gateway.base_url",
+            ),
+            (
+                r#""provider":"anthropic","base_url":"ftp://localhost""#,
+                "model_gateway.base_url",
+            ),
+            (
+                r#""provider":"anthropic","base_url":"https://u:p@h.example""#,
+                "model_gateway.base_url",
+            ),
+            (
+                r#""provider":"ollama","base_url":"http://localhost:99999""#,
+                "model_gateway.base_url",
+            ),
+            (
+                r#""provider":"ollama","timeout_ms":0"#,
+                "model_gateway.timeout_ms",
+            ),
+            (
+                r#""provider":"ollama","max_retries":11"#,
+                "model_gateway.max_retries",
+            ),
+            (
+                r#""provider":"ollama","api_key_env":"sk-abc123""#,
+                "model_gateway.api_key_env",
+            ),
+            (
+                r#""provider":"ollama","api_key_env":"openai_api_key""#,
+                "model_gateway.api_key_env",
+            ),
+            (r#""provider":"ollama","apikey":"x""#, "apikey"),
+        ] {
+            let e = Config::from_json(&gw(extra)).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidArguments, "{extra}");
+            assert!(e.message.contains(key), "{extra}: {}", e.message);
+            // A key put where its variable's name goes is not echoed.
+            assert!(!e.message.contains("sk-abc123"), "{}", e.message);
+        }
+        assert!(Config::rejects(r#"{"root":"/x","model_gateway":"ollama"}"#));
+        let e =
+            Config::from_json(r#"{"root":"/x","model_gateway":{"provider":"ollama","model":" "}}"#)
+                .unwrap_err();
+        assert!(e.message.contains("model_gateway.model"), "{}", e.message);
+        for ok in [
+            "http://127.0.0.1:8080/v1",
+            "http://[::1]:11434",
+            "http://LOCALHOST",
+            "https://api.openai.com/v1",
+        ] {
+            assert!(check_model_url(ok).is_ok(), "{ok}");
         }
     }
 

@@ -320,6 +320,7 @@ mod tests {
             mode: Default::default(),
             session: None,
             session_refresh_ms: None,
+            model_gateway: None,
         }
     }
 

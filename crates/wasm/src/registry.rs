@@ -125,7 +125,9 @@ pub fn load_tool(dir: &Path, engine: &dyn Engine, host: &WasmCeiling) -> Result<
     }
     let wasm = match module_name {
         "module.wat" => wat::parse_bytes(&bytes)
-            .map_err(|e| {
+            .map_err(|mut e| {
+                // The message then points at `module.wat:LINE:COLUMN`.
+                e.set_path(Path::new(module_name));
                 at(WsfsError::new(
                     ErrorCode::ManifestInvalid,
                     format!("module.wat is not valid WebAssembly text: {e}"),

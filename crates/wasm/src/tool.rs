@@ -65,11 +65,13 @@ pub fn wasm_ceiling(config: &WasmPolicy) -> WasmCeiling {
 }
 
 /// What every tool of a workspace shares: the workspace (a tool's `/workspace`), the host's
-/// ceiling and the model gateway the host set (none until it sets one).
+/// ceiling and the model gateway the host set (none until it sets one), else the one the
+/// configuration's `model_gateway` describes.
 struct Shared {
     ws: Arc<Workspace>,
     host: WasmCeiling,
     gateway: RwLock<Option<Arc<dyn ModelGateway>>>,
+    configured: OnceLock<Arc<dyn ModelGateway>>,
 }
 
 /// The Wasm tools a workspace loaded from its config's `wasm_tools`.
@@ -92,6 +94,7 @@ impl WasmTools {
             ws,
             host,
             gateway: RwLock::new(None),
+            configured: OnceLock::new(),
         });
         let tools = registry
             .into_tools()
@@ -112,8 +115,16 @@ impl WasmTools {
         &self.tools
     }
 
-    /// Sets (or, with `None`, removes) the model gateway `model_generate` calls. Calls already
-    /// running keep the gateway they started with.
+    /// The gateway the configuration's `model_gateway` describes, used while the host sets
+    /// none (set once, when the workspace opens).
+    pub fn configure_gateway(&self, gateway: Arc<dyn ModelGateway>) {
+        // A second call changes nothing: the configuration is read once.
+        let _ = self.shared.configured.set(gateway);
+    }
+
+    /// Sets (or, with `None`, removes) the model gateway `model_generate` calls; it takes
+    /// precedence over the configured one. Calls already running keep the gateway they
+    /// started with.
     pub fn set_gateway(&self, gateway: Option<Arc<dyn ModelGateway>>) {
         *self
             .shared
@@ -186,7 +197,8 @@ impl ToolRunner for WasmTool {
             .gateway
             .read()
             .unwrap_or_else(|p| p.into_inner())
-            .clone();
+            .clone()
+            .or_else(|| self.shared.configured.get().cloned());
         let result = runner::run(
             &self.loaded,
             args_json,

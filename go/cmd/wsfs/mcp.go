@@ -34,7 +34,9 @@ one line per tool call; --sdk-log adds the MCP SDK's own info lines
 The environment's TOOL_RUNTIME, TOOL_TIMEOUT_SECS, TOOL_MEMORY_MB,
 TOOL_ALLOW_DIRECT_NETWORK, WORKSPACE_FS_MODE and WORKSPACE_FS_SESSION apply to
 the configuration (see .env.example); the config's "wasm_tools" adds Wasm
-tools. In overlay mode (WORKSPACE_FS_MODE=overlay or the config's "mode") the
+tools, and MODEL_PROVIDER, MODEL_BASE_URL, MODEL_API_KEY_ENV,
+MODEL_TIMEOUT_SECS and MODEL_NAME (or the config's "model_gateway") the
+model gateway they reach (docs/model-gateway.md). In overlay mode (WORKSPACE_FS_MODE=overlay or the config's "mode") the
 client's tools work on a session over the root, which stays unchanged: the
 session operations are the host's, not tools; the server holds the session
 while it runs, so run wsfs session diff|commit|... (same root, config and
@@ -78,7 +80,7 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer,
 	cfg, err := mcpserver.WorkspaceConfig(file, *root)
 	if err == nil {
 		// TOOL_RUNTIME, TOOL_TIMEOUT_SECS, TOOL_MEMORY_MB, TOOL_ALLOW_DIRECT_NETWORK,
-		// WORKSPACE_FS_MODE, WORKSPACE_FS_SESSION (.env.example).
+		// WORKSPACE_FS_MODE, WORKSPACE_FS_SESSION, MODEL_* (.env.example).
 		cfg, err = wsfs.ApplyToolEnv(cfg, os.LookupEnv)
 	}
 	if err == nil && *readOnly {

@@ -32,7 +32,10 @@ docs/TOOL_AUTHORING.md).
                                       Without --out: module.wasm and the hash go into
                                       FOLDER. With --out: DIR becomes the tool folder
                                       (manifest.json with the hash, the module,
-                                      tests.json) and FOLDER is left as it is
+                                      tests.json) and FOLDER is left as it is. A
+                                      module.wat is parsed first: a syntax error
+                                      names module.wat:LINE:COLUMN, and nothing is
+                                      written
   wsfs tool list FOLDER...            load the tools (each a tool folder or a folder of
                                       them) and print their specs (JSON)
   wsfs tool run FOLDER [--root DIR] ['JSON']
@@ -44,7 +47,9 @@ docs/TOOL_AUTHORING.md).
                                       on its own temporary workspace (or DIR)
 
 Limits come from the environment (TOOL_TIMEOUT_SECS, TOOL_MEMORY_MB,
-TOOL_ALLOW_DIRECT_NETWORK; see .env.example). Exit status: 0 ok, 1 a tool or
+TOOL_ALLOW_DIRECT_NETWORK; see .env.example), and so does the model gateway
+of run and test (MODEL_PROVIDER, MODEL_BASE_URL, MODEL_API_KEY_ENV,
+MODEL_TIMEOUT_SECS, MODEL_NAME; docs/model-gateway.md). Exit status: 0 ok, 1 a tool or
 test failed, 2 usage error or a tool that does not load.
 `
 
@@ -222,6 +227,12 @@ func toolBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return toolUsageError(stderr, err.Error())
 	}
+	if module == "module.wat" {
+		if msg := watSyntaxError(b); msg != "" {
+			fmt.Fprintf(stderr, "wsfs tool build: %s: %s\nnothing was written\n", modulePath, msg)
+			return 1
+		}
+	}
 	raw, err := os.ReadFile(filepath.Join(folder, "manifest.json"))
 	if err != nil {
 		return toolUsageError(stderr, err.Error())
@@ -268,6 +279,39 @@ func toolBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	fmt.Fprintf(stdout, "%s: module_sha256 %s (%s)\n", dest, sha256Hex(b), module)
 	return 0
+}
+
+// watSyntaxError parses a module.wat the way a load does (the library's WAT
+// parser, on a throwaway tool folder with a minimal manifest, so that only
+// the text is judged here) and returns the parser's message, which names
+// module.wat:LINE:COLUMN, or "" when the text parses. The manifest and the
+// rest are judged by wsfs tool test and the workspace's load.
+func watSyntaxError(wat []byte) string {
+	dir, err := os.MkdirTemp("", "wsfs-wat-check-")
+	if err != nil {
+		return ""
+	}
+	defer os.RemoveAll(dir)
+	tool := filepath.Join(dir, "tool")
+	manifest := map[string]any{"name": "wat_check", "version": "0.0.0", "description": "a syntax check",
+		"input_schema": map[string]any{"type": "object"}, "module_sha256": sha256Hex(wat)}
+	if os.Mkdir(tool, 0o755) != nil || os.WriteFile(filepath.Join(tool, "module.wat"), wat, 0o644) != nil ||
+		writeJSON(filepath.Join(tool, "manifest.json"), manifest) != nil {
+		return ""
+	}
+	cfg, _ := json.Marshal(map[string]any{"root": dir, "wasm_tools": []string{tool}})
+	ws, err := wsfs.OpenJSON(cfg, nil)
+	if err == nil {
+		ws.Close()
+		return ""
+	}
+	const marker = "module.wat is not valid WebAssembly text: "
+	msg := err.Error()
+	at := strings.Index(msg, marker)
+	if at < 0 {
+		return ""
+	}
+	return "not valid WebAssembly text: " + msg[at+len(marker):]
 }
 
 var hashField = regexp.MustCompile(`"module_sha256"\s*:\s*"[^"]*"`)

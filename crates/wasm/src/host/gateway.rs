@@ -29,6 +29,19 @@ impl GatewayFailure {
 /// with a JSON value before `deadline`, or fail.
 pub trait ModelGateway: Send + Sync {
     fn generate(&self, request_json: &str, deadline: Instant) -> Result<String, GatewayFailure>;
+
+    /// `generate` for a call that may be cancelled: `cancelled` says when the caller gave up
+    /// (the call's cancel token), and a gateway that can stop waiting then overrides this. The
+    /// default waits for `generate`.
+    fn generate_cancellable(
+        &self,
+        request_json: &str,
+        deadline: Instant,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<String, GatewayFailure> {
+        let _ = cancelled;
+        self.generate(request_json, deadline)
+    }
 }
 
 impl<F> ModelGateway for F

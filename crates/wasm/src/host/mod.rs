@@ -15,6 +15,8 @@
 
 pub mod gateway;
 pub mod http;
+#[cfg(feature = "model-gateway-http")]
+pub mod provider;
 
 use super::watch::Watch;
 use crate::error::{ErrorCode, WsfsError};
@@ -116,8 +118,9 @@ impl HostImports {
                 "the host has no model gateway set, so tools cannot reach a model here",
             ));
         };
+        let watch = self.watch.clone();
         let response = gateway
-            .generate(&request, self.watch.deadline())
+            .generate_cancellable(&request, self.watch.deadline(), &|| watch.check().is_err())
             .map_err(|f| WsfsError::new(f.code, f.message))?;
         if serde_json::from_str::<serde::de::IgnoredAny>(&response).is_err() {
             return Err(WsfsError::new(

@@ -234,3 +234,13 @@ fn a_module_importing_every_provided_function_runs() {
     let output = run_plain(&tool(&wat, ""), "{}").expect("the module runs");
     assert_eq!(output.data, serde_json::json!({}));
 }
+
+/// A syntax error in `module.wat` is `manifest_invalid` naming the file, line and column (what
+/// `wsfs tool build` shows an author).
+#[test]
+fn a_wat_syntax_error_names_its_line_and_column() {
+    let (code, message) = load_code("(module\n  (func $f\n    (i32.bogus)))\n", "", &WasmCeiling::default());
+    assert_eq!(code, ErrorCode::ManifestInvalid, "{message}");
+    assert!(message.contains("not valid WebAssembly text"), "{message}");
+    assert!(message.contains("module.wat:3:6"), "{message}");
+}

@@ -121,6 +121,7 @@ impl TestWorkspace {
             mode: Default::default(),
             session: None,
             session_refresh_ms: None,
+            model_gateway: None,
             profile: "wsfs".into(),
         };
         configure(&mut config);

@@ -379,6 +379,7 @@ fn tools_get_a_confined_workspace_only() {
         mode: Default::default(),
         session: None,
         session_refresh_ms: None,
+        model_gateway: None,
         profile: "wsfs".into(),
     };
     let ws = Arc::new(Workspace::open(&config).unwrap().0);

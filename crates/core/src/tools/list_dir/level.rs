@@ -231,6 +231,7 @@ mod tests {
             mode: Default::default(),
             session: None,
             session_refresh_ms: None,
+            model_gateway: None,
         };
         let ws = Workspace::open(&config).unwrap().0;
         let ctl = CallControl::new(Duration::from_secs(10), None);

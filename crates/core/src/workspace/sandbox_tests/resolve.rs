@@ -22,6 +22,7 @@ fn workspace(root: &Path) -> Workspace {
         mode: Default::default(),
         session: None,
         session_refresh_ms: None,
+        model_gateway: None,
     };
     Workspace::open(&config).unwrap().0
 }
