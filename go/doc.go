@@ -19,15 +19,16 @@
 //
 // # Building
 //
-// Run `make build` in the repository root first: it produces
+// A release of the module (make dist; docs/install.md) carries the built
+// library inside it, so `go get` of a release needs only Go and a C compiler.
+// In a checkout, run `make build` in the repository root first: it produces
 // target/release/libwsfs.a, which `go build` links statically (no
 // LD_LIBRARY_PATH, no runtime dependency), and a stamp that makes Go relink
 // when the library changes. The build tag wsfs_shared links
-// target/release/libwsfs.so instead, with an rpath. The package is used from
-// a built checkout: another module requires it with a replace directive
-// (go/README.md, "Installing"); `go get` alone cannot build the Rust
-// library. Without the library the build stops with an #error naming `make
-// build`; without cgo, with an undefined identifier that says cgo is needed.
+// target/release/libwsfs.so instead, with an rpath. Another module uses a
+// checkout with a replace directive (go/README.md). Without the library the
+// build stops with an #error naming `make build`; without cgo, with an
+// undefined identifier that says cgo is needed.
 //
 // # Typed API
 //

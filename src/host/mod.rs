@@ -140,7 +140,7 @@ impl Workspace {
     }
 
     /// Opens a workspace from the configuration `wsfs_workspace_open` takes (`root`, `limits`,
-    /// `policy`, `profile`, `wasm_tools`, ...; README.md, "The C ABI").
+    /// `policy`, `profile`, `wasm_tools`, ...; docs/configuration.md).
     pub fn open_config(config: &Value) -> Result<Workspace> {
         let (opened, _, warnings): (Opened, _, _) =
             envelope(&api::workspace_open(&config.to_string()))?;

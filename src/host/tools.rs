@@ -1,5 +1,5 @@
 //! The typed tools: one input and one result type per file tool, with the C ABI's field names
-//! (README.md's tool table describes each field). A result type keeps the fields a host acts
+//! (docs/tools.md describes each field). A result type keeps the fields a host acts
 //! on; `Workspace::call` returns the whole `data` of any tool.
 
 use super::{CallOptions, Outcome, Result, Workspace};
