@@ -11,7 +11,7 @@ PYTHON ?= python3
 export GOTOOLCHAIN ?= local
 LIB_DIR := $(CURDIR)/target/release
 
-.PHONY: all build run test toolchains toolchains-run test-toolchains venv devtools-node test-rust test-c test-header test-python test-python-package test-go test-go-install test-mcp test-crash bench bench-build bench-short bench-wasmtime test-wasmtime lint clean
+.PHONY: all build run test toolchains toolchains-run test-toolchains venv devtools-node test-rust test-c test-header test-python test-python-package test-go test-go-install test-mcp test-cli test-crash bench bench-build bench-short bench-wasmtime test-wasmtime lint clean
 
 all: build
 
@@ -34,7 +34,7 @@ run: toolchains-run build
 	cd go && $(GO) run ./cmd/wsfs demo
 
 ## test: everything CI checks
-test: toolchains test-toolchains venv devtools-node lint build test-header test-rust test-c test-python test-python-package test-go test-go-install test-mcp bench-short
+test: toolchains test-toolchains venv devtools-node lint build test-header test-rust test-c test-python test-python-package test-go test-go-install test-mcp test-cli bench-short
 	@echo "make test: all checks passed"
 
 # Every toolchain make test needs (make run: toolchains-run), checked before anything is
@@ -136,6 +136,12 @@ test-go-install: build
 test-mcp: build venv
 	cd go && $(GO) build -o ../target/wsfs ./cmd/wsfs
 	$(VENV_PYTHON) tests/mcp/test_mcp_client.py target/wsfs
+
+# docs/cli.md's examples, run as written on a terminal (a pty) with the CLI built from go/cmd/wsfs,
+# comparing what a person sees with what the document shows.
+test-cli: build
+	cd go && $(GO) build -o ../target/wsfs ./cmd/wsfs
+	$(PYTHON) tests/cli/run_examples.py target/wsfs docs/cli.md
 
 ## test-crash: the multi-file commit crash tests for longer than make test runs them: SIGKILL
 ## at 3,000 random moments, and at every hooked call after an EIO injected at each call
