@@ -162,4 +162,16 @@ func TestToolNew(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"passed": 2`) {
 		t.Fatalf("tool test --json: exit %d, %q", code, out)
 	}
+	// build checks that what it built loads: a manifest naming a built-in tool does not.
+	manifest := filepath.Join(dir, "greet", "manifest.json")
+	b, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(manifest, []byte(strings.Replace(string(b), `"name": "greet"`, `"name": "read_file"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, msg := runCLI(t, "", "tool", "build", filepath.Join(dir, "greet")); code != 2 || !strings.Contains(msg, "was built but does not load") {
+		t.Fatalf("build of a tool that does not load: exit %d, %q", code, msg)
+	}
 }

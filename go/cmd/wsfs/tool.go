@@ -35,7 +35,8 @@ docs/TOOL_AUTHORING.md).
                                       Without --out: module.wasm and the hash go into
                                       FOLDER. With --out: DIR becomes the tool folder
                                       (manifest.json with the hash, the module,
-                                      tests.json) and FOLDER is left as it is
+                                      tests.json) and FOLDER is left as it is. The
+                                      result is loaded to check it (exit 2 if not)
   wsfs tool list FOLDER...            load the tools (each a tool folder or a folder of
                                       them) and list them (--json: their specs)
   wsfs tool run FOLDER [--root DIR] ['JSON']
@@ -299,6 +300,13 @@ func toolBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err := os.WriteFile(filepath.Join(dest, "manifest.json"), out, 0o644); err != nil {
 		return toolUsageError(stderr, err.Error())
 	}
+	// What was built must load as the library loads it (manifest, module, names, limits).
+	_, closeWS, err := openWith("", []string{dest})
+	if err != nil {
+		fmt.Fprintf(stderr, "wsfs tool build: %s was built but does not load: %s\n", dest, loadError(err))
+		return 2
+	}
+	closeWS()
 	if *jsonOut {
 		printJSON(stdout, map[string]any{"folder": dest, "module": module, "module_sha256": sha256Hex(b)})
 		return 0
