@@ -142,6 +142,7 @@ test-mcp: build venv
 test-cli: build
 	cd go && $(GO) build -o ../target/wsfs ./cmd/wsfs
 	$(PYTHON) tests/cli/run_examples.py target/wsfs docs/cli.md
+	! $(PYTHON) tests/cli/run_examples.py target/wsfs tests/cli/must_fail.md >/dev/null 2>&1
 
 ## test-crash: the multi-file commit crash tests for longer than make test runs them: SIGKILL
 ## at 3,000 random moments, and at every hooked call after an EIO injected at each call

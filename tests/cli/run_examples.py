@@ -79,6 +79,10 @@ def run_in_pty(script, cwd, env):
     return out.decode("utf-8", "replace").replace("\r\n", "\n")
 
 
+def plural(n, noun):
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def matches(expected, seen):
     pattern = ".*".join(re.escape(part) for part in expected.split("..."))
     return re.fullmatch(pattern, seen) is not None
@@ -129,10 +133,10 @@ def main():
                 print(f"cli examples: FAIL {doc}:{start}\n" + "".join(problems), file=sys.stderr)
             else:
                 passed += 1
-                print(f"cli examples: ok {doc}:{start} ({len(commands)} commands)")
+                print(f"cli examples: ok {doc}:{start} ({plural(len(commands), 'command')})")
     finally:
         shutil.rmtree(bindir, ignore_errors=True)
-    print(f"cli examples: {passed} blocks passed, {failed} failed, {skipped} skipped")
+    print(f"cli examples: {plural(passed, 'block')} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0
 
 
