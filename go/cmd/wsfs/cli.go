@@ -159,3 +159,9 @@ func printJSON(w io.Writer, v any) {
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
 }
+
+// mcpUsageError is a usage error of wsfs mcp, pointing at its own help.
+func mcpUsageError(stderr io.Writer, msg string) int {
+	fmt.Fprintf(stderr, "wsfs mcp: %s (see 'wsfs mcp -h')\n", strings.TrimPrefix(msg, "wsfs: "))
+	return 2
+}

@@ -68,13 +68,13 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer,
 		return 2
 	}
 	if fs.NArg() > 0 {
-		return usageError(stderr, "mcp takes no arguments besides its flags: "+strings.Join(fs.Args(), " "))
+		return mcpUsageError(stderr, "mcp takes no arguments besides its flags: "+strings.Join(fs.Args(), " "))
 	}
 	var file []byte
 	if *configFile != "" {
 		b, err := os.ReadFile(*configFile)
 		if err != nil {
-			return usageError(stderr, "reading --config: "+err.Error())
+			return mcpUsageError(stderr, "reading --config: "+err.Error())
 		}
 		file = b
 	}
@@ -91,7 +91,7 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer,
 		cfg, err = withCreateRoot(cfg)
 	}
 	if err != nil {
-		return usageError(stderr, configErrText(err, nil, file, *configFile))
+		return mcpUsageError(stderr, configErrText(err, nil, file, *configFile))
 	}
 
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
