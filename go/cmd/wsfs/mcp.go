@@ -68,7 +68,7 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer,
 		return 2
 	}
 	if fs.NArg() > 0 {
-		return mcpUsageError(stderr, "mcp takes no arguments besides its flags: "+strings.Join(fs.Args(), " "))
+		return mcpUsageError(stderr, "no arguments besides the flags: "+strings.Join(fs.Args(), " "))
 	}
 	var file []byte
 	if *configFile != "" {
