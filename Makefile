@@ -11,7 +11,7 @@ PYTHON ?= python3
 export GOTOOLCHAIN ?= local
 LIB_DIR := $(CURDIR)/target/release
 
-.PHONY: all build run test toolchains toolchains-run test-toolchains venv devtools-node test-rust test-c test-header test-python test-python-package test-go test-go-install test-mcp test-readme test-crash dist install test-dist bench bench-build bench-short bench-wasmtime test-wasmtime lint clean
+.PHONY: all build run test toolchains toolchains-run test-toolchains venv devtools-node test-rust test-c test-header test-python test-python-package test-go test-go-install test-mcp test-cli test-readme test-crash dist install test-dist bench bench-build bench-short bench-wasmtime test-wasmtime lint clean
 
 all: build
 
@@ -36,7 +36,7 @@ run: toolchains-run build
 	cd go && $(GO) run ./cmd/wsfs demo
 
 ## test: everything CI checks
-test: toolchains test-toolchains venv devtools-node lint build test-header test-rust test-c test-python test-python-package test-go test-go-install test-mcp test-readme test-dist bench-short
+test: toolchains test-toolchains venv devtools-node lint build test-header test-rust test-c test-python test-python-package test-go test-go-install test-mcp test-cli test-readme test-dist bench-short
 	@echo "make test: all checks passed"
 
 # Every toolchain make test needs (make run: toolchains-run), checked before anything is
@@ -166,6 +166,12 @@ install: build
 # of the wheel, a C program built with pkg-config, a Rust program on the packaged crates.
 test-dist: dist
 	tests/dist/run.sh $(DIST)
+# docs/cli.md's examples, run as written on a terminal (a pty) with the CLI built from go/cmd/wsfs,
+# comparing what a person sees with what the document shows.
+test-cli: build
+	cd go && $(GO) build -o ../target/wsfs ./cmd/wsfs
+	$(PYTHON) tests/cli/run_examples.py target/wsfs docs/cli.md
+	! $(PYTHON) tests/cli/run_examples.py target/wsfs tests/cli/must_fail.md >/dev/null 2>&1
 
 ## test-crash: the multi-file commit crash tests for longer than make test runs them: SIGKILL
 ## at 3,000 random moments, and at every hooked call after an EIO injected at each call

@@ -238,6 +238,7 @@ impl Opened {
     fn open(root: &Path) -> Result<Opened, String> {
         let config = wsfs::Config {
             root: root.to_string_lossy().into_owned(),
+            create_root: false,
             restrict_to_workspace: true,
             limits: wsfs::Limits::default(),
             state_dir: None,

@@ -128,6 +128,7 @@ impl Paths {
         let state = dir.join(format!("{}.state", c.name));
         let config = wsfs::Config {
             root: root.to_string_lossy().into_owned(),
+            create_root: false,
             restrict_to_workspace: true,
             limits: wsfs::Limits::default(),
             state_dir: Some(state.to_string_lossy().into_owned()),

@@ -30,9 +30,15 @@ type Limits struct {
 type Config struct {
 	// Root is the workspace directory. It is trimmed, a leading "~" is
 	// expanded to $HOME, it is made absolute against the current directory,
-	// created with its parents if missing, and its symlinks are resolved
-	// once, at Open. Every tool path is resolved beneath it by the kernel.
+	// and its symlinks are resolved once, at Open. Every tool path is
+	// resolved beneath it by the kernel. A Root that does not exist fails
+	// Open with CodePathNotFound naming it, unless CreateRoot is set.
 	Root string
+	// CreateRoot makes a missing Root, with its parents, at Open (the
+	// library's create_root). Off by default, so a typo'd Root is refused
+	// rather than turned into an empty workspace; agent.NewRunner sets it
+	// (MiniClaw makes its default workspace).
+	CreateRoot bool
 	// RestrictToWorkspace confines every path to Root (MiniClaw's
 	// restrict_to_workspace). nil means true; set it to Bool(false) only if
 	// you really want the agent to reach the whole filesystem.
@@ -266,6 +272,7 @@ type limitsJSON struct {
 
 type configJSON struct {
 	Root                string            `json:"root"`
+	CreateRoot          bool              `json:"create_root,omitempty"`
 	RestrictToWorkspace bool              `json:"restrict_to_workspace"`
 	Limits              *limitsJSON       `json:"limits,omitempty"`
 	StateDir            string            `json:"state_dir,omitempty"`

@@ -18,10 +18,12 @@ const (
 	// CodeOutsideWorkspace: the path, or a symlink on it, leads outside the
 	// workspace.
 	CodeOutsideWorkspace Code = "outside_workspace"
-	// CodePathNotFound: the file or a parent directory does not exist.
+	// CodePathNotFound: the file or a parent directory does not exist; at
+	// Open, a Root that does not exist without Config.CreateRoot.
 	CodePathNotFound Code = "path_not_found"
 	// CodePermissionDenied: the OS refused, a protected system path, or an
-	// append to a hard-linked file.
+	// append to a hard-linked file; at Open, a Root this process may not
+	// list or enter (the message names the permission).
 	CodePermissionDenied Code = "permission_denied"
 	// CodeIOError: any other I/O failure, a binary or non-UTF-8 file, or an
 	// internal error in the library.

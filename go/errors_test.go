@@ -14,7 +14,7 @@ import (
 // TestErrorCodes reaches every error code the library can return to Go.
 func TestErrorCodes(t *testing.T) {
 	dir := t.TempDir()
-	ws := openTest(t, Config{Root: filepath.Join(dir, "ws"), Limits: Limits{MaxWriteBytes: 16}})
+	ws := openTest(t, Config{Root: filepath.Join(dir, "ws"), CreateRoot: true, Limits: Limits{MaxWriteBytes: 16}})
 	root := ws.Root()
 	writeFile(t, filepath.Join(dir, "outside.txt"), "secret")
 	writeFile(t, filepath.Join(root, "f.txt"), "aa bb aa")

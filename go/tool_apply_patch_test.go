@@ -77,6 +77,9 @@ func TestApplyPatchStateDir(t *testing.T) {
 	for _, how := range []string{"Config", "OpenJSON"} {
 		base := t.TempDir()
 		root, state := filepath.Join(base, "ws"), filepath.Join(base, "state")
+		if err := os.Mkdir(root, 0o755); err != nil {
+			t.Fatal(err)
+		}
 		open := func(stateDir string) (*Workspace, error) {
 			if how == "Config" {
 				return Open(Config{Root: root, StateDir: stateDir})

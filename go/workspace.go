@@ -100,7 +100,7 @@ func Open(cfg Config) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	cj := configJSON{Root: cfg.Root, RestrictToWorkspace: true, StateDir: cfg.StateDir, Profile: cfg.Profile}
+	cj := configJSON{Root: cfg.Root, CreateRoot: cfg.CreateRoot, RestrictToWorkspace: true, StateDir: cfg.StateDir, Profile: cfg.Profile}
 	if cfg.RestrictToWorkspace != nil {
 		cj.RestrictToWorkspace = *cfg.RestrictToWorkspace
 	}

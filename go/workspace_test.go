@@ -85,9 +85,16 @@ func TestOpenConfig(t *testing.T) {
 		t.Fatalf("Root() = %q, want %q", ws2.Root(), real)
 	}
 
-	// A root that does not exist yet is created.
+	// A root that does not exist yet is refused, naming it, unless CreateRoot makes it.
 	fresh := filepath.Join(t.TempDir(), "a", "b")
-	openTest(t, Config{Root: fresh})
+	if ws, err := Open(Config{Root: fresh}); ws != nil || !errors.Is(err, ErrPathNotFound) ||
+		!strings.Contains(err.Error(), fresh) || !strings.Contains(err.Error(), "create_root") {
+		t.Fatalf("a missing root: %v", err)
+	}
+	if _, err := os.Stat(filepath.Dir(fresh)); !os.IsNotExist(err) {
+		t.Fatalf("a refused root's parent was made: %v", err)
+	}
+	openTest(t, Config{Root: fresh, CreateRoot: true})
 	if fi, err := os.Stat(fresh); err != nil || !fi.IsDir() {
 		t.Fatalf("root not created: %v", err)
 	}
@@ -164,7 +171,7 @@ func TestOpenJSON(t *testing.T) {
 func TestRestrictToWorkspaceFalse(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "outside.txt"), "visible")
-	ws := openTest(t, Config{Root: filepath.Join(dir, "ws"), RestrictToWorkspace: Bool(false)})
+	ws := openTest(t, Config{Root: filepath.Join(dir, "ws"), CreateRoot: true, RestrictToWorkspace: Bool(false)})
 	r, err := ws.ReadFile(bg, ReadFileInput{Path: "../outside.txt"})
 	if err != nil || r.Content != "visible" {
 		t.Fatalf("unrestricted read = %+v, %v", r, err)

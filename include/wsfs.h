@@ -141,7 +141,8 @@ char *wsfs_tool_specs(void);
 char *wsfs_tool_instructions(void);
 
 /*
- Opens a workspace. `config_json` is `{"root": str, "restrict_to_workspace": bool = true,
+ Opens a workspace. `config_json` is `{"root": str, "create_root": bool = false,
+ "restrict_to_workspace": bool = true,
  "limits": {"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms"},
  "state_dir": str (optional; outside the root), "policy": {"writes_enabled": bool = true,
  "deny_read": [glob] = [], "deny_write": [glob], "audit_log": path, "audit_arguments": bool =
@@ -156,7 +157,9 @@ char *wsfs_tool_instructions(void);
  profile than "wsfs" takes that profile's tool and argument names and returns that
  profile's envelope instead of the native one (the typed functions below included:
  `wsfs_read_file` runs the profile's `read_file`, if it has one); `wsfs_workspace_tool_specs`
- lists its tools. Opening also undoes
+ lists its tools. A root that does not exist is `path_not_found` naming it, unless
+ `create_root` is true (then it is made with its parents; a failure says so); a root this
+ process may not list or enter is `permission_denied` naming the permission. Opening also undoes
  or finishes any multi-file `apply_patch` commit a crash interrupted. `writes_enabled:
  false` makes every changing tool return `writes_disabled`; the deny lists are
  gitignore-style globs matched on the resolved workspace-relative path (`policy_denied`;

@@ -113,6 +113,25 @@ if [ "$goal" = test ]; then
 	for tool in pkg-config strip readelf objdump; do
 		command -v "$tool" >/dev/null 2>&1 || missing+=("$tool (make dist and make test-dist use it): 'apt-get install pkg-config binutils' on Debian/Ubuntu")
 	done
+
+	# Node and npm: make test installs eslint, typescript and pyright (tests/devtools/package-lock.json)
+	# into target/devtools-node with npm ci, for the developer tools' tests. The version is the
+	# least eslint's engines accept (package-lock.json).
+	node_need=20.19
+	node_get="https://nodejs.org/en/download (or 'apt-get install nodejs npm' where the distribution's is recent enough)"
+	if ! command -v node >/dev/null 2>&1; then
+		missing+=("Node.js $node_need or later with npm (make test installs eslint, typescript and pyright with npm ci for the developer tools' tests): $node_get")
+	else
+		node_version=$(node --version 2>/dev/null)
+		node_version=${node_version#v}
+		if [ -z "$node_version" ] || ! version_at_least "$node_version" "$node_need"; then
+			missing+=("Node.js $node_need or later (eslint's engines), found node ${node_version:-that does not run}: $node_get")
+		elif ! command -v npm >/dev/null 2>&1; then
+			missing+=("npm, Node's package manager (make test runs npm ci for eslint, typescript and pyright): 'apt-get install npm' on Debian/Ubuntu, or $node_get")
+		else
+			found+=("node $node_version")
+		fi
+	fi
 fi
 
 command -v make >/dev/null 2>&1 || missing+=("make: 'apt-get install make' on Debian/Ubuntu")
@@ -125,3 +144,25 @@ if ((${#missing[@]})); then
 	exit 1
 fi
 echo "toolchains: $(IFS=,; echo "${found[*]}" | sed 's/,/, /g')"
+
+# What make test leaves out on this machine, and why, said before anything is built (the tests
+# themselves only say SKIPPED deep in their output).
+if [ "$goal" = test ]; then
+	skips=()
+	sysroot=$(rustc --print sysroot 2>/dev/null)
+	if [ ! -d "$sysroot/lib/rustlib/wasm32-wasip1/lib" ]; then
+		skips+=("building the Rust Wasm tools (tools/rust): the wasm32-wasip1 target is not installed ('rustup target add wasm32-wasip1')")
+	fi
+	scratch=$(mktemp -d)
+	mkdir -p "$scratch/lower" "$scratch/upper" "$scratch/work" "$scratch/merged"
+	if ! unshare -Urm mount -t overlay overlay -o "lowerdir=$scratch/lower,upperdir=$scratch/upper,workdir=$scratch/work" "$scratch/merged" >/dev/null 2>&1; then
+		skips+=("the overlay session tests: this kernel refuses an overlay mount in a user namespace (Linux 5.11 or later allows it)")
+	fi
+	rm -rf "$scratch"
+	if [ "$(id -u)" != 0 ]; then
+		skips+=("the few tests that mount a tmpfs: they need root")
+	fi
+	skips+=("the wasmtime engine: make test builds the default wasmi one; make test-wasmtime tests wasmtime")
+	echo "make test skips here:"
+	printf '  - %s\n' "${skips[@]}"
+fi

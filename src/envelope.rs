@@ -433,6 +433,7 @@ mod read_file_room {
         };
         let config = Config {
             root: tmp.path().to_string_lossy().into_owned(),
+            create_root: false,
             restrict_to_workspace: true,
             limits,
             state_dir: None,

@@ -17,6 +17,12 @@ use serde_json::{json, Value};
 #[cfg(feature = "overlay")]
 use std::time::Duration;
 
+/// `n` with its noun, singular or plural.
+#[cfg(feature = "overlay")]
+fn count(n: usize, one: &str, many: &str) -> String {
+    wsfs_core::render::count(n as u64, one, many)
+}
+
 /// A session operation's name, as the C functions and the envelopes name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionOp {
@@ -84,13 +90,18 @@ fn run(ws: &Workspace, op: SessionOp, raw: Option<&str>) -> Result<(Value, Strin
             let ignored = match r.ignored {
                 0 => String::new(),
                 n => format!(
-                    " ({n} ignored changes of .gitignore'd paths and caches are left out; \
-                     include_ignored: true shows them)"
+                    " ({} of .gitignore'd paths and caches are left out; \
+                     include_ignored: true shows them)",
+                    count(n, "ignored change", "ignored changes")
                 ),
             };
             let text = match r.changes.len() {
                 0 => format!("the session has no changes{ignored}"),
-                n => format!("{n} changed paths{ignored}\n{}", r.unified),
+                n => format!(
+                    "{}{ignored}\n{}",
+                    count(n, "changed path", "changed paths"),
+                    r.unified
+                ),
             };
             Ok((to_value(&r)?, text))
         }
@@ -101,16 +112,19 @@ fn run(ws: &Workspace, op: SessionOp, raw: Option<&str>) -> Result<(Value, Strin
             let r = ws.session_commit(&opts, &ctl)?;
             let text = match r.committed {
                 true if r.ignored > 0 => format!(
-                    "committed {} paths to the workspace; {} ignored changes stay in the \
-                     session (include_ignored: true commits them)",
-                    r.files.len(),
-                    r.ignored
+                    "committed {} to the workspace; {} stay in the session \
+                     (include_ignored: true commits them)",
+                    count(r.files.len(), "path", "paths"),
+                    count(r.ignored, "ignored change", "ignored changes")
                 ),
-                true => format!("committed {} paths to the workspace", r.files.len()),
+                true => format!(
+                    "committed {} to the workspace",
+                    count(r.files.len(), "path", "paths")
+                ),
                 false => format!(
-                    "nothing was committed: {} conflicts ({}); diff again, then commit with \
+                    "nothing was committed: {} ({}); diff again, then commit with \
                      merge: true or force: true, or leave those paths out",
-                    r.conflicts.len(),
+                    count(r.conflicts.len(), "conflict", "conflicts"),
                     r.conflicts
                         .iter()
                         .map(|c| c.path.as_str())
@@ -147,7 +161,7 @@ fn run(ws: &Workspace, op: SessionOp, raw: Option<&str>) -> Result<(Value, Strin
         SessionOp::Checkpoints => {
             no_options(raw, "checkpoints")?;
             let list = ws.session_checkpoints()?;
-            let text = format!("{} checkpoints", list.len());
+            let text = count(list.len(), "checkpoint", "checkpoints");
             Ok((json!({"checkpoints": to_value(&list)?}), text))
         }
         SessionOp::Discard => {

@@ -307,7 +307,7 @@ fn audit_logs_that_cannot_be_opened_refuse_the_workspace() {
     let dir = tmp.path().join("a-dir");
     fs::create_dir(&dir).unwrap();
     for (log, code) in [(fifo, "not_a_file"), (dir, "not_a_file")] {
-        let config = json!({"root": root, "policy": {"audit_log": log}});
+        let config = json!({"root": root, "create_root": true, "policy": {"audit_log": log}});
         let v = with_watchdog(10, "opening a FIFO as the log", move || {
             open_raw(&config.to_string())
         });

@@ -579,6 +579,7 @@ fn a_bad_rules_file_refuses_the_open_and_says_which_rule_and_example() {
     let open = |rules: &str| {
         let mut config = exec_on(json!({"safe_shell_rules": rules}));
         config["root"] = json!(dir.path().join("ws"));
+        config["create_root"] = json!(true);
         open_raw(&config.to_string())
     };
     let write = |name: &str, text: &str| {

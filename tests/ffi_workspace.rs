@@ -207,7 +207,18 @@ fn open_returns_the_documented_data() {
     let tmp = tempfile::tempdir().unwrap();
     let real = std::fs::canonicalize(tmp.path()).unwrap();
     let root = real.join("x/y/z");
-    let v = open_raw(&json!({"root": format!("  {}  ", root.display())}).to_string());
+    // A missing root is refused, naming it and the key that would make it; nothing is made.
+    let v = open_raw(&json!({"root": root}).to_string());
+    assert_err(&v, "path_not_found");
+    let text = v["text"].as_str().unwrap();
+    assert!(
+        text.contains(root.to_str().unwrap()) && text.contains("create_root"),
+        "{v}"
+    );
+    assert!(!real.join("x").exists(), "a refused root was made");
+    let v = open_raw(
+        &json!({"root": format!("  {}  ", root.display()), "create_root": true}).to_string(),
+    );
     let d = assert_ok(&v);
     assert!(root.is_dir(), "root and parents not created");
     assert_eq!(d["root"], json!(root.to_str().unwrap()));

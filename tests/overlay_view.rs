@@ -323,6 +323,11 @@ fn a_base_changed_after_the_session_touched_it_is_a_conflict_and_nothing_is_writ
     assert_eq!(d["committed"], json!(false), "{v}");
     assert_eq!(d["conflicts"][0]["path"], json!("a.txt"));
     assert_eq!(d["conflicts"][0]["mergeable"], json!(true));
+    let text = v["text"].as_str().unwrap();
+    assert!(
+        text.contains("nothing was committed: 1 conflict (a.txt)"),
+        "{text}"
+    );
     assert_eq!(o.base("a.txt").as_deref(), Some("one\n2\n3\n"));
     assert_eq!(
         o.base("b.txt").as_deref(),
@@ -331,6 +336,11 @@ fn a_base_changed_after_the_session_touched_it_is_a_conflict_and_nothing_is_writ
     );
     let v = session(o.ws, "commit", Some(json!({"merge": true})));
     assert_eq!(assert_ok(&v)["committed"], json!(true), "{v}");
+    assert_eq!(
+        v["text"],
+        json!("committed 2 paths to the workspace"),
+        "{v}"
+    );
     assert_eq!(o.base("a.txt").as_deref(), Some("one\n2\nthree\n"));
 }
 

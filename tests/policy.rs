@@ -1017,13 +1017,13 @@ fn tool_lists_naming_no_tool_fail_the_open() {
         (json!({"deny_tools": ["delete_files"]}), "deny_tools"),
         (json!({"allow_tools": ["read_file", "rm"]}), "allow_tools"),
     ] {
-        let config = json!({"root": tmp.path().join("ws"), "policy": p});
+        let config = json!({"root": tmp.path().join("ws"), "create_root": true, "policy": p});
         let v = open_raw(&config.to_string());
         let msg = assert_err(&v, "invalid_arguments");
         assert!(msg.contains(field) && msg.contains("delete_file"), "{msg}");
     }
     // Under a profile, its names.
-    let config = json!({"root": tmp.path().join("ws"), "profile": "capability-plan",
+    let config = json!({"root": tmp.path().join("ws"), "create_root": true, "profile": "capability-plan",
                         "policy": {"deny_tools": ["delete_file"]}});
     let msg = assert_err(&open_raw(&config.to_string()), "invalid_arguments");
     assert!(msg.contains("file_delete"), "{msg}");

@@ -192,6 +192,7 @@ fn a_tool_that_does_not_load_fails_the_open_with_its_code() {
     let wat = fs::read_to_string(examples().join("echo/module.wat")).unwrap();
     fs::write(copy.join("module.wat"), wat.replace("received", "recieved")).unwrap();
     let root = tmp.path().join("ws");
+    fs::create_dir(&root).unwrap();
     let cfg = json!({"root": root, "wasm_tools": [tools]});
     let message = assert_err(&open_raw(&cfg.to_string()), "module_mismatch");
     assert!(message.contains("echo"), "{message}");

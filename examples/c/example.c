@@ -3,7 +3,7 @@
 #include "wsfs.h"
 
 int main(void) {
-    char *opened = wsfs_workspace_open("{\"root\": \"/tmp/agent-ws\"}");
+    char *opened = wsfs_workspace_open("{\"root\": \"/tmp/agent-ws\", \"create_root\": true}");
     puts(opened);                       /* {"ok":true,"data":{"workspace":1,...},...} */
     wsfs_string_free(opened);
     uint64_t ws = 1;                    /* parse data.workspace with your JSON library */

@@ -61,7 +61,9 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		return nil, err
 	}
 	ws, err := wsfs.Open(wsfs.Config{
-		Root:                cfg.Workspace,
+		Root: cfg.Workspace,
+		// MiniClaw makes its workspace (agents.defaults.workspace) when missing.
+		CreateRoot:          true,
 		RestrictToWorkspace: cfg.RestrictToWorkspace,
 		Limits:              cfg.Limits,
 		Policy:              cfg.Policy,

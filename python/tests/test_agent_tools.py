@@ -249,6 +249,7 @@ def test_broad_root_is_logged_as_a_warning(tmp_path, monkeypatch, caplog, where)
     caplog.clear()
     # A root beside $HOME (one that holds it would also hold the default state directory,
     # which the library warns about too) gets no warning.
+    (tmp_path / "ws").mkdir()
     with caplog.at_level(logging.WARNING, logger="wsfs"):
         with wsfs.FileSystemTools(root=tmp_path / "ws"):
             pass

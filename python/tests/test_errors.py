@@ -3,6 +3,7 @@ each code raised where the library reports it."""
 
 from __future__ import annotations
 
+import os
 import pickle
 import re
 
@@ -98,6 +99,16 @@ def test_open_errors(tmp_path):
         wsfs.Workspace("")
     with pytest.raises(wsfs.InvalidArguments):
         wsfs.Workspace(tmp_path, limits={"max_read_bytes": 0})
+
+
+def test_a_missing_root_is_refused_unless_create_root(tmp_path):
+    missing = tmp_path / "projcet" / "ws"
+    with pytest.raises(wsfs.PathNotFound) as e:
+        wsfs.Workspace(missing)
+    assert str(missing) in str(e.value) and "create_root" in str(e.value)
+    assert not (tmp_path / "projcet").exists()
+    with wsfs.Workspace(missing, create_root=True) as ws:
+        assert ws.root == os.path.realpath(missing)
 
 
 def test_permission_denied_for_a_protected_path_when_unrestricted(root):

@@ -200,6 +200,7 @@ def _matcher(key: str, arg: Any, actual: Any) -> bool:
 def _run_case(tmp_path: Path, plan: dict[str, Any], case: dict[str, Any], via_toolset: bool) -> None:
     base = tmp_path / "base"
     (base / "outside").mkdir(parents=True)
+    (base / "ws").mkdir()
     config: dict[str, Any] = {"root": str(base / "ws")}
     _merge(config, copy.deepcopy(plan.get("config", {})))
     _merge(config, copy.deepcopy(case.get("config", {})))

@@ -16,8 +16,10 @@ ERROR_CODES: dict[str, str] = {
     "invalid_path": "Empty path, NUL byte, invalid UTF-8, path over 4096 bytes, symlink loop, "
     "a name reserved for wsfs's temp files, or a \\xNN escape for '/' or NUL.",
     "outside_workspace": "The path, or a symlink on it, leads outside the workspace.",
-    "path_not_found": "The file or a parent directory does not exist (the message suggests similar names).",
-    "permission_denied": "The OS refused, a protected system path, or an append to a hard-linked file.",
+    "path_not_found": "The file or a parent directory does not exist (the message suggests similar names); "
+    "at open, a root that does not exist without create_root.",
+    "permission_denied": "The OS refused, a protected system path, or an append to a hard-linked file; "
+    "at open, a root this process may not list or enter (the message names the permission).",
     "io_error": "Any other I/O failure, a binary or non-UTF-8 file, or an internal error.",
     "ambiguous_edit": "old_text occurs more than once and replace_all is false.",
     "edit_not_found": "old_text does not occur in the file (the message shows the closest text).",

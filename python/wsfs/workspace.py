@@ -53,6 +53,7 @@ OVERWRITE_WARNING = "file exists, overwriting"
 EMPTY_FILE_TEXT = "(empty file)"
 CONFIG_KEYWORDS = (
     "root",
+    "create_root",
     "restrict_to_workspace",
     "limits",
     "policy",
@@ -96,6 +97,9 @@ class Workspace:
     returns the tool's frozen result dataclass, and raises :class:`WsfsError` (a subclass per
     code) on failure.
 
+    A ``root`` that does not exist raises :class:`PathNotFound` naming it; ``create_root=True``
+    makes it (with its parents) instead.
+
     ``config`` holds further library configuration keys (for keys this class has no keyword
     for yet); :meth:`from_config` takes a whole configuration mapping as is.
 
@@ -129,6 +133,7 @@ class Workspace:
         self,
         root: PathArg,
         *,
+        create_root: bool = False,
         restrict_to_workspace: bool = True,
         limits: Limits | Mapping[str, int] | None = None,
         policy: Mapping[str, Any] | None = None,
@@ -150,6 +155,8 @@ class Workspace:
                 "(or use Workspace.from_config with a whole configuration)"
             )
         cfg: dict[str, Any] = {"root": os.fspath(root), "restrict_to_workspace": restrict_to_workspace}
+        if create_root:
+            cfg["create_root"] = True
         if limits is not None:
             cfg["limits"] = limits.to_config() if isinstance(limits, Limits) else dict(limits)
         if policy is not None:

@@ -263,10 +263,12 @@ pub fn merge(base: &mut Value, extra: Value) {
     }
 }
 
-/// Opens a workspace on `dir`, with `extra_config` merged into `{"root": dir}`; returns the handle.
+/// Opens a workspace on `dir`, with `extra_config` merged into `{"root": dir, "create_root":
+/// true}` (fixtures may name a root still to be made; the refusal of a missing root is tested
+/// in ffi_workspace and wsfs-core's workspace::open_root); returns the handle.
 #[track_caller]
 pub fn open_ws(dir: &Path, extra_config: Value) -> u64 {
-    let mut cfg = json!({ "root": dir.to_str().expect("utf-8 temp dir") });
+    let mut cfg = json!({ "root": dir.to_str().expect("utf-8 temp dir"), "create_root": true });
     // A behaviour test reopening its fixture's root reopens it on the same backend.
     if let Some(parent) = dir.parent() {
         merge(&mut cfg, backend_config(current_backend(), parent));

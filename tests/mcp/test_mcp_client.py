@@ -40,7 +40,7 @@ def check(cond, msg):
 
 
 def library_specs():
-    out = subprocess.run([WSFS, "tools"], check=True, capture_output=True, text=True).stdout
+    out = subprocess.run([WSFS, "tools", "--json"], check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
 

@@ -16,7 +16,7 @@ go_need=$(awk '$1 == "go" { print $2; exit }' "$repo/go/go.mod")
 python_real=$(python3 -c 'import sys; print(sys.executable)')
 # What the check and make run: the toolchains, and the utilities the scripts use.
 tools=(bash dirname sed awk sort head cat env make git cc gcc go cargo rustc cargo-fmt rustfmt
-	cargo-clippy clippy-driver pkg-config strip readelf objdump)
+	cargo-clippy clippy-driver pkg-config strip readelf objdump node npm mktemp mkdir rm unshare mount id)
 
 # path_without NAME... -> a directory of links to every tool above except NAME...
 path_without() {
@@ -41,8 +41,23 @@ run_check() {
 
 run_check "$(path_without)" test
 [ "$rc" = 0 ] || fail "with every tool on PATH the check failed: $out"
-grep -q "^toolchains: rustc .*, go.*, Python " <<<"$out" || fail "no versions line: $out"
-pass "everything present: $out"
+grep -q "^toolchains: rustc .*, go.*, Python .*, node " <<<"$out" || fail "no versions line: $out"
+grep -q "^make test skips here:" <<<"$out" && grep -qF "make test-wasmtime" <<<"$out" ||
+	fail "the check does not say what make test skips: $out"
+pass "everything present, and what make test skips is said: $out"
+
+run_check "$(path_without node npm)" test
+[ "$rc" = 1 ] && grep -qF "Node.js 20.19 or later with npm" <<<"$out" && grep -qF "https://nodejs.org" <<<"$out" ||
+	fail "without node the check did not name it with where to get it ($rc): $out"
+pass "node missing is named with its version and where to get it"
+
+run_check "$(path_without npm)" test
+[ "$rc" = 1 ] && grep -qF "npm, Node's package manager" <<<"$out" || fail "without npm the check did not name it ($rc): $out"
+pass "npm missing is named"
+
+run_check "$(path_without node npm)" run
+[ "$rc" = 0 ] || fail "make run's check wants node: $out"
+pass "make run does not need node"
 
 run_check "$(path_without go)" test
 [ "$rc" = 1 ] || fail "without go the check exited $rc: $out"
@@ -101,8 +116,9 @@ pass "make test without go stops on the message, before any build"
 # README.md's "Building and testing" states the versions this check requires.
 python_need=$(sed -n 's/^requires-python *= *">=\([0-9.]*\)".*/\1/p' "$repo/python/pyproject.toml")
 building=$(sed -n '/^## Building and testing/,/^## /p' "$repo/README.md")
-grep -qF "Go $go_need+" <<<"$building" && grep -qF "Python $python_need+" <<<"$building" ||
-	fail "README.md's Building and testing does not say Go $go_need+ and Python $python_need+"
+grep -qF "Go $go_need+" <<<"$building" && grep -qF "Python $python_need+" <<<"$building" &&
+	grep -qF "Node.js 20.19+ with npm" <<<"$building" ||
+	fail "README.md's Building and testing does not say Go $go_need+, Python $python_need+ and Node.js 20.19+ with npm"
 pass "README.md states the versions the check requires"
 
 echo "toolchains: $passed passed, 0 failed"

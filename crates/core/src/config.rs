@@ -82,6 +82,11 @@ impl Limits {
 #[serde(deny_unknown_fields)]
 pub struct Config {
     pub root: String,
+    /// Whether a missing root is made (with its parents) at open. Default false: a missing root
+    /// is `path_not_found` naming the path, so a typo'd root is not silently turned into an
+    /// empty workspace. Hosts whose root is theirs to make (MiniClaw's default workspace) set it.
+    #[serde(default)]
+    pub create_root: bool,
     #[serde(default = "default_true")]
     pub restrict_to_workspace: bool,
     #[serde(default, deserialize_with = "limits_object")]
@@ -553,6 +558,7 @@ mod tests {
         let policy = keys(serde_json::to_value(PolicyConfig::default()).unwrap());
         let top = [
             "root",
+            "create_root",
             "restrict_to_workspace",
             "limits",
             "state_dir",

@@ -7,7 +7,7 @@ use crate::config::{Config, Limits};
 use crate::control::CallControl;
 use crate::error::{ErrorCode, Result, WsfsError};
 use crate::guard::policy::Policy;
-use crate::paths::{absolute_root, broad_root_warning, is_broad_root};
+use crate::paths::{broad_root_warning, is_broad_root};
 use crate::sandbox::gate::Access;
 use crate::sandbox::protected::{contains_protected, unrestricted_warnings};
 use crate::sandbox::resolve::Located;
@@ -44,6 +44,7 @@ pub struct Workspace {
 }
 
 mod files;
+mod open_root;
 #[cfg(feature = "overlay")]
 pub mod overlay;
 #[cfg(test)]
@@ -63,28 +64,11 @@ impl std::fmt::Debug for Slots {
 }
 
 impl Workspace {
-    /// Opens (creating if needed) the configured root. Returns the workspace and its warnings.
+    /// Opens the configured root (made first only with `create_root`). Returns the workspace and its warnings.
     pub fn open(config: &Config) -> Result<(Workspace, Vec<String>)> {
         config.check_mode()?;
-        let configured_root = absolute_root(&config.root)?;
+        let (configured_root, root) = open_root::open_root(config)?;
         let shown = configured_root.display().to_string();
-        match std::fs::metadata(&configured_root) {
-            Ok(meta) if !meta.is_dir() => {
-                return Err(WsfsError::new(
-                    ErrorCode::NotADirectory,
-                    format!("workspace root {shown} exists and is not a directory"),
-                ))
-            }
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                std::fs::create_dir_all(&configured_root)
-                    .map_err(|e| WsfsError::from_io(&e, &shown))?;
-            }
-            Err(e) => return Err(WsfsError::from_io(&e, &shown)),
-        }
-        let root = configured_root
-            .canonicalize()
-            .map_err(|e| WsfsError::from_io(&e, &shown))?;
         let root_dir = Dir::open_ambient_dir(&root, ambient_authority())
             .map_err(|e| WsfsError::from_io(&e, &shown))?;
         let policy = Policy::open(&config.policy, &root)?;
@@ -310,6 +294,7 @@ mod tests {
     fn ws_config(dir: &Path) -> Config {
         Config {
             root: dir.to_string_lossy().into_owned(),
+            create_root: true,
             restrict_to_workspace: true,
             limits: Limits::default(),
             state_dir: None,

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,7 +15,7 @@ import (
 	"github.com/wsfs/wsfs/go/mcpserver"
 )
 
-const auditUsage = `usage: wsfs audit replay LOG --root COPY [--config FILE] [-v]
+const auditUsage = `usage: wsfs audit replay LOG --root COPY [--config FILE] [-v] [--json]
 
 Re-runs the calls of an audit log (policy audit_log) against a workspace
 opened at COPY, a copy of the workspace as it was before the logged calls,
@@ -36,12 +35,13 @@ profile's calls are logged as the native calls they made), so the copy is
 opened with the native tools, and without an audit log of its own, whatever
 the configuration says.
 
-Prints one line per log line and a summary. Exit status: 0 when every
-replayed call matched, 1 when any differed, 2 usage error (no LOG, no
---root, a log or config that cannot be read, a workspace that cannot be
-opened).
-
-flags:
+Prints one line per log line and a summary; --json prints one JSON object
+per log line ({"line", "tool", "result": "match" | "differs" |
+"not_replayable", "logged", "replayed", "why", "message"}) and then the
+summary ({"replayed", "match", "differ", "not_replayable"}). Exit status: 0
+when every replayed call matched, 1 when any differed, 2 usage error (no
+LOG, no --root, a log or config that cannot be read, a workspace that
+cannot be opened).
 `
 
 // auditLine is what replay reads of a line of the audit log.
@@ -57,31 +57,22 @@ type replayCounts struct{ match, differ, skipped int }
 
 // runAudit is `wsfs audit`.
 func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(stderr, auditUsage)
+	if len(args) == 0 || isHelp(args[0]) {
+		fs, _, _, _, _ := auditFlagSet()
 		if len(args) == 0 {
+			printUsage(stderr, auditUsage, fs)
 			return 2
 		}
+		printUsage(stdout, auditUsage, fs)
 		return 0
 	}
 	if args[0] != "replay" {
 		return auditUsageError(stderr, fmt.Sprintf("unknown audit command %q: the one command is replay", args[0]))
 	}
-	fs := flag.NewFlagSet("wsfs audit replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	root := fs.String("root", "", "the copy of the workspace to replay the calls on (required)")
-	configFile := fs.String("config", "", "workspace configuration JSON file (the original workspace's policy)")
-	verbose := fs.Bool("v", false, "print each replayed call's error message too")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, auditUsage)
-		fs.PrintDefaults()
-	}
-	rest, err := parseFlags(fs, args[1:])
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	fs, root, configFile, verbose, jsonOut := auditFlagSet()
+	rest, code, done := parseSub(fs, args[1:], auditUsage, stdout, stderr)
+	if done {
+		return code
 	}
 	if len(rest) != 1 {
 		return auditUsageError(stderr, "replay takes one LOG file")
@@ -106,29 +97,85 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	cfg, err := replayConfig(file, *root)
 	if err != nil {
-		return auditUsageError(stderr, err.Error())
+		return auditUsageError(stderr, configErrText(err, nil, file, *configFile))
 	}
 	ws, err := wsfs.OpenJSON(cfg, nil)
 	if err != nil {
-		fmt.Fprintln(stderr, "wsfs audit replay:", err)
+		fmt.Fprintln(stderr, "wsfs audit replay:", configErrText(err, cfg, file, *configFile))
 		return 2
 	}
 	defer ws.Close()
-	counts, err := replay(ctx, ws, log, stdout, *verbose)
+	report := textReport(stdout, *verbose)
+	if *jsonOut {
+		report = func(r replayResult) { printJSONLine(stdout, r) }
+	}
+	counts, err := replay(ctx, ws, log, report)
 	if err != nil {
 		fmt.Fprintln(stderr, "wsfs audit replay: reading LOG:", err)
 		return 2
 	}
-	fmt.Fprintf(stdout, "replayed %d calls: %d match, %d differ; %d lines not replayable\n",
-		counts.match+counts.differ, counts.match, counts.differ, counts.skipped)
+	if *jsonOut {
+		printJSONLine(stdout, map[string]int{"replayed": counts.match + counts.differ, "match": counts.match,
+			"differ": counts.differ, "not_replayable": counts.skipped})
+	} else {
+		fmt.Fprintf(stdout, "replayed %s: %d match, %d differ; %s not replayable\n",
+			plural(counts.match+counts.differ, "call", "calls"), counts.match, counts.differ,
+			plural(counts.skipped, "line", "lines"))
+	}
 	if counts.differ > 0 {
 		return 1
 	}
 	return 0
 }
 
-// replay re-runs each line of log on ws and prints what it found.
-func replay(ctx context.Context, ws *wsfs.Workspace, log io.Reader, out io.Writer, verbose bool) (replayCounts, error) {
+// auditFlagSet is the flag set of wsfs audit replay.
+func auditFlagSet() (fs *flag.FlagSet, root, configFile *string, verbose, jsonOut *bool) {
+	fs = flag.NewFlagSet("wsfs audit replay", flag.ContinueOnError)
+	root = fs.String("root", "", "the copy of the workspace to replay the calls on (required)")
+	configFile = fs.String("config", "", "workspace configuration JSON file (the original workspace's policy)")
+	verbose = fs.Bool("v", false, "print each replayed call's error message too")
+	jsonOut = fs.Bool("json", false, "print one JSON object per log line, then the summary")
+	return fs, root, configFile, verbose, jsonOut
+}
+
+// replayResult is what replay found for one line of the log.
+type replayResult struct {
+	Line     int    `json:"line"`
+	Tool     string `json:"tool,omitempty"`
+	Result   string `json:"result"` // match, differs, not_replayable
+	Logged   string `json:"logged,omitempty"`
+	Replayed string `json:"replayed,omitempty"`
+	Why      string `json:"why,omitempty"`
+	Message  string `json:"message,omitempty"`
+}
+
+// textReport prints a replayResult as a line of text (with -v, a differing
+// call's message under it).
+func textReport(out io.Writer, verbose bool) func(replayResult) {
+	return func(r replayResult) {
+		switch {
+		case r.Result == "not_replayable" && r.Tool == "":
+			fmt.Fprintf(out, "line %d: not replayable: %s\n", r.Line, r.Why)
+		case r.Result == "not_replayable":
+			fmt.Fprintf(out, "line %d %s: not replayable: %s\n", r.Line, r.Tool, r.Why)
+		case r.Result == "match":
+			fmt.Fprintf(out, "line %d %s: match (%s)\n", r.Line, r.Tool, r.Replayed)
+		default:
+			fmt.Fprintf(out, "line %d %s: DIFFERS: the log says %s, the replay %s\n", r.Line, r.Tool, r.Logged, r.Replayed)
+			if verbose && r.Message != "" {
+				fmt.Fprintf(out, "  %s\n", r.Message)
+			}
+		}
+	}
+}
+
+func printJSONLine(w io.Writer, v any) {
+	b, _ := json.Marshal(v)
+	fmt.Fprintln(w, string(b))
+}
+
+// replay re-runs each line of log on ws and reports what it found.
+func replay(ctx context.Context, ws *wsfs.Workspace, log io.Reader, report func(replayResult)) (replayCounts, error) {
 	var counts replayCounts
 	lines := bufio.NewScanner(log)
 	lines.Buffer(make([]byte, 0, 64<<10), 1<<20) // a line is at most 64 KiB
@@ -140,26 +187,24 @@ func replay(ctx context.Context, ws *wsfs.Workspace, log io.Reader, out io.Write
 		var line auditLine
 		if err := json.Unmarshal(text, &line); err != nil || line.Tool == "" || line.Outcome == "" {
 			counts.skipped++
-			fmt.Fprintf(out, "line %d: not replayable: not an audit log line\n", n)
+			report(replayResult{Line: n, Result: "not_replayable", Why: "not an audit log line"})
 			continue
 		}
 		if why := notReplayable(line); why != "" {
 			counts.skipped++
-			fmt.Fprintf(out, "line %d %s: not replayable: %s\n", n, line.Tool, why)
+			report(replayResult{Line: n, Tool: line.Tool, Result: "not_replayable", Why: why})
 			continue
 		}
 		env, _ := ws.CallRaw(ctx, line.Tool, string(line.Arguments))
 		now, message := envelopeOutcome(env)
+		r := replayResult{Line: n, Tool: line.Tool, Result: "match", Logged: line.Outcome, Replayed: now, Message: message}
 		if now == line.Outcome {
 			counts.match++
-			fmt.Fprintf(out, "line %d %s: match (%s)\n", n, line.Tool, now)
-			continue
+		} else {
+			counts.differ++
+			r.Result = "differs"
 		}
-		counts.differ++
-		fmt.Fprintf(out, "line %d %s: DIFFERS: the log says %s, the replay %s\n", n, line.Tool, line.Outcome, now)
-		if verbose && message != "" {
-			fmt.Fprintf(out, "  %s\n", message)
-		}
+		report(r)
 	}
 	return counts, lines.Err()
 }
@@ -255,6 +300,6 @@ func replayConfig(file []byte, root string) ([]byte, error) {
 }
 
 func auditUsageError(stderr io.Writer, msg string) int {
-	fmt.Fprintf(stderr, "wsfs audit: %s (see wsfs audit -h)\n", strings.TrimSpace(msg))
+	fmt.Fprintf(stderr, "wsfs audit: %s (see 'wsfs audit -h')\n", strings.TrimPrefix(strings.TrimSpace(msg), "wsfs: "))
 	return 2
 }

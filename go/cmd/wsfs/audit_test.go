@@ -65,7 +65,7 @@ func TestAuditReplayMatchesOnACopy(t *testing.T) {
 		"line 4 create_directory: match (ok)",
 		"line 5 delete_file: match (ok)",
 		"line 6 delete_file: match (path_not_found)",
-		"replayed 5 calls: 5 match, 0 differ; 1 lines not replayable",
+		"replayed 5 calls: 5 match, 0 differ; 1 line not replayable",
 	} {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("no %q in\n%s", want, out)
@@ -86,7 +86,7 @@ func TestAuditReplayReportsDifferences(t *testing.T) {
 	}
 	code, out, _ := runCLI(t, "", "audit", "replay", "-v", log, "--root", copyDir)
 	if code != 1 || !strings.Contains(out, "line 1 read_file: DIFFERS: the log says ok, the replay path_not_found\n") ||
-		!strings.Contains(out, "replayed 5 calls: 4 match, 1 differ; 1 lines not replayable\n") {
+		!strings.Contains(out, "replayed 5 calls: 4 match, 1 differ; 1 line not replayable\n") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 }
@@ -125,7 +125,7 @@ func TestAuditUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 		}
 	}
-	if code, _, stderr := runCLI(t, "", "audit", "-h"); code != 0 || !strings.Contains(stderr, "audit_arguments") {
+	if code, stderr, _ := runCLI(t, "", "audit", "-h"); code != 0 || !strings.Contains(stderr, "audit_arguments") {
 		t.Errorf("help: exit %d, %q", code, stderr)
 	}
 }
@@ -137,7 +137,7 @@ func TestAuditReplayOfCLIRuns(t *testing.T) {
 		t.Fatalf("exit %d, %s", code, out)
 	}
 	code, out, _ := runCLI(t, "", "audit", "replay", log, "--root", copyDir)
-	if code != 0 || out != "line 1 create_directory: match (ok)\nreplayed 1 calls: 1 match, 0 differ; 0 lines not replayable\n" {
+	if code != 0 || out != "line 1 create_directory: match (ok)\nreplayed 1 call: 1 match, 0 differ; 0 lines not replayable\n" {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/wsfs/wsfs/go/mcpserver"
 )
 
-const callUsage = `usage: wsfs call [--workspace DIR] [--config FILE] [--profile NAME]
-                 [--read-only] [--timeout D] [-v] ['CALL' | -]
+const callUsage = `usage: wsfs call [--workspace DIR] [--create-root] [--config FILE] [--profile NAME]
+                 [--read-only] [--timeout D] [--json] [-v] ['CALL' | -]
 
 Runs one tool call as a model API hands it over, whole (docs/dispatch.md):
 {"tool_call": {"name": ..., "arguments": {...}}}, the bare {"name": ...,
@@ -29,33 +29,35 @@ workspace configuration JSON, --workspace overrides its root, and
 TOOL_RUNTIME, TOOL_TIMEOUT_SECS, TOOL_MEMORY_MB, TOOL_ALLOW_DIRECT_NETWORK,
 WORKSPACE_FS_MODE and WORKSPACE_FS_SESSION apply (see .env.example).
 
-Prints the library's envelope. Exit status: 0 ok, 1 an error envelope (a
-malformed call included: invalid_arguments says what is wrong), 2 usage
-error or a workspace that cannot be opened.
+Prints the tool's text (an error on stderr); --json prints the library's
+envelope instead (under a profile, the profile's envelope is printed as
+is). Exit status: 0 ok, 1 an error envelope (a malformed call included:
+invalid_arguments says what is wrong), 2 usage error or a workspace that
+cannot be opened.
 
 flags:
 `
 
 // runCall is `wsfs call`.
-func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runCall(ctx context.Context, args []string, jsonOut bool, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wsfs call", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	jsonFlag := fs.Bool("json", false, "print the library's envelope instead of the tool's text")
+	createRoot := fs.Bool("create-root", false, "make the root (and its parents) when it is missing")
 	root := fs.String("workspace", "", "workspace root directory (overrides the config file's root)")
 	configFile := fs.String("config", "", "workspace configuration JSON file")
 	profile := fs.String("profile", "", "the workspace's profile (overrides the config's)")
 	readOnly := fs.Bool("read-only", false, "refuse every changing tool with writes_disabled")
 	timeout := fs.Duration("timeout", 0, "bound the call (default: the workspace's timeouts)")
 	verbose := fs.Bool("v", false, "log the call to stderr")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, callUsage)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() {} // help goes to stdout, errors get badFlags's pointer
 	rest, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printUsage(stdout, callUsage, fs)
+		return 0
+	}
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+		return badFlags(stderr, fs)
 	}
 	if len(rest) > 1 {
 		return callUsageError(stderr, "too many arguments: quote the call as one word")
@@ -72,6 +74,9 @@ func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		call = string(b)
 	}
 	cfg, err := callConfig(*configFile, *root, *profile, *readOnly)
+	if err == nil && *createRoot {
+		cfg, err = withCreateRoot(cfg)
+	}
 	if err != nil {
 		return callUsageError(stderr, err.Error())
 	}
@@ -81,7 +86,7 @@ func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	ws, err := wsfs.OpenJSON(cfg, logger)
 	if err != nil {
-		fmt.Fprintln(stderr, "wsfs call:", err)
+		fmt.Fprintln(stderr, "wsfs call:", openErrText(err, "--create-root"))
 		return 2
 	}
 	defer ws.Close()
@@ -94,8 +99,7 @@ func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		defer cancel()
 	}
 	env, err := ws.Dispatch(ctx, call)
-	fmt.Fprintln(stdout, env)
-	if failed, _ := wsfs.EnvelopeFailed(env); err != nil || failed {
+	if printEnvelope(stdout, stderr, env, jsonOut || *jsonFlag, "wsfs call", nil) || err != nil {
 		return 1
 	}
 	return 0

@@ -39,7 +39,7 @@ func decode(t *testing.T, s string) envelope {
 }
 
 func TestTools(t *testing.T) {
-	code, out, _ := runCLI(t, "", "tools")
+	code, out, _ := runCLI(t, "", "tools", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -58,7 +58,7 @@ func TestTools(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	code, out, _ := runCLI(t, "", "version")
+	code, out, _ := runCLI(t, "", "--json", "version")
 	if code != 0 || !strings.Contains(out, `"abi":1`) {
 		t.Fatalf("exit %d, %q", code, out)
 	}
@@ -66,40 +66,40 @@ func TestVersion(t *testing.T) {
 
 func TestRunTool(t *testing.T) {
 	dir := t.TempDir()
-	code, out, stderr := runCLI(t, "", "-workspace", dir, "write_file", `{"path":"a.txt","content":"hi\n"}`)
+	code, out, stderr := runCLI(t, "", "--json", "-workspace", dir, "write_file", `{"path":"a.txt","content":"hi\n"}`)
 	if code != 0 || !decode(t, out).OK {
 		t.Fatalf("write: exit %d, %q, %q", code, out, stderr)
 	}
-	code, out, _ = runCLI(t, `{"path":"a.txt"}`, "-workspace", dir, "read_file", "-")
+	code, out, _ = runCLI(t, `{"path":"a.txt"}`, "--json", "-workspace", dir, "read_file", "-")
 	if env := decode(t, out); code != 0 || !env.OK || env.Text != "hi\n" {
 		t.Fatalf("read: exit %d, %q", code, out)
 	}
-	code, out, _ = runCLI(t, "", "-workspace", dir, "read_file", `{"path":"a.txt","line_numbers":true}`)
+	code, out, _ = runCLI(t, "", "--json", "-workspace", dir, "read_file", `{"path":"a.txt","line_numbers":true}`)
 	if env := decode(t, out); code != 0 || !env.OK || env.Text != "1| hi\n[line 1 of 1; end of file]" {
 		t.Fatalf("read range: exit %d, %q", code, out)
 	}
-	code, out, _ = runCLI(t, "", "-workspace", dir, "get_path_info", `{"path":"a.txt"}`)
+	code, out, _ = runCLI(t, "", "--json", "-workspace", dir, "get_path_info", `{"path":"a.txt"}`)
 	if env := decode(t, out); code != 0 || !env.OK || !strings.HasPrefix(env.Text, "a.txt: file, 3 bytes, 1 line\n") {
 		t.Fatalf("get_path_info: exit %d, %q", code, out)
 	}
-	code, out, _ = runCLI(t, "", "-workspace", dir, "list_dir")
+	code, out, _ = runCLI(t, "", "--json", "-workspace", dir, "list_dir")
 	if env := decode(t, out); code != 0 || !env.OK || !strings.Contains(env.Text, "a.txt") {
 		t.Fatalf("list: exit %d, %q", code, out)
 	}
-	code, out, _ = runCLI(t, "", "-workspace", dir, "search_text", `{"query":"hi"}`)
+	code, out, _ = runCLI(t, "", "--json", "-workspace", dir, "search_text", `{"query":"hi"}`)
 	if env := decode(t, out); code != 0 || !env.OK || !strings.HasPrefix(env.Text, "a.txt:1:1: hi") {
 		t.Fatalf("search: exit %d, %q", code, out)
 	}
-	code, out, _ = runCLI(t, "", "-workspace", dir, "find_files", `{"pattern":"*.txt"}`)
+	code, out, _ = runCLI(t, "", "--json", "-workspace", dir, "find_files", `{"pattern":"*.txt"}`)
 	if env := decode(t, out); code != 0 || !env.OK || !strings.HasPrefix(env.Text, "a.txt\n") {
 		t.Fatalf("find: exit %d, %q", code, out)
 	}
 	// A tool error: exit 1 with the error envelope.
-	code, out, _ = runCLI(t, "", "-workspace", dir, "read_file", `{"path":"../x"}`)
+	code, out, _ = runCLI(t, "", "--json", "-workspace", dir, "read_file", `{"path":"../x"}`)
 	if env := decode(t, out); code != 1 || env.OK || env.Error.Code != "outside_workspace" {
 		t.Fatalf("escape: exit %d, %q", code, out)
 	}
-	code, out, _ = runCLI(t, "", "-workspace", dir, "read_file", `{"path":`)
+	code, out, _ = runCLI(t, "", "--json", "-workspace", dir, "read_file", `{"path":`)
 	if env := decode(t, out); code != 1 || env.Error.Code != "invalid_arguments" {
 		t.Fatalf("bad JSON: exit %d, %q", code, out)
 	}
@@ -107,7 +107,7 @@ func TestRunTool(t *testing.T) {
 		t.Fatalf("a.txt = %q", b)
 	}
 	// A one-file patch needs no state directory.
-	code, out, _ = runCLI(t, "", "-workspace", dir, "apply_patch", `{"patch":"--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-hi\n+ho\n"}`)
+	code, out, _ = runCLI(t, "", "--json", "-workspace", dir, "apply_patch", `{"patch":"--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-hi\n+ho\n"}`)
 	if env := decode(t, out); code != 0 || !env.OK || !strings.HasPrefix(env.Text, "applied the patch") {
 		t.Fatalf("apply_patch: exit %d, %q", code, out)
 	}
@@ -118,16 +118,16 @@ func TestRunTool(t *testing.T) {
 
 func TestPolicyFlags(t *testing.T) {
 	dir := t.TempDir()
-	code, out, stderr := runCLI(t, "", "-workspace", dir, "create_directory", `{"path":"a/b"}`)
+	code, out, stderr := runCLI(t, "", "--json", "-workspace", dir, "create_directory", `{"path":"a/b"}`)
 	if env := decode(t, out); code != 0 || !env.OK || !strings.Contains(string(env.Data), `"parents_created":1`) {
 		t.Fatalf("create_directory: exit %d, %q, %q", code, out, stderr)
 	}
-	code, out, _ = runCLI(t, "", "-workspace", dir, "-read-only", "write_file", `{"path":"a/x","content":"x"}`)
+	code, out, _ = runCLI(t, "", "--json", "-workspace", dir, "-read-only", "write_file", `{"path":"a/x","content":"x"}`)
 	if env := decode(t, out); code != 1 || env.OK || env.Error.Code != "writes_disabled" {
 		t.Fatalf("read-only write: exit %d, %q", code, out)
 	}
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
-	code, out, _ = runCLI(t, "", "-workspace", dir, "-audit-log", log, "list_dir", `{"path":"a"}`)
+	code, out, _ = runCLI(t, "", "--json", "-workspace", dir, "-audit-log", log, "list_dir", `{"path":"a"}`)
 	if code != 0 || !decode(t, out).OK {
 		t.Fatalf("audited list: exit %d, %q", code, out)
 	}
@@ -146,9 +146,9 @@ func TestUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{},
-		{"read_file", `{"path":"a"}`},            // no -workspace
-		{"-workspace", dir, "remove_file", `{}`}, // unknown tool
-		{"-workspace", dir, "read_file", `{}`, "extra"}, // too many arguments
+		{"read_file", `{"path":"a"}`}, // no -workspace
+		{"--json", "-workspace", dir, "remove_file", `{}`},        // unknown tool
+		{"--json", "-workspace", dir, "read_file", `{}`, "extra"}, // too many arguments
 		{"-nope"},                      // unknown flag
 		{"tools", "extra"},             // tools takes no arguments
 		{"-workspace", "", "list_dir"}, // empty workspace
@@ -233,20 +233,20 @@ func TestRunToolUnderAProfile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "a.py"), []byte("x = 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, stderr := runCLI(t, "", "-workspace", dir, "-profile", "capability-plan", "file_read", `{"path":"a.py"}`)
+	code, out, stderr := runCLI(t, "", "--json", "-workspace", dir, "-profile", "capability-plan", "file_read", `{"path":"a.py"}`)
 	if code != 0 || !strings.Contains(out, `"ok":true`) || !strings.Contains(out, `"content":"x = 1\n"`) {
 		t.Fatalf("file_read: exit %d, %q, %q", code, out, stderr)
 	}
-	code, out, _ = runCLI(t, "", "-workspace", dir, "-profile", "capability-plan", "file_delete", `{"path":"nope"}`)
+	code, out, _ = runCLI(t, "", "--json", "-workspace", dir, "-profile", "capability-plan", "file_delete", `{"path":"nope"}`)
 	if code != 1 || !strings.Contains(out, `"error_code":"PATH_NOT_FOUND"`) {
 		t.Fatalf("file_delete: exit %d, %q", code, out)
 	}
-	code, out, _ = runCLI(t, "", "-workspace", dir, "-profile", "agent-base", "write_file", `{"path":"b.txt","content":"x"}`)
+	code, out, _ = runCLI(t, "", "--json", "-workspace", dir, "-profile", "agent-base", "write_file", `{"path":"b.txt","content":"x"}`)
 	if code != 1 || !strings.Contains(out, `"error":"writes_disabled"`) {
 		t.Fatalf("agent-base write: exit %d, %q", code, out)
 	}
 	// A name only the profile has is not a usage error under it, and is without it.
-	if code, _, _ := runCLI(t, "", "-workspace", dir, "file_read", `{"path":"a.py"}`); code != 2 {
+	if code, _, _ := runCLI(t, "", "--json", "-workspace", dir, "file_read", `{"path":"a.py"}`); code != 2 {
 		t.Fatalf("file_read without a profile: exit %d", code)
 	}
 }

@@ -15,14 +15,16 @@ import (
 	"github.com/wsfs/wsfs/go/mcpserver"
 )
 
-const mcpUsage = `usage: wsfs mcp --root DIR [--read-only] [--config FILE] [--structured-content] [-v] [--sdk-log]
+const mcpUsage = `usage: wsfs mcp --root DIR [--create-root] [--read-only] [--config FILE] [--structured-content] [-v] [--sdk-log]
 
 Serves the wsfs tools to an MCP client over stdio (stdin/stdout carry the
 protocol; diagnostics go to stderr). --config is the library's workspace
 configuration JSON ({"root", "restrict_to_workspace", "limits", ...});
 --root overrides its root. A relative root is taken from the working
 directory the MCP host starts the server in, which the host chooses: give
-an absolute path (the startup line on stderr shows the root in use).
+an absolute path (the startup line on stderr shows the root in use). A
+root that does not exist is refused unless --create-root (or the config's
+"create_root": true) makes it.
 --read-only offers only the tools whose annotations say readOnlyHint, and
 sets the policy's writes_enabled to false; a --config policy with
 "writes_enabled": false offers only those tools too. A result is the library's text
@@ -53,6 +55,7 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer,
 	root := fs.String("root", "", "workspace root directory (overrides the config file's root)")
 	readOnly := fs.Bool("read-only", false, "offer only the read-only tools")
 	configFile := fs.String("config", "", "workspace configuration JSON file")
+	createRoot := fs.Bool("create-root", false, "make the root (and its parents) when it is missing (the config's create_root)")
 	structured := fs.Bool("structured-content", false, "add structuredContent (the result's data, or the error's code and message) to every result")
 	verbose := fs.Bool("v", false, "log one line per tool call to stderr")
 	sdkLog := fs.Bool("sdk-log", false, "also log the MCP SDK's own info lines (connections, sessions) to stderr")
@@ -67,13 +70,13 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer,
 		return 2
 	}
 	if fs.NArg() > 0 {
-		return usageError(stderr, "mcp takes no arguments besides its flags: "+strings.Join(fs.Args(), " "))
+		return mcpUsageError(stderr, "no arguments besides the flags: "+strings.Join(fs.Args(), " "))
 	}
 	var file []byte
 	if *configFile != "" {
 		b, err := os.ReadFile(*configFile)
 		if err != nil {
-			return usageError(stderr, "reading --config: "+err.Error())
+			return mcpUsageError(stderr, "reading --config: "+err.Error())
 		}
 		file = b
 	}
@@ -86,8 +89,11 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer,
 	if err == nil && *readOnly {
 		cfg, err = mcpserver.ReadOnlyConfig(cfg)
 	}
+	if err == nil && *createRoot {
+		cfg, err = withCreateRoot(cfg)
+	}
 	if err != nil {
-		return usageError(stderr, err.Error())
+		return mcpUsageError(stderr, configErrText(err, nil, file, *configFile))
 	}
 
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
@@ -104,7 +110,7 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer,
 	sdkLogger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: sdkLevel}))
 	ws, err := wsfs.OpenJSON(cfg, callLogger)
 	if err != nil {
-		fmt.Fprintln(stderr, "wsfs mcp:", err)
+		fmt.Fprintln(stderr, "wsfs mcp:", configErrText(openError(err, "--create-root"), cfg, file, *configFile))
 		return 2
 	}
 	defer ws.Close()

@@ -84,7 +84,13 @@ func TestMCPRelativeRoot(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	errw.Reset()
-	if code := runMCP(context.Background(), []string{"--root", "notes"}, &errw, serveInMemory); code != 0 {
+	// A missing root is refused with the path it resolved to; --create-root makes it.
+	if code := runMCP(context.Background(), []string{"--root", "notes"}, &errw, serveInMemory); code != 2 ||
+		!strings.Contains(errw.String(), filepath.Join(dir, "notes")) || !strings.Contains(errw.String(), "--create-root") {
+		t.Fatalf("a missing relative root: exit %d: %s", code, errw.String())
+	}
+	errw.Reset()
+	if code := runMCP(context.Background(), []string{"--root", "notes", "--create-root"}, &errw, serveInMemory); code != 0 {
 		t.Fatalf("exit %d: %s", code, errw.String())
 	}
 	if !strings.Contains(errw.String(), "--root is relative") || !strings.Contains(errw.String(), "resolved="+filepath.Join(dir, "notes")) {
@@ -239,7 +245,7 @@ func TestMCPOverlay(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "a.txt")); !os.IsNotExist(err) {
 		t.Fatalf("the client's write reached the root: %v", err)
 	}
-	code, out, msg := runCLI(t, "", "session", "commit", "--root", root)
+	code, out, msg := runCLI(t, "", "session", "commit", "--root", root, "--json")
 	if code != 0 || !decode(t, out).OK {
 		t.Fatalf("session commit: %d %s %s", code, out, msg)
 	}

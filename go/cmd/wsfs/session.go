@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,7 +15,7 @@ import (
 )
 
 const sessionUsage = `usage: wsfs session OP [--root DIR] [--config FILE] [--session NAME]
-                     [--state-dir DIR] [OP's flags | 'JSON' | -]
+                     [--state-dir DIR] [--json] [OP's flags | 'JSON' | -]
 
 The host's operations on an overlay session (docs/sessions.md): the
 workspace root is the read-only base, the agent's changes wait in the session
@@ -51,89 +50,68 @@ overlay mode (with mode host, every operation is no_session). The session
 (default "default") lives in the state directory ($XDG_STATE_HOME/wsfs by
 default), so each run continues it.
 
-Prints the library's envelope. Exit status: 0 ok, 1 an error envelope or a
-commit that found conflicts (nothing was written), 2 usage error or a
-workspace that cannot be opened.
-
-flags:
+Prints what the operation did (a diff prints the unified diff); --json
+prints the library's envelope instead. Exit status: 0 ok, 1 an error
+envelope or a commit that found conflicts (nothing was written), 2 usage
+error or a workspace that cannot be opened.
 `
 
 // runSession is `wsfs session`.
 func runSession(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(stderr, sessionUsage)
+	if len(args) == 0 || isHelp(args[0]) {
+		// Every operation's flags: commit's set holds them all.
+		fs, _ := sessionFlagSet(wsfs.SessionOpCommit)
+		fs.Init("wsfs session", flag.ContinueOnError)
 		if len(args) == 0 {
+			printUsage(stderr, sessionUsage, fs)
 			return 2
 		}
+		printUsage(stdout, sessionUsage, fs)
 		return 0
 	}
 	op := args[0]
 	if !slices.Contains(wsfs.SessionOps, op) {
 		return sessionUsageError(stderr, fmt.Sprintf("unknown session operation %q: one of %s", op, strings.Join(wsfs.SessionOps, ", ")))
 	}
-	fs := flag.NewFlagSet("wsfs session "+op, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	root := fs.String("root", "", "workspace root, the session's base (overrides the config file's root)")
-	configFile := fs.String("config", "", "workspace configuration JSON file")
-	session := fs.String("session", "", "the session's name (overrides the config and WORKSPACE_FS_SESSION)")
-	stateDir := fs.String("state-dir", "", "where sessions are kept (the config's state_dir); outside the root")
-	var paths, hunks multiFlag
-	maxBytes := fs.Int("max-bytes", 0, "diff: bound of the unified text (default: the library's 256 KiB)")
-	force := fs.Bool("force", false, "commit: even where the base changed since the session first saw it")
-	merge := fs.Bool("merge", false, "commit: a three-way merge where the base changed")
-	label := fs.String("label", "", "checkpoint: its label")
-	includeIgnored := fs.Bool("include-ignored", false, "diff, commit: the changes .gitignore and the built-in cache list ignore too")
-	if op == wsfs.SessionOpDiff || op == wsfs.SessionOpCommit {
-		fs.Var(&paths, "path", "only this path (a directory: everything below it); repeatable")
-	}
-	if op == wsfs.SessionOpCommit {
-		fs.Var(&hunks, "hunk", "commit only this hunk, PATH:ID (ids from diff); repeatable")
-	}
-	fs.Usage = func() {
-		fmt.Fprint(stderr, sessionUsage)
-		fs.PrintDefaults()
-	}
-	rest, err := parseFlags(fs, args[1:])
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	fs, f := sessionFlagSet(op)
+	rest, code, done := parseSub(fs, args[1:], sessionUsage, stdout, stderr)
+	if done {
+		return code
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	optionsJSON, msg := sessionOptions(op, rest, set, stdin, sessionFlags{
-		paths: paths, hunks: hunks, maxBytes: *maxBytes, force: *force, merge: *merge, label: *label,
-		includeIgnored: *includeIgnored,
+		paths: *f.paths, hunks: *f.hunks, maxBytes: *f.maxBytes, force: *f.force, merge: *f.merge, label: *f.label,
+		includeIgnored: *f.includeIgnored,
 	})
 	if msg != "" {
 		return sessionUsageError(stderr, msg)
 	}
 
 	var file []byte
-	if *configFile != "" {
-		b, err := os.ReadFile(*configFile)
+	if *f.configFile != "" {
+		b, err := os.ReadFile(*f.configFile)
 		if err != nil {
 			return sessionUsageError(stderr, "reading --config: "+err.Error())
 		}
 		file = b
 	}
-	cfg, err := sessionConfig(file, *root, *session, *stateDir, os.LookupEnv)
+	cfg, err := sessionConfig(file, *f.root, *f.session, *f.stateDir, os.LookupEnv)
 	if err != nil {
-		return sessionUsageError(stderr, err.Error())
+		return sessionUsageError(stderr, configErrText(err, nil, file, *f.configFile))
 	}
 	ws, err := wsfs.OpenJSON(cfg, nil)
 	if err != nil {
-		fmt.Fprintln(stderr, "wsfs session:", err)
+		fmt.Fprintln(stderr, "wsfs session:", configErrText(err, cfg, file, *f.configFile))
 		return 2
 	}
 	defer ws.Close()
 	for _, w := range ws.Warnings() {
-		fmt.Fprintln(stderr, "wsfs: warning:", w)
+		fmt.Fprintln(stderr, "wsfs session: warning:", w)
 	}
 	env, err := ws.SessionCallRaw(ctx, op, optionsJSON)
-	fmt.Fprintln(stdout, env)
-	if err != nil {
+	failed := printEnvelope(stdout, stderr, env, *f.jsonOut, "wsfs session "+op, sessionHints)
+	if err != nil || failed {
 		return 1
 	}
 	if op == wsfs.SessionOpCommit {
@@ -149,8 +127,48 @@ func runSession(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	return 0
 }
 
+// sessionHints names the CLI's flags where the library's text names the C
+// ABI's options (a person types --merge, not merge: true).
+var sessionHints = strings.NewReplacer(
+	"merge: true or force: true", "--merge or --force",
+	"include_ignored: true", "--include-ignored",
+	"{\"id\": \"<checkpoint id>\"}", "the checkpoint's ID",
+).Replace
+
+// sessionFlagValues are the flags of one session operation.
+type sessionFlagValues struct {
+	root, configFile, session, stateDir, label *string
+	maxBytes                                   *int
+	force, merge, includeIgnored, jsonOut      *bool
+	paths, hunks                               *multiFlag
+}
+
+// sessionFlagSet is op's flag set: the common flags and op's own.
+func sessionFlagSet(op string) (*flag.FlagSet, sessionFlagValues) {
+	fs := flag.NewFlagSet("wsfs session "+op, flag.ContinueOnError)
+	var f sessionFlagValues
+	f.root = fs.String("root", "", "workspace root, the session's base (overrides the config file's root)")
+	f.configFile = fs.String("config", "", "workspace configuration JSON file")
+	f.session = fs.String("session", "", "the session's name (overrides the config and WORKSPACE_FS_SESSION)")
+	f.stateDir = fs.String("state-dir", "", "where sessions are kept (the config's state_dir); outside the root")
+	f.jsonOut = fs.Bool("json", false, "print the library's envelope instead of text")
+	f.paths, f.hunks = &multiFlag{}, &multiFlag{}
+	f.maxBytes = fs.Int("max-bytes", 0, "diff: bound of the unified text (default: the library's 256 KiB)")
+	f.force = fs.Bool("force", false, "commit: even where the base changed since the session first saw it")
+	f.merge = fs.Bool("merge", false, "commit: a three-way merge where the base changed")
+	f.label = fs.String("label", "", "checkpoint: its label")
+	f.includeIgnored = fs.Bool("include-ignored", false, "diff, commit: the changes .gitignore and the built-in cache list ignore too")
+	if op == wsfs.SessionOpDiff || op == wsfs.SessionOpCommit {
+		fs.Var(f.paths, "path", "only this path (a directory: everything below it); repeatable")
+	}
+	if op == wsfs.SessionOpCommit {
+		fs.Var(f.hunks, "hunk", "commit only this hunk, PATH:ID (ids from diff); repeatable")
+	}
+	return fs, f
+}
+
 func sessionUsageError(stderr io.Writer, msg string) int {
-	fmt.Fprintf(stderr, "wsfs session: %s (see wsfs session -h)\n", msg)
+	fmt.Fprintf(stderr, "wsfs session: %s (see 'wsfs session -h')\n", strings.TrimPrefix(msg, "wsfs: "))
 	return 2
 }
 

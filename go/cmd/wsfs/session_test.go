@@ -17,7 +17,7 @@ import (
 // overlay.
 func sessionCLI(t *testing.T, root string, stdin string, args ...string) (int, envelope, string) {
 	t.Helper()
-	code, out, msg := runCLI(t, stdin, append(append([]string{"session"}, args...), "--root", root)...)
+	code, out, msg := runCLI(t, stdin, append(append([]string{"--json", "session"}, args...), "--root", root)...)
 	if strings.Contains(out+msg, "overlay_unavailable") {
 		t.Skipf("this kernel refuses the overlay view: %s %s", out, msg)
 	}
@@ -103,6 +103,12 @@ func TestSessionCLI(t *testing.T) {
 	if code, env, _ := sessionCLI(t, root, "", "commit", `{"paths":["a.txt"]}`); code != 1 || !strings.Contains(string(env.Data), `"base_changed":true`) {
 		t.Fatalf("conflicting commit: %d %s", code, env.Data)
 	}
+	// For a person: the text, singular for one, its hint naming the flags.
+	if code, out, msg := runCLI(t, "", "session", "commit", "--path", "a.txt", "--root", root); code != 1 ||
+		!strings.HasPrefix(out, "nothing was committed: 1 conflict (a.txt)") || !strings.Contains(out, "--merge or --force") ||
+		strings.Contains(out, "merge: true") {
+		t.Fatalf("conflicting commit, text: %d %q %q", code, out, msg)
+	}
 	if code, env, _ := sessionCLI(t, root, `{"paths":["b.txt"]}`, "commit", "-"); code != 0 || !strings.Contains(string(env.Data), `"committed":true`) {
 		t.Fatalf("commit from stdin: %d %s", code, env.Data)
 	}
@@ -146,8 +152,10 @@ func TestSessionCLIUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, out %q, stderr %q", args, code, out, msg)
 		}
 	}
-	if code, _, msg := runCLI(t, "", "session", "-h"); code != 0 || !strings.Contains(msg, "checkpoints") {
-		t.Fatalf("-h: %d %s", code, msg)
+	// Help is on stdout, with every operation's flags under the one heading.
+	if code, out, msg := runCLI(t, "", "session", "-h"); code != 0 || msg != "" || !strings.Contains(out, "checkpoints") ||
+		!strings.Contains(out, "flags:\n  -config") || !strings.Contains(out, "-hunk") || strings.HasSuffix(out, "flags:\n") {
+		t.Fatalf("-h: %d %q %q", code, out, msg)
 	}
 }
 

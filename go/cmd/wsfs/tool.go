@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	wsfs "github.com/wsfs/wsfs/go"
@@ -24,8 +25,10 @@ const toolUsage = `usage: wsfs tool COMMAND ...
 A Wasm tool is a folder: manifest.json beside module.wasm or module.wat (see
 docs/TOOL_AUTHORING.md).
 
-  wsfs tool new NAME [--dir DIR]      make DIR/NAME (default ./NAME) from a template:
-                                      module.wat and a manifest with its hash
+  wsfs tool new NAME [--dir DIR]      make DIR/NAME (default ./NAME; DIR is made if
+                                      missing) from a template: module.wat and a
+                                      manifest with its hash; NAME must not be a
+                                      built-in tool's
   wsfs tool build FOLDER [--out DIR]  a Rust tool (Cargo.toml in FOLDER): build it for
                                       wasm32-wasip1 (cargo's target dir); then, for any
                                       tool, write the module's hash into the manifest.
@@ -35,31 +38,37 @@ docs/TOOL_AUTHORING.md).
                                       tests.json) and FOLDER is left as it is. A
                                       module.wat is parsed first: a syntax error
                                       names module.wat:LINE:COLUMN, and nothing is
-                                      written
+                                      written. The result is loaded to check it
+                                      (exit 2 if not)
   wsfs tool list FOLDER...            load the tools (each a tool folder or a folder of
-                                      them) and print their specs (JSON)
+                                      them) and list them (--json: their specs)
   wsfs tool run FOLDER [--root DIR] ['JSON']
                                       load the tool and call it once on the workspace DIR
                                       (default: a new empty temporary directory); prints
-                                      the envelope; exit 1 for an error envelope
+                                      its text (--json: the envelope); exit 1 for an
+                                      error
   wsfs tool test FOLDER [--root DIR]  run FOLDER/tests.json: [{"name", "args",
                                       "expect"? (data), "expect_error"? (code)}], each
                                       on its own temporary workspace (or DIR)
 
-Limits come from the environment (TOOL_TIMEOUT_SECS, TOOL_MEMORY_MB,
+Every command takes --json (scripts: JSON instead of text). Limits come
+from the environment (TOOL_TIMEOUT_SECS, TOOL_MEMORY_MB,
 TOOL_ALLOW_DIRECT_NETWORK; see .env.example), and so does the model gateway
 of run and test (MODEL_PROVIDER, MODEL_BASE_URL, MODEL_API_KEY_ENV,
-MODEL_TIMEOUT_SECS, MODEL_NAME; docs/model-gateway.md). Exit status: 0 ok, 1 a tool or
-test failed, 2 usage error or a tool that does not load.
+MODEL_TIMEOUT_SECS, MODEL_NAME; docs/model-gateway.md). A module whose hash
+is not the manifest's (module_mismatch) is rebuilt and rehashed by wsfs tool
+build. Exit status: 0 ok, 1 a tool or test failed, 2 usage error or a tool
+that does not load.
 `
 
 // runTool is `wsfs tool`.
 func runTool(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(stderr, toolUsage)
+	if len(args) == 0 || isHelp(args[0]) {
 		if len(args) == 0 {
+			fmt.Fprint(stderr, toolUsage)
 			return 2
 		}
+		fmt.Fprint(stdout, toolUsage)
 		return 0
 	}
 	switch args[0] {
@@ -78,8 +87,25 @@ func runTool(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func toolUsageError(stderr io.Writer, msg string) int {
-	fmt.Fprintf(stderr, "wsfs tool: %s (see wsfs tool -h)\n", msg)
+	fmt.Fprintf(stderr, "wsfs tool: %s (see 'wsfs tool -h')\n", strings.TrimPrefix(msg, "wsfs: "))
 	return 2
+}
+
+// toolFlags is a tool command's flag set, with --json.
+func toolFlags(name string) (*flag.FlagSet, *bool) {
+	fs := flag.NewFlagSet("wsfs tool "+name, flag.ContinueOnError)
+	return fs, fs.Bool("json", false, "print JSON instead of text, for scripts")
+}
+
+// loadError is a tool load's error for a person: a module_mismatch names
+// the command that rehashes the module.
+func loadError(err error) string {
+	msg := errText(err)
+	var e *wsfs.Error
+	if errors.As(err, &e) && e.Code == wsfs.CodeModuleMismatch {
+		msg += " (wsfs tool build FOLDER rebuilds the module and writes its hash into manifest.json)"
+	}
+	return msg
 }
 
 // parseFlags parses a subcommand's flags, allowing them after its
@@ -130,18 +156,23 @@ const templateWAT = `;; %[1]s: a Wasm tool (WASI preview 1 command). It reads it
 `
 
 func toolNew(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("wsfs tool new", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dir := fs.String("dir", ".", "the folder to make the tool's folder in")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return 2
+	fs, jsonOut := toolFlags("new")
+	dir := fs.String("dir", ".", "the folder to make the tool's folder in (made if missing)")
+	pos, code, done := parseSub(fs, args, toolUsage, stdout, stderr)
+	if done {
+		return code
 	}
 	if len(pos) != 1 || !toolName.MatchString(pos[0]) {
 		return toolUsageError(stderr, "new takes one NAME: lowercase letters, digits and _, starting with a letter")
 	}
 	name := pos[0]
+	if slices.Contains(wsfs.ToolNames, name) {
+		return toolUsageError(stderr, fmt.Sprintf("%s is a built-in tool's name, and a Wasm tool may not take it: choose another NAME", name))
+	}
 	folder := filepath.Join(*dir, name)
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		return toolUsageError(stderr, err.Error())
+	}
 	if err := os.Mkdir(folder, 0o755); err != nil {
 		return toolUsageError(stderr, err.Error())
 	}
@@ -170,6 +201,10 @@ func toolNew(args []string, stdout, stderr io.Writer) int {
 	if err := writeJSON(filepath.Join(folder, "tests.json"), tests); err != nil {
 		return toolUsageError(stderr, err.Error())
 	}
+	if *jsonOut {
+		printJSON(stdout, map[string]any{"folder": folder, "files": []string{"module.wat", "manifest.json", "tests.json"}})
+		return 0
+	}
 	fmt.Fprintf(stdout, "made %s (module.wat, manifest.json, tests.json); try: wsfs tool test %s\n", folder, folder)
 	return 0
 }
@@ -191,12 +226,11 @@ func writeJSON(path string, v any) error {
 }
 
 func toolBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("wsfs tool build", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs, jsonOut := toolFlags("build")
 	outDir := fs.String("out", "", "write the built tool folder here instead of into FOLDER")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return 2
+	pos, code, done := parseSub(fs, args, toolUsage, stdout, stderr)
+	if done {
+		return code
 	}
 	if len(pos) != 1 {
 		return toolUsageError(stderr, "build takes one FOLDER")
@@ -276,6 +310,17 @@ func toolBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if err := os.WriteFile(filepath.Join(dest, "manifest.json"), out, 0o644); err != nil {
 		return toolUsageError(stderr, err.Error())
+	}
+	// What was built must load as the library loads it (manifest, module, names, limits).
+	_, closeWS, err := openWith("", []string{dest})
+	if err != nil {
+		fmt.Fprintf(stderr, "wsfs tool build: %s was built but does not load: %s\n", dest, loadError(err))
+		return 2
+	}
+	closeWS()
+	if *jsonOut {
+		printJSON(stdout, map[string]any{"folder": dest, "module": module, "module_sha256": sha256Hex(b)})
+		return 0
 	}
 	fmt.Fprintf(stdout, "%s: module_sha256 %s (%s)\n", dest, sha256Hex(b), module)
 	return 0
@@ -418,18 +463,23 @@ func openWith(root string, folders []string) (*wsfs.Workspace, func(), error) {
 }
 
 func toolList(args []string, stdout, stderr io.Writer) int {
+	fs, jsonOut := toolFlags("list")
+	args, code, done := parseSub(fs, args, toolUsage, stdout, stderr)
+	if done {
+		return code
+	}
 	if len(args) == 0 {
 		return toolUsageError(stderr, "list takes one or more FOLDERs")
 	}
-	ws, done, err := openWith("", args)
+	ws, closeWS, err := openWith("", args)
 	if err != nil {
-		fmt.Fprintln(stderr, "wsfs tool list:", err)
+		fmt.Fprintln(stderr, "wsfs tool list:", loadError(err))
 		return 2
 	}
-	defer done()
+	defer closeWS()
 	specs, err := ws.ToolSpecs()
 	if err != nil {
-		fmt.Fprintln(stderr, "wsfs tool list:", err)
+		fmt.Fprintln(stderr, "wsfs tool list:", errText(err))
 		return 2
 	}
 	names := ws.WasmTools()
@@ -441,20 +491,22 @@ func toolList(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(listed)
+	if *jsonOut {
+		printJSON(stdout, listed)
+		return 0
+	}
+	for _, s := range listed {
+		fmt.Fprintf(stdout, "%s  %s\n", s.Name, firstSentence(s.Description))
+	}
 	return 0
 }
 
 func toolRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("wsfs tool run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs, jsonOut := toolFlags("run")
 	root := fs.String("root", "", "workspace root (default: a new empty temporary directory)")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return 2
+	pos, code, done := parseSub(fs, args, toolUsage, stdout, stderr)
+	if done {
+		return code
 	}
 	if len(pos) < 1 || len(pos) > 2 {
 		return toolUsageError(stderr, "run takes FOLDER and optional JSON arguments")
@@ -463,19 +515,18 @@ func toolRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(pos) == 2 {
 		argsJSON = pos[1]
 	}
-	ws, done, err := openWith(*root, pos[:1])
+	ws, closeWS, err := openWith(*root, pos[:1])
 	if err != nil {
-		fmt.Fprintln(stderr, "wsfs tool run:", err)
+		fmt.Fprintln(stderr, "wsfs tool run:", loadError(err))
 		return 2
 	}
-	defer done()
+	defer closeWS()
 	names := ws.WasmTools()
 	if len(names) != 1 {
 		return toolUsageError(stderr, fmt.Sprintf("%s holds %d tools; run one tool folder", pos[0], len(names)))
 	}
 	env, err := ws.CallRaw(ctx, names[0], argsJSON)
-	fmt.Fprintln(stdout, env)
-	if err != nil {
+	if printEnvelope(stdout, stderr, env, *jsonOut, "wsfs tool run", nil) || err != nil {
 		return 1
 	}
 	return 0
@@ -489,12 +540,11 @@ type toolCase struct {
 }
 
 func toolTest(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("wsfs tool test", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs, jsonOut := toolFlags("test")
 	root := fs.String("root", "", "workspace root for every case (default: a new temporary directory per case)")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return 2
+	pos, code, done := parseSub(fs, args, toolUsage, stdout, stderr)
+	if done {
+		return code
 	}
 	if len(pos) != 1 {
 		return toolUsageError(stderr, "test takes one FOLDER")
@@ -509,20 +559,42 @@ func toolTest(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := dec.Decode(&cases); err != nil {
 		return toolUsageError(stderr, "tests.json: "+err.Error())
 	}
+	// A tool that does not load is exit 2 (as tool -h says), not a failed case.
+	_, closeWS, err := openWith(*root, pos[:1])
+	if err != nil {
+		fmt.Fprintln(stderr, "wsfs tool test:", loadError(err))
+		return 2
+	}
+	closeWS()
+	type result struct {
+		Name    string `json:"name"`
+		OK      bool   `json:"ok"`
+		Message string `json:"message,omitempty"`
+	}
+	var results []result
 	failed := 0
 	for i, c := range cases {
 		if c.Name == "" {
 			c.Name = fmt.Sprintf("case %d", i+1)
 		}
 		msg := runCase(ctx, *root, pos[0], c)
-		if msg == "" {
-			fmt.Fprintf(stdout, "ok    %s\n", c.Name)
-			continue
+		results = append(results, result{Name: c.Name, OK: msg == "", Message: msg})
+		if msg != "" {
+			failed++
 		}
-		failed++
-		fmt.Fprintf(stdout, "FAIL  %s: %s\n", c.Name, msg)
 	}
-	fmt.Fprintf(stdout, "%d passed, %d failed\n", len(cases)-failed, failed)
+	if *jsonOut {
+		printJSON(stdout, map[string]any{"passed": len(cases) - failed, "failed": failed, "cases": results})
+	} else {
+		for _, r := range results {
+			if r.OK {
+				fmt.Fprintf(stdout, "ok    %s\n", r.Name)
+			} else {
+				fmt.Fprintf(stdout, "FAIL  %s: %s\n", r.Name, r.Message)
+			}
+		}
+		fmt.Fprintf(stdout, "%d passed, %d failed\n", len(cases)-failed, failed)
+	}
 	if failed > 0 {
 		return 1
 	}
@@ -531,11 +603,11 @@ func toolTest(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 // runCase runs one case and says what went wrong ("" when it passed).
 func runCase(ctx context.Context, root, folder string, c toolCase) string {
-	ws, done, err := openWith(root, []string{folder})
+	ws, closeWS, err := openWith(root, []string{folder})
 	if err != nil {
-		return "the tool does not load: " + err.Error()
+		return "the tool does not load: " + loadError(err)
 	}
-	defer done()
+	defer closeWS()
 	names := ws.WasmTools()
 	if len(names) != 1 {
 		return fmt.Sprintf("%s holds %d tools", folder, len(names))

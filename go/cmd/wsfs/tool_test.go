@@ -30,8 +30,9 @@ func TestToolWorkflow(t *testing.T) {
 	if err := os.WriteFile(wat, []byte(strings.Replace(string(b), `"{\"received\":}"`, `"{\"recieved\":}"`, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, _ := cli(t, "tool", "test", folder); code != 1 || !strings.Contains(out, "module_mismatch") {
-		t.Fatalf("a changed module: %d %s", code, out)
+	// A tool that does not load is exit 2 (tool -h), and the message names the fix.
+	if code, _, msg := cli(t, "tool", "test", folder); code != 2 || !strings.Contains(msg, "module_mismatch") || !strings.Contains(msg, "wsfs tool build") {
+		t.Fatalf("a changed module: %d %s", code, msg)
 	}
 	if code, _, msg := cli(t, "tool", "build", folder); code != 0 {
 		t.Fatalf("build: %d %s", code, msg)
@@ -45,7 +46,7 @@ func TestToolWorkflow(t *testing.T) {
 			t.Errorf("%s: %d %s %s", name, code, out, msg)
 		}
 	}
-	code, out, _ := cli(t, "tool", "run", filepath.Join(examples, "echo"), `{"message":"x"}`)
+	code, out, _ := cli(t, "tool", "run", filepath.Join(examples, "echo"), `{"message":"x"}`, "--json")
 	if code != 0 || !strings.Contains(out, `"data":{"received":{"message":"x"}}`) {
 		t.Fatalf("run: %d %s", code, out)
 	}
@@ -54,11 +55,15 @@ func TestToolWorkflow(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "INVENTORY.txt")); code != 0 || err != nil {
 		t.Fatalf("run --root: %d %s %v", code, out, err)
 	}
-	if code, out, _ := cli(t, "tool", "run", filepath.Join(examples, "echo"), `{}`); code != 1 || !strings.Contains(out, "invalid_arguments") {
-		t.Fatalf("run with bad arguments: %d %s", code, out)
+	if code, out, msg := cli(t, "tool", "run", filepath.Join(examples, "echo"), `{}`); code != 1 || out != "" || !strings.Contains(msg, "invalid_arguments") {
+		t.Fatalf("run with bad arguments: %d %q %s", code, out, msg)
+	}
+	code, out, _ = cli(t, "--json", "tool", "list", examples)
+	if code != 0 || !strings.Contains(out, `"name": "inventory"`) || strings.Contains(out, `"name": "read_file"`) {
+		t.Fatalf("list --json: %d %s", code, out)
 	}
 	code, out, _ = cli(t, "tool", "list", examples)
-	if code != 0 || !strings.Contains(out, `"name": "inventory"`) || strings.Contains(out, `"name": "read_file"`) {
+	if code != 0 || !strings.Contains("\n"+out, "\ninventory  ") || strings.Contains(out, "read_file") {
 		t.Fatalf("list: %d %s", code, out)
 	}
 	if code, _, _ := cli(t, "tool", "frobnicate"); code != 2 {

@@ -112,6 +112,7 @@ impl TestWorkspace {
         std::fs::create_dir_all(tmp.path().join("outside")).unwrap();
         let mut config = Config {
             root: tmp.path().join("ws").to_string_lossy().into_owned(),
+            create_root: true,
             restrict_to_workspace: true,
             limits: Limits::default(),
             state_dir: Some(tmp.path().join("state").to_string_lossy().into_owned()),

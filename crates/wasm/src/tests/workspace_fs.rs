@@ -370,6 +370,7 @@ fn tools_get_a_confined_workspace_only() {
     let tmp = tempfile::tempdir().unwrap();
     let config = Config {
         root: tmp.path().join("ws").to_string_lossy().into_owned(),
+        create_root: true,
         restrict_to_workspace: false,
         limits: Limits::default(),
         state_dir: Some(tmp.path().join("state").to_string_lossy().into_owned()),

@@ -221,6 +221,7 @@ mod tests {
         let dir = Dir::open_ambient_dir(tmp.path(), ambient_authority()).unwrap();
         let config = crate::config::Config {
             root: tmp.path().to_string_lossy().into_owned(),
+            create_root: false,
             restrict_to_workspace: true,
             limits: Default::default(),
             state_dir: None,

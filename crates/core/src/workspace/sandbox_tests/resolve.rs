@@ -12,6 +12,7 @@ use std::time::Duration;
 fn workspace(root: &Path) -> Workspace {
     let config = Config {
         root: root.to_string_lossy().into_owned(),
+        create_root: false,
         restrict_to_workspace: true,
         limits: Limits::default(),
         state_dir: None,
