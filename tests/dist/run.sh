@@ -85,7 +85,7 @@ import (
 
 func main() {
 	ctx := context.Background()
-	ws, err := wsfs.Open(wsfs.Config{Root: "agent-workspace"})
+	ws, err := wsfs.Open(wsfs.Config{Root: "agent-workspace", CreateRoot: true})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -185,7 +185,7 @@ int main(void) {
     char *v = wsfs_version();
     printf("header %s abi %d library %s\n", WSFS_VERSION, WSFS_ABI_VERSION, v);
     wsfs_string_free(v);
-    char *opened = wsfs_workspace_open("{\"root\": \"agent-workspace\"}");
+    char *opened = wsfs_workspace_open("{\"root\": \"agent-workspace\", \"create_root\": true}");
     const char *id = strstr(opened, "\"workspace\":");
     uint64_t ws = id ? strtoull(id + strlen("\"workspace\":"), NULL, 10) : 0;
     wsfs_string_free(opened);
@@ -255,7 +255,7 @@ EOF
 use serde_json::Value;
 
 fn main() {
-    let opened: Value = serde_json::from_str(&wsfs::api::workspace_open(r#"{"root": "agent-workspace"}"#)).unwrap();
+    let opened: Value = serde_json::from_str(&wsfs::api::workspace_open(r#"{"root": "agent-workspace", "create_root": true}"#)).unwrap();
     let ws = opened["data"]["workspace"].as_u64().expect("a workspace id");
     for (tool, args) in [
         ("write_file", r#"{"path": "notes/todo.md", "content": "- buy milk\n"}"#),
