@@ -81,6 +81,58 @@ type LimitsConfig struct {
 	// defaults.
 	WasmTools  []string          `json:"wasm_tools"`
 	WasmPolicy *WasmPolicyConfig `json:"wasm_policy"`
+	// ModelGateway is the model gateway the library provides to Wasm tools
+	// that ask a model (see ModelGatewayConfig); absent means none.
+	ModelGateway *ModelGatewayConfig `json:"model_gateway"`
+}
+
+// ModelGatewayConfig is wsfs.ModelGatewayConfig with the C ABI's field
+// names (the "model_gateway" object of the library's configuration;
+// docs/model-gateway.md): {"provider": "ollama", "base_url":
+// "http://localhost:11434/v1", "model": "llama3.2", "api_key_env":
+// "ANTHROPIC_API_KEY", "timeout_ms": 60000, "max_retries": 2}. Its keys
+// are checked strictly; the library checks the values when the workspace
+// opens. The key itself is never in the file: api_key_env names the
+// environment variable that holds it.
+type ModelGatewayConfig struct {
+	Provider   string `json:"provider"`
+	BaseURL    string `json:"base_url"`
+	APIKeyEnv  string `json:"api_key_env"`
+	Model      string `json:"model"`
+	TimeoutMS  int64  `json:"timeout_ms"`
+	MaxRetries *int   `json:"max_retries"`
+}
+
+var modelGatewayKeys = []string{"provider", "base_url", "api_key_env", "model", "timeout_ms", "max_retries"}
+
+// UnmarshalJSON decodes the "model_gateway" object, refusing unknown keys
+// and a timeout below 1.
+func (c *ModelGatewayConfig) UnmarshalJSON(b []byte) error {
+	if err := checkKeys(b, "agents.defaults.wsfs.model_gateway", modelGatewayKeys, false); err != nil {
+		return err
+	}
+	type plain ModelGatewayConfig // without this method
+	var out plain
+	if err := json.Unmarshal(b, &out); err != nil {
+		return fmt.Errorf("agents.defaults.wsfs.model_gateway: %w", err)
+	}
+	var present map[string]json.RawMessage
+	_ = json.Unmarshal(b, &present) // an object: json.Unmarshal above accepted it
+	if _, ok := present["timeout_ms"]; ok && out.TimeoutMS < 1 {
+		return fmt.Errorf("agents.defaults.wsfs.model_gateway.timeout_ms is %d: a limit must be at least 1 (leave the key out for the default)", out.TimeoutMS)
+	}
+	*c = ModelGatewayConfig(out)
+	return nil
+}
+
+// ModelGateway converts c to wsfs.ModelGatewayConfig; nil gives nil (no
+// configured gateway).
+func (c *ModelGatewayConfig) ModelGateway() *wsfs.ModelGatewayConfig {
+	if c == nil {
+		return nil
+	}
+	return &wsfs.ModelGatewayConfig{Provider: c.Provider, BaseURL: c.BaseURL, APIKeyEnv: c.APIKeyEnv,
+		Model: c.Model, Timeout: time.Duration(c.TimeoutMS) * time.Millisecond, MaxRetries: c.MaxRetries}
 }
 
 // WasmPolicyConfig is wsfs.WasmPolicy with the C ABI's field names (the
@@ -251,7 +303,7 @@ var policyKeys = []string{"writes_enabled", "deny_read", "deny_write", "audit_lo
 	"exec_env_allow", "exec_timeout_sec", "safe_shell_rules"}
 
 var limitsKeys = []string{"max_read_bytes", "max_write_bytes", "max_list_entries", "operation_timeout_ms", "policy",
-	"mode", "session", "session_refresh_ms", "state_dir", "profile", "wasm_tools", "wasm_policy"}
+	"mode", "session", "session_refresh_ms", "state_dir", "profile", "wasm_tools", "wasm_policy", "model_gateway"}
 
 // checkKeys returns an error naming the keys of the JSON object b that are
 // not known (exactly; encoding/json would also take them in another case),
@@ -286,18 +338,19 @@ func (c *LimitsConfig) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	var raw struct {
-		MaxReadBytes       *int              `json:"max_read_bytes"`
-		MaxWriteBytes      *int              `json:"max_write_bytes"`
-		MaxListEntries     *int              `json:"max_list_entries"`
-		OperationTimeoutMS *int              `json:"operation_timeout_ms"`
-		Policy             PolicyConfig      `json:"policy"`
-		Mode               wsfs.Mode         `json:"mode"`
-		Session            string            `json:"session"`
-		SessionRefreshMs   *int              `json:"session_refresh_ms"`
-		StateDir           string            `json:"state_dir"`
-		Profile            string            `json:"profile"`
-		WasmTools          []string          `json:"wasm_tools"`
-		WasmPolicy         *WasmPolicyConfig `json:"wasm_policy"`
+		MaxReadBytes       *int                `json:"max_read_bytes"`
+		MaxWriteBytes      *int                `json:"max_write_bytes"`
+		MaxListEntries     *int                `json:"max_list_entries"`
+		OperationTimeoutMS *int                `json:"operation_timeout_ms"`
+		Policy             PolicyConfig        `json:"policy"`
+		Mode               wsfs.Mode           `json:"mode"`
+		Session            string              `json:"session"`
+		SessionRefreshMs   *int                `json:"session_refresh_ms"`
+		StateDir           string              `json:"state_dir"`
+		Profile            string              `json:"profile"`
+		WasmTools          []string            `json:"wasm_tools"`
+		WasmPolicy         *WasmPolicyConfig   `json:"wasm_policy"`
+		ModelGateway       *ModelGatewayConfig `json:"model_gateway"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
@@ -307,7 +360,7 @@ func (c *LimitsConfig) UnmarshalJSON(b []byte) error {
 	}
 	out := LimitsConfig{Policy: raw.Policy, Mode: raw.Mode, Session: raw.Session,
 		SessionRefreshMs: raw.SessionRefreshMs, StateDir: raw.StateDir, Profile: raw.Profile,
-		WasmTools: raw.WasmTools, WasmPolicy: raw.WasmPolicy}
+		WasmTools: raw.WasmTools, WasmPolicy: raw.WasmPolicy, ModelGateway: raw.ModelGateway}
 	for _, f := range []struct {
 		key  string
 		from *int
@@ -358,6 +411,7 @@ func (d AgentDefaults) RunnerConfig(model fantasy.LanguageModel) RunnerConfig {
 		Profile:             d.WSFS.Profile,
 		WasmTools:           d.WSFS.WasmTools,
 		WasmPolicy:          d.WSFS.WasmPolicy.WasmPolicy(),
+		ModelGateway:        d.WSFS.ModelGateway.ModelGateway(),
 		Model:               model,
 	}
 }

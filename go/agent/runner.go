@@ -75,6 +75,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		Profile:             cfg.Profile,
 		WasmTools:           cfg.WasmTools,
 		WasmPolicy:          cfg.WasmPolicy,
+		ModelGateway:        cfg.ModelGateway,
 	})
 	if err != nil {
 		return nil, err

@@ -66,6 +66,10 @@ type RunnerConfig struct {
 	// the Wasm tools next to the built-in ones (see Tools).
 	WasmTools  []string
 	WasmPolicy *wsfs.WasmPolicy
+	// ModelGateway is wsfs.Config.ModelGateway: the model gateway the
+	// library provides to the Wasm tools that ask a model, from
+	// configuration (docs/model-gateway.md); nil: none.
+	ModelGateway *wsfs.ModelGatewayConfig
 	// Tools names the workspace tools the Runner offers
 	// (agents.defaults.tools): empty means DefaultTools, MiniClaw's five;
 	// []string{AllTools} every tool of wsfs.ToolNames; otherwise exactly

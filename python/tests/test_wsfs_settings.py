@@ -77,3 +77,20 @@ def test_a_profile_from_the_setting(root):
         assert tools.profile == "agent-base"
     with pytest.raises(ValueError, match="profile"):
         wsfs.FileSystemTools(root=root, profile="agent-base", wsfs={"profile": "capability-plan"})
+
+
+def test_model_gateway_and_create_root_reach_the_library(tmp_path):
+    missing = tmp_path / "new" / "ws"
+    # Without create_root a missing root is refused; with it, it is made.
+    with pytest.raises(wsfs.WsfsError) as refused:
+        wsfs.FileSystemTools(root=str(missing))
+    assert refused.value.code == "path_not_found" and "create_root" in str(refused.value)
+    with wsfs.FileSystemTools(root=str(missing), wsfs={"create_root": True}):
+        assert missing.is_dir()
+    # The library checks model_gateway's values when the workspace opens.
+    with pytest.raises(wsfs.WsfsError) as bad:
+        wsfs.FileSystemTools(root=str(missing), wsfs={"model_gateway": {"provider": "gpt", "model": "m"}})
+    assert "model_gateway.provider" in str(bad.value)
+    gateway = {"provider": "ollama", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    with wsfs.FileSystemTools(root=str(missing), wsfs={"model_gateway": gateway}) as tools:
+        assert tools.workspace.root == str(missing.resolve())

@@ -73,6 +73,8 @@ WSFS_KEYS = WSFS_LIMIT_KEYS + (
     "profile",
     "wasm_tools",
     "wasm_policy",
+    "model_gateway",
+    "create_root",
 )
 
 
@@ -103,8 +105,9 @@ class FileSystemTools:
       of MiniClaw's ``agents.defaults.wsfs`` object (go/README.md): ``max_read_bytes``,
       ``max_write_bytes``, ``max_list_entries``, ``operation_timeout_ms``, ``policy`` (the
       library's policy object: deny rules, audit log, developer tools ...), ``mode``,
-      ``session``, ``session_refresh_ms``, ``state_dir``, ``profile``, ``wasm_tools`` and
-      ``wasm_policy``. Its keys are checked (an unknown one raises ``ValueError`` naming the
+      ``session``, ``session_refresh_ms``, ``state_dir``, ``profile``, ``wasm_tools``,
+      ``wasm_policy``, ``model_gateway`` (docs/model-gateway.md) and ``create_root``. Its
+      keys are checked (an unknown one raises ``ValueError`` naming the
       known ones; ``_comment...`` keys are allowed); the library checks the values and the
       policy's keys when the workspace opens. A setting given both here and above (a limit,
       the profile, ``policy.writes_enabled``) must agree, or ``ValueError`` says which. With
