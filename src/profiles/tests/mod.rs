@@ -47,6 +47,7 @@ impl Ws {
         let dir = tempfile::tempdir().expect("temp dir");
         let outside = dir.path().join("outside");
         std::fs::create_dir(&outside).expect("outside");
+        std::fs::create_dir(dir.path().join("ws")).expect("ws");
         let mut full = json!({"root": dir.path().join("ws")});
         if let (Some(full), Some(extra)) = (full.as_object_mut(), config.as_object()) {
             full.extend(extra.clone());
