@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -44,10 +45,10 @@ func TestToolBuildChecksWAT(t *testing.T) {
 // OpenAI-compatible one on loopback), with no callback anywhere.
 func TestToolRunUsesTheConfiguredGateway(t *testing.T) {
 	const key = "sk-cli-gateway-Wd55secret"
-	var keyed int
+	var keyed atomic.Int32 // the server's goroutines count, the test reads
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") == "Bearer "+key {
-			keyed++
+			keyed.Add(1)
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"model": "fake-4", "choices": []any{
 			map[string]any{"message": map[string]any{"content": "hi from " + r.URL.Path}, "finish_reason": "stop"}}})
@@ -61,8 +62,8 @@ func TestToolRunUsesTheConfiguredGateway(t *testing.T) {
 	t.Setenv("MODEL_TIMEOUT_SECS", "5")
 	examples, _ := filepath.Abs("../../../tools")
 	code, out, msg := cli(t, "tool", "run", filepath.Join(examples, "ask_model"), `{"prompt":"hi"}`)
-	if code != 0 || !strings.Contains(out, `"text":"hi from /v1/chat/completions"`) || keyed != 1 {
-		t.Fatalf("run: %d %s %s (keyed %d)", code, out, msg, keyed)
+	if code != 0 || !strings.Contains(out, `"text":"hi from /v1/chat/completions"`) || keyed.Load() != 1 {
+		t.Fatalf("run: %d %s %s (keyed %d)", code, out, msg, keyed.Load())
 	}
 	if strings.Contains(out+msg, key) {
 		t.Fatalf("the key is in the output: %s %s", out, msg)
