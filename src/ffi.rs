@@ -69,6 +69,18 @@ unsafe fn borrow_str<'a>(ptr: *const c_char, param: &str) -> Result<&'a str, Str
     std::str::from_utf8(bytes).map_err(|_| api::bad_input(param, "is not valid UTF-8"))
 }
 
+/// [`borrow_str`] for an optional argument: NULL is `None`.
+///
+/// # Safety
+/// `ptr` must be NULL or point to a NUL-terminated string that stays valid for the call.
+unsafe fn borrow_opt_str<'a>(ptr: *const c_char, param: &str) -> Result<Option<&'a str>, String> {
+    if ptr.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: non-NULL, forwarded from this function's contract.
+    unsafe { borrow_str(ptr, param) }.map(Some)
+}
+
 /// The C ABI's version: a host compiled against this header checks it against the `"abi"` of
 /// `wsfs_version()` at run time (the library it loads may be another build). It changes when a
 /// function's signature or ownership rule changes; `WSFS_VERSION` is the release's version.
@@ -220,14 +232,10 @@ unsafe fn call_entry(
             Ok(args) => args,
             Err(envelope) => return envelope.into(),
         };
-        let options = if options_json.is_null() {
-            None
-        } else {
-            // SAFETY: non-NULL, forwarded from this function's contract.
-            match unsafe { borrow_str(options_json, "options_json") } {
-                Ok(options) => Some(options),
-                Err(envelope) => return envelope.into(),
-            }
+        // SAFETY: forwarded from this function's contract.
+        let options = match unsafe { borrow_opt_str(options_json, "options_json") } {
+            Ok(options) => options,
+            Err(envelope) => return envelope.into(),
         };
         api::call_envelope(workspace, tool, args, options, content)
     });
@@ -507,14 +515,10 @@ pub unsafe extern "C" fn wsfs_dispatch(
             Ok(call) => call,
             Err(envelope) => return envelope.into(),
         };
-        let options = if options_json.is_null() {
-            None
-        } else {
-            // SAFETY: non-NULL, forwarded from this function's contract.
-            match unsafe { borrow_str(options_json, "options_json") } {
-                Ok(options) => Some(options),
-                Err(envelope) => return envelope.into(),
-            }
+        // SAFETY: forwarded from this function's contract.
+        let options = match unsafe { borrow_opt_str(options_json, "options_json") } {
+            Ok(options) => options,
+            Err(envelope) => return envelope.into(),
         };
         api::dispatch_envelope(workspace, call, options)
     })
@@ -547,12 +551,9 @@ pub extern "C" fn wsfs_cancel_token_free(token: u64) {
 /// `options_json` must be NULL or a NUL-terminated string valid for the duration of the call.
 unsafe fn session_call(workspace: u64, op: SessionOp, options_json: *const c_char) -> *mut c_char {
     guard(|| {
-        if options_json.is_null() {
-            return session::session(workspace, op, None);
-        }
         // SAFETY: forwarded from this function's contract.
-        match unsafe { borrow_str(options_json, "options_json") } {
-            Ok(options) => session::session(workspace, op, Some(options)),
+        match unsafe { borrow_opt_str(options_json, "options_json") } {
+            Ok(options) => session::session(workspace, op, options),
             Err(envelope) => envelope,
         }
     })
